@@ -1,0 +1,38 @@
+"""User-facing errors.
+
+Every mistake a user can make raises a subclass of :class:`TeccError` whose message
+names the tensor, stage or axis involved and says what to do instead.  Compiler bugs
+are plain assertions, never a ``TeccError``.
+"""
+
+
+class TeccError(Exception):
+    """Base class of every user-facing tecc error."""
+
+
+class TeccTypeError(TeccError, TypeError):
+    """An operand has the wrong type or dtype."""
+
+
+class ScheduleError(TeccError):
+    """A schedule primitive was used illegally."""
+
+
+class LoweringError(TeccError):
+    """The schedule cannot be lowered (e.g. an impossible attachment)."""
+
+
+class VerifyError(LoweringError):
+    """Lowered IR breaks a target constraint (thread limits, shared memory, ...)."""
+
+
+class CompileError(TeccError):
+    """The generated C or CUDA source failed to compile."""
+
+
+class RuntimeArgError(TeccError, ValueError):
+    """A built function was called with wrong arguments."""
+
+
+class TargetError(TeccError, ValueError):
+    """An unknown or unsupported target string."""

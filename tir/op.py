@@ -1,0 +1,567 @@
+"""Building expressions: constants, dtype promotion, arithmetic and intrinsics.
+
+Every Python operator on an expression lands here.  Python numbers are converted to
+constants of the other operand's dtype (``A[i] * 2.0`` stays float32); mixing an
+integer and a float expression casts the integer; mixing integer widths widens.
+
+Intrinsics are :class:`~tecc.tir.expr.Call` nodes with these ``op`` names:
+
+==================  =====================================================
+``exp`` ...         unary float math: exp exp2 exp10 log log2 log10 log1p sqrt rsqrt
+                    sin cos tan asin acos atan sinh cosh tanh sigmoid erf
+                    floor ceil trunc round nearbyint fabs isnan isinf isfinite
+``pow fmod atan2``  binary float math
+``abs``             absolute value of any numeric type
+``if_then_else``    lazy select: only the chosen side is evaluated
+``likely``          a branch hint on a condition
+``bitwise_*``       and, or, xor, not; ``shift_left``, ``shift_right``
+``popcount``        set bits of an integer
+==================  =====================================================
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import numbers
+
+import numpy as np
+
+from ..errors import TeccTypeError
+from . import dtype as _dt
+from . import expr as _e
+from .expr import (
+    Add, And, BinaryOp, Broadcast, Call, Cast, Div, EQ, FloatImm, FloorDiv, FloorMod, GE,
+    GT, IntImm, IterVar, LE, LT, Max, Min, Mod, Mul, NE, Not, Or, PrimExpr, Select, Sub,
+)
+
+UNARY_MATH = (
+    "exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
+    "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "floor", "ceil",
+    "trunc", "round", "nearbyint", "fabs",
+)
+BINARY_MATH = ("pow", "fmod", "atan2", "hypot", "copysign")
+PREDICATES = ("isnan", "isinf", "isfinite")
+
+
+# ----------------------------------------------------------------------------
+# constants and conversion
+# ----------------------------------------------------------------------------
+
+def const(value, dtype=None):
+    """A constant; ``dtype`` defaults to int32 / float32 / bool by Python type."""
+    if isinstance(value, PrimExpr):
+        return value if dtype is None else cast(dtype, value)
+    if isinstance(value, (np.generic,)):
+        if dtype is None:
+            dtype = _dt.canonical(value.dtype)
+        value = value.item()
+    if dtype is None:
+        if isinstance(value, bool):
+            dtype = "bool"
+        elif isinstance(value, numbers.Integral):
+            dtype = "int32" if -2**31 <= value < 2**31 else "int64"
+        elif isinstance(value, numbers.Real):
+            dtype = "float32"
+        else:
+            raise TeccTypeError(f"cannot make a constant of {value!r} ({type(value).__name__})")
+    dtype = _dt.canonical(dtype)
+    d = _dt.parse(dtype)
+    if d.lanes > 1:
+        return Broadcast(const(value, str(d.element_of())), d.lanes)
+    if d.is_float:
+        return FloatImm(dtype, float(value))
+    if d.is_bool:
+        return IntImm("bool", int(bool(value)))
+    if not isinstance(value, numbers.Integral):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise TeccTypeError(f"constant {value!r} does not fit integer dtype {dtype}")
+    return IntImm(dtype, int(value))
+
+
+def convert(value, dtype_hint=None):
+    """Turn a Python value (number, IterVar, lazy ``==``) into an expression."""
+    if isinstance(value, PrimExpr):
+        return value
+    if isinstance(value, IterVar):
+        return value.var
+    if isinstance(value, _e.EqualOp):
+        return value.asobject()
+    if isinstance(value, (bool, np.bool_)):
+        return const(bool(value), "bool")
+    if isinstance(value, (numbers.Integral, np.integer)):
+        if dtype_hint is not None and not _dt.is_bool(dtype_hint):
+            return const(int(value), _dt.element(dtype_hint))
+        return const(int(value))
+    if isinstance(value, (numbers.Real, np.floating)):
+        if dtype_hint is not None and _dt.is_float(dtype_hint):
+            return const(float(value), _dt.element(dtype_hint))
+        return const(float(value), "float32")
+    if hasattr(value, "asobject"):
+        return value.asobject()
+    raise TeccTypeError(
+        f"cannot use {value!r} (a {type(value).__name__}) in a tensor expression; "
+        "expected a number, an expression or a tensor element such as A[i]")
+
+
+def _broadcast_to(e, lanes):
+    if _dt.lanes(e.dtype) == lanes:
+        return e
+    if _dt.lanes(e.dtype) == 1:
+        return Broadcast(e, lanes)
+    raise TeccTypeError(f"cannot combine vectors of {_dt.lanes(e.dtype)} and {lanes} lanes")
+
+
+def match_types(a, b):
+    """Convert both operands and bring them to one dtype (TVM's rules)."""
+    if not isinstance(a, PrimExpr):
+        b = convert(b)
+        a = convert(a, b.dtype)
+    elif not isinstance(b, PrimExpr):
+        b = convert(b, a.dtype)
+    if a.dtype == b.dtype:
+        return a, b
+    da, db = _dt.parse(a.dtype), _dt.parse(b.dtype)
+    lanes = builtins.max(da.lanes, db.lanes)
+    if da.lanes != db.lanes:
+        a, b = _broadcast_to(a, lanes), _broadcast_to(b, lanes)
+        da, db = _dt.parse(a.dtype), _dt.parse(b.dtype)
+        if a.dtype == b.dtype:
+            return a, b
+    ea, eb = da.element_of(), db.element_of()
+    if ea.is_float and not eb.is_float:
+        return a, cast(str(ea.with_lanes(lanes)), b)
+    if eb.is_float and not ea.is_float:
+        return cast(str(eb.with_lanes(lanes)), a), b
+    if ea.is_float and eb.is_float:
+        t = ea if ea.bits >= eb.bits else eb
+        return cast(str(t.with_lanes(lanes)), a), cast(str(t.with_lanes(lanes)), b)
+    if ea.is_bool:
+        return cast(str(eb.with_lanes(lanes)), a), b
+    if eb.is_bool:
+        return a, cast(str(ea.with_lanes(lanes)), b)
+    # integers of different width or signedness: widen to the larger, prefer signed
+    if ea.bits != eb.bits:
+        t = ea if ea.bits > eb.bits else eb
+    else:
+        t = ea if ea.is_int else eb
+    t = str(t.with_lanes(lanes))
+    return cast(t, a), cast(t, b)
+
+
+def cast(dtype, value):
+    """Cast ``value`` to ``dtype`` (a no-op if it already has it)."""
+    value = convert(value)
+    dtype = _dt.canonical(dtype)
+    if value.dtype == dtype:
+        return value
+    if isinstance(value, IntImm) and _dt.lanes(dtype) == 1:
+        d = _dt.parse(dtype)
+        if d.is_float:
+            return FloatImm(dtype, float(value.value))
+        if d.is_bool:
+            return IntImm("bool", int(value.value != 0))
+        return IntImm(dtype, _wrap_int(value.value, d))
+    if isinstance(value, FloatImm) and _dt.lanes(dtype) == 1:
+        d = _dt.parse(dtype)
+        if d.is_float:
+            return FloatImm(dtype, value.value)
+        if d.is_bool:
+            return IntImm("bool", int(value.value != 0))
+        if math.isfinite(value.value):
+            return IntImm(dtype, _wrap_int(int(value.value), d))
+    if _dt.lanes(dtype) != _dt.lanes(value.dtype) and _dt.lanes(value.dtype) == 1:
+        return Broadcast(cast(_dt.element(dtype), value), _dt.lanes(dtype))
+    return Cast(dtype, value)
+
+
+def _wrap_int(v, d):
+    bits = d.bits
+    v &= (1 << bits) - 1
+    if d.is_int and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return v
+
+
+def _const_value(e):
+    if isinstance(e, (IntImm, FloatImm)):
+        return e.value
+    return None
+
+
+# ----------------------------------------------------------------------------
+# arithmetic (folds constants, nothing more: the simplifier does the rest)
+# ----------------------------------------------------------------------------
+
+def _fold(cls, a, b):
+    va, vb = _const_value(a), _const_value(b)
+    if va is None or vb is None or a.dtype != b.dtype:
+        return None
+    d = _dt.parse(a.dtype)
+    if d.is_bool:
+        return None
+    is_int = not d.is_float
+    if cls is Add:
+        r = va + vb
+    elif cls is Sub:
+        r = va - vb
+    elif cls is Mul:
+        r = va * vb
+    elif cls is Min:
+        r = builtins.min(va, vb)
+    elif cls is Max:
+        r = builtins.max(va, vb)
+    elif vb == 0:
+        return None  # leave x/0 to the program: the simplifier reports it
+    elif cls is FloorDiv:
+        r = va // vb if is_int else math.floor(va / vb)
+    elif cls is FloorMod:
+        r = va % vb if is_int else va - math.floor(va / vb) * vb
+    elif cls is Div:
+        r = int(va / vb) if is_int else va / vb
+        if is_int:
+            r = builtins.abs(va) // builtins.abs(vb) * (1 if (va >= 0) == (vb >= 0) else -1)
+    elif cls is Mod:
+        r = math.fmod(va, vb) if not is_int else va - (builtins.abs(va) // builtins.abs(vb) * (1 if (va >= 0) == (vb >= 0) else -1)) * vb
+    else:
+        return None
+    if is_int:
+        return IntImm(a.dtype, _wrap_int(int(r), d))
+    return FloatImm(a.dtype, float(r))
+
+
+def _arith(cls, a, b):
+    a, b = match_types(a, b)
+    if _dt.is_bool(a.dtype) and cls in (Add, Sub, Mul, Div, FloorDiv, FloorMod, Mod):
+        raise TeccTypeError(f"arithmetic on booleans ({a} and {b}); cast them first")
+    folded = _fold(cls, a, b)
+    if folded is not None:
+        return folded
+    return cls(a, b)
+
+
+def add(a, b):
+    return _arith(Add, a, b)
+
+
+def sub(a, b):
+    return _arith(Sub, a, b)
+
+
+def mul(a, b):
+    return _arith(Mul, a, b)
+
+
+def div(a, b):
+    """``a / b``: true division for floats, truncating division for integers."""
+    return _arith(Div, a, b)
+
+
+def truncdiv(a, b):
+    return _arith(Div, a, b)
+
+
+def truncmod(a, b):
+    return _arith(Mod, a, b)
+
+
+def floordiv(a, b):
+    a, b = match_types(a, b)
+    if _dt.is_float(a.dtype):
+        return call("floor", div(a, b))
+    return _arith(FloorDiv, a, b)
+
+
+def floormod(a, b):
+    a, b = match_types(a, b)
+    if _dt.is_float(a.dtype):
+        return sub(a, mul(floordiv(a, b), b))
+    return _arith(FloorMod, a, b)
+
+
+indexdiv = floordiv
+indexmod = floormod
+
+
+def min(a, b):  # noqa: A001 - TVM's name
+    return _arith(Min, a, b)
+
+
+def max(a, b):  # noqa: A001 - TVM's name
+    return _arith(Max, a, b)
+
+
+def neg(a):
+    a = convert(a)
+    if isinstance(a, IntImm):
+        return IntImm(a.dtype, -a.value)
+    if isinstance(a, FloatImm):
+        return FloatImm(a.dtype, -a.value)
+    return sub(const(0, a.dtype) if _dt.lanes(a.dtype) == 1 else const(0, a.dtype), a)
+
+
+def _cmp(cls, a, b):
+    a, b = match_types(a, b)
+    va, vb = _const_value(a), _const_value(b)
+    if va is not None and vb is not None:
+        r = {EQ: va == vb, NE: va != vb, LT: va < vb, LE: va <= vb, GT: va > vb, GE: va >= vb}[cls]
+        return IntImm("bool", int(r))
+    return cls(a, b)
+
+
+def eq(a, b):
+    return _cmp(EQ, a, b)
+
+
+def ne(a, b):
+    return _cmp(NE, a, b)
+
+
+def lt(a, b):
+    return _cmp(LT, a, b)
+
+
+def le(a, b):
+    return _cmp(LE, a, b)
+
+
+def gt(a, b):
+    return _cmp(GT, a, b)
+
+
+def ge(a, b):
+    return _cmp(GE, a, b)
+
+
+def _as_bool(x):
+    x = convert(x)
+    if not _dt.is_bool(x.dtype):
+        raise TeccTypeError(f"expected a boolean condition, got `{x}` of dtype {x.dtype}; compare it, e.g. `x != 0`")
+    return x
+
+
+def logical_and(a, b):
+    a, b = _as_bool(a), _as_bool(b)
+    if isinstance(a, IntImm):
+        return b if a.value else a
+    if isinstance(b, IntImm):
+        return a if b.value else b
+    return And(a, b)
+
+
+def logical_or(a, b):
+    a, b = _as_bool(a), _as_bool(b)
+    if isinstance(a, IntImm):
+        return a if a.value else b
+    if isinstance(b, IntImm):
+        return b if b.value else a
+    return Or(a, b)
+
+
+def logical_not(a):
+    a = _as_bool(a)
+    if isinstance(a, IntImm):
+        return IntImm("bool", 1 - a.value)
+    return Not(a)
+
+
+def all(*conds):  # noqa: A001 - TVM's name
+    """Logical and of all conditions (``tir.all(a, b, c)``)."""
+    if len(conds) == 1 and isinstance(conds[0], (list, tuple)):
+        conds = tuple(conds[0])
+    if not conds:
+        return const(True, "bool")
+    r = _as_bool(conds[0])
+    for c in conds[1:]:
+        r = logical_and(r, c)
+    return r
+
+
+def any(*conds):  # noqa: A001 - TVM's name
+    """Logical or of all conditions (``tir.any(a, b, c)``)."""
+    if len(conds) == 1 and isinstance(conds[0], (list, tuple)):
+        conds = tuple(conds[0])
+    if not conds:
+        return const(False, "bool")
+    r = _as_bool(conds[0])
+    for c in conds[1:]:
+        r = logical_or(r, c)
+    return r
+
+
+def _bitwise(name, a, b):
+    a, b = match_types(a, b)
+    if _dt.is_bool(a.dtype):
+        return {"bitwise_and": logical_and, "bitwise_or": logical_or}.get(name, lambda x, y: call(name, x, y))(a, b)
+    if not _dt.is_integer(a.dtype):
+        raise TeccTypeError(f"{name} needs integer operands, got {a.dtype}")
+    return Call(a.dtype, name, (a, b))
+
+
+def bitwise_and(a, b):
+    return _bitwise("bitwise_and", a, b)
+
+
+def bitwise_or(a, b):
+    return _bitwise("bitwise_or", a, b)
+
+
+def bitwise_xor(a, b):
+    a, b = match_types(a, b)
+    return Call(a.dtype, "bitwise_xor", (a, b))
+
+
+def bitwise_not(a):
+    a = convert(a)
+    if _dt.is_bool(a.dtype):
+        return logical_not(a)
+    return Call(a.dtype, "bitwise_not", (a,))
+
+
+def shift_left(a, b):
+    a, b = match_types(a, b)
+    return Call(a.dtype, "shift_left", (a, b))
+
+
+def shift_right(a, b):
+    a, b = match_types(a, b)
+    return Call(a.dtype, "shift_right", (a, b))
+
+
+# ----------------------------------------------------------------------------
+# selection and intrinsics
+# ----------------------------------------------------------------------------
+
+def select(cond, true_value, false_value):
+    """Eager select: both values are evaluated (use if_then_else to guard loads)."""
+    cond = _as_bool(cond)
+    t, f = match_types(true_value, false_value)
+    return Select(cond, t, f)
+
+
+Select_ = select
+
+
+def if_then_else(cond, t, f):
+    """Lazy select: only the taken side is evaluated, so it may guard a load."""
+    cond = _as_bool(cond)
+    t, f = match_types(t, f)
+    if isinstance(cond, IntImm):
+        return t if cond.value else f
+    return Call(t.dtype, "if_then_else", (cond, t, f))
+
+
+def likely(cond):
+    cond = _as_bool(cond)
+    if isinstance(cond, IntImm):
+        return cond
+    return Call("bool", "likely", (cond,))
+
+
+def call(name, *args):
+    """Call a float math intrinsic by name (see the module docs for the list)."""
+    args = tuple(convert(a) for a in args)
+    if name in UNARY_MATH or name in PREDICATES:
+        if len(args) != 1:
+            raise TeccTypeError(f"{name} takes one argument, got {len(args)}")
+        (x,) = args
+        if not _dt.is_float(x.dtype):
+            x = cast("float32" if _dt.lanes(x.dtype) == 1 else _dt.with_lanes("float32", _dt.lanes(x.dtype)), x)
+        rtype = x.dtype if name not in PREDICATES else ("bool" if _dt.lanes(x.dtype) == 1 else f"boolx{_dt.lanes(x.dtype)}")
+        return Call(rtype, name, (x,))
+    if name in BINARY_MATH:
+        if len(args) != 2:
+            raise TeccTypeError(f"{name} takes two arguments, got {len(args)}")
+        a, b = match_types(*args)
+        if not _dt.is_float(a.dtype):
+            a, b = cast("float32", a), cast("float32", b)
+        return Call(a.dtype, name, (a, b))
+    raise TeccTypeError(f"unknown intrinsic {name!r}")
+
+
+def _unary(name):
+    def f(x):
+        return call(name, x)
+    f.__name__ = name
+    f.__doc__ = f"Elementwise ``{name}`` of a float expression."
+    return f
+
+
+exp = _unary("exp")
+exp2 = _unary("exp2")
+exp10 = _unary("exp10")
+log = _unary("log")
+log2 = _unary("log2")
+log10 = _unary("log10")
+log1p = _unary("log1p")
+sqrt = _unary("sqrt")
+rsqrt = _unary("rsqrt")
+sin = _unary("sin")
+cos = _unary("cos")
+tan = _unary("tan")
+asin = _unary("asin")
+acos = _unary("acos")
+atan = _unary("atan")
+sinh = _unary("sinh")
+cosh = _unary("cosh")
+tanh = _unary("tanh")
+sigmoid = _unary("sigmoid")
+erf = _unary("erf")
+floor = _unary("floor")
+ceil = _unary("ceil")
+trunc = _unary("trunc")
+round = _unary("round")  # noqa: A001
+nearbyint = _unary("nearbyint")
+isnan = _unary("isnan")
+isinf = _unary("isinf")
+isfinite = _unary("isfinite")
+
+
+def power(x, y):
+    return call("pow", x, y)
+
+
+pow = power  # noqa: A001
+
+
+def fmod(x, y):
+    return call("fmod", x, y)
+
+
+def atan2(x, y):
+    return call("atan2", x, y)
+
+
+def abs(x):  # noqa: A001
+    x = convert(x)
+    if isinstance(x, IntImm):
+        return IntImm(x.dtype, -x.value if x.value < 0 else x.value)
+    if isinstance(x, FloatImm):
+        return FloatImm(x.dtype, math.fabs(x.value))
+    if _dt.parse(x.dtype).is_uint or _dt.is_bool(x.dtype):
+        return x
+    return Call(x.dtype, "abs", (x,))
+
+
+def popcount(x):
+    x = convert(x)
+    return Call(x.dtype, "popcount", (x,))
+
+
+def min_value(dtype):
+    """The smallest value of ``dtype`` (``-inf`` for floats)."""
+    return const(_dt.min_value(dtype), dtype)
+
+
+def max_value(dtype):
+    """The largest value of ``dtype`` (``inf`` for floats)."""
+    return const(_dt.max_value(dtype), dtype)
+
+
+def infinity(dtype):
+    return const(math.inf, dtype)
+
+
+_e._op = __import__(__name__, fromlist=["_"])
+BinaryOp = BinaryOp
