@@ -1,0 +1,12 @@
+"""Tensor expressions: declare *what* to compute (placeholder, compute, reductions)
+and *how* (schedules)."""
+from ..tir.op import (  # noqa: F401  (TVM exposes these under te too)
+    abs, acos, all, any, asin, atan, ceil, const, cos, cosh, erf, exp, exp2, exp10, floor, floordiv,
+    floormod, fmod, if_then_else, indexdiv, indexmod, isfinite, isinf, isnan, log, log1p, log2,
+    log10, max_value, min_value, nearbyint, popcount, pow, power, round, rsqrt, sigmoid, sin,
+    sinh, sqrt, tan, tanh, trunc, truncdiv, truncmod,
+)
+from .operation import compute, placeholder, reduce_axis, size_var, thread_axis, var  # noqa: F401
+from .reduction import comm_reducer, max, min, prod, sum  # noqa: F401,A004
+from .schedule import Schedule, Stage, create_schedule  # noqa: F401
+from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor  # noqa: F401

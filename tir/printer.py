@@ -131,7 +131,7 @@ class TIRPrinter(IRVisitor):
         return ", ".join(self.expr(i) for i in idx)
 
     def visit_BufferLoad(self, e):
-        return f"{self.name_of(e.buffer, e.buffer.name)}[{self._indices(e.indices)}]", 10
+        return f"{self.name_of(e.buffer.data, e.buffer.name)}[{self._indices(e.indices)}]", 10
 
     def visit_ProducerLoad(self, e):
         return f"{e.producer.name}[{self._indices(e.indices)}]", 10
@@ -165,7 +165,7 @@ class TIRPrinter(IRVisitor):
         if isinstance(node, E.IterVar):
             what = node.thread_tag or self.name_of(node.var, node.var.name)
         elif isinstance(node, S.Buffer):
-            what = self.name_of(node, node.name)
+            what = self.name_of(node.data, node.name)
         elif isinstance(node, E.Var):
             what = self.name_of(node, node.name)
         else:
@@ -178,12 +178,12 @@ class TIRPrinter(IRVisitor):
         self.visit(s.body)
 
     def visit_BufferStore(self, s):
-        self.emit(f"{self.name_of(s.buffer, s.buffer.name)}[{self._indices(s.indices)}] = {self.expr(s.value)}")
+        self.emit(f"{self.name_of(s.buffer.data, s.buffer.name)}[{self._indices(s.indices)}] = {self.expr(s.value)}")
 
     def visit_Allocate(self, s):
         b = s.buffer
         shape = ", ".join(self.expr(x) for x in b.shape)
-        self.emit(f"allocate {self.name_of(b, b.name)}: {b.dtype}[{shape}], {b.scope}")
+        self.emit(f"allocate {self.name_of(b.data, b.name)}: {b.dtype}[{shape}], {b.scope}")
         self.visit(s.body)
 
     def visit_For(self, s):
@@ -226,7 +226,7 @@ class TIRPrinter(IRVisitor):
             b = f.buffer_map.get(p)
             if b is not None:
                 shape = ", ".join(self.expr(x) for x in b.shape)
-                params.append(f"{self.name_of(b, b.name)}: {b.dtype}[{shape}]")
+                params.append(f"{self.name_of(b.data, b.name)}: {b.dtype}[{shape}]")
             else:
                 params.append(f"{self.name_of(p, p.name)}: {p.dtype}")
         self.emit(f"primfn {f.name}({', '.join(params)}) {{")

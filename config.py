@@ -1,0 +1,66 @@
+"""Every environment switch tecc reads, declared in one place.
+
+Switches are read lazily, each time a value is needed (never at import time), so a
+test or a user may change ``os.environ`` at any point and the next build sees it.
+
+=====================  ==================  ============================================
+variable               default             meaning
+=====================  ==================  ============================================
+``TECC_CACHE_DIR``     ``~/.cache/tecc``   on-disk cache of compiled libraries
+``CC``                 ``cc``              the C compiler of the CPU backend
+``TECC_CFLAGS``        (empty)             extra C compiler flags, split like a shell
+=====================  ==================  ============================================
+"""
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Switch:
+    """One environment variable: its name, default and meaning."""
+
+    name: str
+    default: str
+    doc: str
+
+    def read(self) -> str:
+        """The current value (the default when the variable is unset or empty)."""
+        value = os.environ.get(self.name, "")
+        return value if value.strip() else self.default
+
+
+CACHE_DIR = Switch("TECC_CACHE_DIR", "~/.cache/tecc", "directory of the on-disk compile cache")
+CC = Switch("CC", "cc", "C compiler used by the CPU backend")
+CFLAGS = Switch("TECC_CFLAGS", "", "extra flags passed to the C compiler (shell syntax)")
+
+#: all switches, for documentation and ``describe()``
+SWITCHES = (CACHE_DIR, CC, CFLAGS)
+
+
+def cache_dir() -> Path:
+    """The cache directory (created if missing)."""
+    path = Path(os.path.expanduser(CACHE_DIR.read()))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def c_compiler() -> list:
+    """The C compiler command as an argument list (``CC`` may hold flags: ``"ccache gcc"``)."""
+    return shlex.split(CC.read())
+
+
+def extra_cflags() -> list:
+    """Extra C compiler flags from ``TECC_CFLAGS``."""
+    return shlex.split(CFLAGS.read())
+
+
+def describe() -> str:
+    """A table of every switch with its current value."""
+    lines = []
+    for s in SWITCHES:
+        lines.append(f"{s.name:16} = {s.read()!r:30} # {s.doc} (default {s.default!r})")
+    return "\n".join(lines)

@@ -1,0 +1,1185 @@
+"""Print a flattened :class:`~tecc.tir.PrimFunc` as a C translation unit.
+
+:class:`CodeGenC` is the one C-like printer of tecc.  The CUDA printer subclasses it
+and changes small tables and hooks, not the walk over the IR:
+
+==========================  ===========================================================
+hook                        what it decides
+==========================  ===========================================================
+``type_name(dtype)``        the C type of a value (``float``, ``_Float16``, a vector)
+``storage_type(dtype)``     the C type of one buffer element (bfloat16 -> ``uint16_t``)
+``intrinsic(op, args, t)``  the C text of a math intrinsic on scalar arguments
+``MATH_FUNCS``              intrinsic name -> C function base name
+``restrict_keyword``        ``__restrict__``
+``function_prefix()``       text before the return type of the exported function
+``print_function_signature``, ``print_allocate``, ``print_for``, ``print_barrier``,
+``print_runtime_support``   larger pieces that a GPU printer replaces
+==========================  ===========================================================
+
+The exported function returns ``0`` on success and ``-1`` when an ``AssertStmt`` fails
+or a heap allocation fails; the message is then returned by the library's exported
+``const char* tecc_get_last_error(void)``.
+
+Vectors (``float32x8``) use GCC vector extensions.  A vector type whose lane count is
+not a power of two is stored in the next power of two; loads and stores touch only the
+real lanes.  Contiguous vector loads and stores go through ``memcpy`` (alignment-safe,
+one vector move after inlining); strided or gathered accesses go element by element.
+"""
+from __future__ import annotations
+
+import math
+import re
+import struct
+from contextlib import contextmanager
+
+import numpy as np
+
+from ..errors import CompileError
+from ..tir import dtype as _dt
+from ..tir import expr as E
+from ..tir import stmt as S
+from ..tir.functor import IRMutator, IRVisitor, post_order_visit
+
+# C operator precedence, higher binds tighter
+P_PRIMARY = 16
+P_UNARY = 14
+P_MUL = 13
+P_ADD = 12
+P_SHIFT = 11
+P_REL = 10
+P_EQ = 9
+P_BITAND = 8
+P_BITXOR = 7
+P_BITOR = 6
+P_AND = 5
+P_OR = 4
+P_COND = 3
+
+#: stack allocations up to this many bytes; larger or symbolic ones go to the heap
+STACK_LIMIT_BYTES = 64 * 1024
+
+_C_KEYWORDS = frozenset("""
+auto break case char const continue default do double else enum extern float for goto if
+inline int long register restrict return short signed sizeof static struct switch typedef
+union unsigned void volatile while bool true false main errno NULL int8_t int16_t int32_t
+int64_t uint8_t uint16_t uint32_t uint64_t size_t abs min max exp log sqrt
+""".split())
+
+_CMP_SYM = {E.EQ: ("==", P_EQ), E.NE: ("!=", P_EQ), E.LT: ("<", P_REL), E.LE: ("<=", P_REL),
+            E.GT: (">", P_REL), E.GE: (">=", P_REL)}
+
+
+def c_string_literal(text: str) -> str:
+    """``text`` as a C string literal (non-ASCII bytes as octal escapes)."""
+    out = ['"']
+    for byte in text.encode("utf-8"):
+        ch = chr(byte)
+        if ch == "\\" or ch == '"':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif 32 <= byte < 127:
+            out.append(ch)
+        else:
+            out.append(f"\\{byte:03o}")
+    out.append('"')
+    return "".join(out)
+
+
+def _pow2_ceil(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+class _LaneOf(IRMutator):
+    """The scalar expression of lane ``lane`` of a vector expression."""
+
+    def __init__(self, lane: int):
+        self.lane = lane
+
+    def visit_Ramp(self, e):
+        base = self.visit(e.base)
+        if self.lane == 0:
+            return base
+        stride = self.visit(e.stride)
+        if isinstance(stride, E.IntImm):
+            return E.Add(base, E.IntImm(base.dtype, stride.value * self.lane))
+        return E.Add(base, E.Mul(stride, E.IntImm(base.dtype, self.lane)))
+
+    def visit_Broadcast(self, e):
+        return self.visit(e.value)
+
+    def visit_Cast(self, e):
+        return E.Cast(_dt.element(e.dtype), self.visit(e.value))
+
+    def visit_Call(self, e):
+        return E.Call(_dt.element(e.dtype), e.op, tuple(self.visit(a) for a in e.args))
+
+    def visit_Var(self, v):
+        assert _dt.lanes(v.dtype) == 1, f"cannot take a lane of the vector variable {v.name}"
+        return v
+
+    def visit_Let(self, e):
+        assert _dt.lanes(e.var.dtype) == 1, "cannot take a lane of a vector let"
+        return IRMutator.generic_visit(self, e)
+
+
+class CodeGenC(IRVisitor):
+    """Print flattened PrimFuncs as C.
+
+    Use :meth:`generate` for a whole translation unit with one exported function, or
+    :meth:`add_function` (any number of times) followed by :meth:`finish`.
+    """
+
+    #: keyword that marks non-aliasing pointer parameters
+    restrict_keyword = "__restrict__"
+    #: indentation unit
+    indent_unit = "    "
+    #: C types of scalar dtypes (values); bfloat16 values are computed as float
+    SCALAR_TYPES = {
+        "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
+        "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
+        "float16": "_Float16", "bfloat16": "float", "float32": "float", "float64": "double",
+        "handle": "void*",
+    }
+    #: C types of buffer elements where they differ from the value type
+    STORAGE_TYPES = {"bfloat16": "uint16_t"}
+    #: intrinsic -> C math function (float64 spelling; float32 adds the ``f`` suffix)
+    MATH_FUNCS = {
+        "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "log10": "log10",
+        "log1p": "log1p", "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan", "asin": "asin",
+        "acos": "acos", "atan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "erf": "erf",
+        "floor": "floor", "ceil": "ceil", "trunc": "trunc", "round": "nearbyint",
+        "nearbyint": "nearbyint", "fabs": "fabs", "pow": "pow", "fmod": "fmod", "atan2": "atan2",
+        "hypot": "hypot", "copysign": "copysign",
+    }
+    #: type-generic C predicates (macros of math.h)
+    PREDICATES = {"isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite"}
+    INCLUDES = ("stdint.h", "stdbool.h", "stddef.h", "stdlib.h", "string.h", "math.h")
+
+    def __init__(self):
+        self._functions = []      # printed function texts
+        self._helpers = {}        # name -> C text, in first-use order
+        self._vector_types = {}   # name -> typedef
+        self._reset_function()
+
+    # ------------------------------------------------------------------------
+    # entry points
+    # ------------------------------------------------------------------------
+    def generate(self, func: S.PrimFunc) -> str:
+        """A complete C translation unit exporting ``func``."""
+        self.__init__()
+        self.add_function(func)
+        return self.finish()
+
+    def add_function(self, func: S.PrimFunc) -> None:
+        """Print one function into the translation unit being built."""
+        self._reset_function()
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", func.name) or func.name.startswith("tecc_"):
+            raise CompileError(
+                f"function name {func.name!r} is not a valid C identifier (or uses the reserved "
+                "prefix 'tecc_'); pass name='my_kernel' to build")
+        self._used.add(func.name)
+
+        def note_store(node):
+            if isinstance(node, S.BufferStore):
+                self._stored.add(node.buffer.data)
+
+        post_order_visit(func.body, note_store)
+        for p in func.params:
+            buf = func.buffer_map.get(p)
+            if buf is not None:
+                name = self.bind_name(buf.data, buf.name)
+                self._names[p] = name
+                self._ptr_dtype[buf.data] = buf.dtype
+                self._ptr_dtype[p] = buf.dtype
+                if buf.data in self._stored:
+                    self._stored.add(p)
+            else:
+                self.bind_name(p, p.name)
+        header = self.print_function_signature(func)
+        self.emit(header + " {")
+        with self.indented():
+            self.print_stmt(func.body)
+            self.emit("return 0;")
+        self.emit("}")
+        self._functions.append("\n".join(self._lines))
+
+    def finish(self) -> str:
+        """The translation unit: includes, vector types, helpers and functions."""
+        parts = ["// generated by tecc", ""]
+        parts += [f"#include <{h}>" for h in self.INCLUDES]
+        parts.append("")
+        if self._vector_types:
+            parts += list(self._vector_types.values())
+            parts.append("")
+        parts.append(self.print_runtime_support())
+        parts.append("")
+        for text in self._helpers.values():
+            parts.append(text)
+            parts.append("")
+        for text in self._functions:
+            parts.append(text)
+            parts.append("")
+        return "\n".join(parts)
+
+    # ------------------------------------------------------------------------
+    # per-function state, names and output
+    # ------------------------------------------------------------------------
+    def _reset_function(self):
+        self._names = {}          # Var / data Var -> C name
+        self._used = set()        # C names taken in this function
+        self._lines = []
+        self._indent = 0
+        self._ptr_dtype = {}      # data Var -> dtype of the declared pointer
+        self._heap = []           # names of live heap allocations, innermost last
+        self._parallel = None     # fail path of the enclosing parallel loop, or None
+        self._counter = 0
+        self._stored = set()
+
+    def emit(self, line: str) -> None:
+        self._lines.append(self.indent_unit * self._indent + line if line else "")
+
+    @contextmanager
+    def indented(self):
+        self._indent += 1
+        try:
+            yield
+        finally:
+            self._indent -= 1
+
+    def fresh_name(self, hint: str) -> str:
+        """A C identifier from ``hint`` that is unused in this function."""
+        base = "".join(c if (c.isalnum() and c.isascii()) or c == "_" else "_" for c in (hint or "v"))
+        if not base or base[0].isdigit():
+            base = "v_" + base
+        if base in _C_KEYWORDS or base.startswith("tecc_") or base.startswith("__"):
+            base = base + "_"
+        name = base
+        k = 1
+        while name in self._used:
+            name = f"{base}_{k}"
+            k += 1
+        self._used.add(name)
+        return name
+
+    def bind_name(self, var, hint: str) -> str:
+        """Give a binding site its own C name (shadowing any earlier binding)."""
+        name = self.fresh_name(hint)
+        self._names[var] = name
+        return name
+
+    def name_of(self, var) -> str:
+        name = self._names.get(var)
+        assert name is not None, f"variable {getattr(var, 'name', var)} is used but never bound"
+        return name
+
+    def _fresh_internal(self, prefix: str) -> str:
+        self._counter += 1
+        name = f"tecc_{prefix}_{self._counter}"
+        self._used.add(name)
+        return name
+
+    # ------------------------------------------------------------------------
+    # types
+    # ------------------------------------------------------------------------
+    def type_name(self, dtype: str) -> str:
+        """The C type of a value of ``dtype`` (scalars and vectors)."""
+        d = _dt.parse(dtype)
+        if d.lanes > 1:
+            return self.vector_type(dtype)
+        return self.SCALAR_TYPES[str(d)]
+
+    def storage_type(self, dtype: str) -> str:
+        """The C type of one buffer element of ``dtype``."""
+        d = _dt.parse(dtype)
+        if d.lanes > 1:
+            return self.vector_type(dtype)
+        return self.STORAGE_TYPES.get(str(d), self.SCALAR_TYPES[str(d)])
+
+    def element_bytes(self, dtype: str) -> int:
+        d = _dt.parse(dtype)
+        return max(1, d.bits // 8) * d.lanes
+
+    def vector_type(self, dtype: str) -> str:
+        """Name (and on first use, typedef) of a GCC vector type.
+
+        Boolean vectors are stored as ``int8_t`` lanes holding 0 or non-zero.
+        """
+        d = _dt.parse(dtype)
+        assert d.lanes > 1
+        if d.code == "bfloat":
+            raise CompileError("the C backend has no bfloat16 vectors; keep bfloat16 loops scalar")
+        name = "tecc_" + str(d)
+        if name not in self._vector_types:
+            elem = "int8_t" if d.is_bool else self.SCALAR_TYPES[str(d.element_of())]
+            ebytes = 1 if d.is_bool else d.bits // 8
+            size = _pow2_ceil(d.lanes) * ebytes
+            self._vector_types[name] = f"typedef {elem} {name} __attribute__((vector_size({size})));"
+        return name
+
+    def bool_vector_type(self, lanes: int) -> str:
+        return self.vector_type(f"boolx{lanes}")
+
+    # ------------------------------------------------------------------------
+    # helpers emitted on demand
+    # ------------------------------------------------------------------------
+    def use_helper(self, name: str, text: str) -> str:
+        """Register a static helper function (once) and return its name."""
+        if name not in self._helpers:
+            self._helpers[name] = text
+        return name
+
+    def print_runtime_support(self) -> str:
+        """Error reporting shared by the functions of one library."""
+        return "\n".join([
+            "static const char* tecc_last_error = \"\";",
+            "",
+            "static void tecc_set_error(const char* msg) {",
+            "    __atomic_store_n(&tecc_last_error, msg, __ATOMIC_RELAXED);",
+            "}",
+            "",
+            "__attribute__((visibility(\"default\"))) const char* tecc_get_last_error(void) {",
+            "    return __atomic_load_n(&tecc_last_error, __ATOMIC_RELAXED);",
+            "}",
+            "",
+            "static void* tecc_alloc(size_t nbytes) {",
+            "    size_t rounded = (nbytes + 63) / 64 * 64;",
+            "    return aligned_alloc(64, rounded ? rounded : 64);",
+            "}",
+        ])
+
+    def _bf16_helpers(self) -> None:
+        self.use_helper("tecc_bf16_to_f32", "\n".join([
+            "static inline float tecc_bf16_to_f32(uint16_t v) {",
+            "    uint32_t u = (uint32_t)v << 16;",
+            "    float f;",
+            "    memcpy(&f, &u, 4);",
+            "    return f;",
+            "}"]))
+        self.use_helper("tecc_f32_to_bf16", "\n".join([
+            "static inline uint16_t tecc_f32_to_bf16(float f) {",
+            "    uint32_t u;",
+            "    memcpy(&u, &f, 4);",
+            "    if ((u & 0x7fffffffu) > 0x7f800000u) {",
+            "        return (uint16_t)((u >> 16) | 0x40u);  // quiet NaN",
+            "    }",
+            "    u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest even",
+            "    return (uint16_t)(u >> 16);",
+            "}"]))
+        self.use_helper("tecc_bf16_round", "\n".join([
+            "static inline float tecc_bf16_round(float f) {",
+            "    return tecc_bf16_to_f32(tecc_f32_to_bf16(f));",
+            "}"]))
+
+    def _int_helper(self, op: str, dtype: str) -> str:
+        """Floor division / modulo and min / max of a scalar type."""
+        t = self.type_name(dtype)
+        name = f"tecc_{op}_{dtype}"
+        if op == "floordiv":
+            body = [f"    {t} q = a / b;", f"    {t} r = a % b;",
+                    "    return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;"]
+        elif op == "floormod":
+            body = [f"    {t} r = a % b;",
+                    "    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;"]
+        elif op == "min":
+            body = ["    return a < b ? a : b;"]
+        elif op == "max":
+            body = ["    return a > b ? a : b;"]
+        else:  # pragma: no cover - internal misuse
+            raise AssertionError(op)
+        text = "\n".join([f"static inline {t} {name}({t} a, {t} b) {{"] + body + ["}"])
+        return self.use_helper(name, text)
+
+    def _lanewise_helper(self, key: str, dtype: str, arg_dtypes, lane_expr) -> str:
+        """A helper computing a vector result lane by lane.
+
+        ``lane_expr(arg_names)`` gives the C expression of one lane from the lane
+        accessors (``a[l]``...) of the arguments.
+        """
+        lanes = _dt.lanes(dtype)
+        rt = self.type_name(dtype)
+        name = f"tecc_{key}_{dtype}"
+        if name in self._helpers:
+            return name
+        params = ", ".join(f"{self.type_name(t)} {n}" for t, n in zip(arg_dtypes, "abc"))
+        lane_args = [f"{n}[l]" for n in "abc"[:len(arg_dtypes)]]
+        text = "\n".join([
+            f"static inline {rt} {name}({params}) {{",
+            f"    {rt} r = {{0}};",
+            f"    for (int l = 0; l < {lanes}; ++l) {{",
+            f"        r[l] = {lane_expr(lane_args)};",
+            "    }",
+            "    return r;",
+            "}"])
+        return self.use_helper(name, text)
+
+    def _broadcast_helper(self, dtype: str) -> str:
+        vt = self.type_name(dtype)
+        st = self.type_name(_dt.element(dtype))
+        name = f"tecc_broadcast_{dtype}"
+        storage_lanes = _pow2_ceil(_dt.lanes(dtype))
+        return self.use_helper(name, "\n".join([
+            f"static inline {vt} {name}({st} x) {{",
+            f"    {vt} r;",
+            f"    for (int l = 0; l < {storage_lanes}; ++l) {{",
+            "        r[l] = x;",
+            "    }",
+            "    return r;",
+            "}"]))
+
+    def _ramp_helper(self, dtype: str) -> str:
+        vt = self.type_name(dtype)
+        st = self.type_name(_dt.element(dtype))
+        name = f"tecc_ramp_{dtype}"
+        storage_lanes = _pow2_ceil(_dt.lanes(dtype))
+        return self.use_helper(name, "\n".join([
+            f"static inline {vt} {name}({st} base, {st} stride) {{",
+            f"    {vt} r;",
+            f"    for (int l = 0; l < {storage_lanes}; ++l) {{",
+            f"        r[l] = ({st})(base + l * stride);",
+            "    }",
+            "    return r;",
+            "}"]))
+
+    def _load_helper(self, dtype: str) -> str:
+        vt = self.type_name(dtype)
+        et = self.storage_type(_dt.element(dtype))
+        nbytes = _dt.lanes(dtype) * self.element_bytes(_dt.element(dtype))
+        name = f"tecc_load_{dtype}"
+        return self.use_helper(name, "\n".join([
+            f"static inline {vt} tecc_load_{dtype}(const {et}* p) {{",
+            f"    {vt} r = {{0}};",
+            f"    memcpy(&r, p, {nbytes});",
+            "    return r;",
+            "}"]))
+
+    def _store_helper(self, dtype: str) -> str:
+        vt = self.type_name(dtype)
+        et = self.storage_type(_dt.element(dtype))
+        lanes = _dt.lanes(dtype)
+        nbytes = lanes * self.element_bytes(_dt.element(dtype))
+        name = f"tecc_store_{dtype}"
+        if _dt.is_bool(dtype):
+            body = [f"    for (int l = 0; l < {lanes}; ++l) {{", "        p[l] = v[l] != 0;", "    }"]
+        else:
+            body = [f"    memcpy(p, &v, {nbytes});"]
+        return self.use_helper(name, "\n".join(
+            [f"static inline void {name}({et}* p, {vt} v) {{"] + body + ["}"]))
+
+    def _gather_helper(self, dtype: str, index_dtype: str) -> str:
+        vt = self.type_name(dtype)
+        it = self.type_name(index_dtype)
+        et = self.storage_type(_dt.element(dtype))
+        name = f"tecc_gather_{dtype}_{index_dtype}"
+        return self.use_helper(name, "\n".join([
+            f"static inline {vt} {name}(const {et}* p, {it} idx) {{",
+            f"    {vt} r = {{0}};",
+            f"    for (int l = 0; l < {_dt.lanes(dtype)}; ++l) {{",
+            "        r[l] = p[idx[l]];",
+            "    }",
+            "    return r;",
+            "}"]))
+
+    def _scatter_helper(self, dtype: str, index_dtype: str) -> str:
+        vt = self.type_name(dtype)
+        it = self.type_name(index_dtype)
+        et = self.storage_type(_dt.element(dtype))
+        name = f"tecc_scatter_{dtype}_{index_dtype}"
+        value = "v[l] != 0" if _dt.is_bool(dtype) else "v[l]"
+        return self.use_helper(name, "\n".join([
+            f"static inline void {name}({et}* p, {it} idx, {vt} v) {{",
+            f"    for (int l = 0; l < {_dt.lanes(dtype)}; ++l) {{",
+            f"        p[idx[l]] = {value};",
+            "    }",
+            "}"]))
+
+    # ------------------------------------------------------------------------
+    # function pieces (hooks)
+    # ------------------------------------------------------------------------
+    def function_prefix(self) -> str:
+        """Text before the return type of an exported function."""
+        return '__attribute__((visibility("default"))) int32_t'
+
+    def print_param(self, func: S.PrimFunc, p) -> str:
+        buf = func.buffer_map.get(p)
+        if buf is not None:
+            const = "" if p in self._stored else "const "
+            return f"{const}{self.storage_type(buf.dtype)}* {self.restrict_keyword} {self.name_of(p)}"
+        if _dt.parse(p.dtype).is_handle:
+            return f"void* {self.name_of(p)}"
+        return f"{self.type_name(p.dtype)} {self.name_of(p)}"
+
+    def print_function_signature(self, func: S.PrimFunc) -> str:
+        params = ", ".join(self.print_param(func, p) for p in func.params) or "void"
+        return f"{self.function_prefix()} {func.name}({params})"
+
+    # ------------------------------------------------------------------------
+    # expressions
+    # ------------------------------------------------------------------------
+    def expr(self, e, prec: int = 0) -> str:
+        """C text of ``e``, parenthesized if it binds looser than ``prec``."""
+        text, p = self.visit(e)
+        return f"({text})" if p < prec else text
+
+    def _wrap_narrow(self, dtype: str, text: str, prec: int):
+        """Integer types narrower than ``int`` wrap around after arithmetic."""
+        d = _dt.parse(dtype)
+        if d.lanes == 1 and d.is_integer and d.bits < 32:
+            return f"({self.type_name(dtype)})({text})", P_UNARY
+        if d.lanes == 1 and d.code == "bfloat":
+            self._bf16_helpers()
+            return f"tecc_bf16_round({text})", P_PRIMARY
+        return text, prec
+
+    def visit_IntImm(self, e):
+        v = int(e.value)
+        d = e.dtype
+        if d == "bool":
+            return ("true" if v else "false"), P_PRIMARY
+        if _dt.lanes(d) > 1:  # pragma: no cover - constants are scalar
+            raise AssertionError("vector IntImm")
+        if d == "int32":
+            if v == -2**31:
+                return "(-2147483647 - 1)", P_PRIMARY
+            return str(v), (P_PRIMARY if v >= 0 else P_UNARY)
+        if d == "int64":
+            if v == -2**63:
+                return "(-INT64_C(9223372036854775807) - 1)", P_PRIMARY
+            return f"INT64_C({v})", P_PRIMARY
+        if d == "uint32":
+            return f"{v}u", P_PRIMARY
+        if d == "uint64":
+            return f"UINT64_C({v})", P_PRIMARY
+        return f"({self.type_name(d)}){v}", P_UNARY
+
+    def _float_literal(self, value: float, dtype: str) -> str:
+        if math.isnan(value):
+            return "NAN" if dtype != "float64" else "(double)NAN"
+        if math.isinf(value):
+            text = "INFINITY" if dtype != "float64" else "HUGE_VAL"
+            return text if value > 0 else "-" + text
+        if dtype == "float64":
+            text = repr(float(value))
+            return text if ("." in text or "e" in text) else text + ".0"
+        if dtype == "bfloat16":
+            bits = struct.unpack("<I", struct.pack("<f", float(np.float32(value))))[0]
+            bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+            value = struct.unpack("<f", struct.pack("<I", bits))[0]
+        text = repr(float(np.float32(value)))
+        if "." not in text and "e" not in text:
+            text += ".0"
+        return text + "f"
+
+    def visit_FloatImm(self, e):
+        text = self._float_literal(e.value, e.dtype)
+        if e.dtype == "float16":
+            return f"(_Float16){text}", P_UNARY
+        return text, (P_UNARY if text.startswith("-") else P_PRIMARY)
+
+    def visit_StringImm(self, e):
+        return c_string_literal(e.value), P_PRIMARY
+
+    def visit_Var(self, v):
+        return self.name_of(v), P_PRIMARY
+
+    def _is_vector(self, e) -> bool:
+        return _dt.lanes(e.dtype) > 1
+
+    def visit_Add(self, e):
+        return self._arith(e, "+", P_ADD)
+
+    def visit_Sub(self, e):
+        return self._arith(e, "-", P_ADD)
+
+    def visit_Mul(self, e):
+        return self._arith(e, "*", P_MUL)
+
+    def _arith(self, e, sym, prec):
+        text = f"{self.expr(e.a, prec)} {sym} {self.expr(e.b, prec + 1)}"
+        if self._is_vector(e):
+            return text, prec
+        return self._wrap_narrow(e.dtype, text, prec)
+
+    def _vector_int_op(self, e, key, scalar_fn):
+        """An integer vector operation done lane by lane through a helper."""
+        name = self._lanewise_helper(key, e.dtype, (e.a.dtype, e.b.dtype), scalar_fn)
+        return f"{name}({self.expr(e.a)}, {self.expr(e.b)})", P_PRIMARY
+
+    def visit_Div(self, e):
+        d = _dt.parse(e.dtype)
+        if d.lanes > 1 and not d.is_float:
+            et = self.type_name(_dt.element(e.dtype))
+            return self._vector_int_op(e, "div", lambda a: f"({et})({a[0]} / {a[1]})")
+        return self._arith(e, "/", P_MUL)
+
+    def visit_Mod(self, e):
+        d = _dt.parse(e.dtype)
+        if d.is_float:
+            return self._call_math("fmod", [e.a, e.b], e.dtype)
+        if d.lanes > 1:
+            et = self.type_name(_dt.element(e.dtype))
+            return self._vector_int_op(e, "mod", lambda a: f"({et})({a[0]} % {a[1]})")
+        return self._arith(e, "%", P_MUL)
+
+    def _pow2_shift(self, b):
+        """log2 of a positive power-of-two integer constant, else None."""
+        if isinstance(b, E.IntImm) and b.value > 0 and (b.value & (b.value - 1)) == 0:
+            return b.value.bit_length() - 1
+        return None
+
+    def visit_FloorDiv(self, e):
+        d = _dt.parse(e.dtype)
+        if d.is_float:
+            div = E.Div(e.a, e.b)
+            return self._call_math("floor", [div], e.dtype)
+        if d.lanes > 1:
+            helper = self._int_helper("floordiv", _dt.element(e.dtype)) if d.is_int else None
+            et = self.type_name(_dt.element(e.dtype))
+            if helper is None:
+                return self._vector_int_op(e, "div", lambda a: f"({et})({a[0]} / {a[1]})")
+            return self._vector_int_op(e, "floordiv", lambda a: f"{helper}({a[0]}, {a[1]})")
+        if d.is_uint:
+            return self._arith(e, "/", P_MUL)
+        shift = self._pow2_shift(e.b)
+        if shift is not None:
+            if shift == 0:
+                return self.visit(e.a)
+            # arithmetic right shift (GCC semantics) is floor division by 2**shift
+            return self._wrap_narrow(e.dtype, f"{self.expr(e.a, P_SHIFT)} >> {shift}", P_SHIFT)
+        helper = self._int_helper("floordiv", e.dtype)
+        return f"{helper}({self.expr(e.a)}, {self.expr(e.b)})", P_PRIMARY
+
+    def visit_FloorMod(self, e):
+        d = _dt.parse(e.dtype)
+        if d.is_float:
+            a, b = e.a, e.b
+            return self.visit(E.Sub(a, E.Mul(E.Call(e.dtype, "floor", (E.Div(a, b),)), b)))
+        if d.lanes > 1:
+            et = self.type_name(_dt.element(e.dtype))
+            if not d.is_int:
+                return self._vector_int_op(e, "mod", lambda a: f"({et})({a[0]} % {a[1]})")
+            helper = self._int_helper("floormod", _dt.element(e.dtype))
+            return self._vector_int_op(e, "floormod", lambda a: f"{helper}({a[0]}, {a[1]})")
+        if d.is_uint:
+            return self._arith(e, "%", P_MUL)
+        shift = self._pow2_shift(e.b)
+        if shift is not None:
+            # two's complement: a & (2**k - 1) is the floor modulo
+            mask = self.expr(E.IntImm(e.dtype, e.b.value - 1), P_BITAND + 1)
+            return self._wrap_narrow(e.dtype, f"{self.expr(e.a, P_BITAND)} & {mask}", P_BITAND)
+        helper = self._int_helper("floormod", e.dtype)
+        return f"{helper}({self.expr(e.a)}, {self.expr(e.b)})", P_PRIMARY
+
+    def _minmax(self, e, op):
+        if self._is_vector(e):
+            rel = "<" if op == "min" else ">"
+            name = self._lanewise_helper(op, e.dtype, (e.a.dtype, e.b.dtype),
+                                         lambda a: f"{a[0]} {rel} {a[1]} ? {a[0]} : {a[1]}")
+        else:
+            name = self._int_helper(op, e.dtype)
+        return f"{name}({self.expr(e.a)}, {self.expr(e.b)})", P_PRIMARY
+
+    def visit_Min(self, e):
+        return self._minmax(e, "min")
+
+    def visit_Max(self, e):
+        return self._minmax(e, "max")
+
+    def visit_CmpOp(self, e):
+        sym, prec = _CMP_SYM[type(e)]
+        text = f"{self.expr(e.a, prec + 1)} {sym} {self.expr(e.b, prec + 1)}"
+        if self._is_vector(e):
+            bt = self.bool_vector_type(_dt.lanes(e.dtype))
+            return f"__builtin_convertvector({text}, {bt})", P_PRIMARY
+        return text, prec
+
+    def visit_And(self, e):
+        if self._is_vector(e):
+            return f"{self.expr(e.a, P_BITAND)} & {self.expr(e.b, P_BITAND + 1)}", P_BITAND
+        return f"{self.expr(e.a, P_AND)} && {self.expr(e.b, P_AND + 1)}", P_AND
+
+    def visit_Or(self, e):
+        if self._is_vector(e):
+            return f"{self.expr(e.a, P_BITOR)} | {self.expr(e.b, P_BITOR + 1)}", P_BITOR
+        return f"{self.expr(e.a, P_OR)} || {self.expr(e.b, P_OR + 1)}", P_OR
+
+    def visit_Not(self, e):
+        if self._is_vector(e):
+            bt = self.bool_vector_type(_dt.lanes(e.dtype))
+            return f"{self.expr(e.a, P_EQ + 1)} == ({bt}){{0}}", P_EQ
+        return f"!{self.expr(e.a, P_UNARY)}", P_UNARY
+
+    def visit_Select(self, e):
+        if self._is_vector(e):
+            lanes = _dt.lanes(e.dtype)
+            name = self._lanewise_helper(
+                "select", e.dtype, (f"boolx{lanes}", e.dtype, e.dtype),
+                lambda a: f"{a[0]} ? {a[1]} : {a[2]}")
+            cond = self._as_bool_vector(e.condition, lanes)
+            return f"{name}({cond}, {self.expr(e.true_value)}, {self.expr(e.false_value)})", P_PRIMARY
+        return (f"{self.expr(e.condition, P_OR)} ? {self.expr(e.true_value, P_OR)} : "
+                f"{self.expr(e.false_value, P_COND)}"), P_COND
+
+    def _as_bool_vector(self, cond, lanes) -> str:
+        if _dt.lanes(cond.dtype) == 1:
+            cond = E.Broadcast(cond, lanes)
+        return self.expr(cond)
+
+    def visit_Cast(self, e):
+        src = _dt.parse(e.value.dtype)
+        dst = _dt.parse(e.dtype)
+        if dst.lanes > 1:
+            if src.lanes == 1:
+                return self.visit(E.Broadcast(E.Cast(str(dst.element_of()), e.value), dst.lanes))
+            vt = self.type_name(e.dtype)
+            if dst.is_bool:
+                zero = f"({self.type_name(e.value.dtype)}){{0}}"
+                return f"__builtin_convertvector({self.expr(e.value, P_EQ + 1)} != {zero}, {vt})", P_PRIMARY
+            return f"__builtin_convertvector({self.expr(e.value)}, {vt})", P_PRIMARY
+        if dst.is_bool:
+            return f"({self.expr(e.value, P_EQ + 1)} != 0)", P_PRIMARY
+        if dst.code == "bfloat":
+            self._bf16_helpers()
+            return f"tecc_bf16_round((float){self.expr(e.value, P_UNARY)})", P_PRIMARY
+        return f"({self.type_name(e.dtype)}){self.expr(e.value, P_UNARY)}", P_UNARY
+
+    def visit_Ramp(self, e):
+        name = self._ramp_helper(e.dtype)
+        return f"{name}({self.expr(e.base)}, {self.expr(e.stride)})", P_PRIMARY
+
+    def visit_Broadcast(self, e):
+        if _dt.is_bool(e.dtype):
+            # boolean lanes are stored as int8 0 / non-zero
+            name = self._broadcast_helper(e.dtype)
+            return f"{name}((int8_t){self.expr(e.value, P_UNARY)})", P_PRIMARY
+        name = self._broadcast_helper(e.dtype)
+        return f"{name}({self.expr(e.value)})", P_PRIMARY
+
+    def visit_Let(self, e):
+        saved = self._names.get(e.var)
+        value = self.expr(e.value)
+        name = self.bind_name(e.var, e.var.name)
+        body = self.expr(e.body)
+        self._restore_name(e.var, saved)
+        return f"({{ {self.type_name(e.var.dtype)} {name} = {value}; {body}; }})", P_PRIMARY
+
+    def _restore_name(self, var, saved):
+        if saved is None:
+            self._names.pop(var, None)
+        else:
+            self._names[var] = saved
+
+    # calls --------------------------------------------------------------------
+    def visit_Call(self, e):
+        op = e.op
+        args = e.args
+        if op == "likely":
+            return f"__builtin_expect(!!({self.expr(args[0])}), 1)", P_PRIMARY
+        if op == "if_then_else":
+            if self._is_vector(e):
+                return self._lazy_vector_select(e)
+            return (f"{self.expr(args[0], P_OR)} ? {self.expr(args[1], P_OR)} : "
+                    f"{self.expr(args[2], P_COND)}"), P_COND
+        if op in ("call_extern", "call_pure_extern"):
+            fname = args[0].value if isinstance(args[0], E.StringImm) else str(args[0])
+            return f"{fname}({', '.join(self.expr(a) for a in args[1:])})", P_PRIMARY
+        if op in ("bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"):
+            sym, prec = {"bitwise_and": ("&", P_BITAND), "bitwise_or": ("|", P_BITOR),
+                         "bitwise_xor": ("^", P_BITXOR), "shift_left": ("<<", P_SHIFT),
+                         "shift_right": (">>", P_SHIFT)}[op]
+            text = f"{self.expr(args[0], prec)} {sym} {self.expr(args[1], prec + 1)}"
+            if self._is_vector(e):
+                return text, prec
+            return self._wrap_narrow(e.dtype, text, prec)
+        if op == "bitwise_not":
+            text = f"~{self.expr(args[0], P_UNARY)}"
+            if self._is_vector(e):
+                return text, P_UNARY
+            return self._wrap_narrow(e.dtype, text, P_UNARY)
+        if op in ("abs", "popcount") or op in self.MATH_FUNCS or op in self.PREDICATES \
+                or op in ("exp10", "rsqrt", "sigmoid"):
+            return self._call_math(op, list(args), e.dtype)
+        return self.visit_unknown_call(e)
+
+    def visit_unknown_call(self, e):
+        """Hook for intrinsics only a subclass knows (barriers, warp shuffles...)."""
+        raise CompileError(
+            f"the C backend does not know the intrinsic {e.op!r} (in `{e}`); "
+            "known: math functions, if_then_else, likely, bitwise_*, shift_*, popcount, abs")
+
+    def _call_math(self, op, args, dtype):
+        if any(_dt.lanes(a.dtype) > 1 for a in args) or _dt.lanes(dtype) > 1:
+            arg_dtypes = tuple(a.dtype for a in args)
+            edtype = _dt.element(args[0].dtype)
+            name = self._lanewise_helper(op, dtype, arg_dtypes,
+                                         lambda a: self.intrinsic(op, a, edtype))
+            return f"{name}({', '.join(self.expr(a) for a in args)})", P_PRIMARY
+        text = self.intrinsic(op, [self.expr(a) for a in args], args[0].dtype)
+        return text, P_PRIMARY
+
+    def intrinsic(self, op: str, args: list, dtype: str) -> str:
+        """C text of intrinsic ``op`` on scalar argument texts of ``dtype``.
+
+        The result is a primary expression (a call or parenthesized).
+        """
+        d = _dt.parse(dtype)
+        if op == "abs":
+            if d.is_float:
+                return self.intrinsic("fabs", args, dtype)
+            if d.is_uint or d.is_bool:
+                return f"({args[0]})"
+            if d.bits == 64:
+                return f"llabs({args[0]})"
+            if d.bits < 32:
+                return f"(({self.type_name(dtype)})abs({args[0]}))"
+            return f"abs({args[0]})"
+        if op == "popcount":
+            if d.bits == 64:
+                return f"__builtin_popcountll((uint64_t)({args[0]}))"
+            return f"__builtin_popcount((uint{max(d.bits, 8)}_t)({args[0]}))"
+        if op in self.PREDICATES:
+            return f"{self.PREDICATES[op]}({args[0]})"
+        if d.code == "float" and d.bits == 16:
+            # half precision: compute in float, round back
+            fargs = [f"(float)({a})" for a in args]
+            return f"((_Float16){self.intrinsic(op, fargs, 'float32')})"
+        if d.code == "bfloat":
+            self._bf16_helpers()
+            return f"tecc_bf16_round({self.intrinsic(op, args, 'float32')})"
+        if not d.is_float:
+            # integer arguments of a float function: compute in double
+            return self.intrinsic(op, [f"(double)({a})" for a in args], "float64")
+        suffix = "f" if d.bits == 32 else ""
+        one = "1.0f" if d.bits == 32 else "1.0"
+        if op == "rsqrt":
+            return f"({one} / sqrt{suffix}({args[0]}))"
+        if op == "sigmoid":
+            return f"({one} / ({one} + exp{suffix}(-({args[0]}))))"
+        if op == "exp10":
+            ten = "10.0f" if d.bits == 32 else "10.0"
+            return f"pow{suffix}({ten}, {args[0]})"
+        base = self.MATH_FUNCS[op]
+        return f"{base}{suffix}({', '.join(args)})"
+
+    def _lazy_vector_select(self, e):
+        """Vector ``if_then_else``: each lane evaluates only its taken side."""
+        vt = self.type_name(e.dtype)
+        lanes = _dt.lanes(e.dtype)
+        r = self._fresh_internal("v")
+        parts = [f"{vt} {r} = {{0}};"]
+        cond, tv, fv = e.args
+        for lane in range(lanes):
+            lane_of = _LaneOf(lane)
+            c = lane_of.visit(cond) if _dt.lanes(cond.dtype) > 1 else cond
+            t = lane_of.visit(tv)
+            f = lane_of.visit(fv)
+            parts.append(f"{r}[{lane}] = {self.expr(c, P_OR)} ? {self.expr(t, P_OR)} : "
+                         f"{self.expr(f, P_COND)};")
+        parts.append(f"{r};")
+        return "({ " + " ".join(parts) + " })", P_PRIMARY
+
+    # memory ---------------------------------------------------------------------
+    def flat_index(self, buffer: S.Buffer, indices):
+        """The 1-D index of an access (row-major, or by ``buffer.strides``)."""
+        if len(indices) == 1:
+            index = indices[0]
+        else:
+            assert all(_dt.lanes(i.dtype) == 1 for i in indices), \
+                f"vector index into the multi-dimensional buffer {buffer.name}: flatten first"
+            if buffer.strides:
+                strides = list(buffer.strides)
+            else:
+                strides = []
+                acc = E.IntImm("int32", 1)
+                for extent in reversed(buffer.shape[1:]):
+                    acc = acc * extent if not E.is_const_int(acc, 1) else extent
+                    strides.append(acc)
+                strides = list(reversed(strides)) + [E.IntImm("int32", 1)]
+            index = None
+            for i, s in zip(indices, strides):
+                term = i if E.is_const_int(s, 1) else i * s
+                index = term if index is None else index + term
+        if buffer.elem_offset is not None and not E.is_const_int(buffer.elem_offset, 0):
+            off = buffer.elem_offset
+            index = index + (off if _dt.lanes(index.dtype) == 1 else E.Broadcast(off, _dt.lanes(index.dtype)))
+        return index
+
+    def buffer_ptr(self, buffer: S.Buffer):
+        """(text, precedence) of the pointer through which ``buffer`` is accessed."""
+        name = self.name_of(buffer.data)
+        declared = self._ptr_dtype.get(buffer.data)
+        if declared is not None and declared != buffer.dtype:
+            return f"(({self.storage_type(buffer.dtype)}*){name})", P_PRIMARY
+        return name, P_PRIMARY
+
+    def visit_BufferLoad(self, e):
+        buf = e.buffer
+        index = self.flat_index(buf, e.indices)
+        ptr, _ = self.buffer_ptr(buf)
+        lanes = _dt.lanes(index.dtype)
+        if lanes == 1:
+            text = f"{ptr}[{self.expr(index)}]"
+            if _dt.parse(buf.dtype).code == "bfloat":
+                self._bf16_helpers()
+                return f"tecc_bf16_to_f32({text})", P_PRIMARY
+            return text, P_PRIMARY
+        dtype = _dt.with_lanes(buf.dtype, lanes)
+        if isinstance(index, E.Ramp) and E.is_const_int(index.stride, 1):
+            name = self._load_helper(dtype)
+            return f"{name}({ptr} + {self.expr(index.base, P_ADD + 1)})", P_PRIMARY
+        name = self._gather_helper(dtype, index.dtype)
+        return f"{name}({ptr}, {self.expr(index)})", P_PRIMARY
+
+    def visit_ProducerLoad(self, e):  # pragma: no cover - lowering bug
+        raise AssertionError(f"ProducerLoad {e} reached the C backend: lower the schedule first")
+
+    def visit_Reduce(self, e):  # pragma: no cover - lowering bug
+        raise AssertionError(f"Reduce {e} reached the C backend: lower the schedule first")
+
+    # ------------------------------------------------------------------------
+    # statements
+    # ------------------------------------------------------------------------
+    def print_stmt(self, s) -> None:
+        self.visit(s)
+
+    def visit_SeqStmt(self, s):
+        for x in s.seq:
+            self.print_stmt(x)
+
+    def visit_Evaluate(self, s):
+        if isinstance(s.value, (E.IntImm, E.FloatImm)):
+            return
+        if isinstance(s.value, E.Call):
+            if s.value.op == "tvm_storage_sync":
+                self.print_barrier(s.value)
+                return
+            self.emit(self.expr(s.value) + ";")
+            return
+        self.emit(f"(void)({self.expr(s.value)});")
+
+    def print_barrier(self, call) -> None:
+        """A thread barrier; C code has one thread per block, so none is needed."""
+        self.emit("// barrier: nothing to do in sequential C")
+
+    def visit_LetStmt(self, s):
+        saved = self._names.get(s.var)
+        value = self.expr(s.value)
+        name = self.bind_name(s.var, s.var.name)
+        self.emit(f"{self.type_name(s.var.dtype)} {name} = {value};")
+        self.print_stmt(s.body)
+        self._restore_name(s.var, saved)
+
+    def visit_AttrStmt(self, s):
+        node = s.node
+        what = getattr(node, "name", None) or getattr(node, "thread_tag", None) or type(node).__name__
+        self.emit(f"// attr [{what}] {s.attr_key} = {self.expr(s.value)}")
+        self.print_stmt(s.body)
+
+    def visit_AssertStmt(self, s):
+        self.emit(f"if (!{self.expr(s.condition, P_UNARY)}) {{")
+        with self.indented():
+            self.print_fail(s.message)
+        self.emit("}")
+        self.print_stmt(s.body)
+
+    def print_fail(self, message: str) -> None:
+        """Report ``message`` and leave: free live heap buffers, then return -1 (or,
+        inside a parallel loop, flag the failure and skip to the next iteration)."""
+        self.emit(f"tecc_set_error({c_string_literal(message)});")
+        par = self._parallel
+        start = par["heap_start"] if par is not None else 0
+        for name in reversed(self._heap[start:]):
+            self.emit(f"free({name});")
+        if par is None:
+            self.emit("return -1;")
+        else:
+            self.emit(f"__atomic_store_n(&{par['flag']}, 1, __ATOMIC_RELAXED);")
+            self.emit(f"goto {par['label']};")
+
+    def visit_BufferStore(self, s):
+        buf = s.buffer
+        index = self.flat_index(buf, s.indices)
+        ptr, _ = self.buffer_ptr(buf)
+        lanes = _dt.lanes(index.dtype)
+        if lanes == 1:
+            assert _dt.lanes(s.value.dtype) == 1, f"vector value stored at a scalar index of {buf.name}"
+            value = self.expr(s.value)
+            if _dt.parse(buf.dtype).code == "bfloat":
+                self._bf16_helpers()
+                value = f"tecc_f32_to_bf16({value})"
+            self.emit(f"{ptr}[{self.expr(index)}] = {value};")
+            return
+        dtype = _dt.with_lanes(buf.dtype, lanes)
+        value = s.value if _dt.lanes(s.value.dtype) == lanes else E.Broadcast(s.value, lanes)
+        if isinstance(index, E.Ramp) and E.is_const_int(index.stride, 1):
+            name = self._store_helper(dtype)
+            self.emit(f"{name}({ptr} + {self.expr(index.base, P_ADD + 1)}, {self.expr(value)});")
+            return
+        name = self._scatter_helper(dtype, index.dtype)
+        self.emit(f"{name}({ptr}, {self.expr(index)}, {self.expr(value)});")
+
+    def _const_size(self, buffer: S.Buffer):
+        n = 1
+        for extent in buffer.shape:
+            if not isinstance(extent, E.IntImm):
+                return None
+            n *= int(extent.value)
+        return n
+
+    def _is_stack_allocation(self, buffer: S.Buffer) -> bool:
+        n = self._const_size(buffer)
+        return n is not None and n * self.element_bytes(buffer.dtype) <= STACK_LIMIT_BYTES
+
+    def visit_Allocate(self, s):
+        self.print_allocate(s)
+
+    def print_allocate(self, s: S.Allocate) -> None:
+        """Small constant sizes live on the stack, others on the heap (freed at the
+        end of the scope and on every failure exit)."""
+        buf = s.buffer
+        saved = self._names.get(buf.data)
+        name = self.bind_name(buf.data, buf.name)
+        saved_dtype = self._ptr_dtype.get(buf.data)
+        self._ptr_dtype[buf.data] = buf.dtype
+        st = self.storage_type(buf.dtype)
+        if self._is_stack_allocation(buf):
+            n = max(1, self._const_size(buf))
+            self.emit(f"{st} {name}[{n}] __attribute__((aligned(64)));")
+            self.print_stmt(s.body)
+        else:
+            size = None
+            for extent in buf.shape:
+                ext = extent if extent.dtype == "int64" else E.Cast("int64", extent)
+                size = ext if size is None else E.Mul(size, ext)
+            nbytes = f"(size_t)({self.expr(size)}) * sizeof({st})"
+            self.emit(f"{st}* {self.restrict_keyword} {name} = ({st}*)tecc_alloc({nbytes});")
+            self.emit(f"if ({name} == NULL) {{")
+            with self.indented():
+                self.print_fail(f"out of memory allocating {buf.name}")
+            self.emit("}")
+            self._heap.append(name)
+            self.print_stmt(s.body)
+            self._heap.pop()
+            self.emit(f"free({name});")
+        self._restore_name(buf.data, saved)
+        if saved_dtype is None:
+            self._ptr_dtype.pop(buf.data, None)
+        else:
+            self._ptr_dtype[buf.data] = saved_dtype
+
+    def _may_fail(self, s) -> bool:
+        """True if ``s`` contains an assert or a heap allocation (a failure exit)."""
+        found = []
+
+        def check(node):
+            if isinstance(node, S.AssertStmt):
+                found.append(node)
+            elif isinstance(node, S.Allocate) and not self._is_stack_allocation(node.buffer):
+                found.append(node)
+
+        post_order_visit(s, check)
+        return bool(found)
+
+    def visit_For(self, s):
+        self.print_for(s)
+
+    def loop_header(self, s: S.For, var: str) -> str:
+        t = self.type_name(s.loop_var.dtype)
+        begin = self.expr(s.min)
+        if E.is_const_int(s.min, 0):
+            end = self.expr(s.extent, P_REL + 1)
+        else:
+            end = self.expr(E.Add(s.min, s.extent), P_REL + 1)
+        return f"for ({t} {var} = {begin}; {var} < {end}; ++{var}) {{"
+
+    def print_for(self, s: S.For) -> None:
+        """Loops: ``parallel`` -> OpenMP (outermost only), ``vectorized`` -> SIMD
+        pragma, ``unrolled`` -> GCC unroll pragma."""
+        saved = self._names.get(s.loop_var)
+        var = self.bind_name(s.loop_var, s.loop_var.name)
+        for key, value in s.annotations:
+            self.emit(f"// {key} = {value}")
+        kind = s.kind
+        if kind is S.ForKind.PARALLEL and self._parallel is not None:
+            self.emit("// parallel loop nested in a parallel loop: runs serially")
+            kind = S.ForKind.SERIAL
+        if kind is S.ForKind.PARALLEL:
+            self._print_parallel_for(s, var)
+        else:
+            if kind is S.ForKind.VECTORIZED:
+                if self._may_fail(s.body):
+                    self.emit("#pragma GCC ivdep")
+                else:
+                    self.emit("#pragma omp simd")
+            elif kind is S.ForKind.UNROLLED:
+                if isinstance(s.extent, E.IntImm) and 0 < s.extent.value <= 65534:
+                    self.emit(f"#pragma GCC unroll {s.extent.value}")
+                else:
+                    self.emit("#pragma GCC unroll 8")
+            elif kind is S.ForKind.THREAD_BINDING:
+                tag = getattr(s.thread_binding, "thread_tag", "") or "thread"
+                self.emit(f"// {tag} runs as a serial loop in C")
+            self.emit(self.loop_header(s, var))
+            with self.indented():
+                self.print_stmt(s.body)
+            self.emit("}")
+        self._restore_name(s.loop_var, saved)
+
+    def _print_parallel_for(self, s: S.For, var: str) -> None:
+        may_fail = self._may_fail(s.body)
+        if not may_fail:
+            self.emit("#pragma omp parallel for")
+            self.emit(self.loop_header(s, var))
+            self._parallel = {"flag": None, "label": None, "heap_start": len(self._heap)}
+            with self.indented():
+                self.print_stmt(s.body)
+            self._parallel = None
+            self.emit("}")
+            return
+        flag = self._fresh_internal("failed")
+        label = self._fresh_internal("next")
+        self.emit(f"int {flag} = 0;")
+        self.emit("#pragma omp parallel for")
+        self.emit(self.loop_header(s, var))
+        self._parallel = {"flag": flag, "label": label, "heap_start": len(self._heap)}
+        with self.indented():
+            self.print_stmt(s.body)
+            self.emit(f"{label}: ;")
+        self._parallel = None
+        self.emit("}")
+        self.emit(f"if ({flag}) {{")
+        with self.indented():
+            for name in reversed(self._heap):
+                self.emit(f"free({name});")
+            self.emit("return -1;")
+        self.emit("}")
+
+    def visit_While(self, s):
+        self.emit(f"while ({self.expr(s.condition)}) {{")
+        with self.indented():
+            self.print_stmt(s.body)
+        self.emit("}")
+
+    def visit_IfThenElse(self, s):
+        self.emit(f"if ({self.expr(s.condition)}) {{")
+        node = s
+        while True:
+            with self.indented():
+                self.print_stmt(node.then_case)
+            other = node.else_case
+            if other is None:
+                break
+            if isinstance(other, S.IfThenElse):
+                self.emit(f"}} else if ({self.expr(other.condition)}) {{")
+                node = other
+                continue
+            self.emit("} else {")
+            with self.indented():
+                self.print_stmt(other)
+            break
+        self.emit("}")
+
+
+def generate_c(func: S.PrimFunc) -> str:
+    """C source of ``func`` (a flattened PrimFunc) printed by :class:`CodeGenC`."""
+    return CodeGenC().generate(func)

@@ -1,0 +1,166 @@
+"""Compile C source to a shared library with the system C compiler, with a cache.
+
+The on-disk cache key is the sha256 of the source, the full command line and the
+first line of ``$CC --version``; a library is compiled to a temporary file in the
+cache directory and moved into place with ``os.replace``, so processes compiling the
+same source at once never see a half-written file.  Loaded libraries are also kept
+per process.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import re
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+from .. import config
+from ..errors import CompileError
+from ..target import Target
+
+#: flags of every compile; ``-march``/``-m...`` from the target and $TECC_CFLAGS follow
+BASE_FLAGS = ("-O3", "-std=c11", "-shared", "-fPIC", "-fopenmp")
+LINK_FLAGS = ("-lm",)
+
+_version_cache: dict = {}
+_loaded: dict = {}
+_lock = threading.Lock()
+
+
+def compiler_version(cc: list) -> str:
+    """First line of ``cc --version`` (cached per compiler command)."""
+    key = tuple(cc)
+    if key not in _version_cache:
+        try:
+            proc = subprocess.run(list(cc) + ["--version"], capture_output=True, text=True, timeout=60)
+        except (FileNotFoundError, PermissionError) as err:
+            raise CompileError(
+                f"C compiler {' '.join(cc)!r} not found ({err}); install gcc or set the CC "
+                "environment variable to a C compiler") from None
+        lines = (proc.stdout or proc.stderr).strip().splitlines()
+        _version_cache[key] = lines[0] if lines else "unknown"
+    return _version_cache[key]
+
+
+def compile_flags(target) -> list:
+    """The compiler flags used for ``target`` (without input and output files)."""
+    target = Target.canon(target)
+    return list(BASE_FLAGS) + target.cpu_cflags() + config.extra_cflags()
+
+
+def cache_key(source: str, cc: list, flags: list) -> str:
+    h = hashlib.sha256()
+    for part in (source, " ".join(cc), " ".join(flags), compiler_version(cc)):
+        h.update(part.encode("utf-8"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def compile_c(source: str, target="c", name: str = "lib") -> str:
+    """Compile ``source`` into a shared library and return its path.
+
+    Parameters
+    ----------
+    source : str
+        A complete C translation unit.
+    target : Target or str
+        A CPU target; ``-mcpu``/``-mattr`` become ``-march``/``-m`` flags.
+    name : str
+        A readable prefix of the library's file name.
+
+    Returns
+    -------
+    str
+        Path of the ``.so`` in the cache directory (reused when present).
+
+    Raises
+    ------
+    CompileError
+        With the compiler's error lines and the offending source lines.
+    """
+    cc = config.c_compiler()
+    if not cc:
+        raise CompileError("the CC environment variable is empty; set it to a C compiler such as gcc")
+    flags = compile_flags(target)
+    key = cache_key(source, cc, flags)
+    safe = re.sub(r"[^A-Za-z0-9_]", "_", name)[:48] or "lib"
+    cache = config.cache_dir() / "c"
+    cache.mkdir(parents=True, exist_ok=True)
+    lib_path = cache / f"{safe}_{key[:32]}.so"
+    if lib_path.exists():
+        return str(lib_path)
+    src_path = cache / f"{safe}_{key[:32]}.c"
+    _atomic_write(src_path, source.encode("utf-8"))
+    fd, tmp = tempfile.mkstemp(prefix=lib_path.name + ".", suffix=".tmp", dir=cache)
+    os.close(fd)
+    cmd = list(cc) + flags + ["-o", tmp, str(src_path)] + list(LINK_FLAGS)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CompileError(format_compile_error(source, proc.stderr or proc.stdout, cmd))
+        os.replace(tmp, lib_path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return str(lib_path)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+_DIAG_RE = re.compile(r":(\d+):(?:(\d+):)?\s*(fatal error|error)")
+
+
+def format_compile_error(source: str, log: str, cmd=None, context: int = 3,
+                         max_errors: int = 5) -> str:
+    """A readable compile error: the compiler's error lines, then each offending
+    source line with ``context`` lines around it (marked with ``>``)."""
+    src_lines = source.splitlines()
+    log_lines = [ln for ln in log.splitlines() if ln.strip()]
+    errors = [ln for ln in log_lines if "error" in ln]
+    out = ["C compilation failed:"]
+    out += ["  " + ln for ln in (errors or log_lines)[:20]]
+    seen = []
+    for ln in log_lines:
+        m = _DIAG_RE.search(ln)
+        if m is None:
+            continue
+        lineno = int(m.group(1))
+        if lineno in seen or not (1 <= lineno <= len(src_lines)):
+            continue
+        seen.append(lineno)
+        if len(seen) > max_errors:
+            break
+        out.append(f"source around line {lineno}:")
+        lo, hi = max(1, lineno - context), min(len(src_lines), lineno + context)
+        for k in range(lo, hi + 1):
+            mark = ">" if k == lineno else " "
+            out.append(f"  {mark}{k:5d} | {src_lines[k - 1]}")
+    if cmd is not None:
+        out.append("command: " + " ".join(cmd))
+    return "\n".join(out)
+
+
+def load_library(path: str) -> ctypes.CDLL:
+    """Load a shared library once per process (by path)."""
+    path = str(path)
+    with _lock:
+        lib = _loaded.get(path)
+        if lib is None:
+            try:
+                lib = ctypes.CDLL(path)
+            except OSError as err:
+                raise CompileError(f"cannot load the compiled library {path}: {err}") from None
+            _loaded[path] = lib
+    return lib

@@ -1,0 +1,163 @@
+"""Arrays on a device (``tecc.nd``): ``nd.array(np_array, dev)``, ``nd.empty(shape)``.
+
+A CPU :class:`NDArray` wraps a C-contiguous numpy array; a CUDA one wraps a cupy
+array (only where a GPU and cupy are present).  ``bfloat16`` arrays hold their raw
+bits in ``uint16`` storage.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import TeccError, TeccTypeError
+from ..tir import dtype as _dt
+from .device import CPU, CUDA, Device, _cupy, cpu
+
+
+def _storage_dtype(dtype: str) -> np.dtype:
+    """numpy dtype that stores elements of ``dtype``."""
+    if _dt.parse(dtype).code == "bfloat":
+        return np.dtype("uint16")
+    return _dt.to_numpy(dtype)
+
+
+def _canonical(dtype) -> str:
+    if isinstance(dtype, np.dtype) and dtype.name == "bfloat16":
+        return "bfloat16"
+    return _dt.canonical(dtype)
+
+
+def _require_device(dev: Device) -> None:
+    if dev.device_type == CUDA and not dev.exist:
+        raise TeccError(f"{dev} is not available: there is no CUDA GPU here or cupy is not installed; "
+                        "use tecc.cpu(0)")
+    if dev.device_type == CPU and dev.device_id != 0:
+        raise TeccError(f"{dev} does not exist; the CPU is cpu(0)")
+
+
+class NDArray:
+    """An n-dimensional array on a device.
+
+    Create one with :func:`array` or :func:`empty`; read it back with :meth:`numpy`.
+    """
+
+    __slots__ = ("_data", "_dtype", "_device")
+
+    def __init__(self, data, dtype: str, device: Device):
+        self._data = data
+        self._dtype = dtype
+        self._device = device
+
+    # properties -----------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return tuple(int(s) for s in self._data.shape)
+
+    @property
+    def dtype(self) -> str:
+        return self._dtype
+
+    @property
+    def device(self) -> Device:
+        return self._device
+
+    ctx = device  # TVM's old name
+
+    @property
+    def ndim(self) -> int:
+        return len(self._data.shape)
+
+    @property
+    def size(self) -> int:
+        return int(self._data.size)
+
+    # data movement -----------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """A copy of the contents as a numpy array."""
+        if self._device.device_type == CUDA:
+            return self._data.get()
+        return self._data.copy()
+
+    asnumpy = numpy
+
+    def copyfrom(self, source) -> "NDArray":
+        """Copy ``source`` (an NDArray or array-like of the same shape) into this array."""
+        if isinstance(source, NDArray):
+            source = source.numpy()
+        src = np.asarray(source)
+        if src.dtype != self._data.dtype:
+            src = src.astype(self._data.dtype)
+        if src.shape != self.shape:
+            raise TeccError(f"copyfrom: source shape {src.shape} does not match the array's shape {self.shape}")
+        if self._device.device_type == CUDA:
+            self._data.set(np.ascontiguousarray(src))
+        else:
+            np.copyto(self._data, src)
+        return self
+
+    def copyto(self, target):
+        """Copy into ``target``: a :class:`Device` (returns a new array) or an NDArray."""
+        if isinstance(target, NDArray):
+            target.copyfrom(self)
+            return target
+        if isinstance(target, Device):
+            return array(self.numpy(), target, dtype=self._dtype)
+        raise TeccError(f"copyto expects a Device or an NDArray, got {type(target).__name__}")
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.numpy(), separator=", ", threshold=20)
+        return f"<tecc.nd.NDArray shape={self.shape}, dtype={self._dtype}, {self._device}>\n{body}"
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.numpy()
+        return out if dtype is None else out.astype(dtype)
+
+
+def array(arr, dev: Device = None, dtype=None) -> NDArray:
+    """An :class:`NDArray` holding a copy of ``arr`` (numpy array, list or NDArray).
+
+    Parameters
+    ----------
+    arr : array-like
+    dev : Device, optional
+        Defaults to ``cpu(0)``.
+    dtype : str, optional
+        Convert to this dtype (defaults to ``arr``'s dtype).
+    """
+    dev = cpu(0) if dev is None else dev
+    if isinstance(arr, NDArray):
+        dtype = arr.dtype if dtype is None else dtype
+        arr = arr.numpy()
+    if dtype is None:
+        src = np.asarray(arr)
+        dtype = _canonical(src.dtype)
+    else:
+        dtype = _canonical(dtype)
+        src = np.asarray(arr, dtype=_storage_dtype(dtype)) if not (
+            isinstance(arr, np.ndarray) and arr.dtype == _storage_dtype(dtype)) else arr
+    if dtype not in _dt.SUPPORTED:
+        raise TeccTypeError(f"cannot make an array of dtype {dtype}; use one of {', '.join(_dt.SUPPORTED)}")
+    _require_device(dev)
+    if dev.device_type == CUDA:
+        cupy = _cupy()
+        with cupy.cuda.Device(dev.device_id):
+            data = cupy.array(src, order="C")
+    else:
+        data = np.array(src, order="C", copy=True)
+    return NDArray(data, dtype, dev)
+
+
+def empty(shape, dtype="float32", dev: Device = None) -> NDArray:
+    """An uninitialised array (zero-filled on the CPU) of ``shape`` and ``dtype``."""
+    dev = cpu(0) if dev is None else dev
+    dtype = _canonical(dtype)
+    if isinstance(shape, int):
+        shape = (shape,)
+    shape = tuple(int(s) for s in shape)
+    _require_device(dev)
+    if dev.device_type == CUDA:
+        cupy = _cupy()
+        with cupy.cuda.Device(dev.device_id):
+            data = cupy.empty(shape, dtype=_storage_dtype(dtype))
+    else:
+        data = np.zeros(shape, dtype=_storage_dtype(dtype))
+    return NDArray(data, dtype, dev)

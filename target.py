@@ -1,0 +1,194 @@
+"""Compilation targets, written as TVM-style strings.
+
+>>> t = Target("llvm -mcpu=skylake-avx512 -mattr=+avx2,+fma")
+>>> t.kind, t.attrs["mcpu"], t.attrs["mattr"]
+('llvm', 'skylake-avx512', ['+avx2', '+fma'])
+>>> t.cpu_cflags()
+['-march=skylake-avx512', '-mavx2', '-mfma']
+
+``"llvm"`` and ``"c"`` both select tecc's C backend (the spelling is kept so that TVM
+code runs unchanged); ``"cuda"`` selects the CUDA backend.
+"""
+from __future__ import annotations
+
+import re
+
+from .errors import TargetError
+
+#: kind -> keys (the device family the kind compiles for)
+_KINDS = {
+    "llvm": ("cpu",),
+    "c": ("cpu",),
+    "cuda": ("cuda", "gpu"),
+}
+
+#: options whose value is a comma-separated list
+_LIST_OPTIONS = ("mattr", "keys", "libs")
+
+_OPTION_RE = re.compile(r"^-{1,2}([A-Za-z_][A-Za-z0-9_\-]*)(?:=(.*))?$")
+
+
+class TargetKind(str):
+    """The kind of a target (``"llvm"``, ``"c"``, ``"cuda"``); a string with a
+    ``.name`` as in TVM (``target.kind.name == "cuda"``)."""
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        return str(self)
+
+
+class Target:
+    """A compilation target parsed from a TVM-style string.
+
+    Parameters
+    ----------
+    target : str or Target
+        ``"<kind> [-option[=value] ...]"``, e.g. ``"llvm -mcpu=native"`` or
+        ``"cuda -arch=sm_90"``.
+    host : str or Target, optional
+        The host target of a GPU target (defaults to ``"llvm"`` for ``cuda``).
+
+    Attributes
+    ----------
+    kind : TargetKind
+        ``"llvm"``, ``"c"`` or ``"cuda"``.
+    keys : tuple of str
+        The device family: ``("cpu",)`` or ``("cuda", "gpu")``.
+    attrs : dict
+        Options by name without the dash; ``mattr``/``libs``/``keys`` are lists,
+        options without a value are ``True``.
+    """
+
+    def __init__(self, target, host=None):
+        if isinstance(target, Target):
+            self.kind = target.kind
+            self.attrs = dict(target.attrs)
+            self._order = list(target._order)
+            self.host = target.host if host is None else Target.canon(host)
+            self.keys = target.keys
+            return
+        if not isinstance(target, str):
+            raise TargetError(f"a target must be a string such as 'llvm' or 'cuda', got {target!r}")
+        tokens = target.split()
+        if not tokens:
+            raise TargetError(f"empty target string {target!r}; supported kinds: {', '.join(self.list_kinds())}")
+        kind = tokens[0]
+        if kind not in _KINDS:
+            raise TargetError(
+                f"unknown target kind {kind!r} in target {target!r}; "
+                f"supported kinds: {', '.join(self.list_kinds())}")
+        self.kind = TargetKind(kind)
+        self.attrs = {}
+        self._order = []
+        for tok in tokens[1:]:
+            m = _OPTION_RE.match(tok)
+            if m is None:
+                raise TargetError(
+                    f"cannot parse option {tok!r} of target {target!r}; options look like "
+                    "'-mcpu=native' or '-arch=sm_90'")
+            key, value = m.group(1), m.group(2)
+            if value is None:
+                parsed = True
+            elif key in _LIST_OPTIONS:
+                parsed = [v for v in value.split(",") if v]
+            else:
+                parsed = value
+            if key not in self.attrs:
+                self._order.append(key)
+            self.attrs[key] = parsed
+        keys = self.attrs.get("keys")
+        self.keys = tuple(keys) if isinstance(keys, list) and keys else _KINDS[kind]
+        # a GPU target without an explicit host resolves to llvm in ``host_target``
+        self.host = Target.canon(host) if host is not None else None
+
+    # construction ---------------------------------------------------------------
+    @staticmethod
+    def canon(target) -> "Target":
+        """A :class:`Target` from a Target or a string (the one way every API
+        accepts targets)."""
+        if isinstance(target, Target):
+            return target
+        return Target(target)
+
+    @staticmethod
+    def list_kinds() -> list:
+        """The supported target kinds."""
+        return list(_KINDS)
+
+    # queries --------------------------------------------------------------------
+    @property
+    def mcpu(self):
+        return self.attrs.get("mcpu")
+
+    @property
+    def mattr(self) -> list:
+        return list(self.attrs.get("mattr", []))
+
+    @property
+    def arch(self):
+        return self.attrs.get("arch")
+
+    @property
+    def host_target(self) -> "Target":
+        """The host target (``llvm`` for GPU targets, the target itself for CPUs)."""
+        if self.host is not None:
+            return self.host
+        return self if "cpu" in self.keys else Target("llvm")
+
+    def cpu_cflags(self) -> list:
+        """C compiler flags selecting the CPU of this target.
+
+        ``-mcpu=native`` and ``-mcpu=<cpu>`` become ``-march=...``; each
+        ``-mattr=+feat`` becomes ``-mfeat`` and ``-feat`` becomes ``-mno-feat``.
+        """
+        flags = []
+        mcpu = self.attrs.get("mcpu")
+        if isinstance(mcpu, str) and mcpu:
+            flags.append(f"-march={mcpu}")
+        for feat in self.mattr:
+            if feat.startswith("+"):
+                flags.append(f"-m{feat[1:]}")
+            elif feat.startswith("-"):
+                flags.append(f"-mno-{feat[1:]}")
+            else:
+                flags.append(f"-m{feat}")
+        return flags
+
+    # printing and comparison ---------------------------------------------------
+    def __str__(self) -> str:
+        parts = [str(self.kind)]
+        for key in self._order:
+            value = self.attrs[key]
+            if value is True:
+                parts.append(f"-{key}")
+            elif isinstance(value, list):
+                parts.append(f"-{key}={','.join(value)}")
+            else:
+                parts.append(f"-{key}={value}")
+        return " ".join(parts)
+
+    def __repr__(self) -> str:
+        return f"Target({str(self)!r})"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            try:
+                other = Target(other)
+            except TargetError:
+                return False
+        return isinstance(other, Target) and str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+
+def is_cpu(target) -> bool:
+    """True if ``target`` (a Target or a string) compiles for the CPU."""
+    return "cpu" in Target.canon(target).keys
+
+
+def is_cuda(target) -> bool:
+    """True if ``target`` (a Target or a string) compiles for CUDA GPUs."""
+    return Target.canon(target).kind == "cuda"

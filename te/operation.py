@@ -1,0 +1,175 @@
+"""Declaring computations: placeholder, compute, reduce_axis, var, thread_axis."""
+from __future__ import annotations
+
+import inspect
+
+from ..errors import TeccTypeError
+from ..tir import dtype as _dt
+from ..tir import expr as E
+from ..tir.functor import IRMutator, post_order_visit
+from ..tir.op import const, convert
+from .tensor import ComputeOp, PlaceholderOp, Tensor
+
+
+def var(name="tindex", dtype="int32"):
+    """A symbolic scalar, e.g. a dynamic dimension ``n = te.var("n")``."""
+    return E.Var(name, _dt.canonical(dtype))
+
+
+def size_var(name="size", dtype="int32"):
+    """A symbolic size: a variable known to be non-negative."""
+    return E.SizeVar(name, _dt.canonical(dtype))
+
+
+def _shape(shape, what):
+    if isinstance(shape, (E.PrimExpr, int)) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)):
+        raise TeccTypeError(f"{what}: shape must be a tuple of sizes, got {shape!r}")
+    out = []
+    for d in shape:
+        if isinstance(d, E.IterVar):
+            d = d.var
+        e = convert(d)
+        if not _dt.is_integer(e.dtype):
+            raise TeccTypeError(f"{what}: dimension `{e}` has dtype {e.dtype}; sizes must be integers")
+        if isinstance(e, E.IntImm) and e.value < 0:
+            raise TeccTypeError(f"{what}: dimension {e.value} is negative")
+        out.append(e)
+    return tuple(out)
+
+
+def placeholder(shape, dtype="float32", name="placeholder"):
+    """An input tensor of ``shape`` and ``dtype``."""
+    dtype = _dt.canonical(dtype)
+    if dtype not in _dt.SUPPORTED:
+        raise TeccTypeError(f"placeholder {name!r}: dtype {dtype!r} is not supported; use one of {_dt.SUPPORTED}")
+    return PlaceholderOp(name, _shape(shape, f"placeholder {name!r}"), dtype).output(0)
+
+
+def reduce_axis(dom, name="rv", thread_tag="", span=None):
+    """A reduction axis over ``dom`` = ``(min, max_exclusive)`` or a Range."""
+    rng = _to_range(dom, f"reduce_axis {name!r}")
+    return E.IterVar(rng, E.Var(name, rng.extent.dtype), E.IterVarType.COMM_REDUCE, thread_tag)
+
+
+def _to_range(dom, what):
+    if isinstance(dom, E.Range):
+        return dom
+    if isinstance(dom, (tuple, list)) and len(dom) == 2:
+        lo, hi = convert(dom[0]), convert(dom[1])
+        return E.Range(lo, hi - lo)
+    if isinstance(dom, (int, E.PrimExpr)):
+        return E.Range(const(0, convert(dom).dtype), convert(dom))
+    raise TeccTypeError(f"{what}: domain must be (min, max_exclusive) or a Range, got {dom!r}")
+
+
+def thread_axis(dom=None, tag="", name="", span=None):
+    """A GPU thread index axis, e.g. ``te.thread_axis("threadIdx.x")``.
+
+    ``dom`` (optional) fixes its extent: ``te.thread_axis((0, 32), "threadIdx.x")``.
+    """
+    if isinstance(dom, str):
+        tag, dom = dom, None
+    if not tag:
+        raise TeccTypeError("thread_axis needs a tag such as 'blockIdx.x', 'threadIdx.x' or 'vthread'")
+    valid = ("blockIdx.", "threadIdx.", "vthread", "cthread")
+    if not tag.startswith(valid):
+        raise TeccTypeError(f"thread_axis tag {tag!r} is unknown; use blockIdx.x/y/z, threadIdx.x/y/z or vthread")
+    rng = _to_range(dom, f"thread_axis {tag!r}") if dom is not None else None
+    kind = E.IterVarType.THREAD_INDEX
+    return E.IterVar(rng, E.Var(name or tag, "int32"), kind, tag)
+
+
+def compute(shape, fcompute, name="compute", tag="", attrs=None):
+    """Define ``name[i, j, ...] = fcompute(i, j, ...)`` over ``shape``.
+
+    ``fcompute`` returns an expression, a reduction (``te.sum(..., axis=k)``) or a
+    tuple/list of them for several outputs (then a tuple of tensors is returned).
+    A reduction nested inside a larger expression (``te.sum(...) + b[i]``) is split
+    into its own stage ``<name>.red`` automatically.
+    """
+    shape = _shape(shape, f"compute {name!r}")
+    names = _arg_names(fcompute, len(shape), name)
+    axis = tuple(E.IterVar(E.Range(const(0, s.dtype), s), E.Var(n, s.dtype), E.IterVarType.DATA_PAR)
+                 for n, s in zip(names, shape))
+    body = fcompute(*[iv.var for iv in axis])
+    multi = isinstance(body, (tuple, list))
+    bodies = list(body) if multi else [body]
+    if not bodies:
+        raise TeccTypeError(f"compute {name!r}: fcompute returned no values")
+    out = []
+    for b in bodies:
+        if isinstance(b, Tensor):
+            raise TeccTypeError(f"compute {name!r}: fcompute returned the tensor {b.name!r}; return an element, "
+                                f"e.g. {b.name}[...]")
+        try:
+            out.append(convert(b))
+        except TeccTypeError as err:
+            raise TeccTypeError(f"compute {name!r}: {err}") from None
+    bodies = out
+    reduces = [isinstance(b, E.Reduce) for b in bodies]
+    if any(reduces):
+        if not all(reduces):
+            raise TeccTypeError(f"compute {name!r}: either every output is a reduction or none is")
+        first = bodies[0]
+        for b in bodies[1:]:
+            if b.combiner is not first.combiner or b.axis != first.axis:
+                raise TeccTypeError(f"compute {name!r}: all outputs must come from one (tuple) reduction")
+        for b in bodies:
+            _check_no_nested_reduce(b.source + (b.condition,), name)
+    else:
+        bodies = [_split_nested_reductions(b, axis, name, i) for i, b in enumerate(bodies)]
+    op = ComputeOp(name, tag, attrs, axis, bodies)
+    tensors = tuple(op.output(i) for i in range(len(bodies)))
+    return tensors if multi else tensors[0]
+
+
+def _arg_names(fcompute, ndim, name):
+    try:
+        sig = inspect.signature(fcompute)
+    except (TypeError, ValueError):
+        return [f"i{k}" for k in range(ndim)]
+    params = list(sig.parameters.values())
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return [f"i{k}" for k in range(ndim)]
+    if len(params) != ndim:
+        raise TeccTypeError(
+            f"compute {name!r}: the shape has {ndim} dimension(s) but fcompute takes {len(params)} argument(s)")
+    return [p.name for p in params]
+
+
+def _check_no_nested_reduce(exprs, name):
+    def f(node):
+        if isinstance(node, E.Reduce):
+            raise TeccTypeError(f"compute {name!r}: a reduction cannot contain another reduction; "
+                                "compute the inner one as its own tensor")
+    for e in exprs:
+        post_order_visit(e, f)
+
+
+class _LiftReduce(IRMutator):
+    """Replace each nested Reduce by a read of a new reduction tensor."""
+
+    def __init__(self, axis, name):
+        self.axis = axis
+        self.name = name
+        self.count = 0
+
+    def visit_Reduce(self, r):
+        suffix = "red" if self.count == 0 else f"red{self.count}"
+        self.count += 1
+        new_axis = tuple(E.IterVar(iv.dom, E.Var(iv.var.name, iv.var.dtype), iv.iter_type) for iv in self.axis)
+        from ..tir.functor import substitute
+        vmap = {old.var: new.var for old, new in zip(self.axis, new_axis)}
+        body = substitute(r, vmap)
+        op = ComputeOp(f"{self.name}.{suffix}", "", None, new_axis, [body])
+        return op.output(0)[tuple(iv.var for iv in self.axis)]
+
+
+def _split_nested_reductions(body, axis, name, index):
+    found = []
+    post_order_visit(body, lambda n: found.append(n) if isinstance(n, E.Reduce) else None)
+    if not found:
+        return body
+    return _LiftReduce(axis, name if index == 0 else f"{name}.v{index}").visit(body)

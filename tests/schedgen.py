@@ -1,0 +1,60 @@
+"""Random legal schedules for differential tests (driven by hypothesis ``data``)."""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from tecc.tir import expr as E
+
+
+def _const(e):
+    return e.value if isinstance(e, E.IntImm) else None
+
+
+def random_loop_shape(data, stage, label, allow_fuse=True):
+    """Random splits (including non-dividing factors), a fuse and a reorder."""
+    for iv in list(stage.leaf_iter_vars):
+        if data.draw(st.booleans(), label=f"{label}: split {iv.var.name}?"):
+            ext = _const(iv.dom.extent) if iv.dom is not None else None
+            hi = (ext + 2) if ext else 9
+            factor = data.draw(st.integers(1, max(2, hi)), label=f"{label}: factor of {iv.var.name}")
+            if data.draw(st.booleans(), label=f"{label}: nparts?"):
+                stage.split(iv, nparts=factor)
+            else:
+                stage.split(iv, factor=factor)
+    leaves = list(stage.leaf_iter_vars)
+    if allow_fuse and len(leaves) >= 2 and data.draw(st.booleans(), label=f"{label}: fuse?"):
+        k = data.draw(st.integers(0, len(leaves) - 2), label=f"{label}: fuse at")
+        a, b = leaves[k], leaves[k + 1]
+        same = (a.iter_type == E.IterVarType.COMM_REDUCE) == (b.iter_type == E.IterVarType.COMM_REDUCE)
+        if same:
+            stage.fuse(a, b)
+    leaves = list(stage.leaf_iter_vars)
+    perm = data.draw(st.permutations(leaves), label=f"{label}: order")
+    stage.reorder(*perm)
+
+
+def random_annotations(data, stage, label):
+    leaves = list(stage.leaf_iter_vars)
+    data_par = [iv for iv in leaves if iv.iter_type != E.IterVarType.COMM_REDUCE]
+    if data_par and data.draw(st.booleans(), label=f"{label}: parallel?"):
+        stage.parallel(data_par[0])
+    if len(data_par) >= 2 and data.draw(st.booleans(), label=f"{label}: vectorize?"):
+        stage.vectorize(data_par[-1])
+    rest = [iv for iv in leaves if stage.iter_var_attrs.get(iv) is None]
+    if rest and data.draw(st.booleans(), label=f"{label}: unroll?"):
+        stage.unroll(data.draw(st.sampled_from(rest), label=f"{label}: unroll which"))
+
+
+def random_attach(data, s, producer, consumer, label):
+    """compute_inline / compute_at a random consumer loop / root for ``producer``."""
+    choices = ["root", "at"]
+    if not producer.op.reduce_axis:
+        choices.append("inline")
+    how = data.draw(st.sampled_from(choices), label=f"{label}: attach")
+    if how == "inline":
+        s[producer].compute_inline()
+    elif how == "at":
+        leaves = list(s[consumer].leaf_iter_vars)
+        iv = data.draw(st.sampled_from(leaves), label=f"{label}: at which loop")
+        s[producer].compute_at(s[consumer], iv)
+    return how

@@ -1,0 +1,190 @@
+"""Tests of the pass manager: the named pipeline, options, PassContext, printing,
+timing and the verifier switch."""
+import io as _io
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from tecc import tir
+from tecc.errors import TeccError
+from tecc.tir.stmt import BufferStore, For, ForKind, IfThenElse, PrimFunc, seq
+from tecc.tir.transform import pipeline as P
+from tecc.tir.transform import (
+    CPU_PIPELINE, PassConfigError, PassContext, PassOptions, list_passes, run_pipeline, run_prim_func,
+    verify_well_formed,
+)
+
+c = tir.const
+
+
+def loop(var, extent, body, kind=ForKind.SERIAL):
+    return For(var, c(0), tir.convert(extent), kind, body)
+
+
+def guarded_matmul(n=10, f=4):
+    """C = A @ B with the j axis split by a non-dividing factor and vectorized inside."""
+    A, B, C = (tir.decl_buffer((n, n), "float32", name) for name in "ABC")
+    i, k, jo, ji = tir.Var("i"), tir.Var("k"), tir.Var("j.outer"), tir.Var("j.inner")
+    j = jo * f + ji
+    init = IfThenElse(tir.likely(j < n), BufferStore(C, c(0.0), (i, j)))
+    upd = IfThenElse(tir.likely(j < n), BufferStore(C, C[i, j] + A[i, k] * B[k, j], (i, j)))
+    body = loop(i, n, loop(jo, (n + f - 1) // f, seq(
+        loop(ji, f, init, ForKind.VECTORIZED),
+        loop(k, n, loop(ji, f, upd, ForKind.UNROLLED)))))
+    bufs = (A, B, C)
+    return PrimFunc(tuple(b.data for b in bufs), body, {b.data: b for b in bufs}, {"global_symbol": "mm"})
+
+
+def run_mm(func, n=10):
+    rng = np.random.default_rng(1)
+    a, b = rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
+    out = np.full((n, n), 7.0, np.float32)
+    run_prim_func(func, a, b, out)
+    return a @ b, out
+
+
+def test_pipeline_is_a_literal_named_list():
+    assert list_passes(PassOptions()) == [name for name, _ in CPU_PIPELINE]
+    assert list_passes(PassOptions())[0] == "flatten" and list_passes(PassOptions())[-1] == "remove_no_op"
+    with pytest.raises(TeccError, match="not available"):
+        list_passes(PassOptions(target_kind="cuda"))
+
+
+def test_pass_options_are_hashable_cache_keys():
+    a = PassOptions(print_after=["flatten"])
+    b = PassOptions(print_after=("flatten",))
+    assert a == b and hash(a) == hash(b)
+    assert {a: 1}[b] == 1
+    assert PassOptions(verify=True) != PassOptions()
+    with pytest.raises(TeccError):
+        PassOptions(target_kind="llvm-ish")
+
+
+def test_pipeline_end_to_end_matches_numpy():
+    f = guarded_matmul()
+    g = run_pipeline(f, PassOptions(verify=True))
+    verify_well_formed(g, require_flat=True)
+    want, got = run_mm(g)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    # the main part of the j.outer loop is vectorized, guard-free code
+    text = tir.to_text(g)
+    assert "ramp(" in text
+
+
+@pytest.mark.parametrize("opts", [
+    PassOptions(vectorize=False), PassOptions(loop_partition=False), PassOptions(unroll_max_extent=0),
+])
+def test_pipeline_options_keep_results(opts):
+    g = run_pipeline(guarded_matmul(), replace(opts, verify=True))
+    want, got = run_mm(g)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_print_after_marks_unchanged_passes():
+    f = guarded_matmul()
+    out = _io.StringIO()
+    run_pipeline(f, PassOptions(print_after=("all",)), stream=out)
+    text = out.getvalue()
+    headers = [ln for ln in text.splitlines() if ln.startswith("# after")]
+    assert [h.split()[2] for h in headers] == list_passes(PassOptions())
+    assert headers[0] == "# after flatten"
+    # flattening an already flat function changes nothing
+    out2 = _io.StringIO()
+    g = run_pipeline(f, PassOptions(print_after=("flatten",)))
+    run_pipeline(g, PassOptions(print_after=("flatten",), print_before=("remove_no_op",)), stream=out2)
+    text2 = out2.getvalue()
+    assert "# after flatten (unchanged)" in text2
+    assert "# before remove_no_op" in text2
+    assert "primfn mm(" in text2
+
+
+def test_print_after_defaults_to_stdout(capsys):
+    run_pipeline(guarded_matmul(), PassOptions(print_after=("vectorize",)))
+    assert "# after vectorize" in capsys.readouterr().out
+
+
+def test_timing_table():
+    out = _io.StringIO()
+    run_pipeline(guarded_matmul(), PassOptions(timing=True), stream=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("# pass timing (7 passes")
+    rows = lines[2:]
+    assert [r.split()[0] for r in rows] == list_passes(PassOptions())
+    assert all(float(r.split()[1]) >= 0 for r in rows)
+
+
+def _broken_pass(func, options):
+    """Rebinds the first loop's variable inside itself: an ill-formed IR."""
+    outer = func.body
+    assert isinstance(outer, For)
+    bad = replace(outer, body=For(outer.loop_var, c(0), c(2), ForKind.SERIAL, outer.body))
+    return func.with_body(bad)
+
+
+def test_verify_switch_names_the_broken_pass(monkeypatch):
+    broken = list(CPU_PIPELINE)
+    broken.insert(3, ("my_broken_pass", _broken_pass))
+    monkeypatch.setattr(P, "CPU_PIPELINE", broken)
+    f = guarded_matmul()
+    # without the switch the broken IR goes through
+    run_pipeline(f, PassOptions())
+    with pytest.raises(AssertionError) as err:
+        run_pipeline(f, PassOptions(verify=True))
+    msg = str(err.value)
+    assert "after pass 'my_broken_pass'" in msg
+    assert "bound again" in msg
+    assert "for (i, 0, 2)" in msg  # the printed IR around the bad node
+
+
+def test_pass_context_sets_default_options():
+    assert PassContext.current().pass_options() == PassOptions()
+    cfg = {"tir.print_after": ["flatten"], "tir.verify": True, "tir.unroll_max_extent": 4,
+           "tir.disable_vectorize": True}
+    with PassContext(opt_level=3, config=cfg) as ctx:
+        assert PassContext.current() is ctx
+        opts = ctx.pass_options()
+        assert opts.print_after == ("flatten",) and opts.verify and opts.unroll_max_extent == 4
+        assert not opts.vectorize and opts.loop_partition
+        with PassContext(opt_level=0):
+            inner = PassContext.current().pass_options()
+            assert not inner.vectorize and not inner.loop_partition
+        assert PassContext.current() is ctx
+        out = _io.StringIO()
+        run_pipeline(guarded_matmul(), stream=out)
+        assert out.getvalue().startswith("# after flatten\n")
+    assert PassContext.current().pass_options() == PassOptions()
+    with PassContext(disabled_pass=["loop_partition"]):
+        assert not PassContext.current().pass_options().loop_partition
+
+
+def test_pass_context_rejects_bad_config():
+    with pytest.raises(PassConfigError, match="unknown PassContext config key"):
+        PassContext(config={"tir.print_afterr": ["flatten"]})
+    with pytest.raises(PassConfigError, match="unknown pass"):
+        PassContext(config={"tir.print_after": ["flaten"]})
+    with pytest.raises(TeccError, match="must be a bool"):
+        PassContext(config={"tir.verify": "yes"})
+
+
+@pytest.mark.parametrize("symbolic", [False, True])
+@pytest.mark.parametrize("kind", [ForKind.SERIAL, ForKind.VECTORIZED, ForKind.UNROLLED])
+def test_random_split_schedules_match_numpy(symbolic, kind):
+    """Differential: 2-D elementwise op with a non-dividing split of the inner axis."""
+    rng = np.random.default_rng(hash((symbolic, kind.value)) % 2**32)
+    for _ in range(4):
+        rows, cols, factor = int(rng.integers(1, 4)), int(rng.integers(1, 20)), int(rng.choice([2, 3, 4, 8]))
+        m = tir.SizeVar("m") if symbolic else cols
+        A, B = tir.decl_buffer((rows, m), "float32", "A"), tir.decl_buffer((rows, m), "float32", "B")
+        i, jo, ji = tir.Var("i"), tir.Var("jo"), tir.Var("ji")
+        j = jo * factor + ji
+        store = BufferStore(B, A[i, j] * 2.0 + 1.0, (i, j))
+        body = loop(i, rows, loop(jo, (m + factor - 1) // factor,
+                                  loop(ji, factor, IfThenElse(tir.likely(j < m), store), kind)))
+        params = (A.data, B.data) + ((m,) if symbolic else ())
+        f = PrimFunc(params, body, {A.data: A, B.data: B}, {"global_symbol": "ew"})
+        g = run_pipeline(f, PassOptions(verify=True))
+        a = rng.random((rows, cols), dtype=np.float32)
+        out = np.zeros((rows, cols), np.float32)
+        run_prim_func(g, a, out)
+        np.testing.assert_allclose(out, a * 2 + 1, rtol=1e-6, err_msg=tir.to_text(g))

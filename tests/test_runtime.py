@@ -1,0 +1,334 @@
+"""Targets, config, devices, arrays, modules: calling, checking, timing, export and
+load, compile errors and the compile cache."""
+import multiprocessing
+import os
+
+import numpy as np
+import pytest
+
+from tecc import config, runtime, tir
+from tecc.cpu_fallback import build_c, compile_c
+from tecc.cpu_fallback.compiler import format_compile_error
+from tecc.errors import CompileError, RuntimeArgError, TargetError, TeccError
+from tecc.runtime import ndarray as nd
+from tecc.target import Target, is_cpu, is_cuda
+from tecc.tir import expr as E
+from tecc.tir import stmt as S
+from tecc.tir.op import const
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cache_dir(tmp_path_factory):
+    old = os.environ.get("TECC_CACHE_DIR")
+    os.environ["TECC_CACHE_DIR"] = str(tmp_path_factory.mktemp("tecc_cache"))
+    yield
+    if old is None:
+        os.environ.pop("TECC_CACHE_DIR", None)
+    else:
+        os.environ["TECC_CACHE_DIR"] = old
+
+
+def _func(name, args, body):
+    params, bmap = [], {}
+    for a in args:
+        if isinstance(a, S.Buffer):
+            p = E.Var(a.name, "handle")
+            params.append(p)
+            bmap[p] = a
+        else:
+            params.append(a)
+    return S.PrimFunc(tuple(params), body, bmap, {"global_symbol": name})
+
+
+@pytest.fixture(scope="module")
+def add2d():
+    """C[n, 4] = A[n, 4] + B[n, 4] with symbolic n (2-D buffers, printer flattens)."""
+    n = E.Var("n")
+    A = S.decl_buffer((n, 4), "float32", "A")
+    B = S.decl_buffer((n, 4), "float32", "B")
+    C = S.decl_buffer((n, 4), "float32", "C")
+    i, j = E.Var("i"), E.Var("j")
+    body = S.For(i, const(0), n, S.ForKind.PARALLEL,
+                 S.For(j, const(0), const(4), S.ForKind.SERIAL,
+                       S.BufferStore(C, A[i, j] + B[i, j], (i, j))))
+    return build_c(_func("add2d", [A, B, C, n], body))
+
+
+# ---------------------------------------------------------------------------
+# targets and config
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["llvm", "llvm -mcpu=native", "llvm -mcpu=skylake-avx512 -mattr=+avx2",
+                                  "c", "c -mcpu=native", "cuda", "cuda -arch=sm_90"])
+def test_target_round_trip(text):
+    t = Target(text)
+    assert str(t) == text
+    assert Target.canon(text) == t and Target.canon(t) is t
+    assert t.kind.name == text.split()[0]
+
+
+def test_target_attrs_and_flags():
+    t = Target("llvm -mcpu=skylake-avx512 -mattr=+avx2,-fma")
+    assert t.kind == "llvm" and t.keys == ("cpu",)
+    assert t.attrs["mcpu"] == "skylake-avx512" and t.attrs["mattr"] == ["+avx2", "-fma"]
+    assert t.cpu_cflags() == ["-march=skylake-avx512", "-mavx2", "-mno-fma"]
+    assert Target("llvm -mcpu=native").cpu_cflags() == ["-march=native"]
+    assert Target("llvm").cpu_cflags() == []
+    assert Target("cuda -arch=sm_90").arch == "sm_90"
+    assert is_cpu("c") and is_cpu(Target("llvm")) and not is_cpu("cuda")
+    assert is_cuda("cuda -arch=sm_80") and not is_cuda("llvm")
+    assert set(Target.list_kinds()) == {"llvm", "c", "cuda"}
+
+
+def test_target_errors():
+    with pytest.raises(TargetError, match="'opencl'.*supported kinds: llvm, c, cuda"):
+        Target("opencl -device=mali")
+    with pytest.raises(TargetError, match="cannot parse option"):
+        Target("llvm mcpu=native")
+    with pytest.raises(TargetError):
+        Target("")
+
+
+def test_config_reads_environment_lazily(monkeypatch, tmp_path):
+    monkeypatch.setenv("TECC_CFLAGS", "-DFOO=1 -g")
+    assert config.extra_cflags() == ["-DFOO=1", "-g"]
+    monkeypatch.setenv("CC", "ccache gcc")
+    assert config.c_compiler() == ["ccache", "gcc"]
+    monkeypatch.delenv("CC")
+    assert config.c_compiler() == ["cc"]
+    monkeypatch.setenv("TECC_CACHE_DIR", str(tmp_path / "sub"))
+    assert config.cache_dir() == tmp_path / "sub" and (tmp_path / "sub").is_dir()
+    assert "TECC_CACHE_DIR" in config.describe()
+
+
+# ---------------------------------------------------------------------------
+# devices and arrays
+# ---------------------------------------------------------------------------
+
+def test_devices():
+    dev = runtime.cpu(0)
+    assert dev.exist and str(dev) == "cpu(0)" and dev == runtime.device("cpu", 0)
+    dev.sync()
+    gpu = runtime.cuda(0)
+    assert isinstance(gpu.exist, bool) and str(gpu) == "cuda(0)"
+    assert runtime.device("llvm").device_type == runtime.CPU
+    with pytest.raises(TeccError, match="unknown device type"):
+        runtime.device("tpu")
+
+
+def test_ndarray_basics():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a = nd.array(x)
+    assert a.shape == (2, 3) and a.dtype == "float32" and a.device == runtime.cpu(0)
+    out = a.numpy()
+    out[0, 0] = 100  # a copy
+    assert a.numpy()[0, 0] == 0
+    a.copyfrom(np.ones((2, 3)))
+    np.testing.assert_array_equal(a.numpy(), np.ones((2, 3), np.float32))
+    b = nd.empty((2, 3), "float32")
+    a.copyto(b)
+    np.testing.assert_array_equal(b.numpy(), a.numpy())
+    c = a.copyto(runtime.cpu(0))
+    assert c is not a and c.shape == (2, 3)
+    assert "shape=(2, 3)" in repr(a)
+    assert nd.array([1, 2, 3], dtype="int8").dtype == "int8"
+    assert nd.empty(4, "bfloat16").numpy().dtype == np.uint16
+    with pytest.raises(TeccError, match="does not match"):
+        a.copyfrom(np.ones(3))
+    if not runtime.cuda(0).exist:
+        with pytest.raises(TeccError, match="not available"):
+            nd.array(x, runtime.cuda(0))
+
+
+# ---------------------------------------------------------------------------
+# calling modules
+# ---------------------------------------------------------------------------
+
+def test_call_with_ndarrays_and_numpy(add2d):
+    for n in (3, 10):
+        a = np.random.default_rng(n).random((n, 4), dtype=np.float32)
+        b = np.ones((n, 4), np.float32)
+        c = nd.empty((n, 4))
+        add2d(nd.array(a), b, c)
+        np.testing.assert_allclose(c.numpy(), a + 1)
+    # the symbolic size may also be passed explicitly (it must agree)
+    c = np.zeros((2, 4), np.float32)
+    add2d(np.ones((2, 4), np.float32), np.ones((2, 4), np.float32), c, 2)
+    assert (c == 2).all()
+    assert add2d[add2d.entry_name] is not None and add2d.get_function("add2d").name == "add2d"
+    add2d["add2d"](np.ones((1, 4), np.float32), np.ones((1, 4), np.float32), np.zeros((1, 4), np.float32))
+    assert add2d.imported_modules == [] and "add2d(" in add2d.get_source("c")
+    specs = add2d.arg_specs
+    assert [s.kind for s in specs] == ["buffer"] * 3 + ["scalar"]
+    assert specs[0].shape == ("n", 4) and specs[3].binding == (0, 0)
+    assert specs[2].written and not specs[0].written
+
+
+def _args(n=4, dtype=np.float32):
+    return np.ones((n, 4), dtype), np.ones((n, 4), dtype), np.zeros((n, 4), dtype)
+
+
+def test_error_wrong_count(add2d):
+    a, b, _ = _args()
+    with pytest.raises(RuntimeArgError, match=r"takes 3 arguments \(A, B, C\), got 2"):
+        add2d(a, b)
+
+
+def test_error_wrong_shape(add2d):
+    a, b, c = _args()
+    with pytest.raises(RuntimeArgError, match=r"argument 1 \('B'\) must have shape \(n, 4\)"):
+        add2d(a, np.ones((4, 5), np.float32), c)
+    with pytest.raises(RuntimeArgError, match="must have 2 dimensions"):
+        add2d(a, np.ones(16, np.float32), c)
+
+
+def test_error_wrong_dtype(add2d):
+    a, b, c = _args()
+    with pytest.raises(RuntimeArgError, match=r"argument 0 \('A'\) must have dtype float32, got float64"):
+        add2d(a.astype(np.float64), b, c)
+    with pytest.raises(RuntimeArgError, match="must have dtype float32, got int32"):
+        add2d(a, b, nd.array(c, dtype="int32"))
+
+
+def test_error_non_contiguous(add2d):
+    a, b, _ = _args()
+    c = np.zeros((4, 8), np.float32)[:, ::2]
+    with pytest.raises(RuntimeArgError, match=r"argument 2 \('C'\) is not C-contiguous"):
+        add2d(a, b, c)
+
+
+def test_error_inconsistent_symbolic_dim(add2d):
+    a, b, c = _args()
+    with pytest.raises(RuntimeArgError, match=r"symbolic size 'n' is 4 from argument 0"):
+        add2d(a, np.ones((5, 4), np.float32), c)
+    with pytest.raises(RuntimeArgError, match=r"argument 3 \('n'\) is 7"):
+        add2d(a, b, c, 7)
+
+
+def test_error_wrong_argument_type_and_read_only(add2d):
+    a, b, c = _args()
+    with pytest.raises(RuntimeArgError, match="must be a tecc.nd.NDArray or a numpy array, got list"):
+        add2d(a.tolist(), b, c)
+    ro = np.zeros((4, 4), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(RuntimeArgError, match="read-only"):
+        add2d(a, b, ro)
+
+
+def test_unknown_function_and_source_format(add2d):
+    with pytest.raises(runtime.FunctionNotFoundError, match="no function 'nope'"):
+        add2d["nope"]
+    with pytest.raises(TeccError, match="only C source"):
+        add2d.get_source("ptx")
+
+
+def test_time_evaluator(add2d):
+    a, b, c = _args(256)
+    ev = add2d.time_evaluator(add2d.entry_name, runtime.cpu(0), number=3, repeat=4)
+    res = ev(a, b, c)
+    assert len(res.results) == 4 and all(r > 0 for r in res.results)
+    assert res.min <= res.median <= res.max and res.mean > 0 and res.std >= 0
+    np.testing.assert_array_equal(c, 2)
+    res2 = add2d.time_evaluator("add2d", runtime.cpu(0), number=1, repeat=1, min_repeat_ms=20)(a, b, c)
+    assert len(res2.results) == 1 and res2.results[0] > 0
+    with pytest.raises(RuntimeArgError):
+        ev(a, b)
+
+
+# ---------------------------------------------------------------------------
+# compiling: errors, cache, concurrency; export and load
+# ---------------------------------------------------------------------------
+
+BROKEN = """#include <stdint.h>
+int32_t broken(float* A) {
+    float x = 1.0f;
+    A[0] = x +* ;
+    return 0;
+}
+"""
+
+
+def test_compile_error_shows_source_lines():
+    with pytest.raises(CompileError) as info:
+        compile_c(BROKEN, "c", "broken")
+    msg = str(info.value)
+    assert "error" in msg and "source around line 4" in msg
+    assert ">    4 |     A[0] = x +* ;" in msg
+    assert "float x = 1.0f;" in msg  # context lines
+
+
+def test_format_compile_error_plain():
+    log = "x.c:2:5: error: expected ';'\n"
+    text = format_compile_error("a\nb\nc\n", log)
+    assert ">    2 | b" in text
+
+
+def test_missing_compiler(monkeypatch):
+    monkeypatch.setenv("CC", "/nonexistent/tecc-cc")
+    with pytest.raises(CompileError, match="not found"):
+        compile_c("int x;", "c", "x")
+
+
+def test_compile_cache_reuses_library():
+    src = "int tecc_cache_probe(void) { return 42; }\n"
+    p1 = compile_c(src, "c", "probe")
+    mtime = os.stat(p1).st_mtime_ns
+    p2 = compile_c(src, "c", "probe")
+    assert p1 == p2 and os.stat(p2).st_mtime_ns == mtime
+    p3 = compile_c(src, "llvm -mcpu=native", "probe")
+    assert p3 != p1  # flags are part of the key
+
+
+def test_export_and_load_without_compiler(add2d, tmp_path, monkeypatch):
+    path = tmp_path / "add2d.so"
+    add2d.export_library(str(path))
+    assert path.is_file() and len(list(tmp_path.iterdir())) == 1
+    monkeypatch.setenv("CC", "/nonexistent/tecc-cc")
+    mod = runtime.load_module(str(path))
+    assert mod.entry_name == "add2d" and mod.get_source() == add2d.get_source()
+    assert mod.target == add2d.target and [s.to_json() for s in mod.arg_specs] == \
+        [s.to_json() for s in add2d.arg_specs]
+    a, b, c = _args(5)
+    mod(a, b, c)
+    np.testing.assert_array_equal(c, 2)
+    with pytest.raises(RuntimeArgError):
+        mod(a, b)
+    bogus = tmp_path / "bogus.so"
+    bogus.write_bytes(b"not a module")
+    with pytest.raises(TeccError, match="not written by Module.export_library"):
+        runtime.load_module(str(bogus))
+
+
+_CONCURRENT_SRC = """#include <stdint.h>
+__attribute__((visibility("default"))) int32_t tecc_concurrent(int32_t x) {
+    int32_t s = 0;
+    for (int32_t i = 0; i < x; ++i) s += i;
+    return s;
+}
+"""
+
+
+def _compile_worker(cache_dir, barrier, queue):
+    os.environ["TECC_CACHE_DIR"] = cache_dir
+    barrier.wait()
+    queue.put(compile_c(_CONCURRENT_SRC, "c", "concurrent"))
+
+
+def test_concurrent_compiles_are_safe(tmp_path):
+    import ctypes
+
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(3)
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_compile_worker, args=(str(tmp_path), barrier, queue)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    paths = [queue.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=120)
+        assert p.exitcode == 0
+    assert len(set(paths)) == 1
+    lib = ctypes.CDLL(paths[0])
+    assert lib.tecc_concurrent(10) == 45
+    leftovers = [f.name for f in (tmp_path / "c").iterdir() if f.name.endswith(".tmp")]
+    assert leftovers == []

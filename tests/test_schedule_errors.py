@@ -1,0 +1,287 @@
+"""One expected-failure test for each user error of the schedule and TE API."""
+import pytest
+
+import tecc
+from tecc import te
+from tecc.errors import LoweringError, ScheduleError, TeccTypeError
+
+
+def matmul(n=16):
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    return A, B, C, k
+
+
+def test_reorder_axis_twice():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    i, j = C.op.axis
+    with pytest.raises(ScheduleError, match=r"stage 'C'.*'i' is given twice"):
+        s[C].reorder(i, j, i)
+
+
+def test_use_axis_replaced_by_split():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    i, j = C.op.axis
+    s[C].split(i, factor=4)
+    with pytest.raises(ScheduleError, match=r"'i' was already replaced.*'i.outer' and 'i.inner'"):
+        s[C].vectorize(i)
+
+
+def test_use_axis_replaced_by_fuse():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    i, j = C.op.axis
+    s[C].fuse(i, j)
+    with pytest.raises(ScheduleError, match=r"'j' was already replaced.*i.j.fused"):
+        s[C].split(j, factor=2)
+
+
+def test_seed_tile_then_vectorize_old_axis():
+    # the seed tutorial's "won't work directly after tile" case
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    s[C].tile(*C.op.axis, 16, 16)
+    with pytest.raises(ScheduleError, match="already replaced"):
+        s[C].vectorize(s[C].op.axis[-1])
+
+
+def test_axis_of_other_stage():
+    A, B, C, k = matmul()
+    D = te.compute(C.shape, lambda i, j: C[i, j] + 1, name="D")
+    s = te.create_schedule(D.op)
+    with pytest.raises(ScheduleError, match=r"stage 'D'.*'i' does not belong"):
+        s[D].split(C.op.axis[0], factor=2)
+
+
+def test_compute_at_non_consumer():
+    A, B, C, k = matmul()
+    D = te.compute(A.shape, lambda i, j: A[i, j] * 2, name="D")
+    E = te.compute(A.shape, lambda i, j: A[i, j] + 1, name="E")
+    s = te.create_schedule([D.op, E.op])
+    with pytest.raises(ScheduleError, match=r"stage 'E' does not consume 'D'"):
+        s[D].compute_at(s[E], E.op.axis[0])
+
+
+def test_compute_at_axis_not_in_parent():
+    A, B, C, k = matmul()
+    D = te.compute(C.shape, lambda i, j: C[i, j] + 1, name="D")
+    s = te.create_schedule(D.op)
+    with pytest.raises(ScheduleError, match=r"stage 'D'.*does not belong"):
+        s[C].compute_at(s[D], C.op.axis[0])
+
+
+def test_vectorize_reduction_axis():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    with pytest.raises(ScheduleError, match=r"cannot vectorize reduction axis 'k'"):
+        s[C].vectorize(k)
+
+
+def test_parallel_reduction_axis():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    with pytest.raises(ScheduleError, match=r"cannot parallel reduction axis 'k'"):
+        s[C].parallel(k)
+
+
+@pytest.mark.parametrize("kw", [dict(factor=0), dict(factor=-2), dict(nparts=0), dict(factor=2.5),
+                                dict(), dict(factor=2, nparts=2)])
+def test_bad_split_arguments(kw):
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    with pytest.raises(ScheduleError, match="stage 'C'"):
+        s[C].split(C.op.axis[0], **kw)
+
+
+def test_fuse_not_adjacent():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    i, j = C.op.axis
+    with pytest.raises(ScheduleError, match="not adjacent"):
+        s[C].fuse(i, k)
+
+
+def test_fuse_reduce_with_data_parallel():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    i, j = C.op.axis
+    with pytest.raises(ScheduleError, match="cannot fuse a reduction axis"):
+        s[C].fuse(j, k)
+
+
+def test_inline_reduction():
+    A, B, C, k = matmul()
+    D = te.compute(C.shape, lambda i, j: C[i, j] + 1, name="D")
+    s = te.create_schedule(D.op)
+    with pytest.raises(ScheduleError, match="a reduction cannot be inlined"):
+        s[C].compute_inline()
+
+
+def test_inline_output():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    with pytest.raises(ScheduleError, match="an output stage cannot be inlined"):
+        s[C].compute_inline()
+
+
+def test_schedule_placeholder():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    with pytest.raises(ScheduleError, match="placeholder"):
+        s[A].compute_inline()
+
+
+def test_double_annotation():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    i, j = C.op.axis
+    s[C].parallel(i)
+    with pytest.raises(ScheduleError, match="already marked parallel"):
+        s[C].vectorize(i)
+
+
+def test_bind_conflict():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    i, j = C.op.axis
+    tx = te.thread_axis("threadIdx.x")
+    s[C].bind(i, tx)
+    with pytest.raises(ScheduleError, match="already bound to axis 'i'"):
+        s[C].bind(j, tx)
+
+
+def test_bind_not_thread_axis():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    with pytest.raises(ScheduleError, match="te.thread_axis"):
+        s[C].bind(C.op.axis[0], C.op.axis[1])
+
+
+def test_cache_write_after_split():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    s[C].split(C.op.axis[0], factor=4)
+    with pytest.raises(ScheduleError, match="cache_write of 'C' must come before"):
+        s.cache_write(C, "local")
+
+
+def test_cache_read_non_reader():
+    A, B, C, k = matmul()
+    D = te.compute(C.shape, lambda i, j: C[i, j] + 1, name="D")
+    s = te.create_schedule(D.op)
+    with pytest.raises(ScheduleError, match="stage 'D' does not read it directly"):
+        s.cache_read(A, "shared", [D])
+
+
+def test_unknown_scope():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    with pytest.raises(ScheduleError, match="unknown scope 'sharde'"):
+        s.cache_read(A, "sharde", [C])
+
+
+def test_storage_align_bad_axis():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    with pytest.raises(ScheduleError, match="not a dimension of 'C'"):
+        s[C].storage_align(k, 8, 1)
+
+
+def test_storage_align_bad_offset():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    with pytest.raises(ScheduleError, match=r"offset must be an integer in \[0, 8\)"):
+        s[C].storage_align(C.op.axis[0], 8, 9)
+
+
+def test_tensor_wrong_index_count():
+    A = te.placeholder((4, 4), name="A")
+    with pytest.raises(TeccTypeError, match="tensor 'A' has 2 dimension"):
+        te.compute((4,), lambda i: A[i, 0, 1], name="B")
+
+
+def test_float_index():
+    A = te.placeholder((4,), name="A")
+    with pytest.raises(TeccTypeError, match="indices must be integers"):
+        te.compute((4,), lambda i: A[A[i]], name="B")
+
+
+def test_compute_arity_mismatch():
+    with pytest.raises(TeccTypeError, match="takes 1 argument"):
+        te.compute((4, 4), lambda i: i, name="B")
+
+
+def test_bool_condition_needed():
+    A = te.placeholder((4,), name="A")
+    with pytest.raises(TeccTypeError, match="boolean condition"):
+        te.compute((4,), lambda i: tecc.tir.if_then_else(A[i], 1.0, 0.0), name="B")
+
+
+def test_symbolic_expr_as_python_bool():
+    i = te.var("i")
+    with pytest.raises(TeccTypeError, match="as a Python bool"):
+        if i < 3:
+            pass
+
+
+def test_create_schedule_with_placeholder():
+    A = te.placeholder((4,), name="A")
+    with pytest.raises(ScheduleError, match="placeholder"):
+        te.create_schedule(A.op)
+
+
+def test_lower_missing_input_argument():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    with pytest.raises(LoweringError, match="tensor 'B' is read by stage 'C' but is not in the argument list"):
+        tecc.lower(s, [A, C])
+
+
+def test_lower_missing_output_argument():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    with pytest.raises(LoweringError, match="output 'C' is not in the argument list"):
+        tecc.lower(s, [A, B])
+
+
+def test_compute_at_axis_replaced_later():
+    A = te.placeholder((16,), name="A")
+    B = te.compute((16,), lambda i: A[i] * 2, name="B")
+    C = te.compute((16,), lambda i: B[i] + 1, name="C")
+    s = te.create_schedule(C.op)
+    xo, xi = s[C].split(C.op.axis[0], factor=4)
+    s[B].compute_at(s[C], xo)
+    s[C].split(xo, factor=2)
+    with pytest.raises(LoweringError, match="a later split/fuse replaced that axis"):
+        tecc.lower(s, [A, C])
+
+
+def test_compute_at_consumer_outside_loop():
+    A = te.placeholder((16,), name="A")
+    B = te.compute((16,), lambda i: A[i] * 2, name="B")
+    C = te.compute((16,), lambda i: B[i] + 1, name="C")
+    D = te.compute((16,), lambda i: B[i] * C[i], name="D")
+    s = te.create_schedule(D.op)
+    s[B].compute_at(s[C], C.op.axis[0])
+    with pytest.raises(LoweringError, match="stage 'D' also reads it outside that loop"):
+        tecc.lower(s, [A, D])
+
+
+def test_build_thread_bound_for_cpu():
+    A = te.placeholder((64,), name="A")
+    B = te.compute((64,), lambda i: A[i] * 2, name="B")
+    s = te.create_schedule(B.op)
+    bx, tx = s[B].split(B.op.axis[0], factor=32)
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    with pytest.raises(LoweringError, match="build this schedule for target 'cuda'"):
+        tecc.build(s, [A, B], target="llvm")
+
+
+def test_unknown_dtype():
+    with pytest.raises(TeccTypeError, match="unknown dtype 'float33'"):
+        te.placeholder((4,), dtype="float33", name="A")

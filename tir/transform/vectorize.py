@@ -1,0 +1,321 @@
+"""Loop vectorization.
+
+A ``For`` of kind ``VECTORIZED`` with a constant extent ``L`` becomes straight-line
+vector code: the loop variable becomes ``Ramp(min, 1, L)``, expressions that do not
+depend on it stay scalar (and are ``Broadcast`` where they meet a vector), loads and
+stores take ``Ramp`` indices.  ``x + ramp`` and ``ramp * c`` stay ramps, so an
+index such as ``i*64 + v`` becomes ``ramp(i*64, 1, L)``.
+
+The loop is left alone (still ``VECTORIZED``, so the backend emits a SIMD
+pragma) when the body is anything but a sequence of stores and lets over
+vectorizable expressions: an inner loop, an ``if``, an allocation, an unknown
+call, a lazy ``if_then_else`` that depends on the loop variable, an index that
+is neither scalar nor a ramp (a gather), a store whose index does not depend on
+the loop variable, or a written buffer that is accessed at two different
+indices (a loop-carried dependence).  The last two rules make each lane touch
+only its own elements of every written buffer, which is what makes running the
+lanes together equal to running the iterations in order.
+
+Extents above :data:`MAX_LANES` are split into a serial loop over chunks of the
+largest power of two (at most ``MAX_LANES``) that divides the extent.
+"""
+from __future__ import annotations
+
+from .. import dtype as _dt
+from .. import expr as E
+from .. import op as _op
+from .. import stmt as S
+from ..functor import IRMutator
+from ..structural import structural_equal
+
+MAX_LANES = 64
+
+#: pure intrinsics that apply lane-wise
+_LANEWISE_CALLS = frozenset(_op.UNARY_MATH + _op.BINARY_MATH + _op.PREDICATES + (
+    "abs", "popcount", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+    "shift_left", "shift_right"))
+
+
+class _CannotVectorize(Exception):
+    """Raised inside the rewriter; the loop is then kept as it is."""
+
+
+def _is_int(e, value=None):
+    return isinstance(e, E.IntImm) and (value is None or e.value == value)
+
+
+def _add(a, b):
+    if _is_int(a, 0):
+        return b
+    if _is_int(b, 0):
+        return a
+    return _op.add(a, b)
+
+
+def _sub(a, b):
+    if _is_int(b, 0):
+        return a
+    return _op.sub(a, b)
+
+
+def _mul(a, b):
+    if _is_int(a, 1):
+        return b
+    if _is_int(b, 1):
+        return a
+    return _op.mul(a, b)
+
+
+def _lanes(e):
+    return _dt.lanes(e.dtype)
+
+
+class _Vectorizer(IRMutator):
+    """Rewrites the body of one vectorized loop; raises _CannotVectorize."""
+
+    def __init__(self, var, ramp, lanes):
+        self.var = var
+        self.lanes = lanes
+        self.vmap = {var: ramp}
+        self.stores = {}  # data Var of a written buffer -> its (vector) indices
+
+    def bcast(self, e):
+        if _lanes(e) == self.lanes:
+            return e
+        if _lanes(e) != 1:
+            raise _CannotVectorize(f"mixed vector widths at {e}")
+        return E.Broadcast(e, self.lanes)
+
+    # leaves -----------------------------------------------------------------
+    def visit_Var(self, v):
+        return self.vmap.get(v, v)
+
+    def visit_Ramp(self, e):
+        raise _CannotVectorize("already vectorized")
+
+    def visit_Broadcast(self, e):
+        raise _CannotVectorize("already vectorized")
+
+    # arithmetic -------------------------------------------------------------
+    def visit_BinaryOp(self, e):
+        a, b = self.visit(e.a), self.visit(e.b)
+        if a is e.a and b is e.b:
+            return e
+        va, vb = _lanes(a) > 1, _lanes(b) > 1
+        if not va and not vb:
+            return type(e)(a, b)
+        cls = type(e)
+        ra, rb = isinstance(a, E.Ramp), isinstance(b, E.Ramp)
+        # keep affine index arithmetic in ramp form
+        if cls is E.Add:
+            if ra and rb:
+                return E.Ramp(_add(a.base, b.base), _add(a.stride, b.stride), self.lanes)
+            if ra and not vb:
+                return E.Ramp(_add(a.base, b), a.stride, self.lanes)
+            if rb and not va:
+                return E.Ramp(_add(a, b.base), b.stride, self.lanes)
+        if cls is E.Sub:
+            if ra and rb:
+                return E.Ramp(_sub(a.base, b.base), _sub(a.stride, b.stride), self.lanes)
+            if ra and not vb:
+                return E.Ramp(_sub(a.base, b), a.stride, self.lanes)
+        if cls is E.Mul:
+            if ra and not vb:
+                return E.Ramp(_mul(a.base, b), _mul(a.stride, b), self.lanes)
+            if rb and not va:
+                return E.Ramp(_mul(a, b.base), _mul(a, b.stride), self.lanes)
+        return cls(self.bcast(a), self.bcast(b))
+
+    def visit_CmpOp(self, e):
+        a, b = self.visit(e.a), self.visit(e.b)
+        if a is e.a and b is e.b:
+            return e
+        if _lanes(a) == 1 and _lanes(b) == 1:
+            return type(e)(a, b)
+        return type(e)(self.bcast(a), self.bcast(b))
+
+    def visit_And(self, e):
+        return self.visit_CmpOp(e)
+
+    def visit_Or(self, e):
+        return self.visit_CmpOp(e)
+
+    def visit_Select(self, e):
+        c, t, f = self.visit(e.condition), self.visit(e.true_value), self.visit(e.false_value)
+        if c is e.condition and t is e.true_value and f is e.false_value:
+            return e
+        if max(_lanes(c), _lanes(t), _lanes(f)) == 1:
+            return E.Select(c, t, f)
+        return E.Select(self.bcast(c), self.bcast(t), self.bcast(f))
+
+    def visit_Cast(self, e):
+        v = self.visit(e.value)
+        if v is e.value:
+            return e
+        if _lanes(v) == 1:
+            return E.Cast(e.dtype, v)
+        return E.Cast(_dt.with_lanes(e.dtype, self.lanes), v)
+
+    def visit_Call(self, e):
+        args = tuple(self.visit(a) for a in e.args)
+        if all(a is b for a, b in zip(args, e.args)):
+            return e
+        if all(_lanes(a) == 1 for a in args):
+            return E.Call(e.dtype, e.op, args)
+        if e.op not in _LANEWISE_CALLS:
+            # if_then_else is lazy per lane, likely() is a branch hint, others unknown
+            raise _CannotVectorize(f"call {e.op} depends on the vectorized variable")
+        return E.Call(_dt.with_lanes(e.dtype, self.lanes), e.op, tuple(self.bcast(a) for a in args))
+
+    def visit_Let(self, e):
+        value = self.visit(e.value)
+        if _lanes(value) > 1:
+            nv = E.Var(e.var.name, value.dtype)
+            self.vmap[e.var] = nv
+            return E.Let(nv, value, self.visit(e.body))
+        body = self.visit(e.body)
+        if value is e.value and body is e.body:
+            return e
+        return E.Let(e.var, value, body)
+
+    def visit_Reduce(self, e):
+        raise _CannotVectorize("reduce")
+
+    def visit_ProducerLoad(self, e):
+        raise _CannotVectorize("producer load")
+
+    # memory -----------------------------------------------------------------
+    def indices(self, indices):
+        out = tuple(self.visit(i) for i in indices)
+        for i in out:
+            if _lanes(i) > 1 and not isinstance(i, E.Ramp):
+                raise _CannotVectorize(f"gather index {i}")
+        return out
+
+    def visit_BufferLoad(self, e):
+        indices = self.indices(e.indices)
+        if all(a is b for a, b in zip(indices, e.indices)):
+            return e
+        return E.BufferLoad(e.buffer, indices)
+
+    def visit_BufferStore(self, s):
+        value = self.visit(s.value)
+        indices = self.indices(s.indices)
+        # each lane must write its own element: some index is a ramp with a
+        # nonzero constant stride
+        if not any(isinstance(i, E.Ramp) and _is_int(i.stride) and i.stride.value != 0 for i in indices):
+            raise _CannotVectorize(f"store to {s.buffer.name} does not depend on the lane")
+        prev = self.stores.get(s.buffer.data)
+        if prev is not None and not structural_equal(prev, indices):
+            raise _CannotVectorize(f"{s.buffer.name} is written at two different indices")
+        self.stores[s.buffer.data] = indices
+        return S.BufferStore(s.buffer, self.bcast(value), indices)
+
+    def visit_LetStmt(self, s):
+        value = self.visit(s.value)
+        if _lanes(value) > 1:
+            nv = E.Var(s.var.name, value.dtype)
+            self.vmap[s.var] = nv
+            return S.LetStmt(nv, value, self.visit(s.body))
+        return S.LetStmt(s.var, value, self.visit(s.body))
+
+    def visit_SeqStmt(self, s):
+        return S.SeqStmt(tuple(self.visit(x) for x in s.seq))
+
+    def visit_Evaluate(self, s):
+        if isinstance(s.value, E.IntImm):
+            return s
+        raise _CannotVectorize("evaluate with side effects")
+
+    def visit_Stmt(self, s):
+        raise _CannotVectorize(f"{type(s).__name__} in a vectorized loop")
+
+
+class _CheckAccesses:
+    """Every access of a written buffer must use the store's index."""
+
+    def __init__(self, stores):
+        self.stores = stores
+
+    def check(self, stmt):
+        from ..functor import post_order_visit
+
+        bad = []
+
+        def visit(n):
+            if isinstance(n, (E.BufferLoad, S.BufferStore)):
+                want = self.stores.get(n.buffer.data)
+                if want is not None and not structural_equal(want, n.indices):
+                    bad.append(n)
+
+        post_order_visit(stmt, visit)
+        return not bad
+
+
+def _vectorize_body(loop: S.For, lanes: int, base):
+    ramp = E.Ramp(base, _op.const(1, loop.loop_var.dtype), lanes)
+    v = _Vectorizer(loop.loop_var, ramp, lanes)
+    body = v.visit(loop.body)
+    if not _CheckAccesses(v.stores).check(body):
+        raise _CannotVectorize("loop-carried dependence through a written buffer")
+    return body
+
+
+def _chunk_lanes(extent: int) -> int:
+    lanes = MAX_LANES
+    while lanes > 1 and extent % lanes:
+        lanes //= 2
+    return lanes
+
+
+def vectorize_loop(loop: S.For) -> S.Stmt:
+    """Vectorize one ``VECTORIZED`` loop, or return it unchanged if it cannot be."""
+    if not isinstance(loop.extent, E.IntImm) or loop.extent.value < 1:
+        return loop
+    extent = loop.extent.value
+    try:
+        if extent == 1:
+            from ..functor import substitute
+            return substitute(loop.body, {loop.loop_var: loop.min})
+        if extent <= MAX_LANES:
+            return _vectorize_body(loop, extent, loop.min)
+        lanes = _chunk_lanes(extent)
+        if lanes < 2:
+            return loop
+        outer = E.Var(loop.loop_var.name + ".outer", loop.loop_var.dtype)
+        base = _add(loop.min, _mul(outer, _op.const(lanes, outer.dtype)))
+        body = _vectorize_body(loop, lanes, base)
+        return S.For(outer, _op.const(0, outer.dtype), _op.const(extent // lanes, outer.dtype),
+                     S.ForKind.SERIAL, body)
+    except _CannotVectorize:
+        return loop
+
+
+class _VectorizeLoops(IRMutator):
+    def visit_For(self, s):
+        new = self.generic_visit(s)
+        if new.kind is S.ForKind.VECTORIZED:
+            return vectorize_loop(new)
+        return new
+
+
+def vectorize_stmt(stmt: S.Stmt) -> S.Stmt:
+    """Vectorize the ``VECTORIZED`` loops below ``stmt`` (see the module docs)."""
+    return _VectorizeLoops().visit(stmt)
+
+
+def vectorize(func: S.PrimFunc) -> S.PrimFunc:
+    """Turn ``VECTORIZED`` loops of ``func`` into Ramp/Broadcast vector code.
+
+    Parameters
+    ----------
+    func : PrimFunc
+        The function (usually flattened and simplified).
+
+    Returns
+    -------
+    PrimFunc
+        Loops that cannot be vectorized safely stay ``VECTORIZED`` loops.
+    """
+    return func.with_body(vectorize_stmt(func.body))
+
