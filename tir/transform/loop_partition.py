@@ -340,7 +340,7 @@ class _LoopPartition(IRMutator):
 
     def descend(self, loop):
         """Process the loops inside ``loop`` (no partition of ``loop`` itself)."""
-        self.ana.bind(loop.loop_var, E.Range(loop.min, loop.extent))
+        self.ana.bind(loop.loop_var, E.Range(loop.min, loop.extent), allow_override=True)
         self.enclosing.add(loop.loop_var)
         try:
             return self.generic_visit(loop)
