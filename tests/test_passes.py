@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from tecc import tir
-from tecc.tir import expr as E
+from tecc.tir import SeqStmt, expr as E
 from tecc.tir import stmt as S
 from tecc.tir.stmt import Allocate, Buffer, BufferStore, Evaluate, For, ForKind, IfThenElse, PrimFunc, seq
 from tecc.tir.transform import (
@@ -288,11 +288,18 @@ def test_vectorize_long_loop_is_chunked():
     A, B = buf("A", (128,)), buf("B", (128,))
     i = v("i")
     f = mkfunc([A, B], loop(i, 128, BufferStore(B, A[i] + 1.0, (i,)), ForKind.VECTORIZED))
-    g = vectorize(f)
-    assert isinstance(g.body, For) and g.body.kind is ForKind.SERIAL and g.body.extent.value == 2
-    assert g.body.body.indices[0].lanes == 64
+    # 64-byte registers hold 16 float32 lanes: 8 chunks, written out in sequence
+    g = vectorize(f, max_vector_bytes=64)
+    assert isinstance(g.body, SeqStmt) and len(g.body.seq) == 8
+    assert all(st.indices[0].lanes == 16 for st in g.body.seq)
+    assert g.body.seq[1].indices[0].base.value == 16
     verify_well_formed(g)
     assert_same_results(f, g, RNG.random(128, dtype=np.float32), np.zeros(128, np.float32))
+    # 16-byte registers: 32 chunks of 4 lanes are too many to write out, so a loop
+    h = vectorize(f, max_vector_bytes=16)
+    assert isinstance(h.body, For) and h.body.kind is ForKind.SERIAL and h.body.extent.value == 32
+    assert h.body.body.indices[0].lanes == 4
+    assert_same_results(f, h, RNG.random(128, dtype=np.float32), np.zeros(128, np.float32))
 
 
 def test_vectorize_let_and_cast():

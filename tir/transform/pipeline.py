@@ -54,6 +54,9 @@ class PassOptions:
     vectorize : bool
         Rewrite ``VECTORIZED`` loops into vector code; when False they stay
         loops and the backend emits a SIMD pragma.
+    max_vector_bytes : int
+        The width of the target's vector registers; longer vectorized loops are cut
+        into vectors of this size.
     loop_partition : bool
         Split loops to remove ``likely`` bounds guards.
     verify : bool
@@ -67,6 +70,7 @@ class PassOptions:
     target_kind: str = "c"
     unroll_max_extent: int = 16
     vectorize: bool = True
+    max_vector_bytes: int = 64
     loop_partition: bool = True
     verify: bool = False
     print_after: tuple = ()
@@ -106,7 +110,7 @@ def _unroll(func, options):
 
 
 def _vectorize(func, options):
-    return vectorize(func) if options.vectorize else func
+    return vectorize(func, options.max_vector_bytes) if options.vectorize else func
 
 
 def _remove_no_op(func, options):
@@ -300,8 +304,9 @@ class PassContext:
             return False
         return default
 
-    def pass_options(self, target_kind: str = "c") -> PassOptions:
-        """The :class:`PassOptions` this context stands for, for ``target_kind``."""
+    def pass_options(self, target_kind: str = "c", max_vector_bytes: int = 64) -> PassOptions:
+        """The :class:`PassOptions` this context stands for, for ``target_kind`` and a
+        target whose vector registers hold ``max_vector_bytes``."""
         cfg = self.config
         vectorize_on = self.opt_level >= 1 and not _as_bool(cfg, "tir.disable_vectorize")
         partition_on = self.opt_level >= 2 and not _as_bool(cfg, "tir.disable_loop_partition")
@@ -312,6 +317,7 @@ class PassContext:
             target_kind=target_kind,
             unroll_max_extent=max_extent,
             vectorize=self._enabled("vectorize", vectorize_on),
+            max_vector_bytes=max_vector_bytes,
             loop_partition=self._enabled("loop_partition", partition_on),
             verify=_as_bool(cfg, "tir.verify"),
             print_after=_as_names(cfg, "tir.print_after"),

@@ -16,8 +16,11 @@ indices (a loop-carried dependence).  The last two rules make each lane touch
 only its own elements of every written buffer, which is what makes running the
 lanes together equal to running the iterations in order.
 
-Extents above :data:`MAX_LANES` are split into a serial loop over chunks of the
-largest power of two (at most ``MAX_LANES``) that divides the extent.
+Vectors are kept no wider than the target's registers (``max_vector_bytes``; the C
+compiler keeps such vectors in registers, wider ones spill): a longer loop is cut
+into chunks of the largest power of two that fits and divides the extent, written
+out one after another when there are at most :data:`MAX_UNROLLED_CHUNKS` of them
+and as a serial loop over chunks otherwise.
 """
 from __future__ import annotations
 
@@ -29,6 +32,8 @@ from ..functor import IRMutator
 from ..structural import structural_equal
 
 MAX_LANES = 64
+#: up to this many chunks of a long vectorized loop are written out in sequence
+MAX_UNROLLED_CHUNKS = 16
 
 #: pure intrinsics that apply lane-wise
 _LANEWISE_CALLS = frozenset(_op.UNARY_MATH + _op.BINARY_MATH + _op.PREDICATES + (
@@ -261,61 +266,90 @@ def _vectorize_body(loop: S.For, lanes: int, base):
     return body
 
 
-def _chunk_lanes(extent: int) -> int:
-    lanes = MAX_LANES
+def _chunk_lanes(extent: int, limit: int) -> int:
+    lanes = 1
+    while lanes * 2 <= min(limit, MAX_LANES):
+        lanes *= 2
     while lanes > 1 and extent % lanes:
         lanes //= 2
     return lanes
 
 
-def vectorize_loop(loop: S.For) -> S.Stmt:
-    """Vectorize one ``VECTORIZED`` loop, or return it unchanged if it cannot be."""
+def _element_bytes(stmt) -> int:
+    """The widest element accessed in ``stmt`` (bytes), at least 1."""
+    from ..functor import post_order_visit
+
+    widest = [1]
+
+    def visit(n):
+        if isinstance(n, (E.BufferLoad, S.BufferStore)):
+            widest[0] = max(widest[0], _dt.parse(n.buffer.dtype).element_of().bytes)
+
+    post_order_visit(stmt, visit)
+    return widest[0]
+
+
+def vectorize_loop(loop: S.For, max_vector_bytes: int = 64) -> S.Stmt:
+    """Vectorize one ``VECTORIZED`` loop, or return it unchanged if it cannot be.
+
+    ``max_vector_bytes`` bounds the width of one vector (the target's register).
+    """
     if not isinstance(loop.extent, E.IntImm) or loop.extent.value < 1:
         return loop
     extent = loop.extent.value
+    limit = max(1, max_vector_bytes // _element_bytes(loop.body))
     try:
         if extent == 1:
             from ..functor import substitute
             return substitute(loop.body, {loop.loop_var: loop.min})
-        if extent <= MAX_LANES:
+        if extent <= min(limit, MAX_LANES):
             return _vectorize_body(loop, extent, loop.min)
-        lanes = _chunk_lanes(extent)
+        lanes = _chunk_lanes(extent, limit)
         if lanes < 2:
             return loop
+        chunks = extent // lanes
+        if chunks <= MAX_UNROLLED_CHUNKS:
+            return S.seq(*[_vectorize_body(loop, lanes, _add(loop.min, _op.const(c * lanes, loop.min.dtype)))
+                           for c in range(chunks)])
         outer = E.Var(loop.loop_var.name + ".outer", loop.loop_var.dtype)
         base = _add(loop.min, _mul(outer, _op.const(lanes, outer.dtype)))
         body = _vectorize_body(loop, lanes, base)
-        return S.For(outer, _op.const(0, outer.dtype), _op.const(extent // lanes, outer.dtype),
+        return S.For(outer, _op.const(0, outer.dtype), _op.const(chunks, outer.dtype),
                      S.ForKind.SERIAL, body)
     except _CannotVectorize:
         return loop
 
 
 class _VectorizeLoops(IRMutator):
+    def __init__(self, max_vector_bytes):
+        self.max_vector_bytes = max_vector_bytes
+
     def visit_For(self, s):
         new = self.generic_visit(s)
         if new.kind is S.ForKind.VECTORIZED:
-            return vectorize_loop(new)
+            return vectorize_loop(new, self.max_vector_bytes)
         return new
 
 
-def vectorize_stmt(stmt: S.Stmt) -> S.Stmt:
+def vectorize_stmt(stmt: S.Stmt, max_vector_bytes: int = 64) -> S.Stmt:
     """Vectorize the ``VECTORIZED`` loops below ``stmt`` (see the module docs)."""
-    return _VectorizeLoops().visit(stmt)
+    return _VectorizeLoops(max_vector_bytes).visit(stmt)
 
 
-def vectorize(func: S.PrimFunc) -> S.PrimFunc:
+def vectorize(func: S.PrimFunc, max_vector_bytes: int = 64) -> S.PrimFunc:
     """Turn ``VECTORIZED`` loops of ``func`` into Ramp/Broadcast vector code.
 
     Parameters
     ----------
     func : PrimFunc
         The function (usually flattened and simplified).
+    max_vector_bytes : int
+        The widest vector to build, in bytes (64 for AVX-512, 32 for AVX2, 16 for SSE/NEON).
 
     Returns
     -------
     PrimFunc
         Loops that cannot be vectorized safely stay ``VECTORIZED`` loops.
     """
-    return func.with_body(vectorize_stmt(func.body))
+    return func.with_body(vectorize_stmt(func.body, max_vector_bytes))
 
