@@ -22,7 +22,7 @@ from ..errors import CompileError
 from ..target import Target
 
 #: flags of every compile; ``-march``/``-m...`` from the target and $TECC_CFLAGS follow
-BASE_FLAGS = ("-O3", "-std=c11", "-shared", "-fPIC", "-fopenmp")
+BASE_FLAGS = ("-O3", "-std=c11", "-shared", "-fPIC", "-fopenmp", "-Wno-psabi")
 LINK_FLAGS = ("-lm",)
 
 _version_cache: dict = {}

@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from tecc import config, runtime, tir
+from tecc import config, runtime
 from tecc.cpu_fallback import build_c, compile_c
 from tecc.cpu_fallback.compiler import format_compile_error
 from tecc.errors import CompileError, RuntimeArgError, TargetError, TeccError
