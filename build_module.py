@@ -84,7 +84,9 @@ def build(inputs, args=None, target=None, name="default_function", target_host=N
         func = _to_primfunc(inputs, args, name)
     if tgt.kind in ("llvm", "c"):
         if not func.attrs.get(_LOWERED):
-            func = _pipeline.run_pipeline(func, _pipeline.PassContext.current().pass_options(target_kind="c"))
+            options = _pipeline.PassContext.current().pass_options(
+                target_kind="c", max_vector_bytes=tgt.vector_bytes())
+            func = _pipeline.run_pipeline(func, options)
             func = func.with_attr(_LOWERED, "c")
         _reject_thread_bindings(func, tgt)
         return build_c(func, tgt)

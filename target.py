@@ -156,6 +156,25 @@ class Target:
                 flags.append(f"-m{feat}")
         return flags
 
+    def vector_bytes(self) -> int:
+        """Width in bytes of this CPU target's SIMD registers (64 for AVX-512, 32 for
+        AVX/AVX2, 16 for SSE/NEON and when no ``-mcpu`` is given)."""
+        feats = {f[1:] for f in self.mattr if f.startswith("+")}
+        mcpu = self.attrs.get("mcpu")
+        if mcpu == "native":
+            feats |= _native_cpu_flags()
+        elif isinstance(mcpu, str):
+            m = mcpu.lower()
+            if m in _AVX512_CPUS or "avx512" in m:
+                feats.add("avx512f")
+            elif m in _AVX2_CPUS:
+                feats.add("avx2")
+        if "avx512f" in feats:
+            return 64
+        if feats & {"avx", "avx2"}:
+            return 32
+        return 16
+
     # printing and comparison ---------------------------------------------------
     def __str__(self) -> str:
         parts = [str(self.kind)]
@@ -192,3 +211,25 @@ def is_cpu(target) -> bool:
 def is_cuda(target) -> bool:
     """True if ``target`` (a Target or a string) compiles for CUDA GPUs."""
     return Target.canon(target).kind == "cuda"
+
+
+_AVX512_CPUS = {
+    "skylake-avx512", "cascadelake", "cooperlake", "icelake-server", "icelake-client", "tigerlake",
+    "sapphirerapids", "emeraldrapids", "graniterapids", "znver4", "znver5", "x86-64-v4",
+}
+_AVX2_CPUS = {
+    "haswell", "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake", "znver1", "znver2",
+    "znver3", "x86-64-v3", "sandybridge", "ivybridge",
+}
+
+
+def _native_cpu_flags() -> set:
+    """CPU feature flags of this machine (empty where they cannot be read)."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()

@@ -70,6 +70,7 @@ def best(n, mr=8, nr=32, kc=256):
     s[CC].reorder(kk, mc, nc)
     s[CC].unroll(mc)
     s[CC].vectorize(nc)
+    s[C].unroll(ii)
     s[C].vectorize(ji)
     s[C].parallel(jo)
     x, y, z = s[packedB].op.axis

@@ -231,6 +231,7 @@ class CodeGenC(IRVisitor):
         self._lines = []
         self._indent = 0
         self._ptr_dtype = {}      # data Var -> dtype of the declared pointer
+        self._reg_slots = {}      # data Var -> {(base, lanes): C variable} of a promoted buffer
         self._heap = []           # names of live heap allocations, innermost last
         self._parallel = None     # fail path of the enclosing parallel loop, or None
         self._counter = 0
@@ -418,12 +419,11 @@ class CodeGenC(IRVisitor):
         st = self.type_name(_dt.element(dtype))
         name = f"tecc_broadcast_{dtype}"
         storage_lanes = _pow2_ceil(_dt.lanes(dtype))
+        # an initializer list (not a loop) compiles to one broadcast instruction
+        lanes = ", ".join(["x"] * storage_lanes)
         return self.use_helper(name, "\n".join([
             f"static inline {vt} {name}({st} x) {{",
-            f"    {vt} r;",
-            f"    for (int l = 0; l < {storage_lanes}; ++l) {{",
-            "        r[l] = x;",
-            "    }",
+            f"    {vt} r = {{{lanes}}};",
             "    return r;",
             "}"]))
 
@@ -915,6 +915,9 @@ class CodeGenC(IRVisitor):
     def visit_BufferLoad(self, e):
         buf = e.buffer
         index = self.flat_index(buf, e.indices)
+        slots = self._reg_slots.get(buf.data)
+        if slots is not None:
+            return slots[_slot_key(index)], P_PRIMARY
         ptr, _ = self.buffer_ptr(buf)
         lanes = _dt.lanes(index.dtype)
         if lanes == 1:
@@ -999,6 +1002,12 @@ class CodeGenC(IRVisitor):
     def visit_BufferStore(self, s):
         buf = s.buffer
         index = self.flat_index(buf, s.indices)
+        slots = self._reg_slots.get(buf.data)
+        if slots is not None:
+            lanes = _dt.lanes(index.dtype)
+            value = s.value if _dt.lanes(s.value.dtype) == lanes else E.Broadcast(s.value, lanes)
+            self.emit(f"{slots[_slot_key(index)]} = {self.expr(value)};")
+            return
         ptr, _ = self.buffer_ptr(buf)
         lanes = _dt.lanes(index.dtype)
         if lanes == 1:
@@ -1017,6 +1026,42 @@ class CodeGenC(IRVisitor):
             return
         name = self._scatter_helper(dtype, index.dtype)
         self.emit(f"{name}({ptr}, {self.expr(index)}, {self.expr(value)});")
+
+    #: at most this many variables replace one promoted buffer
+    MAX_REGISTER_SLOTS = 64
+
+    def _register_slots(self, s: S.Allocate):
+        """Places of a small local buffer that is only accessed at constant indices
+        (``{(base, lanes): variable name}``), or None if it must stay in memory."""
+        buf = s.buffer
+        if buf.scope != "local" or not self._is_stack_allocation(buf) or _dt.parse(buf.dtype).code == "bfloat":
+            return None
+        places = set()
+        ok = [True]
+
+        def visit(node):
+            if not ok[0]:
+                return
+            if isinstance(node, (E.BufferLoad, S.BufferStore)) and node.buffer.data is buf.data:
+                index = self.flat_index(node.buffer, node.indices)
+                if isinstance(index, E.IntImm):
+                    places.add((index.value, 1))
+                elif (isinstance(index, E.Ramp) and isinstance(index.base, E.IntImm)
+                      and E.is_const_int(index.stride, 1)):
+                    places.add((index.base.value, index.lanes))
+                else:
+                    ok[0] = False
+            elif isinstance(node, E.Var) and node is buf.data:
+                ok[0] = False  # the address is used directly
+
+        post_order_visit(s.body, visit)
+        if not ok[0] or not places or len(places) > self.MAX_REGISTER_SLOTS:
+            return None
+        spans = sorted(places)
+        for (b0, n0), (b1, _) in zip(spans, spans[1:]):
+            if b0 + n0 > b1:
+                return None  # overlapping accesses of different widths
+        return {(b, n): f"{self.name_of(buf.data)}_{b}" for b, n in spans}
 
     def _const_size(self, buffer: S.Buffer):
         n = 1
@@ -1042,7 +1087,17 @@ class CodeGenC(IRVisitor):
         saved_dtype = self._ptr_dtype.get(buf.data)
         self._ptr_dtype[buf.data] = buf.dtype
         st = self.storage_type(buf.dtype)
-        if self._is_stack_allocation(buf):
+        slots = self._register_slots(s)
+        if slots is not None:
+            # every access is at a constant place: one C variable per place, so the
+            # compiler keeps them in registers (an accumulator tile, say)
+            self._reg_slots[buf.data] = slots
+            for (base, lanes), var in sorted(slots.items()):
+                dtype = buf.dtype if lanes == 1 else _dt.with_lanes(buf.dtype, lanes)
+                self.emit(f"{self.type_name(dtype)} {var};")
+            self.print_stmt(s.body)
+            del self._reg_slots[buf.data]
+        elif self._is_stack_allocation(buf):
             n = max(1, self._const_size(buf))
             self.emit(f"{st} {name}[{n}] __attribute__((aligned(64)));")
             self.print_stmt(s.body)
@@ -1178,6 +1233,12 @@ class CodeGenC(IRVisitor):
                 self.print_stmt(other)
             break
         self.emit("}")
+
+
+def _slot_key(index):
+    if isinstance(index, E.IntImm):
+        return (index.value, 1)
+    return (index.base.value, index.lanes)
 
 
 def generate_c(func: S.PrimFunc) -> str:
