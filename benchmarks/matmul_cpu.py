@@ -51,32 +51,10 @@ def seed_optimized(n):
     return s, [A, B, C]
 
 
-def best(n, mr=8, nr=32, kc=256):
-    """B packed into column panels of ``nr``; an ``mr x nr`` accumulator tile in
-    registers (cache_write "local"), k innermost over a panel, rows unrolled, columns
-    vectorized, the outer row-block loop parallel."""
-    A = te.placeholder((n, n), name="A")
-    B = te.placeholder((n, n), name="B")
-    k = te.reduce_axis((0, n), name="k")
-    packedB = te.compute((n // nr, n, nr), lambda jo, kk, ji: B[kk, jo * nr + ji], name="packedB")
-    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * packedB[j // nr, k, j % nr], axis=k), name="C")
-    s = te.create_schedule(C.op)
-    CC = s.cache_write(C, "local")
-    io, jo, ii, ji = s[C].tile(C.op.axis[0], C.op.axis[1], mr, nr)
-    s[C].reorder(jo, io, ii, ji)
-    s[CC].compute_at(s[C], io)
-    mc, nc = s[CC].op.axis
-    (kk,) = s[CC].op.reduce_axis
-    s[CC].reorder(kk, mc, nc)
-    s[CC].unroll(mc)
-    s[CC].vectorize(nc)
-    s[C].unroll(ii)
-    s[C].vectorize(ji)
-    s[C].parallel(jo)
-    x, y, z = s[packedB].op.axis
-    s[packedB].vectorize(z)
-    s[packedB].parallel(x)
-    return s, [A, B, C]
+def best(n):
+    """The best TE schedule: :func:`tecc.cpu_fallback.kernels.matmul_packed`."""
+    from tecc.cpu_fallback.kernels import matmul_packed
+    return matmul_packed(n)
 
 
 SCHEDULES = {"naive": naive, "seed_optimized": seed_optimized, "best": best}
