@@ -11,7 +11,7 @@ from tecc import te, tir
 
 from schedgen import random_annotations, random_attach, random_loop_shape
 
-SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck),
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck),
                     derandomize=True)
 
 
