@@ -47,11 +47,37 @@ def lower(inputs, args=None, name="main", binds=None, simple_mode=False):
     """
     if binds:
         raise LoweringError("binds= is not supported; buffers are derived from the argument tensors")
+    if isinstance(inputs, S.IRModule) and len(inputs) > 1:
+        return inputs  # already lowered for a GPU
     func = _to_primfunc(inputs, args, name)
-    if not func.attrs.get(_LOWERED):
-        func = _pipeline.run_pipeline(func, _pipeline.PassContext.current().pass_options(target_kind="c"))
-        func = func.with_attr(_LOWERED, "c")
+    if func.attrs.get(_LOWERED):
+        return S.IRModule({func.name: func})
+    if _binds_gpu_axes(func):
+        return _lower_cuda(func)
+    func = _pipeline.run_pipeline(func, _pipeline.PassContext.current().pass_options(target_kind="c"))
+    func = func.with_attr(_LOWERED, "c")
     return S.IRModule({func.name: func})
+
+
+def _binds_gpu_axes(func):
+    from .tir.functor import post_order_visit
+
+    found = []
+
+    def f(node):
+        if isinstance(node, S.For) and node.kind is S.ForKind.THREAD_BINDING:
+            found.append(node)
+
+    post_order_visit(func.body, f)
+    return bool(found)
+
+
+def _lower_cuda(func):
+    options = _pipeline.PassContext.current().pass_options(target_kind="cuda", max_vector_bytes=16)
+    mod = _pipeline.lower_cuda(func, options)
+    for _, f in mod.items():
+        mod[f.name] = f.with_attr(_LOWERED, "cuda")
+    return mod
 
 
 def build(inputs, args=None, target=None, name="default_function", target_host=None, binds=None):
@@ -78,6 +104,8 @@ def build(inputs, args=None, target=None, name="default_function", target_host=N
     from .cpu_fallback import build_c
 
     tgt = Target.canon(target if target is not None else "llvm")
+    if tgt.kind == "cuda":
+        return _build_cuda(inputs, args, tgt, name)
     if isinstance(inputs, S.IRModule) and len(inputs) == 1:
         func = next(iter(inputs.functions.values()))
     else:
@@ -90,7 +118,21 @@ def build(inputs, args=None, target=None, name="default_function", target_host=N
             func = func.with_attr(_LOWERED, "c")
         _reject_thread_bindings(func, tgt)
         return build_c(func, tgt)
-    raise TargetError(f"target {str(tgt)!r} is not supported by this build yet; use 'llvm' or 'c'")
+    raise TargetError(f"target {str(tgt)!r} is not supported; use 'llvm', 'c' or 'cuda'")
+
+
+def _build_cuda(inputs, args, tgt, name):
+    from .cuda_codegen import build_cuda
+
+    if isinstance(inputs, S.IRModule) and len(inputs) > 1:
+        mod = inputs
+    else:
+        func = _to_primfunc(inputs, args, name)
+        if func.attrs.get(_LOWERED):
+            raise LoweringError(f"function {func.name!r} was lowered for {func.attrs[_LOWERED]!r}; "
+                                "pass the schedule to tecc.build for target 'cuda'")
+        mod = _lower_cuda(func)
+    return build_cuda(mod, tgt)
 
 
 def _reject_thread_bindings(func, tgt):

@@ -26,6 +26,15 @@ from ..tir.op import const, convert, likely
 from .schedule import Fuse, Schedule, Split, Stage, _is_reduce
 from .tensor import ComputeOp, PlaceholderOp, Tensor, read_tensors
 
+#: memory scopes from widest to narrowest sharing
+_SCOPE_RANK = {"global": 0, "shared": 1, "warp": 2, "local": 3}
+
+
+def _thread_rank(tag):
+    """0 for block indices, 1 for thread (and virtual thread) indices."""
+    return 0 if tag.startswith("blockIdx") else 1
+
+
 _KIND = {None: S.ForKind.SERIAL, "vectorize": S.ForKind.VECTORIZED, "parallel": S.ForKind.PARALLEL,
          "unroll": S.ForKind.UNROLLED}
 
@@ -205,13 +214,24 @@ class Lowerer:
             cur = cur.attach_stage
 
     def _fixed_vars(self, stage):
-        """Loop variables that enclose the attach point of ``stage``."""
+        """Loop variables that enclose the attach point of ``stage`` and stay fixed
+        for one instance of its buffer.
+
+        A loop bound to a GPU index is relaxed (its whole range is covered) when the
+        stage's memory is shared by those threads: a ``shared`` buffer serves every
+        thread (and virtual thread) of a block, a ``global`` one every block too.
+        """
+        rank = _SCOPE_RANK[stage.scope or "global"]
         fixed = set()
         cur = stage
         while cur.attach_type == "scope":
             parent = cur.attach_stage
             pos = parent.leaf_iter_vars.index(cur.attach_ivar)
             for iv in parent.leaf_iter_vars[:pos + 1]:
+                attr = parent.iter_var_attrs.get(iv)
+                tag = attr.bind_thread.thread_tag if attr is not None and attr.bind_thread is not None else ""
+                if tag and rank <= _thread_rank(tag):
+                    continue
                 fixed.add(iv.var)
             cur = parent
         return fixed

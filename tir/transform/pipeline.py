@@ -129,12 +129,49 @@ CPU_PIPELINE = [
 ]
 
 
+def _inject_virtual_thread(func, options):
+    from .inject_virtual_thread import inject_virtual_thread
+    return inject_virtual_thread(func)
+
+
+CUDA_PIPELINE = [
+    ("flatten", _flatten),                 # first, as on the CPU
+    ("simplify", _simplify),
+    ("inject_virtual_thread", _inject_virtual_thread),  # before unroll: it replicates vthread bodies
+    ("unroll", _unroll),
+    ("vectorize", _vectorize),             # max_vector_bytes is 16 for CUDA: float4 loads and stores
+    ("simplify", _simplify),
+    ("remove_no_op", _remove_no_op),
+    # then split_host_device (function -> host plan + kernels) and, on every kernel,
+    # KERNEL_PIPELINE; loop_partition is left out: it would split loops bound to threads
+]
+
+
+def _thread_sync(kernel, options):
+    from .thread_sync import insert_thread_sync
+    return insert_thread_sync(kernel)
+
+
+def _verify_gpu(kernel, options):
+    from .verify_gpu import verify_gpu
+    verify_gpu(kernel)
+    return kernel
+
+
+KERNEL_PIPELINE = [
+    ("thread_sync", _thread_sync),         # barriers where threads exchange data through shared memory
+    ("simplify", _simplify),
+    ("verify_gpu", _verify_gpu),           # last: limits on threads and shared memory, with stage names
+]
+
+
 def pipeline_for(options: PassOptions) -> list:
     """The list of ``(name, function)`` passes run for ``options.target_kind``."""
     if options.target_kind == "c":
         return CPU_PIPELINE
-    raise TargetError(f"the pass pipeline for target kind {options.target_kind!r} is not available yet; "
-                      "use target kind 'c'")
+    if options.target_kind == "cuda":
+        return CUDA_PIPELINE
+    raise TargetError(f"no pass pipeline for target kind {options.target_kind!r}; use 'c' or 'cuda'")
 
 
 def list_passes(options: PassOptions | None = None) -> list:
@@ -156,6 +193,47 @@ def _check(func, label, require_flat):
         verify_well_formed(func, require_flat=require_flat)
     except AssertionError as err:
         raise AssertionError(f"TIR verification failed {label}:\n{err}") from None
+
+
+def lower_cuda(func: PrimFunc, options: PassOptions | None = None, stream=None):
+    """The CUDA lowering: :data:`CUDA_PIPELINE`, then the host/device split, then
+    :data:`KERNEL_PIPELINE` on every kernel.
+
+    Returns
+    -------
+    IRModule
+        The host launch plan (named like ``func``) and its kernels.
+    """
+    from .split_host_device import split_host_device
+
+    if options is None:
+        options = PassContext.current().pass_options(target_kind="cuda", max_vector_bytes=16)
+    func = run_pipeline(func, options, stream)
+    out = stream if stream is not None else sys.stdout
+    t0 = time.perf_counter()
+    mod = split_host_device(func)
+    times = [("split_host_device", time.perf_counter() - t0)]
+    if _wants(options.print_after, "split_host_device"):
+        print("# after split_host_device", file=out)
+        print(mod.script(), file=out)
+    for kname, kernel in list(mod.items()):
+        if not kernel.attrs.get("tecc.kernel"):
+            continue
+        for name, fn in KERNEL_PIPELINE:
+            t0 = time.perf_counter()
+            new = fn(kernel, options)
+            times.append((f"{name}[{kname}]", time.perf_counter() - t0))
+            if _wants(options.print_after, name):
+                mark = " (unchanged)" if new is kernel else ""
+                print(f"# after {name} [{kname}]{mark}", file=out)
+                print(to_text(new), file=out)
+            if options.verify:
+                _check(new, f"after pass {name!r} on kernel {kname}", require_flat=True)
+            kernel = new
+        mod[kname] = kernel
+    if options.timing:
+        _print_times(times, out)
+    return mod
 
 
 def run_pipeline(func: PrimFunc, options: PassOptions | None = None, stream=None) -> PrimFunc:

@@ -1,0 +1,216 @@
+"""Split a GPU-scheduled function into a host launch plan and device kernels.
+
+Input: a flattened function whose loops bound to ``blockIdx``/``threadIdx`` are
+``For`` nodes of kind ``THREAD_BINDING`` (virtual threads already injected).
+Output: an :class:`IRModule` holding
+
+* the host function (same params as the input; ``attrs["tecc.host"]``): workspace
+  ``Allocate``s for intermediate global tensors and, in order, one
+  ``Evaluate(Call("tecc.launch", (StringImm(kernel), *args)))`` per kernel;
+* one device function per outermost bound loop nest (``attrs["tecc.kernel"]``), in
+  the form of the kernel contract: ``thread_extent`` attributes for every GPU index
+  used (blocks outermost), shared buffers allocated at the top, bound loops replaced
+  by the hardware index (guarded where a loop is shorter than the launch extent).
+
+Everything at host level must be inside some kernel: a stage whose loops are not
+bound is rejected with the name of the tensor it writes.
+"""
+from __future__ import annotations
+
+from ...errors import VerifyError
+from .. import dtype as _dt
+from .. import expr as E
+from .. import stmt as S
+from ..arith import Analyzer
+from ..functor import IRMutator, IRVisitor, collect_vars, substitute
+
+LAUNCH = "tecc.launch"
+_TAG_ORDER = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
+
+
+def _is_gpu_loop(s):
+    return (isinstance(s, S.For) and s.kind is S.ForKind.THREAD_BINDING and s.thread_binding is not None
+            and s.thread_binding.thread_tag.startswith(("blockIdx", "threadIdx")))
+
+
+def _written_buffers(stmt):
+    names = []
+
+    def f(n):
+        if isinstance(n, S.BufferStore) and n.buffer.name not in names:
+            names.append(n.buffer.name)
+
+    from ..functor import post_order_visit
+    post_order_visit(stmt, f)
+    return names
+
+
+class _Collect(IRVisitor):
+    """Bound loops of a kernel, and the variables it defines."""
+
+    def __init__(self):
+        self.extents = {}     # tag -> [extent, ...]
+        self.defined = set()
+        self.shared = []
+        self.global_buffers = {}  # data var -> 1-D buffer
+
+    def visit_For(self, s):
+        self.defined.add(s.loop_var)
+        if _is_gpu_loop(s):
+            self.extents.setdefault(s.thread_binding.thread_tag, []).append(s.extent)
+        self.generic_visit(s)
+
+    def visit_LetStmt(self, s):
+        self.defined.add(s.var)
+        self.generic_visit(s)
+
+    def visit_Let(self, e):
+        self.defined.add(e.var)
+        self.generic_visit(e)
+
+    def visit_Allocate(self, s):
+        self.defined.add(s.buffer.data)
+        if s.buffer.scope == "shared":
+            self.shared.append(s.buffer)
+        self.generic_visit(s)
+
+    def _access(self, node):
+        b = node.buffer
+        if b.scope in ("global", "") and b.data not in self.global_buffers:
+            self.global_buffers[b.data] = b
+
+    def visit_BufferLoad(self, e):
+        self._access(e)
+        self.generic_visit(e)
+
+    def visit_BufferStore(self, s):
+        self._access(s)
+        self.generic_visit(s)
+
+
+class _Rewrite(IRMutator):
+    """Bound loops -> hardware indices (with guards); shared allocations removed."""
+
+    def __init__(self, index_vars, launch, ana):
+        self.index_vars = index_vars
+        self.launch = launch
+        self.ana = ana
+        self.bound_tags = []
+
+    def visit_For(self, s):
+        if not _is_gpu_loop(s):
+            return self.generic_visit(s)
+        tag = s.thread_binding.thread_tag
+        var = self.index_vars[tag]
+        body = substitute(s.body, {s.loop_var: var})
+        nested = tag in self.bound_tags
+        self.bound_tags.append(tag)
+        body = self.visit(body)
+        self.bound_tags.pop()
+        if nested and tag.startswith("blockIdx"):
+            raise VerifyError(f"loop {s.loop_var.name!r} is bound to {tag} inside another loop bound to {tag}; "
+                              "a block index can be bound once per kernel")
+        if not self.ana.can_prove(E.GE(s.extent, self.launch[tag])):
+            body = S.IfThenElse(E.LT(var, s.extent), body)
+        return body
+
+    def visit_Allocate(self, s):
+        body = self.visit(s.body)
+        if s.buffer.scope == "shared":
+            return body
+        return s if body is s.body else S.Allocate(s.buffer, body)
+
+
+def _kernel(stmt, name, host_params, workspaces, ana):
+    col = _Collect()
+    col.visit(stmt)
+    launch = {}
+    for tag, exts in col.extents.items():
+        ext = exts[0]
+        for e in exts[1:]:
+            ext = ana.simplify(E.Max(ext, e))
+        bad = [v for v in collect_vars(ext) if v in col.defined]
+        if bad:
+            raise VerifyError(f"kernel {name}: the extent of {tag} ({ext}) depends on loop variable "
+                              f"{bad[0].name!r}; launch extents must be fixed before the kernel starts")
+        launch[tag] = ext
+    index_vars = {tag: E.Var(tag, "int32") for tag in launch}
+    body = _Rewrite(index_vars, launch, ana).visit(stmt)
+    for buf in reversed(col.shared):
+        body = S.Allocate(buf, body)
+    for tag in reversed([t for t in _TAG_ORDER if t in launch]):
+        iv = E.IterVar(E.Range(E.IntImm("int32", 0), launch[tag]), index_vars[tag], E.IterVarType.THREAD_INDEX, tag)
+        body = S.AttrStmt(iv, "thread_extent", launch[tag], body)
+    # parameters: global buffers in host order, then workspaces, then scalars
+    handles = [p for p in host_params if p in col.global_buffers]
+    handles += [w for w in workspaces if w in col.global_buffers and w not in handles]
+    missing = [b for d, b in col.global_buffers.items() if d not in handles]
+    if missing:
+        raise AssertionError(f"kernel {name} uses buffer {missing[0].name} that the host does not own")
+    scalars = sorted((v for v in collect_vars(body) if v not in col.defined and v.dtype != "handle"
+                      and v not in index_vars.values()), key=lambda v: v.name)
+    for ext in launch.values():
+        for v in collect_vars(ext):
+            if v not in scalars:
+                scalars.append(v)
+    params = tuple(handles) + tuple(scalars)
+    buffer_map = {h: col.global_buffers[h] for h in handles}
+    shared_bytes = 0
+    for buf in col.shared:
+        n = 1
+        for d in buf.shape:
+            if not isinstance(d, E.IntImm):
+                raise VerifyError(f"kernel {name}: shared buffer {buf.name!r} has a symbolic size {buf.shape}; "
+                                  "shared memory must have a constant size")
+            n *= d.value
+        shared_bytes += n * _dt.parse(buf.dtype).bytes
+    attrs = {"global_symbol": name, "tecc.kernel": True, "thread_extents": launch, "shared_bytes": shared_bytes}
+    kernel = S.PrimFunc(params, body, buffer_map, attrs)
+    launch_call = S.Evaluate(E.Call("int32", LAUNCH, (E.StringImm(name),) + params))
+    return kernel, launch_call
+
+
+def split_host_device(func: S.PrimFunc) -> S.IRModule:
+    """Split ``func`` into a host launch plan and its kernels (see the module docs)."""
+    name = func.name
+    kernels = []
+    ana = Analyzer()
+    for p in func.params:
+        if p.dtype != "handle":
+            ana.bind(p, E.Range(E.IntImm(p.dtype, 0), E.IntImm(p.dtype, 2**31 - 1)), allow_override=True)
+    host_params = [p for p in func.params if p.dtype == "handle"]
+
+    def host(stmt, workspaces):
+        if _is_gpu_loop(stmt):
+            kname = f"{name}_kernel{len(kernels)}"
+            kernel, call = _kernel(stmt, kname, host_params, workspaces, ana)
+            kernels.append(kernel)
+            return call
+        if isinstance(stmt, S.SeqStmt):
+            return S.seq(*[host(x, workspaces) for x in stmt.seq])
+        if isinstance(stmt, S.Allocate):
+            if stmt.buffer.scope not in ("global", ""):
+                raise VerifyError(f"buffer {stmt.buffer.name!r} in {stmt.buffer.scope!r} memory is allocated "
+                                  "outside any kernel; compute_at its stage inside a loop bound to "
+                                  "blockIdx/threadIdx")
+            return S.Allocate(stmt.buffer, host(stmt.body, workspaces + [stmt.buffer.data]))
+        if isinstance(stmt, S.LetStmt):
+            return S.LetStmt(stmt.var, stmt.value, host(stmt.body, workspaces))
+        if isinstance(stmt, S.AssertStmt):
+            return S.AssertStmt(stmt.condition, stmt.message, host(stmt.body, workspaces))
+        if isinstance(stmt, S.Evaluate) and isinstance(stmt.value, (E.IntImm, E.FloatImm)):
+            return stmt
+        written = _written_buffers(stmt)
+        what = f"the stage writing {', '.join(repr(w) for w in written)}" if written else "a statement"
+        raise VerifyError(
+            f"{what} runs outside any GPU kernel: no loop around it is bound to blockIdx/threadIdx. "
+            "Bind its outer loops, e.g. bx, tx = s[T].split(s[T].op.axis[0], factor=64); "
+            "s[T].bind(bx, te.thread_axis('blockIdx.x')); s[T].bind(tx, te.thread_axis('threadIdx.x'))")
+
+    body = host(func.body, [])
+    attrs = dict(func.attrs)
+    attrs["tecc.host"] = True
+    mod = S.IRModule({name: S.PrimFunc(func.params, body, func.buffer_map, attrs)})
+    for k in kernels:
+        mod[k.name] = k
+    return mod
