@@ -200,7 +200,7 @@ class CodeGenC(IRVisitor):
         self.emit(header + " {")
         with self.indented():
             self.print_stmt(func.body)
-            self.emit("return 0;")
+            self.print_function_end(func)
         self.emit("}")
         self._functions.append("\n".join(self._lines))
 
@@ -508,6 +508,10 @@ class CodeGenC(IRVisitor):
         if _dt.parse(p.dtype).is_handle:
             return f"void* {self.name_of(p)}"
         return f"{self.type_name(p.dtype)} {self.name_of(p)}"
+
+    def print_function_end(self, func: S.PrimFunc) -> None:
+        """The last statement of a function body (C functions return 0: success)."""
+        self.emit("return 0;")
 
     def print_function_signature(self, func: S.PrimFunc) -> str:
         params = ", ".join(self.print_param(func, p) for p in func.params) or "void"

@@ -213,6 +213,24 @@ class Lowerer:
                 return parent.leaf_iter_vars.index(cur.attach_ivar) >= pos
             cur = cur.attach_stage
 
+    def _scope(self, stage):
+        """The stage's memory scope; without one set, a stage attached under a loop
+        bound to a thread index is ``local`` and one under a block index ``shared``
+        (as in TVM), else ``global``."""
+        if stage.scope:
+            return stage.scope
+        rank = -1
+        cur = stage
+        while cur.attach_type == "scope":
+            parent = cur.attach_stage
+            pos = parent.leaf_iter_vars.index(cur.attach_ivar)
+            for iv in parent.leaf_iter_vars[:pos + 1]:
+                attr = parent.iter_var_attrs.get(iv)
+                if attr is not None and attr.bind_thread is not None:
+                    rank = max(rank, _thread_rank(attr.bind_thread.thread_tag))
+            cur = parent
+        return {-1: "global", 0: "shared", 1: "local"}[rank]
+
     def _fixed_vars(self, stage):
         """Loop variables that enclose the attach point of ``stage`` and stay fixed
         for one instance of its buffer.
@@ -221,7 +239,7 @@ class Lowerer:
         stage's memory is shared by those threads: a ``shared`` buffer serves every
         thread (and virtual thread) of a block, a ``global`` one every block too.
         """
-        rank = _SCOPE_RANK[stage.scope or "global"]
+        rank = _SCOPE_RANK[self._scope(stage)]
         fixed = set()
         cur = stage
         while cur.attach_type == "scope":
@@ -355,7 +373,7 @@ class Lowerer:
         strides = ()
         if st.storage_align_:
             strides = _aligned_strides(shape, st.storage_align_, op.name)
-        scope = st.scope or "global"
+        scope = self._scope(st)
         bufs = []
         for i in range(op.num_outputs):
             name = op.name if op.num_outputs == 1 else f"{op.name}.v{i}"
@@ -464,9 +482,110 @@ class Lowerer:
             body = S.Allocate(buf, body)
         return body
 
+    def _thread_reduce_leaves(self, info):
+        st = info.stage
+        return [iv for iv in st.leaf_iter_vars if _is_reduce(iv) and st.iter_var_attrs.get(iv) is not None
+                and st.iter_var_attrs[iv].bind_thread is not None]
+
+    def _make_cross_thread(self, info, rt) -> S.Stmt:
+        """A reduction whose axis is bound to threadIdx: each thread reduces its share
+        into a local value, then the threads combine their values through shared
+        memory in a tree, and one thread stores the result."""
+        st, op = info.stage, info.op
+        if len(rt) != 1 or not st.iter_var_attrs[rt[0]].bind_thread.thread_tag.startswith("threadIdx"):
+            raise LoweringError(f"stage {op.name!r}: a cross-thread reduction binds exactly one reduction axis "
+                                "to a threadIdx axis")
+        (tiv,) = rt
+        n = E.const_int_value(info.dom[tiv].extent)
+        if n is None:
+            raise LoweringError(f"stage {op.name!r}: the reduction axis bound to a thread needs a constant extent")
+        rw = self._load_rewriter()
+        idx = tuple(info.offset[iv] for iv in op.axis)
+        red = rw.visit(substitute(info.body[0], info.root_value))
+        if red.init:
+            raise LoweringError(f"stage {op.name!r}: init= is not supported in a cross-thread reduction")
+        comb = red.combiner
+        nv = len(comb.lhs)
+        sources = [rw.visit(substitute(b, info.root_value)).source for b in info.body][0]
+        dtypes = [x.dtype for x in comb.identity_element]
+        zero = const(0, "int32")
+        partial = [S.Buffer(f"{op.name}.partial{i}" if nv > 1 else f"{op.name}.partial", t, (const(1),),
+                            E.Var(f"{op.name}.partial", "handle"), "local") for i, t in enumerate(dtypes)]
+        # rows: other threads of the block that reduce different outputs
+        rows = [iv for iv in st.leaf_iter_vars if not _is_reduce(iv) and st.iter_var_attrs.get(iv) is not None
+                and st.iter_var_attrs[iv].bind_thread is not None
+                and st.iter_var_attrs[iv].bind_thread.thread_tag.startswith("threadIdx")]
+        row, nrows = zero, 1
+        for iv in rows:
+            ext = E.const_int_value(info.dom[iv].extent)
+            if ext is None:
+                raise LoweringError(f"stage {op.name!r}: thread axis {iv.var.name!r} needs a constant extent")
+            row = row * ext + iv.var if nrows > 1 else iv.var
+            nrows *= ext
+        shared = [S.Buffer(f"red_buf{i}" if nv > 1 else "red_buf", t, (const(nrows * n),),
+                           E.Var("red_buf", "handle"), "shared") for i, t in enumerate(dtypes)]
+        t = tiv.var
+        slot = self.ana.simplify(row * n + t)
+
+        def combine(lhs, rhs):
+            vmap = {v: x for v, x in zip(comb.lhs, lhs)}
+            vmap.update({v: x for v, x in zip(comb.rhs, rhs)})
+            return [substitute(r, vmap) for r in comb.result]
+
+        def assign(bufs, index, values):
+            if nv == 1:
+                return S.BufferStore(bufs[0], values[0], (index,))
+            tmps = [E.Var(f"{op.name}_v{i}", v.dtype) for i, v in enumerate(values)]
+            body = S.seq(*[S.BufferStore(b, tv, (index,)) for b, tv in zip(bufs, tmps)])
+            for tv, v in reversed(list(zip(tmps, values))):
+                body = S.LetStmt(tv, v, body)
+            return body
+
+        # 1. each thread's partial over the serial reduction loops
+        mine = [E.BufferLoad(b, (zero,)) for b in partial]
+        update = assign(partial, zero, combine(mine, sources))
+        if not E.is_const_int(red.condition, 1):
+            update = S.IfThenElse(red.condition, update)
+        update = self._guard(self._guards(info, True), update)
+        serial = [iv for iv in st.leaf_iter_vars if _is_reduce(iv) and iv is not tiv]
+        for iv in reversed(serial):
+            update = self._loop(info, iv, self._attached(info, iv, update))
+        part = S.seq(assign(partial, zero, list(comb.identity_element)), update)
+        # 2. tree over the threads in shared memory (every thread takes part: no guards
+        # around barriers), 3. one thread stores the result
+        tree = [assign(shared, slot, mine)]
+        p = 1
+        while p < n:
+            p *= 2
+        step = p // 2
+        while step >= 1:
+            other = [E.BufferLoad(b, (self.ana.simplify(slot + step),)) for b in shared]
+            here = [E.BufferLoad(b, (slot,)) for b in shared]
+            cond = E.LT(t, const(step))
+            if p != n:  # a thread count that is not a power of two: skip partners past the end
+                cond = E.And(cond, E.LT(t + step, const(n)))
+            tree.append(S.IfThenElse(cond, assign(shared, slot, combine(here, other))))
+            step //= 2
+        result = [E.BufferLoad(b, (self.ana.simplify(row * n),)) for b in shared]
+        store = S.seq(*[S.BufferStore(buf, r, idx) for buf, r in zip(info.buffers, result)])
+        store = S.IfThenElse(E.EQ(t, zero), self._guard(self._guards(info, False), store))
+        body = S.seq(part, *tree, store)
+        for b in partial:
+            body = S.Allocate(b, body)
+        for b in shared:
+            body = S.Allocate(b, body)
+        body = self._loop(info, tiv, self._attached(info, tiv, body))
+        for iv in reversed([iv for iv in st.leaf_iter_vars if not _is_reduce(iv)]):
+            body = self._loop(info, iv, self._attached(info, iv, body))
+        return body
+
     def _make_stage(self, info) -> S.Stmt:
         st, op = info.stage, info.op
         leaves = st.leaf_iter_vars
+        if op.is_reduction:
+            rt = self._thread_reduce_leaves(info)
+            if rt:
+                return self._make_cross_thread(info, rt)
         init, update = self._provide(info)
         if init is None:
             body = update

@@ -489,8 +489,96 @@ class Schedule:
         outs = tuple(cache_op.output(i) for i in range(op.num_outputs))
         return outs if isinstance(tensor, (list, tuple)) else outs[0]
 
-    def rfactor(self, tensor, axis, factor_axis=0):  # pragma: no cover - CUDA issue
-        raise ScheduleError("rfactor is not supported yet")
+    def rfactor(self, tensor, axis, factor_axis=0):
+        """Factor a reduction: partial results over ``axis`` (a reduction loop of the
+        stage) become a new tensor with ``axis`` as an extra dimension at position
+        ``factor_axis``; the original stage then reduces that dimension.
+
+        Returns the new tensor (a tuple for several outputs).
+        """
+        from ..tir.arith import Analyzer
+        from ..tir.functor import substitute
+
+        st = self[tensor]
+        op = st.op
+        if not isinstance(op, ComputeOp) or not op.reduce_axis:
+            raise ScheduleError(f"rfactor: stage {st.name!r} is not a reduction")
+        axis = st._check_leaf(axis, "rfactor")
+        if not _is_reduce(axis):
+            raise st._err(f"rfactor: axis {axis.var.name!r} is not a reduction axis")
+        for rel in st.relations:
+            touched = [rel.parent] if isinstance(rel, Split) else [rel.outer, rel.inner]
+            if not all(_is_reduce(iv) for iv in touched):
+                raise st._err("rfactor must come before split/fuse of the data-parallel axes")
+        if not 0 <= factor_axis <= len(op.axis):
+            raise st._err(f"rfactor: factor_axis must be in [0, {len(op.axis)}], got {factor_axis}")
+        ana = Analyzer()
+        # extents of every reduction iteration variable, and each root's index in leaves
+        ext = {iv: iv.dom.extent for iv in op.reduce_axis}
+        for rel in st.relations:
+            if isinstance(rel, Split):
+                e = ext[rel.parent]
+                if rel.factor is not None:
+                    ext[rel.outer] = ana.simplify((e + rel.factor - 1) // rel.factor)
+                    ext[rel.inner] = const(rel.factor, e.dtype)
+                else:
+                    ext[rel.outer] = const(rel.nparts, e.dtype)
+                    ext[rel.inner] = ana.simplify((e + rel.nparts - 1) // rel.nparts)
+            else:
+                ext[rel.fused] = ana.simplify(ext[rel.outer] * ext[rel.inner])
+        leaves = [iv for iv in st.leaf_iter_vars if _is_reduce(iv)]
+        new_of = {}
+        for iv in leaves:
+            kind = E.IterVarType.DATA_PAR if iv is axis else E.IterVarType.COMM_REDUCE
+            name = iv.var.name + (".v" if iv is axis else "")
+            new_of[iv] = E.IterVar(E.Range(const(0, ext[iv].dtype), ext[iv]), E.Var(name, iv.var.dtype), kind)
+        off = {iv: new_of[iv].var for iv in leaves}
+        for rel in reversed(st.relations):
+            if isinstance(rel, Split):
+                off[rel.parent] = off[rel.outer] * ext[rel.inner] + off[rel.inner]
+            else:
+                off[rel.outer] = off[rel.fused] // ext[rel.inner]
+                off[rel.inner] = off[rel.fused] % ext[rel.inner]
+        vmap, cond = {}, None
+        for iv in op.reduce_axis:
+            o = ana.simplify(off[iv])
+            vmap[iv.var] = ana.simplify(iv.dom.min + o)
+            if not ana.can_prove(E.LT(o, iv.dom.extent)):
+                c = E.LT(o, iv.dom.extent)
+                cond = c if cond is None else E.And(cond, c)
+        data_axis = [E.IterVar(iv.dom, E.Var(iv.var.name, iv.var.dtype), E.IterVarType.DATA_PAR) for iv in op.axis]
+        vmap.update({old.var: new.var for old, new in zip(op.axis, data_axis)})
+        rf_axis = list(data_axis)
+        rf_axis.insert(factor_axis, new_of[axis])
+        rest = tuple(new_of[iv] for iv in leaves if iv is not axis)
+        first = op.body[0]
+        source = tuple(substitute(x, vmap) for x in first.source)
+        where = substitute(first.condition, vmap)
+        if cond is not None:
+            where = cond if E.is_const_int(where, 1) else E.And(where, cond)
+        rf_body = [E.Reduce(first.combiner, source, rest, where, i) for i in range(op.num_outputs)]
+        rf_op = ComputeOp(f"{op.name}.rf", op.tag, op.attrs, rf_axis, rf_body, rest)
+        # the original stage now reduces the factored dimension
+        rk = E.IterVar(E.Range(const(0, ext[axis].dtype), ext[axis]), E.Var(axis.var.name + ".v", axis.var.dtype),
+                       E.IterVarType.COMM_REDUCE)
+        idx = [iv.var for iv in op.axis]
+        idx.insert(factor_axis, rk.var)
+        loads = tuple(rf_op.output(i)[tuple(idx)] for i in range(op.num_outputs))
+        new_body = [E.Reduce(first.combiner, loads, (rk,), const(True), i) for i in range(op.num_outputs)]
+        new_op = ComputeOp(op.name, op.tag, op.attrs, op.axis, new_body, (rk,))
+        rf_stage = Stage(rf_op, self)
+        self.stages.insert(self.stages.index(st), rf_stage)
+        self.stage_map[rf_op] = rf_stage
+        st.op = new_op
+        self.stage_map[new_op] = st
+        st.relations = []
+        st.all_iter_vars = list(op.axis) + [rk]
+        st.leaf_iter_vars = list(op.axis) + [rk]
+        st.iter_var_attrs = {iv: a for iv, a in st.iter_var_attrs.items() if iv in op.axis}
+        self._replace_dataflow({op.output(i): new_op.output(i) for i in range(op.num_outputs)},
+                               skip={st, rf_stage})
+        outs = tuple(rf_op.output(i) for i in range(op.num_outputs))
+        return outs if op.num_outputs > 1 else outs[0]
 
 
 class _ReplaceTensors(IRMutator):

@@ -1,0 +1,332 @@
+"""Checking mode of the GPU simulator: out-of-bounds accesses and shared-memory races.
+
+A kernel split by :func:`.gpu_sim_codegen.split_kernel` is run in the reference TIR
+interpreter (:mod:`tecc.tir.transform.interp`), one block at a time, the threads of a
+block phase by phase between barriers -- the same schedule as the compiled simulator.
+
+* Every access of every buffer (global, shared, local) is checked against the buffer's
+  extent; an out-of-bounds access is reported (and skipped: a load gives 0).
+* For every element of a shared buffer the checker remembers which thread wrote it and
+  which threads read it since the last barrier (the current *epoch*).  A thread that
+  reads or writes an element another thread wrote in the same epoch, or writes an
+  element another thread read in the same epoch, races: on a GPU the result depends on
+  the order in which warps run.  A barrier starts a new epoch.
+
+The interpreter is slow (Python per element) but exact for the blocks it runs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..tir import dtype as _dt
+from ..tir import expr as E
+from ..tir.printer import to_text
+from ..tir.transform.interp import InterpError, Interpreter, _np_dtype
+from .gpu_sim_codegen import SimError, SimKernel, is_barrier
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem found by :func:`tecc.cpu_fallback.gpu_sim.check_kernels`.
+
+    Attributes
+    ----------
+    kind : str
+        ``"race"`` or ``"out_of_bounds"``.
+    buffer : str
+        Name of the buffer accessed.
+    index : int
+        The element index accessed (of the original, per-thread buffer for locals).
+    message : str
+        A sentence naming the kernel, block, thread(s), buffer, index and bound.
+    statement : str
+        The offending BufferLoad or BufferStore, as printed TIR.
+    kernel : str
+        The kernel's name.
+    block, thread : tuple
+        ``(x, y, z)`` of the block and of the thread that made the access.
+    """
+
+    kind: str
+    buffer: str
+    index: int
+    message: str
+    statement: str
+    kernel: str = ""
+    block: tuple = ()
+    thread: tuple = ()
+
+    def __str__(self):
+        return f"{self.message}\n    at: {self.statement}"
+
+
+class _StopCheck(Exception):
+    """Enough findings of every kind: stop interpreting."""
+
+
+class FindingLog:
+    """Findings of one check, at most ``limit`` of each kind, one per statement."""
+
+    KINDS = ("race", "out_of_bounds")
+
+    def __init__(self, limit: int = 5):
+        self.limit = limit
+        self.findings = []
+        self._seen = set()
+        self._count = dict.fromkeys(self.KINDS, 0)
+
+    def full(self, kind=None) -> bool:
+        if kind is not None:
+            return self._count[kind] >= self.limit
+        return all(self._count[k] >= self.limit for k in self.KINDS)
+
+    def add(self, finding: Finding, key) -> None:
+        if self.full(finding.kind) or key in self._seen:
+            return
+        self._seen.add(key)
+        self._count[finding.kind] += 1
+        self.findings.append(finding)
+        if self.full():
+            raise _StopCheck()
+
+    def count(self, kind: str) -> int:
+        return self._count[kind]
+
+
+class _Shadow:
+    """Per element of one shared buffer: the writer and (up to two) readers this epoch."""
+
+    def __init__(self, size):
+        self.writer = np.full(size, -1, dtype=np.int64)
+        self.reader0 = np.full(size, -1, dtype=np.int64)
+        self.reader1 = np.full(size, -1, dtype=np.int64)
+
+    def reset(self):
+        self.writer.fill(-1)
+        self.reader0.fill(-1)
+        self.reader1.fill(-1)
+
+
+class CheckInterpreter(Interpreter):
+    """The reference interpreter with bounds checks on every access and race
+    detection on shared buffers, running the thread loops of a :class:`SimKernel`."""
+
+    def __init__(self, sim: SimKernel, grid_dims, block_dims, log: FindingLog):
+        super().__init__()
+        self.sim = sim
+        self.grid_dims = grid_dims
+        self.block_dims = block_dims
+        self.log = log
+        self.bounds = {}        # data Var -> number of elements
+        self.shadows = {}       # data Var of a shared buffer -> _Shadow
+        self.cur_tid = None
+        self.block = ()
+
+    # -- running ---------------------------------------------------------------
+    def run_block(self, b: int) -> None:
+        self.block = self.sim.block_coords(b, self.grid_dims)
+        self.env[self.sim.bid] = b
+        self.visit(self.sim.block_body)
+
+    def thread(self):
+        if self.cur_tid is None:
+            return ()
+        return self.sim.thread_coords(self.cur_tid, self.block_dims)
+
+    def visit_For(self, s):
+        if s.loop_var is not self.sim.tid:
+            return Interpreter.visit_For(self, s)
+        n = self.visit(s.extent)
+        for t in range(n):
+            self.cur_tid = t
+            self.env[s.loop_var] = t
+            self.visit(s.body)
+        self.cur_tid = None
+        self.env.pop(s.loop_var, None)
+
+    def visit_Evaluate(self, s):
+        if is_barrier(s):
+            for shadow in self.shadows.values():
+                shadow.reset()
+            return
+        Interpreter.visit_Evaluate(self, s)
+
+    def visit_AssertStmt(self, s):
+        if not self.visit(s.condition):
+            where = f"block {self.block}" + (f", thread {self.thread()}" if self.thread() else "")
+            raise SimError(f"kernel {self.sim.name}: assertion failed in {where}: {s.message}")
+        self.visit(s.body)
+
+    def visit_Allocate(self, s):
+        buf = s.buffer
+        size = 1
+        for extent in buf.shape:
+            size *= self.visit(extent)
+        data = buf.data
+        self.mem[data] = np.zeros(size, dtype=_np_dtype(buf.dtype))
+        self.bounds[data] = size
+        if buf.scope == "shared":
+            self.shadows[data] = _Shadow(size)
+        try:
+            self.visit(s.body)
+        finally:
+            del self.mem[data]
+            self.bounds.pop(data, None)
+            self.shadows.pop(data, None)
+
+    # -- accesses ----------------------------------------------------------------
+    def visit_BufferLoad(self, e):
+        off = self._access(e, e.buffer, e.indices, write=False)
+        if off is None:
+            lanes = _dt.lanes(e.dtype)
+            zero = np.zeros(lanes, dtype=_np_dtype(e.dtype))
+            return zero if lanes > 1 else zero[0].item()
+        arr = self.mem[e.buffer.data]
+        if isinstance(off, np.ndarray):
+            return arr[off].copy()
+        return arr[off]
+
+    def visit_BufferStore(self, s):
+        value = self.visit(s.value)
+        off = self._access(s, s.buffer, s.indices, write=True)
+        if off is None:
+            return
+        arr = self.mem[s.buffer.data]
+        arr[off] = value
+
+    def _access(self, node, buf, indices, write):
+        """Flat offset(s) of an access after the checks, or None if out of bounds."""
+        vals = [self.visit(i) for i in indices]
+        data = buf.data
+        if data not in self.mem:
+            raise SimError(f"kernel {self.sim.name}: buffer {buf.name!r} has no storage")
+        original = self.sim.origin.get(node, node)
+        orig_buf = self.sim.expanded.get(data)
+        if orig_buf is not None:
+            # a per-thread copy [threads, n]: check the thread's own index against n
+            own = np.asarray(vals[1], dtype=np.int64)
+            bound = self.bounds[data] // self.visit(buf.shape[0])
+            if not self._in_bounds(own, bound, node, original, orig_buf, write):
+                return None
+            off = vals[0] * bound + own
+        else:
+            if len(vals) == 1:
+                off = np.asarray(vals[0], dtype=np.int64)
+            else:
+                off = np.asarray(self._flat(buf, vals), dtype=np.int64)
+            if not self._in_bounds(off, self.bounds.get(data, self.mem[data].size), node,
+                                   original, buf, write):
+                return None
+        off = np.asarray(off, dtype=np.int64)
+        shadow = self.shadows.get(data)
+        if shadow is not None and self.cur_tid is not None:
+            for lane in np.atleast_1d(off):
+                self._race(shadow, int(lane), buf, original, write)
+        return off if off.ndim else int(off)
+
+    def _flat(self, buf, vals):
+        """Row-major (or strided) offset of a multi-dimensional access."""
+        if buf.strides:
+            strides = [self.visit(x) for x in buf.strides]
+        else:
+            shape = [self.visit(x) for x in buf.shape]
+            strides = [1] * len(shape)
+            for k in range(len(shape) - 2, -1, -1):
+                strides[k] = strides[k + 1] * shape[k + 1]
+        off = self.visit(buf.elem_offset) if buf.elem_offset is not None else 0
+        for i, st in zip(vals, strides):
+            off = off + np.asarray(i, dtype=np.int64) * st
+        return off
+
+    def _in_bounds(self, off, bound, node, original, buf, write) -> bool:
+        flat = np.atleast_1d(off)
+        bad = flat[(flat < 0) | (flat >= bound)]
+        if bad.size == 0:
+            return True
+        index = int(bad[0])
+        where = f"block {self.block}" + (f", thread {self.thread()}" if self.thread() else "")
+        verb = "write" if write else "read"
+        msg = (f"out-of-bounds {verb} of {buf.scope} buffer '{buf.name}' in kernel "
+               f"'{self.sim.name}', {where}: index {index} is outside [0, {bound})")
+        self.log.add(Finding("out_of_bounds", buf.name, index, msg, to_text(original),
+                             self.sim.name, self.block, self.thread()),
+                     ("out_of_bounds", self.sim.name, id(original)))
+        return False
+
+    def _race(self, shadow, i, buf, original, write):
+        t = self.cur_tid
+        writer = int(shadow.writer[i])
+        other, what = None, None
+        if writer >= 0 and writer != t:
+            other, what = writer, "wrote"
+        elif write:
+            r0, r1 = int(shadow.reader0[i]), int(shadow.reader1[i])
+            if r0 >= 0 and r0 != t:
+                other, what = r0, "read"
+            elif r1 >= 0 and r1 != t:
+                other, what = r1, "read"
+        if write:
+            shadow.writer[i] = t
+        elif shadow.reader0[i] < 0:
+            shadow.reader0[i] = t
+        elif shadow.reader0[i] != t and shadow.reader1[i] < 0:
+            shadow.reader1[i] = t
+        if other is None:
+            return
+        me = self.thread()
+        them = self.sim.thread_coords(other, self.block_dims)
+        verb = "writes" if write else "reads"
+        msg = (f"race on shared buffer '{buf.name}' in kernel '{self.sim.name}', block "
+               f"{self.block}: thread {me} {verb} {buf.name}[{i}], which thread {them} "
+               f"{what} with no barrier in between (missing __syncthreads()?)")
+        self.log.add(Finding("race", buf.name, i, msg, to_text(original), self.sim.name,
+                             self.block, me),
+                     ("race", self.sim.name, id(original)))
+
+
+def pick_blocks(nblocks: int, max_blocks, threads_per_block: int, max_threads) -> list:
+    """Linear numbers of the blocks to check: the first and the last, then spread out."""
+    k = nblocks if max_blocks is None else min(nblocks, max(1, int(max_blocks)))
+    if max_threads is not None:
+        k = min(k, max(1, int(max_threads) // max(1, threads_per_block)))
+    if k >= nblocks:
+        return list(range(nblocks))
+    if k == 1:
+        return [0]
+    picks = sorted({round(j * (nblocks - 1) / (k - 1)) for j in range(k)})
+    return picks
+
+
+def check_launch(sim: SimKernel, values: list, grid_dims, block_dims, blocks, log: FindingLog):
+    """Interpret ``blocks`` of one launch on copies of the arrays, recording findings.
+
+    ``values`` holds one value per kernel parameter (an array for a buffer, an int for
+    a scalar); the arrays are copied, so the caller's data is untouched.
+    """
+    it = CheckInterpreter(sim, grid_dims, block_dims, log)
+    func = sim.func
+    for p, v in zip(func.params, values):
+        buf = func.buffer_map.get(p)
+        if buf is None:
+            it.env[p] = v
+            continue
+        it.env[p] = p
+        it.mem[buf.data] = np.array(v, copy=True).reshape(-1)
+    for p in func.params:
+        buf = func.buffer_map.get(p)
+        if buf is not None:
+            size = 1
+            for extent in buf.shape:
+                size *= it.visit(extent)
+            it.bounds[buf.data] = min(size, it.mem[buf.data].size)
+    try:
+        for b in blocks:
+            it.run_block(b)
+    except _StopCheck:
+        pass
+    except InterpError as err:
+        raise SimError(f"kernel {sim.name}: the checking interpreter failed in block "
+                       f"{it.block}: {err}") from None
+

@@ -1,0 +1,655 @@
+"""Print the device functions of a CUDA schedule as one CUDA C++ translation unit.
+
+:class:`CodeGenCUDA` subclasses :class:`~tecc.cpu_fallback.codegen_c.CodeGenC`: the walk
+over the IR is shared, and CUDA changes these tables and hooks:
+
+==========================  ===========================================================
+piece                       CUDA
+==========================  ===========================================================
+``SCALAR_TYPES``            ``float16`` -> ``__half`` (``cuda_fp16.h``)
+``STORAGE_TYPES``           ``bfloat16`` -> ``__nv_bfloat16`` (``cuda_bf16.h``); values are
+                            computed in ``float`` as in C
+``function_prefix``         ``extern "C" __global__ void __launch_bounds__(N)``
+``print_function_end``      nothing (kernels return ``void``)
+``visit_AttrStmt``          ``thread_extent``: the index variable prints as
+                            ``((int)threadIdx.x)``; nothing is declared
+``print_allocate``          ``__shared__`` arrays (or carving of ``extern __shared__``
+                            memory above 48 KiB), aligned local arrays
+``print_barrier``           ``__syncthreads();``
+``print_fail``              ``printf`` the message, then ``__trap()``
+helpers                     ``static __device__ __forceinline__``
+vectors                     ``tecc_vec<T, N>`` (lane-wise operators); 2/4-lane contiguous
+                            accesses at a provably aligned offset load and store
+                            through ``float2``/``float4``/``int4``/``__half2``...
+==========================  ===========================================================
+
+NVRTC has no standard headers, so the translation unit declares the fixed-width integer
+types itself and includes ``cuda_fp16.h``/``cuda_bf16.h`` only when a kernel uses them
+(:func:`tecc.cuda_codegen.nvrtc.cuda_include_dirs` finds those headers).
+"""
+from __future__ import annotations
+
+import math
+
+from ..cpu_fallback.codegen_c import (
+    P_ADD, P_PRIMARY, CodeGenC, _pow2_ceil, c_string_literal,
+)
+from ..errors import CompileError
+from ..tir import dtype as _dt
+from ..tir import expr as E
+from ..tir import stmt as S
+from ..tir.functor import post_order_visit
+
+#: static shared memory above this needs the dynamic (``extern __shared__``) path
+STATIC_SHARED_LIMIT = 48 * 1024
+#: alignment in bytes of shared arrays and of every carved dynamic shared buffer
+SHARED_ALIGN = 16
+
+#: thread tags and the CUDA builtin each one prints as
+THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
+
+#: (element dtype, lanes) -> (native CUDA vector type, its lane fields) for aligned accesses
+NATIVE_VECTORS = {
+    ("float32", 2): ("float2", "xy"), ("float32", 4): ("float4", "xyzw"),
+    ("int32", 2): ("int2", "xy"), ("int32", 4): ("int4", "xyzw"),
+    ("uint32", 2): ("uint2", "xy"), ("uint32", 4): ("uint4", "xyzw"),
+    ("float64", 2): ("double2", "xy"), ("int64", 2): ("longlong2", "xy"),
+    ("float16", 2): ("__half2", "xy"),
+}
+
+_PREAMBLE = """\
+// fixed-width integers (NVRTC has no <stdint.h>)
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#define INT64_C(c) c##LL
+#define UINT64_C(c) c##ULL"""
+
+_VECTOR_BINARY_OPS = ("+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>")
+
+
+def _vector_template() -> str:
+    """``tecc_vec<T, N>``: N lanes in an array, with lane-wise operators."""
+    lines = [
+        "// a small vector: lanes in an array, arithmetic lane by lane",
+        "template <typename T, int N>",
+        "struct tecc_vec {",
+        "    T v[N];",
+        "    __device__ __forceinline__ T& operator[](int i) { return v[i]; }",
+        "    __device__ __forceinline__ const T& operator[](int i) const { return v[i]; }",
+        "};",
+    ]
+    for op in _VECTOR_BINARY_OPS:
+        lines += [
+            "",
+            "template <typename T, int N>",
+            f"__device__ __forceinline__ tecc_vec<T, N> operator{op}(const tecc_vec<T, N>& a, "
+            "const tecc_vec<T, N>& b) {",
+            "    tecc_vec<T, N> r;",
+            "    for (int l = 0; l < N; ++l) {",
+            f"        r.v[l] = a.v[l] {op} b.v[l];",
+            "    }",
+            "    return r;",
+            "}",
+        ]
+    for op in ("-", "~"):
+        lines += [
+            "",
+            "template <typename T, int N>",
+            f"__device__ __forceinline__ tecc_vec<T, N> operator{op}(const tecc_vec<T, N>& a) {{",
+            "    tecc_vec<T, N> r;",
+            "    for (int l = 0; l < N; ++l) {",
+            f"        r.v[l] = {op}a.v[l];",
+            "    }",
+            "    return r;",
+            "}",
+        ]
+    return "\n".join(lines)
+
+
+def multiple_of(e, known=None) -> int:
+    """The largest constant ``g`` this module can prove divides the integer ``e``
+    (``0`` means ``e`` is the constant 0, a multiple of everything).
+
+    ``known`` maps variables to a factor proved for them (let-bound values).
+    """
+    known = known or {}
+    if isinstance(e, E.IntImm):
+        return abs(int(e.value))
+    if isinstance(e, E.Var):
+        return known.get(e, 1)
+    if isinstance(e, (E.Add, E.Sub, E.Min, E.Max)):
+        return math.gcd(multiple_of(e.a, known), multiple_of(e.b, known))
+    if isinstance(e, E.Mul):
+        return multiple_of(e.a, known) * multiple_of(e.b, known)
+    if isinstance(e, E.FloorMod) and isinstance(e.b, E.IntImm) and e.b.value > 0:
+        # a mod c = a - c * q: a multiple of gcd(factor of a, c)
+        return math.gcd(multiple_of(e.a, known), int(e.b.value))
+    if isinstance(e, E.Cast) and _dt.is_integer(e.dtype) and _dt.is_integer(e.value.dtype):
+        if _dt.parse(e.dtype).bits >= _dt.parse(e.value.dtype).bits:
+            return multiple_of(e.value, known)
+        return 1
+    if isinstance(e, E.Select):
+        return math.gcd(multiple_of(e.true_value, known), multiple_of(e.false_value, known))
+    if isinstance(e, E.Call) and e.op == "shift_left" and isinstance(e.args[1], E.IntImm):
+        return multiple_of(e.args[0], known) << int(e.args[1].value)
+    return 1
+
+
+class CodeGenCUDA(CodeGenC):
+    """Print device PrimFuncs (per /work/notes/GPU.md) as CUDA kernels.
+
+    ``CodeGenCUDA().generate([k0, k1])`` returns one translation unit with every
+    kernel; afterwards :attr:`kernel_info` holds, per kernel name, what the launcher
+    needs from the printing (dynamic shared memory size, alignment required of each
+    buffer parameter).
+    """
+
+    SCALAR_TYPES = {**CodeGenC.SCALAR_TYPES, "float16": "__half"}
+    STORAGE_TYPES = {"bfloat16": "__nv_bfloat16"}
+    INCLUDES = ()
+
+    def __init__(self):
+        super().__init__()
+        self._headers = set()        # "cuda_fp16.h", "cuda_bf16.h"
+        self._uses_vectors = False
+        #: kernel name -> {"dynamic_shared_bytes": int, "param_align": {param index: bytes}}
+        self.kernel_info = {}
+
+    # ------------------------------------------------------------------------
+    # entry points
+    # ------------------------------------------------------------------------
+    def generate(self, kernels) -> str:
+        """One CUDA translation unit holding every kernel of ``kernels``.
+
+        Parameters
+        ----------
+        kernels : list of PrimFunc
+            Device functions (``attrs["tecc.kernel"]``), flattened, with
+            ``thread_extent`` attributes; a single PrimFunc is accepted too.
+
+        Returns
+        -------
+        str
+            CUDA C++ source for NVRTC.
+        """
+        if isinstance(kernels, S.PrimFunc):
+            kernels = [kernels]
+        self.__init__()
+        names = set()
+        for k in kernels:
+            if k.name in names:
+                raise CompileError(f"two kernels are named {k.name!r}; kernel names must be unique")
+            names.add(k.name)
+            self.add_function(k)
+        return self.finish()
+
+    def add_function(self, func: S.PrimFunc) -> None:
+        shared_bytes = int(func.attrs.get("shared_bytes", 0) or 0)
+        self._func = func
+        self._dynamic_shared = shared_bytes > STATIC_SHARED_LIMIT
+        self._dyn_offset = 0
+        self._dyn_declared = False
+        self._let_factors = {}
+        self._param_align = {}
+        self._param_of_data = {}
+        for i, p in enumerate(func.params):
+            buf = func.buffer_map.get(p)
+            if buf is not None:
+                self._param_of_data[buf.data] = i
+                self._param_of_data[p] = i
+        self._check_kernel(func)
+        super().add_function(func)
+        self.kernel_info[func.name] = {
+            "dynamic_shared_bytes": self._dyn_offset if self._dynamic_shared else 0,
+            "param_align": dict(self._param_align),
+        }
+
+    def finish(self) -> str:
+        """The translation unit: includes, integer types, vectors, helpers, kernels."""
+        parts = ["// generated by tecc (CUDA)", ""]
+        for header in ("cuda_fp16.h", "cuda_bf16.h"):
+            if header in self._headers:
+                parts.append(f"#include <{header}>")
+        if self._headers:
+            parts.append("")
+        parts += [_PREAMBLE, ""]
+        if self._uses_vectors:
+            parts += [_vector_template(), ""]
+            parts += list(self._vector_types.values())
+            parts.append("")
+        for text in self._helpers.values():
+            parts.append(text)
+            parts.append("")
+        for text in self._functions:
+            parts.append(text)
+            parts.append("")
+        return "\n".join(parts)
+
+    def headers(self) -> set:
+        """The CUDA headers the last generated source includes."""
+        return set(self._headers)
+
+    def _check_kernel(self, func: S.PrimFunc) -> None:
+        tags = []
+
+        def visit(node):
+            if isinstance(node, S.AttrStmt) and node.attr_key == "thread_extent":
+                tag = getattr(node.node, "thread_tag", "")
+                if tag not in THREAD_TAGS:
+                    raise CompileError(
+                        f"kernel {func.name}: unknown thread tag {tag!r}; use one of {', '.join(THREAD_TAGS)}")
+                tags.append(tag)
+            elif isinstance(node, S.For) and node.kind is S.ForKind.THREAD_BINDING:
+                raise CompileError(
+                    f"kernel {func.name}: loop {node.loop_var.name} is still a thread-binding loop; "
+                    "lower the schedule for CUDA first (tecc.lower(..., target='cuda'))")
+
+        post_order_visit(func.body, visit)
+        dup = {t for t in tags if tags.count(t) > 1}
+        if dup:
+            raise CompileError(f"kernel {func.name}: thread tag(s) {sorted(dup)} are bound twice")
+
+    # ------------------------------------------------------------------------
+    # types
+    # ------------------------------------------------------------------------
+    def type_name(self, dtype: str) -> str:
+        d = _dt.parse(dtype)
+        if d.code == "float" and d.bits == 16:
+            self._headers.add("cuda_fp16.h")
+        return super().type_name(dtype)
+
+    def storage_type(self, dtype: str) -> str:
+        d = _dt.parse(dtype)
+        if d.code == "bfloat":
+            self._headers.add("cuda_bf16.h")
+        return super().storage_type(dtype)
+
+    def vector_type(self, dtype: str) -> str:
+        """``typedef tecc_vec<T, lanes rounded up to a power of two> tecc_<dtype>;``."""
+        d = _dt.parse(dtype)
+        assert d.lanes > 1
+        if d.code == "bfloat":
+            raise CompileError("the CUDA backend has no bfloat16 vectors; keep bfloat16 loops scalar "
+                               "(do not vectorize them)")
+        name = "tecc_" + str(d)
+        if name not in self._vector_types:
+            elem = "bool" if d.is_bool else self.type_name(str(d.element_of()))
+            self._uses_vectors = True
+            self._vector_types[name] = f"typedef tecc_vec<{elem}, {_pow2_ceil(d.lanes)}> {name};"
+        return name
+
+    # ------------------------------------------------------------------------
+    # helpers
+    # ------------------------------------------------------------------------
+    def use_helper(self, name: str, text: str) -> str:
+        """Register a device helper: the C printer's ``static inline`` helpers become
+        ``static __device__ __forceinline__`` functions."""
+        if text.startswith("static inline "):
+            text = "static __device__ __forceinline__ " + text[len("static inline "):]
+        return super().use_helper(name, text)
+
+    def _bf16_helpers(self) -> None:
+        self._headers.add("cuda_bf16.h")
+        self.use_helper("tecc_bf16_to_f32", "\n".join([
+            "static inline float tecc_bf16_to_f32(__nv_bfloat16 v) {",
+            "    return __bfloat162float(v);",
+            "}"]))
+        self.use_helper("tecc_f32_to_bf16", "\n".join([
+            "static inline __nv_bfloat16 tecc_f32_to_bf16(float f) {",
+            "    return __float2bfloat16_rn(f);",
+            "}"]))
+        self.use_helper("tecc_bf16_round", "\n".join([
+            "static inline float tecc_bf16_round(float f) {",
+            "    return __bfloat162float(__float2bfloat16_rn(f));",
+            "}"]))
+
+    def _load_helper(self, dtype: str) -> str:
+        """Contiguous load of unknown alignment: element by element."""
+        vt = self.type_name(dtype)
+        et = self.storage_type(_dt.element(dtype))
+        name = f"tecc_load_{dtype}"
+        return self.use_helper(name, "\n".join([
+            f"static inline {vt} {name}(const {et}* p) {{",
+            f"    {vt} r;",
+            f"    for (int l = 0; l < {_dt.lanes(dtype)}; ++l) {{",
+            "        r[l] = p[l];",
+            "    }",
+            "    return r;",
+            "}"]))
+
+    def _store_helper(self, dtype: str) -> str:
+        vt = self.type_name(dtype)
+        et = self.storage_type(_dt.element(dtype))
+        name = f"tecc_store_{dtype}"
+        value = "v[l] != 0" if _dt.is_bool(dtype) else "v[l]"
+        return self.use_helper(name, "\n".join([
+            f"static inline void {name}({et}* p, {vt} v) {{",
+            f"    for (int l = 0; l < {_dt.lanes(dtype)}; ++l) {{",
+            f"        p[l] = {value};",
+            "    }",
+            "}"]))
+
+    def _aligned_load_helper(self, dtype: str) -> str:
+        vt = self.type_name(dtype)
+        et = self.storage_type(_dt.element(dtype))
+        native, fields = NATIVE_VECTORS[(_dt.element(dtype), _dt.lanes(dtype))]
+        if native == "__half2":
+            self._headers.add("cuda_fp16.h")
+        name = f"tecc_load_aligned_{dtype}"
+        lanes = ", ".join(f"t.{f}" for f in fields)
+        return self.use_helper(name, "\n".join([
+            f"static inline {vt} {name}(const {et}* p) {{",
+            f"    {native} t = *(const {native}*)p;",
+            f"    {vt} r = {{{lanes}}};",
+            "    return r;",
+            "}"]))
+
+    def _aligned_store_helper(self, dtype: str) -> str:
+        vt = self.type_name(dtype)
+        et = self.storage_type(_dt.element(dtype))
+        native, fields = NATIVE_VECTORS[(_dt.element(dtype), _dt.lanes(dtype))]
+        name = f"tecc_store_aligned_{dtype}"
+        lines = [f"static inline void {name}({et}* p, {vt} v) {{", f"    {native} t;"]
+        lines += [f"    t.{f} = v[{k}];" for k, f in enumerate(fields)]
+        lines += [f"    *({native}*)p = t;", "}"]
+        return self.use_helper(name, "\n".join(lines))
+
+    def _broadcast_helper(self, dtype: str) -> str:
+        vt = self.type_name(dtype)
+        st = self.type_name(_dt.element(dtype)) if not _dt.is_bool(dtype) else "bool"
+        name = f"tecc_broadcast_{dtype}"
+        lanes = ", ".join(["x"] * _pow2_ceil(_dt.lanes(dtype)))
+        return self.use_helper(name, "\n".join([
+            f"static inline {vt} {name}({st} x) {{",
+            f"    {vt} r = {{{lanes}}};",
+            "    return r;",
+            "}"]))
+
+    # ------------------------------------------------------------------------
+    # function pieces
+    # ------------------------------------------------------------------------
+    def _threads_per_block(self, func: S.PrimFunc):
+        """Threads per block when every ``threadIdx`` extent is a constant, else None."""
+        total = [1]
+        ok = [True]
+
+        def visit(node):
+            if isinstance(node, S.AttrStmt) and node.attr_key == "thread_extent":
+                tag = getattr(node.node, "thread_tag", "")
+                if tag.startswith("threadIdx"):
+                    if isinstance(node.value, E.IntImm):
+                        total[0] *= int(node.value.value)
+                    else:
+                        ok[0] = False
+
+        post_order_visit(func.body, visit)
+        return total[0] if ok[0] else None
+
+    def function_prefix(self) -> str:
+        return 'extern "C" __global__ void'
+
+    def print_function_signature(self, func: S.PrimFunc) -> str:
+        params = ", ".join(self.print_param(func, p) for p in func.params)
+        threads = self._threads_per_block(func)
+        bounds = f" __launch_bounds__({threads})" if threads is not None else ""
+        return f"{self.function_prefix()}{bounds} {func.name}({params})"
+
+    def print_function_end(self, func: S.PrimFunc) -> None:
+        """Kernels return ``void``: nothing to print."""
+
+    def print_fail(self, message: str) -> None:
+        """A failed assertion inside a kernel prints the message and traps (the
+        launch then reports an error)."""
+        self.emit(f"printf(\"tecc kernel assertion failed: %s\\n\", {c_string_literal(message)});")
+        self.emit("__trap();")
+
+    def print_barrier(self, call) -> None:
+        scope = call.args[0].value if call.args and isinstance(call.args[0], E.StringImm) else "shared"
+        if scope == "warp":
+            self.emit("__syncwarp();")
+        elif scope == "shared":
+            self.emit("__syncthreads();")
+        else:
+            raise CompileError(f"barrier of scope {scope!r} is not supported in a CUDA kernel; "
+                               "only 'shared' (__syncthreads) and 'warp' (__syncwarp)")
+
+    def visit_AttrStmt(self, s):
+        if s.attr_key != "thread_extent":
+            return super().visit_AttrStmt(s)
+        iv = s.node
+        var = iv.var
+        saved = self._names.get(var)
+        # the index is the builtin, read as a signed int (unsigned arithmetic would
+        # change the meaning of subtractions and comparisons)
+        self._names[var] = f"((int){iv.thread_tag})"
+        self.print_stmt(s.body)
+        self._restore_name(var, saved)
+
+    def visit_LetStmt(self, s):
+        if _dt.is_integer(s.var.dtype):
+            self._let_factors[s.var] = multiple_of(s.value, self._let_factors)
+        super().visit_LetStmt(s)
+
+    # ------------------------------------------------------------------------
+    # memory
+    # ------------------------------------------------------------------------
+    def print_allocate(self, s: S.Allocate) -> None:
+        buf = s.buffer
+        if buf.scope == "shared":
+            self._print_shared_allocate(s)
+            return
+        if buf.scope == "global":
+            raise CompileError(
+                f"kernel {self._func.name}: global buffer {buf.name!r} is allocated inside the kernel; "
+                "global intermediates must be workspaces allocated by the host function")
+        if not self._is_stack_allocation(buf):
+            raise CompileError(
+                f"kernel {self._func.name}: local buffer {buf.name!r} needs a constant size of at "
+                "most 64 KiB per thread; bound its extent with a constant split factor")
+        if self._register_slots(s) is not None:
+            super().print_allocate(s)  # kept in variables (registers)
+            return
+        saved = self._names.get(buf.data)
+        name = self.bind_name(buf.data, buf.name)
+        saved_dtype = self._ptr_dtype.get(buf.data)
+        self._ptr_dtype[buf.data] = buf.dtype
+        n = max(1, self._const_size(buf))
+        self.emit(f"{self.storage_type(buf.dtype)} {name}[{n}] __align__({SHARED_ALIGN});")
+        self.print_stmt(s.body)
+        self._restore_name(buf.data, saved)
+        self._restore_ptr_dtype(buf.data, saved_dtype)
+
+    def _restore_ptr_dtype(self, data, saved):
+        if saved is None:
+            self._ptr_dtype.pop(data, None)
+        else:
+            self._ptr_dtype[data] = saved
+
+    def _print_shared_allocate(self, s: S.Allocate) -> None:
+        buf = s.buffer
+        n = self._const_size(buf)
+        if n is None:
+            raise CompileError(
+                f"kernel {self._func.name}: shared buffer {buf.name!r} has the symbolic size "
+                f"{buf.shape}; shared memory needs a constant size")
+        n = max(1, n)
+        saved = self._names.get(buf.data)
+        name = self.bind_name(buf.data, buf.name)
+        saved_dtype = self._ptr_dtype.get(buf.data)
+        self._ptr_dtype[buf.data] = buf.dtype
+        st = self.storage_type(buf.dtype)
+        if self._dynamic_shared:
+            if not self._dyn_declared:
+                self.emit(f"extern __shared__ __align__({SHARED_ALIGN}) unsigned char tecc_dynamic_smem[];")
+                self._dyn_declared = True
+                self._used.add("tecc_dynamic_smem")
+            offset = self._dyn_offset
+            self._dyn_offset = -(-(offset + n * self.element_bytes(buf.dtype)) // SHARED_ALIGN) * SHARED_ALIGN
+            self.emit(f"{st}* {self.restrict_keyword} {name} = ({st}*)(tecc_dynamic_smem + {offset});")
+        else:
+            self.emit(f"__shared__ __align__({SHARED_ALIGN}) {st} {name}[{n}];")
+        self.print_stmt(s.body)
+        self._restore_name(buf.data, saved)
+        self._restore_ptr_dtype(buf.data, saved_dtype)
+
+    def _aligned_access(self, buf: S.Buffer, index):
+        """The vector dtype of an aligned native-vector access, or None."""
+        if not (isinstance(index, E.Ramp) and E.is_const_int(index.stride, 1)):
+            return None
+        if buf.data in self._reg_slots:
+            return None
+        declared = self._ptr_dtype.get(buf.data)
+        if declared is not None and declared != buf.dtype:
+            return None
+        key = (buf.dtype, index.lanes)
+        if key not in NATIVE_VECTORS:
+            return None
+        factor = multiple_of(index.base, self._let_factors)
+        if factor != 0 and factor % index.lanes != 0:
+            return None
+        nbytes = index.lanes * self.element_bytes(buf.dtype)
+        param = self._param_of_data.get(buf.data)
+        if param is not None:
+            # a kernel parameter: the launcher checks the pointer's alignment
+            self._param_align[param] = max(self._param_align.get(param, 1), nbytes)
+        elif nbytes > SHARED_ALIGN:  # pragma: no cover - native vectors are at most 16 bytes
+            return None
+        return _dt.with_lanes(buf.dtype, index.lanes)
+
+    def visit_BufferLoad(self, e):
+        buf = e.buffer
+        index = self.flat_index(buf, e.indices)
+        dtype = self._aligned_access(buf, index)
+        if dtype is None:
+            return super().visit_BufferLoad(e)
+        ptr, _ = self.buffer_ptr(buf)
+        name = self._aligned_load_helper(dtype)
+        return f"{name}({ptr} + {self.expr(index.base, P_ADD + 1)})", P_PRIMARY
+
+    def visit_BufferStore(self, s):
+        buf = s.buffer
+        index = self.flat_index(buf, s.indices)
+        dtype = self._aligned_access(buf, index)
+        if dtype is None or _dt.is_bool(buf.dtype):
+            return super().visit_BufferStore(s)
+        lanes = _dt.lanes(index.dtype)
+        value = s.value if _dt.lanes(s.value.dtype) == lanes else E.Broadcast(s.value, lanes)
+        ptr, _ = self.buffer_ptr(buf)
+        name = self._aligned_store_helper(dtype)
+        self.emit(f"{name}({ptr} + {self.expr(index.base, P_ADD + 1)}, {self.expr(value)});")
+
+    # ------------------------------------------------------------------------
+    # loops
+    # ------------------------------------------------------------------------
+    def print_for(self, s: S.For) -> None:
+        """Kernel loops are sequential per thread: ``unrolled`` and leftover
+        ``vectorized`` loops get ``#pragma unroll``; ``parallel`` runs serially."""
+        saved = self._names.get(s.loop_var)
+        var = self.bind_name(s.loop_var, s.loop_var.name)
+        for key, value in s.annotations:
+            self.emit(f"// {key} = {value}")
+        if s.kind is S.ForKind.PARALLEL:
+            self.emit("// parallel loop inside a kernel: runs serially in each thread")
+        elif s.kind is S.ForKind.UNROLLED:
+            self.emit("#pragma unroll")
+        elif s.kind is S.ForKind.VECTORIZED and isinstance(s.extent, E.IntImm):
+            self.emit("#pragma unroll")
+        self.emit(self.loop_header(s, var))
+        with self.indented():
+            self.print_stmt(s.body)
+        self.emit("}")
+        self._restore_name(s.loop_var, saved)
+
+    # ------------------------------------------------------------------------
+    # expressions
+    # ------------------------------------------------------------------------
+    def _float_literal(self, value: float, dtype: str) -> str:
+        if math.isnan(value):
+            return "__longlong_as_double(0x7ff8000000000000LL)" if dtype == "float64" \
+                else "__int_as_float(0x7fc00000)"
+        if math.isinf(value):
+            if dtype == "float64":
+                bits = "0x7ff0000000000000LL" if value > 0 else "0xfff0000000000000LL"
+                return f"__longlong_as_double({bits})"
+            return f"__int_as_float({'0x7f800000' if value > 0 else '0xff800000'})"
+        return super()._float_literal(value, dtype)
+
+    def visit_FloatImm(self, e):
+        text = self._float_literal(e.value, e.dtype)
+        if e.dtype == "float16":
+            self._headers.add("cuda_fp16.h")
+            return f"__half({text})", P_PRIMARY
+        return text, (P_PRIMARY if not text.startswith("-") else 14)
+
+    def visit_Cast(self, e):
+        src = _dt.parse(e.value.dtype)
+        dst = _dt.parse(e.dtype)
+        if dst.lanes > 1 and src.lanes > 1:
+            et = "bool" if dst.is_bool else self.type_name(str(dst.element_of()))
+            conv = (lambda a: f"{a[0]} != 0") if dst.is_bool else (lambda a: f"({et})({a[0]})")
+            name = self._lanewise_helper(f"cast_{src}_to", e.dtype, (e.value.dtype,), conv)
+            return f"{name}({self.expr(e.value)})", P_PRIMARY
+        if dst.lanes == 1 and dst.code == "float" and dst.bits == 16 and src.is_bool:
+            return f"__half((float){self.expr(e.value, 14)})", P_PRIMARY
+        if dst.lanes == 1 and src.code == "float" and src.bits == 16 and not dst.is_float:
+            # through float: __half converts to float, then C++ conversion rules apply
+            if dst.is_bool:
+                return f"((float){self.expr(e.value, 14)} != 0.0f)", P_PRIMARY
+            return f"({self.type_name(e.dtype)})(float){self.expr(e.value, 14)}", 14
+        return super().visit_Cast(e)
+
+    def visit_CmpOp(self, e):
+        if not self._is_vector(e):
+            return super().visit_CmpOp(e)
+        from ..cpu_fallback.codegen_c import _CMP_SYM
+
+        sym = _CMP_SYM[type(e)][0]
+        key = {"==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge"}[sym]
+        name = self._lanewise_helper(f"{key}_{e.a.dtype}", e.dtype, (e.a.dtype, e.b.dtype),
+                                     lambda a: f"{a[0]} {sym} {a[1]}")
+        return f"{name}({self.expr(e.a)}, {self.expr(e.b)})", P_PRIMARY
+
+    def visit_Not(self, e):
+        if not self._is_vector(e):
+            return super().visit_Not(e)
+        name = self._lanewise_helper("not", e.dtype, (e.a.dtype,), lambda a: f"!{a[0]}")
+        return f"{name}({self.expr(e.a)})", P_PRIMARY
+
+    def _minmax(self, e, op):
+        d = _dt.parse(e.dtype)
+        if d.lanes == 1 and d.code == "float" and d.bits in (32, 64):
+            fn = ("fmin" if op == "min" else "fmax") + ("f" if d.bits == 32 else "")
+            return f"{fn}({self.expr(e.a)}, {self.expr(e.b)})", P_PRIMARY
+        return super()._minmax(e, op)
+
+    def intrinsic(self, op: str, args: list, dtype: str) -> str:
+        d = _dt.parse(dtype)
+        if op == "popcount":
+            if d.bits == 64:
+                return f"__popcll((unsigned long long)({args[0]}))"
+            mask = (1 << max(d.bits, 8)) - 1
+            return f"__popc((unsigned int)({args[0]}) & {mask}u)"
+        if op in self.PREDICATES and d.code == "float" and d.bits == 16:
+            return f"{self.PREDICATES[op]}((float)({args[0]}))"
+        if op in self.PREDICATES:
+            return f"{self.PREDICATES[op]}({args[0]})"
+        if op == "abs" and d.code == "float" and d.bits == 16:
+            return f"__habs({args[0]})"
+        if d.code == "float" and d.bits == 16:
+            # half precision: compute in float, round back
+            fargs = [f"(float)({a})" for a in args]
+            return f"__half({self.intrinsic(op, fargs, 'float32')})"
+        if op == "rsqrt" and d.code == "float" and d.bits in (32, 64):
+            return f"rsqrt{'f' if d.bits == 32 else ''}({args[0]})"
+        return super().intrinsic(op, args, dtype)
+
+
+def generate_cuda(kernels) -> str:
+    """CUDA source of ``kernels`` (device PrimFuncs) printed by :class:`CodeGenCUDA`."""
+    return CodeGenCUDA().generate(kernels)

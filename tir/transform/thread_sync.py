@@ -1,0 +1,314 @@
+"""Insert ``__syncthreads()`` barriers around shared-memory hazards.
+
+Runs on device functions of the kernel contract (flattened; the thread index of a
+tag is the Var of its ``thread_extent`` IterVar).  The barrier is
+``Evaluate(Call("int32", "tvm_storage_sync", (StringImm("shared"),)))``.
+
+Only buffers of scope ``"shared"`` matter: ``"local"`` memory is private to a
+thread and ``__syncthreads`` says nothing useful about global memory.
+
+Method (a linear scan, as TVM's storage-sync planner)
+-----------------------------------------------------
+Every statement is summarised by the shared accesses it may make before its
+first barrier (``head``), those after its last barrier (``tail``) and whether
+every path through it executes a barrier.  A sequence is scanned left to right
+keeping the accesses made since the last barrier; a barrier goes before the
+first statement whose ``head`` reads a buffer written since then (RAW) or writes
+one read since then (WAR).  Write-after-write is not a hazard here (as in TVM).
+
+A loop first plans its body on its own, then checks the loop-carried case: the
+body's ``tail`` (end of iteration ``i``) against its ``head`` (start of
+iteration ``i + 1``).  On a conflict a barrier goes at the END of the body, so
+the tiled GEMM loop becomes ``for ko { write AS; sync; read AS; sync }``.
+
+Never inside divergent code: an ``if`` whose condition depends on a thread
+index (or on per-thread ``local`` memory), a loop whose bounds do, ``while``
+loops and vectorized or parallel loops are treated as single statements -- a
+needed barrier goes before them, none inside.  A hazard entirely inside such a
+statement cannot be fixed with ``__syncthreads``; it is left as it is (the
+GPU-semantics checker reports such races).
+
+The analysis is deliberately conservative: any read and write of the same
+shared buffer by different statements counts as a conflict, whatever the
+indices.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .. import expr as E
+from .. import stmt as S
+from ..functor import IRVisitor
+
+SYNC_OP = "tvm_storage_sync"
+
+
+def storage_sync(scope: str = "shared") -> S.Evaluate:
+    """The barrier statement ``tvm_storage_sync(scope)`` (``__syncthreads()`` for shared)."""
+    return S.Evaluate(E.Call("int32", SYNC_OP, (E.StringImm(scope),)))
+
+
+def is_storage_sync(stmt) -> bool:
+    """True if ``stmt`` is a ``tvm_storage_sync("shared")`` barrier."""
+    if not isinstance(stmt, S.Evaluate):
+        return False
+    call = stmt.value
+    return (isinstance(call, E.Call) and call.op == SYNC_OP and len(call.args) == 1
+            and isinstance(call.args[0], E.StringImm) and call.args[0].value == "shared")
+
+
+def _is_shared(buf) -> bool:
+    return buf.scope.startswith("shared")
+
+
+# ----------------------------------------------------------------------------
+# access summaries
+# ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Access:
+    """Shared buffers (by data Var) read and written."""
+
+    reads: frozenset = frozenset()
+    writes: frozenset = frozenset()
+
+    def __or__(self, other):
+        if not other.reads and not other.writes:
+            return self
+        if not self.reads and not self.writes:
+            return other
+        return _Access(self.reads | other.reads, self.writes | other.writes)
+
+    def conflicts_with(self, later) -> bool:
+        """True if ``later`` (after this, with no barrier between) races with it."""
+        return bool(self.writes & later.reads) or bool(self.reads & later.writes)
+
+
+_NONE = _Access()
+
+
+@dataclass(frozen=True)
+class _Summary:
+    """``head``: accesses before the first barrier; ``tail``: after the last;
+    ``barrier``: every path runs at least one barrier."""
+
+    head: _Access
+    tail: _Access
+    barrier: bool
+
+
+_EMPTY = _Summary(_NONE, _NONE, False)
+_BARRIER = _Summary(_NONE, _NONE, True)
+
+
+def _leaf(acc: _Access) -> _Summary:
+    return _Summary(acc, acc, False)
+
+
+def _then(a: _Summary, b: _Summary) -> _Summary:
+    """The summary of ``a`` followed by ``b``."""
+    head = a.head if a.barrier else a.head | b.head
+    tail = b.tail if b.barrier else a.tail | b.tail
+    return _Summary(head, tail, a.barrier or b.barrier)
+
+
+class _CollectAccess(IRVisitor):
+    def __init__(self):
+        self.reads = set()
+        self.writes = set()
+
+    def visit_BufferLoad(self, e):
+        if _is_shared(e.buffer):
+            self.reads.add(e.buffer.data)
+        self.generic_visit(e)
+
+    def visit_BufferStore(self, s):
+        if _is_shared(s.buffer):
+            self.writes.add(s.buffer.data)
+        self.generic_visit(s)
+
+
+def _accesses(*nodes) -> _Access:
+    c = _CollectAccess()
+    for n in nodes:
+        if n is not None:
+            c.visit(n)
+    if not c.reads and not c.writes:
+        return _NONE
+    return _Access(frozenset(c.reads), frozenset(c.writes))
+
+
+# ----------------------------------------------------------------------------
+# thread dependence
+# ----------------------------------------------------------------------------
+
+class _ThreadDependence(IRVisitor):
+    """Does an expression vary between the threads of one block?"""
+
+    def __init__(self, tainted):
+        self.tainted = tainted
+        self.found = False
+
+    def visit_Var(self, v):
+        if v in self.tainted or v.name.startswith("threadIdx."):
+            self.found = True
+
+    def visit_BufferLoad(self, e):
+        if e.buffer.scope in ("local", "warp"):
+            self.found = True  # per-thread memory: its content may differ per thread
+        self.generic_visit(e)
+
+
+# ----------------------------------------------------------------------------
+# the planner
+# ----------------------------------------------------------------------------
+
+class _Planner:
+    def __init__(self, thread_vars=()):
+        self.tainted = set(thread_vars)  # thread indices and values derived from them
+
+    def depends_on_thread(self, *exprs) -> bool:
+        finder = _ThreadDependence(self.tainted)
+        for e in exprs:
+            if e is not None:
+                finder.visit(e)
+        return finder.found
+
+    # statements ----------------------------------------------------------------
+    def plan(self, s):
+        """Return ``(new_stmt, summary)``."""
+        if is_storage_sync(s):
+            return s, _BARRIER
+        if isinstance(s, S.SeqStmt):
+            return self.plan_seq(s)
+        if isinstance(s, S.For):
+            return self.plan_for(s)
+        if isinstance(s, S.IfThenElse):
+            return self.plan_if(s)
+        if isinstance(s, S.LetStmt):
+            if self.depends_on_thread(s.value):
+                self.tainted.add(s.var)
+            return self.plan_wrapper(s, s.value)
+        if isinstance(s, S.AttrStmt):
+            node = s.node
+            if (s.attr_key == "thread_extent" and isinstance(node, E.IterVar)
+                    and node.thread_tag.startswith("threadIdx")):
+                self.tainted.add(node.var)
+            return self.plan_wrapper(s, s.value)
+        if isinstance(s, S.AssertStmt):
+            return self.plan_wrapper(s, s.condition)
+        if isinstance(s, S.Allocate):
+            return self.plan_wrapper(s, None)
+        # BufferStore, Evaluate, While: single statements
+        return s, _leaf(_accesses(s))
+
+    def plan_wrapper(self, s, own_expr):
+        """A statement whose expression ``own_expr`` runs once before ``body``."""
+        body, sb = self.plan(s.body)
+        summary = _then(_leaf(_accesses(own_expr)), sb)
+        return (s if body is s.body else replace(s, body=body)), summary
+
+    def plan_seq(self, s):
+        out = []
+        summary = _EMPTY
+        changed = False
+        for x in s.seq:
+            nx, sx = self.plan(x)
+            changed = changed or nx is not x
+            if summary.tail.conflicts_with(sx.head):
+                out.append(storage_sync())
+                summary = _then(summary, _BARRIER)
+                changed = True
+            out.append(nx)
+            summary = _then(summary, sx)
+        if not changed:
+            return s, summary
+        return S.SeqStmt(tuple(out)), summary
+
+    def plan_for(self, s):
+        bounds = _accesses(s.min, s.extent)
+        tag = s.thread_binding.thread_tag if s.thread_binding is not None else ""
+        if s.kind is S.ForKind.THREAD_BINDING and tag.startswith(("threadIdx", "blockIdx")):
+            # a thread loop before host/device splitting stands for the threads
+            # themselves, as a thread_extent attribute does: not a loop to sync across
+            if tag.startswith("threadIdx"):
+                self.tainted.add(s.loop_var)
+            return self.plan_wrapper(s, None)
+        divergent = (self.depends_on_thread(s.min, s.extent)
+                     or s.kind in (S.ForKind.VECTORIZED, S.ForKind.PARALLEL))
+        if divergent:
+            self.tainted.add(s.loop_var)
+            return s, _leaf(bounds | _accesses(s.body))
+        body, sb = self.plan(s.body)
+        single_trip = isinstance(s.extent, E.IntImm) and s.extent.value <= 1
+        if not single_trip and sb.tail.conflicts_with(sb.head):
+            # loop-carried hazard: the end of iteration i races with the start of i + 1
+            body = S.seq(body, storage_sync())
+            sb = _then(sb, _BARRIER)
+        runs = isinstance(s.extent, E.IntImm) and s.extent.value >= 1
+        summary = _Summary(sb.head, sb.tail, sb.barrier and runs)
+        summary = _then(_leaf(bounds), summary)
+        return (s if body is s.body else replace(s, body=body)), summary
+
+    def plan_if(self, s):
+        cond = _leaf(_accesses(s.condition))
+        if self.depends_on_thread(s.condition):
+            return s, _then(cond, _leaf(_accesses(s.then_case, s.else_case)))
+        then_case, st = self.plan(s.then_case)
+        if s.else_case is not None:
+            else_case, se = self.plan(s.else_case)
+        else:
+            else_case, se = None, _EMPTY
+        both = _Summary(st.head | se.head, st.tail | se.tail, st.barrier and se.barrier)
+        if then_case is s.then_case and else_case is s.else_case:
+            new = s
+        else:
+            new = replace(s, then_case=then_case, else_case=else_case)
+        return new, _then(cond, both)
+
+
+def insert_thread_sync_stmt(stmt: S.Stmt, thread_vars=()) -> S.Stmt:
+    """Insert shared-memory barriers below ``stmt`` (see the module docs).
+
+    Parameters
+    ----------
+    stmt : Stmt
+        A device statement.  Thread indices are found from the ``thread_extent``
+        attributes inside it and from Vars named ``threadIdx.*``.
+    thread_vars : iterable of Var, optional
+        Further variables that differ between the threads of a block (thread
+        indices bound outside ``stmt``).
+
+    Returns
+    -------
+    Stmt
+        ``stmt`` itself when no barrier was needed.
+    """
+    new, _ = _Planner(thread_vars).plan(stmt)
+    return new
+
+
+def insert_thread_sync(kernel: S.PrimFunc) -> S.PrimFunc:
+    """Insert ``__syncthreads()`` barriers where threads of a block race on shared memory.
+
+    A barrier goes before a statement that reads a shared buffer written since the
+    last barrier (RAW) or writes one read since then (WAR), including the hazards
+    carried from the end of a loop body to its next iteration (the barrier then
+    goes at the end of the body).  No barrier is placed inside code whose control
+    flow depends on the thread index.
+
+    Parameters
+    ----------
+    kernel : PrimFunc
+        A device function of the kernel contract (flattened buffers,
+        ``thread_extent`` attributes).
+
+    Returns
+    -------
+    PrimFunc
+        ``kernel`` itself when no barrier was needed.
+    """
+    return kernel.with_body(insert_thread_sync_stmt(kernel.body))
+
+
+__all__ = ["insert_thread_sync", "insert_thread_sync_stmt", "is_storage_sync", "storage_sync"]
