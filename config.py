@@ -9,6 +9,10 @@ variable               default             meaning
 ``TECC_CACHE_DIR``     ``~/.cache/tecc``   on-disk cache of compiled libraries
 ``CC``                 ``cc``              the C compiler of the CPU backend
 ``TECC_CFLAGS``        (empty)             extra C compiler flags, split like a shell
+``TECC_REQUIRE_GPU``   ``0``               ``1``: a CUDA module called without a GPU
+                                           raises instead of running on the CPU emulation
+``CUDA_HOME``          (empty)             a CUDA toolkit whose ``include/`` holds
+                                           ``cuda_fp16.h`` (when pip's headers are absent)
 =====================  ==================  ============================================
 """
 from __future__ import annotations
@@ -36,9 +40,12 @@ class Switch:
 CACHE_DIR = Switch("TECC_CACHE_DIR", "~/.cache/tecc", "directory of the on-disk compile cache")
 CC = Switch("CC", "cc", "C compiler used by the CPU backend")
 CFLAGS = Switch("TECC_CFLAGS", "", "extra flags passed to the C compiler (shell syntax)")
+REQUIRE_GPU = Switch("TECC_REQUIRE_GPU", "0",
+                     "1: calling a CUDA module without a GPU is an error (no CPU emulation)")
+CUDA_HOME = Switch("CUDA_HOME", "", "CUDA toolkit directory searched for cuda_fp16.h/cuda_bf16.h")
 
 #: all switches, for documentation and ``describe()``
-SWITCHES = (CACHE_DIR, CC, CFLAGS)
+SWITCHES = (CACHE_DIR, CC, CFLAGS, REQUIRE_GPU, CUDA_HOME)
 
 
 def cache_dir() -> Path:
@@ -56,6 +63,11 @@ def c_compiler() -> list:
 def extra_cflags() -> list:
     """Extra C compiler flags from ``TECC_CFLAGS``."""
     return shlex.split(CFLAGS.read())
+
+
+def require_gpu() -> bool:
+    """True when ``TECC_REQUIRE_GPU`` asks CUDA modules to refuse the CPU emulation."""
+    return REQUIRE_GPU.read().strip().lower() not in ("0", "", "false", "no", "off")
 
 
 def describe() -> str:

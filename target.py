@@ -25,6 +25,8 @@ _KINDS = {
 #: options whose value is a comma-separated list
 _LIST_OPTIONS = ("mattr", "keys", "libs")
 
+_CUDA_ARCH_RE = re.compile(r"^sm_\d+[af]?$")
+
 _OPTION_RE = re.compile(r"^-{1,2}([A-Za-z_][A-Za-z0-9_\-]*)(?:=(.*))?$")
 
 
@@ -129,6 +131,18 @@ class Target:
     @property
     def arch(self):
         return self.attrs.get("arch")
+
+    @property
+    def cuda_arch(self):
+        """The ``-arch`` of a CUDA target (``"sm_90"``), checked, or None when absent
+        (the local GPU's architecture is used then)."""
+        arch = self.attrs.get("arch")
+        if arch is None:
+            return None
+        if not isinstance(arch, str) or _CUDA_ARCH_RE.match(arch) is None:
+            raise TargetError(f"unknown CUDA architecture {arch!r} in target {str(self)!r}; "
+                              "write it as -arch=sm_XX, e.g. -arch=sm_80 or -arch=sm_90")
+        return arch
 
     @property
     def host_target(self) -> "Target":

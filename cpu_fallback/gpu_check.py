@@ -16,15 +16,21 @@ The interpreter is slow (Python per element) but exact for the blocks it runs.
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..tir import dtype as _dt
-from ..tir import expr as E
 from ..tir.printer import to_text
-from ..tir.transform.interp import InterpError, Interpreter, _np_dtype
+from ..tir import expr as E
+from ..tir.transform.interp import InterpError, Interpreter, _convert, _np_dtype
 from .gpu_sim_codegen import SimError, SimKernel, is_barrier
+
+
+#: operators whose result keeps the operands' type when both have the same one
+_FAST_OPS = {E.Add: operator.add, E.Sub: operator.sub, E.Mul: operator.mul}
+_SAME_TYPE_RESULT = (int, np.float32, np.float64)
 
 
 @dataclass(frozen=True)
@@ -96,17 +102,17 @@ class FindingLog:
 
 
 class _Shadow:
-    """Per element of one shared buffer: the writer and (up to two) readers this epoch."""
+    """Per element of one shared buffer: the writer and (up to two) readers this epoch
+    (thread numbers, -1 for none).  Python lists: element access is the hot path."""
 
     def __init__(self, size):
-        self.writer = np.full(size, -1, dtype=np.int64)
-        self.reader0 = np.full(size, -1, dtype=np.int64)
-        self.reader1 = np.full(size, -1, dtype=np.int64)
+        self.size = size
+        self.reset()
 
     def reset(self):
-        self.writer.fill(-1)
-        self.reader0.fill(-1)
-        self.reader1.fill(-1)
+        self.writer = [-1] * self.size
+        self.reader0 = [-1] * self.size
+        self.reader1 = [-1] * self.size
 
 
 class CheckInterpreter(Interpreter):
@@ -120,9 +126,11 @@ class CheckInterpreter(Interpreter):
         self.block_dims = block_dims
         self.log = log
         self.bounds = {}        # data Var -> number of elements
+        self.rows = {}          # data Var of a per-thread copy [threads, n] -> n
         self.shadows = {}       # data Var of a shared buffer -> _Shadow
         self.cur_tid = None
         self.block = ()
+        self.out_of_bounds = False  # any out-of-bounds access, reported or not
 
     # -- running ---------------------------------------------------------------
     def run_block(self, b: int) -> None:
@@ -167,6 +175,8 @@ class CheckInterpreter(Interpreter):
         data = buf.data
         self.mem[data] = np.zeros(size, dtype=_np_dtype(buf.dtype))
         self.bounds[data] = size
+        if data in self.sim.expanded:
+            self.rows[data] = size // self.visit(buf.shape[0])
         if buf.scope == "shared":
             self.shadows[data] = _Shadow(size)
         try:
@@ -174,7 +184,19 @@ class CheckInterpreter(Interpreter):
         finally:
             del self.mem[data]
             self.bounds.pop(data, None)
+            self.rows.pop(data, None)
             self.shadows.pop(data, None)
+
+    # -- arithmetic fast path (the checker runs every thread) --------------------
+    def visit_BinaryOp(self, e):
+        fn = _FAST_OPS.get(type(e))
+        if fn is None:
+            return Interpreter.visit_BinaryOp(self, e)
+        a, b = self.visit(e.a), self.visit(e.b)
+        ta = type(a)
+        if ta is type(b) and ta in _SAME_TYPE_RESULT:
+            return fn(a, b)
+        return _convert(fn(a, b), e.dtype)
 
     # -- accesses ----------------------------------------------------------------
     def visit_BufferLoad(self, e):
@@ -200,31 +222,41 @@ class CheckInterpreter(Interpreter):
         """Flat offset(s) of an access after the checks, or None if out of bounds."""
         vals = [self.visit(i) for i in indices]
         data = buf.data
-        if data not in self.mem:
+        bound = self.bounds.get(data)
+        if bound is None:
             raise SimError(f"kernel {self.sim.name}: buffer {buf.name!r} has no storage")
-        original = self.sim.origin.get(node, node)
-        orig_buf = self.sim.expanded.get(data)
-        if orig_buf is not None:
+        row = self.rows.get(data)
+        if row is not None:
             # a per-thread copy [threads, n]: check the thread's own index against n
-            own = np.asarray(vals[1], dtype=np.int64)
-            bound = self.bounds[data] // self.visit(buf.shape[0])
-            if not self._in_bounds(own, bound, node, original, orig_buf, write):
-                return None
-            off = vals[0] * bound + own
-        else:
-            if len(vals) == 1:
-                off = np.asarray(vals[0], dtype=np.int64)
+            own = vals[1]
+            if type(own) is int:
+                if not 0 <= own < row:
+                    return self._out_of_bounds(own, row, node, self.sim.expanded[data], write)
+                off = vals[0] * row + own
             else:
-                off = np.asarray(self._flat(buf, vals), dtype=np.int64)
-            if not self._in_bounds(off, self.bounds.get(data, self.mem[data].size), node,
-                                   original, buf, write):
-                return None
-        off = np.asarray(off, dtype=np.int64)
+                own = np.asarray(own, dtype=np.int64)
+                bad = own[(own < 0) | (own >= row)]
+                if bad.size:
+                    return self._out_of_bounds(int(bad[0]), row, node, self.sim.expanded[data], write)
+                off = vals[0] * row + own
+        else:
+            off = vals[0] if len(vals) == 1 else self._flat(buf, vals)
+            if type(off) is int:
+                if not 0 <= off < bound:
+                    return self._out_of_bounds(off, bound, node, buf, write)
+            else:
+                off = np.asarray(off, dtype=np.int64)
+                bad = off[(off < 0) | (off >= bound)]
+                if bad.size:
+                    return self._out_of_bounds(int(bad[0]), bound, node, buf, write)
         shadow = self.shadows.get(data)
         if shadow is not None and self.cur_tid is not None:
-            for lane in np.atleast_1d(off):
-                self._race(shadow, int(lane), buf, original, write)
-        return off if off.ndim else int(off)
+            if type(off) is int:
+                self._race(shadow, off, node, buf, write)
+            else:
+                for lane in off.reshape(-1).tolist():
+                    self._race(shadow, lane, node, buf, write)
+        return off
 
     def _flat(self, buf, vals):
         """Row-major (or strided) offset of a multi-dimensional access."""
@@ -240,29 +272,26 @@ class CheckInterpreter(Interpreter):
             off = off + np.asarray(i, dtype=np.int64) * st
         return off
 
-    def _in_bounds(self, off, bound, node, original, buf, write) -> bool:
-        flat = np.atleast_1d(off)
-        bad = flat[(flat < 0) | (flat >= bound)]
-        if bad.size == 0:
-            return True
-        index = int(bad[0])
+    def _out_of_bounds(self, index, bound, node, buf, write):
+        self.out_of_bounds = True
         where = f"block {self.block}" + (f", thread {self.thread()}" if self.thread() else "")
         verb = "write" if write else "read"
         msg = (f"out-of-bounds {verb} of {buf.scope} buffer '{buf.name}' in kernel "
                f"'{self.sim.name}', {where}: index {index} is outside [0, {bound})")
+        original = self.sim.origin.get(node, node)
         self.log.add(Finding("out_of_bounds", buf.name, index, msg, to_text(original),
                              self.sim.name, self.block, self.thread()),
                      ("out_of_bounds", self.sim.name, id(original)))
-        return False
+        return None
 
-    def _race(self, shadow, i, buf, original, write):
+    def _race(self, shadow, i, node, buf, write):
         t = self.cur_tid
-        writer = int(shadow.writer[i])
+        writer = shadow.writer[i]
         other, what = None, None
         if writer >= 0 and writer != t:
             other, what = writer, "wrote"
         elif write:
-            r0, r1 = int(shadow.reader0[i]), int(shadow.reader1[i])
+            r0, r1 = shadow.reader0[i], shadow.reader1[i]
             if r0 >= 0 and r0 != t:
                 other, what = r0, "read"
             elif r1 >= 0 and r1 != t:
@@ -277,6 +306,7 @@ class CheckInterpreter(Interpreter):
             return
         me = self.thread()
         them = self.sim.thread_coords(other, self.block_dims)
+        original = self.sim.origin.get(node, node)
         verb = "writes" if write else "reads"
         msg = (f"race on shared buffer '{buf.name}' in kernel '{self.sim.name}', block "
                f"{self.block}: thread {me} {verb} {buf.name}[{i}], which thread {them} "
@@ -299,11 +329,13 @@ def pick_blocks(nblocks: int, max_blocks, threads_per_block: int, max_threads) -
     return picks
 
 
-def check_launch(sim: SimKernel, values: list, grid_dims, block_dims, blocks, log: FindingLog):
+def check_launch(sim: SimKernel, values: list, grid_dims, block_dims, blocks,
+                 log: FindingLog) -> bool:
     """Interpret ``blocks`` of one launch on copies of the arrays, recording findings.
 
     ``values`` holds one value per kernel parameter (an array for a buffer, an int for
-    a scalar); the arrays are copied, so the caller's data is untouched.
+    a scalar); the arrays are copied, so the caller's data is untouched.  Returns True
+    if an out-of-bounds access happened (reported or beyond the log's limit).
     """
     it = CheckInterpreter(sim, grid_dims, block_dims, log)
     func = sim.func
@@ -329,4 +361,5 @@ def check_launch(sim: SimKernel, values: list, grid_dims, block_dims, blocks, lo
     except InterpError as err:
         raise SimError(f"kernel {sim.name}: the checking interpreter failed in block "
                        f"{it.block}: {err}") from None
+    return it.out_of_bounds
 

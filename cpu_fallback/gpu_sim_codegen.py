@@ -121,7 +121,10 @@ class SimKernel:
         """The C-printable function: a parallel loop over all blocks of the grid."""
         nblocks = None
         for g in self.grid:
-            g64 = E.Cast("int64", g) if g.dtype != "int64" else g
+            if isinstance(g, E.IntImm):
+                g64 = E.IntImm("int64", g.value)
+            else:
+                g64 = E.Cast("int64", g) if g.dtype != "int64" else g
             nblocks = g64 if nblocks is None else _mul(nblocks, g64)
         loop = S.For(self.bid, E.IntImm("int64", 0), nblocks, S.ForKind.PARALLEL, self.block_body)
         return S.PrimFunc(self.func.params, loop, dict(self.func.buffer_map),
@@ -221,6 +224,27 @@ class _Uniformity(IRVisitor):
         self.visit(e.body)
 
 
+class _ThreadPure(IRVisitor):
+    """Is an expression a pure function of uniform values and thread indices (so each
+    thread can recompute it wherever it is needed)?"""
+
+    def __init__(self, allowed):
+        self.allowed = allowed
+        self.ok = True
+
+    def visit_Var(self, v):
+        if v not in self.allowed:
+            self.ok = False
+
+    def visit_BufferLoad(self, e):
+        self.ok = False
+
+    def visit_Let(self, e):
+        self.visit(e.value)
+        self.allowed.add(e.var)
+        self.visit(e.body)
+
+
 class _RegionRewriter(IRMutator):
     """Inside a thread loop: per-thread lets and expanded local buffers -> slots at tid."""
 
@@ -266,6 +290,7 @@ class _Splitter:
         self.tid = E.Var("tid", "int32")
         self.threads = _mul(_mul(block[0], block[1]), block[2])
         self.let_slots = {}                     # per-thread let Var -> BufferLoad(slot, tid)
+        self.remat = {}                         # per-thread pure let Var -> value, in order
         self.expanded_of = {}                   # original data Var -> expanded Buffer
         self.expanded = {}                      # expanded data Var -> original Buffer
         self.origin = {}
@@ -315,15 +340,43 @@ class _Splitter:
             body = S.LetStmt(var, value, body)
         return body
 
+    def is_thread_pure(self, expr) -> bool:
+        allowed = set(self.uniform_vars) | set(self.remat)
+        for vars_ in self.thread_vars.values():
+            allowed.update(vars_)
+        check = _ThreadPure(allowed)
+        check.visit(expr)
+        return check.ok
+
+    def remat_lets(self, body):
+        """Recompute the pure per-thread lets that ``body`` uses (transitively)."""
+        if not self.remat:
+            return body
+        used = set()
+        post_order_visit(body, lambda n: used.add(n) if isinstance(n, E.Var) else None)
+        needed = []
+        for var, value in reversed(list(self.remat.items())):
+            if var in used:
+                needed.append((var, value))
+                post_order_visit(value, lambda n: used.add(n) if isinstance(n, E.Var) else None)
+        for var, value in needed:  # innermost (latest defined) first
+            body = S.LetStmt(var, value, body)
+        return body
+
     def region(self, stmts) -> S.Stmt:
         """A barrier-free statement list run by every thread: ``for (tid) {...}``."""
         body = self._rewriter.visit(S.seq(*stmts))
+        body = self.remat_lets(body)
         body = self.thread_index_lets(body)
         return S.For(self.tid, _int(0), self.threads, S.ForKind.SERIAL, body)
 
     # -- block level -----------------------------------------------------------
     def block_level(self, s) -> S.Stmt:
         if is_barrier(s):
+            scope = s.value.args[0].value if s.value.args else "shared"
+            if scope not in ("shared", "warp"):
+                raise SimError(f"kernel {self.name}: a {scope!r} barrier ({to_text(s)}) cannot "
+                               "be simulated; only block barriers (__syncthreads) are supported")
             return s
         if not self.has_sync(s):
             return self.region([s])
@@ -377,6 +430,10 @@ class _Splitter:
         if self.is_uniform(s.value):
             self.uniform_vars.add(s.var)
             return S.LetStmt(s.var, s.value, self.block_level(s.body))
+        if self.is_thread_pure(s.value):
+            # an index computed from the thread indices: every region recomputes it
+            self.remat[s.var] = s.value
+            return self.block_level(s.body)
         # a per-thread value living across a barrier: one slot per thread
         lanes = _dt.lanes(s.var.dtype)
         elem = _dt.element(s.var.dtype)
@@ -485,7 +542,10 @@ class CodeGenSim(CodeGenC):
         if len(indices) == 2 and _dt.lanes(indices[1].dtype) > 1:
             lanes = _dt.lanes(indices[1].dtype)
             row = E.Mul(indices[0], buffer.shape[1])
-            return E.Add(indices[1], E.Broadcast(row, lanes))
+            index = indices[1]
+            if isinstance(index, E.Ramp):  # stays contiguous
+                return E.Ramp(E.Add(row, index.base), index.stride, lanes)
+            return E.Add(index, E.Broadcast(row, lanes))
         return CodeGenC.flat_index(self, buffer, indices)
 
     def visit_unknown_call(self, e):

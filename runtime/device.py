@@ -63,12 +63,83 @@ class Device:
             return False
 
     def sync(self) -> None:
-        """Wait until all work queued on the device has finished."""
+        """Wait until all work queued on the device has finished (without a GPU,
+        ``cuda(0)`` is emulated on the CPU and there is nothing to wait for)."""
         if self.device_type == CUDA:
-            cupy = _cupy()
-            if cupy is None or not self.exist:
-                raise TeccError(f"{self} is not available: no CUDA GPU or cupy is not installed")
-            cupy.cuda.Device(self.device_id).synchronize()
+            if not self.exist:
+                if self.device_id == 0:
+                    return
+                raise TeccError(f"{self} is not available: no such CUDA GPU")
+            _cupy().cuda.Device(self.device_id).synchronize()
+
+    # facts about a CUDA GPU (TVM's dev.name, dev.multi_processor_count, ...) --------
+    def _require_gpu(self, what: str) -> None:
+        if self.device_type != CUDA:
+            raise TeccError(f"{what} is a property of CUDA devices, not of {self}")
+        if not self.exist:
+            raise TeccError(f"{what}: {self} is not present (no CUDA GPU here, or cupy is missing); "
+                            "check tecc.cuda(0).exist first")
+
+    def _props(self) -> dict:
+        self._require_gpu("device properties")
+        return _cupy().cuda.runtime.getDeviceProperties(self.device_id)
+
+    def _attr(self, name: str) -> int:
+        self._require_gpu(name)
+        cupy = _cupy()
+        return int(cupy.cuda.Device(self.device_id).attributes[name])
+
+    @property
+    def name(self) -> str:
+        """The GPU's product name."""
+        name = self._props()["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+
+    @property
+    def compute_version(self) -> str:
+        """The compute capability as ``"9.0"``."""
+        p = self._props()
+        return f"{p['major']}.{p['minor']}"
+
+    @property
+    def arch(self) -> str:
+        """The architecture NVRTC compiles for, ``"sm_90"``."""
+        p = self._props()
+        return f"sm_{p['major']}{p['minor']}"
+
+    @property
+    def multi_processor_count(self) -> int:
+        return self._attr("MultiProcessorCount")
+
+    @property
+    def max_threads_per_block(self) -> int:
+        return self._attr("MaxThreadsPerBlock")
+
+    @property
+    def warp_size(self) -> int:
+        return self._attr("WarpSize")
+
+    @property
+    def max_shared_memory_per_block(self) -> int:
+        """Static shared memory per block (48 KiB); see ``attributes()`` for the opt-in maximum."""
+        return self._attr("MaxSharedMemoryPerBlock")
+
+    @property
+    def total_global_memory(self) -> int:
+        return int(self._props()["totalGlobalMem"])
+
+    def attributes(self) -> dict:
+        """Everything known about this CUDA GPU: cupy's device properties plus, where
+        nvidia-ml-py works, clocks, memory and the driver version from NVML."""
+        self._require_gpu("attributes()")
+        cupy = _cupy()
+        out = {"name": self.name, "compute_version": self.compute_version, "arch": self.arch}
+        for key, value in cupy.cuda.Device(self.device_id).attributes.items():
+            out[key] = value
+        out["max_shared_memory_per_block_optin"] = int(self._props().get("sharedMemPerBlockOptin", 0))
+        out["total_global_memory"] = self.total_global_memory
+        out.update(_nvml_facts(self.device_id))
+        return out
 
     def __eq__(self, other) -> bool:
         return (isinstance(other, Device) and other.device_type == self.device_type
@@ -81,6 +152,36 @@ class Device:
         return f"{self.kind}({self.device_id})"
 
     __str__ = __repr__
+
+
+def _nvml_facts(index: int) -> dict:
+    """Clocks, memory and driver version from NVML (empty where NVML is unusable)."""
+    try:
+        import pynvml
+    except Exception:  # noqa: BLE001 - nvidia-ml-py is optional
+        return {}
+    facts = {}
+    try:
+        pynvml.nvmlInit()
+    except Exception:  # noqa: BLE001 - no driver
+        return {}
+    try:
+        handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+        driver = pynvml.nvmlSystemGetDriverVersion()
+        facts["driver_version"] = driver.decode() if isinstance(driver, bytes) else str(driver)
+        facts["sm_clock_max_mhz"] = int(pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM))
+        facts["memory_clock_max_mhz"] = int(pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM))
+        mem = pynvml.nvmlDeviceGetMemoryInfo(handle)
+        facts["memory_total_bytes"] = int(mem.total)
+        facts["memory_free_bytes"] = int(mem.free)
+    except Exception:  # noqa: BLE001 - a query this GPU does not support
+        pass
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except Exception:  # noqa: BLE001
+            pass
+    return facts
 
 
 def cpu(dev_id: int = 0) -> Device:

@@ -211,6 +211,19 @@ class Module:
 
     def _prepare(self, args):
         """Check ``args`` and return the raw C arguments (and objects to keep alive)."""
+        arrays, values = self._bind_args(args)
+        raw = []
+        for i, spec in enumerate(self.arg_specs):
+            raw.append(arrays[i].ctypes.data if spec.kind == "buffer" else values[i])
+        return raw, arrays
+
+    def _bind_args(self, args):
+        """Check ``args`` against the specs and bind the symbolic sizes.
+
+        Returns ``({param index: array from _as_array}, {param index: int value})``;
+        a subclass changes what an array is by overriding :meth:`_as_array` (it needs
+        ``.ndim`` and ``.shape``).
+        """
         specs = self.arg_specs
         user = self._user_params()
         if len(args) == len(specs):
@@ -246,10 +259,9 @@ class Module:
                             f"size {want!r} is {bound[want][0]} from {bound[want][1]}; every use of "
                             f"{want!r} must have the same size")
                     bound.setdefault(want, (int(got), f"{what} dimension {d}"))
-        raw = []
+        values = {}
         for i, spec in enumerate(specs):
             if spec.kind == "buffer":
-                raw.append(arrays[i].ctypes.data)
                 continue
             value = given.get(i)
             if value is not None:
@@ -270,8 +282,8 @@ class Module:
             if not info.min <= value <= info.max:
                 raise RuntimeArgError(
                     f"{self.entry_name}: {spec.name!r} = {value} does not fit {spec.dtype}")
-            raw.append(value)
-        return raw, arrays
+            values[i] = value
+        return arrays, values
 
     def _as_array(self, value, i: int, spec: ArgSpec) -> np.ndarray:
         what = f"argument {i} ({spec.name!r})"
@@ -402,9 +414,18 @@ def load_module(path) -> Module:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as z:
             meta = json.loads(z.read("metadata.json"))
-            source = z.read("source.c").decode("utf-8")
+            if meta.get("type_key") == "cuda":
+                # a CUDA module: cubin, CUDA source and host plan (runtime/cuda_module.py)
+                entries = {name: z.read(name) for name in z.namelist()}
+            else:
+                entries = None
+                source = z.read("source.c").decode("utf-8")
     except (zipfile.BadZipFile, KeyError, ValueError):
         raise TeccError(f"load_module: {path!r} was not written by Module.export_library") from None
+    if entries is not None:
+        from .cuda_module import load_cuda_module
+
+        return load_cuda_module(entries, meta, path)
     if meta.get("format") != _FORMAT or meta.get("version") != _FORMAT_VERSION:
         raise TeccError(f"load_module: {path!r} has an unknown format {meta.get('format')!r} "
                         f"version {meta.get('version')!r}")

@@ -1,8 +1,10 @@
 """Arrays on a device (``tecc.nd``): ``nd.array(np_array, dev)``, ``nd.empty(shape)``.
 
 A CPU :class:`NDArray` wraps a C-contiguous numpy array; a CUDA one wraps a cupy
-array (only where a GPU and cupy are present).  ``bfloat16`` arrays hold their raw
-bits in ``uint16`` storage.
+array where a GPU and cupy are present.  Without a GPU, arrays placed on ``cuda(0)``
+live in host memory (numpy) and CUDA modules run on the CPU emulation, so GPU code
+runs unchanged anywhere.  ``bfloat16`` arrays hold their raw bits in ``uint16``
+storage.
 """
 from __future__ import annotations
 
@@ -26,10 +28,15 @@ def _canonical(dtype) -> str:
     return _dt.canonical(dtype)
 
 
+def _on_gpu(dev: Device) -> bool:
+    """True if arrays of ``dev`` live in GPU memory (a CUDA device that exists)."""
+    return dev.device_type == CUDA and dev.exist
+
+
 def _require_device(dev: Device) -> None:
-    if dev.device_type == CUDA and not dev.exist:
-        raise TeccError(f"{dev} is not available: there is no CUDA GPU here or cupy is not installed; "
-                        "use tecc.cpu(0)")
+    if dev.device_type == CUDA and dev.device_id != 0 and not dev.exist:
+        raise TeccError(f"{dev} is not available: there is no such CUDA GPU here (without a GPU, "
+                        "cuda(0) is emulated in host memory); use tecc.cuda(0) or tecc.cpu(0)")
     if dev.device_type == CPU and dev.device_id != 0:
         raise TeccError(f"{dev} does not exist; the CPU is cpu(0)")
 
@@ -73,8 +80,8 @@ class NDArray:
     # data movement -----------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """A copy of the contents as a numpy array."""
-        if self._device.device_type == CUDA:
-            return self._data.get()
+        if not isinstance(self._data, np.ndarray):
+            return self._data.get()  # cupy: device to host
         return self._data.copy()
 
     asnumpy = numpy
@@ -88,7 +95,7 @@ class NDArray:
             src = src.astype(self._data.dtype)
         if src.shape != self.shape:
             raise TeccError(f"copyfrom: source shape {src.shape} does not match the array's shape {self.shape}")
-        if self._device.device_type == CUDA:
+        if not isinstance(self._data, np.ndarray):
             self._data.set(np.ascontiguousarray(src))
         else:
             np.copyto(self._data, src)
@@ -137,7 +144,7 @@ def array(arr, dev: Device = None, dtype=None) -> NDArray:
     if dtype not in _dt.SUPPORTED:
         raise TeccTypeError(f"cannot make an array of dtype {dtype}; use one of {', '.join(_dt.SUPPORTED)}")
     _require_device(dev)
-    if dev.device_type == CUDA:
+    if _on_gpu(dev):
         cupy = _cupy()
         with cupy.cuda.Device(dev.device_id):
             data = cupy.array(src, order="C")
@@ -154,7 +161,7 @@ def empty(shape, dtype="float32", dev: Device = None) -> NDArray:
         shape = (shape,)
     shape = tuple(int(s) for s in shape)
     _require_device(dev)
-    if dev.device_type == CUDA:
+    if _on_gpu(dev):
         cupy = _cupy()
         with cupy.cuda.Device(dev.device_id):
             data = cupy.empty(shape, dtype=_storage_dtype(dtype))

@@ -136,8 +136,11 @@ def test_ndarray_basics():
     with pytest.raises(TeccError, match="does not match"):
         a.copyfrom(np.ones(3))
     if not runtime.cuda(0).exist:
+        # without a GPU, cuda(0) arrays live in host memory (CUDA modules emulate)
+        g = nd.array(x, runtime.cuda(0))
+        assert g.device == runtime.cuda(0) and (g.numpy() == x).all()
         with pytest.raises(TeccError, match="not available"):
-            nd.array(x, runtime.cuda(0))
+            nd.array(x, runtime.cuda(1))
 
 
 # ---------------------------------------------------------------------------

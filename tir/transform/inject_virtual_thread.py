@@ -180,11 +180,12 @@ class _Specialize(IRMutator):
 
     def indices(self, buf, indices):
         new_buf, size = self.expanded[buf.data]
-        k = _op.const(self.k, "int32")
-        if len(buf.shape) == 1:
-            offset = _op.mul(k, size) if self.k else _op.const(0, indices[0].dtype)
-            return new_buf, (_shift(indices[0], offset) if self.k else indices[0],)
-        return new_buf, (k,) + tuple(indices)
+        if len(buf.shape) != 1:
+            return new_buf, (_op.const(self.k, "int32"),) + tuple(indices)
+        if self.k == 0:
+            return new_buf, tuple(indices)
+        offset = _op.mul(_op.const(self.k, size.dtype), size)
+        return new_buf, (_shift(indices[0], offset),)
 
     def visit_BufferLoad(self, e):
         new = self.generic_visit(e)

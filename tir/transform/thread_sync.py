@@ -20,6 +20,8 @@ A loop first plans its body on its own, then checks the loop-carried case: the
 body's ``tail`` (end of iteration ``i``) against its ``head`` (start of
 iteration ``i + 1``).  On a conflict a barrier goes at the END of the body, so
 the tiled GEMM loop becomes ``for ko { write AS; sync; read AS; sync }``.
+An expression evaluated before a body (a let value, a uniform condition, loop
+bounds) that races with the start of the body gets a barrier at that start.
 
 Never inside divergent code: an ``if`` whose condition depends on a thread
 index (or on per-thread ``local`` memory), a loop whose bounds do, ``while``
@@ -110,6 +112,14 @@ def _then(a: _Summary, b: _Summary) -> _Summary:
     head = a.head if a.barrier else a.head | b.head
     tail = b.tail if b.barrier else a.tail | b.tail
     return _Summary(head, tail, a.barrier or b.barrier)
+
+
+def _sync_first(own: _Access, body, sb: _Summary):
+    """Put a barrier at the start of ``body`` if it races with ``own``, the accesses of
+    the expression evaluated just before it (a let value, a condition, loop bounds)."""
+    if not own.conflicts_with(sb.head):
+        return body, sb
+    return S.seq(storage_sync(), body), _then(_BARRIER, sb)
 
 
 class _CollectAccess(IRVisitor):
@@ -204,9 +214,10 @@ class _Planner:
 
     def plan_wrapper(self, s, own_expr):
         """A statement whose expression ``own_expr`` runs once before ``body``."""
+        own = _accesses(own_expr)
         body, sb = self.plan(s.body)
-        summary = _then(_leaf(_accesses(own_expr)), sb)
-        return (s if body is s.body else replace(s, body=body)), summary
+        body, sb = _sync_first(own, body, sb)
+        return (s if body is s.body else replace(s, body=body)), _then(_leaf(own), sb)
 
     def plan_seq(self, s):
         out = []
@@ -245,18 +256,20 @@ class _Planner:
             # loop-carried hazard: the end of iteration i races with the start of i + 1
             body = S.seq(body, storage_sync())
             sb = _then(sb, _BARRIER)
+        body, sb = _sync_first(bounds, body, sb)
         runs = isinstance(s.extent, E.IntImm) and s.extent.value >= 1
         summary = _Summary(sb.head, sb.tail, sb.barrier and runs)
         summary = _then(_leaf(bounds), summary)
         return (s if body is s.body else replace(s, body=body)), summary
 
     def plan_if(self, s):
-        cond = _leaf(_accesses(s.condition))
+        own = _accesses(s.condition)
+        cond = _leaf(own)
         if self.depends_on_thread(s.condition):
             return s, _then(cond, _leaf(_accesses(s.then_case, s.else_case)))
-        then_case, st = self.plan(s.then_case)
+        then_case, st = _sync_first(own, *self.plan(s.then_case))
         if s.else_case is not None:
-            else_case, se = self.plan(s.else_case)
+            else_case, se = _sync_first(own, *self.plan(s.else_case))
         else:
             else_case, se = None, _EMPTY
         both = _Summary(st.head | se.head, st.tail | se.tail, st.barrier and se.barrier)

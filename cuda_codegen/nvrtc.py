@@ -1,0 +1,214 @@
+"""Compile CUDA C++ to a cubin with NVRTC (through CuPy's low-level bindings).
+
+The low-level calls (``createProgram``, ``compileProgram``, ``getCUBIN``) need no GPU
+and no driver, so tecc cross-compiles for any ``sm_XX`` anywhere.  A cubin is built
+for the exact architecture: PTX from a newer NVRTC may not load on an older driver.
+
+>>> cubin = compile_cuda(source, arch="sm_90")      # bytes, starts with b"\\x7fELF"
+
+Half-precision headers (``cuda_fp16.h``, ``cuda_bf16.h``) are not built into NVRTC;
+they come from the ``nvidia-cuda-runtime`` pip package (or a CUDA toolkit under
+``$CUDA_HOME``), found by :func:`cuda_include_dirs`.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+
+from .. import config
+from ..errors import CompileError, TargetError
+from . import cache as _cache
+
+#: options of every compile (``--use_fast_math`` is not among them: precise math)
+BASE_OPTIONS = ("--std=c++17",)
+
+_ARCH_RE = re.compile(r"^sm_(\d+)([af]?)$")
+
+
+def _nvrtc():
+    try:
+        from cupy.cuda import nvrtc
+    except Exception as err:  # noqa: BLE001 - any import failure: no usable NVRTC
+        raise CompileError(
+            f"NVRTC is not available ({type(err).__name__}: {err}); install cupy-cuda13x and "
+            "nvidia-cuda-nvrtc with pip") from None
+    return nvrtc
+
+
+def nvrtc_version() -> tuple:
+    """NVRTC's ``(major, minor)`` version."""
+    try:
+        return tuple(int(v) for v in _nvrtc().getVersion())
+    except CompileError:
+        raise
+    except Exception as err:  # noqa: BLE001 - the shared library failed to load
+        raise CompileError(f"NVRTC could not be loaded: {err}; install nvidia-cuda-nvrtc with pip") from None
+
+
+def check_arch(arch: str) -> str:
+    """``arch`` if it spells a real GPU architecture (``sm_80``, ``sm_90a``)."""
+    if not isinstance(arch, str) or _ARCH_RE.match(arch) is None:
+        raise TargetError(f"unknown CUDA architecture {arch!r}; write it as sm_XX, e.g. -arch=sm_80 or -arch=sm_90")
+    return arch
+
+
+def detect_arch(device_id: int = 0) -> str:
+    """The ``sm_XX`` of local GPU ``device_id``.
+
+    Raises
+    ------
+    TargetError
+        When no GPU is present: pass the architecture explicitly then
+        (``target="cuda -arch=sm_90"``).
+    """
+    from ..runtime.device import cuda
+
+    dev = cuda(device_id)
+    if not dev.exist:
+        raise TargetError(
+            "target 'cuda' without -arch needs a local GPU to detect the architecture, and there is "
+            "none here; pass it explicitly, e.g. target='cuda -arch=sm_90' (or -arch=sm_80)")
+    import cupy
+
+    cc = cupy.cuda.Device(device_id).compute_capability
+    return f"sm_{cc}"
+
+
+def resolve_arch(target) -> str:
+    """The architecture a CUDA target compiles for: its ``-arch``, else the local GPU's."""
+    from ..target import Target
+
+    tgt = Target.canon(target)
+    arch = tgt.cuda_arch
+    return arch if arch is not None else detect_arch()
+
+
+def cuda_include_dirs() -> list:
+    """Directories holding ``cuda_fp16.h`` (pip's ``nvidia-cuda-runtime``, then
+    ``$CUDA_HOME/include``, then ``/usr/local/cuda/include``)."""
+    found = []
+    candidates = []
+    spec = importlib.util.find_spec("nvidia")
+    if spec is not None and spec.submodule_search_locations:
+        for root in spec.submodule_search_locations:
+            candidates += [os.path.join(root, "cu13", "include"), os.path.join(root, "cu12", "include"),
+                           os.path.join(root, "cuda_runtime", "include")]
+    home = config.CUDA_HOME.read()
+    if home:
+        candidates.append(os.path.join(os.path.expanduser(home), "include"))
+    candidates.append("/usr/local/cuda/include")
+    for c in candidates:
+        if os.path.isfile(os.path.join(c, "cuda_fp16.h")) and c not in found:
+            found.append(c)
+    return found
+
+
+def compile_options(source: str, arch: str, options=()) -> list:
+    """The full NVRTC option list for ``source`` (include paths only when needed)."""
+    opts = [f"-arch={check_arch(arch)}"] + list(BASE_OPTIONS)
+    if re.search(r"#include\s*<cuda_(fp16|bf16)\.h>", source):
+        dirs = cuda_include_dirs()
+        if not dirs:
+            raise CompileError(
+                "this kernel uses float16/bfloat16, which needs cuda_fp16.h/cuda_bf16.h, and no CUDA "
+                "headers were found; install them with `pip install nvidia-cuda-runtime` "
+                "(or set CUDA_HOME to a CUDA toolkit)")
+        opts.append(f"-I{dirs[0]}")
+    opts += list(options)
+    return opts
+
+
+def _compile(source: str, opts: list, name: str, want: str):
+    nvrtc = _nvrtc()
+    prog = nvrtc.createProgram(source, name, [], [])
+    try:
+        try:
+            nvrtc.compileProgram(prog, opts)
+        except nvrtc.NVRTCError:
+            log = nvrtc.getProgramLog(prog)
+            raise CompileError(format_nvrtc_error(source, log, name, opts)) from None
+        if want == "cubin":
+            return bytes(nvrtc.getCUBIN(prog))
+        ptx = nvrtc.getPTX(prog)
+        return ptx.decode("utf-8") if isinstance(ptx, bytes) else ptx
+    finally:
+        nvrtc.destroyProgram(prog)
+
+
+def compile_cuda(source: str, arch: str = "sm_90", options=(), name: str = "tecc_kernels.cu",
+                 use_cache: bool = True) -> bytes:
+    """Compile ``source`` to a cubin for ``arch``.
+
+    Parameters
+    ----------
+    source : str
+        A complete CUDA C++ translation unit.
+    arch : str
+        The exact GPU architecture, ``"sm_80"``, ``"sm_90"``, ...
+    options : sequence of str
+        Extra NVRTC options (``"--use_fast_math"``, ``"-lineinfo"``...).
+    name : str
+        The file name NVRTC shows in its messages.
+    use_cache : bool
+        Reuse a cubin compiled before (in memory, then on disk).
+
+    Returns
+    -------
+    bytes
+        The cubin (an ELF file).
+
+    Raises
+    ------
+    CompileError
+        With NVRTC's log and the offending source lines.
+    """
+    opts = compile_options(source, arch, options)
+    key = _cache.cache_key(source, arch, opts, nvrtc_version())
+    if use_cache:
+        cubin = _cache.lookup(key, "cubin")
+        if cubin is not None:
+            return cubin
+    cubin = _compile(source, opts, name, "cubin")
+    if use_cache:
+        _cache.store(key, cubin, "cubin")
+    return cubin
+
+
+def get_ptx(source: str, arch: str = "sm_90", options=(), name: str = "tecc_kernels.cu") -> str:
+    """The PTX of ``source`` for ``arch`` (for reading; tecc loads cubins)."""
+    opts = compile_options(source, arch, options)
+    return _compile(source, opts, name, "ptx")
+
+
+_DIAG_RE = re.compile(r"\((\d+)\): (?:catastrophic )?error")
+
+
+def format_nvrtc_error(source: str, log: str, name: str = "tecc_kernels.cu", options=(),
+                       context: int = 3, max_errors: int = 5) -> str:
+    """NVRTC's log, then each offending source line with ``context`` lines around
+    it (marked with ``>``)."""
+    if isinstance(log, bytes):
+        log = log.decode("utf-8", "replace")
+    src_lines = source.splitlines()
+    out = ["CUDA compilation (NVRTC) failed:"]
+    out += ["  " + ln for ln in log.strip().splitlines()[:40]]
+    seen = []
+    for ln in log.splitlines():
+        m = _DIAG_RE.search(ln)
+        if m is None:
+            continue
+        lineno = int(m.group(1))
+        if lineno in seen or not (1 <= lineno <= len(src_lines)):
+            continue
+        seen.append(lineno)
+        if len(seen) > max_errors:
+            break
+        out.append(f"source around line {lineno}:")
+        lo, hi = max(1, lineno - context), min(len(src_lines), lineno + context)
+        for k in range(lo, hi + 1):
+            mark = ">" if k == lineno else " "
+            out.append(f"  {mark}{k:5d} | {src_lines[k - 1]}")
+    if options:
+        out.append("options: " + " ".join(options))
+    return "\n".join(out)

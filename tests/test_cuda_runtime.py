@@ -1,0 +1,337 @@
+"""CUDA modules: argument checking, the CPU emulation path (no GPU), export/load, and
+(marked ``gpu``) real launches."""
+import importlib
+import warnings
+
+import numpy as np
+import pytest
+
+import tecc
+from tecc import config, runtime, tir
+from tecc.cuda_codegen import build_cuda, cache
+from tecc.errors import LoweringError, RuntimeArgError, TargetError, TeccError
+from tecc.runtime import cuda_module
+from tecc.runtime import ndarray as nd
+from tecc.runtime.cuda_module import CUDAModule, ir_from_json, ir_to_json
+from tecc.tir import expr as E
+from tecc.tir import stmt as S
+from tecc.tir.op import const
+from tecc.tir.structural import assert_structural_equal
+
+try:
+    importlib.import_module("tecc.cpu_fallback.gpu_sim")
+    HAVE_SIM = True
+except ImportError:  # pragma: no cover - the emulator is written concurrently
+    HAVE_SIM = False
+
+needs_sim = pytest.mark.skipif(not HAVE_SIM, reason="tecc.cpu_fallback.gpu_sim (the CPU emulation) "
+                               "is not importable yet")
+on_cpu = pytest.mark.skipif(tecc.cuda(0).exist, reason="checks the no-GPU path")
+
+TARGET = "cuda -arch=sm_90"
+
+
+@pytest.fixture(autouse=True)
+def _cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("TECC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TECC_REQUIRE_GPU", raising=False)
+    cache.clear_memory()
+    yield
+
+
+# ---------------------------------------------------------------------------
+# hand-built split modules (host plan + kernels, /work/notes/GPU.md)
+# ---------------------------------------------------------------------------
+
+def thread(tag, extent):
+    ext = tir.convert(extent)
+    iv = E.IterVar(E.Range(const(0), ext), E.Var(tag, "int32"), E.IterVarType.THREAD_INDEX, tag)
+    return iv.var, (lambda body: S.AttrStmt(iv, "thread_extent", ext, body))
+
+
+def kernel(name, bufs, scalars, body, extents, shared_bytes=0):
+    params, bmap = [], {}
+    for b in bufs:
+        p = E.Var(b.name, "handle")
+        params.append(p)
+        bmap[p] = b
+    params += list(scalars)
+    return S.PrimFunc(tuple(params), body, bmap, {"global_symbol": name, "tecc.kernel": True,
+                                                  "thread_extents": extents, "shared_bytes": shared_bytes})
+
+
+def host(name, bufs, scalars, make_body):
+    params, bmap = [], {}
+    for b in bufs:
+        p = E.Var(b.name, "handle")
+        params.append(p)
+        bmap[p] = b
+    params += list(scalars)
+    return S.PrimFunc(tuple(params), make_body(*params), bmap, {"global_symbol": name, "tecc.host": True})
+
+
+def launch(name, *args):
+    return S.Evaluate(E.Call("int32", "tecc.launch", (E.StringImm(name),) + tuple(args)))
+
+
+def add_module(target=TARGET):
+    """C = A + B over (n, 4) float32 arrays, 64 threads per block, symbolic n."""
+    n = E.Var("n", "int32")
+    kn = E.Var("n", "int32")
+    size = kn * 4
+    A, B, C = (S.decl_buffer((size,), "float32", x) for x in "ABC")
+    bx, at_bx = thread("blockIdx.x", (size + 63) // 64)
+    tx, at_tx = thread("threadIdx.x", 64)
+    i = bx * 64 + tx
+    body = at_bx(at_tx(S.IfThenElse(E.Call("bool", "likely", (i < size,)),
+                                    S.BufferStore(C, A[i] + B[i], (i,)))))
+    k = kernel("add_kernel0", [A, B, C], [kn], body,
+               {"blockIdx.x": (size + 63) // 64, "threadIdx.x": const(64)})
+    hb = [S.decl_buffer((n, 4), "float32", x) for x in "ABC"]
+    h = host("add", hb, [n], lambda a, b, c, n_: launch("add_kernel0", a, b, c, n_))
+    return build_cuda(S.IRModule({"add": h, "add_kernel0": k}), target)
+
+
+def two_kernel_module():
+    """T = A * 2 in a workspace, then C = T + 1 (two launches)."""
+    m = 256
+    A, T1, T2, C = (S.decl_buffer((m,), "float32", x) for x in ("A", "T", "T", "C"))
+    bx1, at_bx1 = thread("blockIdx.x", 4)
+    tx1, at_tx1 = thread("threadIdx.x", 64)
+    i1 = bx1 * 64 + tx1
+    k1 = kernel("scale_kernel0", [A, T1], [], at_bx1(at_tx1(S.BufferStore(T1, A[i1] * const(2.0, "float32"),
+                                                                          (i1,)))),
+                {"blockIdx.x": const(4), "threadIdx.x": const(64)})
+    bx2, at_bx2 = thread("blockIdx.x", 4)
+    tx2, at_tx2 = thread("threadIdx.x", 64)
+    i2 = bx2 * 64 + tx2
+    k2 = kernel("inc_kernel1", [T2, C], [], at_bx2(at_tx2(S.BufferStore(C, T2[i2] + const(1.0, "float32"),
+                                                                        (i2,)))),
+                {"blockIdx.x": const(4), "threadIdx.x": const(64)})
+    ws = S.decl_buffer((m,), "float32", "T", "global")
+
+    def body(a, c):
+        return S.Allocate(ws, S.seq(launch("scale_kernel0", a, ws.data), launch("inc_kernel1", ws.data, c)))
+
+    h = host("scale_inc", [S.decl_buffer((16, 16), "float32", "A"), S.decl_buffer((16, 16), "float32", "C")],
+             [], body)
+    return build_cuda([h, k1, k2], TARGET)
+
+
+def rand(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype("float32")
+
+
+# ---------------------------------------------------------------------------
+# building and inspecting (no GPU needed)
+# ---------------------------------------------------------------------------
+
+def test_build_sources_and_specs():
+    mod = add_module()
+    assert isinstance(mod, CUDAModule) and mod.arch == "sm_90" and mod.cubin[:4] == b"\x7fELF"
+    assert "tecc.launch" in mod.get_source() and "add_kernel0" in mod.get_source()
+    cu = mod.imported_modules[0].get_source()
+    assert '__global__ void __launch_bounds__(64) add_kernel0' in cu and cu == mod.get_source("cuda")
+    specs = mod.arg_specs
+    assert [s.kind for s in specs] == ["buffer"] * 3 + ["scalar"]
+    assert specs[0].shape == ("n", 4) and specs[3].binding == (0, 0)
+    assert specs[2].written and not specs[0].written  # from the kernel's stores
+    info = mod.kernel_infos["add_kernel0"]
+    assert info.launch_dims({info.params[3]: 10}) == ((1, 1, 1), (64, 1, 1))
+    assert info.launch_dims({info.params[3]: 17}) == ((2, 1, 1), (64, 1, 1))
+    assert "CUDAModule add" in repr(mod)
+
+
+def test_build_errors():
+    with pytest.raises(LoweringError, match="exactly one host function"):
+        build_cuda([], TARGET)
+    with pytest.raises(TargetError, match="target 'cuda'"):
+        build_cuda([], "llvm")
+    if not tecc.cuda(0).exist:
+        with pytest.raises(TargetError, match="-arch=sm_90"):
+            add_module("cuda")
+
+
+def test_argument_checking():
+    mod = add_module()
+    a = np.ones((8, 4), np.float32)
+    with pytest.raises(RuntimeArgError, match="takes 3 arguments"):
+        mod(a, a)
+    with pytest.raises(RuntimeArgError, match="dimension 1 is 5, expected 4"):
+        mod(a, a, np.zeros((8, 5), np.float32))
+    with pytest.raises(RuntimeArgError, match="must have dtype float32"):
+        mod(a, a, np.zeros((8, 4), np.float64))
+    with pytest.raises(RuntimeArgError, match="symbolic size 'n'"):
+        mod(a, np.ones((9, 4), np.float32), np.zeros((8, 4), np.float32))
+    with pytest.raises(RuntimeArgError, match="on cpu\\(0\\).*copyto"):
+        mod(nd.array(a), a, np.zeros((8, 4), np.float32))
+    with pytest.raises(RuntimeArgError, match="must be a tecc.nd.NDArray on cuda"):
+        mod([1.0], a, a)
+
+
+def test_ir_json_round_trip():
+    mod = two_kernel_module()
+    funcs = [mod.host_func] + mod.kernels
+    back = ir_from_json(ir_to_json(funcs))
+    for f, g in zip(funcs, back):
+        assert_structural_equal(f, g)
+        assert g.attrs["global_symbol"] == f.attrs["global_symbol"]
+    k = back[1]
+    assert k.attrs["thread_extents"]["threadIdx.x"].value == 64
+    nan = E.FloatImm("float32", float("nan"))
+    assert np.isnan(ir_from_json(ir_to_json([nan]))[0].value)
+
+
+def test_export_and_load_round_trip(tmp_path, monkeypatch):
+    mod = two_kernel_module()
+    path = tmp_path / "scale_inc.tecc"
+    mod.export_library(str(path))
+    from tecc.cuda_codegen import nvrtc
+
+    def no_nvrtc(*a, **k):
+        raise AssertionError("loading must not compile")
+
+    monkeypatch.setattr(nvrtc, "_compile", no_nvrtc)
+    loaded = runtime.load_module(str(path))
+    assert isinstance(loaded, CUDAModule)
+    assert loaded.cubin == mod.cubin and loaded.arch == "sm_90" and loaded.target == TARGET
+    assert loaded.imported_modules[0].get_source() == mod.imported_modules[0].get_source()
+    assert loaded.get_source() == mod.get_source()
+    assert [s.to_json() for s in loaded.arg_specs] == [s.to_json() for s in mod.arg_specs]
+    assert loaded.metadata() == mod.metadata()
+    assert_structural_equal(loaded.host_func, mod.host_func)
+    if HAVE_SIM or tecc.cuda(0).exist:
+        a = rand(16, 16)
+        c = np.zeros((16, 16), np.float32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            loaded(a, c)
+        np.testing.assert_allclose(c, a * 2 + 1, rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# running without a GPU: the CPU emulation
+# ---------------------------------------------------------------------------
+
+@on_cpu
+@needs_sim
+def test_runs_on_cpu_emulation_with_one_warning(monkeypatch):
+    monkeypatch.setattr(cuda_module, "_warned_emulation", False)
+    mod = add_module()
+    a, b = rand(10, 4), rand(10, 4, seed=1)
+    c = nd.empty((10, 4), "float32", tecc.cuda(0))
+    with pytest.warns(RuntimeWarning, match="CPU emulation"):
+        mod(nd.array(a, tecc.cuda(0)), nd.array(b, tecc.cuda(0)), c)
+    np.testing.assert_allclose(c.numpy(), a + b, rtol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no second warning
+        c2 = np.zeros((3, 4), np.float32)
+        mod(a[:3].copy(), b[:3].copy(), c2)
+    np.testing.assert_allclose(c2, a[:3] + b[:3], rtol=1e-6)
+
+
+@on_cpu
+@needs_sim
+def test_workspace_plan_on_cpu_emulation():
+    mod = two_kernel_module()
+    a = rand(16, 16)
+    c = np.zeros((16, 16), np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mod(a, c)
+    np.testing.assert_allclose(c, a * 2 + 1, rtol=1e-6)
+
+
+@on_cpu
+def test_require_gpu_switch(monkeypatch):
+    mod = add_module()
+    monkeypatch.setenv("TECC_REQUIRE_GPU", "1")
+    assert config.require_gpu()
+    a = np.ones((2, 4), np.float32)
+    with pytest.raises(TeccError, match="TECC_REQUIRE_GPU=1"):
+        mod(a, a, np.zeros((2, 4), np.float32))
+    monkeypatch.setenv("TECC_REQUIRE_GPU", "0")
+    assert not config.require_gpu()
+
+
+@on_cpu
+@needs_sim
+def test_time_evaluator_on_cpu_emulation():
+    mod = add_module()
+    a = rand(8, 4)
+    c = np.zeros((8, 4), np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = mod.time_evaluator("add", tecc.cuda(0), number=2, repeat=3)(a, a, c)
+    assert len(res.results) == 3 and all(t > 0 for t in res.results)
+    np.testing.assert_allclose(c, a + a)
+    with pytest.raises(TeccError, match="runs on cuda"):
+        mod.time_evaluator("add", tecc.cpu(0))
+
+
+@on_cpu
+def test_device_facts_without_gpu():
+    dev = tecc.cuda(0)
+    assert dev.exist is False
+    dev.sync()  # emulated: nothing to wait for
+    for prop in ("name", "multi_processor_count", "compute_version", "max_shared_memory_per_block"):
+        with pytest.raises(TeccError, match="not present"):
+            getattr(dev, prop)
+    with pytest.raises(TeccError, match="not present"):
+        dev.attributes()
+    with pytest.raises(TeccError, match="property of CUDA devices"):
+        tecc.cpu(0).name
+    x = nd.array(np.arange(4, dtype=np.float32), dev)
+    assert x.device == dev and isinstance(x._data, np.ndarray)
+    x.copyfrom(np.ones(4))
+    assert (x.numpy() == 1).all()
+
+
+# ---------------------------------------------------------------------------
+# a real GPU
+# ---------------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_gpu_vector_add_matches_numpy():  # pragma: no cover - GPU machines
+    mod = add_module("cuda")
+    dev = tecc.cuda(0)
+    assert mod.arch == dev.arch
+    for n in (1, 100, 1000):
+        a, b = rand(n, 4), rand(n, 4, seed=1)
+        c = nd.empty((n, 4), "float32", dev)
+        mod(nd.array(a, dev), nd.array(b, dev), c)
+        np.testing.assert_allclose(c.numpy(), a + b, rtol=1e-6)
+    import cupy
+
+    ca, cb, cc = cupy.asarray(a), cupy.asarray(b), cupy.zeros((1000, 4), cupy.float32)
+    mod(ca, cb, cc)
+    np.testing.assert_allclose(cc.get(), a + b, rtol=1e-6)
+    out = np.zeros((1000, 4), np.float32)
+    mod(a, b, out)  # numpy: copied in and back
+    np.testing.assert_allclose(out, a + b, rtol=1e-6)
+    mod2 = two_kernel_module()
+    a = rand(16, 16)
+    c = nd.empty((16, 16), "float32", dev)
+    mod2(nd.array(a, dev), c)
+    np.testing.assert_allclose(c.numpy(), a * 2 + 1, rtol=1e-6)
+
+
+@pytest.mark.gpu
+def test_gpu_time_evaluator_with_events():  # pragma: no cover - GPU machines
+    mod = add_module("cuda")
+    dev = tecc.cuda(0)
+    a = nd.array(rand(1 << 16, 4), dev)
+    c = nd.empty((1 << 16, 4), "float32", dev)
+    res = mod.time_evaluator("add", dev, number=5, repeat=3)(a, a, c)
+    assert len(res.results) == 3 and all(0 < t < 1 for t in res.results)
+    res = mod.time_evaluator("add", dev, number=2, repeat=2, flush_l2=True)(a, a, c)
+    assert all(t > 0 for t in res.results)
+    np.testing.assert_allclose(c.numpy(), 2 * a.numpy(), rtol=1e-6)
+
+
+@pytest.mark.gpu
+def test_gpu_device_facts():  # pragma: no cover - GPU machines
+    dev = tecc.cuda(0)
+    assert dev.exist and dev.multi_processor_count > 0 and dev.name
+    assert dev.compute_version.count(".") == 1 and dev.max_shared_memory_per_block >= 48 * 1024
+    assert "driver_version" in dev.attributes() or dev.attributes()

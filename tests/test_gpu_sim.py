@@ -1,0 +1,434 @@
+"""GPU semantics on the CPU: hand-built kernels (per notes/GPU.md) run block by block in C
+with barriers honoured, and the checking mode (out-of-bounds accesses, shared races)."""
+import os
+
+import numpy as np
+import pytest
+
+from tecc import tir
+from tecc.cpu_fallback.gpu_sim import SimError, check_kernels, run_kernels, simulated_source
+from tecc.errors import RuntimeArgError
+from tecc.tir import expr as E
+from tecc.tir import stmt as S
+from tecc.tir.op import const
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _cache_dir(tmp_path_factory):
+    old = os.environ.get("TECC_CACHE_DIR")
+    os.environ["TECC_CACHE_DIR"] = str(tmp_path_factory.mktemp("tecc_cache"))
+    yield
+    if old is None:
+        os.environ.pop("TECC_CACHE_DIR", None)
+    else:
+        os.environ["TECC_CACHE_DIR"] = old
+
+
+# ---------------------------------------------------------------------------
+# building kernels and host plans by hand, as the lowering will
+# ---------------------------------------------------------------------------
+
+def ivar(tag):
+    return E.Var(tag, "int32")
+
+
+def buf1d(name, size, dtype="float32", scope="global"):
+    return S.decl_buffer((size,), dtype, name, scope=scope)
+
+
+def sync():
+    return S.Evaluate(E.Call("int32", "tvm_storage_sync", (E.StringImm("shared"),)))
+
+
+def store(b, value, index):
+    return S.BufferStore(b, tir.convert(value), (tir.convert(index),))
+
+
+def loop(var, extent, body):
+    return S.For(var, const(0), tir.convert(extent), S.ForKind.SERIAL, body)
+
+
+def kernel(name, args, body, launch):
+    """A device function: ``launch`` is [(Var, extent)] with blockIdx.* first."""
+    params, bmap = [], {}
+    for a in args:
+        if isinstance(a, S.Buffer):
+            p = E.Var(a.name, "handle")
+            params.append(p)
+            bmap[p] = a
+        else:
+            params.append(a)
+    for var, ext in reversed(launch):
+        ext = tir.convert(ext)
+        iv = E.IterVar(E.Range(const(0), ext), var, E.IterVarType.THREAD_INDEX, var.name)
+        body = S.AttrStmt(iv, "thread_extent", ext, body)
+    extents = {var.name: tir.convert(ext) for var, ext in launch}
+    return S.PrimFunc(tuple(params), body, bmap,
+                      {"global_symbol": name, "tecc.kernel": True, "thread_extents": extents,
+                       "shared_bytes": 0})
+
+
+def launch(name, *args):
+    return S.Evaluate(E.Call("int32", "tecc.launch", (E.StringImm(name),) + tuple(args)))
+
+
+def host(name, buffers, scalars, body):
+    """A host function; returns (func, [handle param per buffer])."""
+    params, bmap = [], {}
+    for b in buffers:
+        p = E.Var(b.name, "handle")
+        params.append(p)
+        bmap[p] = b
+    params += scalars
+    func = S.PrimFunc(tuple(params), body(*params), bmap, {"global_symbol": name, "tecc.host": True})
+    return func
+
+
+def single_launch(kname, kfunc, host_buffers, scalars=()):
+    """A host plan launching ``kfunc`` on its parameters in order."""
+    def body(*params):
+        return launch(kname, *params)
+    return host(kname + "_host", host_buffers, list(scalars), body), {kname: kfunc}
+
+
+def rand(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype("float32")
+
+
+# ---------------------------------------------------------------------------
+# vector add: 4 blocks x 64 threads
+# ---------------------------------------------------------------------------
+
+def test_vector_add():
+    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    A, B, C = buf1d("A", 256), buf1d("B", 256), buf1d("C", 256)
+    i = bx * 64 + tx
+    k = kernel("vadd_kernel0", [A, B, C], store(C, A[i] + B[i], i), [(bx, 4), (tx, 64)])
+    h, ks = single_launch("vadd_kernel0", k, [buf1d("A", 256), buf1d("B", 256), buf1d("C", 256)])
+    a, b, c = rand(256), rand(256, seed=1), np.zeros(256, "float32")
+    run_kernels(h, ks, [a, b, c])
+    np.testing.assert_allclose(c, a + b)
+    c2 = np.zeros(256, "float32")
+    assert check_kernels(h, ks, [a, b, c2]) == []
+    np.testing.assert_allclose(c2, a + b)   # the launch ran after the check
+
+
+# ---------------------------------------------------------------------------
+# block-wide reversal through shared memory: correct with the barrier, a race without
+# ---------------------------------------------------------------------------
+
+def reversal(with_barrier):
+    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    A, B = buf1d("A", 256), buf1d("B", 256)
+    sh = buf1d("sh", 64, scope="shared")
+    stmts = [store(sh, A[bx * 64 + tx], tx)]
+    if with_barrier:
+        stmts.append(sync())
+    stmts.append(store(B, sh[63 - tx], bx * 64 + tx))
+    body = S.Allocate(sh, S.seq(*stmts))
+    k = kernel("reverse_kernel0", [A, B], body, [(bx, 4), (tx, 64)])
+    return single_launch("reverse_kernel0", k, [buf1d("A", 256), buf1d("B", 256)])
+
+
+def expected_reversal(a):
+    return a.reshape(4, 64)[:, ::-1].reshape(-1)
+
+
+def test_shared_reversal_with_barrier():
+    h, ks = reversal(True)
+    a, b = rand(256), np.zeros(256, "float32")
+    run_kernels(h, ks, [a, b])
+    np.testing.assert_array_equal(b, expected_reversal(a))
+    assert check_kernels(h, ks, [a, np.zeros(256, "float32")]) == []
+    src = simulated_source(ks["reverse_kernel0"])
+    assert "#pragma omp parallel for" in src and "__syncthreads()" in src
+
+
+def test_shared_reversal_without_barrier_is_a_race():
+    h, ks = reversal(False)
+    a = rand(256)
+    findings = check_kernels(h, ks, [a, np.zeros(256, "float32")])
+    assert findings, "the missing barrier must be reported"
+    assert {(f.kind, f.buffer) for f in findings} == {("race", "sh")}
+    # both sides are named: the write a reader saw too early, and the early read
+    by_statement = {f.statement: f for f in findings}
+    assert set(by_statement) == {"sh[threadIdx.x] = A[blockIdx.x*64 + threadIdx.x]",
+                                 "sh[63 - threadIdx.x]"}
+    f = by_statement["sh[63 - threadIdx.x]"]
+    assert "reverse_kernel0" in f.message and "reads sh[" in f.message and "wrote" in f.message
+    # run without the barrier: threads run in order, so the first half reads stale data
+    b = np.zeros(256, "float32")
+    run_kernels(h, ks, [a, b])
+    assert not np.array_equal(b, expected_reversal(a))
+
+
+# ---------------------------------------------------------------------------
+# tree reduction: barriers inside a uniform loop, a uniform let inside it
+# ---------------------------------------------------------------------------
+
+def tree_sum(with_loop_barrier=True):
+    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    A, out = buf1d("A", 3 * 128), buf1d("out", 3)
+    red = buf1d("red", 128, scope="shared")
+    s, stride = E.Var("s"), E.Var("stride")
+    step = S.IfThenElse(tx < stride, store(red, red[tx] + red[tx + stride], tx))
+    inner = S.seq(step, sync()) if with_loop_barrier else step
+    body = S.Allocate(red, S.seq(
+        store(red, A[bx * 128 + tx], tx),
+        sync(),
+        loop(s, 7, S.LetStmt(stride, E.Call("int32", "shift_right", (const(64), s)), inner)),
+        S.IfThenElse(E.EQ(tx, const(0)), store(out, red[0], bx)),
+    ))
+    k = kernel("sum_kernel0", [A, out], body, [(bx, 3), (tx, 128)])
+    return single_launch("sum_kernel0", k, [buf1d("A", 3 * 128), buf1d("out", 3)])
+
+
+def test_tree_reduction_in_uniform_loop():
+    h, ks = tree_sum()
+    a = rand(3 * 128)
+    out = np.zeros(3, "float32")
+    run_kernels(h, ks, [a, out])
+    np.testing.assert_allclose(out, a.reshape(3, 128).sum(axis=1), rtol=1e-5, atol=1e-5)
+    assert check_kernels(h, ks, [a, np.zeros(3, "float32")], max_blocks=1) == []
+
+
+def test_tree_reduction_missing_loop_barrier_is_a_race():
+    h, ks = tree_sum(with_loop_barrier=False)
+    findings = check_kernels(h, ks, [rand(3 * 128), np.zeros(3, "float32")], max_blocks=1)
+    assert findings and {f.kind for f in findings} == {"race"}
+    assert {f.buffer for f in findings} == {"red"}
+
+
+# ---------------------------------------------------------------------------
+# per-thread state across barriers: a local accumulator and a let
+# ---------------------------------------------------------------------------
+
+def matvec(second_barrier=True):
+    """y = s * (M @ x) with x staged through shared memory in tiles of T."""
+    T, K, R = 32, 96, 64
+    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    M, x, sc, y = buf1d("M", R * K), buf1d("x", K), buf1d("s", R), buf1d("y", R)
+    xs = buf1d("xs", T, scope="shared")
+    acc = buf1d("acc", 4, scope="local")
+    row, scale, ko, ki = E.Var("row"), E.Var("scale", "float32"), E.Var("ko"), E.Var("ki")
+    tile = [store(xs, x[ko * T + tx], tx), sync(),
+            loop(ki, T, store(acc, acc[ki % 4] + M[row * K + ko * T + ki] * xs[ki], ki % 4))]
+    if second_barrier:
+        tile.append(sync())
+    body = S.Allocate(xs, S.LetStmt(row, bx * T + tx, S.LetStmt(scale, sc[row], S.Allocate(acc, S.seq(
+        S.BufferStore(acc, E.Broadcast(const(0.0, "float32"), 4), (E.Ramp(const(0), const(1), 4),)),
+        loop(ko, K // T, S.seq(*tile)),
+        store(y, scale * (acc[0] + acc[1] + acc[2] + acc[3]), row),
+    )))))
+    k = kernel("matvec_kernel0", [M, x, sc, y], body, [(bx, R // T), (tx, T)])
+    h, ks = single_launch("matvec_kernel0", k, [buf1d("M", R * K), buf1d("x", K), buf1d("s", R),
+                                                buf1d("y", R)])
+    return h, ks, (R, K)
+
+
+def test_local_accumulator_and_let_across_barriers():
+    h, ks, (R, K) = matvec()
+    m, x, sc, y = rand(R, K), rand(K, seed=2), rand(R, seed=3), np.zeros(R, "float32")
+    run_kernels(h, ks, [m, x, sc, y])
+    np.testing.assert_allclose(y, sc * (m @ x), rtol=1e-4, atol=1e-4)
+    src = simulated_source(ks["matvec_kernel0"])
+    assert "scale_per_thread[tid" in src    # a loaded value lives in one slot per thread
+    assert "row_per_thread" not in src      # an index is recomputed by each thread loop
+    assert "acc[tid" in src                 # the local accumulator has a slot per thread
+    assert check_kernels(h, ks, [m, x, sc, np.zeros(R, "float32")]) == []
+
+
+def test_missing_barrier_between_loop_iterations_is_a_race():
+    # without the barrier at the end of an iteration, the next tile overwrites xs
+    # while other threads may still read the previous one
+    h, ks, (R, K) = matvec(second_barrier=False)
+    findings = check_kernels(h, ks, [rand(R, K), rand(K), rand(R), np.zeros(R, "float32")])
+    races = [f for f in findings if f.kind == "race"]
+    assert races and races[0].buffer == "xs"
+    assert "xs[" in races[0].statement and "read" in races[0].message
+
+
+# ---------------------------------------------------------------------------
+# out-of-bounds accesses
+# ---------------------------------------------------------------------------
+
+def test_out_of_bounds_global_and_shared():
+    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    A, C = buf1d("A", 200), buf1d("C", 200)
+    sh = buf1d("tile", 64, scope="shared")
+    i = bx * 64 + tx
+    body = S.Allocate(sh, S.seq(
+        store(sh, 1.0, tx + 1),          # off by one: tile[64] for the last thread
+        sync(),
+        store(C, A[i], i),               # no guard: 256 threads for 200 elements
+    ))
+    k = kernel("oob_kernel0", [A, C], body, [(bx, 4), (tx, 64)])
+    h, ks = single_launch("oob_kernel0", k, [buf1d("A", 200), buf1d("C", 200)])
+    a, c = rand(200), np.zeros(200, "float32")
+    findings = check_kernels(h, ks, [a, c])
+    oob = {f.buffer: f for f in findings if f.kind == "out_of_bounds"}
+    assert set(oob) == {"tile", "A", "C"}
+    assert oob["tile"].index == 64 and "[0, 64)" in oob["tile"].message
+    assert oob["tile"].statement.startswith("tile[threadIdx.x + 1]")
+    assert oob["A"].index == 200 and oob["A"].block == (3, 0, 0) and oob["A"].thread == (8, 0, 0)
+    assert "oob_kernel0" in oob["A"].message and "[0, 200)" in oob["A"].message
+    assert oob["C"].statement.startswith("C[")
+    assert not c.any()  # a launch with an out-of-bounds access is not run for real
+
+
+def test_out_of_bounds_in_per_thread_local_buffer():
+    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    A = buf1d("A", 64)
+    loc = buf1d("loc", 2, scope="local")
+    sh = buf1d("sh", 32, scope="shared")
+    body = S.Allocate(sh, S.Allocate(loc, S.seq(
+        store(loc, 1.0, tx % 3),          # index 2 of a 2-element per-thread buffer
+        sync(),
+        store(A, loc[0], bx * 32 + tx),
+    )))
+    k = kernel("local_kernel0", [A], body, [(bx, 2), (tx, 32)])
+    h, ks = single_launch("local_kernel0", k, [buf1d("A", 64)])
+    findings = check_kernels(h, ks, [np.zeros(64, "float32")])
+    assert [(f.kind, f.buffer, f.index) for f in findings] == [("out_of_bounds", "loc", 2)]
+    assert findings[0].thread == (2, 0, 0) and "local" in findings[0].message
+
+
+# ---------------------------------------------------------------------------
+# undefined behaviour refused before running
+# ---------------------------------------------------------------------------
+
+def test_barrier_in_thread_dependent_loop_raises():
+    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    A = buf1d("A", 64)
+    sh = buf1d("sh", 32, scope="shared")
+    i = E.Var("i")
+    body = S.Allocate(sh, loop(i, tx, S.seq(store(sh, 1.0, tx), sync())))
+    k = kernel("bad_kernel0", [A], body, [(bx, 2), (tx, 32)])
+    h, ks = single_launch("bad_kernel0", k, [buf1d("A", 64)])
+    with pytest.raises(SimError, match="bad_kernel0.*thread-dependent control flow") as info:
+        run_kernels(h, ks, [np.zeros(64, "float32")])
+    assert "for (i, 0, threadIdx.x)" in str(info.value)
+    with pytest.raises(SimError, match="thread-dependent"):
+        check_kernels(h, ks, [np.zeros(64, "float32")])
+
+
+def test_barrier_under_memory_dependent_branch_raises():
+    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    A = buf1d("A", 64)
+    body = S.IfThenElse(A[bx * 32 + tx] > const(0.0, "float32"), sync())
+    k = kernel("branch_kernel0", [A], body, [(bx, 2), (tx, 32)])
+    h, ks = single_launch("branch_kernel0", k, [buf1d("A", 64)])
+    with pytest.raises(SimError, match="reads memory"):
+        run_kernels(h, ks, [np.zeros(64, "float32")])
+
+
+def test_barrier_under_block_uniform_branch():
+    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    A, B = buf1d("A", 256), buf1d("B", 256)
+    sh = buf1d("sh", 64, scope="shared")
+    i = bx * 64 + tx
+    body = S.Allocate(sh, S.IfThenElse(
+        bx < 2,
+        S.seq(store(sh, A[i], tx), sync(), store(B, sh[63 - tx], i)),
+        store(B, -A[i], i)))
+    k = kernel("half_kernel0", [A, B], body, [(bx, 4), (tx, 64)])
+    h, ks = single_launch("half_kernel0", k, [buf1d("A", 256), buf1d("B", 256)])
+    a, b = rand(256), np.zeros(256, "float32")
+    run_kernels(h, ks, [a, b])
+    np.testing.assert_array_equal(b[:128], expected_reversal(a)[:128])
+    np.testing.assert_array_equal(b[128:], -a[128:])
+    assert check_kernels(h, ks, [a, np.zeros(256, "float32")], max_blocks=None) == []
+
+
+def test_invalid_launch_configuration():
+    bx, tx, ty = ivar("blockIdx.x"), ivar("threadIdx.x"), ivar("threadIdx.y")
+    A = buf1d("A", 2048)
+    k = kernel("big_kernel0", [A], store(A, 1.0, ty * 64 + tx), [(bx, 1), (tx, 64), (ty, 32)])
+    h, ks = single_launch("big_kernel0", k, [buf1d("A", 2048)])
+    with pytest.raises(SimError, match="2048 threads per block; CUDA allows at most 1024"):
+        run_kernels(h, ks, [np.zeros(2048, "float32")])
+    k = kernel("wide_kernel0", [A], store(A, 1.0, tx), [(bx, 1), (tx, 2048)])
+    h, ks = single_launch("wide_kernel0", k, [buf1d("A", 2048)])
+    with pytest.raises(SimError, match="threadIdx.x extent 2048 is outside"):
+        run_kernels(h, ks, [np.zeros(2048, "float32")])
+
+
+def test_wrong_arguments():
+    h, ks = reversal(True)
+    with pytest.raises(RuntimeArgError, match="dtype float64"):
+        run_kernels(h, ks, [np.zeros(256), np.zeros(256, "float32")])
+    with pytest.raises(RuntimeArgError, match="shape"):
+        run_kernels(h, ks, [np.zeros(255, "float32"), np.zeros(256, "float32")])
+
+
+# ---------------------------------------------------------------------------
+# host plans: two kernels with a workspace; symbolic grid; 2-D blocks
+# ---------------------------------------------------------------------------
+
+def test_two_kernels_with_workspace():
+    n = 300
+    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    i = bx * 128 + tx
+    A1, W1 = buf1d("A", n), buf1d("W", n)
+    k1 = kernel("scale_kernel0", [A1, W1],
+                S.IfThenElse(tir.likely(i < n), store(W1, A1[i] * 2.0, i)), [(bx, 3), (tx, 128)])
+    bx2, tx2 = ivar("blockIdx.x"), ivar("threadIdx.x")
+    j = bx2 * 64 + tx2
+    W2, B2 = buf1d("W", n), buf1d("B", n)
+    k2 = kernel("shift_kernel1", [W2, B2],
+                S.IfThenElse(tir.likely(j < n), store(B2, W2[n - 1 - j] + 1.0, j)),
+                [(bx2, 5), (tx2, 64)])
+    W = buf1d("W", n)
+
+    def body(a, b):
+        return S.Allocate(W, S.seq(launch("scale_kernel0", a, W.data),
+                                   launch("shift_kernel1", W.data, b)))
+
+    h = host("two", [buf1d("A", n), buf1d("B", n)], [], body)
+    ks = {"scale_kernel0": k1, "shift_kernel1": k2}
+    a, b = rand(n), np.zeros(n, "float32")
+    run_kernels(h, ks, [a, b])
+    np.testing.assert_allclose(b, a[::-1] * 2 + 1)
+    b2 = np.zeros(n, "float32")
+    assert check_kernels(h, ks, [a, b2]) == []
+    np.testing.assert_allclose(b2, a[::-1] * 2 + 1)
+
+
+def test_symbolic_grid_from_scalar_param():
+    n_k = E.Var("n")
+    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    A, B = buf1d("A", n_k), buf1d("B", n_k)
+    i = bx * 64 + tx
+    k = kernel("sq_kernel0", [A, B, n_k],
+               S.IfThenElse(tir.likely(i < n_k), store(B, A[i] * A[i], i)),
+               [(bx, E.FloorDiv(n_k + 63, const(64))), (tx, 64)])
+    n_h = E.Var("n")
+
+    def body(a, b, n):
+        return S.AssertStmt(n > 0, "n must be positive", launch("sq_kernel0", a, b, n))
+
+    h = host("sq", [buf1d("A", n_h), buf1d("B", n_h)], [n_h], body)
+    ks = {"sq_kernel0": k}
+    for n in (1, 100, 300):
+        a, b = rand(n), np.zeros(n, "float32")
+        run_kernels(h, ks, [a, b, n])
+        np.testing.assert_allclose(b, a * a)
+    assert check_kernels(h, ks, [rand(130), np.zeros(130, "float32"), 130]) == []
+
+
+def test_transpose_with_2d_blocks():
+    R, C, t = 32, 48, 8
+    bx, by, tx, ty = ivar("blockIdx.x"), ivar("blockIdx.y"), ivar("threadIdx.x"), ivar("threadIdx.y")
+    A, B = buf1d("A", R * C), buf1d("B", R * C)
+    tile = buf1d("tile", t * t, scope="shared")
+    body = S.Allocate(tile, S.seq(
+        store(tile, A[(by * t + ty) * C + bx * t + tx], ty * t + tx),
+        sync(),
+        store(B, tile[tx * t + ty], (bx * t + ty) * R + by * t + tx),
+    ))
+    k = kernel("transpose_kernel0", [A, B], body, [(bx, C // t), (by, R // t), (tx, t), (ty, t)])
+    h, ks = single_launch("transpose_kernel0", k, [buf1d("A", R * C), buf1d("B", R * C)])
+    a, b = rand(R, C), np.zeros((C, R), "float32")
+    run_kernels(h, ks, [a, b])
+    np.testing.assert_array_equal(b, a.T)
+    assert check_kernels(h, ks, [a, np.zeros((C, R), "float32")]) == []
