@@ -332,7 +332,10 @@ def check_kernels(host_func: S.PrimFunc, kernels: dict, args: list, max_threads_
     out) on copies of the arrays, with every access bounds-checked and every shared
     element's readers and writers tracked between barriers.  The whole launch then
     runs through the compiled simulator (so later kernels see real data) unless an
-    out-of-bounds access was found; then it is skipped.
+    out-of-bounds access was found; then it is skipped.  Blocks that were not
+    interpreted are not checked: an out-of-bounds access only they make still reaches
+    the C run (as it would reach the GPU).  Races are found per block, on shared
+    memory; races on global memory between threads or blocks are not tracked.
 
     Parameters
     ----------

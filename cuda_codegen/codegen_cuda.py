@@ -33,7 +33,8 @@ import math
 import re
 
 from ..cpu_fallback.codegen_c import (
-    _CMP_SYM, P_ADD, P_PRIMARY, P_UNARY, CodeGenC, _pow2_ceil, c_string_literal,
+    _CMP_SYM, P_ADD, P_COND, P_OR, P_PRIMARY, P_UNARY, CodeGenC, _LaneOf, _pow2_ceil,
+    c_string_literal,
 )
 from ..errors import CompileError
 from ..tir import dtype as _dt
@@ -612,6 +613,31 @@ class CodeGenCUDA(CodeGenC):
                 return f"((float){self.expr(e.value, P_UNARY)} != 0.0f)", P_PRIMARY
             return f"({self.type_name(e.dtype)})(float){self.expr(e.value, P_UNARY)}", P_UNARY
         return super().visit_Cast(e)
+
+    def visit_Let(self, e):
+        """NVRTC has no GNU statement expressions: an immediately invoked lambda."""
+        saved = self._names.get(e.var)
+        value = self.expr(e.value)
+        name = self.bind_name(e.var, e.var.name)
+        body = self.expr(e.body)
+        self._restore_name(e.var, saved)
+        t = self.type_name(e.var.dtype)
+        rt = self.type_name(e.dtype)
+        return f"([&]() -> {rt} {{ {t} {name} = {value}; return {body}; }}())", P_PRIMARY
+
+    def _lazy_vector_select(self, e):
+        """Vector ``if_then_else``: each lane evaluates only its taken side."""
+        vt = self.type_name(e.dtype)
+        r = self._fresh_internal("v")
+        parts = [f"{vt} {r};"]
+        cond, tv, fv = e.args
+        for lane in range(_dt.lanes(e.dtype)):
+            lane_of = _LaneOf(lane)
+            c = lane_of.visit(cond) if _dt.lanes(cond.dtype) > 1 else cond
+            parts.append(f"{r}[{lane}] = {self.expr(c, P_OR)} ? {self.expr(lane_of.visit(tv), P_OR)} : "
+                         f"{self.expr(lane_of.visit(fv), P_COND)};")
+        parts.append(f"return {r};")
+        return f"([&]() -> {vt} {{ " + " ".join(parts) + " }())", P_PRIMARY
 
     def visit_CmpOp(self, e):
         if not self._is_vector(e):

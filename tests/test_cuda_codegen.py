@@ -234,6 +234,31 @@ def test_vector_int_half2_compare_select_cast():
     compile_all_archs(src)
 
 
+def test_half4_vectors_lazy_select_let_and_three_lanes():
+    n = E.Var("n", "int32")
+    H, F = buf1d("H", n, "float16"), buf1d("F", n, "float32")
+    tx, at_tx = thread("threadIdx.x", 32)
+    r4 = E.Ramp(tx * 4 + 1, const(1), 4)
+    r3 = E.Ramp(tx * 4, const(1), 3)
+    cond = E.And(E.LT(F[r4], E.Broadcast(const(0.0, "float32"), 4)),
+                 E.Not(E.GT(F[r4], E.Broadcast(const(5.0, "float32"), 4))))
+    lazy = E.Call("float32x4", "if_then_else", (cond, F[r4], E.Broadcast(const(1.0, "float32"), 4)))
+    x = E.Var("x", "int32")
+    body = at_tx(S.seq(
+        S.BufferStore(H, H[r4] * H[r4], (r4,)),
+        S.BufferStore(F, lazy, (r4,)),
+        S.BufferStore(F, E.Cast("float32", E.Let(x, tx * 2, x + x)), (tx,)),
+        S.BufferStore(F, F[r3] + E.Broadcast(const(1.0, "float32"), 3), (r3,)),
+        S.BufferStore(F, E.Call("float32x4", "exp", (F[r4],)), (r4,)),
+    ))
+    src = generate_cuda([kernel("vmix", [H, F], [n], body)])
+    # NVRTC has no GNU statement expressions: lambdas instead
+    assert "({" not in src and "([&]() -> int32_t { int32_t x = ((int)threadIdx.x) * 2; return x + x; }())" in src
+    assert "typedef tecc_vec<__half, 4> tecc_float16x4;" in src
+    assert "typedef tecc_vec<float, 4> tecc_float32x3;" in src
+    compile_all_archs(src)
+
+
 def test_floordiv_helpers_and_int64_and_special_floats():
     n = E.Var("n", "int32")
     A = buf1d("A", n, "int32")
