@@ -475,6 +475,10 @@ class Lowerer:
     def _attached(self, info, iv, body):
         for child in reversed(info.children.get(iv, [])):
             body = self._allocate(child, S.seq(self._make_stage(child), body))
+            if child.stage.double_buffer_:
+                # inject_double_buffer turns this into a two-slot pipeline over the loop
+                for buf in child.buffers:
+                    body = S.AttrStmt(buf.data, "double_buffer_scope", const(1), body)
         return body
 
     def _allocate(self, info, body):
