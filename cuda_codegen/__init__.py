@@ -17,6 +17,15 @@ __all__ = [
 ]
 
 
+#: the architecture plain "cuda" compiles for on a machine without a GPU
+EMULATION_ARCH = "sm_80"
+
+
+def _gpu_present() -> bool:
+    from ..runtime.device import cuda
+    return bool(cuda(0).exist)
+
+
 def build_cuda(mod, target="cuda"):
     """Compile a split GPU module into a :class:`~tecc.runtime.cuda_module.CUDAModule`.
 
@@ -26,7 +35,9 @@ def build_cuda(mod, target="cuda"):
         One host function (``attrs["tecc.host"]``) and its device functions
         (``attrs["tecc.kernel"]``), as the CUDA lowering pipeline produces them.
     target : Target or str
-        ``"cuda -arch=sm_XX"`` cross-compiles; plain ``"cuda"`` detects the local GPU.
+        ``"cuda -arch=sm_XX"`` cross-compiles; plain ``"cuda"`` detects the local GPU
+        and, where there is none, compiles for :data:`EMULATION_ARCH` (so the CUDA C is
+        still checked by NVRTC) while the module runs on the CPU emulation.
 
     Returns
     -------
@@ -45,7 +56,13 @@ def build_cuda(mod, target="cuda"):
             f"a CUDA module needs exactly one host function (attrs['tecc.host']) and device functions "
             f"(attrs['tecc.kernel']); got {len(hosts)} host and {len(kernels)} device functions out of "
             f"{len(funcs)}: lower the schedule for target 'cuda' first")
-    arch = resolve_arch(tgt)
+    if tgt.cuda_arch is None and not _gpu_present():
+        arch = EMULATION_ARCH
+    else:
+        arch = resolve_arch(tgt)
+    from ..tir.transform.verify_gpu import gpu_limits, verify_gpu
+    for k in kernels:
+        verify_gpu(k, **gpu_limits(arch).verify_kwargs())
     gen = CodeGenCUDA()
     source = gen.generate(kernels)
     cubin = compile_cuda(source, arch)
