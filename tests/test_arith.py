@@ -215,7 +215,7 @@ def _rule_examples(W):
         E.FloorDiv(w, ci(1)), (w * 4) // 4, E.FloorDiv(w * -3, ci(-3)), y // 16, (w * 8 + y) // 4,
         (w * 6 + 2) // 4, (w // 4) // 8, E.FloorDiv(z, m), (w * m + z) // m,
         E.FloorMod(w, ci(1)), (w * 4) % 4, y % 16, (w * 8 + y) % 4, (w % 32) % 8, E.FloorMod(z, m),
-        (w * m + z) % m,
+        (w * m + z) % m, (w * 4 + z) // 8, (w * 4 + z) % 8, (y * 16 + w * 4 + z) // 32,
         truncdiv(w, 1), truncdiv(w * 3, 3), truncdiv(y, 4),
         truncmod(w, 1), truncmod(w * 3, 3), truncmod(y, 4),
         tmin(z, y + 4), tmin(y + 4, z), E.Min(ci(3), w), tmin(tmin(w, 5), 3),

@@ -148,8 +148,9 @@ def test_build_errors():
     with pytest.raises(TargetError, match="target 'cuda'"):
         build_cuda([], "llvm")
     if not tecc.cuda(0).exist:
-        with pytest.raises(TargetError, match="-arch=sm_90"):
-            add_module("cuda")
+        # plain "cuda" without a GPU: NVRTC still checks the code (for sm_80) and the
+        # module runs on the CPU emulation
+        assert add_module("cuda").arch == "sm_80"
 
 
 def test_argument_checking():

@@ -230,6 +230,46 @@ def _fd_bound_symbolic(s, e):
     return None
 
 
+def _small_remainder_split(s, e):
+    """For ``x // c`` or ``x % c`` with constant ``c > 0``: the largest ``g > 1``
+    dividing ``c`` such that ``x = g*q + r`` where every term of ``q`` is integral and
+    the remaining terms ``r`` lie in ``[0, g)``; returns ``(g, c, q, r)`` or None."""
+    c = _const_divisor(e)
+    if c is None or c <= 1:
+        return None
+    lf = s.lin(e.a)
+    if not lf.terms:
+        return None
+    for g in sorted((d for d in range(2, c + 1) if c % d == 0), reverse=True):
+        big = {k: t for k, t in lf.terms.items() if t[1] % g == 0}
+        if not big or len(big) == len(lf.terms):
+            continue
+        rest = LinearForm(lf.dtype, {k: t for k, t in lf.terms.items() if t[1] % g != 0}, lf.const % g)
+        lo, hi = s.lf_bound(rest)
+        if lo >= 0 and hi <= g - 1:
+            q = LinearForm(lf.dtype, {k: [t[0], t[1] // g] for k, t in big.items()}, lf.const // g)
+            return g, c, q, rest
+    return None
+
+
+def _fd_small_remainder(s, e):
+    # (x*g + r) // (g*d) -> x // d            g > 1, 0 <= r < g  (r: the terms not divisible by g)
+    found = _small_remainder_split(s, e)
+    if found is None:
+        return None
+    g, c, q, _ = found
+    return E.FloorDiv(q.to_expr(), _int(e.dtype, c // g))
+
+
+def _fm_small_remainder(s, e):
+    # (x*g + r) % (g*d) -> (x % d)*g + r      g > 1, 0 <= r < g
+    found = _small_remainder_split(s, e)
+    if found is None:
+        return None
+    g, c, q, r = found
+    return E.Add(E.Mul(E.FloorMod(q.to_expr(), _int(e.dtype, c // g)), _int(e.dtype, g)), r.to_expr())
+
+
 FLOORDIV_RULES = (
     Rule("x // 1 -> x", _fd_by_one),
     Rule("(x*c) // c -> x   if c != 0", _div_exact),
@@ -237,6 +277,7 @@ FLOORDIV_RULES = (
     Rule("(x*(c*q) + y) // c -> x*q + y // c   if c > 0", _fd_split),
     Rule("(x*(g*a) + g*b) // (g*c) -> (x*a + b) // c   if g > 1, c > 0", _fd_gcd),
     Rule("(x // c1) // c2 -> x // (c1*c2)   if c1 > 0, c2 > 0", _fd_nested),
+    Rule("(x*g + r) // (g*d) -> x // d   if 0 <= r < g", _fd_small_remainder),
     Rule("x // y -> 0   if 0 <= x < y", _fd_bound_symbolic),
     Rule("(x*y + z) // y -> x + z // y   if y > 0", _fd_split_symbolic),
 )
@@ -320,6 +361,7 @@ FLOORMOD_RULES = (
     Rule("x % c -> x - k*c   if k*c <= x < (k+1)*c", _fm_bound),
     Rule("(x*(c*q) + y) % c -> y % c   if c > 0", _fm_drop_multiples),
     Rule("(x % c1) % c2 -> x % c2   if c1 % c2 == 0", _fm_nested),
+    Rule("(x*g + r) % (g*d) -> (x % d)*g + r   if 0 <= r < g", _fm_small_remainder),
     Rule("x % y -> x   if 0 <= x < y", _fm_bound_symbolic),
     Rule("(x*y + z) % y -> z % y   if y > 0", _fm_split_symbolic),
 )
