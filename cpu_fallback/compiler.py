@@ -123,18 +123,14 @@ def _atomic_write(path: Path, data: bytes) -> None:
 _DIAG_RE = re.compile(r":(\d+):(?:(\d+):)?\s*(fatal error|error)")
 
 
-def format_compile_error(source: str, log: str, cmd=None, context: int = 3,
-                         max_errors: int = 5) -> str:
-    """A readable compile error: the compiler's error lines, then each offending
-    source line with ``context`` lines around it (marked with ``>``)."""
+def source_excerpts(source: str, log_lines, diag_re, context: int = 3, max_errors: int = 5) -> list:
+    """For each line of a compiler log that ``diag_re`` recognises as an error (its
+    group 1 is the line number), the offending source line with ``context`` lines
+    around it, marked with ``>``; at most ``max_errors`` excerpts."""
     src_lines = source.splitlines()
-    log_lines = [ln for ln in log.splitlines() if ln.strip()]
-    errors = [ln for ln in log_lines if "error" in ln]
-    out = ["C compilation failed:"]
-    out += ["  " + ln for ln in (errors or log_lines)[:20]]
-    seen = []
+    out, seen = [], []
     for ln in log_lines:
-        m = _DIAG_RE.search(ln)
+        m = diag_re.search(ln)
         if m is None:
             continue
         lineno = int(m.group(1))
@@ -148,6 +144,18 @@ def format_compile_error(source: str, log: str, cmd=None, context: int = 3,
         for k in range(lo, hi + 1):
             mark = ">" if k == lineno else " "
             out.append(f"  {mark}{k:5d} | {src_lines[k - 1]}")
+    return out
+
+
+def format_compile_error(source: str, log: str, cmd=None, context: int = 3,
+                         max_errors: int = 5) -> str:
+    """A readable compile error: the compiler's error lines, then each offending
+    source line with ``context`` lines around it (marked with ``>``)."""
+    log_lines = [ln for ln in log.splitlines() if ln.strip()]
+    errors = [ln for ln in log_lines if "error" in ln]
+    out = ["C compilation failed:"]
+    out += ["  " + ln for ln in (errors or log_lines)[:20]]
+    out += source_excerpts(source, log_lines, _DIAG_RE, context, max_errors)
     if cmd is not None:
         out.append("command: " + " ".join(cmd))
     return "\n".join(out)

@@ -17,6 +17,7 @@ import os
 import re
 
 from .. import config
+from ..cpu_fallback.compiler import source_excerpts
 from ..errors import CompileError, TargetError
 from . import cache as _cache
 
@@ -190,25 +191,9 @@ def format_nvrtc_error(source: str, log: str, name: str = "tecc_kernels.cu", opt
     it (marked with ``>``)."""
     if isinstance(log, bytes):
         log = log.decode("utf-8", "replace")
-    src_lines = source.splitlines()
     out = ["CUDA compilation (NVRTC) failed:"]
     out += ["  " + ln for ln in log.strip().splitlines()[:40]]
-    seen = []
-    for ln in log.splitlines():
-        m = _DIAG_RE.search(ln)
-        if m is None:
-            continue
-        lineno = int(m.group(1))
-        if lineno in seen or not (1 <= lineno <= len(src_lines)):
-            continue
-        seen.append(lineno)
-        if len(seen) > max_errors:
-            break
-        out.append(f"source around line {lineno}:")
-        lo, hi = max(1, lineno - context), min(len(src_lines), lineno + context)
-        for k in range(lo, hi + 1):
-            mark = ">" if k == lineno else " "
-            out.append(f"  {mark}{k:5d} | {src_lines[k - 1]}")
+    out += source_excerpts(source, log.splitlines(), _DIAG_RE, context, max_errors)
     if options:
         out.append("options: " + " ".join(options))
     return "\n".join(out)
