@@ -19,6 +19,13 @@ function that one CPU thread can run for a whole thread block:
 * ``shared`` allocations stay per block (one copy, allocated inside the block loop);
   global buffers are the caller's arrays.
 
+Warp shuffles (``let x = tecc.warp_shuffle_down(v, d)``) are rewritten first, by
+:func:`lower_warp_shuffles`, into an exchange through a shared scratch array between
+two barriers: every thread writes ``v`` at its linear thread number, then reads the
+slot ``d`` above it when that lane is in the same warp (its own otherwise).  Our
+kernels run every shuffle uniformly over the block, so a block-wide exchange gives
+what each warp's shuffle gives.
+
 The barriers themselves are kept (as block-level statements) so that the checking
 interpreter of :mod:`.gpu_check` can count barrier epochs; the C printer
 :class:`CodeGenSim` prints them as comments.
@@ -32,6 +39,7 @@ from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.functor import IRMutator, IRVisitor, post_order_visit
+from ..tir.op import WARP_SHUFFLE_DOWN, WARP_SIZE
 from ..tir.printer import to_text
 from .codegen_c import CodeGenC
 
@@ -513,12 +521,121 @@ def split_kernel(func: S.PrimFunc) -> SimKernel:
             else:
                 value = E.Div(bid, E.Mul(gx, gy))
             lets.append((var, E.Cast(var.dtype, value)))
+    body = lower_warp_shuffles(body, strip.vars, block, func.name)
     thread_vars = {t: strip.vars[t] for t in THREAD_TAGS if t in strip.vars}
     sp = _Splitter(func, thread_vars, block, uniform)
     block_body = sp.block_level(body)
     for var, value in reversed(lets):
         block_body = S.LetStmt(var, value, block_body)
     return SimKernel(func, grid, block, bid, sp.tid, block_body, sp.expanded, sp.origin)
+
+
+# ----------------------------------------------------------------------------
+# warp shuffles
+# ----------------------------------------------------------------------------
+def _barrier() -> S.Evaluate:
+    return S.Evaluate(E.Call("int32", BARRIER_OPS[0], (E.StringImm("shared"),)))
+
+
+def _is_shuffle(e) -> bool:
+    return isinstance(e, E.Call) and e.op == WARP_SHUFFLE_DOWN
+
+
+class _ShuffleExchange(IRMutator):
+    """``let x = warp_shuffle_down(v, d)`` -> an exchange through shared scratch:
+
+    ``scratch[L] = v; barrier; let x = (lane + d < 32 && L + d < threads) ?
+    scratch[L + d] : scratch[L]; barrier; ...`` with ``L`` the linear thread number
+    and ``lane = L % 32``.  The second barrier lets the next exchange reuse the
+    scratch array.  One scratch array per dtype, allocated for the whole kernel.
+    """
+
+    def __init__(self, kernel_name, linear_tid, threads):
+        self.kernel_name = kernel_name
+        self.linear = linear_tid
+        self.threads = threads
+        self.scratch = {}  # dtype -> shared Buffer
+
+    def _buffer(self, dtype):
+        buf = self.scratch.get(dtype)
+        if buf is None:
+            name = f"tecc_shuffle_{dtype}"
+            buf = S.Buffer(name, dtype, (self.threads,), E.Var(name, "handle"), "shared")
+            self.scratch[dtype] = buf
+        return buf
+
+    def visit_Call(self, e):
+        if _is_shuffle(e):
+            raise SimError(f"kernel {self.kernel_name}: a warp shuffle must be the whole value of a "
+                           f"let statement (every lane executes it), not part of `{to_text(e)}`")
+        return IRMutator.generic_visit(self, e)
+
+    def visit_LetStmt(self, s):
+        if not _is_shuffle(s.value):
+            return IRMutator.generic_visit(self, s)
+        value = self.visit(s.value.args[0])
+        delta = self.visit(s.value.args[1])
+        body = self.visit(s.body)
+        if _dt.lanes(value.dtype) != 1:
+            raise SimError(f"kernel {self.kernel_name}: a warp shuffle takes a scalar, got {value.dtype}")
+        buf = self._buffer(value.dtype)
+        lin = self.linear
+        src = E.Add(lin, delta)
+        same_warp = E.LT(E.Add(E.Mod(lin, _int(WARP_SIZE)), delta), _int(WARP_SIZE))
+        ok = E.And(same_warp, E.LT(src, self.threads))
+        read = E.Call(value.dtype, "if_then_else", (ok, E.BufferLoad(buf, (src,)), E.BufferLoad(buf, (lin,))))
+        return S.seq(S.BufferStore(buf, value, (lin,)), _barrier(),
+                     S.LetStmt(s.var, read, S.seq(_barrier(), body)))
+
+
+def lower_warp_shuffles(body: S.Stmt, thread_vars: dict, block: tuple, kernel_name: str = "kernel") -> S.Stmt:
+    """Rewrite the warp shuffles of a kernel body as block-wide exchanges.
+
+    Parameters
+    ----------
+    body : Stmt
+        The kernel body without its ``thread_extent`` attributes.
+    thread_vars : dict
+        Thread tag -> list of its index Vars; a Var is added for a tag the linear
+        thread number needs but the body does not use.
+    block : tuple of PrimExpr
+        The ``threadIdx`` extents ``(x, y, z)``.
+    kernel_name : str
+        For error messages.
+
+    Returns
+    -------
+    Stmt
+        ``body`` itself when it has no shuffle; otherwise the rewritten body inside
+        the allocations of the scratch arrays (scope ``shared``, one slot per thread).
+    """
+    found = []
+    post_order_visit(body, lambda n: found.append(n) if _is_shuffle(n) else None)
+    if not found:
+        return body
+    index = []
+    for axis, tag in enumerate(THREAD_TAGS):
+        if axis > 0 and E.is_const_int(block[axis], 1):
+            index.append(None)
+            continue
+        vars_ = thread_vars.setdefault(tag, [])
+        if not vars_:
+            vars_.append(E.Var(tag, "int32"))
+        var = vars_[0]
+        index.append(var if var.dtype == "int32" else E.Cast("int32", var))
+    x, y, z = index
+    linear = x
+    if y is not None or z is not None:
+        yz = y if y is not None else _int(0)
+        if z is not None:
+            yz = E.Add(yz, _mul(block[1], z))
+        linear = E.Add(x, _mul(block[0], yz))
+    threads = _mul(_mul(block[0], block[1]), block[2])
+    ex = _ShuffleExchange(kernel_name, linear, threads)
+    body = ex.visit(body)
+    for buf in ex.scratch.values():
+        body = S.Allocate(buf, body)
+    return body
 
 
 def _free_vars(expr):

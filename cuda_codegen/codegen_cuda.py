@@ -17,6 +17,8 @@ piece                       CUDA
                             memory above 48 KiB), aligned local arrays
 ``print_barrier``           ``__syncthreads();``
 ``print_fail``              ``printf`` the message, then ``__trap()``
+``visit_unknown_call``      ``tecc.warp_shuffle_down``: ``__shfl_down_sync(0xffffffffu,
+                            v, delta, 32)``
 helpers                     ``static __device__ __forceinline__``
 vectors                     ``tecc_vec<T, N>`` (lane-wise operators); 2/4-lane contiguous
                             accesses at a provably aligned offset load and store
@@ -41,6 +43,7 @@ from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.functor import post_order_visit
+from ..tir.op import WARP_SHUFFLE_DOWN
 
 #: static shared memory above this needs the dynamic (``extern __shared__``) path
 STATIC_SHARED_LIMIT = 48 * 1024
@@ -660,6 +663,29 @@ class CodeGenCUDA(CodeGenC):
             fn = ("fmin" if op == "min" else "fmax") + ("f" if d.bits == 32 else "")
             return f"{fn}({self.expr(e.a)}, {self.expr(e.b)})", P_PRIMARY
         return super()._minmax(e, op)
+
+    def visit_unknown_call(self, e):
+        if e.op == WARP_SHUFFLE_DOWN:
+            return self._warp_shuffle_down(e), P_PRIMARY
+        return super().visit_unknown_call(e)
+
+    def _warp_shuffle_down(self, e) -> str:
+        """``__shfl_down_sync`` over the whole warp (CUDA has overloads for int,
+        unsigned, long long, unsigned long long, float, double and ``__half``;
+        narrower integers and bool travel as int)."""
+        value, delta = e.args
+        d = _dt.parse(e.dtype)
+        if d.lanes != 1:
+            raise CompileError(f"a warp shuffle takes a scalar, got {e.dtype} (in `{e}`)")
+        if d.code == "float" and d.bits == 16:
+            self._headers.add("cuda_fp16.h")
+        text = f"__shfl_down_sync(0xffffffffu, {{}}, {self.expr(delta)}, 32)"
+        if d.is_bool or (d.is_integer and d.bits < 32):
+            shuffled = text.format(f"(int)({self.expr(value)})")
+            if d.is_bool:
+                return f"({shuffled} != 0)"
+            return f"(({self.type_name(e.dtype)})({shuffled}))"
+        return text.format(self.expr(value))
 
     def intrinsic(self, op: str, args: list, dtype: str) -> str:
         d = _dt.parse(dtype)

@@ -29,9 +29,11 @@ def _cooperative_fetch(s, T, num_ty, num_tx, thread_y, thread_x, vec):
     s[T].vectorize(v)
 
 
-def _schedule_gemm(s, out, acc, A, B, block, thread_tile, k_tile):
+def _schedule_gemm(s, out, acc, A, B, block, thread_tile, k_tile, double_buffer=False):
     """The classic two-level tiling of a GEMM whose reduction stage ``acc`` (local
-    scope) is computed per thread inside the output stage ``out``."""
+    scope) is computed per thread inside the output stage ``out``; with
+    ``double_buffer`` the shared tiles of A and B are double-buffered across the
+    outer reduction loop."""
     AA = s.cache_read(A, "shared", [acc])
     BB = s.cache_read(B, "shared", [acc])
     AL = s.cache_read(AA, "local", [acc])
@@ -68,6 +70,9 @@ def _schedule_gemm(s, out, acc, A, B, block, thread_tile, k_tile):
     vec = 4 if (block * k_tile) % (4 * num_thread * num_thread) == 0 else 1
     _cooperative_fetch(s, AA, num_thread, num_thread, thread_y, thread_x, vec)
     _cooperative_fetch(s, BB, num_thread, num_thread, thread_y, thread_x, vec)
+    if double_buffer:
+        s[AA].double_buffer()
+        s[BB].double_buffer()
 
 
 def _gemm_decl(M, N, K, block, k_tile, dtype):
@@ -81,7 +86,7 @@ def _gemm_decl(M, N, K, block, k_tile, dtype):
     return A, B, C
 
 
-def sgemm(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32"):
+def sgemm(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32", double_buffer=False):
     """``C[M, N] = A[M, K] @ B[K, N]``: the classic two-level tiled GEMM.
 
     A block computes a ``block x block`` tile of C with ``(block / (2*thread_tile))^2``
@@ -89,11 +94,58 @@ def sgemm(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32"):
     2x2 virtual threads (registers via ``cache_write("local")``).  Tiles of A and B
     are staged through shared memory (cooperative, vectorized fetches) and from there
     into registers (``cache_read("local")``).
+
+    With ``double_buffer=True`` (``s[AA].double_buffer(); s[BB].double_buffer()``)
+    the shared tiles get two slots: the next ``k_tile`` slice is fetched while the
+    current one is multiplied, with one ``__syncthreads`` per slice instead of two.
     """
     A, B, C = _gemm_decl(M, N, K, block, k_tile, dtype)
     s = te.create_schedule(C.op)
     CC = s.cache_write(C, "local")
-    _schedule_gemm(s, C, CC, A, B, block, thread_tile, k_tile)
+    _schedule_gemm(s, C, CC, A, B, block, thread_tile, k_tile, double_buffer)
+    return s, [A, B, C]
+
+
+def classic_gemm_tvm(n, scale=8, num_thread=8, double_buffer=True, dtype="float32"):
+    """``C[i, j] = sum_k A[i, k] * B[j, k]`` (``A @ B.T``) with the schedule of TVM's
+    integration test ``test_gemm``: blocks of ``scale*num_thread`` squared outputs,
+    ``num_thread x num_thread`` threads, a local accumulator (``cache_write``), and
+    one column of A and B per reduction step staged in shared memory, double-buffered
+    across the reduction loop.
+    """
+    block_factor = scale * num_thread
+    _check_multiple("n", n, block_factor)
+    A = te.placeholder((n, n), name="A", dtype=dtype)
+    B = te.placeholder((n, n), name="B", dtype=dtype)
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda ii, jj: te.sum(A[ii, k] * B[jj, k], axis=k), name="CC")
+    s = te.create_schedule(C.op)
+    thread_x = te.thread_axis("threadIdx.x")
+    thread_y = te.thread_axis("threadIdx.y")
+    CL = s.cache_write(C, "local")
+    AA = s.cache_read(A, "shared", [CL])
+    BB = s.cache_read(B, "shared", [CL])
+    by, yi = s[C].split(C.op.axis[0], factor=block_factor)
+    bx, xi = s[C].split(C.op.axis[1], factor=block_factor)
+    s[C].reorder(by, bx, yi, xi)
+    s[C].bind(by, te.thread_axis("blockIdx.y"))
+    s[C].bind(bx, te.thread_axis("blockIdx.x"))
+    ty, yi = s[C].split(yi, nparts=num_thread)
+    tx, xi = s[C].split(xi, nparts=num_thread)
+    s[C].reorder(ty, tx, yi, xi)
+    s[C].bind(ty, thread_y)
+    s[C].bind(tx, thread_x)
+    yo, xo = CL.op.axis
+    s[CL].reorder(CL.op.reduce_axis[0], yo, xo)
+    s[CL].compute_at(s[C], tx)
+    for T in (AA, BB):
+        s[T].compute_at(s[CL], CL.op.reduce_axis[0])
+        if double_buffer:
+            s[T].double_buffer()
+        ty, xi = s[T].split(s[T].op.axis[0], nparts=num_thread)
+        tx, xi = s[T].split(xi, nparts=num_thread)
+        s[T].bind(ty, thread_y)
+        s[T].bind(tx, thread_x)
     return s, [A, B, C]
 
 

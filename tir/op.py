@@ -16,6 +16,15 @@ Intrinsics are :class:`~tecc.tir.expr.Call` nodes with these ``op`` names:
 ``likely``          a branch hint on a condition
 ``bitwise_*``       and, or, xor, not; ``shift_left``, ``shift_right``
 ``popcount``        set bits of an integer
+``tecc.warp_shuffle_down``
+                    ``(value, delta)``: a GPU warp exchange; each lane gets ``value``
+                    of lane ``lane + delta`` of its warp (its own ``value`` where that
+                    is past lane 31).  Every lane of the warp must execute it (mask
+                    0xffffffff, width 32), so it only appears as the whole value of a
+                    ``LetStmt`` outside thread-dependent control flow.  Scalar bool,
+                    integer (up to 64 bits) and float (16/32/64 bits) values.
+                    CUDA: ``__shfl_down_sync``; the CPU GPU-semantics path runs it as
+                    an exchange through shared scratch between two barriers.
 ==================  =====================================================
 """
 from __future__ import annotations
@@ -450,6 +459,37 @@ def if_then_else(cond, t, f):
     if isinstance(cond, IntImm):
         return t if cond.value else f
     return Call(t.dtype, "if_then_else", (cond, t, f))
+
+
+#: Call op of a warp shuffle (see the module docs)
+WARP_SHUFFLE_DOWN = "tecc.warp_shuffle_down"
+#: threads per warp that the warp intrinsics assume
+WARP_SIZE = 32
+
+
+def warp_shuffle_down(value, delta):
+    """``value`` of the lane ``delta`` above this one in the warp (a warp shuffle).
+
+    Parameters
+    ----------
+    value : PrimExpr
+        A scalar value of this thread.
+    delta : int or PrimExpr
+        The lane offset (int32).
+
+    Returns
+    -------
+    Call
+        ``Call(value.dtype, "tecc.warp_shuffle_down", (value, delta))``; bind it to a
+        ``LetStmt`` executed by every lane of the warp.
+    """
+    value = convert(value)
+    if _dt.lanes(value.dtype) != 1:
+        raise TeccTypeError(f"warp_shuffle_down takes a scalar value, got {value.dtype}")
+    delta = convert(delta, "int32")
+    if not _dt.is_integer(delta.dtype):
+        raise TeccTypeError(f"warp_shuffle_down takes an integer delta, got {delta.dtype}")
+    return Call(value.dtype, WARP_SHUFFLE_DOWN, (value, cast("int32", delta)))
 
 
 def likely(cond):

@@ -45,6 +45,7 @@ from .. import op as _op
 from .. import stmt as S
 from ..functor import IRMutator, IRVisitor, substitute
 from .flatten import buffer_size
+from .simplify import simplify_stmt
 from .unroll import copy_with_fresh_bindings
 
 SCOPE_KEY = "double_buffer_scope"
@@ -214,14 +215,20 @@ class _InjectDoubleBuffer(IRMutator):
         dtype = ko.dtype
         one = _op.const(1, dtype)
         two = _op.const(2, dtype)
-        end = _op.add(loop.min, loop.extent)
+        from_zero = E.is_const_int(loop.min, 0)
+        end = loop.extent if from_zero else _op.add(loop.min, loop.extent)
+
+        def slot(i):
+            """Which of the two slots iteration ``i`` reads."""
+            return _op.floormod(i if from_zero else _op.sub(i, loop.min), two)
+
         # prologue: the first tile into slot 0
         first = {st.buf.data: (st.twin, None) for st in stages}
         prologue = []
         for st in stages:
             fetch0 = copy_with_fresh_bindings(st.fetch, {ko: loop.min})
             prologue.append(_Retarget(first).visit(fetch0))
-        prologue = S.seq(*prologue)
+        prologue = simplify_stmt(S.seq(*prologue))
         extent = E.const_int_value(loop.extent)
         if extent is None:
             prologue = S.IfThenElse(E.LT(loop.min, end), prologue)
@@ -229,12 +236,12 @@ class _InjectDoubleBuffer(IRMutator):
             prologue = None
         # prefetch of the next tile into the other slot
         nxt = _op.add(ko, one)
-        write_slot = _op.floormod(_op.sub(nxt, loop.min), two)
-        read_slot = _op.floormod(_op.sub(ko, loop.min), two)
+        write_slot = slot(nxt)
+        read_slot = slot(ko)
         prefetch = []
         for st in stages:
             slots = {st.buf.data: (st.twin, _op.mul(write_slot, st.size))}
-            fetch = _Retarget(slots).visit(substitute(st.fetch, {ko: nxt}))
+            fetch = simplify_stmt(_Retarget(slots).visit(substitute(st.fetch, {ko: nxt})))
             prefetch.append(S.AttrStmt(st.buf.data, WRITE_KEY, _op.const(1, "int32"), fetch))
         prefetch = S.IfThenElse(E.LT(nxt, end), S.seq(*prefetch))
         reads = {st.buf.data: (st.twin, _op.mul(read_slot, st.size)) for st in stages}

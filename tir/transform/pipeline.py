@@ -26,6 +26,7 @@ from ...errors import TargetError, TeccError, TeccTypeError
 from ..printer import to_text
 from ..stmt import PrimFunc
 from .flatten import flatten
+from .inject_double_buffer import inject_double_buffer
 from .loop_partition import loop_partition
 from .remove_no_op import remove_no_op
 from .simplify import simplify
@@ -117,9 +118,15 @@ def _remove_no_op(func, options):
     return remove_no_op(func)
 
 
+def _inject_double_buffer(func, options):
+    return inject_double_buffer(func)
+
+
 CPU_PIPELINE = [
     ("flatten", _flatten),                 # first: every later pass sees 1-D accesses only
     ("simplify", _simplify),               # tidy the flat index sums before passes pattern-match them
+    ("inject_double_buffer", _inject_double_buffer),  # before loop_partition and unroll, which copy loop
+                                           # bodies; on a CPU it only keeps double_buffer() correct
     ("loop_partition", _loop_partition),   # before unroll/vectorize: removes the guards that block both
     ("unroll", _unroll),                   # before vectorize: an unrolled loop inside a vectorized one
                                            # leaves it straight-line code
@@ -137,6 +144,9 @@ def _inject_virtual_thread(func, options):
 CUDA_PIPELINE = [
     ("flatten", _flatten),                 # first, as on the CPU
     ("simplify", _simplify),
+    ("inject_double_buffer", _inject_double_buffer),    # after flatten: slots are offsets into 1-D buffers;
+                                                        # before inject_virtual_thread and unroll, which copy
+                                                        # loop bodies: each scope must still top its loop
     ("inject_virtual_thread", _inject_virtual_thread),  # before unroll: it replicates vthread bodies
     ("unroll", _unroll),
     ("vectorize", _vectorize),             # max_vector_bytes is 16 for CUDA: float4 loads and stores
@@ -427,7 +437,8 @@ def _as_names(cfg, key):
         value = (value,)
     if not all(isinstance(v, str) for v in value):
         raise TeccTypeError(f"PassContext config {key!r} must be pass names, got {value!r}")
-    known = {name for name, _ in CPU_PIPELINE} | {"all"}
+    known = {name for name, _ in CPU_PIPELINE + CUDA_PIPELINE + KERNEL_PIPELINE}
+    known |= {"all", "split_host_device"}
     for v in value:
         if v not in known:
             raise PassConfigError(f"PassContext config {key!r} names the unknown pass {v!r}; "

@@ -33,6 +33,16 @@ GPU-semantics checker reports such races).
 The analysis is deliberately conservative: any read and write of the same
 shared buffer by different statements counts as a conflict, whatever the
 indices.
+
+Double buffering (TVM's rule)
+-----------------------------
+Stores under ``AttrStmt(data, "double_buffer_write", ...)`` (made by
+:mod:`.inject_double_buffer`) fill the slot of a two-slot buffer that the
+current loop iteration does not read.  Such a store followed by a read of the
+same buffer in the same iteration is no conflict; across iterations (the
+loop-carried check) it is an ordinary write.  So the pipelined GEMM loop
+``for ko { prefetch next slot; read this slot }`` gets a single barrier, at the
+end of its body, plus one between the prologue fetch and the loop.
 """
 from __future__ import annotations
 
@@ -41,6 +51,7 @@ from dataclasses import dataclass, replace
 from .. import expr as E
 from .. import stmt as S
 from ..functor import IRVisitor
+from .inject_double_buffer import WRITE_KEY as DB_WRITE_KEY
 
 SYNC_OP = "tvm_storage_sync"
 
@@ -69,21 +80,33 @@ def _is_shared(buf) -> bool:
 
 @dataclass(frozen=True)
 class _Access:
-    """Shared buffers (by data Var) read and written."""
+    """Shared buffers (by data Var) read and written; ``db_writes``: written into the
+    other slot of a double buffer (see the module docs)."""
 
     reads: frozenset = frozenset()
     writes: frozenset = frozenset()
+    db_writes: frozenset = frozenset()
+
+    def empty(self) -> bool:
+        return not self.reads and not self.writes and not self.db_writes
 
     def __or__(self, other):
-        if not other.reads and not other.writes:
+        if other.empty():
             return self
-        if not self.reads and not self.writes:
+        if self.empty():
             return other
-        return _Access(self.reads | other.reads, self.writes | other.writes)
+        return _Access(self.reads | other.reads, self.writes | other.writes, self.db_writes | other.db_writes)
 
-    def conflicts_with(self, later) -> bool:
-        """True if ``later`` (after this, with no barrier between) races with it."""
-        return bool(self.writes & later.reads) or bool(self.reads & later.writes)
+    def conflicts_with(self, later, loop_carried: bool = False) -> bool:
+        """True if ``later`` (after this, with no barrier between) races with it.
+
+        ``loop_carried``: ``later`` runs in the next iteration of a loop, where a
+        double-buffer write lands in the slot that is then read."""
+        if self.writes & later.reads:
+            return True
+        if self.reads & (later.writes | later.db_writes):
+            return True
+        return loop_carried and bool(self.db_writes & later.reads)
 
 
 _NONE = _Access()
@@ -123,9 +146,11 @@ def _sync_first(own: _Access, body, sb: _Summary):
 
 
 class _CollectAccess(IRVisitor):
-    def __init__(self):
+    def __init__(self, db_scopes=()):
         self.reads = set()
         self.writes = set()
+        self.db_writes = set()
+        self.db_scopes = list(db_scopes)  # data Vars inside their double_buffer_write attribute
 
     def visit_BufferLoad(self, e):
         if _is_shared(e.buffer):
@@ -134,18 +159,28 @@ class _CollectAccess(IRVisitor):
 
     def visit_BufferStore(self, s):
         if _is_shared(s.buffer):
-            self.writes.add(s.buffer.data)
+            if s.buffer.data in self.db_scopes:
+                self.db_writes.add(s.buffer.data)
+            else:
+                self.writes.add(s.buffer.data)
         self.generic_visit(s)
 
+    def visit_AttrStmt(self, s):
+        if s.attr_key != DB_WRITE_KEY:
+            return self.generic_visit(s)
+        self.db_scopes.append(s.node)
+        self.generic_visit(s)
+        self.db_scopes.pop()
 
-def _accesses(*nodes) -> _Access:
-    c = _CollectAccess()
+
+def _accesses(*nodes, db_scopes=()) -> _Access:
+    c = _CollectAccess(db_scopes)
     for n in nodes:
         if n is not None:
             c.visit(n)
-    if not c.reads and not c.writes:
+    if not c.reads and not c.writes and not c.db_writes:
         return _NONE
-    return _Access(frozenset(c.reads), frozenset(c.writes))
+    return _Access(frozenset(c.reads), frozenset(c.writes), frozenset(c.db_writes))
 
 
 # ----------------------------------------------------------------------------
@@ -176,6 +211,10 @@ class _ThreadDependence(IRVisitor):
 class _Planner:
     def __init__(self, thread_vars=()):
         self.tainted = set(thread_vars)  # thread indices and values derived from them
+        self.db_scopes = []              # buffers (data Vars) inside their double_buffer_write attribute
+
+    def accesses(self, *nodes) -> _Access:
+        return _accesses(*nodes, db_scopes=self.db_scopes)
 
     def depends_on_thread(self, *exprs) -> bool:
         finder = _ThreadDependence(self.tainted)
@@ -204,17 +243,23 @@ class _Planner:
             if (s.attr_key == "thread_extent" and isinstance(node, E.IterVar)
                     and node.thread_tag.startswith("threadIdx")):
                 self.tainted.add(node.var)
+            if s.attr_key == DB_WRITE_KEY:
+                self.db_scopes.append(node)
+                try:
+                    return self.plan_wrapper(s, s.value)
+                finally:
+                    self.db_scopes.pop()
             return self.plan_wrapper(s, s.value)
         if isinstance(s, S.AssertStmt):
             return self.plan_wrapper(s, s.condition)
         if isinstance(s, S.Allocate):
             return self.plan_wrapper(s, None)
         # BufferStore, Evaluate, While: single statements
-        return s, _leaf(_accesses(s))
+        return s, _leaf(self.accesses(s))
 
     def plan_wrapper(self, s, own_expr):
         """A statement whose expression ``own_expr`` runs once before ``body``."""
-        own = _accesses(own_expr)
+        own = self.accesses(own_expr)
         body, sb = self.plan(s.body)
         body, sb = _sync_first(own, body, sb)
         return (s if body is s.body else replace(s, body=body)), _then(_leaf(own), sb)
@@ -237,7 +282,7 @@ class _Planner:
         return S.SeqStmt(tuple(out)), summary
 
     def plan_for(self, s):
-        bounds = _accesses(s.min, s.extent)
+        bounds = self.accesses(s.min, s.extent)
         tag = s.thread_binding.thread_tag if s.thread_binding is not None else ""
         if s.kind is S.ForKind.THREAD_BINDING and tag.startswith(("threadIdx", "blockIdx")):
             # a thread loop before host/device splitting stands for the threads
@@ -249,10 +294,10 @@ class _Planner:
                      or s.kind in (S.ForKind.VECTORIZED, S.ForKind.PARALLEL))
         if divergent:
             self.tainted.add(s.loop_var)
-            return s, _leaf(bounds | _accesses(s.body))
+            return s, _leaf(bounds | self.accesses(s.body))
         body, sb = self.plan(s.body)
         single_trip = isinstance(s.extent, E.IntImm) and s.extent.value <= 1
-        if not single_trip and sb.tail.conflicts_with(sb.head):
+        if not single_trip and sb.tail.conflicts_with(sb.head, loop_carried=True):
             # loop-carried hazard: the end of iteration i races with the start of i + 1
             body = S.seq(body, storage_sync())
             sb = _then(sb, _BARRIER)
@@ -263,10 +308,10 @@ class _Planner:
         return (s if body is s.body else replace(s, body=body)), summary
 
     def plan_if(self, s):
-        own = _accesses(s.condition)
+        own = self.accesses(s.condition)
         cond = _leaf(own)
         if self.depends_on_thread(s.condition):
-            return s, _then(cond, _leaf(_accesses(s.then_case, s.else_case)))
+            return s, _then(cond, _leaf(self.accesses(s.then_case, s.else_case)))
         then_case, st = _sync_first(own, *self.plan(s.then_case))
         if s.else_case is not None:
             else_case, se = _sync_first(own, *self.plan(s.else_case))

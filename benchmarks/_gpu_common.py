@@ -1,0 +1,454 @@
+"""Shared pieces of tecc's GPU benchmarks (``gpu_sgemm.py``, ``gpu_norms.py``).
+
+- :func:`device_facts`: what the figures were measured on (GPU, SM count, clocks,
+  memory, driver, CUDA runtime, NVRTC, library versions, date).
+- :class:`TimingConfig`, :func:`time_tecc`, :func:`time_callable`, :func:`time_graph`:
+  one timing method for tecc modules and for the cupy/torch references (CUDA events,
+  warm-up, ``number`` runs per sample, ``repeat`` samples, median reported, optional
+  L2 flush), plus CUDA-graph replay that takes the host's launch cost out.
+- :func:`rel_error`: ``||out - ref|| / ||ref||`` (NaN or an unwritten output fails).
+- :func:`write_results`: ``<date>_<GPU>_<bench>.json`` (every figure plus the device
+  facts) and ``.md`` (the table), named for ``benchmarks/results/``.
+
+Nothing here needs a GPU at import time; the timing functions need one when called.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import re
+import statistics
+import warnings
+
+import numpy as np
+
+import tecc
+
+#: the target the dry run compiles for (the GPU box has Hopper GPUs)
+DRY_RUN_TARGET = "cuda -arch=sm_90"
+
+
+# ---------------------------------------------------------------------------------------
+# device facts
+# ---------------------------------------------------------------------------------------
+def has_gpu() -> bool:
+    """True when tecc sees a CUDA GPU (``tecc.cuda(0).exist``)."""
+    return bool(tecc.cuda(0).exist)
+
+
+def _versions() -> dict:
+    out = {"python": platform.python_version(), "numpy": np.__version__,
+           "tecc": getattr(tecc, "__version__", "?")}
+    try:
+        import cupy
+        out["cupy"] = cupy.__version__
+    except Exception:  # noqa: BLE001 - cupy missing or broken
+        out["cupy"] = None
+    try:
+        from tecc.cuda_codegen.nvrtc import nvrtc_version
+        out["nvrtc"] = ".".join(str(v) for v in nvrtc_version())
+    except Exception as err:  # noqa: BLE001 - no NVRTC: record why
+        out["nvrtc"] = f"unavailable ({err})"
+    torch = optional_torch()
+    out["torch"] = torch.__version__ if torch is not None else None
+    return out
+
+
+def _cuda_version(v: int) -> str:
+    return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+def _nvml_now(index: int = 0) -> dict:
+    """Current clocks, power limit and temperature (empty where NVML is unusable)."""
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+    except Exception:  # noqa: BLE001 - nvidia-ml-py missing or no driver
+        return {}
+    out = {}
+    try:
+        h = pynvml.nvmlDeviceGetHandleByIndex(index)
+        queries = {
+            "sm_clock_now_mhz": lambda: pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
+            "memory_clock_now_mhz": lambda: pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM),
+            "sm_clock_app_mhz": lambda: pynvml.nvmlDeviceGetApplicationsClock(h, pynvml.NVML_CLOCK_SM),
+            "power_limit_w": lambda: pynvml.nvmlDeviceGetPowerManagementLimit(h) / 1000.0,
+            "temperature_c": lambda: pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU),
+        }
+        for key, query in queries.items():
+            try:
+                out[key] = query()
+            except Exception:  # noqa: BLE001 - a query this GPU or driver does not answer
+                out[key] = None
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except Exception:  # noqa: BLE001
+            pass
+    return out
+
+
+def device_facts(dry_run: bool, target: str) -> dict:
+    """What the run measured on: GPU, clocks, memory, driver, versions and the date.
+
+    Parameters
+    ----------
+    dry_run : bool
+        True when nothing runs on a GPU (the facts then describe this host only).
+    target : str
+        The tecc target the kernels were built for.
+    """
+    facts = {"date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+             "host": platform.node(), "target": target, "dry_run": dry_run,
+             "versions": _versions(), "env": {k: os.environ.get(k) for k in ("CUPY_TF32", "CUDA_VISIBLE_DEVICES")}}
+    if dry_run or not has_gpu():
+        facts["gpu"] = None
+        return facts
+    import cupy
+
+    dev = tecc.cuda(0)
+    attrs = dev.attributes()
+    gpu = {"name": dev.name, "arch": dev.arch, "compute_version": dev.compute_version,
+           "sm_count": attrs.get("MultiProcessorCount"),
+           "l2_bytes": attrs.get("L2CacheSize"),
+           "memory_total_bytes": attrs.get("total_global_memory"),
+           "memory_bus_bits": attrs.get("GlobalMemoryBusWidth"),
+           "sm_clock_attr_khz": attrs.get("ClockRate"),
+           "memory_clock_attr_khz": attrs.get("MemoryClockRate"),
+           "max_shared_per_block_optin": attrs.get("max_shared_memory_per_block_optin")}
+    for key in ("driver_version", "sm_clock_max_mhz", "memory_clock_max_mhz"):
+        gpu[key] = attrs.get(key)
+    gpu.update(_nvml_now(0))
+    gpu["cuda_driver_api"] = _cuda_version(cupy.cuda.runtime.driverGetVersion())
+    gpu["cuda_runtime"] = _cuda_version(cupy.cuda.runtime.runtimeGetVersion())
+    facts["gpu"] = gpu
+    return facts
+
+
+def short_gpu_name(facts: dict) -> str:
+    """``"H100"``, ``"H200"``, ``"A100"``... from the GPU name (``"dryrun-sm_90"`` in a dry run)."""
+    gpu = facts.get("gpu")
+    if not gpu:
+        arch = re.search(r"sm_\d+[af]?", facts.get("target", "")) or None
+        return "dryrun-" + (arch.group(0) if arch else "cpu")
+    m = re.search(r"\b([A-Z]{1,2}\d{2,4}[A-Za-z]?)\b", gpu["name"])
+    if m:
+        return m.group(1)
+    return re.sub(r"[^A-Za-z0-9]+", "-", gpu["name"]).strip("-") or "GPU"
+
+
+def facts_header(facts: dict) -> str:
+    """A few readable lines about the device and software, for the console and the .md."""
+    v = facts["versions"]
+    lines = [f"date {facts['date']}  host {facts['host']}  target {facts['target']!r}"]
+    gpu = facts.get("gpu")
+    if gpu:
+        mem = gpu.get("memory_total_bytes") or 0
+        l2 = gpu.get("l2_bytes") or 0
+        lines.append(f"GPU {gpu['name']} ({gpu['arch']}), {gpu.get('sm_count')} SMs, "
+                     f"{mem / 2**30:.1f} GiB, L2 {l2 / 2**20:.0f} MiB")
+        lines.append(f"clocks: SM max {gpu.get('sm_clock_max_mhz')} MHz, now {gpu.get('sm_clock_now_mhz')} MHz; "
+                     f"memory max {gpu.get('memory_clock_max_mhz')} MHz; power limit {gpu.get('power_limit_w')} W; "
+                     f"{gpu.get('temperature_c')} C")
+        lines.append(f"driver {gpu.get('driver_version')} (CUDA {gpu.get('cuda_driver_api')}), "
+                     f"CUDA runtime {gpu.get('cuda_runtime')}")
+    else:
+        lines.append("DRY RUN: no GPU used; kernels ran on tecc's CPU emulation of CUDA semantics")
+    lines.append(f"NVRTC {v['nvrtc']}, cupy {v['cupy']}, torch {v['torch']}, numpy {v['numpy']}, "
+                 f"tecc {v['tecc']}, Python {v['python']}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------
+# timing
+# ---------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class TimingConfig:
+    """How every variant is timed (the same for tecc and for the references).
+
+    ``warmup`` calls first (module load, cuBLAS handles, caches), then ``repeat``
+    samples; a sample is the mean of ``number`` back-to-back runs between two CUDA
+    events, ``number`` growing until a sample lasts ``min_repeat_ms``.  With
+    ``flush_l2`` a buffer twice the L2 size is overwritten before each run (not timed).
+    """
+
+    number: int = 3
+    repeat: int = 10
+    min_repeat_ms: float = 20.0
+    warmup: int = 2
+    flush_l2: bool = False
+    graph_calls: int = 20
+
+
+@dataclasses.dataclass
+class Timing:
+    """Seconds per run, one entry per sample; ``method`` says how they were taken."""
+
+    samples_s: list
+    method: str
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.samples_s) * 1e3
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median of the samples."""
+        med = statistics.median(self.samples_s)
+        return (max(self.samples_s) - min(self.samples_s)) / med if med > 0 else 0.0
+
+    def to_json(self) -> dict:
+        return {"method": self.method, "median_ms": self.median_ms,
+                "min_ms": min(self.samples_s) * 1e3, "max_ms": max(self.samples_s) * 1e3,
+                "samples_ms": [s * 1e3 for s in self.samples_s]}
+
+
+def time_tecc(mod, args, cfg: TimingConfig) -> Timing:
+    """Time a tecc CUDA module with its own ``time_evaluator`` (CUDA events)."""
+    for _ in range(cfg.warmup):
+        mod(*args)
+    evaluator = mod.time_evaluator(mod.entry_name, tecc.cuda(0), number=cfg.number, repeat=cfg.repeat,
+                                   min_repeat_ms=cfg.min_repeat_ms, flush_l2=cfg.flush_l2)
+    return Timing(list(evaluator(*args).results), "tecc time_evaluator (CUDA events)")
+
+
+def _grow(n: int, elapsed_s: float, min_repeat_ms: float) -> int:
+    per_run = max(elapsed_s / n, 1e-9)
+    return max(int(math.ceil(min_repeat_ms / 1e3 / per_run)), int(n * 1.618) + 1)
+
+
+def _flush_buffer(cfg: TimingConfig):
+    if not cfg.flush_l2:
+        return None
+    import cupy
+
+    l2 = int(cupy.cuda.Device().attributes.get("L2CacheSize", 64 << 20))
+    return cupy.empty((2 * l2,), dtype=np.uint8)
+
+
+def time_callable(fn, cfg: TimingConfig) -> Timing:
+    """Time ``fn()`` (cupy or torch work queued on cupy's current stream) with CUDA
+    events, the same way :func:`time_tecc` times a tecc module."""
+    import cupy
+
+    for _ in range(cfg.warmup + 1):  # time_evaluator adds one warm-up run of its own
+        fn()
+    cupy.cuda.get_current_stream().synchronize()
+    flush = _flush_buffer(cfg)
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    n = int(cfg.number)
+    samples = []
+    for _ in range(cfg.repeat):
+        while True:
+            total_ms = 0.0
+            if flush is None:
+                start.record()
+                for _k in range(n):
+                    fn()
+                end.record()
+                end.synchronize()
+                total_ms = cupy.cuda.get_elapsed_time(start, end)
+            else:
+                for k in range(n):
+                    flush.fill(k & 0xFF)
+                    start.record()
+                    fn()
+                    end.record()
+                    end.synchronize()
+                    total_ms += cupy.cuda.get_elapsed_time(start, end)
+            if total_ms >= cfg.min_repeat_ms:
+                break
+            n = _grow(n, total_ms / 1e3, cfg.min_repeat_ms)
+        samples.append(total_ms / 1e3 / n)
+    return Timing(samples, "cupy CUDA events")
+
+
+def time_graph(fn, cfg: TimingConfig):
+    """Capture ``cfg.graph_calls`` calls of ``fn()`` into one CUDA graph and time its
+    replays: the kernels' own time, without the host's launch cost (tecc's host plan
+    is Python; cupy's launches are too).  ``(Timing, None)``, or ``(None, reason)``
+    when the work cannot be captured (an allocation or a sync inside ``fn``...)."""
+    import cupy
+
+    fn()
+    cupy.cuda.get_current_stream().synchronize()
+    stream = cupy.cuda.Stream(non_blocking=True)
+    try:
+        with stream:
+            stream.begin_capture()
+            try:
+                for _ in range(cfg.graph_calls):
+                    fn()
+            finally:
+                graph = stream.end_capture()
+            graph.upload(stream)
+            graph.launch(stream)  # warm-up replay
+            stream.synchronize()
+    except Exception as err:  # noqa: BLE001 - not capturable: say why, time without it
+        try:
+            stream.synchronize()
+        except Exception:  # noqa: BLE001
+            pass
+        return None, f"{type(err).__name__}: {err}"
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    samples = []
+    launches = 1
+    with stream:
+        for _ in range(cfg.repeat):
+            while True:
+                start.record(stream)
+                for _k in range(launches):
+                    graph.launch(stream)
+                end.record(stream)
+                end.synchronize()
+                total_ms = cupy.cuda.get_elapsed_time(start, end)
+                if total_ms >= cfg.min_repeat_ms:
+                    break
+                launches = _grow(launches, total_ms / 1e3, cfg.min_repeat_ms)
+            samples.append(total_ms / 1e3 / (launches * cfg.graph_calls))
+    return Timing(samples, "CUDA graph replay"), None
+
+
+def optional_torch():
+    """The torch module if it imports, else None."""
+    try:
+        import torch
+    except Exception:  # noqa: BLE001 - torch is optional
+        return None
+    return torch
+
+
+def torch_on_cupy_stream(fn):
+    """Wrap a torch callable so its kernels go to cupy's current stream (the one the
+    cupy events are recorded on)."""
+    import cupy
+    import torch
+
+    def run():
+        ptr = cupy.cuda.get_current_stream().ptr
+        if ptr == 0:  # cupy's default is the legacy default stream, torch's too
+            fn()
+            return
+        with torch.cuda.stream(torch.cuda.ExternalStream(ptr)):
+            fn()
+
+    return run
+
+
+def kernel_resources(mod) -> dict:
+    """Registers, local-memory (spill) bytes and static shared bytes per kernel of a
+    loaded tecc CUDA module, as the driver reports them (GPU only)."""
+    import cupy
+
+    drv = cupy.cuda.driver
+    out = {}
+    for name in mod.kernel_names:
+        fn = mod._function(name)  # the loaded cupy Function (tecc loads it on first call)
+        out[name] = {"regs": drv.funcGetAttribute(drv.CU_FUNC_ATTRIBUTE_NUM_REGS, fn.ptr),
+                     "local_bytes": drv.funcGetAttribute(drv.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn.ptr),
+                     "shared_bytes": drv.funcGetAttribute(drv.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn.ptr)}
+    return out
+
+
+def launch_shape(mod) -> str:
+    """``grid x block`` of a one-kernel module with constant launch extents."""
+    parts = []
+    for info in mod.kernel_infos.values():
+        try:
+            grid, block = info.launch_dims({})
+        except Exception:  # noqa: BLE001 - extents depend on runtime values
+            parts.append("?")
+            continue
+        g = "x".join(str(v) for v in grid if v > 1) or "1"
+        b = "x".join(str(v) for v in block if v > 1) or "1"
+        parts.append(f"{g} / {b}")
+    return "; ".join(parts)
+
+
+# ---------------------------------------------------------------------------------------
+# checks
+# ---------------------------------------------------------------------------------------
+def rel_error(out, ref) -> float:
+    """``||out - ref||_2 / ||ref||_2`` in float64 (numpy or cupy arrays; NaN stays NaN,
+    so an output element nothing wrote, poisoned with NaN beforehand, fails)."""
+    xp = _array_module(out)
+    o = out.astype(xp.float64)
+    r = ref.astype(xp.float64)
+    den = float(xp.linalg.norm(r))
+    num = float(xp.linalg.norm(o - r))
+    return num / den if den > 0 else num
+
+
+def _array_module(a):
+    if isinstance(a, np.ndarray):
+        return np
+    import cupy
+    return cupy.get_array_module(a)
+
+
+def passes(err: float, tol: float) -> bool:
+    """``err <= tol`` and not NaN."""
+    return err == err and err <= tol
+
+
+# ---------------------------------------------------------------------------------------
+# results
+# ---------------------------------------------------------------------------------------
+def fmt(value, spec: str = ".3f") -> str:
+    """A table cell: ``-`` for a missing figure."""
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and value != value:
+        return "nan"
+    return format(value, spec)
+
+
+def render_table(columns: list, rows: list) -> str:
+    """A markdown table; ``rows`` are lists of already formatted cells."""
+    widths = [max(len(str(c)), *(len(str(r[i])) for r in rows)) if rows else len(str(c))
+              for i, c in enumerate(columns)]
+    def line(cells):
+        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+    out = [line(columns), "| " + " | ".join("-" * w for w in widths) + " |"]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def result_name(facts: dict, bench: str) -> str:
+    """``2026-11-22_H100_sgemm``: the file stem for ``benchmarks/results/``."""
+    return f"{facts['date'][:10]}_{short_gpu_name(facts)}_{bench}"
+
+
+def write_results(out_dir: str, bench: str, facts: dict, payload: dict, markdown: str) -> tuple:
+    """Write ``<stem>.json`` (``payload`` plus the device facts) and ``<stem>.md``
+    (the header and ``markdown``) into ``out_dir``; return both paths."""
+    os.makedirs(out_dir, exist_ok=True)
+    stem = result_name(facts, bench)
+    json_path = os.path.join(out_dir, stem + ".json")
+    md_path = os.path.join(out_dir, stem + ".md")
+    with open(json_path, "w") as fh:
+        json.dump({"benchmark": bench, "device": facts, **payload}, fh, indent=1, default=_json_default)
+    with open(md_path, "w") as fh:
+        fh.write(f"# tecc {bench} benchmark\n\n```\n{facts_header(facts)}\n```\n\n{markdown}\n")
+    return json_path, md_path
+
+
+def _json_default(obj):
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (np.floating,)):
+        return float(obj)
+    if isinstance(obj, Timing):
+        return obj.to_json()
+    return str(obj)
+
+
+def parse_int_list(text: str) -> list:
+    """``"1024,2048"`` -> ``[1024, 2048]``."""
+    return [int(t) for t in text.split(",") if t.strip()]

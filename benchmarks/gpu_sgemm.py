@@ -1,0 +1,341 @@
+"""float32 SGEMM on a CUDA GPU: tecc's hand-written schedule against cuBLAS.
+
+    python benchmarks/gpu_sgemm.py [--sizes 1024,2048,4096,8192] [--out DIR]
+    python benchmarks/gpu_sgemm.py --dry-run          # no GPU: build + check only
+
+For each square size ``n`` (``C[n, n] = A[n, n] @ B[n, n]``), on the same random
+inputs in the same run:
+
+- cuBLAS through ``cupy.matmul`` (the reference speed);
+- :func:`tecc.cuda_codegen.kernels.sgemm` for every ``--configs`` entry
+  ``BLOCKxTHREAD_TILExK_TILE`` (a config the schedule rejects for that size is listed
+  with the reason); the best is reported against cuBLAS;
+- fused ``relu(A @ B + bias)`` (:func:`~tecc.cuda_codegen.kernels.matmul_bias_relu`,
+  one kernel) against cuBLAS followed by one separate elementwise kernel
+  (``max(c + bias, 0)``).
+
+Every variant is checked first against a float64 product (``||out - ref|| / ||ref||``,
+output poisoned with NaN beforehand), then timed with CUDA events (tecc's
+``time_evaluator``; the same warm-up/number/repeat for the cupy references) and by
+replaying a CUDA graph of ``--graph-calls`` calls (no host launch cost).  Reported:
+median ms, TFLOPS (2 n^3 / time) and the ratio ``t_cuBLAS / t_variant``.
+
+``--dry-run`` needs no GPU: it builds every config for ``cuda -arch=sm_90`` at small
+sizes (default 128,256), runs them on tecc's CPU emulation of CUDA semantics, checks
+them against numpy and prints the table without timings.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import traceback
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _gpu_common as G  # noqa: E402  (the helper beside this script)
+
+import tecc  # noqa: E402
+from tecc.cuda_codegen import kernels as K  # noqa: E402
+from tecc.errors import ScheduleError, TeccError  # noqa: E402
+
+DEFAULT_SIZES = "1024,2048,4096,8192"
+DRY_RUN_SIZES = "128,256"
+DEFAULT_CONFIGS = "64x2x8,64x4x8,128x4x8,128x4x16,128x8x8"
+#: relative error a float32 product passes with (float32 lands far below; tf32 near 3e-4)
+TOLERANCE = 1e-4
+#: the figure the benchmark is held to: best tecc SGEMM / cuBLAS at this size
+TARGET_SIZE, TARGET_RATIO = 4096, 0.70
+
+COLUMNS = ["n", "variant", "config", "grid / block", "regs", "spill B", "rel err", "ok",
+           "ms", "ms graph", "TFLOPS", "x cuBLAS", "x cuBLAS graph"]
+FUSED_COLUMNS = ["n", "variant", "config", "rel err", "ok", "ms", "ms graph", "x unfused", "x unfused graph"]
+
+
+def parse_configs(text: str) -> list:
+    """``"64x4x8,128x8x8"`` -> ``[(64, 4, 8), (128, 8, 8)]``."""
+    out = []
+    for item in text.split(","):
+        parts = item.strip().lower().split("x")
+        if len(parts) != 3 or not all(p.isdigit() for p in parts):
+            raise SystemExit(f"--configs: {item!r} is not BLOCKxTHREAD_TILExK_TILE (e.g. 64x4x8)")
+        out.append(tuple(int(p) for p in parts))
+    return out
+
+
+def config_name(cfg) -> str:
+    return "x".join(str(v) for v in cfg)
+
+
+class Bench:
+    """One run: options, the array module (cupy on a GPU, numpy in a dry run), results."""
+
+    def __init__(self, opts):
+        self.opts = opts
+        self.dry = opts.dry_run
+        self.target = G.DRY_RUN_TARGET if self.dry else opts.target
+        if self.dry:
+            self.xp = np
+        else:
+            import cupy
+            self.xp = cupy
+        self.timing = G.TimingConfig(number=opts.number, repeat=opts.repeat, min_repeat_ms=opts.min_repeat_ms,
+                                     flush_l2=opts.flush_l2, graph_calls=opts.graph_calls)
+        self.rows = []
+        self.fused_rows = []
+        self.failures = []
+
+    # inputs ---------------------------------------------------------------------------
+    def random(self, shape, seed):
+        if self.dry:
+            return np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
+        return self.xp.random.RandomState(seed).standard_normal(shape, dtype=self.xp.float32)
+
+    def poisoned(self, shape):
+        return self.xp.full(shape, np.nan, dtype=self.xp.float32)
+
+    # timing ---------------------------------------------------------------------------
+    def time_both(self, events_fn, graph_fn):
+        """``(events Timing, graph Timing or None, graph failure or None)``; all None in a dry run."""
+        if self.dry:
+            return None, None, None
+        ev = events_fn()
+        if self.opts.no_graph:
+            return ev, None, "disabled (--no-graph)"
+        gr, why = G.time_graph(graph_fn, self.timing)
+        return ev, gr, why
+
+    # variants -------------------------------------------------------------------------
+    def build(self, make, n, cfg):
+        """``(module, None)`` or ``(None, reason)`` for a config the schedule or the
+        compiler rejects."""
+        block, tile, k_tile = cfg
+        try:
+            s, args = make(n, n, n, block=block, thread_tile=tile, k_tile=k_tile)
+            return tecc.build(s, args, target=self.target, name=f"{make.__name__}_{config_name(cfg)}"), None
+        except ScheduleError as err:  # the schedule does not fit this size: listed, not a failure
+            return None, f"{type(err).__name__}: {str(err).splitlines()[0]}"
+        except TeccError as err:  # a lowering or compile error is a failure
+            msg = f"FAILED: {type(err).__name__}: {str(err).splitlines()[0]}"
+            self.failures.append(f"{make.__name__} {config_name(cfg)} n={n}: {msg}")
+            traceback.print_exc()
+            return None, msg
+
+    def run_size(self, n):
+        xp = self.xp
+        flops = 2.0 * n ** 3
+        a, b, bias = self.random((n, n), 2 * n), self.random((n, n), 2 * n + 1), self.random((n,), 2 * n + 2)
+        ref64 = a.astype(xp.float64) @ b.astype(xp.float64)
+        ref_fused = xp.maximum(ref64 + bias.astype(xp.float64), 0.0)
+
+        # cuBLAS (or numpy in a dry run: only its correctness is shown)
+        c = self.poisoned((n, n))
+        xp.matmul(a, b, out=c)
+        err = G.rel_error(c, ref64)
+        ev, gr, why = self.time_both(lambda: G.time_callable(lambda: xp.matmul(a, b, out=c), self.timing),
+                                     lambda: xp.matmul(a, b, out=c))
+        ref_name = "numpy (dry run)" if self.dry else "cuBLAS (cupy.matmul)"
+        cublas = self.record(n, ref_name, "-", "-", None, err, ev, gr, why, flops, None)
+
+        best = None
+        for cfg in self.opts.configs:
+            mod, reason = self.build(K.sgemm, n, cfg)
+            if mod is None:
+                self.rows.append({"n": n, "variant": "tecc sgemm", "config": config_name(cfg), "skipped": reason})
+                continue
+            try:
+                c = self.poisoned((n, n))
+                mod(a, b, c)
+                err = G.rel_error(c, ref64)
+                res = None if self.dry else G.kernel_resources(mod)
+                ev, gr, why = self.time_both(lambda: G.time_tecc(mod, (a, b, c), self.timing),
+                                             lambda: mod(a, b, c))
+            except Exception as exc:  # noqa: BLE001 - report it and go on with the other variants
+                self.crashed(self.rows, n, "tecc sgemm", cfg, exc)
+                continue
+            row = self.record(n, "tecc sgemm", config_name(cfg), G.launch_shape(mod), res, err, ev, gr, why,
+                              flops, cublas)
+            if ev is not None and row["ok"] and (best is None or row["ms"] < best["ms"]):
+                best = row
+        if best is not None:
+            best["best"] = True
+
+        if not self.opts.no_fused:
+            self.run_fused(n, a, b, bias, ref_fused)
+
+    def run_fused(self, n, a, b, bias, ref):
+        xp = self.xp
+        c = self.poisoned((n, n))
+        d = self.poisoned((n, n))
+        if self.dry:
+            def unfused():
+                np.matmul(a, b, out=c)
+                np.maximum(c + bias, 0, out=d)
+        else:
+            bias_relu = xp.ElementwiseKernel("T x, T b", "T y", "y = max(x + b, (T)0)", "tecc_bench_bias_relu")
+
+            def unfused():
+                xp.matmul(a, b, out=c)
+                bias_relu(c, bias, d)
+        unfused()
+        err = G.rel_error(d, ref)
+        ev, gr, why = self.time_both(lambda: G.time_callable(unfused, self.timing), unfused)
+        name = "numpy matmul + maximum (dry run)" if self.dry else "cuBLAS + elementwise (2 kernels)"
+        base = self.record_fused(n, name, "-", err, ev, gr, why, None)
+        for cfg in self.opts.configs:
+            mod, reason = self.build(K.matmul_bias_relu, n, cfg)
+            if mod is None:
+                self.fused_rows.append({"n": n, "variant": "tecc fused", "config": config_name(cfg), "skipped": reason})
+                continue
+            try:
+                out = self.poisoned((n, n))
+                mod(a, b, bias, out)
+                err = G.rel_error(out, ref)
+                ev, gr, why = self.time_both(lambda: G.time_tecc(mod, (a, b, bias, out), self.timing),
+                                             lambda: mod(a, b, bias, out))
+            except Exception as exc:  # noqa: BLE001 - report it and go on with the other variants
+                self.crashed(self.fused_rows, n, "tecc fused", cfg, exc)
+                continue
+            self.record_fused(n, "tecc matmul+bias+relu (1 kernel)", config_name(cfg), err, ev, gr, why, base)
+
+    # rows -----------------------------------------------------------------------------
+    def crashed(self, rows, n, variant, cfg, exc):
+        """A variant that raised while running: a FAILED row, a failure, and on we go."""
+        msg = f"FAILED: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        rows.append({"n": n, "variant": variant, "config": config_name(cfg), "skipped": msg})
+        self.failures.append(f"n={n} {variant} {config_name(cfg)}: {msg}")
+        traceback.print_exc()
+
+    def _check(self, what, err):
+        ok = G.passes(err, self.opts.tol)
+        if not ok:
+            self.failures.append(f"{what}: relative error {err:.3e} > {self.opts.tol:g}")
+        return ok
+
+    def record(self, n, variant, cfg, shape, res, err, ev, gr, why, flops, base):
+        row = {"n": n, "variant": variant, "config": cfg, "launch": shape, "resources": res, "rel_err": err,
+               "ok": self._check(f"n={n} {variant} {cfg}", err), "events": ev, "graph": gr, "graph_failure": why,
+               "ms": ev.median_ms if ev else None, "ms_graph": gr.median_ms if gr else None}
+        row["tflops"] = flops / (row["ms"] / 1e3) / 1e12 if row["ms"] else None
+        row["tflops_graph"] = flops / (row["ms_graph"] / 1e3) / 1e12 if row["ms_graph"] else None
+        row["ratio"] = _ratio(base, row, "ms")
+        row["ratio_graph"] = _ratio(base, row, "ms_graph")
+        self.rows.append(row)
+        return row
+
+    def record_fused(self, n, variant, cfg, err, ev, gr, why, base):
+        row = {"n": n, "variant": variant, "config": cfg, "rel_err": err,
+               "ok": self._check(f"n={n} {variant} {cfg}", err), "events": ev, "graph": gr, "graph_failure": why,
+               "ms": ev.median_ms if ev else None, "ms_graph": gr.median_ms if gr else None}
+        row["ratio"] = _ratio(base, row, "ms")
+        row["ratio_graph"] = _ratio(base, row, "ms_graph")
+        self.fused_rows.append(row)
+        return row
+
+    # report ---------------------------------------------------------------------------
+    def tables(self) -> str:
+        cells = []
+        for r in self.rows:
+            if "skipped" in r:
+                cells.append([r["n"], r["variant"], r["config"], "skipped: " + r["skipped"]] + [""] * 9)
+                continue
+            res = r["resources"] or {}
+            regs = ",".join(str(v["regs"]) for v in res.values()) or None
+            spill = ",".join(str(v["local_bytes"]) for v in res.values()) or None
+            variant = r["variant"] + (" (best)" if r.get("best") else "")
+            cells.append([r["n"], variant, r["config"], r["launch"], G.fmt(regs), G.fmt(spill),
+                          G.fmt(r["rel_err"], ".1e"), "yes" if r["ok"] else "NO", G.fmt(r["ms"], ".4f"),
+                          G.fmt(r["ms_graph"], ".4f"), G.fmt(r["tflops"], ".2f"), G.fmt(r["ratio"], ".3f"),
+                          G.fmt(r["ratio_graph"], ".3f")])
+        text = "## SGEMM (float32, C = A @ B, n x n x n)\n\n" + G.render_table(COLUMNS, cells)
+        if self.fused_rows:
+            cells = []
+            for r in self.fused_rows:
+                if "skipped" in r:
+                    cells.append([r["n"], r["variant"], r["config"], "skipped: " + r["skipped"]] + [""] * 5)
+                    continue
+                cells.append([r["n"], r["variant"], r["config"], G.fmt(r["rel_err"], ".1e"),
+                              "yes" if r["ok"] else "NO", G.fmt(r["ms"], ".4f"), G.fmt(r["ms_graph"], ".4f"),
+                              G.fmt(r["ratio"], ".3f"), G.fmt(r["ratio_graph"], ".3f")])
+            text += ("\n\n## relu(A @ B + bias): one tecc kernel vs cuBLAS + a separate elementwise kernel\n\n"
+                     + G.render_table(FUSED_COLUMNS, cells))
+        return text
+
+    def summary(self) -> list:
+        lines = []
+        for n in self.opts.sizes:
+            best = [r for r in self.rows if r["n"] == n and r.get("best")]
+            if best:
+                r = best[0]
+                lines.append(f"n={n}: best tecc config {r['config']}: {r['tflops']:.2f} TFLOPS, "
+                             f"{r['ratio']:.3f} x cuBLAS (graph replay: {G.fmt(r['ratio_graph'], '.3f')})")
+                if n == TARGET_SIZE:
+                    met = "MET" if r["ratio"] >= TARGET_RATIO else "NOT MET"
+                    lines.append(f"target: SGEMM at {TARGET_SIZE} >= {TARGET_RATIO:.0%} of cuBLAS: {met}")
+        failed_graphs = {r["graph_failure"] for r in self.rows + self.fused_rows
+                         if isinstance(r, dict) and r.get("graph_failure") and "disabled" not in r["graph_failure"]}
+        for why in sorted(failed_graphs):
+            lines.append(f"graph capture failed for some variants: {why}")
+        return lines
+
+
+def _ratio(base, row, key):
+    if base is None or base.get(key) is None or row.get(key) is None:
+        return None
+    return base[key] / row[key]
+
+
+def build_parser():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", help=f"square sizes (default {DEFAULT_SIZES}; dry run {DRY_RUN_SIZES})")
+    ap.add_argument("--configs", default=DEFAULT_CONFIGS,
+                    help=f"tecc schedule configs BLOCKxTHREAD_TILExK_TILE (default {DEFAULT_CONFIGS})")
+    ap.add_argument("--dry-run", action="store_true", help="no GPU: build for sm_90, check on the CPU emulation")
+    ap.add_argument("--out", help="write <date>_<GPU>_sgemm.json and .md into this directory")
+    ap.add_argument("--target", default="cuda", help="tecc target on a GPU (default: 'cuda', the local arch)")
+    ap.add_argument("--number", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--min-repeat-ms", type=float, default=20.0)
+    ap.add_argument("--graph-calls", type=int, default=10, help="calls captured per CUDA graph")
+    ap.add_argument("--flush-l2", action="store_true", help="overwrite 2x L2 before every timed run")
+    ap.add_argument("--no-graph", action="store_true", help="skip the CUDA-graph timings")
+    ap.add_argument("--no-fused", action="store_true", help="skip matmul+bias+relu")
+    ap.add_argument("--tol", type=float, default=TOLERANCE, help=f"relative error bound (default {TOLERANCE:g})")
+    return ap
+
+
+def main(argv=None) -> int:
+    """Run the benchmark; return 0, or 1 when a variant failed its correctness check."""
+    opts = build_parser().parse_args(argv)
+    opts.sizes = G.parse_int_list(opts.sizes or (DRY_RUN_SIZES if opts.dry_run else DEFAULT_SIZES))
+    opts.configs = parse_configs(opts.configs)
+    if not opts.dry_run and not G.has_gpu():
+        print("gpu_sgemm: no CUDA GPU here (tecc.cuda(0).exist is False); use --dry-run", file=sys.stderr)
+        return 2
+    bench = Bench(opts)
+    facts = G.device_facts(opts.dry_run, bench.target)
+    print(G.facts_header(facts), flush=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # "running on the CPU emulation" in a dry run
+        for n in opts.sizes:
+            bench.run_size(n)
+            print(f"n={n} done", flush=True)
+    table = bench.tables()
+    summary = bench.summary() + [f"FAILED {f}" for f in bench.failures]
+    print(table)
+    print("\n".join(summary))
+    if opts.out:
+        md = table + ("\n\n" + "\n".join(f"- {s}" for s in summary) if summary else "")
+        payload = {"options": vars(opts), "timing": dataclasses.asdict(bench.timing),
+                   "target_ratio": {"size": TARGET_SIZE, "ratio": TARGET_RATIO},
+                   "sgemm": bench.rows, "fused": bench.fused_rows, "summary": summary}
+        paths = G.write_results(opts.out, "sgemm", facts, payload, md)
+        print("wrote " + ", ".join(paths))
+    return 1 if bench.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,335 @@
+"""Cross-thread reductions with warp shuffles: lowering, CUDA printing (cubins for
+sm_80 and sm_90), the GPU-semantics CPU path against numpy, and the race checker."""
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import tecc
+from tecc import te, tir
+from tecc.cpu_fallback.gpu_sim import check_kernels, run_kernels
+from tecc.cpu_fallback.gpu_sim_codegen import SimError
+from tecc.cuda_codegen import kernels as K
+from tecc.cuda_codegen.codegen_cuda import generate_cuda
+from tecc.tir import expr as E
+from tecc.tir import stmt as S
+from tecc.tir.op import const, warp_shuffle_down
+
+RNG = np.random.default_rng(11)
+
+
+def rand(*shape, dtype="float32"):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def build_all_arches(s, args):
+    """Compile for sm_80 and sm_90; return the sm_90 module."""
+    mods = {arch: tecc.build(s, args, target=f"cuda -arch={arch}") for arch in ("sm_80", "sm_90")}
+    for arch, mod in mods.items():
+        assert mod.cubin[:4] == b"\x7fELF", f"no cubin for {arch}"
+    return mods["sm_90"]
+
+
+def source(mod):
+    return mod.imported_modules[0].get_source()
+
+
+def run(mod, *arrays):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mod(*arrays)
+    return arrays
+
+
+def assert_no_findings(mod, *arrays):
+    """check_kernels on copies of ``arrays``: no race, no out-of-bounds access."""
+    copies = [a.copy() for a in arrays]
+    kernels = {k.name: k for k in mod.kernels}
+    findings = check_kernels(mod.host_func, kernels, copies, max_blocks=None)
+    assert findings == [], "\n".join(str(f) for f in findings)
+    return copies
+
+
+def row_reduce(m, N, n, kind="sum", dtype="float32", rows=1):
+    """``B[i] = reduce_k A[i, k]``: a block per ``rows`` rows, the reduction over
+    ``n`` threads (threadIdx.x), rows on threadIdx.y."""
+    A = te.placeholder((m, N), name="A", dtype=dtype)
+    k = te.reduce_axis((0, N), name="k")
+    reducer = {"sum": te.sum, "max": te.max, "min": te.min}[kind]
+    B = te.compute((m,), lambda i: reducer(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    ko, ki = s[B].split(k, factor=n)
+    if rows > 1:
+        io, ii = s[B].split(B.op.axis[0], factor=rows)
+        s[B].bind(io, te.thread_axis("blockIdx.x"))
+        s[B].bind(ii, te.thread_axis((0, rows), "threadIdx.y"))
+    else:
+        s[B].bind(B.op.axis[0], te.thread_axis("blockIdx.x"))
+    s[B].bind(ki, te.thread_axis((0, n), "threadIdx.x"))
+    return s, [A, B]
+
+
+@pytest.mark.parametrize("n", [16, 32, 64, 96, 128, 256, 24, 48, 100])
+def test_sum_over_threads(n):
+    m, N = 5, 3 * n + 7
+    s, args = row_reduce(m, N, n)
+    mod = build_all_arches(s, args)
+    src = source(mod)
+    assert "__shfl_down_sync(0xffffffffu, " in src
+    offsets = [int(d) for d in re.findall(r"__shfl_down_sync\(0xffffffffu, \w+, (\d+), 32\)", src)]
+    assert max(offsets) < min(n, 32) and set(offsets) <= {16, 8, 4, 2, 1}
+    if n <= 32:
+        # one warp: shuffles only, no shared memory, no barrier
+        assert "__shared__" not in src and "__syncthreads" not in src
+    else:
+        # lane 0 of each warp -> red_buf[n/32]; the only barrier is before reading it
+        assert re.search(rf"__shared__ __align__\(16\) float red_buf\[{-(-n // 32)}\]", src)
+        assert src.count("__syncthreads();") == 1
+    a = rand(m, N)
+    (_, b) = run(mod, a, np.zeros(m, "float32"))
+    np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5, atol=1e-4)
+    (_, b2) = assert_no_findings(mod, a, np.zeros(m, "float32"))
+    np.testing.assert_allclose(b2, a.sum(axis=1), rtol=1e-5, atol=1e-4)
+
+
+def test_lowered_tir_has_the_shuffle_intrinsic():
+    s, args = row_reduce(4, 200, 64)
+    text = str(tecc.lower(s, args))
+    assert text.count("tecc.warp_shuffle_down(") == 5 + 1  # 16..1 in the warps, then 1 over 2 warps
+    assert "red_buf" in text
+
+
+@pytest.mark.parametrize("n", [32, 128, 40])
+def test_max_over_threads(n):
+    m, N = 4, 2 * n + 3
+    s, args = row_reduce(m, N, n, kind="max")
+    mod = build_all_arches(s, args)
+    assert "__shfl_down_sync" in source(mod)
+    a = rand(m, N) - 5.0   # all negative: a wrong identity (0) would show
+    (_, b) = run(mod, a, np.zeros(m, "float32"))
+    np.testing.assert_array_equal(b, a.max(axis=1))
+    assert_no_findings(mod, a, np.zeros(m, "float32"))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32", "int64", "float16"])
+def test_shuffle_dtypes(dtype):
+    m, n = 3, 64
+    N = 2 * n + 1
+    s, args = row_reduce(m, N, n, kind="sum" if dtype != "int32" else "max", dtype=dtype)
+    mod = build_all_arches(s, args)
+    assert "__shfl_down_sync" in source(mod)
+    if dtype.startswith("int"):
+        a = RNG.integers(-1000, 1000, size=(m, N)).astype(dtype)
+    else:
+        a = rand(m, N, dtype=dtype)
+    (_, b) = run(mod, a, np.zeros(m, dtype))
+    ref = a.max(axis=1) if dtype == "int32" else a.astype("float64").sum(axis=1).astype(dtype)
+    if dtype == "float16":
+        np.testing.assert_allclose(b.astype("float32"), ref.astype("float32"), rtol=2e-2, atol=0.25)
+    else:
+        np.testing.assert_allclose(b, ref, rtol=1e-9 if dtype == "float64" else 0)
+
+
+@pytest.mark.parametrize("rows, n", [(4, 16), (2, 64), (8, 4)])
+def test_rows_on_threadidx_y(rows, n):
+    """Warps holding several rows (n divides 32) or several warps per row (n a
+    multiple of 32): shuffles stay inside a row."""
+    m, N = 10, 5 * n + 3
+    s, args = row_reduce(m, N, n, rows=rows)
+    mod = build_all_arches(s, args)
+    assert "__shfl_down_sync" in source(mod)
+    a = rand(m, N)
+    (_, b) = run(mod, a, np.zeros(m, "float32"))
+    np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5, atol=1e-4)
+    assert_no_findings(mod, a, np.zeros(m, "float32"))
+
+
+def test_rows_not_aligned_to_warps_use_the_shared_tree():
+    """48 threads per row with rows on threadIdx.y: warps would straddle rows, so the
+    reduction goes through shared memory (and stays correct)."""
+    m, N, rows, n = 6, 150, 2, 48
+    s, args = row_reduce(m, N, n, rows=rows)
+    mod = build_all_arches(s, args)
+    src = source(mod)
+    assert "__shfl_down_sync" not in src and f"red_buf[{rows * n}]" in src
+    a = rand(m, N)
+    (_, b) = run(mod, a, np.zeros(m, "float32"))
+    np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5, atol=1e-4)
+    assert_no_findings(mod, a, np.zeros(m, "float32"))
+
+
+def _argmax_schedule(m, n, threads):
+    def fcombine(x, y):
+        lhs = tir.Select(x[1] >= y[1], x[0], y[0])
+        rhs = tir.Select(x[1] >= y[1], x[1], y[1])
+        return lhs, rhs
+
+    argmax = te.comm_reducer(fcombine, lambda t0, t1: (tir.const(-1, t0), te.min_value(t1)), name="argmax")
+    idx = te.placeholder((m, n), name="idx", dtype="int32")
+    val = te.placeholder((m, n), name="val")
+    k = te.reduce_axis((0, n), name="k")
+    T0, T1 = te.compute((m,), lambda i: argmax((idx[i, k], val[i, k]), axis=k), name="T")
+    s = te.create_schedule(T0.op)
+    _, ki = s[T0].split(k, factor=threads)
+    s[T0].bind(T0.op.axis[0], te.thread_axis("blockIdx.x"))
+    s[T0].bind(ki, te.thread_axis((0, threads), "threadIdx.x"))
+    return s, [idx, val, T0, T1]
+
+
+@pytest.mark.parametrize("threads", [32, 128, 24, 80])
+def test_argmax_tuple_reduction(threads):
+    m, n = 4, 300
+    s, args = _argmax_schedule(m, n, threads)
+    mod = build_all_arches(s, args)
+    src = source(mod)
+    # both values of the tuple travel through the shuffles
+    assert re.search(r"int32_t T_shfl0\w* = __shfl_down_sync", src)
+    assert re.search(r"float T_shfl1\w* = __shfl_down_sync", src)
+    v = rand(m, n)
+    ix = np.tile(np.arange(n, dtype="int32"), (m, 1))
+    o0, o1 = run(mod, ix, v, np.zeros(m, "int32"), np.zeros(m, "float32"))[2:]
+    np.testing.assert_array_equal(o0, v.argmax(axis=1))
+    np.testing.assert_array_equal(o1, v.max(axis=1))
+    assert_no_findings(mod, ix, v, np.zeros(m, "int32"), np.zeros(m, "float32"))
+
+
+@pytest.mark.parametrize("N, threads", [(300, 64), (128, 128), (77, 32), (1000, 256), (50, 96)])
+def test_softmax_rows(N, threads):
+    M = 3
+    s, args = K.softmax_rows(M, N, num_thread=threads)
+    mod = build_all_arches(s, args)
+    assert "__shfl_down_sync" in source(mod)
+    a = rand(M, N)
+    (_, out) = run(mod, a, np.zeros((M, N), "float32"))
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+    (_, out2) = assert_no_findings(mod, a, np.zeros((M, N), "float32"))
+    np.testing.assert_allclose(out2, out, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("N, threads", [(200, 32), (512, 128), (100, 64)])
+def test_layernorm_rows(N, threads):
+    M = 3
+    s, args = K.layernorm_rows(M, N, num_thread=threads)
+    mod = build_all_arches(s, args)
+    assert "__shfl_down_sync" in source(mod)
+    x, g, b = rand(M, N), rand(N), rand(N)
+    out = run(mod, x, g, b, np.zeros((M, N), "float32"))[3]
+    mean = x.mean(axis=1, keepdims=True)
+    var = x.var(axis=1, keepdims=True)
+    np.testing.assert_allclose(out, (x - mean) / np.sqrt(var + 1e-5) * g + b, rtol=1e-4, atol=1e-4)
+    assert_no_findings(mod, x, g, b, np.zeros((M, N), "float32"))
+
+
+@pytest.mark.parametrize("threads", [32, 128])
+def test_local_result_reaches_every_thread(threads):
+    """A reduction held in per-thread (local) memory: every thread of the block
+    needs the value, so it is broadcast through shared memory."""
+    M, N = 3, 300
+    A = te.placeholder((M, N), name="A")
+    k = te.reduce_axis((0, N), name="k")
+    Sm = te.compute((M,), lambda i: te.sum(A[i, k], axis=k), name="Sm")
+    Out = te.compute((M, N), lambda i, j: A[i, j] / Sm[i], name="Out")
+    s = te.create_schedule(Out.op)
+    tx = te.thread_axis((0, threads), "threadIdx.x")
+    i, j = Out.op.axis
+    s[Out].bind(i, te.thread_axis("blockIdx.x"))
+    _, ji = s[Out].split(j, factor=threads)
+    s[Out].bind(ji, tx)
+    s[Sm].set_scope("local")
+    s[Sm].compute_at(s[Out], i)
+    _, ki = s[Sm].split(Sm.op.reduce_axis[0], factor=threads)
+    s[Sm].bind(ki, tx)
+    mod = build_all_arches(s, [A, Out])
+    src = source(mod)
+    assert "__shfl_down_sync" in src and "red_result" in src
+    a = rand(M, N)
+    (_, out) = run(mod, a, np.zeros((M, N), "float32"))
+    np.testing.assert_allclose(out, a / a.sum(axis=1, keepdims=True), rtol=1e-4, atol=1e-5)
+    assert_no_findings(mod, a, np.zeros((M, N), "float32"))
+
+
+# ---------------------------------------------------------------------------
+# the intrinsic itself: printing and the CPU exchange
+# ---------------------------------------------------------------------------
+
+def _shuffle_kernel(dtype, block, delta):
+    """``out[L] = shfl_down(in[L], delta)`` for the linear thread number L of one block."""
+    bx, by = block
+    tx, ty = E.Var("threadIdx.x", "int32"), E.Var("threadIdx.y", "int32")
+    threads = bx * by
+    src = S.decl_buffer((threads,), dtype, "src")
+    dst = S.decl_buffer((threads,), dtype, "dst")
+    lin = tx + ty * bx
+    x = E.Var("x", dtype)
+    body = S.LetStmt(x, warp_shuffle_down(E.BufferLoad(src, (lin,)), delta), S.BufferStore(dst, x, (lin,)))
+    for var, ext in ((ty, by), (tx, bx)):
+        iv = E.IterVar(E.Range(const(0), const(ext)), var, E.IterVarType.THREAD_INDEX, var.name)
+        body = S.AttrStmt(iv, "thread_extent", const(ext), body)
+    params = (E.Var("src", "handle"), E.Var("dst", "handle"))
+    kernel = S.PrimFunc(params, body, {params[0]: src, params[1]: dst},
+                        {"global_symbol": "shfl_kernel0", "tecc.kernel": True,
+                         "thread_extents": {"threadIdx.x": const(bx), "threadIdx.y": const(by)},
+                         "shared_bytes": 0})
+    hp = (E.Var("src", "handle"), E.Var("dst", "handle"))
+    call = E.Call("int32", "tecc.launch", (E.StringImm("shfl_kernel0"),) + hp)
+    host = S.PrimFunc(hp, S.Evaluate(call), {hp[0]: src, hp[1]: dst},
+                      {"global_symbol": "shfl", "tecc.host": True})
+    return host, kernel
+
+
+@pytest.mark.parametrize("block, delta", [((64, 1), 16), ((8, 12), 3), ((48, 1), 8)])
+def test_cpu_shuffle_follows_warp_lanes(block, delta):
+    """Each lane gets the value ``delta`` lanes above it in its own warp (32 linear
+    thread numbers), its own value past the warp's end."""
+    host, kernel = _shuffle_kernel("int32", block, delta)
+    threads = block[0] * block[1]
+    a = np.arange(threads, dtype="int32") * 7
+    out = np.zeros(threads, "int32")
+    run_kernels(host, {kernel.name: kernel}, [a, out])
+    lane = np.arange(threads) % 32
+    src = np.arange(threads) + delta
+    ok = (lane + delta < 32) & (src < threads)
+    expect = np.where(ok, a[np.minimum(src, threads - 1)], a)
+    np.testing.assert_array_equal(out, expect)
+    assert check_kernels(host, {kernel.name: kernel}, [a, np.zeros(threads, "int32")]) == []
+
+
+@pytest.mark.parametrize("dtype, ctype", [("float32", "float"), ("float64", "double"), ("int64", "int64_t"),
+                                          ("float16", "__half"), ("uint32", "uint32_t")])
+def test_cuda_prints_shfl_down_sync(dtype, ctype):
+    _, kernel = _shuffle_kernel(dtype, (32, 1), 4)
+    src = generate_cuda(kernel)
+    assert re.search(rf"{re.escape(ctype)} x = __shfl_down_sync\(0xffffffffu, src\[.*\], 4, 32\);", src)
+    if dtype == "float16":
+        assert "#include <cuda_fp16.h>" in src
+
+
+def test_cuda_shuffles_narrow_ints_as_int():
+    _, kernel = _shuffle_kernel("int8", (32, 1), 1)
+    src = generate_cuda(kernel)
+    assert "((int8_t)(__shfl_down_sync(0xffffffffu, (int)(" in src
+
+
+def test_shuffle_must_be_a_let_value():
+    tx = E.Var("threadIdx.x", "int32")
+    dst = S.decl_buffer((32,), "float32", "dst")
+    body = S.BufferStore(dst, warp_shuffle_down(E.Cast("float32", tx), 1) + 1.0, (tx,))
+    iv = E.IterVar(E.Range(const(0), const(32)), tx, E.IterVarType.THREAD_INDEX, "threadIdx.x")
+    body = S.AttrStmt(iv, "thread_extent", const(32), body)
+    p = E.Var("dst", "handle")
+    kernel = S.PrimFunc((p,), body, {p: dst}, {"global_symbol": "bad_kernel0", "tecc.kernel": True,
+                                               "thread_extents": {"threadIdx.x": const(32)},
+                                               "shared_bytes": 0})
+    hp = E.Var("dst", "handle")
+    host = S.PrimFunc((hp,), S.Evaluate(E.Call("int32", "tecc.launch", (E.StringImm("bad_kernel0"), hp))),
+                      {hp: dst}, {"global_symbol": "bad", "tecc.host": True})
+    with pytest.raises(SimError, match="whole value of a let"):
+        run_kernels(host, {kernel.name: kernel}, [np.zeros(32, "float32")])
+
+
+def test_warp_shuffle_down_rejects_vectors():
+    v = E.Broadcast(const(1.0), 4)
+    with pytest.raises(tecc.errors.TeccTypeError):
+        warp_shuffle_down(v, 1)
