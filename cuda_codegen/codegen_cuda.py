@@ -669,6 +669,25 @@ class CodeGenCUDA(CodeGenC):
             return self._warp_shuffle_down(e), P_PRIMARY
         return super().visit_unknown_call(e)
 
+    def _warp_mask(self) -> str:
+        """The lanes of the calling thread's warp that exist: all 32, except in the
+        last warp of a block whose thread count is not a multiple of 32."""
+        ext = self._func.attrs.get("thread_extents", {})
+        dims = [ext.get(t) for t in ("threadIdx.x", "threadIdx.y", "threadIdx.z")]
+        sizes = [1 if d is None else E.const_int_value(d) for d in dims]
+        if any(x is None for x in sizes):
+            raise CompileError(f"kernel {self._func.name}: a warp shuffle needs constant thread extents")
+        threads = sizes[0] * sizes[1] * sizes[2]
+        rest = threads % 32
+        if rest == 0:
+            return "0xffffffffu"
+        linear = "((int)threadIdx.x)"
+        if sizes[1] > 1:
+            linear = f"(((int)threadIdx.y) * {sizes[0]} + {linear})"
+        if sizes[2] > 1:
+            linear = f"(((int)threadIdx.z) * {sizes[0] * sizes[1]} + {linear})"
+        return f"({linear} / 32 == {threads // 32} ? {hex((1 << rest) - 1)}u : 0xffffffffu)"
+
     def _warp_shuffle_down(self, e) -> str:
         """``__shfl_down_sync`` over the whole warp (CUDA has overloads for int,
         unsigned, long long, unsigned long long, float, double and ``__half``;
@@ -679,7 +698,7 @@ class CodeGenCUDA(CodeGenC):
             raise CompileError(f"a warp shuffle takes a scalar, got {e.dtype} (in `{e}`)")
         if d.code == "float" and d.bits == 16:
             self._headers.add("cuda_fp16.h")
-        text = f"__shfl_down_sync(0xffffffffu, {{}}, {self.expr(delta)}, 32)"
+        text = f"__shfl_down_sync({self._warp_mask()}, {{}}, {self.expr(delta)}, 32)"
         if d.is_bool or (d.is_integer and d.bits < 32):
             shuffled = text.format(f"(int)({self.expr(value)})")
             if d.is_bool:
