@@ -22,7 +22,6 @@ import os
 import platform
 import re
 import statistics
-import warnings
 
 import numpy as np
 

@@ -37,7 +37,9 @@ import warnings
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 import _gpu_common as G  # noqa: E402  (the helper beside this script)
 
 import tecc  # noqa: E402
