@@ -24,16 +24,20 @@ and turns the loop into a pipeline::
     }
 
 Several double-buffered stages attached to the same loop (the scopes come nested:
-``AA`` then ``BB``) share the prologue and the prefetch ``if``.  The
-``double_buffer_write`` attribute tells barrier insertion (:mod:`.thread_sync`)
-that those stores go to the slot the same iteration does not read, so the loop
-needs one ``__syncthreads`` per iteration (at its end) instead of two.
+``AA`` then ``BB``) share the prologue and the prefetch ``if``.  A scope need not
+open the loop body: after another stage attached to the same loop, its prefetch
+stays where its fetch was, as long as it runs once per iteration (reached through
+sequences and allocations only) and its fetch reads nothing the loop computes.
+The ``double_buffer_write`` attribute tells barrier insertion (:mod:`.thread_sync`)
+that those stores go to the slot the same iteration does not read, so the GEMM
+loop needs one ``__syncthreads`` per iteration (at its end) instead of two.
 
-Runs on flattened functions (1-D buffers), before virtual threads are injected:
-the fetch does not depend on a virtual thread, so it stays a single copy.
+Runs on flattened functions (1-D buffers), before virtual threads are injected
+and loops unrolled, while each scope still sits in the loop it belongs to.
 
-Anything else carrying a ``double_buffer_scope`` is a schedule the pass cannot
-pipeline; it raises :class:`~tecc.errors.LoweringError` naming the stage.
+A ``double_buffer_scope`` the pass cannot pipeline (under a condition, in a
+vectorized, parallel or thread-bound loop, or whose fetch depends on the same
+iteration) raises :class:`~tecc.errors.LoweringError` naming the stage.
 """
 from __future__ import annotations
 
@@ -43,7 +47,7 @@ from ...errors import LoweringError
 from .. import expr as E
 from .. import op as _op
 from .. import stmt as S
-from ..functor import IRMutator, IRVisitor, substitute
+from ..functor import IRMutator, IRVisitor, post_order_visit, substitute
 from .flatten import buffer_size
 from .simplify import simplify_stmt
 from .unroll import copy_with_fresh_bindings
@@ -95,10 +99,17 @@ def _shift(index, offset):
 
 
 class _Retarget(IRMutator):
-    """Point the accesses of double-buffered buffers at one slot of their twice-as-large twin."""
+    """Point the accesses of double-buffered buffers at one slot of their twice-as-large twin
+    (leaving alone what is under an attribute ``skip_key``)."""
 
-    def __init__(self, slots):
+    def __init__(self, slots, skip_key=None):
         self.slots = slots  # data Var -> (new Buffer, element offset of the slot or None)
+        self.skip_key = skip_key
+
+    def visit_AttrStmt(self, s):
+        if s.attr_key == self.skip_key:
+            return s
+        return self.generic_visit(s)
 
     def visit_BufferLoad(self, e):
         new = self.generic_visit(e)
@@ -124,132 +135,220 @@ def _loop_kind_name(loop):
 
 
 class _Stage:
-    """One double-buffered stage of a loop: its buffer and the statements filling it."""
+    """One double-buffered stage of a loop: its buffers (one per output) and the
+    statements filling them."""
 
-    def __init__(self, buf, fetch):
-        self.buf = buf
+    def __init__(self, bufs, fetch):
+        self.bufs = bufs
         self.fetch = fetch
-        self.size = buffer_size(buf)
-        self.twin = replace(buf, shape=(_op.mul(_op.const(2, self.size.dtype), self.size),))
+        self.name = ", ".join(b.name for b in bufs)
+        self.data = {b.data for b in bufs}
+        self.sizes = {}
+        self.twins = {}
+        for b in bufs:
+            size = buffer_size(b)
+            self.sizes[b.data] = size
+            self.twins[b.data] = replace(b, shape=(_op.mul(_op.const(2, size.dtype), size),))
+
+    def slots(self, slot):
+        """Retargeting map to slot ``slot`` (an expression; None: slot 0)."""
+        return {d: (self.twins[d], None if slot is None else _op.mul(slot, self.sizes[d])) for d in self.data}
 
 
 # ----------------------------------------------------------------------------
 # the pass
 # ----------------------------------------------------------------------------
 
+class _Loop:
+    """The loop being pipelined: iteration bounds and slot expressions."""
+
+    def __init__(self, loop):
+        self.loop = loop
+        ko = loop.loop_var
+        two = _op.const(2, ko.dtype)
+        from_zero = E.is_const_int(loop.min, 0)
+        self.end = loop.extent if from_zero else _op.add(loop.min, loop.extent)
+        self.next = _op.add(ko, _op.const(1, ko.dtype))
+        # the slot iteration i reads: (i - min) % 2
+        self.read_slot = _op.floormod(ko if from_zero else _op.sub(ko, loop.min), two)
+        self.write_slot = _op.floormod(self.next if from_zero else _op.sub(self.next, loop.min), two)
+        self.has_next = E.LT(self.next, self.end)   # one object: adjacent prefetches merge on it
+
+
 class _InjectDoubleBuffer(IRMutator):
     def __init__(self):
         self.loops = []  # enclosing For nodes, outermost first
 
     def visit_For(self, s):
-        if not (isinstance(s.body, S.AttrStmt) and s.body.attr_key == SCOPE_KEY):
-            self.loops.append(s)
-            try:
-                return self.generic_visit(s)
-            finally:
-                self.loops.pop()
-        stages, rest = self.peel(s)
-        if s.kind not in _PIPELINE_KINDS:
-            names = ", ".join(repr(st.buf.name) for st in stages)
-            raise LoweringError(
-                f"stage {names} is double-buffered (double_buffer) but is computed inside loop "
-                f"{s.loop_var.name!r}, which is {_loop_kind_name(s)}; {_HINT}")
         self.loops.append(s)
+        lp = _Loop(s)
         try:
-            rest = self.visit(rest)
-            for st in stages:
-                st.fetch = self.visit(st.fetch)
+            stages = []
+            body = self.per_iteration(s.body, lp, stages, frozenset())
         finally:
             self.loops.pop()
-        return self.pipeline(s, stages, rest)
+        if not stages:
+            return s if body is s.body else replace(s, body=body)
+        return self.pipeline(lp, stages, body)
 
     def visit_AttrStmt(self, s):
         if s.attr_key != SCOPE_KEY:
             return self.generic_visit(s)
-        name = s.body.buffer.name if isinstance(s.body, S.Allocate) else getattr(s.node, "name", "?")
+        # a scope that per_iteration did not reach: not run once per iteration of a loop
+        name = getattr(s.node, "name", "?")
         if self.loops:
-            where = (f"it is not the first thing computed in loop {self.loops[-1].loop_var.name!r} "
-                     "(another stage attached to that loop comes before it; only double-buffered "
-                     "stages may precede it)")
+            where = (f"it is computed under a condition or a let inside loop "
+                     f"{self.loops[-1].loop_var.name!r}, not once per iteration")
         else:
             where = "it is not inside any loop"
         raise LoweringError(f"stage {name!r} is double-buffered (double_buffer) but {where}; {_HINT}")
 
     # ---------------------------------------------------------------------
-    def peel(self, loop):
-        """The chain of double-buffer scopes at the top of ``loop``'s body:
-        ``([_Stage, ...], rest)``."""
-        stages = []
-        cur = loop.body
+    def per_iteration(self, stmt, lp, stages, allocs):
+        """Rewrite the statements of ``lp``'s body that run once per iteration
+        (reached through sequences and allocations): every double-buffer scope
+        becomes the prefetch of its next tile, and its stage joins ``stages``.
+        ``allocs``: buffers allocated on the way from the loop (data Vars)."""
+        if isinstance(stmt, S.SeqStmt):
+            new = [self.per_iteration(x, lp, stages, allocs) for x in stmt.seq]
+            if all(a is b for a, b in zip(new, stmt.seq)):
+                return stmt
+            return S.seq(*new)
+        if isinstance(stmt, S.Allocate):
+            body = self.per_iteration(stmt.body, lp, stages, allocs | {stmt.buffer.data})
+            return stmt if body is stmt.body else replace(stmt, body=body)
+        if isinstance(stmt, S.AttrStmt) and stmt.attr_key == SCOPE_KEY:
+            stage, rest = self.peel(stmt, lp, allocs)
+            stages.append(stage)
+            fetch = substitute(stage.fetch, {lp.loop.loop_var: lp.next})
+            fetch = simplify_stmt(_Retarget(stage.slots(lp.write_slot)).visit(fetch))
+            for b in reversed(stage.bufs):
+                fetch = S.AttrStmt(b.data, WRITE_KEY, _op.const(1, "int32"), fetch)
+            prefetch = S.IfThenElse(lp.has_next, fetch)
+            return S.seq(prefetch, self.per_iteration(rest, lp, stages, allocs | stage.data))
+        return self.visit(stmt)
+
+    def peel(self, scope, lp, allocs):
+        """One double-buffered stage at ``scope``: ``(_Stage, rest)``."""
+        loop = lp.loop
+        # a scope per output buffer, then their allocations
+        marked = []
+        cur = scope
         while isinstance(cur, S.AttrStmt) and cur.attr_key == SCOPE_KEY:
-            alloc = cur.body
-            assert isinstance(alloc, S.Allocate) and alloc.buffer.data is cur.node, (
-                "double_buffer_scope must wrap the allocation of its buffer")
-            buf = alloc.buffer
-            assert len(buf.shape) == 1, f"inject_double_buffer runs after flatten; {buf.name} is not 1-D"
-            body = alloc.body.seq if isinstance(alloc.body, S.SeqStmt) else (alloc.body,)
-            # the fetch: the leading statements that store into the buffer
-            k = 0
-            while k < len(body) and buf.data in _touches(body[k]).writes:
-                k += 1
-            if k == 0:
-                raise LoweringError(f"stage {buf.name!r} is double-buffered but nothing at the top of loop "
-                                    f"{loop.loop_var.name!r} fills it; {_HINT}")
-            fetch = S.seq(*body[:k])
-            rest = S.seq(*body[k:])
-            if buf.data in _touches(rest).writes:
-                raise LoweringError(f"stage {buf.name!r} is double-buffered but is written again after its "
-                                    f"fetch in loop {loop.loop_var.name!r}; the next tile would be overwritten")
-            used = _touches(fetch)
-            for earlier in stages:
-                if earlier.buf.data in used.reads or earlier.buf.data in used.writes:
-                    raise LoweringError(
-                        f"double-buffered stage {buf.name!r} reads double-buffered stage {earlier.buf.name!r} "
-                        f"of the same loop {loop.loop_var.name!r}; only one of them can be double-buffered")
-            stages.append(_Stage(buf, fetch))
-            cur = rest
-        return stages, cur
+            marked.append(cur.node)
+            cur = cur.body
+        bufs = []
+        while isinstance(cur, S.Allocate) and cur.buffer.data in marked:
+            bufs.append(cur.buffer)
+            cur = cur.body
+        assert len(bufs) == len(marked), "double_buffer_scope must wrap the allocations of its buffers"
+        for b in bufs:
+            assert len(b.shape) == 1, f"inject_double_buffer runs after flatten; {b.name} is not 1-D"
+        stage = _Stage(bufs, None)
+        if loop.kind not in _PIPELINE_KINDS:
+            raise LoweringError(
+                f"stage {stage.name!r} is double-buffered (double_buffer) but is computed inside loop "
+                f"{loop.loop_var.name!r}, which is {_loop_kind_name(loop)}; {_HINT}")
+        body = cur.seq if isinstance(cur, S.SeqStmt) else (cur,)
+        # the fetch: the leading statements that store into the stage's buffers
+        k = 0
+        while k < len(body) and stage.data & _touches(body[k]).writes:
+            k += 1
+        if k == 0:
+            raise LoweringError(f"stage {stage.name!r} is double-buffered but nothing in loop "
+                                f"{loop.loop_var.name!r} fills it; {_HINT}")
+        stage.fetch = self.visit(S.seq(*body[:k]))
+        rest = S.seq(*body[k:])
+        if stage.data & _touches(rest).writes:
+            raise LoweringError(f"stage {stage.name!r} is double-buffered but is written again after its "
+                                f"fetch in loop {loop.loop_var.name!r}; the next tile would be overwritten")
+        used = _touches(stage.fetch)
+        inner = (used.reads | used.writes) & allocs
+        if inner:
+            names = sorted(_buffer_names(scope.body, inner) or ["?"])
+            raise LoweringError(
+                f"double-buffered stage {stage.name!r} uses {', '.join(repr(n) for n in names)}, which loop "
+                f"{loop.loop_var.name!r} computes in the same iteration, so its next tile cannot be fetched "
+                f"ahead; double-buffer the stages it reads from instead, or compute them outside the loop")
+        return stage, rest
 
-    def pipeline(self, loop, stages, rest):
+    def pipeline(self, lp, stages, body):
+        loop = lp.loop
         ko = loop.loop_var
-        dtype = ko.dtype
-        one = _op.const(1, dtype)
-        two = _op.const(2, dtype)
-        from_zero = E.is_const_int(loop.min, 0)
-        end = loop.extent if from_zero else _op.add(loop.min, loop.extent)
-
-        def slot(i):
-            """Which of the two slots iteration ``i`` reads."""
-            return _op.floormod(i if from_zero else _op.sub(i, loop.min), two)
-
+        # the fetches may only read what the loop leaves alone
+        written = _writes_outside_prefetch(body)
+        for st in stages:
+            clash = _touches(st.fetch).reads & written
+            if clash:
+                raise LoweringError(
+                    f"double-buffered stage {st.name!r} reads a buffer that loop {loop.loop_var.name!r} "
+                    "writes, so its next tile cannot be fetched ahead of the iteration that needs it")
+        # reads of the current tile go to slot (ko - min) % 2
+        reads = {}
+        for st in stages:
+            reads.update(st.slots(lp.read_slot))
+        body = _merge_prefetches(_Retarget(reads, skip_key=WRITE_KEY).visit(body), lp.has_next)
         # prologue: the first tile into slot 0
-        first = {st.buf.data: (st.twin, None) for st in stages}
         prologue = []
         for st in stages:
             fetch0 = copy_with_fresh_bindings(st.fetch, {ko: loop.min})
-            prologue.append(_Retarget(first).visit(fetch0))
+            prologue.append(_Retarget(st.slots(None)).visit(fetch0))
         prologue = simplify_stmt(S.seq(*prologue))
         extent = E.const_int_value(loop.extent)
         if extent is None:
-            prologue = S.IfThenElse(E.LT(loop.min, end), prologue)
+            prologue = S.IfThenElse(E.LT(loop.min, lp.end), prologue)
         elif extent <= 0:
             prologue = None
-        # prefetch of the next tile into the other slot
-        nxt = _op.add(ko, one)
-        write_slot = slot(nxt)
-        read_slot = slot(ko)
-        prefetch = []
-        for st in stages:
-            slots = {st.buf.data: (st.twin, _op.mul(write_slot, st.size))}
-            fetch = simplify_stmt(_Retarget(slots).visit(substitute(st.fetch, {ko: nxt})))
-            prefetch.append(S.AttrStmt(st.buf.data, WRITE_KEY, _op.const(1, "int32"), fetch))
-        prefetch = S.IfThenElse(E.LT(nxt, end), S.seq(*prefetch))
-        reads = {st.buf.data: (st.twin, _op.mul(read_slot, st.size)) for st in stages}
-        body = S.seq(prefetch, _Retarget(reads).visit(rest))
         stmt = S.seq(prologue, replace(loop, body=body))
         for st in reversed(stages):
-            stmt = S.Allocate(st.twin, stmt)
+            for b in reversed(st.bufs):
+                stmt = S.Allocate(st.twins[b.data], stmt)
         return stmt
+
+
+def _buffer_names(stmt, datas):
+    names = set()
+
+    def f(n):
+        if isinstance(n, (S.BufferStore, E.BufferLoad, S.Allocate)) and n.buffer.data in datas:
+            names.add(n.buffer.name)
+
+    post_order_visit(stmt, f)
+    return names
+
+
+class _WritesOutsidePrefetch(_Touches):
+    def visit_AttrStmt(self, s):
+        if s.attr_key != WRITE_KEY:
+            self.generic_visit(s)
+
+
+def _writes_outside_prefetch(stmt):
+    t = _WritesOutsidePrefetch()
+    t.visit(stmt)
+    return t.writes
+
+
+def _merge_prefetches(stmt, cond):
+    """Adjacent prefetches ``if (cond) ...`` of one loop body become one ``if``."""
+    if isinstance(stmt, S.Allocate):
+        body = _merge_prefetches(stmt.body, cond)
+        return stmt if body is stmt.body else replace(stmt, body=body)
+    if not isinstance(stmt, S.SeqStmt):
+        return stmt
+    out = []
+    changed = False
+    for x in stmt.seq:
+        x2 = _merge_prefetches(x, cond)
+        changed = changed or x2 is not x
+        prev = out[-1] if out else None
+        if (isinstance(x2, S.IfThenElse) and x2.condition is cond and isinstance(prev, S.IfThenElse)
+                and prev.condition is cond and prev.else_case is None and x2.else_case is None):
+            out[-1] = S.IfThenElse(cond, S.seq(prev.then_case, x2.then_case))
+            changed = True
+        else:
+            out.append(x2)
+    return S.seq(*out) if changed else stmt
 
 
 def inject_double_buffer_stmt(stmt: S.Stmt) -> S.Stmt:
