@@ -451,3 +451,17 @@ def _json_default(obj):
 def parse_int_list(text: str) -> list:
     """``"1024,2048"`` -> ``[1024, 2048]``."""
     return [int(t) for t in text.split(",") if t.strip()]
+
+
+def add_common_args(ap, bench: str, number: int, graph_calls: int, tol: float) -> None:
+    """The options every GPU benchmark takes (dry run, output, target, timing, tolerance)."""
+    ap.add_argument("--dry-run", action="store_true", help="no GPU: build for sm_90, check on the CPU emulation")
+    ap.add_argument("--out", help=f"write <date>_<GPU>_{bench}.json and .md into this directory")
+    ap.add_argument("--target", default="cuda", help="tecc target on a GPU (default: 'cuda', the local arch)")
+    ap.add_argument("--number", type=int, default=number)
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--min-repeat-ms", type=float, default=20.0)
+    ap.add_argument("--graph-calls", type=int, default=graph_calls, help="calls captured per CUDA graph")
+    ap.add_argument("--flush-l2", action="store_true", help="overwrite 2x L2 before every timed run")
+    ap.add_argument("--no-graph", action="store_true", help="skip the CUDA-graph timings")
+    ap.add_argument("--tol", type=float, default=tol, help=f"relative error bound (default {tol:g})")

@@ -311,17 +311,8 @@ def build_parser():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shapes", help=f"row-major M x N shapes (default {DEFAULT_SHAPES}; dry run {DRY_RUN_SHAPES})")
     ap.add_argument("--threads", default=DEFAULT_THREADS, help=f"tecc threads per block (default {DEFAULT_THREADS})")
-    ap.add_argument("--dry-run", action="store_true", help="no GPU: build for sm_90, check on the CPU emulation")
-    ap.add_argument("--out", help="write <date>_<GPU>_norms.json and .md into this directory")
-    ap.add_argument("--target", default="cuda", help="tecc target on a GPU (default: 'cuda', the local arch)")
-    ap.add_argument("--number", type=int, default=5)
-    ap.add_argument("--repeat", type=int, default=10)
-    ap.add_argument("--min-repeat-ms", type=float, default=20.0)
-    ap.add_argument("--graph-calls", type=int, default=20, help="calls captured per CUDA graph")
-    ap.add_argument("--flush-l2", action="store_true", help="overwrite 2x L2 before every timed run")
-    ap.add_argument("--no-graph", action="store_true", help="skip the CUDA-graph timings")
+    G.add_common_args(ap, "norms", number=5, graph_calls=20, tol=TOLERANCE)
     ap.add_argument("--no-torch", action="store_true", help="skip the torch references")
-    ap.add_argument("--tol", type=float, default=TOLERANCE, help=f"relative error bound (default {TOLERANCE:g})")
     return ap
 
 

@@ -295,17 +295,8 @@ def build_parser():
     ap.add_argument("--sizes", help=f"square sizes (default {DEFAULT_SIZES}; dry run {DRY_RUN_SIZES})")
     ap.add_argument("--configs", default=DEFAULT_CONFIGS,
                     help=f"tecc schedule configs BLOCKxTHREAD_TILExK_TILE (default {DEFAULT_CONFIGS})")
-    ap.add_argument("--dry-run", action="store_true", help="no GPU: build for sm_90, check on the CPU emulation")
-    ap.add_argument("--out", help="write <date>_<GPU>_sgemm.json and .md into this directory")
-    ap.add_argument("--target", default="cuda", help="tecc target on a GPU (default: 'cuda', the local arch)")
-    ap.add_argument("--number", type=int, default=3)
-    ap.add_argument("--repeat", type=int, default=10)
-    ap.add_argument("--min-repeat-ms", type=float, default=20.0)
-    ap.add_argument("--graph-calls", type=int, default=10, help="calls captured per CUDA graph")
-    ap.add_argument("--flush-l2", action="store_true", help="overwrite 2x L2 before every timed run")
-    ap.add_argument("--no-graph", action="store_true", help="skip the CUDA-graph timings")
+    G.add_common_args(ap, "sgemm", number=3, graph_calls=10, tol=TOLERANCE)
     ap.add_argument("--no-fused", action="store_true", help="skip matmul+bias+relu")
-    ap.add_argument("--tol", type=float, default=TOLERANCE, help=f"relative error bound (default {TOLERANCE:g})")
     return ap
 
 
