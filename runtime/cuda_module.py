@@ -141,6 +141,9 @@ class CUDAModule(Module):
         parameter alignment).
     """
 
+    DEVICE_TYPE = CUDA
+    DEVICE_NAME = "cuda"
+
     type_key = "cuda"
 
     def __init__(self, host_func: S.PrimFunc, kernels, source: str, cubin: bytes, arch: str,
@@ -187,14 +190,7 @@ class CUDAModule(Module):
         what = f"argument {i} ({spec.name!r})"
         gpu = self._on_gpu()
         if isinstance(value, NDArray):
-            if value.device.device_type != CUDA:
-                raise RuntimeArgError(
-                    f"{self.entry_name}: {what} is on {value.device}, but this function runs on cuda(0); "
-                    "copy it with arr.copyto(tecc.cuda(0))")
-            if value.dtype != spec.dtype:
-                raise RuntimeArgError(
-                    f"{self.entry_name}: {what} must have dtype {spec.dtype}, got {value.dtype}")
-            arr = value._data
+            arr = self._ndarray_data(value, what, spec)
         elif isinstance(value, np.ndarray):
             arr = value
         elif gpu and _is_cupy_array(value):
@@ -215,12 +211,7 @@ class CUDAModule(Module):
             raise RuntimeArgError(
                 f"{self.entry_name}: {what} must have dtype {spec.dtype}, got {arr.dtype.name}; "
                 f"convert it with .astype('{spec.dtype}')")
-        if not arr.flags.c_contiguous:
-            raise RuntimeArgError(
-                f"{self.entry_name}: {what} is not C-contiguous (a transposed or sliced view?); "
-                "pass a contiguous copy")
-        if isinstance(arr, np.ndarray) and spec.written and not arr.flags.writeable:
-            raise RuntimeArgError(f"{self.entry_name}: {what} is written by the function but is read-only")
+        self._check_layout(arr, what, spec)
         return arr
 
     def _prepare(self, args):

@@ -285,17 +285,34 @@ class Module:
             values[i] = value
         return arrays, values
 
+    #: the device kind this module's functions run on (NDArray arguments must live there)
+    DEVICE_TYPE = CPU
+    DEVICE_NAME = "cpu"
+
+    def _ndarray_data(self, value: NDArray, what: str, spec: ArgSpec):
+        """The storage of an NDArray argument, after checking its device and dtype."""
+        if value.device.device_type != self.DEVICE_TYPE:
+            raise RuntimeArgError(
+                f"{self.entry_name}: {what} is on {value.device}, but this function runs on "
+                f"{self.DEVICE_NAME}(0); copy it with arr.copyto(tecc.{self.DEVICE_NAME}(0))")
+        if value.dtype != spec.dtype:
+            raise RuntimeArgError(
+                f"{self.entry_name}: {what} must have dtype {spec.dtype}, got {value.dtype}")
+        return value._data
+
+    def _check_layout(self, arr, what: str, spec: ArgSpec) -> None:
+        """Arguments must be C-contiguous, and writable where the function writes them."""
+        if not arr.flags.c_contiguous:
+            raise RuntimeArgError(
+                f"{self.entry_name}: {what} is not C-contiguous (a transposed or sliced view?); "
+                "pass a contiguous copy (np.ascontiguousarray) and, for an output, copy the result back")
+        if isinstance(arr, np.ndarray) and spec.written and not arr.flags.writeable:
+            raise RuntimeArgError(f"{self.entry_name}: {what} is written by the function but is read-only")
+
     def _as_array(self, value, i: int, spec: ArgSpec) -> np.ndarray:
         what = f"argument {i} ({spec.name!r})"
         if isinstance(value, NDArray):
-            if value.device.device_type != CPU:
-                raise RuntimeArgError(
-                    f"{self.entry_name}: {what} is on {value.device}, but this function runs on cpu(0); "
-                    "copy it with arr.copyto(tecc.cpu(0))")
-            if value.dtype != spec.dtype:
-                raise RuntimeArgError(
-                    f"{self.entry_name}: {what} must have dtype {spec.dtype}, got {value.dtype}")
-            arr = value._data
+            arr = self._ndarray_data(value, what, spec)
         elif isinstance(value, np.ndarray):
             arr = value
             if arr.dtype != _storage_numpy_dtype(spec.dtype) and arr.dtype.name != spec.dtype:
@@ -306,12 +323,7 @@ class Module:
             raise RuntimeArgError(
                 f"{self.entry_name}: {what} must be a tecc.nd.NDArray or a numpy array, "
                 f"got {type(value).__name__}")
-        if not arr.flags.c_contiguous:
-            raise RuntimeArgError(
-                f"{self.entry_name}: {what} is not C-contiguous (a transposed or sliced view?); "
-                "pass np.ascontiguousarray(x) and, for an output, copy the result back yourself")
-        if spec.written and not arr.flags.writeable:
-            raise RuntimeArgError(f"{self.entry_name}: {what} is written by the function but is read-only")
+        self._check_layout(arr, what, spec)
         return arr
 
     def _invoke(self, raw) -> None:
