@@ -1,15 +1,21 @@
 """Passes over TIR and the pipeline that runs them.
 
-The pipeline is the literal list :data:`CPU_PIPELINE` in :mod:`.pipeline`;
-:func:`run_pipeline` runs it with the options of the current
-:class:`PassContext`.
+The pipelines are the literal lists :data:`CPU_PIPELINE`, :data:`CUDA_PIPELINE` and
+:data:`KERNEL_PIPELINE` in :mod:`.pipeline`; :func:`run_pipeline` and
+:func:`lower_cuda` run them with the options of the current :class:`PassContext`.
 """
 from .flatten import flatten
 from .interp import run_prim_func
 from .loop_partition import loop_partition
+from .inject_double_buffer import inject_double_buffer
+from .inject_virtual_thread import inject_virtual_thread
 from .pipeline import (
-    CPU_PIPELINE, PassConfigError, PassContext, PassOptions, list_passes, pipeline_for, run_pipeline,
+    CPU_PIPELINE, CUDA_PIPELINE, KERNEL_PIPELINE, PassConfigError, PassContext, PassOptions, list_passes,
+    lower_cuda, pipeline_for, run_pipeline,
 )
+from .split_host_device import split_host_device
+from .thread_sync import insert_thread_sync
+from .verify_gpu import gpu_limits, verify_gpu
 from .remove_no_op import remove_no_op
 from .simplify import simplify, simplify_stmt
 from .unroll import unroll
@@ -17,7 +23,9 @@ from .verify import verify_well_formed
 from .vectorize import vectorize
 
 __all__ = [
-    "CPU_PIPELINE", "PassConfigError", "PassContext", "PassOptions", "flatten", "list_passes",
-    "loop_partition", "pipeline_for", "remove_no_op", "run_pipeline", "run_prim_func", "simplify",
-    "simplify_stmt", "unroll", "vectorize", "verify_well_formed",
+    "CPU_PIPELINE", "CUDA_PIPELINE", "KERNEL_PIPELINE", "PassConfigError", "PassContext", "PassOptions",
+    "flatten", "gpu_limits", "inject_double_buffer", "inject_virtual_thread", "insert_thread_sync",
+    "list_passes", "loop_partition", "lower_cuda", "pipeline_for", "remove_no_op", "run_pipeline",
+    "run_prim_func", "simplify", "simplify_stmt", "split_host_device", "unroll", "vectorize",
+    "verify_gpu", "verify_well_formed",
 ]
