@@ -65,7 +65,8 @@ def _binds_gpu_axes(func):
     found = []
 
     def f(node):
-        if isinstance(node, S.For) and node.kind is S.ForKind.THREAD_BINDING:
+        if (isinstance(node, S.For) and node.kind is S.ForKind.THREAD_BINDING
+                and node.thread_binding.thread_tag.startswith(("blockIdx", "threadIdx"))):
             found.append(node)
 
     post_order_visit(func.body, f)

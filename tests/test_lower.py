@@ -165,3 +165,18 @@ def test_pragma_and_parallel_annotations_reach_the_loops():
     outer, inner = _loops(f.body)[::-1]
     assert outer.kind is S.ForKind.PARALLEL
     assert inner.annotation("pragma_unroll_explicit").value == 0
+
+
+def test_vthread_on_cpu_runs_as_interleaved_serial_code():
+    A = te.placeholder((64,), name="A")
+    B = te.compute((64,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    vo, vi = s[B].split(B.op.axis[0], nparts=2)
+    s[B].bind(vo, te.thread_axis("vthread"))
+    text = str(tecc.lower(s, [A, B]))
+    assert "vthread" not in text
+    f = tecc.build(s, [A, B], target="llvm")
+    a = np.arange(64, dtype="float32")
+    b = np.zeros(64, "float32")
+    f(a, b)
+    np.testing.assert_allclose(b, a + 1)

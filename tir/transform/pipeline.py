@@ -122,11 +122,17 @@ def _inject_double_buffer(func, options):
     return inject_double_buffer(func)
 
 
+def _inject_virtual_thread(func, options):
+    from .inject_virtual_thread import inject_virtual_thread
+    return inject_virtual_thread(func)
+
+
 CPU_PIPELINE = [
     ("flatten", _flatten),                 # first: every later pass sees 1-D accesses only
     ("simplify", _simplify),               # tidy the flat index sums before passes pattern-match them
     ("inject_double_buffer", _inject_double_buffer),  # before loop_partition and unroll, which copy loop
                                            # bodies; on a CPU it only keeps double_buffer() correct
+    ("inject_virtual_thread", _inject_virtual_thread),  # vthread axes become interleaved serial code
     ("loop_partition", _loop_partition),   # before unroll/vectorize: removes the guards that block both
     ("unroll", _unroll),                   # before vectorize: an unrolled loop inside a vectorized one
                                            # leaves it straight-line code
@@ -134,11 +140,6 @@ CPU_PIPELINE = [
     ("simplify", _simplify),               # fold the constants unroll substituted, tidy ramp bases
     ("remove_no_op", _remove_no_op),       # last: clean up empty loops and ifs left by the others
 ]
-
-
-def _inject_virtual_thread(func, options):
-    from .inject_virtual_thread import inject_virtual_thread
-    return inject_virtual_thread(func)
 
 
 CUDA_PIPELINE = [
