@@ -73,8 +73,9 @@ def _binds_gpu_axes(func):
     return bool(found)
 
 
-def _lower_cuda(func):
-    options = _pipeline.PassContext.current().pass_options(target_kind="cuda", max_vector_bytes=16)
+def _lower_cuda(func, arch=None):
+    options = _pipeline.PassContext.current().pass_options(target_kind="cuda", max_vector_bytes=16,
+                                                           target_arch=arch)
     mod = _pipeline.lower_cuda(func, options)
     for _, f in mod.items():
         mod[f.name] = f.with_attr(_LOWERED, "cuda")
@@ -132,8 +133,18 @@ def _build_cuda(inputs, args, tgt, name):
         if func.attrs.get(_LOWERED):
             raise LoweringError(f"function {func.name!r} was lowered for {func.attrs[_LOWERED]!r}; "
                                 "pass the schedule to tecc.build for target 'cuda'")
-        mod = _lower_cuda(func)
+        mod = _lower_cuda(func, _cuda_arch(tgt))
     return build_cuda(mod, tgt)
+
+
+def _cuda_arch(tgt):
+    """The arch a CUDA target compiles for (see ``cuda_codegen.build_cuda``)."""
+    from .cuda_codegen import EMULATION_ARCH, resolve_arch
+    from .runtime.device import cuda
+
+    if tgt.cuda_arch is None and not cuda(0).exist:
+        return EMULATION_ARCH
+    return resolve_arch(tgt)
 
 
 def _reject_thread_bindings(func, tgt):

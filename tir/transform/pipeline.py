@@ -58,6 +58,9 @@ class PassOptions:
     max_vector_bytes : int
         The width of the target's vector registers; longer vectorized loops are cut
         into vectors of this size.
+    target_arch : str or None
+        The GPU architecture (``"sm_90"``) whose limits ``verify_gpu`` checks; None
+        checks against the most generous current limits.
     loop_partition : bool
         Split loops to remove ``likely`` bounds guards.
     verify : bool
@@ -72,6 +75,7 @@ class PassOptions:
     unroll_max_extent: int = 16
     vectorize: bool = True
     max_vector_bytes: int = 64
+    target_arch: str | None = None
     loop_partition: bool = True
     verify: bool = False
     print_after: tuple = ()
@@ -164,8 +168,9 @@ def _thread_sync(kernel, options):
 
 
 def _verify_gpu(kernel, options):
-    from .verify_gpu import verify_gpu
-    verify_gpu(kernel)
+    from .verify_gpu import gpu_limits, verify_gpu
+    limits = gpu_limits(options.target_arch).verify_kwargs() if options.target_arch else {}
+    verify_gpu(kernel, **limits)
     return kernel
 
 
@@ -393,7 +398,8 @@ class PassContext:
             return False
         return default
 
-    def pass_options(self, target_kind: str = "c", max_vector_bytes: int = 64) -> PassOptions:
+    def pass_options(self, target_kind: str = "c", max_vector_bytes: int = 64,
+                     target_arch: str | None = None) -> PassOptions:
         """The :class:`PassOptions` this context stands for, for ``target_kind`` and a
         target whose vector registers hold ``max_vector_bytes``."""
         cfg = self.config
@@ -407,6 +413,7 @@ class PassContext:
             unroll_max_extent=max_extent,
             vectorize=self._enabled("vectorize", vectorize_on),
             max_vector_bytes=max_vector_bytes,
+            target_arch=target_arch,
             loop_partition=self._enabled("loop_partition", partition_on),
             verify=_as_bool(cfg, "tir.verify"),
             print_after=_as_names(cfg, "tir.print_after"),

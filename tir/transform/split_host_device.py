@@ -33,11 +33,13 @@ def _is_gpu_loop(s):
             and s.thread_binding.thread_tag.startswith(("blockIdx", "threadIdx")))
 
 
-def _written_buffers(stmt):
+def _written_buffers(stmt, scopes=None):
+    """Names of the buffers ``stmt`` writes (of the given memory scopes, if any)."""
     names = []
 
     def f(n):
-        if isinstance(n, S.BufferStore) and n.buffer.name not in names:
+        if (isinstance(n, S.BufferStore) and n.buffer.name not in names
+                and (scopes is None or n.buffer.scope in scopes)):
             names.append(n.buffer.name)
 
     from ..functor import post_order_visit
@@ -164,7 +166,9 @@ def _kernel(stmt, name, host_params, workspaces, ana):
                                   "shared memory must have a constant size")
             n *= d.value
         shared_bytes += n * _dt.parse(buf.dtype).bytes
-    attrs = {"global_symbol": name, "tecc.kernel": True, "thread_extents": launch, "shared_bytes": shared_bytes}
+    stages = _written_buffers(stmt, scopes=("global", ""))
+    attrs = {"global_symbol": name, "tecc.kernel": True, "thread_extents": launch, "shared_bytes": shared_bytes,
+             "stages": stages}
     kernel = S.PrimFunc(params, body, buffer_map, attrs)
     launch_call = S.Evaluate(E.Call("int32", LAUNCH, (E.StringImm(name),) + params))
     return kernel, launch_call

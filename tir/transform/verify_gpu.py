@@ -173,11 +173,11 @@ def _kib(nbytes) -> str:
     return f"{nbytes / KIB:g} KiB"
 
 
-def _buffer_bytes(kernel, buf, what, fix):
+def _buffer_bytes(label, buf, what, fix):
     size = _const(buffer_size(buf))
     if size is None:
         raise VerifyError(
-            f"kernel {kernel!r}: the {what} buffer {buf.name!r} has the non-constant size "
+            f"{label}: the {what} buffer {buf.name!r} has the non-constant size "
             f"{buffer_size(buf)}; {fix}")
     return size * _dt.parse(buf.dtype).bytes
 
@@ -216,7 +216,9 @@ def verify_gpu(kernel: S.PrimFunc, max_threads_per_block: int = 1024, max_shared
     VerifyError
         Naming the kernel and the axis or buffer over the limit.
     """
-    name = kernel.name
+    stages = kernel.attrs.get("stages")
+    # name the kernel and what it computes: the stages are what the user scheduled
+    label = f"kernel {kernel.name!r}" + (f" (computing {', '.join(stages)})" if stages else "")
     on = f" of {arch}" if arch else ""
     usage = _Usage()
     usage.visit(kernel.body)
@@ -226,7 +228,7 @@ def verify_gpu(kernel: S.PrimFunc, max_threads_per_block: int = 1024, max_shared
         extents = {tag: [ext] for tag, ext in attr.items()}
     if not extents:
         raise VerifyError(
-            f"kernel {name!r} binds no axis to a GPU thread index, so it would run as one thread; "
+            f"{label} binds no axis to a GPU thread index, so it would run as one thread; "
             "bind its outer axes with s[T].bind(axis, te.thread_axis('blockIdx.x')) and an inner one "
             "to te.thread_axis('threadIdx.x')")
 
@@ -246,7 +248,7 @@ def verify_gpu(kernel: S.PrimFunc, max_threads_per_block: int = 1024, max_shared
             fix = f"split the axis bound to {tag} by a smaller factor"
         else:
             fix = f"bind a different axis to {tag} or move work from the grid into each block"
-        raise VerifyError(f"kernel {name!r}: {tag} has extent {max(known)}, over the limit of {limit}{on}; {fix}")
+        raise VerifyError(f"{label}: {tag} has extent {max(known)}, over the limit of {limit}{on}; {fix}")
     if block and all(v is not None for v in block.values()):
         threads = 1
         for v in block.values():
@@ -254,29 +256,29 @@ def verify_gpu(kernel: S.PrimFunc, max_threads_per_block: int = 1024, max_shared
         if threads > max_threads_per_block:
             dims = " x ".join(f"{tag}={v}" for tag, v in sorted(block.items()))
             raise VerifyError(
-                f"kernel {name!r} uses {threads} threads per block ({dims}), over the limit of "
+                f"{label} uses {threads} threads per block ({dims}), over the limit of "
                 f"{max_threads_per_block}{on}; use smaller split factors for the axes bound to threadIdx")
 
     # shared memory per block ----------------------------------------------------
     fix = "split the axes its stage covers by constant factors so its tile has a constant size"
-    shared = [(buf, _buffer_bytes(name, buf, "shared", fix)) for buf in usage.shared]
+    shared = [(buf, _buffer_bytes(label, buf, "shared", fix)) for buf in usage.shared]
     total = sum(n for _, n in shared)
     limit = max(max_shared_bytes, max_shared_bytes_optin)
     if total > limit:
         parts = ", ".join(f"{buf.name} {_kib(n)}" for buf, n in sorted(shared, key=lambda x: -x[1]))
         raise VerifyError(
-            f"kernel {name!r} uses {_kib(total)} of shared memory per block ({parts}), over the limit of "
+            f"{label} uses {_kib(total)} of shared memory per block ({parts}), over the limit of "
             f"{_kib(limit)}{on}; use smaller tiles for the shared stages (smaller split factors "
             "of the axes they are computed at)")
 
     # local memory per thread ----------------------------------------------------
     fix = "make the extents of the loops its stage is computed under constant"
-    local = [(buf, _buffer_bytes(name, buf, "local", fix)) for buf in usage.local]
+    local = [(buf, _buffer_bytes(label, buf, "local", fix)) for buf in usage.local]
     total = sum(n for _, n in local)
     if total > max_local_bytes:
         parts = ", ".join(f"{buf.name} {_kib(n)}" for buf, n in sorted(local, key=lambda x: -x[1]))
         raise VerifyError(
-            f"kernel {name!r} uses {_kib(total)} of local memory per thread ({parts}), over the limit of "
+            f"{label} uses {_kib(total)} of local memory per thread ({parts}), over the limit of "
             f"{_kib(max_local_bytes)}; compute the local stages at a deeper loop so each thread holds "
             "a smaller tile")
 
