@@ -283,7 +283,7 @@ class CmpOp(PrimExpr):
 
 
 def _cmpop(name):
-    cls = type(name, (CmpOp,), {"__slots__": ()})
+    cls = type(name, (CmpOp,), {"__slots__": (), "__doc__": f"``{name}(a, b)``: a comparison, bool-valued"})
     cls.__module__ = __name__
     return ir_node(("a", "b"))(cls)
 
@@ -432,6 +432,8 @@ class ProducerLoad(PrimExpr):
 
 
 class IterVarType(IntEnum):
+    """The role of an iteration variable (data parallel, reduction, GPU index, ...)."""
+
     DATA_PAR = 0
     THREAD_INDEX = 1
     COMM_REDUCE = 2

@@ -268,14 +268,17 @@ def div(a, b):
 
 
 def truncdiv(a, b):
+    """Integer division rounding toward zero (C's ``/``)."""
     return _arith(Div, a, b)
 
 
 def truncmod(a, b):
+    """Remainder of :func:`truncdiv` (C's ``%``; takes the sign of ``a``)."""
     return _arith(Mod, a, b)
 
 
 def floordiv(a, b):
+    """Division rounding toward minus infinity (``a // b``); for floats ``floor(a / b)``."""
     a, b = match_types(a, b)
     if _dt.is_float(a.dtype):
         return call("floor", div(a, b))
@@ -283,12 +286,14 @@ def floordiv(a, b):
 
 
 def floormod(a, b):
+    """Remainder of :func:`floordiv` (``a % b``; takes the sign of ``b``)."""
     a, b = match_types(a, b)
     if _dt.is_float(a.dtype):
         return sub(a, mul(floordiv(a, b), b))
     return _arith(FloorMod, a, b)
 
 
+#: TVM's names for floor division and modulo of indices
 indexdiv = floordiv
 indexmod = floormod
 
@@ -351,6 +356,7 @@ def _as_bool(x):
 
 
 def logical_and(a, b):
+    """``a && b`` of two boolean expressions (folds constants)."""
     a, b = _as_bool(a), _as_bool(b)
     if isinstance(a, IntImm):
         return b if a.value else a
@@ -360,6 +366,7 @@ def logical_and(a, b):
 
 
 def logical_or(a, b):
+    """``a || b`` of two boolean expressions (folds constants)."""
     a, b = _as_bool(a), _as_bool(b)
     if isinstance(a, IntImm):
         return a if a.value else b
@@ -369,6 +376,7 @@ def logical_or(a, b):
 
 
 def logical_not(a):
+    """``!a`` of a boolean expression (folds constants)."""
     a = _as_bool(a)
     if isinstance(a, IntImm):
         return IntImm("bool", 1 - a.value)
@@ -493,6 +501,7 @@ def warp_shuffle_down(value, delta):
 
 
 def likely(cond):
+    """Mark ``cond`` as usually true (a branch hint; loop partitioning splits on it)."""
     cond = _as_bool(cond)
     if isinstance(cond, IntImm):
         return cond
@@ -559,21 +568,25 @@ isfinite = _unary("isfinite")
 
 
 def power(x, y):
+    """``x`` to the power ``y`` (float math)."""
     return call("pow", x, y)
 
 
-pow = power  # noqa: A001
+pow = power  # noqa: A001  (TVM spells it both ways)
 
 
 def fmod(x, y):
+    """Float remainder with the sign of ``x`` (C's ``fmod``)."""
     return call("fmod", x, y)
 
 
 def atan2(x, y):
+    """The arc tangent of ``x / y`` using both signs for the quadrant (C's ``atan2``)."""
     return call("atan2", x, y)
 
 
 def abs(x):  # noqa: A001
+    """Absolute value of any numeric expression."""
     x = convert(x)
     if isinstance(x, IntImm):
         return IntImm(x.dtype, -x.value if x.value < 0 else x.value)
@@ -585,6 +598,7 @@ def abs(x):  # noqa: A001
 
 
 def popcount(x):
+    """Number of set bits of an integer expression."""
     x = convert(x)
     return Call(x.dtype, "popcount", (x,))
 
@@ -600,6 +614,7 @@ def max_value(dtype):
 
 
 def infinity(dtype):
+    """Positive infinity of a float ``dtype``."""
     return const(math.inf, dtype)
 
 

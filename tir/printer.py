@@ -251,6 +251,7 @@ def _reducer_name(comb):
 
 
 def to_text(node) -> str:
+    """The text of a function, statement, expression or buffer (see the module docs)."""
     p = TIRPrinter()
     if isinstance(node, S.PrimFunc):
         p.print_func(node)

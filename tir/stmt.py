@@ -9,6 +9,8 @@ from .node import Node, ir_node
 
 
 class Stmt(Node):
+    """Base of statements."""
+
     __slots__ = ()
 
 
@@ -60,6 +62,8 @@ from .expr import BufferLoad  # noqa: E402  (after Buffer for readability)
 
 
 class ForKind(Enum):
+    """How a loop runs: in order, on CPU threads, as SIMD lanes, unrolled, or bound to a GPU index."""
+
     SERIAL = "serial"
     PARALLEL = "parallel"
     VECTORIZED = "vectorized"
