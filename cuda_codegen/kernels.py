@@ -67,6 +67,8 @@ def _schedule_gemm(s, out, acc, A, B, block, thread_tile, k_tile, double_buffer=
     s[BB].compute_at(s[acc], ko)
     s[AL].compute_at(s[acc], ki)
     s[BL].compute_at(s[acc], ki)
+    # each thread's slice of a B row is contiguous in shared memory: one float4 load
+    s[BL].vectorize(s[BL].op.axis[1])
     vec = 4 if (block * k_tile) % (4 * num_thread * num_thread) == 0 else 1
     _cooperative_fetch(s, AA, num_thread, num_thread, thread_y, thread_x, vec)
     _cooperative_fetch(s, BB, num_thread, num_thread, thread_y, thread_x, vec)

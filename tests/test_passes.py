@@ -428,3 +428,24 @@ def test_verify_double_binding_and_dtype_and_flatness():
     bad_ext = mkfunc([A], loop(i, c(8.0), BufferStore(A, c(1.0), (i, i))))
     with pytest.raises(AssertionError, match="not a scalar integer"):
         verify_well_formed(bad_ext)
+
+
+def test_vectorize_two_stores_at_disjoint_places_of_one_buffer():
+    # b[i] = a[i]; b[i + 4] = a[i + 8]  -- the two lane ranges never meet
+    A, B = buf("A", (16,)), buf("B", (8,))
+    i = v("i")
+    body = SeqStmt((BufferStore(B, A[i], (i,)), BufferStore(B, A[i + 8], (i + 4,))))
+    f = mkfunc([A, B], loop(i, 4, body, ForKind.VECTORIZED))
+    g = vectorize(f)
+    assert isinstance(g.body, SeqStmt) and all(st.indices[0].lanes == 4 for st in g.body.seq)
+    assert_same_results(f, g, RNG.random(16, dtype=np.float32), np.zeros(8, np.float32))
+
+
+def test_vectorize_refuses_overlapping_stores_of_one_buffer():
+    # b[i] = a[i]; b[i + 2] = a[i + 8]  -- lane 2 of the first meets lane 0 of the second
+    A, B = buf("A", (16,)), buf("B", (8,))
+    i = v("i")
+    body = SeqStmt((BufferStore(B, A[i], (i,)), BufferStore(B, A[i + 8], (i + 2,))))
+    f = mkfunc([A, B], loop(i, 4, body, ForKind.VECTORIZED))
+    g = vectorize(f)
+    assert g is f

@@ -210,10 +210,11 @@ class _Vectorizer(IRMutator):
         # nonzero constant stride
         if not any(isinstance(i, E.Ramp) and _is_int(i.stride) and i.stride.value != 0 for i in indices):
             raise _CannotVectorize(f"store to {s.buffer.name} does not depend on the lane")
-        prev = self.stores.get(s.buffer.data)
-        if prev is not None and not structural_equal(prev, indices):
-            raise _CannotVectorize(f"{s.buffer.name} is written at two different indices")
-        self.stores[s.buffer.data] = indices
+        prev = self.stores.setdefault(s.buffer.data, [])
+        if not any(structural_equal(p, indices) for p in prev):
+            if not all(_disjoint(p, indices) for p in prev):
+                raise _CannotVectorize(f"{s.buffer.name} is written at two overlapping places")
+            prev.append(indices)
         return S.BufferStore(s.buffer, self.bcast(value), indices)
 
     def visit_LetStmt(self, s):
@@ -236,8 +237,24 @@ class _Vectorizer(IRMutator):
         raise _CannotVectorize(f"{type(s).__name__} in a vectorized loop")
 
 
+def _disjoint(a, b) -> bool:
+    """True if the 1-D vector indices ``a`` and ``b`` can never touch the same element:
+    ramps of one constant stride whose bases differ by at least all their lanes."""
+    if len(a) != 1 or len(b) != 1 or not isinstance(a[0], E.Ramp) or not isinstance(b[0], E.Ramp):
+        return False
+    ra, rb = a[0], b[0]
+    if ra.lanes != rb.lanes or not (_is_int(ra.stride) and _is_int(rb.stride)):
+        return False
+    if ra.stride.value != rb.stride.value or ra.stride.value == 0:
+        return False
+    from ..arith import Analyzer
+    d = Analyzer().simplify(rb.base - ra.base)
+    return _is_int(d) and abs(d.value) >= ra.lanes * abs(ra.stride.value)
+
+
 class _CheckAccesses:
-    """Every access of a written buffer must use the store's index."""
+    """Every access of a written buffer must use one of the stores' indices, or touch
+    none of the elements they write (so no lane reads another lane's element)."""
 
     def __init__(self, stores):
         self.stores = stores
@@ -249,8 +266,9 @@ class _CheckAccesses:
 
         def visit(n):
             if isinstance(n, (E.BufferLoad, S.BufferStore)):
-                want = self.stores.get(n.buffer.data)
-                if want is not None and not structural_equal(want, n.indices):
+                stores = self.stores.get(n.buffer.data)
+                if stores is not None and not any(structural_equal(w, n.indices) for w in stores) \
+                        and not all(_disjoint(w, n.indices) for w in stores):
                     bad.append(n)
 
         post_order_visit(stmt, visit)
