@@ -46,7 +46,7 @@ from tecc.errors import ScheduleError, TeccError  # noqa: E402
 
 DEFAULT_SIZES = "1024,2048,4096,8192"
 DRY_RUN_SIZES = "128,256"
-DEFAULT_CONFIGS = "64x2x8,64x4x8,128x4x8,128x4x16,128x8x8"
+DEFAULT_CONFIGS = "64x2x8,64x4x8,128x4x8,128x4x16,128x8x8,64x4x8+t+d,128x4x8+t,128x4x8+t+d,128x4x16+t+d"
 #: relative error a float32 product passes with (float32 lands far below; tf32 near 3e-4)
 TOLERANCE = 1e-4
 #: the figure the benchmark is held to: best tecc SGEMM / cuBLAS at this size
@@ -58,18 +58,31 @@ FUSED_COLUMNS = ["n", "variant", "config", "rel err", "ok", "ms", "ms graph", "x
 
 
 def parse_configs(text: str) -> list:
-    """``"64x4x8,128x8x8"`` -> ``[(64, 4, 8), (128, 8, 8)]``."""
+    """``"64x4x8,128x4x8+t+d"`` -> ``[(64, 4, 8, ""), (128, 4, 8, "dt")]``.
+
+    Flags after ``+``: ``t`` keeps A's shared tile k-major (transposed, float4 reads),
+    ``d`` double-buffers the shared tiles.
+    """
     out = []
     for item in text.split(","):
-        parts = item.strip().lower().split("x")
-        if len(parts) != 3 or not all(p.isdigit() for p in parts):
-            raise SystemExit(f"--configs: {item!r} is not BLOCKxTHREAD_TILExK_TILE (e.g. 64x4x8)")
-        out.append(tuple(int(p) for p in parts))
+        head, *flags = item.strip().lower().split("+")
+        parts = head.split("x")
+        if len(parts) != 3 or not all(p.isdigit() for p in parts) or any(f not in ("t", "d") for f in flags):
+            raise SystemExit(f"--configs: {item!r} is not BLOCKxTHREAD_TILExK_TILE[+t][+d] (e.g. 64x4x8+t)")
+        out.append(tuple(int(p) for p in parts) + ("".join(sorted(set(flags))),))
     return out
 
 
 def config_name(cfg) -> str:
-    return "x".join(str(v) for v in cfg)
+    name = "x".join(str(v) for v in cfg[:3])
+    return name + "".join("+" + f for f in cfg[3]) if len(cfg) > 3 else name
+
+
+def config_kwargs(cfg) -> dict:
+    """Keyword arguments of ``kernels.sgemm`` / ``matmul_bias_relu`` for a config."""
+    block, tile, k_tile = cfg[:3]
+    flags = cfg[3] if len(cfg) > 3 else ""
+    return dict(block=block, thread_tile=tile, k_tile=k_tile, a_kmajor="t" in flags, double_buffer="d" in flags)
 
 
 class Bench:
@@ -114,10 +127,10 @@ class Bench:
     def build(self, make, n, cfg):
         """``(module, None)`` or ``(None, reason)`` for a config the schedule or the
         compiler rejects."""
-        block, tile, k_tile = cfg
         try:
-            s, args = make(n, n, n, block=block, thread_tile=tile, k_tile=k_tile)
-            return tecc.build(s, args, target=self.target, name=f"{make.__name__}_{config_name(cfg)}"), None
+            s, args = make(n, n, n, **config_kwargs(cfg))
+            name = f"{make.__name__}_{config_name(cfg)}".replace("+", "_")
+            return tecc.build(s, args, target=self.target, name=name), None
         except ScheduleError as err:  # the schedule does not fit this size: listed, not a failure
             return None, f"{type(err).__name__}: {str(err).splitlines()[0]}"
         except TeccError as err:  # a lowering or compile error is a failure
@@ -294,7 +307,7 @@ def build_parser():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", help=f"square sizes (default {DEFAULT_SIZES}; dry run {DRY_RUN_SIZES})")
     ap.add_argument("--configs", default=DEFAULT_CONFIGS,
-                    help=f"tecc schedule configs BLOCKxTHREAD_TILExK_TILE (default {DEFAULT_CONFIGS})")
+                    help=f"tecc schedule configs BLOCKxTHREAD_TILExK_TILE[+t][+d] (default {DEFAULT_CONFIGS})")
     G.add_common_args(ap, "sgemm", number=3, graph_calls=10, tol=TOLERANCE)
     ap.add_argument("--no-fused", action="store_true", help="skip matmul+bias+relu")
     return ap

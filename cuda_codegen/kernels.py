@@ -20,7 +20,7 @@ def _check_multiple(what, value, factor):
 def _cooperative_fetch(s, T, num_ty, num_tx, thread_y, thread_x, vec):
     """Spread the copy of a shared tile over the block's threads, ``vec`` elements
     (a float4 when 4) per thread and step."""
-    fused = s[T].fuse(*s[T].op.axis)
+    fused = s[T].fuse(*s[T].leaf_iter_vars)
     rest, v = s[T].split(fused, factor=vec)
     rest, tx = s[T].split(rest, factor=num_tx)
     _, ty = s[T].split(rest, factor=num_ty)
@@ -29,12 +29,17 @@ def _cooperative_fetch(s, T, num_ty, num_tx, thread_y, thread_x, vec):
     s[T].vectorize(v)
 
 
-def _schedule_gemm(s, out, acc, A, B, block, thread_tile, k_tile, double_buffer=False):
+def _schedule_gemm(s, out, acc, A, B, block, thread_tile, k_tile, double_buffer=False, AT=None):
     """The classic two-level tiling of a GEMM whose reduction stage ``acc`` (local
     scope) is computed per thread inside the output stage ``out``; with
     ``double_buffer`` the shared tiles of A and B are double-buffered across the
-    outer reduction loop."""
-    AA = s.cache_read(A, "shared", [acc])
+    outer reduction loop.  ``AT`` (a ``[K, M]`` transposing stage read by ``acc``)
+    keeps A's shared tile k-major, so a thread's rows are contiguous there."""
+    if AT is None:
+        AA = s.cache_read(A, "shared", [acc])
+    else:
+        AA = AT
+        s[AA].set_scope("shared")
     BB = s.cache_read(B, "shared", [acc])
     AL = s.cache_read(AA, "local", [acc])
     BL = s.cache_read(BB, "local", [acc])
@@ -70,6 +75,10 @@ def _schedule_gemm(s, out, acc, A, B, block, thread_tile, k_tile, double_buffer=
     # each thread's slice of a B row is contiguous in shared memory: one float4 load
     s[BL].vectorize(s[BL].op.axis[1])
     vec = 4 if (block * k_tile) % (4 * num_thread * num_thread) == 0 else 1
+    if AT is not None:
+        # fetch along k (coalesced global reads of A's rows), store transposed
+        s[AA].reorder(AA.op.axis[1], AA.op.axis[0])
+        s[AL].vectorize(s[AL].op.axis[1])
     _cooperative_fetch(s, AA, num_thread, num_thread, thread_y, thread_x, vec)
     _cooperative_fetch(s, BB, num_thread, num_thread, thread_y, thread_x, vec)
     if double_buffer:
@@ -77,18 +86,23 @@ def _schedule_gemm(s, out, acc, A, B, block, thread_tile, k_tile, double_buffer=
         s[BB].double_buffer()
 
 
-def _gemm_decl(M, N, K, block, k_tile, dtype):
+def _gemm_decl(M, N, K, block, k_tile, dtype, a_kmajor=False):
+    """A, B, C (and, with ``a_kmajor``, the transposing stage ``A.T`` that C reads)."""
     for what, v in (("M", M), ("N", N)):
         _check_multiple(what, v, block)
     _check_multiple("K", K, k_tile)
     A = te.placeholder((M, K), name="A", dtype=dtype)
     B = te.placeholder((K, N), name="B", dtype=dtype)
     k = te.reduce_axis((0, K), name="k")
+    if a_kmajor:
+        AT = te.compute((K, M), lambda kk, i: A[i, kk], name="A.T")
+        C = te.compute((M, N), lambda i, j: te.sum(AT[k, i] * B[k, j], axis=k), name="C")
+        return A, B, C, AT
     C = te.compute((M, N), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    return A, B, C
+    return A, B, C, None
 
 
-def sgemm(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32", double_buffer=False):
+def sgemm(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32", double_buffer=False, a_kmajor=False):
     """``C[M, N] = A[M, K] @ B[K, N]``: the classic two-level tiled GEMM.
 
     A block computes a ``block x block`` tile of C with ``(block / (2*thread_tile))^2``
@@ -100,11 +114,13 @@ def sgemm(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32", double_bu
     With ``double_buffer=True`` (``s[AA].double_buffer(); s[BB].double_buffer()``)
     the shared tiles get two slots: the next ``k_tile`` slice is fetched while the
     current one is multiplied, with one ``__syncthreads`` per slice instead of two.
+    With ``a_kmajor=True`` A's shared tile is stored transposed (``[k][rows]``), so
+    each thread loads its rows of A with float4 reads, as it does for B.
     """
-    A, B, C = _gemm_decl(M, N, K, block, k_tile, dtype)
+    A, B, C, AT = _gemm_decl(M, N, K, block, k_tile, dtype, a_kmajor)
     s = te.create_schedule(C.op)
     CC = s.cache_write(C, "local")
-    _schedule_gemm(s, C, CC, A, B, block, thread_tile, k_tile, double_buffer)
+    _schedule_gemm(s, C, CC, A, B, block, thread_tile, k_tile, double_buffer, AT)
     return s, [A, B, C]
 
 
@@ -301,13 +317,15 @@ def fused_elementwise(shape, num_thread=256, dtype="float32"):
     return s, [A, scale, bias, R, Out]
 
 
-def matmul_bias_relu(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32"):
-    """``relu(A @ B + bias)``: the SGEMM schedule with bias and ReLU applied as the
-    register tile is written out (one kernel, no extra pass over C)."""
-    A, B, C = _gemm_decl(M, N, K, block, k_tile, dtype)
+def matmul_bias_relu(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32", double_buffer=False,
+                     a_kmajor=False):
+    """``relu(A @ B + bias)``: the SGEMM schedule (same options as :func:`sgemm`) with
+    bias and ReLU applied as the register tile is written out (one kernel, no extra
+    pass over C)."""
+    A, B, C, AT = _gemm_decl(M, N, K, block, k_tile, dtype, a_kmajor)
     bias = te.placeholder((N,), name="bias", dtype=dtype)
     D = te.compute((M, N), lambda i, j: te.max(C[i, j] + bias[j], _op.const(0, dtype)), name="D")
     s = te.create_schedule(D.op)
     s[C].set_scope("local")
-    _schedule_gemm(s, D, C, A, B, block, thread_tile, k_tile)
+    _schedule_gemm(s, D, C, A, B, block, thread_tile, k_tile, double_buffer, AT)
     return s, [A, B, bias, D]

@@ -60,6 +60,18 @@ def test_sgemm_classic_schedule():
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
 
 
+def test_sgemm_kmajor_a_tile_double_buffered():
+    M, N, Kd = 128, 64, 32
+    s, args = K.sgemm(M, N, Kd, a_kmajor=True, double_buffer=True)
+    mod = build_all_arches(s, args)
+    src = mod.imported_modules[0].get_source()
+    # the transposed A tile and B's slice both reach registers as float4 loads
+    assert "tecc_load_aligned_float32x4(A_T +" in src and "tecc_load_aligned_float32x4(B_shared +" in src
+    a, b, c = rand(M, Kd), rand(Kd, N), np.zeros((M, N), "float32")
+    run(mod, a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
 def test_matmul_bias_relu_fused():
     M, N, Kd = 64, 64, 16
     s, args = K.matmul_bias_relu(M, N, Kd)

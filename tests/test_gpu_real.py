@@ -23,11 +23,12 @@ def _rand(cp, *shape):
     return cp.asarray(np.random.default_rng(3).standard_normal(shape).astype("float32"))
 
 
-@pytest.mark.parametrize("double_buffer", [False, True])
-def test_sgemm_sizes_on_gpu(double_buffer):
+@pytest.mark.parametrize("double_buffer,a_kmajor", [(False, False), (True, False), (True, True)])
+def test_sgemm_sizes_on_gpu(double_buffer, a_kmajor):
     cp = _cp()
     for n in (256, 512):
-        s, args = K.sgemm(n, n, n, block=64, thread_tile=4, k_tile=8, double_buffer=double_buffer)
+        s, args = K.sgemm(n, n, n, block=64, thread_tile=4, k_tile=8, double_buffer=double_buffer,
+                          a_kmajor=a_kmajor)
         mod = tecc.build(s, args, target="cuda")
         a, b = _rand(cp, n, n), _rand(cp, n, n)
         c = cp.zeros((n, n), "float32")
