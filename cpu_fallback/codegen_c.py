@@ -414,6 +414,20 @@ class CodeGenC(IRVisitor):
             "}"])
         return self.use_helper(name, text)
 
+    def _lane_loop_helper(self, name: str, params: str, lanes: int, lane_stmt: str, result=None,
+                          init: str = "") -> str:
+        """A ``static inline`` helper whose body loops ``l`` over the lanes running
+        ``lane_stmt``; with ``result`` (a vector type) it builds and returns ``r``."""
+        head = f"static inline {result or 'void'} {name}({params}) {{"
+        lines = [head]
+        if result:
+            lines.append(f"    {result} r{init};")
+        lines += [f"    for (int l = 0; l < {lanes}; ++l) {{", f"        {lane_stmt}", "    }"]
+        if result:
+            lines.append("    return r;")
+        lines.append("}")
+        return self.use_helper(name, "\n".join(lines))
+
     def _broadcast_helper(self, dtype: str) -> str:
         vt = self.type_name(dtype)
         st = self.type_name(_dt.element(dtype))
@@ -431,15 +445,8 @@ class CodeGenC(IRVisitor):
         vt = self.type_name(dtype)
         st = self.type_name(_dt.element(dtype))
         name = f"tecc_ramp_{dtype}"
-        storage_lanes = _pow2_ceil(_dt.lanes(dtype))
-        return self.use_helper(name, "\n".join([
-            f"static inline {vt} {name}({st} base, {st} stride) {{",
-            f"    {vt} r;",
-            f"    for (int l = 0; l < {storage_lanes}; ++l) {{",
-            f"        r[l] = ({st})(base + l * stride);",
-            "    }",
-            "    return r;",
-            "}"]))
+        return self._lane_loop_helper(name, f"{st} base, {st} stride", _pow2_ceil(_dt.lanes(dtype)),
+                                      f"r[l] = ({st})(base + l * stride);", result=vt)
 
     def _load_helper(self, dtype: str) -> str:
         vt = self.type_name(dtype)
@@ -460,25 +467,17 @@ class CodeGenC(IRVisitor):
         nbytes = lanes * self.element_bytes(_dt.element(dtype))
         name = f"tecc_store_{dtype}"
         if _dt.is_bool(dtype):
-            body = [f"    for (int l = 0; l < {lanes}; ++l) {{", "        p[l] = v[l] != 0;", "    }"]
-        else:
-            body = [f"    memcpy(p, &v, {nbytes});"]
+            return self._lane_loop_helper(name, f"{et}* p, {vt} v", lanes, "p[l] = v[l] != 0;")
         return self.use_helper(name, "\n".join(
-            [f"static inline void {name}({et}* p, {vt} v) {{"] + body + ["}"]))
+            [f"static inline void {name}({et}* p, {vt} v) {{", f"    memcpy(p, &v, {nbytes});", "}"]))
 
     def _gather_helper(self, dtype: str, index_dtype: str) -> str:
         vt = self.type_name(dtype)
         it = self.type_name(index_dtype)
         et = self.storage_type(_dt.element(dtype))
         name = f"tecc_gather_{dtype}_{index_dtype}"
-        return self.use_helper(name, "\n".join([
-            f"static inline {vt} {name}(const {et}* p, {it} idx) {{",
-            f"    {vt} r = {{0}};",
-            f"    for (int l = 0; l < {_dt.lanes(dtype)}; ++l) {{",
-            "        r[l] = p[idx[l]];",
-            "    }",
-            "    return r;",
-            "}"]))
+        return self._lane_loop_helper(name, f"const {et}* p, {it} idx", _dt.lanes(dtype), "r[l] = p[idx[l]];",
+                                      result=vt, init=" = {0}")
 
     def _scatter_helper(self, dtype: str, index_dtype: str) -> str:
         vt = self.type_name(dtype)
@@ -486,12 +485,7 @@ class CodeGenC(IRVisitor):
         et = self.storage_type(_dt.element(dtype))
         name = f"tecc_scatter_{dtype}_{index_dtype}"
         value = "v[l] != 0" if _dt.is_bool(dtype) else "v[l]"
-        return self.use_helper(name, "\n".join([
-            f"static inline void {name}({et}* p, {it} idx, {vt} v) {{",
-            f"    for (int l = 0; l < {_dt.lanes(dtype)}; ++l) {{",
-            f"        p[idx[l]] = {value};",
-            "    }",
-            "}"]))
+        return self._lane_loop_helper(name, f"{et}* p, {it} idx, {vt} v", _dt.lanes(dtype), f"p[idx[l]] = {value};")
 
     # ------------------------------------------------------------------------
     # function pieces (hooks)

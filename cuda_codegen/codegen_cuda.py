@@ -324,26 +324,14 @@ class CodeGenCUDA(CodeGenC):
         vt = self.type_name(dtype)
         et = self.storage_type(_dt.element(dtype))
         name = f"tecc_load_{dtype}"
-        return self.use_helper(name, "\n".join([
-            f"static inline {vt} {name}(const {et}* p) {{",
-            f"    {vt} r;",
-            f"    for (int l = 0; l < {_dt.lanes(dtype)}; ++l) {{",
-            "        r[l] = p[l];",
-            "    }",
-            "    return r;",
-            "}"]))
+        return self._lane_loop_helper(name, f"const {et}* p", _dt.lanes(dtype), "r[l] = p[l];", result=vt)
 
     def _store_helper(self, dtype: str) -> str:
         vt = self.type_name(dtype)
         et = self.storage_type(_dt.element(dtype))
         name = f"tecc_store_{dtype}"
         value = "v[l] != 0" if _dt.is_bool(dtype) else "v[l]"
-        return self.use_helper(name, "\n".join([
-            f"static inline void {name}({et}* p, {vt} v) {{",
-            f"    for (int l = 0; l < {_dt.lanes(dtype)}; ++l) {{",
-            f"        p[l] = {value};",
-            "    }",
-            "}"]))
+        return self._lane_loop_helper(name, f"{et}* p, {vt} v", _dt.lanes(dtype), f"p[l] = {value};")
 
     def _aligned_load_helper(self, dtype: str) -> str:
         vt = self.type_name(dtype)
