@@ -240,7 +240,7 @@ class CheckInterpreter(Interpreter):
                     return self._out_of_bounds(int(bad[0]), row, node, self.sim.expanded[data], write)
                 off = vals[0] * row + own
         else:
-            off = vals[0] if len(vals) == 1 else self._flat(buf, vals)
+            off = vals[0] if len(vals) == 1 else self.flat_offset(buf, vals)
             if type(off) is int:
                 if not 0 <= off < bound:
                     return self._out_of_bounds(off, bound, node, buf, write)
@@ -256,20 +256,6 @@ class CheckInterpreter(Interpreter):
             else:
                 for lane in off.reshape(-1).tolist():
                     self._race(shadow, lane, node, buf, write)
-        return off
-
-    def _flat(self, buf, vals):
-        """Row-major (or strided) offset of a multi-dimensional access."""
-        if buf.strides:
-            strides = [self.visit(x) for x in buf.strides]
-        else:
-            shape = [self.visit(x) for x in buf.shape]
-            strides = [1] * len(shape)
-            for k in range(len(shape) - 2, -1, -1):
-                strides[k] = strides[k + 1] * shape[k + 1]
-        off = self.visit(buf.elem_offset) if buf.elem_offset is not None else 0
-        for i, st in zip(vals, strides):
-            off = off + np.asarray(i, dtype=np.int64) * st
         return off
 
     def _out_of_bounds(self, index, bound, node, buf, write):

@@ -86,6 +86,10 @@ class Interpreter(IRVisitor):
         idx = [self.visit(i) for i in indices]
         if len(buf.shape) == 1 and not buf.strides and buf.elem_offset is None:
             return idx[0]
+        return self.flat_offset(buf, idx)
+
+    def flat_offset(self, buf, idx):
+        """Row-major (or strided) element offset of the evaluated indices ``idx``."""
         if buf.strides:
             strides = [self.visit(s) for s in buf.strides]
         else:
