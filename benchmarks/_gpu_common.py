@@ -465,3 +465,39 @@ def add_common_args(ap, bench: str, number: int, graph_calls: int, tol: float) -
     ap.add_argument("--flush-l2", action="store_true", help="overwrite 2x L2 before every timed run")
     ap.add_argument("--no-graph", action="store_true", help="skip the CUDA-graph timings")
     ap.add_argument("--tol", type=float, default=tol, help=f"relative error bound (default {tol:g})")
+
+
+def run_and_report(name, opts, bench, items, run_item, label, payload) -> int:
+    """The body every GPU benchmark shares: the device header, ``run_item`` for each of
+    ``items``, the tables and summary, and (with ``--out``) the result files.
+
+    ``payload(summary)`` gives the benchmark's own JSON fields; ``opts``, the timing
+    and the summary are added.  Returns the exit code (2 without a GPU unless
+    ``--dry-run``, 1 when a variant failed its correctness check).
+    """
+    import dataclasses
+    import sys
+    import warnings
+
+    if not opts.dry_run and not has_gpu():
+        print(f"{name}: no CUDA GPU here (tecc.cuda(0).exist is False); use --dry-run", file=sys.stderr)
+        return 2
+    facts = device_facts(opts.dry_run, bench.target)
+    print(facts_header(facts), flush=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # "running on the CPU emulation" in a dry run
+        for item in items:
+            run_item(item)
+            print(f"{label(item)} done", flush=True)
+    table = bench.tables()
+    summary = bench.summary() + [f"FAILED {f}" for f in bench.failures]
+    print(table)
+    print("\n".join(summary))
+    if opts.out:
+        md = table + ("\n\n" + "\n".join(f"- {s}" for s in summary) if summary else "")
+        data = {"options": vars(opts), "timing": dataclasses.asdict(bench.timing)}
+        data.update(payload(summary))
+        data["summary"] = summary
+        paths = write_results(opts.out, name.split("_", 1)[1], facts, data, md)
+        print("wrote " + ", ".join(paths))
+    return 1 if bench.failures else 0

@@ -29,11 +29,9 @@ without timings.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 import traceback
-import warnings
 
 import numpy as np
 
@@ -321,30 +319,11 @@ def main(argv=None) -> int:
     opts = build_parser().parse_args(argv)
     opts.shapes = parse_shapes(opts.shapes or (DRY_RUN_SHAPES if opts.dry_run else DEFAULT_SHAPES))
     opts.threads = G.parse_int_list(opts.threads)
-    if not opts.dry_run and not G.has_gpu():
-        print("gpu_norms: no CUDA GPU here (tecc.cuda(0).exist is False); use --dry-run", file=sys.stderr)
-        return 2
     bench = Bench(opts)
-    facts = G.device_facts(opts.dry_run, bench.target)
-    print(G.facts_header(facts), flush=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # "running on the CPU emulation" in a dry run
-        for shape in opts.shapes:
-            bench.run_shape(shape)
-            print(f"{shape[0]}x{shape[1]} done", flush=True)
-    table = bench.tables()
-    summary = bench.summary() + [f"FAILED {f}" for f in bench.failures]
-    print(table)
-    print("\n".join(summary))
-    if opts.out:
-        md = table + ("\n\n" + "\n".join(f"- {s}" for s in summary) if summary else "")
-        payload = {"options": vars(opts), "timing": dataclasses.asdict(bench.timing), "target_share": TARGET_SHARE,
-                   "copy": {f"{m}x{n}": c for (m, n), c in bench.copy.items()}, "rows": bench.rows,
-                   "summary": summary}
-        paths = G.write_results(opts.out, "norms", facts, payload, md)
-        print("wrote " + ", ".join(paths))
-    return 1 if bench.failures else 0
-
+    return G.run_and_report(
+        "gpu_norms", opts, bench, opts.shapes, bench.run_shape, lambda sh: f"{sh[0]}x{sh[1]}",
+        lambda summary: {"target_share": TARGET_SHARE, "rows": bench.rows,
+                         "copy": {f"{m}x{n}": c for (m, n), c in bench.copy.items()}})
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -27,11 +27,9 @@ them against numpy and prints the table without timings.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 import traceback
-import warnings
 
 import numpy as np
 
@@ -318,30 +316,11 @@ def main(argv=None) -> int:
     opts = build_parser().parse_args(argv)
     opts.sizes = G.parse_int_list(opts.sizes or (DRY_RUN_SIZES if opts.dry_run else DEFAULT_SIZES))
     opts.configs = parse_configs(opts.configs)
-    if not opts.dry_run and not G.has_gpu():
-        print("gpu_sgemm: no CUDA GPU here (tecc.cuda(0).exist is False); use --dry-run", file=sys.stderr)
-        return 2
     bench = Bench(opts)
-    facts = G.device_facts(opts.dry_run, bench.target)
-    print(G.facts_header(facts), flush=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # "running on the CPU emulation" in a dry run
-        for n in opts.sizes:
-            bench.run_size(n)
-            print(f"n={n} done", flush=True)
-    table = bench.tables()
-    summary = bench.summary() + [f"FAILED {f}" for f in bench.failures]
-    print(table)
-    print("\n".join(summary))
-    if opts.out:
-        md = table + ("\n\n" + "\n".join(f"- {s}" for s in summary) if summary else "")
-        payload = {"options": vars(opts), "timing": dataclasses.asdict(bench.timing),
-                   "target_ratio": {"size": TARGET_SIZE, "ratio": TARGET_RATIO},
-                   "sgemm": bench.rows, "fused": bench.fused_rows, "summary": summary}
-        paths = G.write_results(opts.out, "sgemm", facts, payload, md)
-        print("wrote " + ", ".join(paths))
-    return 1 if bench.failures else 0
-
+    return G.run_and_report(
+        "gpu_sgemm", opts, bench, opts.sizes, bench.run_size, lambda n: f"n={n}",
+        lambda summary: {"target_ratio": {"size": TARGET_SIZE, "ratio": TARGET_RATIO},
+                         "sgemm": bench.rows, "fused": bench.fused_rows})
 
 if __name__ == "__main__":
     sys.exit(main())
