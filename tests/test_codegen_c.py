@@ -1,6 +1,5 @@
 """The C backend: hand-built flattened PrimFuncs, compiled and compared with numpy."""
 import math
-import os
 
 import numpy as np
 import pytest
@@ -12,19 +11,11 @@ from tecc.runtime import KernelError
 from tecc.tir import expr as E
 from tecc.tir import stmt as S
 from tecc.tir.op import const
+from irhelpers import make_func, private_cache_dir  # noqa: F401  (an autouse fixture)
 
 ForKind = S.ForKind
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache_dir(tmp_path_factory):
-    old = os.environ.get("TECC_CACHE_DIR")
-    os.environ["TECC_CACHE_DIR"] = str(tmp_path_factory.mktemp("tecc_cache"))
-    yield
-    if old is None:
-        os.environ.pop("TECC_CACHE_DIR", None)
-    else:
-        os.environ["TECC_CACHE_DIR"] = old
 
 
 # ---------------------------------------------------------------------------
@@ -35,16 +26,6 @@ def buf(name, shape, dtype="float32"):
     return S.decl_buffer(shape, dtype, name)
 
 
-def make_func(name, args, body):
-    params, bmap = [], {}
-    for a in args:
-        if isinstance(a, S.Buffer):
-            p = E.Var(a.name, "handle")
-            params.append(p)
-            bmap[p] = a
-        else:
-            params.append(a)
-    return S.PrimFunc(tuple(params), body, bmap, {"global_symbol": name})
 
 
 def loop(var, extent, body, kind=ForKind.SERIAL):

@@ -1,6 +1,5 @@
 """GPU semantics on the CPU: hand-built kernels (per notes/GPU.md) run block by block in C
 with barriers honoured, and the checking mode (out-of-bounds accesses, shared races)."""
-import os
 
 import numpy as np
 import pytest
@@ -11,17 +10,9 @@ from tecc.errors import RuntimeArgError
 from tecc.tir import expr as E
 from tecc.tir import stmt as S
 from tecc.tir.op import const
+from irhelpers import func_params, private_cache_dir  # noqa: F401  (an autouse fixture)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache_dir(tmp_path_factory):
-    old = os.environ.get("TECC_CACHE_DIR")
-    os.environ["TECC_CACHE_DIR"] = str(tmp_path_factory.mktemp("tecc_cache"))
-    yield
-    if old is None:
-        os.environ.pop("TECC_CACHE_DIR", None)
-    else:
-        os.environ["TECC_CACHE_DIR"] = old
 
 
 # ---------------------------------------------------------------------------
@@ -50,14 +41,7 @@ def loop(var, extent, body):
 
 def kernel(name, args, body, launch):
     """A device function: ``launch`` is [(Var, extent)] with blockIdx.* first."""
-    params, bmap = [], {}
-    for a in args:
-        if isinstance(a, S.Buffer):
-            p = E.Var(a.name, "handle")
-            params.append(p)
-            bmap[p] = a
-        else:
-            params.append(a)
+    params, bmap = func_params(args)
     for var, ext in reversed(launch):
         ext = tir.convert(ext)
         iv = E.IterVar(E.Range(const(0), ext), var, E.IterVarType.THREAD_INDEX, var.name)
@@ -74,13 +58,8 @@ def launch(name, *args):
 
 def host(name, buffers, scalars, body):
     """A host function; returns (func, [handle param per buffer])."""
-    params, bmap = [], {}
-    for b in buffers:
-        p = E.Var(b.name, "handle")
-        params.append(p)
-        bmap[p] = b
-    params += scalars
-    func = S.PrimFunc(tuple(params), body(*params), bmap, {"global_symbol": name, "tecc.host": True})
+    params, bmap = func_params(list(buffers) + list(scalars))
+    func = S.PrimFunc(params, body(*params), bmap, {"global_symbol": name, "tecc.host": True})
     return func
 
 

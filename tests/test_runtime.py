@@ -15,29 +15,11 @@ from tecc.target import Target, is_cpu, is_cuda
 from tecc.tir import expr as E
 from tecc.tir import stmt as S
 from tecc.tir.op import const
+from irhelpers import make_func as _func, private_cache_dir  # noqa: F401  (an autouse fixture)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cache_dir(tmp_path_factory):
-    old = os.environ.get("TECC_CACHE_DIR")
-    os.environ["TECC_CACHE_DIR"] = str(tmp_path_factory.mktemp("tecc_cache"))
-    yield
-    if old is None:
-        os.environ.pop("TECC_CACHE_DIR", None)
-    else:
-        os.environ["TECC_CACHE_DIR"] = old
 
 
-def _func(name, args, body):
-    params, bmap = [], {}
-    for a in args:
-        if isinstance(a, S.Buffer):
-            p = E.Var(a.name, "handle")
-            params.append(p)
-            bmap[p] = a
-        else:
-            params.append(a)
-    return S.PrimFunc(tuple(params), body, bmap, {"global_symbol": name})
 
 
 @pytest.fixture(scope="module")
