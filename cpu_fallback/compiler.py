@@ -15,10 +15,10 @@ import re
 import subprocess
 import tempfile
 import threading
-from pathlib import Path
 
 from .. import config
 from ..errors import CompileError
+from ..runtime.files import atomic_write
 from ..target import Target
 
 #: flags of every compile; ``-march``/``-m...`` from the target and $TECC_CFLAGS follow.
@@ -94,7 +94,7 @@ def compile_c(source: str, target="c", name: str = "lib") -> str:
     if lib_path.exists():
         return str(lib_path)
     src_path = cache / f"{safe}_{key[:32]}.c"
-    _atomic_write(src_path, source.encode("utf-8"))
+    atomic_write(src_path, source.encode("utf-8"))
     fd, tmp = tempfile.mkstemp(prefix=lib_path.name + ".", suffix=".tmp", dir=cache)
     os.close(fd)
     cmd = list(cc) + flags + ["-o", tmp, str(src_path)] + list(LINK_FLAGS)
@@ -107,17 +107,6 @@ def compile_c(source: str, target="c", name: str = "lib") -> str:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return str(lib_path)
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 _DIAG_RE = re.compile(r":(\d+):(?:(\d+):)?\s*(fatal error|error)")

@@ -8,12 +8,11 @@ compiling the same kernel at once never read a half-written file.
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 import threading
 from pathlib import Path
 
 from .. import config
+from ..runtime.files import atomic_write
 
 _memory: dict = {}
 _lock = threading.Lock()
@@ -63,14 +62,7 @@ def store(key: str, data: bytes, suffix: str = "cubin") -> Path:
         _memory[(key, suffix)] = data
     directory = cache_directory()
     path = directory / f"{key}.{suffix}"
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    atomic_write(path, data)
     return path
 
 

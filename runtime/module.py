@@ -29,6 +29,7 @@ from .. import config
 from ..errors import RuntimeArgError, TeccError
 from ..tir import dtype as _dt
 from .device import CPU, Device
+from .files import atomic_write
 from .ndarray import NDArray
 
 _FORMAT = "tecc-module"
@@ -448,13 +449,6 @@ def load_module(path) -> Module:
     cache.mkdir(parents=True, exist_ok=True)
     lib_path = cache / f"{digest[:40]}.so"
     if not lib_path.exists():
-        fd, tmp = tempfile.mkstemp(prefix=lib_path.name + ".", suffix=".tmp", dir=cache)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, lib_path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        atomic_write(lib_path, data)
     specs = [ArgSpec.from_json(a) for a in meta["arg_specs"]]
     return Module(str(lib_path), meta["entry_name"], specs, source, meta["target"])
