@@ -169,9 +169,7 @@ class CheckInterpreter(Interpreter):
 
     def visit_Allocate(self, s):
         buf = s.buffer
-        size = 1
-        for extent in buf.shape:
-            size *= self.visit(extent)
+        size = self.allocation_size(buf)
         data = buf.data
         self.mem[data] = np.zeros(size, dtype=_np_dtype(buf.dtype))
         self.bounds[data] = size

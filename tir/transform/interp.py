@@ -269,14 +269,18 @@ class Interpreter(IRVisitor):
             raise InterpError(f"assertion failed: {s.message}")
         self.visit(s.body)
 
-    def visit_Allocate(self, s):
-        buf = s.buffer
+    def allocation_size(self, buf) -> int:
+        """Elements an Allocate of ``buf`` holds (its strides count when set)."""
+        if buf.strides and len(buf.shape) > 1:
+            return self.visit(buf.strides[0]) * self.visit(buf.shape[0])
         size = 1
         for extent in buf.shape:
             size *= self.visit(extent)
-        if buf.strides and len(buf.shape) > 1:
-            size = self.visit(buf.strides[0]) * self.visit(buf.shape[0])
-        self.mem[buf.data] = np.zeros(size, dtype=_np_dtype(buf.dtype))
+        return size
+
+    def visit_Allocate(self, s):
+        buf = s.buffer
+        self.mem[buf.data] = np.zeros(self.allocation_size(buf), dtype=_np_dtype(buf.dtype))
         self.visit(s.body)
         del self.mem[buf.data]
 
