@@ -1,4 +1,4 @@
-"""Checking mode of the GPU simulator: out-of-bounds accesses and shared-memory races.
+"""Checking mode of the GPU simulator: out-of-bounds accesses, races, uninitialized reads.
 
 A kernel split by :func:`.gpu_sim_codegen.split_kernel` is run in the reference TIR
 interpreter (:mod:`tecc.tir.transform.interp`), one block at a time, the threads of a
@@ -11,6 +11,13 @@ block phase by phase between barriers -- the same schedule as the compiled simul
   reads or writes an element another thread wrote in the same epoch, or writes an
   element another thread read in the same epoch, races: on a GPU the result depends on
   the order in which warps run.  A barrier starts a new epoch.
+* The same holds for the elements of the global buffers a kernel writes, with one more
+  rule: blocks are not ordered within a launch, so a block that reads or writes an
+  element another block wrote (or writes one another block read) races whatever the
+  barriers.  Only the interpreted blocks are compared.
+* A thread that reads an element of a shared buffer that no thread of its block has
+  written yet reads garbage (shared memory is not zeroed): an *uninitialized* read,
+  typically a cooperative fetch that does not cover the whole tile.
 
 The interpreter is slow (Python per element) but exact for the blocks it runs.
 """
@@ -24,6 +31,8 @@ import numpy as np
 from ..tir import dtype as _dt
 from ..tir.printer import to_text
 from ..tir import expr as E
+from ..tir import stmt as S
+from ..tir.functor import post_order_visit
 from ..tir.transform.interp import InterpError, Interpreter, _convert, _np_dtype
 from .gpu_sim_codegen import SimError, SimKernel, is_barrier
 
@@ -40,7 +49,7 @@ class Finding:
     Attributes
     ----------
     kind : str
-        ``"race"`` or ``"out_of_bounds"``.
+        ``"race"``, ``"out_of_bounds"`` or ``"uninitialized"``.
     buffer : str
         Name of the buffer accessed.
     index : int
@@ -75,7 +84,7 @@ class _StopCheck(Exception):
 class FindingLog:
     """Findings of one check, at most ``limit`` of each kind, one per statement."""
 
-    KINDS = ("race", "out_of_bounds")
+    KINDS = ("race", "out_of_bounds", "uninitialized")
 
     def __init__(self, limit: int = 5):
         self.limit = limit
@@ -103,16 +112,34 @@ class FindingLog:
 
 class _Shadow:
     """Per element of one shared buffer: the writer and (up to two) readers this epoch
-    (thread numbers, -1 for none).  Python lists: element access is the hot path."""
+    (thread numbers, -1 for none), and whether any thread wrote it since the block
+    began.  Python lists: element access is the hot path."""
 
     def __init__(self, size):
         self.size = size
+        self.written = bytearray(size)
         self.reset()
 
     def reset(self):
         self.writer = [-1] * self.size
         self.reader0 = [-1] * self.size
         self.reader1 = [-1] * self.size
+
+
+class _GlobalShadow:
+    """Per touched element of a global buffer the kernel writes: the last writer and
+    up to two readers, each as ``(block, thread, epoch)`` (dicts: a launch's checked
+    blocks touch a small part of a large buffer)."""
+
+    def __init__(self):
+        self.writer = {}
+        self.readers = {}
+
+
+def _unordered(rec, b, t, epoch) -> bool:
+    """True if access ``rec`` and one by thread ``t`` of block ``b`` in ``epoch`` are
+    not ordered: other block, or other thread of the block with no barrier between."""
+    return rec[0] != b or (rec[1] != t and rec[2] == epoch)
 
 
 class CheckInterpreter(Interpreter):
@@ -128,6 +155,10 @@ class CheckInterpreter(Interpreter):
         self.bounds = {}        # data Var -> number of elements
         self.rows = {}          # data Var of a per-thread copy [threads, n] -> n
         self.shadows = {}       # data Var of a shared buffer -> _Shadow
+        self.pending_uninit = {}  # (shadow, index) -> read of a never-written shared element
+        self.global_shadows = {}  # data Var of a global buffer the kernel writes -> _GlobalShadow
+        self.epoch = 0          # barriers passed so far (all checked blocks)
+        self.block_number = -1
         self.cur_tid = None
         self.block = ()
         self.out_of_bounds = False  # any out-of-bounds access, reported or not
@@ -135,8 +166,13 @@ class CheckInterpreter(Interpreter):
     # -- running ---------------------------------------------------------------
     def run_block(self, b: int) -> None:
         self.block = self.sim.block_coords(b, self.grid_dims)
+        self.block_number = b
+        self.epoch += 1
         self.env[self.sim.bid] = b
-        self.visit(self.sim.block_body)
+        try:
+            self.visit(self.sim.block_body)
+        finally:
+            self._flush_uninitialized()
 
     def thread(self):
         if self.cur_tid is None:
@@ -158,6 +194,8 @@ class CheckInterpreter(Interpreter):
         if is_barrier(s):
             for shadow in self.shadows.values():
                 shadow.reset()
+            self._flush_uninitialized()
+            self.epoch += 1
             return
         Interpreter.visit_Evaluate(self, s)
 
@@ -247,13 +285,14 @@ class CheckInterpreter(Interpreter):
                 bad = off[(off < 0) | (off >= bound)]
                 if bad.size:
                     return self._out_of_bounds(int(bad[0]), bound, node, buf, write)
-        shadow = self.shadows.get(data)
-        if shadow is not None and self.cur_tid is not None:
-            if type(off) is int:
-                self._race(shadow, off, node, buf, write)
-            else:
-                for lane in off.reshape(-1).tolist():
-                    self._race(shadow, lane, node, buf, write)
+        if self.cur_tid is None:
+            return off
+        shadow, track = self.shadows.get(data), self._race
+        if shadow is None:
+            shadow, track = self.global_shadows.get(data), self._global_race
+        if shadow is not None:
+            for lane in ((off,) if type(off) is int else off.reshape(-1).tolist()):
+                track(shadow, lane, node, buf, write)
         return off
 
     def _out_of_bounds(self, index, bound, node, buf, write):
@@ -270,6 +309,12 @@ class CheckInterpreter(Interpreter):
 
     def _race(self, shadow, i, node, buf, write):
         t = self.cur_tid
+        if write:
+            shadow.written[i] = 1
+            # written later in the same epoch by another thread: a race, reported below
+            self.pending_uninit.pop((shadow, i), None)
+        elif not shadow.written[i]:
+            self.pending_uninit.setdefault((shadow, i), (i, node, buf, self.thread()))
         writer = shadow.writer[i]
         other, what = None, None
         if writer >= 0 and writer != t:
@@ -299,9 +344,69 @@ class CheckInterpreter(Interpreter):
                              self.block, me),
                      ("race", self.sim.name, id(original)))
 
+    def _global_race(self, shadow, i, node, buf, write):
+        b, t, epoch = self.block_number, self.cur_tid, self.epoch
+        me_rec = (b, t, epoch)
+        writer = shadow.writer.get(i)
+        other, what = None, None
+        if writer is not None and _unordered(writer, b, t, epoch):
+            other, what = writer, "wrote"
+        readers = shadow.readers.get(i)
+        if write:
+            if other is None and readers:
+                other = next((r for r in readers if _unordered(r, b, t, epoch)), None)
+                what = "read"
+            shadow.writer[i] = me_rec
+        elif readers is None:
+            shadow.readers[i] = [me_rec]
+        else:
+            same = next((k for k, r in enumerate(readers) if r[0] == b and r[1] == t), None)
+            if same is not None:
+                readers[same] = me_rec      # a thread's own earlier read is ordered before
+            else:
+                if len(readers) == 2:
+                    readers.pop(0)
+                readers.append(me_rec)
+        if other is None:
+            return
+        me = self.thread()
+        them = self.sim.thread_coords(other[1], self.block_dims)
+        original = self.sim.origin.get(node, node)
+        verb = "writes" if write else "reads"
+        if other[0] != b:
+            them_block = self.sim.block_coords(other[0], self.grid_dims)
+            why = (f"which thread {them} of block {them_block} {what}; the blocks of a launch "
+                   "run in no fixed order (two blocks touch the same output: a reduction "
+                   "split across blocks, or tiles that overlap?)")
+        else:
+            why = f"which thread {them} {what} with no barrier in between"
+        msg = (f"race on global buffer '{buf.name}' in kernel '{self.sim.name}': thread {me} of "
+               f"block {self.block} {verb} {buf.name}[{i}], {why}")
+        self.log.add(Finding("race", buf.name, i, msg, to_text(original), self.sim.name,
+                             self.block, me),
+                     ("race", self.sim.name, id(original)))
+
+    def _flush_uninitialized(self):
+        """Report the reads of never-written shared elements of the epoch that ends
+        (an element another thread wrote later in the epoch is a race instead)."""
+        pending, self.pending_uninit = self.pending_uninit, {}
+        for i, node, buf, me in pending.values():
+            self._uninitialized(i, node, buf, me)
+
+    def _uninitialized(self, i, node, buf, me):
+        original = self.sim.origin.get(node, node)
+        msg = (f"uninitialized read of shared buffer '{buf.name}' in kernel '{self.sim.name}', "
+               f"block {self.block}: thread {me} reads {buf.name}[{i}], which no thread of the "
+               "block has written (shared memory starts with garbage: does the cooperative "
+               "fetch cover the whole tile?)")
+        self.log.add(Finding("uninitialized", buf.name, i, msg, to_text(original), self.sim.name,
+                             self.block, me),
+                     ("uninitialized", self.sim.name, id(original)))
+
 
 def pick_blocks(nblocks: int, max_blocks, threads_per_block: int, max_threads) -> list:
-    """Linear numbers of the blocks to check: the first and the last, then spread out."""
+    """Linear numbers of the blocks to check: the first and the last; from three on, the
+    first two (neighbours, for races between blocks), then spread out to the last."""
     k = nblocks if max_blocks is None else min(nblocks, max(1, int(max_blocks)))
     if max_threads is not None:
         k = min(k, max(1, int(max_threads) // max(1, threads_per_block)))
@@ -309,8 +414,9 @@ def pick_blocks(nblocks: int, max_blocks, threads_per_block: int, max_threads) -
         return list(range(nblocks))
     if k == 1:
         return [0]
-    picks = sorted({round(j * (nblocks - 1) / (k - 1)) for j in range(k)})
-    return picks
+    if k == 2:
+        return [0, nblocks - 1]
+    return sorted({0} | {round(1 + j * (nblocks - 2) / (k - 2)) for j in range(k - 1)})
 
 
 def check_launch(sim: SimKernel, values: list, grid_dims, block_dims, blocks,
@@ -323,6 +429,7 @@ def check_launch(sim: SimKernel, values: list, grid_dims, block_dims, blocks,
     """
     it = CheckInterpreter(sim, grid_dims, block_dims, log)
     func = sim.func
+    written = _stored_buffers(sim.block_body)
     for p, v in zip(func.params, values):
         buf = func.buffer_map.get(p)
         if buf is None:
@@ -330,6 +437,8 @@ def check_launch(sim: SimKernel, values: list, grid_dims, block_dims, blocks,
             continue
         it.env[p] = p
         it.mem[buf.data] = np.array(v, copy=True).reshape(-1)
+        if buf.data in written:
+            it.global_shadows[buf.data] = _GlobalShadow()
     for p in func.params:
         buf = func.buffer_map.get(p)
         if buf is not None:
@@ -347,3 +456,15 @@ def check_launch(sim: SimKernel, values: list, grid_dims, block_dims, blocks,
                        f"{it.block}: {err}") from None
     return it.out_of_bounds
 
+
+
+def _stored_buffers(body) -> set:
+    """data Vars of the buffers that ``body`` stores to."""
+    found = set()
+
+    def visit(node):
+        if isinstance(node, S.BufferStore):
+            found.add(node.buffer.data)
+
+    post_order_visit(body, visit)
+    return found

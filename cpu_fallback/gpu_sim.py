@@ -7,8 +7,8 @@ each block's threads run in loops split at the barriers
 (:mod:`.gpu_sim_codegen`).  Blocks are independent and run in parallel (OpenMP).
 
 :func:`check_kernels` runs the same plan in checking mode: a few blocks of every
-launch are interpreted (:mod:`.gpu_check`) to find out-of-bounds accesses and races on
-shared memory; the launch then runs in C so that later kernels see real data.
+launch are interpreted (:mod:`.gpu_check`) to find out-of-bounds accesses, races on
+shared and global memory and reads of uninitialized shared memory; the launch then runs in C so that later kernels see real data.
 
 >>> run_kernels(host, {"add_kernel0": kernel}, [a, b, c])
 >>> for f in check_kernels(host, kernels, [a, b, c]):
@@ -325,17 +325,19 @@ def run_kernels(host_func: S.PrimFunc, kernels: dict, args: list) -> None:
 
 
 def check_kernels(host_func: S.PrimFunc, kernels: dict, args: list, max_threads_checked=None,
-                  max_blocks: int = 2, max_findings: int = 5) -> list:
-    """Run a host plan in checking mode: find out-of-bounds accesses and shared races.
+                  max_blocks: int = 3, max_findings: int = 5) -> list:
+    """Run a host plan in checking mode: out-of-bounds accesses, races, uninitialized reads.
 
-    Every launch interprets a few of its blocks (the first and the last, then spread
-    out) on copies of the arrays, with every access bounds-checked and every shared
-    element's readers and writers tracked between barriers.  The whole launch then
+    Every launch interprets a few of its blocks (the first two, then spread out to the
+    last) on copies of the arrays, with every access bounds-checked, the readers and
+    writers of every element of shared memory and of the global buffers the kernel
+    writes tracked between barriers and across blocks, and reads of shared elements
+    that no thread wrote reported.  The whole launch then
     runs through the compiled simulator (so later kernels see real data) unless an
     out-of-bounds access was found; then it is skipped.  Blocks that were not
     interpreted are not checked: an out-of-bounds access only they make still reaches
-    the C run (as it would reach the GPU).  Races are found per block, on shared
-    memory; races on global memory between threads or blocks are not tracked.
+    the C run (as it would reach the GPU).  Races between blocks are found only among
+    the interpreted ones; races between launches cannot happen (launches are ordered).
 
     Parameters
     ----------

@@ -254,6 +254,36 @@ class CUDAModule(Module):
                 raise RuntimeArgError(f"{self.entry_name}: a GPU array was passed but there is no GPU")
         gpu_sim.run_kernels(self.host_func, {k.name: k for k in self.kernels}, args)
 
+    # checking mode -------------------------------------------------------------------------
+    def check(self, *args, max_blocks: int = 3, max_threads: int = None, max_findings: int = 5):
+        """Run the module in checking mode on copies of ``args``; return the findings.
+
+        Every launch interprets a few of its blocks (``max_blocks``: the first two, then
+        spread out to the last; None for all) with CUDA semantics and reports
+        out-of-bounds accesses, races on shared and on global memory (between threads
+        with no barrier in between, and between blocks), and reads of shared memory no
+        thread wrote -- each :class:`~tecc.cpu_fallback.gpu_check.Finding` names the
+        kernel, block, thread, buffer, index and the TIR statement.  It runs on the CPU
+        (with or without a GPU) and leaves ``args`` untouched; interpreting is slow, so
+        check on small shapes.
+
+        >>> for finding in mod.check(a, b, c):
+        ...     print(finding)
+        """
+        from ..cpu_fallback.gpu_sim import check_kernels
+
+        (arrays, values), _keep = self._prepare(args)
+        host_args = []
+        for a in self._host_args(arrays, values):
+            if isinstance(a, np.ndarray):
+                a = a.copy()
+            elif hasattr(a, "shape"):   # a cupy array: its data, on the host
+                a = a.get()
+            host_args.append(a)
+        return check_kernels(self.host_func, {k.name: k for k in self.kernels}, host_args,
+                             max_threads_checked=max_threads, max_blocks=max_blocks,
+                             max_findings=max_findings)
+
     # execution on a GPU ---------------------------------------------------------------------
     def _load(self):
         """Load the cubin once (needs the driver) and return cupy's module."""

@@ -1,6 +1,5 @@
 """CUDA modules: argument checking, the CPU emulation path (no GPU), export/load, and
 (marked ``gpu``) real launches."""
-import importlib
 import warnings
 
 import numpy as np
@@ -18,14 +17,6 @@ from tecc.tir import stmt as S
 from tecc.tir.op import const
 from tecc.tir.structural import assert_structural_equal
 
-try:
-    importlib.import_module("tecc.cpu_fallback.gpu_sim")
-    HAVE_SIM = True
-except ImportError:  # pragma: no cover - the emulator is written concurrently
-    HAVE_SIM = False
-
-needs_sim = pytest.mark.skipif(not HAVE_SIM, reason="tecc.cpu_fallback.gpu_sim (the CPU emulation) "
-                               "is not importable yet")
 on_cpu = pytest.mark.skipif(tecc.cuda(0).exist, reason="checks the no-GPU path")
 
 TARGET = "cuda -arch=sm_90"
@@ -74,8 +65,9 @@ def launch(name, *args):
     return S.Evaluate(E.Call("int32", "tecc.launch", (E.StringImm(name),) + tuple(args)))
 
 
-def add_module(target=TARGET):
-    """C = A + B over (n, 4) float32 arrays, 64 threads per block, symbolic n."""
+def add_module(target=TARGET, guard=True):
+    """C = A + B over (n, 4) float32 arrays, 64 threads per block, symbolic n (without
+    ``guard``, the threads past the end access out of bounds)."""
     n = E.Var("n", "int32")
     kn = E.Var("n", "int32")
     size = kn * 4
@@ -83,8 +75,10 @@ def add_module(target=TARGET):
     bx, at_bx = thread("blockIdx.x", (size + 63) // 64)
     tx, at_tx = thread("threadIdx.x", 64)
     i = bx * 64 + tx
-    body = at_bx(at_tx(S.IfThenElse(E.Call("bool", "likely", (i < size,)),
-                                    S.BufferStore(C, A[i] + B[i], (i,)))))
+    store = S.BufferStore(C, A[i] + B[i], (i,))
+    if guard:
+        store = S.IfThenElse(E.Call("bool", "likely", (i < size,)), store)
+    body = at_bx(at_tx(store))
     k = kernel("add_kernel0", [A, B, C], [kn], body,
                {"blockIdx.x": (size + 63) // 64, "threadIdx.x": const(64)})
     hb = [S.decl_buffer((n, 4), "float32", x) for x in "ABC"]
@@ -116,6 +110,16 @@ def two_kernel_module():
     h = host("scale_inc", [S.decl_buffer((16, 16), "float32", "A"), S.decl_buffer((16, 16), "float32", "C")],
              [], body)
     return build_cuda([h, k1, k2], TARGET)
+
+
+def assert_runs_scale_inc(mod):
+    """Run a :func:`two_kernel_module` (or its reloaded copy) and check C = A * 2 + 1."""
+    a = rand(16, 16)
+    c = np.zeros((16, 16), np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mod(a, c)
+    np.testing.assert_allclose(c, a * 2 + 1, rtol=1e-6)
 
 
 def rand(*shape, seed=0):
@@ -201,13 +205,7 @@ def test_export_and_load_round_trip(tmp_path, monkeypatch):
     assert [s.to_json() for s in loaded.arg_specs] == [s.to_json() for s in mod.arg_specs]
     assert loaded.metadata() == mod.metadata()
     assert_structural_equal(loaded.host_func, mod.host_func)
-    if HAVE_SIM or tecc.cuda(0).exist:
-        a = rand(16, 16)
-        c = np.zeros((16, 16), np.float32)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            loaded(a, c)
-        np.testing.assert_allclose(c, a * 2 + 1, rtol=1e-6)
+    assert_runs_scale_inc(loaded)
 
 
 # ---------------------------------------------------------------------------
@@ -215,7 +213,6 @@ def test_export_and_load_round_trip(tmp_path, monkeypatch):
 # ---------------------------------------------------------------------------
 
 @on_cpu
-@needs_sim
 def test_runs_on_cpu_emulation_with_one_warning(monkeypatch):
     monkeypatch.setattr(cuda_module, "_warned_emulation", False)
     mod = add_module()
@@ -232,15 +229,23 @@ def test_runs_on_cpu_emulation_with_one_warning(monkeypatch):
 
 
 @on_cpu
-@needs_sim
 def test_workspace_plan_on_cpu_emulation():
-    mod = two_kernel_module()
-    a = rand(16, 16)
-    c = np.zeros((16, 16), np.float32)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        mod(a, c)
-    np.testing.assert_allclose(c, a * 2 + 1, rtol=1e-6)
+    assert_runs_scale_inc(two_kernel_module())
+
+
+def test_check_mode_reports_out_of_bounds_and_leaves_arguments_alone():
+    a, b = rand(10, 4), rand(10, 4, seed=1)
+    c = np.zeros((10, 4), np.float32)
+    assert add_module().check(a, b, c) == []
+    findings = add_module(guard=False).check(a, b, c, max_blocks=None)
+    assert {(f.kind, f.buffer) for f in findings} == {("out_of_bounds", "A"), ("out_of_bounds", "B"),
+                                                      ("out_of_bounds", "C")}
+    oob = next(f for f in findings if f.buffer == "C")
+    assert oob.kernel == "add_kernel0" and oob.index == 40 and oob.thread == (40, 0, 0)
+    assert "[0, 40)" in oob.message
+    assert not c.any()  # checking works on copies
+    with pytest.raises(RuntimeArgError, match="must have dtype float32"):
+        add_module().check(a, b, np.zeros((10, 4), np.float64))
 
 
 @on_cpu
@@ -256,7 +261,6 @@ def test_require_gpu_switch(monkeypatch):
 
 
 @on_cpu
-@needs_sim
 def test_time_evaluator_on_cpu_emulation():
     mod = add_module()
     a = rand(8, 4)

@@ -26,6 +26,13 @@ def build_all_arches(s, args):
 
 
 def run(mod, *arrays):
+    """Check the module (no race, out-of-bounds or uninitialized read in the first
+    blocks, its arguments untouched), then run it."""
+    before = [a.copy() for a in arrays]
+    findings = mod.check(*arrays)
+    assert findings == [], "\n".join(str(f) for f in findings)
+    for a, b in zip(arrays, before):
+        np.testing.assert_array_equal(a, b)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         mod(*arrays)

@@ -273,6 +273,92 @@ def test_out_of_bounds_in_per_thread_local_buffer():
 
 
 # ---------------------------------------------------------------------------
+# races on global memory and uninitialized shared reads
+# ---------------------------------------------------------------------------
+
+def copy_into(name, blocks, out_size, out_index):
+    """out[out_index(bx, tx)] = A[bx * 32 + tx] over ``blocks`` blocks of 32 threads:
+    the findings of checking it."""
+    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    A, out = buf1d("A", blocks * 32), buf1d("out", out_size)
+    k = kernel(name, [A, out], store(out, A[bx * 32 + tx], out_index(bx, tx)), [(bx, blocks), (tx, 32)])
+    h, ks = single_launch(name, k, [buf1d("A", blocks * 32), buf1d("out", out_size)])
+    return check_kernels(h, ks, [rand(blocks * 32), np.zeros(out_size, "float32")])
+
+
+def test_blocks_writing_the_same_output_race():
+    # a reduction split across blocks with a plain store: each block overwrites out[tx]
+    findings = copy_into("split_sum_kernel0", 4, 32, lambda bx, tx: tx)
+    assert [(f.kind, f.buffer) for f in findings] == [("race", "out")]
+    f = findings[0]
+    assert f.block == (1, 0, 0) and f.thread == (0, 0, 0) and f.index == 0
+    assert "global buffer 'out'" in f.message and "block (0, 0, 0)" in f.message
+    assert "no fixed order" in f.message and f.statement.startswith("out[threadIdx.x]")
+
+
+def test_threads_of_a_block_writing_one_global_element_race():
+    # every thread stores its own value to out[blockIdx.x]: which one lands is undefined
+    findings = copy_into("last_wins_kernel0", 2, 2, lambda bx, tx: bx)
+    assert [(f.kind, f.buffer, f.thread) for f in findings] == [("race", "out", (1, 0, 0))]
+    assert "thread (0, 0, 0) wrote with no barrier in between" in findings[0].message
+
+
+def test_global_write_then_read_by_other_thread_needs_a_barrier():
+    # each thread writes B[i], then reads its mirror's B[31 - i]: a race without a
+    # barrier, ordered with one (a barrier orders global memory within a block)
+    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+
+    def plan(with_barrier):
+        A, B, C = buf1d("A", 64), buf1d("B", 64), buf1d("C", 64)
+        i = bx * 32 + tx
+        stmts = [store(B, A[i] * 2.0, i)] + ([sync()] if with_barrier else [])
+        stmts.append(store(C, B[bx * 32 + (31 - tx)], i))
+        k = kernel("pair_kernel0", [A, B, C], S.seq(*stmts), [(bx, 2), (tx, 32)])
+        return single_launch("pair_kernel0", k, [buf1d(n, 64) for n in "ABC"])
+
+    a = rand(64)
+    h, ks = plan(True)
+    c = np.zeros(64, "float32")
+    assert check_kernels(h, ks, [a, np.zeros(64, "float32"), c]) == []
+    np.testing.assert_allclose(c, (2 * a).reshape(-1, 32)[:, ::-1].reshape(-1))
+    h, ks = plan(False)
+    findings = check_kernels(h, ks, [a, np.zeros(64, "float32"), np.zeros(64, "float32")])
+    assert {(f.kind, f.buffer) for f in findings} == {("race", "B")}
+
+
+def test_read_only_and_disjoint_global_accesses_are_not_races():
+    # every block reads all of A (shared input) and writes its own slice of C
+    bx, tx, j = ivar("blockIdx.x"), ivar("threadIdx.x"), E.Var("j")
+    A, C = buf1d("A", 16), buf1d("C", 4 * 16)
+    acc = buf1d("acc", 1, scope="local")
+    body = S.Allocate(acc, S.seq(store(acc, 0.0, 0),
+                                 loop(j, 16, store(acc, acc[0] + A[j], 0)),
+                                 store(C, acc[0] + A[tx], bx * 16 + tx)))
+    k = kernel("bcast_kernel0", [A, C], body, [(bx, 4), (tx, 16)])
+    h, ks = single_launch("bcast_kernel0", k, [buf1d("A", 16), buf1d("C", 64)])
+    a = rand(16)
+    c = np.zeros(64, "float32")
+    assert check_kernels(h, ks, [a, c], max_blocks=None) == []
+    np.testing.assert_allclose(c, np.tile(a.sum() + a, 4), rtol=1e-5)
+
+
+def test_fetch_that_misses_part_of_the_tile_reads_uninitialized_shared_memory():
+    # 32 threads fetch a 64-element tile with one load each: the upper half is garbage
+    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    A, B = buf1d("A", 128), buf1d("B", 64)
+    sh = buf1d("tile", 64, scope="shared")
+    body = S.Allocate(sh, S.seq(store(sh, A[bx * 64 + tx], tx), sync(),
+                                store(B, sh[2 * tx] + sh[2 * tx + 1], bx * 32 + tx)))
+    k = kernel("pairsum_kernel0", [A, B], body, [(bx, 2), (tx, 32)])
+    h, ks = single_launch("pairsum_kernel0", k, [buf1d("A", 128), buf1d("B", 64)])
+    findings = check_kernels(h, ks, [rand(128), np.zeros(64, "float32")])
+    assert {(f.kind, f.buffer) for f in findings} == {("uninitialized", "tile")}
+    first = min(findings, key=lambda f: f.index)
+    assert first.index == 32 and first.thread == (16, 0, 0)
+    assert "no thread of the block has written" in first.message
+
+
+# ---------------------------------------------------------------------------
 # undefined behaviour refused before running
 # ---------------------------------------------------------------------------
 
