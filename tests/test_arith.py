@@ -13,7 +13,7 @@ from tecc.tir.arith import (
     NEG_INF, POS_INF, Analyzer, ConstIntBound, EvalError, IntervalSet, all_rule_tables, eval_set,
     evaluate,
 )
-from tecc.tir.op import max as tmax, min as tmin, truncdiv, truncmod
+from tecc.tir.op import floordiv, max as tmax, min as tmin, truncdiv, truncmod
 
 
 def R(lo, extent):
@@ -327,6 +327,17 @@ def test_random_under_constraint(cond, e, seed):
     with ana.constraint_scope(cond):
         got = ana.simplify(e)
     check_same(e, got, _W64, random.Random(seed), count=60, cond=cond)
+
+
+def test_division_under_contradictory_constraint():
+    # z is bound to [0, 3]; under z < 0 its interval is empty (the code cannot run), so
+    # a division by z + 1 has no usable divisor bound -- simplifying must not divide by 0
+    W = _W64
+    ana = W.analyzer()
+    e = W.x < floordiv(W.x, W.z + 1)
+    with ana.constraint_scope(W.z < 0):
+        ana.simplify(e)
+        ana.simplify(truncdiv(W.y, W.z + 1) + 1)
 
 
 def _random_int_expr(W, rng, depth):

@@ -83,8 +83,11 @@ def _truncdiv(x, y):
 
 
 def div_bound(a, b, fn):
-    """Bound of ``fn(a, b)`` for a divisor bound not containing 0 (monotone in each
-    argument, so the corners give the extremes)."""
+    """Bound of ``fn(a, b)`` (monotone in each argument where the divisor keeps its
+    sign, so the corners give the extremes); None if the divisor's bound holds 0, or
+    is empty (contradictory constraints: code that cannot run)."""
+    if not (0 < b[0] <= b[1] or b[0] <= b[1] < 0):
+        return None
     c = (fn(a[0], b[0]), fn(a[0], b[1]), fn(a[1], b[0]), fn(a[1], b[1]))
     return (min(c), max(c))
 
@@ -170,18 +173,12 @@ class BoundAnalysis:
         return mul_bound(self.bound(e.a), self.bound(e.b))
 
     def _floordiv(self, e):
-        b = self.bound(e.b)
-        if b[0] > 0 or b[1] < 0:
-            return div_bound(self.bound(e.a), b, _floordiv)
-        return None
+        return div_bound(self.bound(e.a), self.bound(e.b), _floordiv)
 
     def _div(self, e):
         if not _dt.is_integer(e.dtype):
             return None
-        b = self.bound(e.b)
-        if b[0] > 0 or b[1] < 0:
-            return div_bound(self.bound(e.a), b, _truncdiv)
-        return None
+        return div_bound(self.bound(e.a), self.bound(e.b), _truncdiv)
 
     def _floormod(self, e):
         return floormod_bound(self.bound(e.a), self.bound(e.b))
