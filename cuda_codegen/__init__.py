@@ -8,11 +8,13 @@ from ..target import Target
 from ..tir import stmt as S
 from .codegen_cuda import CodeGenCUDA, generate_cuda
 from .nvrtc import (
-    compile_cuda, cuda_include_dirs, detect_arch, format_nvrtc_error, get_ptx, nvrtc_version, resolve_arch,
+    KernelResources, compile_cuda, compile_cuda_resources, cuda_include_dirs, detect_arch, format_nvrtc_error,
+    get_ptx, nvrtc_version, parse_ptxas_log, resolve_arch,
 )
 
 __all__ = [
-    "CodeGenCUDA", "generate_cuda", "compile_cuda", "cuda_include_dirs", "detect_arch",
+    "CodeGenCUDA", "generate_cuda", "compile_cuda", "compile_cuda_resources", "KernelResources",
+    "parse_ptxas_log", "cuda_include_dirs", "detect_arch",
     "format_nvrtc_error", "get_ptx", "nvrtc_version", "resolve_arch", "build_cuda",
 ]
 
@@ -65,5 +67,5 @@ def build_cuda(mod, target="cuda"):
         verify_gpu(k, **gpu_limits(arch).verify_kwargs())
     gen = CodeGenCUDA()
     source = gen.generate(kernels)
-    cubin = compile_cuda(source, arch)
-    return CUDAModule(hosts[0], kernels, source, cubin, arch, str(tgt), gen.kernel_info)
+    cubin, resources = compile_cuda_resources(source, arch)
+    return CUDAModule(hosts[0], kernels, source, cubin, arch, str(tgt), gen.kernel_info, resources)

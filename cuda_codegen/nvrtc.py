@@ -5,6 +5,12 @@ and no driver, so tecc cross-compiles for any ``sm_XX`` anywhere.  A cubin is bu
 for the exact architecture: PTX from a newer NVRTC may not load on an older driver.
 
 >>> cubin = compile_cuda(source, arch="sm_90")      # bytes, starts with b"\\x7fELF"
+>>> cubin, res = compile_cuda_resources(source, "sm_90")
+>>> res["default_function_kernel0"].registers       # ptxas's report, per kernel
+
+Every cubin is built with ``--ptxas-options=-v``: ptxas reports, per kernel, the
+registers, spill bytes, stack frame and static shared memory it settled on, with no
+GPU needed (:class:`KernelResources`).
 
 Half-precision headers (``cuda_fp16.h``, ``cuda_bf16.h``) are not built into NVRTC;
 they come from the ``nvidia-cuda-runtime`` pip package (or a CUDA toolkit under
@@ -12,6 +18,7 @@ they come from the ``nvidia-cuda-runtime`` pip package (or a CUDA toolkit under
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import re
@@ -23,6 +30,8 @@ from . import cache as _cache
 
 #: options of every compile (``--use_fast_math`` is not among them: precise math)
 BASE_OPTIONS = ("--std=c++17",)
+#: added to every cubin compile: ptxas's resource report (see :class:`KernelResources`)
+PTXAS_VERBOSE = "--ptxas-options=-v"
 
 _ARCH_RE = re.compile(r"^sm_(\d+)([af]?)$")
 
@@ -120,7 +129,75 @@ def compile_options(source: str, arch: str, options=()) -> list:
     return opts
 
 
+@dataclasses.dataclass(frozen=True)
+class KernelResources:
+    """What ptxas settled on for one kernel (``--ptxas-options=-v``).
+
+    ``registers`` per thread; ``spill_store_bytes``/``spill_load_bytes``: register
+    spills to local memory (non-zero means the kernel holds more live values than fit
+    the registers it may use -- usually a thread tile too large for its block size);
+    ``stack_bytes``: the stack frame (local arrays that could not become registers,
+    and spills); ``static_shared_bytes``: ``__shared__`` arrays (dynamic shared memory
+    is not included); ``barriers``: named barriers used.
+    """
+
+    registers: int = 0
+    spill_store_bytes: int = 0
+    spill_load_bytes: int = 0
+    stack_bytes: int = 0
+    static_shared_bytes: int = 0
+    barriers: int = 0
+
+    @property
+    def spills(self) -> bool:
+        return bool(self.spill_store_bytes or self.spill_load_bytes)
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> "KernelResources":
+        return cls(**{f.name: int(d.get(f.name, 0)) for f in dataclasses.fields(cls)})
+
+
+_ENTRY_RE = re.compile(r"Compiling entry function '([^']+)'")
+_PROPS_RE = re.compile(r"Function properties for ([^\s:]+)")
+_FIELD_RES = {
+    "stack_bytes": re.compile(r"(\d+) bytes stack frame"),
+    "spill_store_bytes": re.compile(r"(\d+) bytes spill stores"),
+    "spill_load_bytes": re.compile(r"(\d+) bytes spill loads"),
+    "registers": re.compile(r"Used (\d+) registers"),
+    "barriers": re.compile(r"used (\d+) barriers"),
+    "static_shared_bytes": re.compile(r"(\d+) bytes smem"),
+}
+
+
+def parse_ptxas_log(log: str) -> dict:
+    """``{kernel name: KernelResources}`` from the ``ptxas info`` lines of a
+    ``--ptxas-options=-v`` compile (lines about non-entry functions are skipped)."""
+    found = {}
+    current = None      # the entry function the following lines describe
+    for line in log.splitlines():
+        m = _ENTRY_RE.search(line)
+        if m:
+            current = m.group(1)
+            found[current] = {}
+            continue
+        m = _PROPS_RE.search(line)
+        if m:
+            current = m.group(1) if m.group(1) in found else None
+            continue
+        if current is None:
+            continue
+        for field, rx in _FIELD_RES.items():
+            m = rx.search(line)
+            if m:
+                found[current][field] = int(m.group(1))
+    return {name: KernelResources.from_json(fields) for name, fields in found.items()}
+
+
 def _compile(source: str, opts: list, name: str, want: str):
+    """``(cubin bytes or PTX text, NVRTC's log)``."""
     nvrtc = _nvrtc()
     prog = nvrtc.createProgram(source, name, [], [])
     try:
@@ -129,10 +206,11 @@ def _compile(source: str, opts: list, name: str, want: str):
         except nvrtc.NVRTCError:
             log = nvrtc.getProgramLog(prog)
             raise CompileError(format_nvrtc_error(source, log, name, opts)) from None
+        log = nvrtc.getProgramLog(prog) or ""
         if want == "cubin":
-            return bytes(nvrtc.getCUBIN(prog))
+            return bytes(nvrtc.getCUBIN(prog)), log
         ptx = nvrtc.getPTX(prog)
-        return ptx.decode("utf-8") if isinstance(ptx, bytes) else ptx
+        return (ptx.decode("utf-8") if isinstance(ptx, bytes) else ptx), log
     finally:
         nvrtc.destroyProgram(prog)
 
@@ -164,22 +242,34 @@ def compile_cuda(source: str, arch: str = "sm_90", options=(), name: str = "tecc
     CompileError
         With NVRTC's log and the offending source lines.
     """
+    return compile_cuda_resources(source, arch, options, name, use_cache)[0]
+
+
+def compile_cuda_resources(source: str, arch: str = "sm_90", options=(), name: str = "tecc_kernels.cu",
+                           use_cache: bool = True):
+    """:func:`compile_cuda`, and ptxas's report: ``(cubin, {kernel: KernelResources})``.
+
+    The report is cached with the cubin (the log is kept beside it on disk)."""
     opts = compile_options(source, arch, options)
+    if PTXAS_VERBOSE not in opts:
+        opts.append(PTXAS_VERBOSE)
     key = _cache.cache_key(source, arch, opts, nvrtc_version())
     if use_cache:
         cubin = _cache.lookup(key, "cubin")
-        if cubin is not None:
-            return cubin
-    cubin = _compile(source, opts, name, "cubin")
+        log = None if cubin is None else _cache.lookup(key, "ptxas.log")
+        if log is not None:
+            return cubin, parse_ptxas_log(log.decode("utf-8", "replace"))
+    cubin, log = _compile(source, opts, name, "cubin")
     if use_cache:
+        _cache.store(key, log.encode("utf-8"), "ptxas.log")
         _cache.store(key, cubin, "cubin")
-    return cubin
+    return cubin, parse_ptxas_log(log)
 
 
 def get_ptx(source: str, arch: str = "sm_90", options=(), name: str = "tecc_kernels.cu") -> str:
     """The PTX of ``source`` for ``arch`` (for reading; tecc loads cubins)."""
     opts = compile_options(source, arch, options)
-    return _compile(source, opts, name, "ptx")
+    return _compile(source, opts, name, "ptx")[0]
 
 
 _DIAG_RE = re.compile(r"\((\d+)\): (?:catastrophic )?error")

@@ -32,6 +32,7 @@ import zipfile
 import numpy as np
 
 from .. import config
+from ..cuda_codegen.nvrtc import KernelResources
 from ..errors import RuntimeArgError, TeccError
 from ..tir import dtype as _dt
 from ..tir import expr as E
@@ -139,6 +140,10 @@ class CUDAModule(Module):
     printed : dict, optional
         Kernel name -> ``CodeGenCUDA.kernel_info`` entry (dynamic shared memory and
         parameter alignment).
+    resources : dict, optional
+        Kernel name -> :class:`~tecc.cuda_codegen.nvrtc.KernelResources`, ptxas's
+        report for ``arch`` (registers, spills, stack, static shared memory); kept as
+        ``kernel_resources`` and in exported files.
     """
 
     DEVICE_TYPE = CUDA
@@ -147,7 +152,7 @@ class CUDAModule(Module):
     type_key = "cuda"
 
     def __init__(self, host_func: S.PrimFunc, kernels, source: str, cubin: bytes, arch: str,
-                 target: str, printed: dict | None = None):
+                 target: str, printed: dict | None = None, resources: dict | None = None):
         from ..cpu_fallback import arg_specs_of
 
         # no C library: Module.__init__ is not called; the checking code is shared
@@ -160,6 +165,8 @@ class CUDAModule(Module):
         self.target = str(target)
         printed = printed or {}
         self.kernel_infos = {k.name: KernelInfo.of(k, printed.get(k.name)) for k in self.kernels}
+        #: kernel name -> KernelResources (ptxas, for ``arch``); empty if not known
+        self.kernel_resources = dict(resources or {})
         self.arg_specs = _mark_written(arg_specs_of(host_func), host_func, self.kernels)
         self.source = to_text(host_func)
         self.imported_modules = [CUDASourceModule(source, self.cubin, arch)]
@@ -494,7 +501,8 @@ class CUDAModule(Module):
                 "arg_specs": [a.to_json() for a in self.arg_specs],
                 "kernels": {name: {"dynamic_shared_bytes": info.dynamic_shared_bytes,
                                    "param_align": {str(k): v for k, v in info.param_align.items()}}
-                            for name, info in self.kernel_infos.items()}}
+                            for name, info in self.kernel_infos.items()},
+                "resources": {name: r.to_json() for name, r in self.kernel_resources.items()}}
 
     def export_library(self, path, *_unused_args, **_unused_kwargs) -> None:
         """Write the module to ONE file at ``path`` (a zip: ``metadata.json``,
@@ -534,7 +542,8 @@ def load_cuda_module(entries: dict, meta: dict, path: str = "") -> CUDAModule:
     host, kernels = funcs[0], funcs[1:]
     printed = {name: {"dynamic_shared_bytes": k["dynamic_shared_bytes"], "param_align": k["param_align"]}
                for name, k in meta.get("kernels", {}).items()}
-    return CUDAModule(host, kernels, source, cubin, meta["arch"], meta["target"], printed)
+    resources = {name: KernelResources.from_json(r) for name, r in meta.get("resources", {}).items()}
+    return CUDAModule(host, kernels, source, cubin, meta["arch"], meta["target"], printed, resources)
 
 
 # ---------------------------------------------------------------------------------------------

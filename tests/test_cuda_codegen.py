@@ -370,10 +370,11 @@ def test_cache_hits_in_memory_and_on_disk(monkeypatch, tmp_path):
 
     monkeypatch.setattr(nvrtc, "_compile", fail)
     assert compile_cuda(src, "sm_90") == first
-    assert cache.stats["memory_hits"] == 1
+    assert cache.stats["memory_hits"] == 2      # the cubin and ptxas's report
     cache.clear_memory()
-    assert compile_cuda(src, "sm_90") == first
-    assert cache.stats["disk_hits"] == 1
+    cubin, resources = nvrtc.compile_cuda_resources(src, "sm_90")
+    assert cubin == first and cache.stats["disk_hits"] == 2
+    assert resources["vadd"].registers > 0      # the report survives the disk cache
     # another arch or option is another key
     with pytest.raises(AssertionError, match="must not run"):
         compile_cuda(src, "sm_80")
@@ -417,3 +418,39 @@ def test_missing_headers_are_explained(monkeypatch):
 def test_include_dir_found():
     dirs = nvrtc.cuda_include_dirs()
     assert dirs and all(os.path.isfile(os.path.join(d, "cuda_fp16.h")) for d in dirs)
+
+
+PTXAS_LOG = """\
+ptxas info    : 0 bytes gmem
+ptxas info    : Function properties for helper_fn
+ptxas         .     16 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads
+ptxas info    : Compiling entry function 'k_small' for 'sm_80'
+ptxas info    : Function properties for k_small
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 12 registers, 380 bytes cmem[0]
+ptxas info    : Compiling entry function 'k_big' for 'sm_80'
+ptxas info    : Function properties for k_big
+ptxas         .     1112 bytes stack frame, 2588 bytes spill stores, 2496 bytes spill loads
+ptxas info    : Used 255 registers, used 1 barriers, 1112 bytes cumulative stack size, 8192 bytes smem
+ptxas info    : Compile time = 3.1 ms
+"""
+
+
+def test_ptxas_report_is_parsed_per_entry_function():
+    res = nvrtc.parse_ptxas_log(PTXAS_LOG)
+    assert set(res) == {"k_small", "k_big"}          # the non-entry helper is not a kernel
+    assert res["k_small"] == nvrtc.KernelResources(registers=12)
+    assert not res["k_small"].spills
+    big = res["k_big"]
+    assert (big.registers, big.spill_store_bytes, big.spill_load_bytes, big.stack_bytes,
+            big.static_shared_bytes, big.barriers) == (255, 2588, 2496, 1112, 8192, 1)
+    assert big.spills
+    assert nvrtc.KernelResources.from_json(big.to_json()) == big
+
+
+def test_built_module_carries_ptxas_report():
+    src = generate_cuda([vadd_kernel()])
+    for arch in ("sm_80", "sm_90"):
+        cubin, res = nvrtc.compile_cuda_resources(src, arch)
+        assert list(res) == ["vadd"]
+        assert 0 < res["vadd"].registers <= 255 and not res["vadd"].spills

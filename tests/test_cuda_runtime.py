@@ -204,6 +204,8 @@ def test_export_and_load_round_trip(tmp_path, monkeypatch):
     assert loaded.get_source() == mod.get_source()
     assert [s.to_json() for s in loaded.arg_specs] == [s.to_json() for s in mod.arg_specs]
     assert loaded.metadata() == mod.metadata()
+    assert loaded.kernel_resources == mod.kernel_resources
+    assert set(mod.kernel_resources) == {"scale_kernel0", "inc_kernel1"}
     assert_structural_equal(loaded.host_func, mod.host_func)
     assert_runs_scale_inc(loaded)
 

@@ -79,6 +79,24 @@ def test_sgemm_kmajor_a_tile_double_buffered():
     np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_sgemm_benchmark_configs_keep_their_tiles_in_registers(arch):
+    """ptxas's report (no GPU needed): the thread tiles the benchmark relies on fit in
+    registers with no spill; an 8x8 tile in each of 2x2 vthreads (256 accumulators
+    per thread) cannot, and the report says so."""
+    for block, tile, ktile, kmajor, dbuf in [(64, 4, 8, False, False), (128, 4, 8, False, False),
+                                             (128, 4, 16, False, False), (64, 4, 8, True, True),
+                                             (128, 4, 8, True, False), (128, 4, 16, True, True)]:
+        s, args = K.sgemm(1024, 1024, 1024, block, tile, ktile, a_kmajor=kmajor, double_buffer=dbuf)
+        mod = tecc.build(s, args, target=f"cuda -arch={arch}")
+        (res,) = mod.kernel_resources.values()
+        assert not res.spills and res.stack_bytes == 0, (block, tile, ktile, kmajor, dbuf, res)
+        assert res.static_shared_bytes > 0 and res.registers <= 255
+    s, args = K.sgemm(1024, 1024, 1024, 128, 8, 8)
+    (res,) = tecc.build(s, args, target=f"cuda -arch={arch}").kernel_resources.values()
+    assert res.spills and res.registers == 255
+
+
 def test_matmul_bias_relu_fused():
     M, N, Kd = 64, 64, 16
     s, args = K.matmul_bias_relu(M, N, Kd)
