@@ -146,8 +146,9 @@ class CheckInterpreter(Interpreter):
     """The reference interpreter with bounds checks on every access and race
     detection on shared buffers, running the thread loops of a :class:`SimKernel`."""
 
-    def __init__(self, sim: SimKernel, grid_dims, block_dims, log: FindingLog):
+    def __init__(self, sim: SimKernel, grid_dims, block_dims, log: FindingLog, banks=None):
         super().__init__()
+        self.banks = banks      # a bank_conflicts.BankCounter, or None
         self.sim = sim
         self.grid_dims = grid_dims
         self.block_dims = block_dims
@@ -173,6 +174,8 @@ class CheckInterpreter(Interpreter):
             self.visit(self.sim.block_body)
         finally:
             self._flush_uninitialized()
+            if self.banks is not None:
+                self.banks.end_block()
 
     def thread(self):
         if self.cur_tid is None:
@@ -195,6 +198,8 @@ class CheckInterpreter(Interpreter):
             for shadow in self.shadows.values():
                 shadow.reset()
             self._flush_uninitialized()
+            if self.banks is not None:
+                self.banks.flush()
             self.epoch += 1
             return
         Interpreter.visit_Evaluate(self, s)
@@ -291,8 +296,12 @@ class CheckInterpreter(Interpreter):
         if shadow is None:
             shadow, track = self.global_shadows.get(data), self._global_race
         if shadow is not None:
-            for lane in ((off,) if type(off) is int else off.reshape(-1).tolist()):
+            lanes = (off,) if type(off) is int else off.reshape(-1).tolist()
+            for lane in lanes:
                 track(shadow, lane, node, buf, write)
+            if self.banks is not None and track == self._race:
+                self.banks.record(self.sim.name, node, self.sim.origin.get(node, node), buf, write,
+                                  self.cur_tid, lanes)
         return off
 
     def _out_of_bounds(self, index, bound, node, buf, write):
@@ -420,14 +429,14 @@ def pick_blocks(nblocks: int, max_blocks, threads_per_block: int, max_threads) -
 
 
 def check_launch(sim: SimKernel, values: list, grid_dims, block_dims, blocks,
-                 log: FindingLog) -> bool:
+                 log: FindingLog, banks=None) -> bool:
     """Interpret ``blocks`` of one launch on copies of the arrays, recording findings.
 
     ``values`` holds one value per kernel parameter (an array for a buffer, an int for
     a scalar); the arrays are copied, so the caller's data is untouched.  Returns True
     if an out-of-bounds access happened (reported or beyond the log's limit).
     """
-    it = CheckInterpreter(sim, grid_dims, block_dims, log)
+    it = CheckInterpreter(sim, grid_dims, block_dims, log, banks)
     func = sim.func
     written = _stored_buffers(sim.block_body)
     for p, v in zip(func.params, values):

@@ -30,10 +30,12 @@ from ..tir.arith import EvalError, evaluate
 from ..tir.printer import to_text
 from ..tir.transform.interp import _np_dtype
 from .compiler import compile_c, load_library
+from .bank_conflicts import BankCounter, SharedAccessStat
 from .gpu_check import Finding, FindingLog, check_launch, pick_blocks
 from .gpu_sim_codegen import SimError, SimKernel, generate_sim_c, split_kernel
 
-__all__ = ["run_kernels", "check_kernels", "SimError", "Finding", "simulated_source"]
+__all__ = ["run_kernels", "check_kernels", "shared_bank_report", "SimError", "Finding",
+           "SharedAccessStat", "simulated_source"]
 
 #: CUDA limits checked at every launch (a real GPU refuses larger launches)
 MAX_THREADS_PER_BLOCK = 1024
@@ -325,7 +327,7 @@ def run_kernels(host_func: S.PrimFunc, kernels: dict, args: list) -> None:
 
 
 def check_kernels(host_func: S.PrimFunc, kernels: dict, args: list, max_threads_checked=None,
-                  max_blocks: int = 3, max_findings: int = 5) -> list:
+                  max_blocks: int = 3, max_findings: int = 5, banks=None) -> list:
     """Run a host plan in checking mode: out-of-bounds accesses, races, uninitialized reads.
 
     Every launch interprets a few of its blocks (the first two, then spread out to the
@@ -349,6 +351,9 @@ def check_kernels(host_func: S.PrimFunc, kernels: dict, args: list, max_threads_
         At most this many blocks interpreted per launch (None: all).
     max_findings : int
         Stop after this many findings of each kind (one per offending statement).
+    banks : bank_conflicts.BankCounter, optional
+        Also count the wavefronts of every warp-wide shared access (see
+        :func:`shared_bank_report`).
 
     Returns
     -------
@@ -363,7 +368,7 @@ def check_kernels(host_func: S.PrimFunc, kernels: dict, args: list, max_threads_
         nblocks = grid[0] * grid[1] * grid[2]
         threads = block[0] * block[1] * block[2]
         blocks = pick_blocks(nblocks, max_blocks, threads, max_threads_checked)
-        out_of_bounds = check_launch(kernel.sim, values, grid, block, blocks, log)
+        out_of_bounds = check_launch(kernel.sim, values, grid, block, blocks, log, banks)
         if log.full():
             raise _PlanDone()
         if not out_of_bounds:
@@ -374,6 +379,27 @@ def check_kernels(host_func: S.PrimFunc, kernels: dict, args: list, max_threads_
     except _PlanDone:
         pass
     return list(log.findings)
+
+
+def shared_bank_report(host_func: S.PrimFunc, kernels: dict, args: list, max_blocks: int = 1) -> list:
+    """Shared-memory bank conflicts of a host plan, per load and store statement.
+
+    Runs :func:`check_kernels` on ``max_blocks`` blocks of every launch, rebuilding
+    each warp-wide shared access and counting the wavefronts it takes (see
+    :mod:`.bank_conflicts`).  Problems the check finds are raised, since a kernel
+    that races or reads out of bounds has no meaningful bank behaviour.
+
+    Returns
+    -------
+    list of SharedAccessStat
+        One per shared load/store statement, the worst conflict first.
+    """
+    banks = BankCounter()
+    findings = check_kernels(host_func, kernels, args, max_blocks=max_blocks, banks=banks)
+    if findings:
+        raise SimError("the kernels have problems to fix before their bank conflicts mean anything:\n"
+                       + "\n".join(str(f) for f in findings))
+    return banks.stats()
 
 
 class _PlanDone(Exception):

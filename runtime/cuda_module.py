@@ -279,6 +279,12 @@ class CUDAModule(Module):
         """
         from ..cpu_fallback.gpu_sim import check_kernels
 
+        return check_kernels(self.host_func, {k.name: k for k in self.kernels}, self._host_copies(args),
+                             max_threads_checked=max_threads, max_blocks=max_blocks,
+                             max_findings=max_findings)
+
+    def _host_copies(self, args) -> list:
+        """The checked arguments as host arrays the caller does not see (copies)."""
         (arrays, values), _keep = self._prepare(args)
         host_args = []
         for a in self._host_args(arrays, values):
@@ -287,9 +293,21 @@ class CUDAModule(Module):
             elif hasattr(a, "shape"):   # a cupy array: its data, on the host
                 a = a.get()
             host_args.append(a)
-        return check_kernels(self.host_func, {k.name: k for k in self.kernels}, host_args,
-                             max_threads_checked=max_threads, max_blocks=max_blocks,
-                             max_findings=max_findings)
+        return host_args
+
+    def shared_memory_report(self, *args, max_blocks: int = 1) -> list:
+        """Bank conflicts of every shared-memory load and store, counted on the CPU.
+
+        Interprets ``max_blocks`` blocks of every launch on copies of ``args`` and
+        rebuilds each warp-wide shared access: a list of
+        :class:`~tecc.cpu_fallback.bank_conflicts.SharedAccessStat` (``conflict`` 1.0
+        is conflict-free; 32.0 serializes the warp), the worst first.  Use it to see
+        whether ``storage_align`` or a k-major tile removed a conflict, with no GPU.
+        """
+        from ..cpu_fallback.gpu_sim import shared_bank_report
+
+        return shared_bank_report(self.host_func, {k.name: k for k in self.kernels},
+                                  self._host_copies(args), max_blocks=max_blocks)
 
     # execution on a GPU ---------------------------------------------------------------------
     def _load(self):
