@@ -79,6 +79,11 @@ def _schedule_gemm(s, out, acc, A, B, block, thread_tile, k_tile, double_buffer=
         # fetch along k (coalesced global reads of A's rows), store transposed
         s[AA].reorder(AA.op.axis[1], AA.op.axis[0])
         s[AL].vectorize(s[AL].op.axis[1])
+        # the transposing fill writes down columns: a row stride of 4 (mod 32) words puts
+        # the rows that one warp writes on different banks, and keeps rows 16-byte aligned
+        # for the float4 reads (shared_memory_report: 2-way -> none at k_tile 8, 4-way ->
+        # 2-way at k_tile 16)
+        s[AA].storage_align(AA.op.axis[0], 32, 4)
     _cooperative_fetch(s, AA, num_thread, num_thread, thread_y, thread_x, vec)
     _cooperative_fetch(s, BB, num_thread, num_thread, thread_y, thread_x, vec)
     if double_buffer:

@@ -83,11 +83,12 @@ def test_sgemm_tiles_a_kmajor_removes_the_row_fetch_conflict():
     # [rows][k] tile: each warp spans 4 rows of threadIdx.y, 32 words apart -> 4-way
     rows_major = [r for r in reports[False] if r.buffer == "A.shared" and r.access == "read"]
     assert rows_major and all(r.conflict == 4.0 and r.bytes_per_thread == 4 for r in rows_major)
-    # k-major tile: float4 reads along the banks, a 2-way conflict left on the strided fill
+    # k-major tile: float4 reads along the banks; the strided fill is conflict-free too,
+    # thanks to the padded row stride (2-way without it)
     kmajor = [r for r in reports[True] if r.buffer == "A.T"]
     assert all(r.conflict == 1.0 and r.bytes_per_thread == 16 for r in kmajor if r.access == "read")
     (fill,) = [r for r in kmajor if r.access == "write"]
-    assert fill.conflict == 2.0
+    assert fill.conflict == 1.0 and fill.requests > 0
     # B's tile is conflict-free either way
     assert all(r.conflict == 1.0 for rep in reports.values() for r in rep if r.buffer == "B.shared")
 
