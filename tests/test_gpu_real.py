@@ -116,3 +116,24 @@ def test_dynamic_shared_memory_above_48k(tmp_path):
     b2 = cp.zeros(n, "float32")
     loaded(a, b2)
     cp.testing.assert_allclose(b2, a[::-1])
+
+
+def test_driver_agrees_with_ptxas_report_and_check_takes_gpu_arrays():
+    cp = _cp()
+    n = 128
+    s, args = K.sgemm(n, n, n, block=64, thread_tile=4, k_tile=8, a_kmajor=True, double_buffer=True)
+    mod = tecc.build(s, args, target="cuda")
+    a, b = _rand(cp, n, n), _rand(cp, n, n)
+    c = cp.zeros((n, n), "float32")
+    mod(a, b, c)
+    for name, res in mod.kernel_resources.items():
+        fn = mod._function(name)
+        from cupy.cuda import driver
+        regs = driver.funcGetAttribute(driver.CU_FUNC_ATTRIBUTE_NUM_REGS, fn.ptr)
+        local = driver.funcGetAttribute(driver.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn.ptr)
+        smem = driver.funcGetAttribute(driver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn.ptr)
+        assert regs == res.registers and smem == res.static_shared_bytes, (name, regs, smem, res)
+        assert local == res.stack_bytes
+    # the checking mode and the bank report accept cupy arrays (copied to the host)
+    assert mod.check(a, b, cp.zeros((n, n), "float32")) == []
+    assert mod.shared_memory_report(a, b, cp.zeros((n, n), "float32"))
