@@ -163,7 +163,7 @@ class Bench:
                 c = self.poisoned((n, n))
                 mod(a, b, c)
                 err = G.rel_error(c, ref64)
-                res = None if self.dry else G.kernel_resources(mod)
+                res = G.kernel_resources(mod)
                 ev, gr, why = self.time_both(lambda: G.time_tecc(mod, (a, b, c), self.timing),
                                              lambda: mod(a, b, c))
             except Exception as exc:  # noqa: BLE001 - report it and go on with the other variants
@@ -257,7 +257,7 @@ class Bench:
                 continue
             res = r["resources"] or {}
             regs = ",".join(str(v["regs"]) for v in res.values()) or None
-            spill = ",".join(str(v["local_bytes"]) for v in res.values()) or None
+            spill = ",".join(str(v["spill_bytes"]) for v in res.values()) or None
             variant = r["variant"] + (" (best)" if r.get("best") else "")
             cells.append([r["n"], variant, r["config"], r["launch"], G.fmt(regs), G.fmt(spill),
                           G.fmt(r["rel_err"], ".1e"), "yes" if r["ok"] else "NO", G.fmt(r["ms"], ".4f"),
