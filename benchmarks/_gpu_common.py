@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import json
-import math
 import os
 import platform
 import re
@@ -26,6 +25,7 @@ import statistics
 import numpy as np
 
 import tecc
+from tecc.runtime import timing
 
 #: the target the dry run compiles for (the GPU box has Hopper GPUs)
 DRY_RUN_TARGET = "cuda -arch=sm_90"
@@ -215,20 +215,6 @@ def time_tecc(mod, args, cfg: TimingConfig) -> Timing:
     return Timing(list(evaluator(*args).results), "tecc time_evaluator (CUDA events)")
 
 
-def _grow(n: int, elapsed_s: float, min_repeat_ms: float) -> int:
-    per_run = max(elapsed_s / n, 1e-9)
-    return max(int(math.ceil(min_repeat_ms / 1e3 / per_run)), int(n * 1.618) + 1)
-
-
-def _flush_buffer(cfg: TimingConfig):
-    if not cfg.flush_l2:
-        return None
-    import cupy
-
-    l2 = int(cupy.cuda.Device().attributes.get("L2CacheSize", 64 << 20))
-    return cupy.empty((2 * l2,), dtype=np.uint8)
-
-
 def time_callable(fn, cfg: TimingConfig) -> Timing:
     """Time ``fn()`` (cupy or torch work queued on cupy's current stream) with CUDA
     events, the same way :func:`time_tecc` times a tecc module."""
@@ -237,33 +223,8 @@ def time_callable(fn, cfg: TimingConfig) -> Timing:
     for _ in range(cfg.warmup + 1):  # time_evaluator adds one warm-up run of its own
         fn()
     cupy.cuda.get_current_stream().synchronize()
-    flush = _flush_buffer(cfg)
-    start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    n = int(cfg.number)
-    samples = []
-    for _ in range(cfg.repeat):
-        while True:
-            total_ms = 0.0
-            if flush is None:
-                start.record()
-                for _k in range(n):
-                    fn()
-                end.record()
-                end.synchronize()
-                total_ms = cupy.cuda.get_elapsed_time(start, end)
-            else:
-                for k in range(n):
-                    flush.fill(k & 0xFF)
-                    start.record()
-                    fn()
-                    end.record()
-                    end.synchronize()
-                    total_ms += cupy.cuda.get_elapsed_time(start, end)
-            if total_ms >= cfg.min_repeat_ms:
-                break
-            n = _grow(n, total_ms / 1e3, cfg.min_repeat_ms)
-        samples.append(total_ms / 1e3 / n)
-    return Timing(samples, "cupy CUDA events")
+    run_n = timing.cuda_events(fn, cfg.flush_l2)
+    return Timing(timing.sample(run_n, cfg.number, cfg.repeat, cfg.min_repeat_ms), "cupy CUDA events")
 
 
 def time_graph(fn, cfg: TimingConfig):
@@ -293,23 +254,10 @@ def time_graph(fn, cfg: TimingConfig):
         except Exception:  # noqa: BLE001
             pass
         return None, f"{type(err).__name__}: {err}"
-    start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    samples = []
-    launches = 1
     with stream:
-        for _ in range(cfg.repeat):
-            while True:
-                start.record(stream)
-                for _k in range(launches):
-                    graph.launch(stream)
-                end.record(stream)
-                end.synchronize()
-                total_ms = cupy.cuda.get_elapsed_time(start, end)
-                if total_ms >= cfg.min_repeat_ms:
-                    break
-                launches = _grow(launches, total_ms / 1e3, cfg.min_repeat_ms)
-            samples.append(total_ms / 1e3 / (launches * cfg.graph_calls))
-    return Timing(samples, "CUDA graph replay"), None
+        per_replay = timing.sample(timing.cuda_events(lambda: graph.launch(stream), stream=stream),
+                                   1, cfg.repeat, cfg.min_repeat_ms)
+    return Timing([t / cfg.graph_calls for t in per_replay], "CUDA graph replay"), None
 
 
 def optional_torch():

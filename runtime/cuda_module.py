@@ -25,7 +25,6 @@ import json
 import math
 import os
 import tempfile
-import time
 import warnings
 import zipfile
 
@@ -40,6 +39,7 @@ from ..tir import stmt as S
 from ..tir.arith import evaluate
 from ..tir.functor import post_order_visit
 from ..tir.printer import to_text
+from . import timing
 from .device import CUDA, Device, _cupy, cuda
 from .module import _FORMAT, _FORMAT_VERSION, ArgSpec, KernelError, Module, ProfileResult
 from .ndarray import NDArray, _storage_dtype
@@ -460,54 +460,15 @@ class CUDAModule(Module):
 
     def _time_wall(self, arrays, values, number, repeat, min_repeat_ms) -> ProfileResult:
         self._run_emulated(arrays, values)  # warm-up: compiles the emulation once
-        n = int(number)
-        results = []
-        for _ in range(repeat):
-            while True:
-                start = time.perf_counter()
-                for _k in range(n):
-                    self._run_emulated(arrays, values)
-                elapsed = time.perf_counter() - start
-                if elapsed * 1e3 >= min_repeat_ms:
-                    break
-                n = _grow(n, elapsed, min_repeat_ms)
-            results.append(elapsed / n)
-        return ProfileResult(results)
+        run_n = timing.wall_clock(lambda: self._run_emulated(arrays, values))
+        return ProfileResult(timing.sample(run_n, number, repeat, min_repeat_ms))
 
     def _time_gpu(self, arrays, values, number, repeat, min_repeat_ms, flush_l2) -> ProfileResult:
-        cupy = _cupy()
         staged = self._device_arrays(arrays)
         staged = (staged[0], [])  # numpy outputs are copied back once, after timing
         self._run_gpu(arrays, values, staged)  # warm-up (loads the cubin)
-        flush = None
-        if flush_l2:
-            l2 = int(cupy.cuda.Device().attributes.get("L2CacheSize", 64 << 20))
-            flush = cupy.empty((2 * l2,), dtype=np.uint8)
-        start_ev, end_ev = cupy.cuda.Event(), cupy.cuda.Event()
-        n = int(number)
-        results = []
-        for _ in range(repeat):
-            while True:
-                total_ms = 0.0
-                if flush is None:
-                    start_ev.record()
-                    for _k in range(n):
-                        self._run_gpu(arrays, values, staged)
-                    end_ev.record()
-                    end_ev.synchronize()
-                    total_ms = cupy.cuda.get_elapsed_time(start_ev, end_ev)
-                else:
-                    for _k in range(n):
-                        flush.fill(_k & 0xFF)
-                        start_ev.record()
-                        self._run_gpu(arrays, values, staged)
-                        end_ev.record()
-                        end_ev.synchronize()
-                        total_ms += cupy.cuda.get_elapsed_time(start_ev, end_ev)
-                if total_ms >= min_repeat_ms:
-                    break
-                n = _grow(n, total_ms / 1e3, min_repeat_ms)
-            results.append(total_ms / 1e3 / n)
+        run_n = timing.cuda_events(lambda: self._run_gpu(arrays, values, staged), flush_l2)
+        results = timing.sample(run_n, number, repeat, min_repeat_ms)
         # leave numpy outputs holding the result, as a plain call would
         self._run_gpu(arrays, values)
         return ProfileResult(results)
@@ -575,11 +536,6 @@ def _is_cupy_array(value) -> bool:
 def _scalars(env) -> dict:
     """The scalar part of an execution environment (arrays left out)."""
     return {k: v for k, v in env.items() if isinstance(v, (int, float, bool, np.integer, np.floating))}
-
-
-def _grow(n: int, elapsed_s: float, min_repeat_ms: float) -> int:
-    per_run = max(elapsed_s / n, 1e-9)
-    return max(int(math.ceil(min_repeat_ms / 1e3 / per_run)), int(n * 1.618) + 1)
 
 
 def _mark_written(specs, host: S.PrimFunc, kernels) -> list:

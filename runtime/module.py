@@ -15,11 +15,9 @@ import ctypes
 import hashlib
 import io
 import json
-import math
 import os
 import statistics
 import tempfile
-import time
 import zipfile
 from dataclasses import dataclass
 
@@ -28,6 +26,7 @@ import numpy as np
 from .. import config
 from ..errors import RuntimeArgError, TeccError
 from ..tir import dtype as _dt
+from . import timing
 from .device import CPU, Device
 from .files import atomic_write
 from .ndarray import NDArray
@@ -360,19 +359,7 @@ class Module:
             raw, keep = self._prepare(args)
             cfunc = self._cfunc
             self._invoke(raw)  # warm-up, and surfaces kernel errors once
-            n = int(number)
-            results = []
-            for _ in range(repeat):
-                while True:
-                    start = time.perf_counter()
-                    for _k in range(n):
-                        cfunc(*raw)
-                    elapsed = time.perf_counter() - start
-                    if elapsed * 1e3 >= min_repeat_ms:
-                        break
-                    per_run = max(elapsed / n, 1e-9)
-                    n = max(int(math.ceil(min_repeat_ms / 1e3 / per_run)), int(n * 1.618) + 1)
-                results.append(elapsed / n)
+            results = timing.sample(timing.wall_clock(lambda: cfunc(*raw)), number, repeat, min_repeat_ms)
             del keep
             return ProfileResult(results)
 

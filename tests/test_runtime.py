@@ -317,3 +317,18 @@ def test_concurrent_compiles_are_safe(tmp_path):
     assert lib.tecc_concurrent(10) == 45
     leftovers = [f.name for f in (tmp_path / "c").iterdir() if f.name.endswith(".tmp")]
     assert leftovers == []
+
+
+def test_timing_samples_grow_until_long_enough():
+    from tecc.runtime import timing
+
+    calls = []
+
+    def run_n(n):            # every run "takes" 1 ms
+        calls.append(n)
+        return n * 1e-3
+
+    got = timing.sample(run_n, number=2, repeat=3, min_repeat_ms=10)
+    assert got == pytest.approx([1e-3] * 3)
+    assert calls[0] == 2 and all(n * 1e-3 * 1e3 >= 10 for n in calls[-3:])
+    assert timing.sample(run_n, number=4, repeat=2) == pytest.approx([1e-3, 1e-3])
