@@ -260,6 +260,47 @@ def time_graph(fn, cfg: TimingConfig):
     return Timing([t / cfg.graph_calls for t in per_replay], "CUDA graph replay"), None
 
 
+class BenchBase:
+    """One benchmark run: options, the array module (cupy on a GPU, numpy in a dry run),
+    the timing options, and the inputs and timings every benchmark takes the same way."""
+
+    def __init__(self, opts):
+        self.opts = opts
+        self.dry = opts.dry_run
+        self.target = DRY_RUN_TARGET if self.dry else opts.target
+        if self.dry:
+            self.xp = np
+        else:
+            import cupy
+            self.xp = cupy
+        self.timing = TimingConfig(number=opts.number, repeat=opts.repeat, min_repeat_ms=opts.min_repeat_ms,
+                                   flush_l2=opts.flush_l2, graph_calls=opts.graph_calls)
+        self.failures = []
+
+    def random(self, shape, seed):
+        """Standard-normal float32 inputs (never zeros), drawn on the GPU."""
+        if self.dry:
+            return np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
+        return self.xp.random.RandomState(seed).standard_normal(shape, dtype=self.xp.float32)
+
+    def poisoned(self, shape):
+        """An output filled with NaN, so that an element nothing writes fails the check."""
+        return self.xp.full(shape, np.nan, dtype=self.xp.float32)
+
+    def time_both(self, events_fn, graph_fn):
+        """``(events Timing, graph Timing or None, graph failure or None)``; all None in
+        a dry run.  ``graph_fn`` None: the work cannot join a capture (torch)."""
+        if self.dry:
+            return None, None, None
+        ev = events_fn()
+        if self.opts.no_graph:
+            return ev, None, "disabled (--no-graph)"
+        if graph_fn is None:
+            return ev, None, "not captured (torch)"
+        gr, why = time_graph(graph_fn, self.timing)
+        return ev, gr, why
+
+
 def optional_torch():
     """The torch module if it imports, else None."""
     try:

@@ -33,7 +33,6 @@ import os
 import sys
 import traceback
 
-import numpy as np
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
@@ -82,42 +81,14 @@ def layernorm_ref(xp, x, gamma, beta, eps=EPS):
     return (x - mean) / xp.sqrt(var + eps) * gamma + beta
 
 
-class Bench:
-    """One run: options, the array module (cupy on a GPU, numpy in a dry run), results."""
+class Bench(G.BenchBase):
+    """One norms run: the shared set-up, torch where present, and the rows."""
 
     def __init__(self, opts):
-        self.opts = opts
-        self.dry = opts.dry_run
-        self.target = G.DRY_RUN_TARGET if self.dry else opts.target
-        if self.dry:
-            self.xp = np
-            self.torch = None
-        else:
-            import cupy
-            self.xp = cupy
-            self.torch = None if opts.no_torch else G.optional_torch()
-        self.timing = G.TimingConfig(number=opts.number, repeat=opts.repeat, min_repeat_ms=opts.min_repeat_ms,
-                                     flush_l2=opts.flush_l2, graph_calls=opts.graph_calls)
+        super().__init__(opts)
+        self.torch = None if self.dry or opts.no_torch else G.optional_torch()
         self.rows = []
         self.copy = {}
-        self.failures = []
-
-    def random(self, shape, seed):
-        if self.dry:
-            return np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
-        return self.xp.random.RandomState(seed).standard_normal(shape, dtype=self.xp.float32)
-
-    def poisoned(self, shape):
-        return self.xp.full(shape, np.nan, dtype=self.xp.float32)
-
-    def time_both(self, events_fn, graph_fn):
-        if self.dry:
-            return None, None, None
-        ev = events_fn()
-        if self.opts.no_graph or graph_fn is None:
-            return ev, None, "disabled" if self.opts.no_graph else "not captured (torch)"
-        gr, why = G.time_graph(graph_fn, self.timing)
-        return ev, gr, why
 
     # copy ceiling -----------------------------------------------------------------------
     def measure_copy(self, shape, src):

@@ -83,43 +83,13 @@ def config_kwargs(cfg) -> dict:
     return dict(block=block, thread_tile=tile, k_tile=k_tile, a_kmajor="t" in flags, double_buffer="d" in flags)
 
 
-class Bench:
-    """One run: options, the array module (cupy on a GPU, numpy in a dry run), results."""
+class Bench(G.BenchBase):
+    """One SGEMM run: the shared set-up, and the SGEMM and fused rows."""
 
     def __init__(self, opts):
-        self.opts = opts
-        self.dry = opts.dry_run
-        self.target = G.DRY_RUN_TARGET if self.dry else opts.target
-        if self.dry:
-            self.xp = np
-        else:
-            import cupy
-            self.xp = cupy
-        self.timing = G.TimingConfig(number=opts.number, repeat=opts.repeat, min_repeat_ms=opts.min_repeat_ms,
-                                     flush_l2=opts.flush_l2, graph_calls=opts.graph_calls)
+        super().__init__(opts)
         self.rows = []
         self.fused_rows = []
-        self.failures = []
-
-    # inputs ---------------------------------------------------------------------------
-    def random(self, shape, seed):
-        if self.dry:
-            return np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
-        return self.xp.random.RandomState(seed).standard_normal(shape, dtype=self.xp.float32)
-
-    def poisoned(self, shape):
-        return self.xp.full(shape, np.nan, dtype=self.xp.float32)
-
-    # timing ---------------------------------------------------------------------------
-    def time_both(self, events_fn, graph_fn):
-        """``(events Timing, graph Timing or None, graph failure or None)``; all None in a dry run."""
-        if self.dry:
-            return None, None, None
-        ev = events_fn()
-        if self.opts.no_graph:
-            return ev, None, "disabled (--no-graph)"
-        gr, why = G.time_graph(graph_fn, self.timing)
-        return ev, gr, why
 
     # variants -------------------------------------------------------------------------
     def build(self, make, n, cfg):
