@@ -33,7 +33,7 @@ from ..tir.printer import to_text
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.functor import post_order_visit
-from ..tir.transform.interp import InterpError, Interpreter, _convert, _np_dtype
+from ..tir.analysis.interp import InterpError, Interpreter, numpy_dtype as _np_dtype, to_value as _convert
 from .gpu_sim_codegen import SimError, SimKernel, is_barrier
 
 

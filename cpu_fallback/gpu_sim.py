@@ -28,7 +28,7 @@ from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.arith import EvalError, evaluate
 from ..tir.printer import to_text
-from ..tir.transform.interp import _np_dtype
+from ..tir.analysis.interp import numpy_dtype as _np_dtype
 from .compiler import compile_c, load_library
 from .bank_conflicts import BankCounter, SharedAccessStat
 from .gpu_check import Finding, FindingLog, check_launch, pick_blocks

@@ -62,7 +62,7 @@ def build_cuda(mod, target="cuda"):
         arch = EMULATION_ARCH
     else:
         arch = resolve_arch(tgt)
-    from ..tir.transform.verify_gpu import gpu_limits, verify_gpu
+    from ..tir.analysis import gpu_limits, verify_gpu
     for k in kernels:
         verify_gpu(k, **gpu_limits(arch).verify_kwargs())
     gen = CodeGenCUDA()

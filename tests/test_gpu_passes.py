@@ -13,7 +13,7 @@ from tecc.tir.transform.inject_virtual_thread import inject_virtual_thread, is_v
 from tecc.tir.transform.thread_sync import (
     insert_thread_sync, insert_thread_sync_stmt, is_storage_sync, storage_sync,
 )
-from tecc.tir.transform.verify_gpu import GPULimits, gpu_limits, verify_gpu
+from tecc.tir.analysis.verify_gpu import GPULimits, gpu_limits, verify_gpu
 
 c = tir.const
 RNG = np.random.default_rng(0)
@@ -377,13 +377,13 @@ def test_verify_gpu_accepts_a_reasonable_kernel():
 
 def test_verify_gpu_threads_per_block():
     f = _kernel_with({"blockIdx.x": 4, "threadIdx.x": 64, "threadIdx.y": 32})
-    with pytest.raises(VerifyError, match=r"'mm_kernel0' uses 2048 threads per block.*threadIdx.x=64"):
+    with pytest.raises(VerifyError, match=r"'mm_kernel0' \(computing A\) uses 2048 threads per block.*threadIdx.x=64"):
         verify_gpu(f)
 
 
 def test_verify_gpu_single_thread_extent():
     f = _kernel_with({"threadIdx.x": 2, "threadIdx.z": 128})
-    with pytest.raises(VerifyError, match=r"'mm_kernel0': threadIdx.z has extent 128, over the limit of 64"):
+    with pytest.raises(VerifyError, match=r"'mm_kernel0' \(computing A\): threadIdx.z has extent 128, over the limit of 64"):
         verify_gpu(f)
 
 
@@ -397,14 +397,14 @@ def test_verify_gpu_shared_memory():
     f = _kernel_with({"threadIdx.x": 256}, shared=[("A.shared", 16 * 1024, "float32"),
                                                     ("B.shared", 10 * 1024, "float32")])
     verify_gpu(f, **gpu_limits("sm_90").verify_kwargs())  # 104 KiB fits sm_90
-    with pytest.raises(VerifyError, match=r"'mm_kernel0' uses 104 KiB of shared memory per block "
+    with pytest.raises(VerifyError, match=r"'mm_kernel0' \(computing A\) uses 104 KiB of shared memory per block "
                                           r"\(A.shared 64 KiB, B.shared 40 KiB\), over the limit of 99 KiB of sm_86"):
         verify_gpu(f, **gpu_limits("sm_86").verify_kwargs())
 
 
 def test_verify_gpu_no_thread_binding():
     f = _kernel_with({})
-    with pytest.raises(VerifyError, match=r"'mm_kernel0' binds no axis to a GPU thread index"):
+    with pytest.raises(VerifyError, match=r"'mm_kernel0' \(computing A\) binds no axis to a GPU thread index"):
         verify_gpu(f)
 
 
@@ -420,7 +420,7 @@ def test_verify_gpu_symbolic_allocation_size(scope):
     A, T = buf("A", 16), buf(f"A.{scope}", n, scope=scope)
     tx = thread_iv("threadIdx.x", 32)
     f = kernel([A], launch(tx, Allocate(T, BufferStore(A, c(1.0), (c(0),)))), name="kern")
-    with pytest.raises(VerifyError, match=rf"'kern': the {scope} buffer 'A.{scope}' has the non-constant size n"):
+    with pytest.raises(VerifyError, match=rf"'kern' \(computing A\): the {scope} buffer 'A.{scope}' has the non-constant size n"):
         verify_gpu(f)
 
 

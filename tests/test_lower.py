@@ -6,7 +6,7 @@ from tecc import te, tir
 from tecc.te.lower import lower_schedule
 from tecc.tir import stmt as S
 from tecc.tir import expr as E
-from tecc.tir.transform.interp import run_prim_func
+from tecc.tir.analysis.interp import run_prim_func
 
 
 def _loops(stmt):

@@ -10,7 +10,7 @@ from tecc.tir.stmt import Allocate, Buffer, BufferStore, Evaluate, For, ForKind,
 from tecc.tir.transform import (
     flatten, loop_partition, remove_no_op, run_prim_func, unroll, vectorize, verify_well_formed,
 )
-from tecc.tir.transform.interp import InterpError
+from tecc.tir.analysis.interp import InterpError
 
 c = tir.const
 

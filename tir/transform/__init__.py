@@ -5,7 +5,6 @@ The pipelines are the literal lists :data:`CPU_PIPELINE`, :data:`CUDA_PIPELINE` 
 :func:`lower_cuda` run them with the options of the current :class:`PassContext`.
 """
 from .flatten import flatten
-from .interp import run_prim_func
 from .loop_partition import loop_partition
 from .inject_double_buffer import inject_double_buffer
 from .inject_virtual_thread import inject_virtual_thread
@@ -15,11 +14,10 @@ from .pipeline import (
 )
 from .split_host_device import split_host_device
 from .thread_sync import insert_thread_sync
-from .verify_gpu import gpu_limits, verify_gpu
+from ..analysis import gpu_limits, run_prim_func, verify_gpu, verify_well_formed
 from .remove_no_op import remove_no_op
 from .simplify import simplify, simplify_stmt
 from .unroll import unroll
-from .verify import verify_well_formed
 from .vectorize import vectorize
 
 __all__ = [

@@ -23,64 +23,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import expr as E
-from .. import op as _op
 from .. import stmt as S
+from ..analysis.buffers import buffer_size, flat_index, is_flat
 from ..functor import IRMutator
-
-
-def _is_const(e, value):
-    return isinstance(e, E.IntImm) and e.value == value
-
-
-def _mul(a, b):
-    if _is_const(a, 1):
-        return b
-    if _is_const(b, 1):
-        return a
-    return _op.mul(a, b)
-
-
-def _add(a, b):
-    if a is None:
-        return b
-    if _is_const(a, 0):
-        return b
-    if _is_const(b, 0):
-        return a
-    return _op.add(a, b)
-
-
-def buffer_strides(buf: S.Buffer) -> tuple:
-    """The strides (in elements) of ``buf``: explicit ones, else row-major."""
-    if buf.strides:
-        assert len(buf.strides) == len(buf.shape), f"buffer {buf.name}: strides and shape differ in rank"
-        return tuple(_op.convert(s) for s in buf.strides)
-    strides = []
-    acc = _op.convert(1)
-    for extent in reversed(buf.shape):
-        strides.append(acc)
-        acc = _mul(acc, _op.convert(extent))
-    return tuple(reversed(strides))
-
-
-def buffer_size(buf: S.Buffer):
-    """Number of elements of storage that ``buf`` needs."""
-    if not buf.shape:
-        return _op.convert(1)
-    if buf.strides:
-        return _mul(_op.convert(buf.strides[0]), _op.convert(buf.shape[0]))
-    size = _op.convert(1)
-    for extent in buf.shape:
-        size = _mul(size, _op.convert(extent))
-    return size
-
-
-def _needs_flattening(buf: S.Buffer) -> bool:
-    if len(buf.shape) != 1:
-        return True
-    if buf.elem_offset is not None and not _is_const(buf.elem_offset, 0):
-        return True
-    return bool(buf.strides) and not _is_const(_op.convert(buf.strides[0]), 1)
 
 
 class _Flatten(IRMutator):
@@ -88,25 +33,13 @@ class _Flatten(IRMutator):
         self.flat = {}  # original Buffer -> flat Buffer
 
     def flat_buffer(self, buf):
-        if not _needs_flattening(buf):
+        if is_flat(buf):
             return buf
         f = self.flat.get(buf)
         if f is None:
             f = S.Buffer(buf.name, buf.dtype, (buffer_size(buf),), buf.data, buf.scope, (), None, buf.align)
             self.flat[buf] = f
         return f
-
-    def flat_index(self, buf, indices):
-        assert len(indices) == len(buf.shape), (
-            f"access of buffer {buf.name} with {len(indices)} indices, but it has {len(buf.shape)} dimensions")
-        index = None
-        for idx, stride in zip(indices, buffer_strides(buf)):
-            index = _add(index, _mul(idx, stride))
-        if index is None:  # zero-dimensional buffer
-            index = _op.convert(0)
-        if buf.elem_offset is not None:
-            index = _add(index, buf.elem_offset)
-        return index
 
     def visit_BufferLoad(self, e):
         indices = tuple(self.visit(i) for i in e.indices)
@@ -115,7 +48,7 @@ class _Flatten(IRMutator):
             if all(a is b for a, b in zip(indices, e.indices)):
                 return e
             return E.BufferLoad(buf, indices)
-        return E.BufferLoad(buf, (self.flat_index(e.buffer, indices),))
+        return E.BufferLoad(buf, (flat_index(e.buffer, indices),))
 
     def visit_BufferStore(self, s):
         value = self.visit(s.value)
@@ -125,7 +58,7 @@ class _Flatten(IRMutator):
             if value is s.value and all(a is b for a, b in zip(indices, s.indices)):
                 return s
             return S.BufferStore(buf, value, indices)
-        return S.BufferStore(buf, value, (self.flat_index(s.buffer, indices),))
+        return S.BufferStore(buf, value, (flat_index(s.buffer, indices),))
 
     def visit_Allocate(self, s):
         body = self.visit(s.body)

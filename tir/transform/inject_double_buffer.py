@@ -48,7 +48,7 @@ from .. import expr as E
 from .. import op as _op
 from .. import stmt as S
 from ..functor import IRMutator, IRVisitor, post_order_visit, substitute
-from .flatten import buffer_size
+from ..analysis.buffers import buffer_size
 from .simplify import simplify_stmt
 from .unroll import copy_with_fresh_bindings
 

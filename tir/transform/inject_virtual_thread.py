@@ -34,7 +34,7 @@ from .. import expr as E
 from .. import op as _op
 from .. import stmt as S
 from ..functor import IRMutator, IRVisitor
-from .flatten import buffer_size
+from ..analysis.buffers import buffer_size
 from .unroll import copy_with_fresh_bindings
 
 VTHREAD_PREFIXES = ("vthread", "cthread")

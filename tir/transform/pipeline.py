@@ -31,7 +31,7 @@ from .loop_partition import loop_partition
 from .remove_no_op import remove_no_op
 from .simplify import simplify
 from .unroll import unroll
-from .verify import verify_well_formed
+from ..analysis.verify import verify_well_formed
 from .vectorize import vectorize
 
 TARGET_KINDS = ("c", "cuda")
@@ -168,7 +168,7 @@ def _thread_sync(kernel, options):
 
 
 def _verify_gpu(kernel, options):
-    from .verify_gpu import gpu_limits, verify_gpu
+    from ..analysis.verify_gpu import gpu_limits, verify_gpu
     limits = gpu_limits(options.target_arch).verify_kwargs() if options.target_arch else {}
     verify_gpu(kernel, **limits)
     return kernel

@@ -26,8 +26,9 @@ from ...errors import TargetError, VerifyError
 from .. import dtype as _dt
 from .. import expr as E
 from .. import stmt as S
-from ..functor import IRVisitor
-from .flatten import buffer_size
+from .. import keys
+from .buffers import allocations, buffer_size, buffers_written
+from .threads import thread_extent_lists
 
 KIB = 1024
 MAX_LOCAL_BYTES = 64 * KIB
@@ -134,37 +135,6 @@ def gpu_limits(arch) -> GPULimits:
 # what the kernel uses
 # ----------------------------------------------------------------------------
 
-class _Usage(IRVisitor):
-    def __init__(self):
-        self.extents = {}   # thread tag -> list of extents (PrimExpr)
-        self.shared = []    # Buffers
-        self.local = []
-
-    def tag_extent(self, tag, extent):
-        self.extents.setdefault(tag, []).append(extent)
-
-    def visit_AttrStmt(self, s):
-        if s.attr_key == "thread_extent" and isinstance(s.node, E.IterVar):
-            self.tag_extent(s.node.thread_tag, s.value)
-        self.generic_visit(s)
-
-    def visit_For(self, s):
-        # before host/device splitting thread axes are THREAD_BINDING loops
-        iv = s.thread_binding
-        if s.kind is S.ForKind.THREAD_BINDING and iv is not None:
-            if iv.thread_tag.startswith(("threadIdx", "blockIdx")):
-                self.tag_extent(iv.thread_tag, s.extent)
-        self.generic_visit(s)
-
-    def visit_Allocate(self, s):
-        scope = s.buffer.scope
-        if scope.startswith("shared"):
-            self.shared.append(s.buffer)
-        elif scope == "local":
-            self.local.append(s.buffer)
-        self.generic_visit(s)
-
-
 def _const(e):
     return e.value if isinstance(e, E.IntImm) else None
 
@@ -216,16 +186,11 @@ def verify_gpu(kernel: S.PrimFunc, max_threads_per_block: int = 1024, max_shared
     VerifyError
         Naming the kernel and the axis or buffer over the limit.
     """
-    stages = kernel.attrs.get("stages")
     # name the kernel and what it computes: the stages are what the user scheduled
+    stages = [b.name for b in buffers_written(kernel.body, (keys.GLOBAL,))]
     label = f"kernel {kernel.name!r}" + (f" (computing {', '.join(stages)})" if stages else "")
     on = f" of {arch}" if arch else ""
-    usage = _Usage()
-    usage.visit(kernel.body)
-    extents = usage.extents
-    if not extents:
-        attr = kernel.attrs.get("thread_extents") or {}
-        extents = {tag: [ext] for tag, ext in attr.items()}
+    extents = thread_extent_lists(kernel)
     if not extents:
         raise VerifyError(
             f"{label} binds no axis to a GPU thread index, so it would run as one thread; "
@@ -261,7 +226,7 @@ def verify_gpu(kernel: S.PrimFunc, max_threads_per_block: int = 1024, max_shared
 
     # shared memory per block ----------------------------------------------------
     fix = "split the axes its stage covers by constant factors so its tile has a constant size"
-    shared = [(buf, _buffer_bytes(label, buf, "shared", fix)) for buf in usage.shared]
+    shared = [(buf, _buffer_bytes(label, buf, "shared", fix)) for buf in allocations(kernel.body, (keys.SHARED,))]
     total = sum(n for _, n in shared)
     limit = max(max_shared_bytes, max_shared_bytes_optin)
     if total > limit:
@@ -273,7 +238,8 @@ def verify_gpu(kernel: S.PrimFunc, max_threads_per_block: int = 1024, max_shared
 
     # local memory per thread ----------------------------------------------------
     fix = "make the extents of the loops its stage is computed under constant"
-    local = [(buf, _buffer_bytes(label, buf, "local", fix)) for buf in usage.local]
+    per_thread = allocations(kernel.body, (keys.LOCAL, keys.REGISTER))
+    local = [(buf, _buffer_bytes(label, buf, "local", fix)) for buf in per_thread]
     total = sum(n for _, n in local)
     if total > max_local_bytes:
         parts = ", ".join(f"{buf.name} {_kib(n)}" for buf, n in sorted(local, key=lambda x: -x[1]))

@@ -22,13 +22,15 @@ from .. import dtype as _dt
 from .. import expr as E
 from .. import stmt as S
 from ..functor import IRVisitor
+from .. import keys
+from .buffers import buffer_size, buffer_strides, is_flat
 
 
 class InterpError(AssertionError):
     """The interpreted program did something illegal (out of bounds, assert)."""
 
 
-def _np_dtype(dtype):
+def numpy_dtype(dtype):
     d = _dt.parse(dtype).element_of()
     if d.is_bool:
         return np.dtype(bool)
@@ -37,13 +39,13 @@ def _np_dtype(dtype):
     return np.dtype(str(d))
 
 
-def _convert(value, dtype):
+def to_value(value, dtype):
     """Give ``value`` the numpy type of ``dtype`` (ints stay Python ints)."""
     d = _dt.parse(dtype)
     if d.lanes > 1:
-        return np.asarray(value).astype(_np_dtype(dtype))
+        return np.asarray(value).astype(numpy_dtype(dtype))
     if d.is_float:
-        return _np_dtype(dtype).type(value)
+        return numpy_dtype(dtype).type(value)
     if d.is_bool:
         return bool(value)
     return int(value)
@@ -84,19 +86,17 @@ class Interpreter(IRVisitor):
     # memory -------------------------------------------------------------------
     def offset(self, buf, indices):
         idx = [self.visit(i) for i in indices]
-        if len(buf.shape) == 1 and not buf.strides and buf.elem_offset is None:
-            return idx[0]
-        return self.flat_offset(buf, idx)
+        off = idx[0] if is_flat(buf) else self.flat_offset(buf, idx)
+        lanes = _dt.lanes(buf.dtype)
+        if lanes > 1:
+            # a buffer of vectors (a promoted register slot) stores lanes scalars per element
+            off = np.arange(lanes) + int(off) * lanes
+        return off
 
     def flat_offset(self, buf, idx):
-        """Row-major (or strided) element offset of the evaluated indices ``idx``."""
-        if buf.strides:
-            strides = [self.visit(s) for s in buf.strides]
-        else:
-            shape = [self.visit(s) for s in buf.shape]
-            strides = [1] * len(shape)
-            for k in range(len(shape) - 2, -1, -1):
-                strides[k] = strides[k + 1] * shape[k + 1]
+        """The element offset of the evaluated indices ``idx`` (see
+        :func:`~tecc.tir.analysis.buffers.flat_index`)."""
+        strides = [self.visit(s) for s in buffer_strides(buf)]
         off = self.visit(buf.elem_offset) if buf.elem_offset is not None else 0
         for i, s in zip(idx, strides):
             off = off + np.asarray(i) * s if isinstance(i, np.ndarray) else off + i * s
@@ -132,7 +132,7 @@ class Interpreter(IRVisitor):
         return bool(e.value) if e.dtype == "bool" else int(e.value)
 
     def visit_FloatImm(self, e):
-        return _convert(e.value, e.dtype)
+        return to_value(e.value, e.dtype)
 
     def visit_StringImm(self, e):
         return e.value
@@ -166,7 +166,7 @@ class Interpreter(IRVisitor):
             r = a - np.floor(a / b) * b if is_float else a % b
         else:  # pragma: no cover - every BinaryOp is listed above
             raise AssertionError(f"interpreter: unknown binary op {cls.__name__}")
-        return _convert(r, e.dtype)
+        return to_value(r, e.dtype)
 
     def visit_CmpOp(self, e):
         a, b = self.visit(e.a), self.visit(e.b)
@@ -195,7 +195,7 @@ class Interpreter(IRVisitor):
     def visit_Select(self, e):
         c, t, f = self.visit(e.condition), self.visit(e.true_value), self.visit(e.false_value)
         if isinstance(c, np.ndarray):
-            return _convert(np.where(c, t, f), e.dtype)
+            return to_value(np.where(c, t, f), e.dtype)
         return t if c else f
 
     def visit_Cast(self, e):
@@ -203,7 +203,7 @@ class Interpreter(IRVisitor):
         d = _dt.parse(e.dtype)
         if d.lanes == 1 and d.is_integer:
             return int(np.trunc(v)) if isinstance(v, (float, np.floating)) else int(v)
-        return _convert(v, e.dtype)
+        return to_value(v, e.dtype)
 
     def visit_Ramp(self, e):
         base, stride = self.visit(e.base), self.visit(e.stride)
@@ -211,7 +211,7 @@ class Interpreter(IRVisitor):
 
     def visit_Broadcast(self, e):
         v = self.visit(e.value)
-        return np.full(e.lanes, v, dtype=_np_dtype(e.dtype))
+        return np.full(e.lanes, v, dtype=numpy_dtype(e.dtype))
 
     def visit_Let(self, e):
         self.env[e.var] = self.visit(e.value)
@@ -225,19 +225,19 @@ class Interpreter(IRVisitor):
         if op == "if_then_else":
             c = self.visit(e.args[0])
             if isinstance(c, np.ndarray):
-                return _convert(np.where(c, self.visit(e.args[1]), self.visit(e.args[2])), e.dtype)
+                return to_value(np.where(c, self.visit(e.args[1]), self.visit(e.args[2])), e.dtype)
             return self.visit(e.args[1]) if c else self.visit(e.args[2])
         if op == "likely":
             return self.visit(e.args[0])
         args = [self.visit(a) for a in e.args]
         if op in _UNARY:
-            return _convert(_UNARY[op](args[0]), e.dtype)
+            return to_value(_UNARY[op](args[0]), e.dtype)
         if op in _BINARY:
-            return _convert(_BINARY[op](args[0], args[1]), e.dtype)
+            return to_value(_BINARY[op](args[0], args[1]), e.dtype)
         if op == "bitwise_not":
-            return _convert(~np.asarray(args[0]), e.dtype)
+            return to_value(~np.asarray(args[0]), e.dtype)
         if op == "popcount":
-            return _convert(bin(int(args[0]) & 0xFFFFFFFFFFFFFFFF).count("1"), e.dtype)
+            return to_value(bin(int(args[0]) & 0xFFFFFFFFFFFFFFFF).count("1"), e.dtype)
         raise InterpError(f"interpreter: unsupported call {op!r}")
 
     # statements ---------------------------------------------------------------
@@ -255,7 +255,7 @@ class Interpreter(IRVisitor):
         del self.env[s.var]
 
     def visit_AttrStmt(self, s):
-        if s.attr_key in ("thread_extent", "virtual_thread") and isinstance(s.node, E.IterVar):
+        if keys.is_thread_attr(s.attr_key) and isinstance(s.node, E.IterVar):
             n = self.visit(s.value)
             for i in range(n):
                 self.env[s.node.var] = i
@@ -270,17 +270,13 @@ class Interpreter(IRVisitor):
         self.visit(s.body)
 
     def allocation_size(self, buf) -> int:
-        """Elements an Allocate of ``buf`` holds (its strides count when set)."""
-        if buf.strides and len(buf.shape) > 1:
-            return self.visit(buf.strides[0]) * self.visit(buf.shape[0])
-        size = 1
-        for extent in buf.shape:
-            size *= self.visit(extent)
-        return size
+        """Scalars an Allocate of ``buf`` holds (its strides count when set; a buffer
+        of vectors holds ``lanes`` scalars per element)."""
+        return self.visit(buffer_size(buf)) * _dt.lanes(buf.dtype)
 
     def visit_Allocate(self, s):
         buf = s.buffer
-        self.mem[buf.data] = np.zeros(self.allocation_size(buf), dtype=_np_dtype(buf.dtype))
+        self.mem[buf.data] = np.zeros(self.allocation_size(buf), dtype=numpy_dtype(buf.dtype))
         self.visit(s.body)
         del self.mem[buf.data]
 

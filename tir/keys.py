@@ -1,0 +1,63 @@
+"""Every name the IR uses as a key: attribute keys, function attributes, intrinsic names
+and GPU thread tags, in one module.
+
+Passes, analyses, printers and the emulator import these names instead of spelling the
+strings, so a reader finds every producer and consumer of a key with one search.
+
+==========================  ================================================================
+name                        meaning
+==========================  ================================================================
+``THREAD_EXTENT``           ``AttrStmt(IterVar, "thread_extent", extent)``: a kernel body runs
+                            with ``extent`` threads along the IterVar's tag
+``VIRTUAL_THREAD``          the same for a ``vthread`` axis (before inject_virtual_thread)
+``DOUBLE_BUFFER_SCOPE``     ``AttrStmt(data, ...)``: the buffer is double-buffered across the
+                            enclosing loop (te lowering -> inject_double_buffer)
+``DOUBLE_BUFFER_WRITE``     marks the fetch into the next slot (inject_double_buffer ->
+                            thread_sync)
+``THREAD_ALLREDUCE``        ``AttrStmt(CommReducer, ...)`` around the intrinsic of the same
+                            name: a reduction across the threads of a block (te lowering ->
+                            lower_thread_allreduce)
+``KERNEL`` / ``HOST``       PrimFunc attributes: a device function / the host side of a split
+                            GPU function (split_host_device)
+``GLOBAL_SYMBOL``           PrimFunc attribute: the function's exported name
+``LAUNCH``                  intrinsic in a host function: launch a kernel with arguments
+``STORAGE_SYNC``            intrinsic: a barrier (``__syncthreads()`` for scope "shared")
+``WARP_SHUFFLE_DOWN``       intrinsic: read a value from the lane ``delta`` above
+==========================  ================================================================
+"""
+from __future__ import annotations
+
+THREAD_EXTENT = "thread_extent"
+VIRTUAL_THREAD = "virtual_thread"
+DOUBLE_BUFFER_SCOPE = "double_buffer_scope"
+DOUBLE_BUFFER_WRITE = "double_buffer_write"
+THREAD_ALLREDUCE = "tecc.thread_allreduce"
+
+KERNEL = "tecc.kernel"
+HOST = "tecc.host"
+GLOBAL_SYMBOL = "global_symbol"
+
+LAUNCH = "tecc.launch"
+STORAGE_SYNC = "tvm_storage_sync"
+WARP_SHUFFLE_DOWN = "tecc.warp_shuffle_down"
+
+#: threads per warp that the warp intrinsics assume
+WARP_SIZE = 32
+
+#: GPU index tags, in the order CUDA numbers its launch dimensions
+BLOCK_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
+THREAD_TAGS = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
+GPU_TAGS = BLOCK_TAGS + THREAD_TAGS
+
+#: memory scopes; "register" holds one value (scalar or vector) of a promoted local buffer
+GLOBAL, SHARED, LOCAL, WARP, REGISTER = "global", "shared", "local", "warp", "register"
+
+
+def is_gpu_tag(tag: str) -> bool:
+    """True for ``blockIdx.*`` and ``threadIdx.*`` (not ``vthread``)."""
+    return tag in GPU_TAGS
+
+
+def is_thread_attr(key: str) -> bool:
+    """True for the attribute keys that bind a thread index variable."""
+    return key in (THREAD_EXTENT, VIRTUAL_THREAD)
