@@ -1,144 +1,57 @@
-"""``tecc.lower`` and ``tecc.build``: from a schedule to TIR, and to a runnable module."""
+"""``tecc.lower`` and ``tecc.build``: from a schedule to TIR, and to a runnable module.
+
+The whole path, one call per step::
+
+    te.create_schedule(C.op)                     # te/schedule.py: what and how
+      -> te.lower.lower_schedule(s, args, name)  # te/lower.py: bound inference, loop nests -> PrimFunc
+      -> tir.transform.run_pipeline(mod, opts)   # tir/transform/pipeline.py: the passes of the target
+      -> cpu_fallback.build_c(mod, target)       # C source -> cc -> runtime.Module
+       | cuda_codegen.build_cuda(mod, target)    # CUDA source -> NVRTC cubin + launch plans -> CUDAModule
+"""
 from __future__ import annotations
 
 from .errors import LoweringError, TargetError
+from .target import Target
 from .te.lower import lower_schedule
 from .te.schedule import Schedule
 from .tir import stmt as S
+from .tir.analysis import gpu_loops
 from .tir.transform import pipeline as _pipeline
 
-_LOWERED = "tecc.lowered"
 
-
-def _to_primfunc(inputs, args, name):
+def _as_module(inputs, args, name) -> S.IRModule:
     if isinstance(inputs, Schedule):
         if args is None:
             raise LoweringError("lower/build of a schedule needs the argument tensors, e.g. [A, B, C]")
-        return lower_schedule(inputs, list(args), name)
+        return S.IRModule.from_expr(lower_schedule(inputs, list(args), name))
     if isinstance(inputs, S.PrimFunc):
-        return inputs
+        return S.IRModule.from_expr(inputs)
     if isinstance(inputs, S.IRModule):
-        funcs = list(inputs.functions.values())
-        if len(funcs) != 1:
-            raise LoweringError(f"expected a module with one function, got {len(funcs)}")
-        return funcs[0]
+        if not len(inputs):
+            raise LoweringError("the IRModule has no functions to lower")
+        return inputs
     raise LoweringError(f"cannot lower {type(inputs).__name__}; pass a schedule (te.create_schedule), "
                         "a PrimFunc or the IRModule returned by tecc.lower")
 
 
-def lower(inputs, args=None, name="main", binds=None, simple_mode=False):
-    """Lower a schedule to TIR and run the target-independent pass pipeline.
-
-    Parameters
-    ----------
-    inputs : Schedule or PrimFunc
-        The schedule (``te.create_schedule``) to lower.
-    args : list of Tensor
-        The function's arguments in order: inputs and outputs.
-    name : str
-        The function name.
-    simple_mode : bool
-        Accepted for compatibility; printing the result always shows the loop nest.
-
-    Returns
-    -------
-    IRModule
-        Holds one PrimFunc called ``name``; ``print`` it to read the TIR.
-    """
-    if binds:
-        raise LoweringError("binds= is not supported; buffers are derived from the argument tensors")
-    if isinstance(inputs, S.IRModule) and len(inputs) > 1:
-        return inputs  # already lowered for a GPU
-    func = _to_primfunc(inputs, args, name)
-    if func.attrs.get(_LOWERED):
-        return S.IRModule({func.name: func})
-    if _binds_gpu_axes(func):
-        return _lower_cuda(func)
-    func = _pipeline.run_pipeline(func, _pipeline.PassContext.current().pass_options(target_kind="c"))
-    func = func.with_attr(_LOWERED, "c")
-    return S.IRModule({func.name: func})
-
-
-def _binds_gpu_axes(func):
-    from .tir.functor import post_order_visit
-
-    found = []
-
-    def f(node):
-        if (isinstance(node, S.For) and node.kind is S.ForKind.THREAD_BINDING
-                and node.thread_binding.thread_tag.startswith(("blockIdx", "threadIdx"))):
-            found.append(node)
-
-    post_order_visit(func.body, f)
-    return bool(found)
-
-
-def _lower_cuda(func, arch=None):
-    options = _pipeline.PassContext.current().pass_options(target_kind="cuda", max_vector_bytes=16,
-                                                           target_arch=arch)
-    mod = _pipeline.lower_cuda(func, options)
-    for _, f in mod.items():
-        mod[f.name] = f.with_attr(_LOWERED, "cuda")
-    return mod
-
-
-def build(inputs, args=None, target=None, name="default_function", target_host=None, binds=None):
-    """Compile a schedule (or lowered function) for ``target`` into a runnable module.
-
-    Parameters
-    ----------
-    inputs : Schedule, PrimFunc or IRModule
-        What to compile; an IRModule from :func:`lower` is used as it is.
-    args : list of Tensor
-        Argument tensors in order (needed for a schedule).
-    target : str or Target
-        ``"llvm"``/``"c"`` (optionally ``-mcpu=native``) compile C with the system
-        compiler; ``"cuda"`` is for GPU schedules.
-    name : str
-        The entry function's name (``module.entry_name``).
-
-    Returns
-    -------
-    runtime.Module
-        Callable with arrays (``tecc.nd.array`` or numpy) in argument order.
-    """
-    from .target import Target
-    from .cpu_fallback import build_c
-
-    tgt = Target.canon(target if target is not None else "llvm")
-    if tgt.kind == "cuda":
-        return _build_cuda(inputs, args, tgt, name)
-    if isinstance(inputs, S.IRModule) and len(inputs) == 1:
-        func = next(iter(inputs.functions.values()))
-    else:
-        func = _to_primfunc(inputs, args, name)
+def _target_kind(tgt: Target) -> str:
     if tgt.kind in ("llvm", "c"):
-        if not func.attrs.get(_LOWERED):
-            options = _pipeline.PassContext.current().pass_options(
-                target_kind="c", max_vector_bytes=tgt.vector_bytes())
-            func = _pipeline.run_pipeline(func, options)
-            func = func.with_attr(_LOWERED, "c")
-        _reject_thread_bindings(func, tgt)
-        return build_c(func, tgt)
+        return "c"
+    if tgt.kind == "cuda":
+        return "cuda"
     raise TargetError(f"target {str(tgt)!r} is not supported; use 'llvm', 'c' or 'cuda'")
 
 
-def _build_cuda(inputs, args, tgt, name):
-    from .cuda_codegen import build_cuda
-
-    if isinstance(inputs, S.IRModule) and len(inputs) > 1:
-        mod = inputs
-    else:
-        func = _to_primfunc(inputs, args, name)
-        if func.attrs.get(_LOWERED):
-            raise LoweringError(f"function {func.name!r} was lowered for {func.attrs[_LOWERED]!r}; "
-                                "pass the schedule to tecc.build for target 'cuda'")
-        mod = _lower_cuda(func, _cuda_arch(tgt))
-    return build_cuda(mod, tgt)
+def _pass_options(tgt: Target):
+    ctx = _pipeline.PassContext.current()
+    if _target_kind(tgt) == "cuda":
+        return ctx.pass_options(target_kind="cuda", max_vector_bytes=16, target_arch=cuda_arch(tgt))
+    return ctx.pass_options(target_kind="c", max_vector_bytes=tgt.vector_bytes())
 
 
-def _cuda_arch(tgt):
-    """The arch a CUDA target compiles for (see ``cuda_codegen.build_cuda``)."""
+def cuda_arch(tgt: Target) -> str:
+    """The ``sm_XX`` a CUDA target compiles for: its ``-arch``, else the local GPU's,
+    else (no GPU here) :data:`~tecc.cuda_codegen.EMULATION_ARCH`."""
     from .cuda_codegen import EMULATION_ARCH, resolve_arch
     from .runtime.device import cuda
 
@@ -147,17 +60,94 @@ def _cuda_arch(tgt):
     return resolve_arch(tgt)
 
 
-def _reject_thread_bindings(func, tgt):
-    from .tir.functor import post_order_visit
+def lower(inputs, args=None, name="main", binds=None, simple_mode=False, target=None):
+    """Lower a schedule to TIR.
 
-    bound = []
+    Parameters
+    ----------
+    inputs : Schedule, PrimFunc or IRModule
+        The schedule (``te.create_schedule``) to lower, or IR to carry on lowering.
+    args : list of Tensor
+        The function's arguments in order: inputs and outputs.
+    name : str
+        The function name.
+    binds : None
+        Not supported (buffers are derived from the argument tensors).
+    simple_mode : bool
+        Accepted for compatibility; printing the result always shows the loop nest.
+    target : str or Target, optional
+        Run the whole pass pipeline of this target (``"llvm"``/``"c"`` or ``"cuda"``,
+        which also splits host and device code).  Without one (and outside a
+        ``with Target(...)`` block) only the target-independent passes run
+        (:data:`~tecc.tir.transform.pipeline.GENERIC_PIPELINE`); :func:`build`
+        finishes the rest for its target.
 
-    def f(node):
-        if isinstance(node, S.For) and node.kind is S.ForKind.THREAD_BINDING and not bound:
-            bound.append(node)
+    Returns
+    -------
+    IRModule
+        ``print`` it to read the TIR.
+    """
+    if binds:
+        raise LoweringError("binds= is not supported; buffers are derived from the argument tensors")
+    mod = _as_module(inputs, args, name)
+    target = target if target is not None else Target.current()
+    if target is None:
+        ctx = _pipeline.PassContext.current()
+        return _pipeline.run_pipeline(mod, ctx.pass_options(target_kind=None))
+    tgt = Target.canon(target)
+    if _target_kind(tgt) == "c":
+        _reject_gpu_bindings(mod, tgt)
+    return _pipeline.run_pipeline(mod, _pass_options(tgt))
 
-    post_order_visit(func.body, f)
-    if bound:
-        tag = bound[0].thread_binding.thread_tag
-        raise LoweringError(f"loop {bound[0].loop_var.name!r} is bound to {tag}, a GPU index, but the target is "
-                            f"{str(tgt)!r}; build this schedule for target 'cuda'")
+
+def build(inputs, args=None, target=None, target_host=None, name="default_function", binds=None):
+    """Compile a schedule (or lowered IR) for ``target`` into a runnable module.
+
+    Parameters
+    ----------
+    inputs : Schedule, PrimFunc or IRModule
+        What to compile; an IRModule from :func:`lower` continues from where it
+        stopped.  A module may hold several functions: they are compiled into one
+        module (one C library, or one cubin with a launch plan per function).
+    args : list of Tensor
+        Argument tensors in order (needed for a schedule).
+    target : str or Target
+        ``"llvm"``/``"c"`` (optionally ``-mcpu=native``) compile C with the system
+        compiler; ``"cuda"`` (optionally ``-arch=sm_90``) is for GPU schedules.
+        Defaults to the target of the enclosing ``with Target(...)``, else ``"llvm"``.
+    target_host : str or Target, optional
+        The host of a CUDA target; tecc's host side is a launch plan run by the
+        runtime, so only ``llvm``/``c`` hosts are accepted.
+    name : str
+        The entry function's name (``module.entry_name``) when ``inputs`` is a schedule.
+
+    Returns
+    -------
+    runtime.Module
+        Callable with arrays (``tecc.nd.array``, numpy, or cupy/DLPack on a GPU) in
+        argument order; ``mod[name]`` is each function.
+    """
+    from .cpu_fallback import build_c
+    from .cuda_codegen import build_cuda
+
+    if target is None:
+        target = Target.current() or "llvm"
+    tgt = Target.canon(target)
+    if target_host is not None and "cpu" not in Target.canon(target_host).keys:
+        raise TargetError(f"target_host {str(Target.canon(target_host))!r} is not a CPU target; tecc runs the "
+                          "host side of a module on the CPU ('llvm' or 'c')")
+    mod = lower(inputs, args, name, binds, target=tgt)
+    if _target_kind(tgt) == "cuda":
+        return build_cuda(mod, tgt)
+    return build_c(mod, tgt)
+
+
+def _reject_gpu_bindings(mod: S.IRModule, tgt: Target) -> None:
+    for func in mod.functions.values():
+        loops = gpu_loops(func)
+        if loops:
+            loop = loops[0]
+            raise LoweringError(
+                f"loop {loop.loop_var.name!r} of function {func.name!r} is bound to "
+                f"{loop.thread_binding.thread_tag}, a GPU index, but the target is {str(tgt)!r}; "
+                "build this schedule for target 'cuda'")

@@ -12,6 +12,7 @@ code runs unchanged); ``"cuda"`` selects the CUDA backend.
 from __future__ import annotations
 
 import re
+import threading
 
 from .errors import TargetError
 
@@ -119,6 +120,33 @@ class Target:
         """The supported target kinds."""
         return list(_KINDS)
 
+    # the target of a ``with`` block ---------------------------------------------
+    def __enter__(self) -> "Target":
+        _scope_stack().append(self)
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        stack = _scope_stack()
+        assert stack and stack[-1] is self, "Target scopes exited out of order"
+        stack.pop()
+        return False
+
+    @staticmethod
+    def current(allow_none: bool = True):
+        """The target of the innermost ``with Target(...)`` block, or None.
+
+        Raises
+        ------
+        TargetError
+            When there is none and ``allow_none`` is False.
+        """
+        stack = _scope_stack()
+        if stack:
+            return stack[-1]
+        if not allow_none:
+            raise TargetError("no target is set: pass target=... or enter `with tecc.target.Target(...)`")
+        return None
+
     # queries --------------------------------------------------------------------
     @property
     def mcpu(self):
@@ -215,6 +243,16 @@ class Target:
 
     def __hash__(self) -> int:
         return hash(str(self))
+
+
+_scopes = threading.local()
+
+
+def _scope_stack() -> list:
+    stack = getattr(_scopes, "stack", None)
+    if stack is None:
+        stack = _scopes.stack = []
+    return stack
 
 
 def is_cpu(target) -> bool:

@@ -19,6 +19,18 @@ TVM needs an environment of its own with tecc installed beside it, e.g.
 
 Without TVM the script says so and measures tecc and numpy only.
 
+The kernel's speed depends on where A, B and C lie relative to each other modulo
+4 KiB (the L1 set index and the store-to-load alias check use the low 12 address
+bits), so each measurement is made on three layouts:
+
+    own        each library's own arrays (tecc.nd.array / tvm.runtime.tensor)
+    aliased    shared buffers, all three at the same address mod 4096 (what
+               tecc.nd gives for large arrays: every one starts 16 bytes into a page)
+    staggered  shared buffers at 0, 1408 and 2816 bytes mod 4096
+
+In the two shared layouts tecc and TVM work on the very same memory (64-byte
+aligned numpy buffers, handed to TVM through DLPack), so only the code differs.
+
 ``-mcpu=native`` is handed to TVM as the CPU name its LLVM reports for this machine:
 some TVM wheels ship an LLVM whose target triple rejects ``native`` and silently
 falls back to ``generic`` (SSE2, no FMA), which would not be the same comparison.
@@ -153,6 +165,27 @@ def tvm_tensor(tvm, array, dev):
     return tvm.nd.array(array, dev)
 
 
+LAYOUTS = ("own", "aliased", "staggered")
+
+#: byte offsets mod 4096 of A, B, C in the shared layouts
+OFFSETS = {"aliased": (64, 64, 64), "staggered": (0, 1408, 2816)}
+
+
+def page_offset(array):
+    """Byte address of ``array``'s data modulo 4096."""
+    return int(array.ctypes.data % 4096)
+
+
+def buffer_at(src, offset):
+    """A copy of ``src`` whose data starts ``offset`` bytes (mod 4096) into a page
+    (the returned view keeps its larger buffer alive)."""
+    raw = np.empty(src.nbytes + 8192, np.uint8)
+    start = (offset - raw.ctypes.data) % 4096
+    out = raw[start:start + src.nbytes].view(src.dtype).reshape(src.shape)
+    out[...] = src
+    return out
+
+
 def time_numpy(a, b, number):
     t0 = time.perf_counter()
     for _ in range(number):
@@ -177,6 +210,8 @@ def main(argv=None):
     ap.add_argument("--number", type=int, default=3, help="calls averaged in one measurement")
     ap.add_argument("--target", default="llvm -mcpu=native", help="tecc target")
     ap.add_argument("--tvm-mcpu", help="CPU for TVM's LLVM (default: tecc's -mcpu, 'native' resolved)")
+    ap.add_argument("--layout", choices=LAYOUTS + ("all",), default="all",
+                    help="where A, B and C lie (see above); default: each in turn")
     ap.add_argument("--show-ir", action="store_true", help="print both loop nests")
     ap.add_argument("--out", help="also write the figures to this JSON file")
     opts = ap.parse_args(argv)
@@ -189,25 +224,14 @@ def main(argv=None):
     b_np = rng.standard_normal((n, n), dtype=np.float32)
     ref = a_np.astype(np.float64) @ b_np.astype(np.float64)
 
-    # tecc
-    dev = tecc.cpu(0)
     func = build_tecc(n, opts.target, opts.show_ir)
-    a_tecc = tecc.nd.array(a_np, dev)
-    b_tecc = tecc.nd.array(b_np, dev)
-    c_tecc = tecc.nd.empty((n, n), "float32", dev)
-    func(a_tecc, b_tecc, c_tecc)
-    errors = {"tecc": check("tecc", c_tecc.numpy(), ref, rtol)}
-    tecc_eval = func.time_evaluator(func.entry_name, dev, number=opts.number, repeat=1)
+    tecc_dev = tecc.cpu(0)
+    tecc_eval = func.time_evaluator(func.entry_name, tecc_dev, number=opts.number, repeat=1)
 
-    def run_tecc():
-        return tecc_eval(a_tecc, b_tecc, c_tecc).mean
-
-    runners = {"tecc": run_tecc}
-
-    # TVM, when there is one
     tvm, schedule_cls = import_tvm()
     tvm_note = None
     tvm_desc = None
+    tvm_eval = None
     if tvm is None:
         tvm_note = schedule_cls
         print(f"note: {tvm_note}; measuring tecc and numpy only.")
@@ -215,47 +239,95 @@ def main(argv=None):
         mcpu = opts.tvm_mcpu or tvm_cpu_name(tvm, tecc.target.Target(opts.target).mcpu)
         tvm_mod, tvm_desc = build_tvm(tvm, schedule_cls, n, mcpu, opts.show_ir)
         tvm_dev = tvm.cpu(0)
-        a_tvm = tvm_tensor(tvm, a_np, tvm_dev)
-        b_tvm = tvm_tensor(tvm, b_np, tvm_dev)
-        c_tvm = tvm_tensor(tvm, np.zeros((n, n), np.float32), tvm_dev)
-        tvm_mod["main"](a_tvm, b_tvm, c_tvm)
-        errors["tvm"] = check("tvm", c_tvm.numpy(), ref, rtol)
         tvm_eval = tvm_mod.time_evaluator("main", tvm_dev, number=opts.number, repeat=1)
 
-        def run_tvm():
-            return tvm_eval(a_tvm, b_tvm, c_tvm).mean
+    def operands(layout):
+        """``{runner name: (A, B, C)}`` for ``layout`` and the page offsets used."""
+        c_np = np.zeros((n, n), np.float32)
+        if layout == "own":
+            ours = (tecc.nd.array(a_np, tecc_dev), tecc.nd.array(b_np, tecc_dev), tecc.nd.empty((n, n), "float32", tecc_dev))
+            ops = {"tecc": ours}
+            offsets = {"tecc": [page_offset(np.asarray(x._data)) for x in ours]}  # no copy
+            if tvm is not None:
+                theirs = tuple(tvm_tensor(tvm, x, tvm_dev) for x in (a_np, b_np, c_np))
+                ops["tvm"] = theirs
+                offsets["tvm"] = [page_offset(np.from_dlpack(x)) for x in theirs]
+            return ops, offsets
+        shared = [buffer_at(x, off) for x, off in zip((a_np, b_np, c_np), OFFSETS[layout])]
+        ops = {"tecc": tuple(shared)}
+        if tvm is not None:
+            ops["tvm"] = tuple(tvm.runtime.from_dlpack(x) for x in shared)
+        offsets = {"shared": [page_offset(x) for x in shared]}
+        return ops, offsets
 
-        runners["tvm"] = run_tvm
+    def result_of(name, ops):
+        c = ops[2]
+        if name == "tecc":
+            return c.numpy() if hasattr(c, "numpy") else np.array(c)
+        return np.from_dlpack(c).copy()
 
-    def run_numpy():
-        return time_numpy(a_np, b_np, opts.number)
+    def measure(layout):
+        ops, offsets = operands(layout)
+        evals = {"tecc": tecc_eval}
+        if tvm_eval is not None:
+            evals["tvm"] = tvm_eval
+        runners = {}
+        errors = {}
+        for name, ev in evals.items():
+            args = ops[name]
+            if name == "tecc":
+                func(*args)
+            else:
+                tvm_mod["main"](*args)
+            errors[name] = check(f"{name} ({layout})", result_of(name, args), ref, rtol)
+            runners[name] = (lambda ev=ev, args=args: ev(*args).mean)
+        for run in runners.values():  # warm-up
+            run()
+        # tecc and TVM in turn, the order swapped every round: each runtime's worker
+        # threads spin for a while after a call and slow down whatever runs next
+        samples = {name: [] for name in runners}
+        names = list(runners)
+        for r in range(opts.repeat):
+            for name in (names if r % 2 == 0 else names[::-1]):
+                samples[name].append(runners[name]())
+        return samples, offsets, errors
 
-    runners["numpy"] = run_numpy
-
-    # one warm-up, then the measurements, interleaved
-    for run in runners.values():
-        run()
-    samples = {name: [] for name in runners}
-    for _ in range(opts.repeat):
-        for name, run in runners.items():
-            samples[name].append(run())
-
-    rows = {name: summarize(ts, flops) for name, ts in samples.items()}
+    layouts = LAYOUTS if opts.layout == "all" else (opts.layout,)
     print(f"matmul {n}x{n}x{n} float32, {os.cpu_count()} CPU(s), {platform.processor() or platform.machine()}")
     print(f"tecc target {opts.target!r} (cc flags: {' '.join(func_flags(opts.target))})")
     if tvm is not None:
         print(f"tvm {tvm.__version__} target {tvm_desc}")
-    print(f"{opts.repeat} measurements of {opts.number} calls each, taken in turn")
-    print(f"{'':<8} {'median ms':>10} {'min ms':>9} {'GFLOPS':>8}")
-    for name, row in rows.items():
-        print(f"{name:<8} {row['median_ms']:10.2f} {row['min_ms']:9.2f} {row['gflops']:8.1f}")
-    ratio = None
-    if "tvm" in rows:
-        # per-round ratios, so a slow moment of the machine hits both sides of one ratio
-        per_round = [t_tvm / t_tecc for t_tecc, t_tvm in zip(samples["tecc"], samples["tvm"])]
-        ratio = statistics.median(per_round)
-        print(f"tecc/tvm throughput: {ratio:.2f} (median of per-round ratios; >1 means tecc is faster)")
-    print("scaled max error vs float64: " + ", ".join(f"{k} {v:.1e}" for k, v in errors.items()))
+    print(f"{opts.repeat} measurements of {opts.number} calls each, tecc and tvm in turn")
+    print(f"{'layout':<10} {'':<6} {'median ms':>10} {'min ms':>9} {'GFLOPS':>8} {'tecc/tvm':>9}")
+    results = {}
+    numpy_samples = [time_numpy(a_np, b_np, opts.number) for _ in range(opts.repeat)]
+    for layout in layouts:
+        samples, offsets, errors = measure(layout)
+        rows = {name: summarize(ts, flops) for name, ts in samples.items()}
+        ratio = None
+        if "tvm" in samples:
+            # per-round ratios, so a slow moment of the machine hits both sides of one ratio
+            per_round = [t_tvm / t_tecc for t_tecc, t_tvm in zip(samples["tecc"], samples["tvm"])]
+            ratio = statistics.median(per_round)
+        for name, row in rows.items():
+            shown = f"{ratio:9.2f}" if (ratio is not None and name == "tecc") else ""
+            print(f"{layout:<10} {name:<6} {row['median_ms']:10.2f} {row['min_ms']:9.2f} {row['gflops']:8.1f} {shown}")
+        where = "; ".join(f"{k} {v}" for k, v in offsets.items())
+        print(f"{'':<10} A, B, C bytes mod 4096: {where}; scaled error: "
+              + ", ".join(f"{k} {v:.1e}" for k, v in errors.items()))
+        results[layout] = {
+            "rows": rows,
+            "ratio_tecc_over_tvm": ratio,
+            "page_offsets": offsets,
+            "errors": errors,
+        }
+    # numpy (OpenBLAS) as the reference, timed apart: its threads spin after each call
+    numpy_samples += [time_numpy(a_np, b_np, opts.number) for _ in range(opts.repeat)]
+    results["numpy"] = summarize(numpy_samples, flops)
+    row = results["numpy"]
+    print(f"{'':<10} {'numpy':<6} {row['median_ms']:10.2f} {row['min_ms']:9.2f} {row['gflops']:8.1f}")
+    if tvm is not None:
+        print("tecc/tvm: tecc's throughput over TVM's, median of per-round ratios (>1: tecc faster)")
 
     if opts.out:
         out = {
@@ -267,9 +339,7 @@ def main(argv=None):
             "tvm_note": tvm_note,
             "repeat": opts.repeat,
             "number": opts.number,
-            "rows": rows,
-            "ratio_tecc_over_tvm": ratio,
-            "errors": errors,
+            "layouts": results,
         }
         with open(opts.out, "w") as fh:
             json.dump(out, fh, indent=2)

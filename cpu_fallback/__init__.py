@@ -85,6 +85,8 @@ def build_c(func: S.PrimFunc, target="llvm"):
     from ..runtime.module import Module
 
     target = Target.canon(target)
+    if isinstance(func, S.IRModule):
+        (func,) = func.functions.values()
     if "cpu" not in target.keys:
         raise TargetError(f"build_c compiles for CPU targets ('llvm', 'c'), got {str(target)!r}")
     source = CodeGenC().generate(func)

@@ -38,6 +38,8 @@ from ..errors import CompileError
 from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import stmt as S
+from ..tir import keys
+from ..tir.analysis import flat_index, written_data
 from ..tir.functor import IRMutator, IRVisitor, post_order_visit
 
 # C operator precedence, higher binds tighter
@@ -180,11 +182,7 @@ class CodeGenC(IRVisitor):
                 "prefix 'tecc_'); pass name='my_kernel' to build")
         self._used.add(func.name)
 
-        def note_store(node):
-            if isinstance(node, S.BufferStore):
-                self._stored.add(node.buffer.data)
-
-        post_order_visit(func.body, note_store)
+        self._stored = written_data(func.body)
         for p in func.params:
             buf = func.buffer_map.get(p)
             if buf is not None:
@@ -231,7 +229,6 @@ class CodeGenC(IRVisitor):
         self._lines = []
         self._indent = 0
         self._ptr_dtype = {}      # data Var -> dtype of the declared pointer
-        self._reg_slots = {}      # data Var -> {(base, lanes): C variable} of a promoted buffer
         self._heap = []           # names of live heap allocations, innermost last
         self._parallel = None     # fail path of the enclosing parallel loop, or None
         self._counter = 0
@@ -878,29 +875,8 @@ class CodeGenC(IRVisitor):
 
     # memory ---------------------------------------------------------------------
     def flat_index(self, buffer: S.Buffer, indices):
-        """The 1-D index of an access (row-major, or by ``buffer.strides``)."""
-        if len(indices) == 1:
-            index = indices[0]
-        else:
-            assert all(_dt.lanes(i.dtype) == 1 for i in indices), \
-                f"vector index into the multi-dimensional buffer {buffer.name}: flatten first"
-            if buffer.strides:
-                strides = list(buffer.strides)
-            else:
-                strides = []
-                acc = E.IntImm("int32", 1)
-                for extent in reversed(buffer.shape[1:]):
-                    acc = acc * extent if not E.is_const_int(acc, 1) else extent
-                    strides.append(acc)
-                strides = list(reversed(strides)) + [E.IntImm("int32", 1)]
-            index = None
-            for i, s in zip(indices, strides):
-                term = i if E.is_const_int(s, 1) else i * s
-                index = term if index is None else index + term
-        if buffer.elem_offset is not None and not E.is_const_int(buffer.elem_offset, 0):
-            off = buffer.elem_offset
-            index = index + (off if _dt.lanes(index.dtype) == 1 else E.Broadcast(off, _dt.lanes(index.dtype)))
-        return index
+        """The 1-D index of an access (see :func:`tecc.tir.analysis.flat_index`)."""
+        return flat_index(buffer, indices)
 
     def buffer_ptr(self, buffer: S.Buffer):
         """(text, precedence) of the pointer through which ``buffer`` is accessed."""
@@ -912,10 +888,9 @@ class CodeGenC(IRVisitor):
 
     def visit_BufferLoad(self, e):
         buf = e.buffer
+        if buf.scope == keys.REGISTER:
+            return self.name_of(buf.data), P_PRIMARY
         index = self.flat_index(buf, e.indices)
-        slots = self._reg_slots.get(buf.data)
-        if slots is not None:
-            return slots[_slot_key(index)], P_PRIMARY
         ptr, _ = self.buffer_ptr(buf)
         lanes = _dt.lanes(index.dtype)
         if lanes == 1:
@@ -999,13 +974,10 @@ class CodeGenC(IRVisitor):
 
     def visit_BufferStore(self, s):
         buf = s.buffer
-        index = self.flat_index(buf, s.indices)
-        slots = self._reg_slots.get(buf.data)
-        if slots is not None:
-            lanes = _dt.lanes(index.dtype)
-            value = s.value if _dt.lanes(s.value.dtype) == lanes else E.Broadcast(s.value, lanes)
-            self.emit(f"{slots[_slot_key(index)]} = {self.expr(value)};")
+        if buf.scope == keys.REGISTER:
+            self.emit(f"{self.name_of(buf.data)} = {self.expr(s.value)};")
             return
+        index = self.flat_index(buf, s.indices)
         ptr, _ = self.buffer_ptr(buf)
         lanes = _dt.lanes(index.dtype)
         if lanes == 1:
@@ -1024,42 +996,6 @@ class CodeGenC(IRVisitor):
             return
         name = self._scatter_helper(dtype, index.dtype)
         self.emit(f"{name}({ptr}, {self.expr(index)}, {self.expr(value)});")
-
-    #: at most this many variables replace one promoted buffer
-    MAX_REGISTER_SLOTS = 64
-
-    def _register_slots(self, s: S.Allocate):
-        """Places of a small local buffer that is only accessed at constant indices
-        (``{(base, lanes): variable name}``), or None if it must stay in memory."""
-        buf = s.buffer
-        if buf.scope != "local" or not self._is_stack_allocation(buf) or _dt.parse(buf.dtype).code == "bfloat":
-            return None
-        places = set()
-        ok = [True]
-
-        def visit(node):
-            if not ok[0]:
-                return
-            if isinstance(node, (E.BufferLoad, S.BufferStore)) and node.buffer.data is buf.data:
-                index = self.flat_index(node.buffer, node.indices)
-                if isinstance(index, E.IntImm):
-                    places.add((index.value, 1))
-                elif (isinstance(index, E.Ramp) and isinstance(index.base, E.IntImm)
-                      and E.is_const_int(index.stride, 1)):
-                    places.add((index.base.value, index.lanes))
-                else:
-                    ok[0] = False
-            elif isinstance(node, E.Var) and node is buf.data:
-                ok[0] = False  # the address is used directly
-
-        post_order_visit(s.body, visit)
-        if not ok[0] or not places or len(places) > self.MAX_REGISTER_SLOTS:
-            return None
-        spans = sorted(places)
-        for (b0, n0), (b1, _) in zip(spans, spans[1:]):
-            if b0 + n0 > b1:
-                return None  # overlapping accesses of different widths
-        return {(b, n): f"{self.name_of(buf.data)}_{b}" for b, n in spans}
 
     def _const_size(self, buffer: S.Buffer):
         n = 1
@@ -1085,16 +1021,10 @@ class CodeGenC(IRVisitor):
         saved_dtype = self._ptr_dtype.get(buf.data)
         self._ptr_dtype[buf.data] = buf.dtype
         st = self.storage_type(buf.dtype)
-        slots = self._register_slots(s)
-        if slots is not None:
-            # every access is at a constant place: one C variable per place, so the
-            # compiler keeps them in registers (an accumulator tile, say)
-            self._reg_slots[buf.data] = slots
-            for (base, lanes), var in sorted(slots.items()):
-                dtype = buf.dtype if lanes == 1 else _dt.with_lanes(buf.dtype, lanes)
-                self.emit(f"{self.type_name(dtype)} {var};")
+        if buf.scope == keys.REGISTER:
+            # one value (promote_local_registers): a C variable, kept in a register
+            self.emit(f"{self.type_name(buf.dtype)} {name};")
             self.print_stmt(s.body)
-            del self._reg_slots[buf.data]
         elif self._is_stack_allocation(buf):
             n = max(1, self._const_size(buf))
             self.emit(f"{st} {name}[{n}] __attribute__((aligned(64)));")
@@ -1231,12 +1161,6 @@ class CodeGenC(IRVisitor):
                 self.print_stmt(other)
             break
         self.emit("}")
-
-
-def _slot_key(index):
-    if isinstance(index, E.IntImm):
-        return (index.value, 1)
-    return (index.base.value, index.lanes)
 
 
 def generate_c(func: S.PrimFunc) -> str:

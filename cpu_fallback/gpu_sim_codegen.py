@@ -494,10 +494,6 @@ def split_kernel(func: S.PrimFunc) -> SimKernel:
     strip = _StripThreadAttrs(func.name)
     body = strip.visit(func.body)
     extents = dict(strip.extents)
-    for tag, ext in (func.attrs.get("thread_extents") or {}).items():
-        if tag not in BLOCK_TAGS + THREAD_TAGS:
-            raise SimError(f"kernel {func.name}: unknown thread tag {tag!r} in thread_extents")
-        extents[tag] = ext if isinstance(ext, E.PrimExpr) else _int(ext)
     grid = tuple(extents.get(t, _int(1)) for t in BLOCK_TAGS)
     block = tuple(extents.get(t, _int(1)) for t in THREAD_TAGS)
     scalar_params = {p for p in func.params if p not in func.buffer_map}
@@ -654,16 +650,6 @@ class CodeGenSim(CodeGenC):
 
     def print_barrier(self, call) -> None:
         self.emit("// __syncthreads(): every thread finished the loop above")
-
-    def flat_index(self, buffer, indices):
-        if len(indices) == 2 and _dt.lanes(indices[1].dtype) > 1:
-            lanes = _dt.lanes(indices[1].dtype)
-            row = E.Mul(indices[0], buffer.shape[1])
-            index = indices[1]
-            if isinstance(index, E.Ramp):  # stays contiguous
-                return E.Ramp(E.Add(row, index.base), index.stride, lanes)
-            return E.Add(index, E.Broadcast(row, lanes))
-        return CodeGenC.flat_index(self, buffer, indices)
 
     def visit_unknown_call(self, e):
         raise CompileError(

@@ -42,16 +42,14 @@ from ..errors import CompileError
 from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import stmt as S
+from ..tir import keys
+from ..tir.analysis import storage_bytes, thread_extents, threads_per_block
 from ..tir.functor import post_order_visit
-from ..tir.op import WARP_SHUFFLE_DOWN
 
 #: static shared memory above this needs the dynamic (``extern __shared__``) path
 STATIC_SHARED_LIMIT = 48 * 1024
 #: alignment in bytes of shared arrays and of every carved dynamic shared buffer
 SHARED_ALIGN = 16
-
-#: thread tags and the CUDA builtin each one prints as
-THREAD_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
 
 #: (element dtype, lanes) -> (native CUDA vector type, its lane fields) for aligned accesses
 NATIVE_VECTORS = {
@@ -195,7 +193,10 @@ class CodeGenCUDA(CodeGenC):
         return self.finish()
 
     def add_function(self, func: S.PrimFunc) -> None:
-        shared_bytes = int(func.attrs.get("shared_bytes", 0) or 0)
+        try:
+            shared_bytes = storage_bytes(func, keys.SHARED)
+        except ValueError as err:
+            raise CompileError(f"kernel {func.name}: {err}; shared memory needs a constant size") from None
         self._func = func
         self._dynamic_shared = shared_bytes > STATIC_SHARED_LIMIT
         self._dyn_offset = 0
@@ -249,11 +250,11 @@ class CodeGenCUDA(CodeGenC):
         tags = []
 
         def visit(node):
-            if isinstance(node, S.AttrStmt) and node.attr_key == "thread_extent":
+            if isinstance(node, S.AttrStmt) and node.attr_key == keys.THREAD_EXTENT:
                 tag = getattr(node.node, "thread_tag", "")
-                if tag not in THREAD_TAGS:
+                if not keys.is_gpu_tag(tag):
                     raise CompileError(
-                        f"kernel {func.name}: unknown thread tag {tag!r}; use one of {', '.join(THREAD_TAGS)}")
+                        f"kernel {func.name}: unknown thread tag {tag!r}; use one of {', '.join(keys.GPU_TAGS)}")
                 tags.append(tag)
             elif isinstance(node, S.For) and node.kind is S.ForKind.THREAD_BINDING:
                 raise CompileError(
@@ -372,29 +373,12 @@ class CodeGenCUDA(CodeGenC):
     # ------------------------------------------------------------------------
     # function pieces
     # ------------------------------------------------------------------------
-    def _threads_per_block(self, func: S.PrimFunc):
-        """Threads per block when every ``threadIdx`` extent is a constant, else None."""
-        total = [1]
-        ok = [True]
-
-        def visit(node):
-            if isinstance(node, S.AttrStmt) and node.attr_key == "thread_extent":
-                tag = getattr(node.node, "thread_tag", "")
-                if tag.startswith("threadIdx"):
-                    if isinstance(node.value, E.IntImm):
-                        total[0] *= int(node.value.value)
-                    else:
-                        ok[0] = False
-
-        post_order_visit(func.body, visit)
-        return total[0] if ok[0] else None
-
     def function_prefix(self) -> str:
         return 'extern "C" __global__ void'
 
     def print_function_signature(self, func: S.PrimFunc) -> str:
         params = ", ".join(self.print_param(func, p) for p in func.params)
-        threads = self._threads_per_block(func)
+        threads = threads_per_block(func)
         bounds = f" __launch_bounds__({threads})" if threads is not None else ""
         return f"{self.function_prefix()}{bounds} {func.name}({params})"
 
@@ -418,7 +402,7 @@ class CodeGenCUDA(CodeGenC):
                                "only 'shared' (__syncthreads) and 'warp' (__syncwarp)")
 
     def visit_AttrStmt(self, s):
-        if s.attr_key != "thread_extent":
+        if s.attr_key != keys.THREAD_EXTENT:
             return super().visit_AttrStmt(s)
         iv = s.node
         var = iv.var
@@ -450,14 +434,11 @@ class CodeGenCUDA(CodeGenC):
             raise CompileError(
                 f"kernel {self._func.name}: local buffer {buf.name!r} needs a constant size of at "
                 "most 64 KiB per thread; bound its extent with a constant split factor")
+        if buf.scope == keys.REGISTER:
+            super().print_allocate(s)  # one variable
+            return
         saved = self._names.get(buf.data)
         name = self.bind_name(buf.data, buf.name)
-        if self._register_slots(s) is not None:
-            # only constant indices: the C printer keeps it in variables (registers)
-            self._restore_name(buf.data, saved)
-            self._used.discard(name)
-            super().print_allocate(s)
-            return
         saved_dtype = self._ptr_dtype.get(buf.data)
         self._ptr_dtype[buf.data] = buf.dtype
         n = max(1, self._const_size(buf))
@@ -503,7 +484,7 @@ class CodeGenCUDA(CodeGenC):
         """The vector dtype of an aligned native-vector access, or None."""
         if not (isinstance(index, E.Ramp) and E.is_const_int(index.stride, 1)):
             return None
-        if buf.data in self._reg_slots:
+        if buf.scope == keys.REGISTER:
             return None
         declared = self._ptr_dtype.get(buf.data)
         if declared is not None and declared != buf.dtype:
@@ -653,15 +634,15 @@ class CodeGenCUDA(CodeGenC):
         return super()._minmax(e, op)
 
     def visit_unknown_call(self, e):
-        if e.op == WARP_SHUFFLE_DOWN:
+        if e.op == keys.WARP_SHUFFLE_DOWN:
             return self._warp_shuffle_down(e), P_PRIMARY
         return super().visit_unknown_call(e)
 
     def _warp_mask(self) -> str:
         """The lanes of the calling thread's warp that exist: all 32, except in the
         last warp of a block whose thread count is not a multiple of 32."""
-        ext = self._func.attrs.get("thread_extents", {})
-        dims = [ext.get(t) for t in ("threadIdx.x", "threadIdx.y", "threadIdx.z")]
+        ext = thread_extents(self._func)
+        dims = [ext.get(t) for t in keys.THREAD_TAGS]
         sizes = [1 if d is None else E.const_int_value(d) for d in dims]
         if any(x is None for x in sizes):
             raise CompileError(f"kernel {self._func.name}: a warp shuffle needs constant thread extents")

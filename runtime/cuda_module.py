@@ -77,10 +77,8 @@ class KernelInfo:
                 extents[node.node.thread_tag] = node.value
 
         post_order_visit(func.body, visit)
-        for tag, ext in (func.attrs.get("thread_extents") or {}).items():
-            extents.setdefault(tag, ext)
         printed = printed or {}
-        return KernelInfo(func.name, tuple(func.params), extents, int(func.attrs.get("shared_bytes", 0) or 0),
+        return KernelInfo(func.name, tuple(func.params), extents, 0,
                           int(printed.get("dynamic_shared_bytes", 0)),
                           {int(k): int(v) for k, v in printed.get("param_align", {}).items()})
 

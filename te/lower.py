@@ -22,7 +22,8 @@ from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.arith import Analyzer, IntervalSet, eval_set
 from ..tir.functor import IRMutator, collect_vars, substitute
-from ..tir.op import WARP_SIZE, const, convert, if_then_else, likely, warp_shuffle_down
+from ..tir.op import const, likely
+from ..tir.transform.lower_thread_allreduce import thread_allreduce
 from .schedule import Fuse, Schedule, Split, Stage, _is_reduce
 from .tensor import ComputeOp, PlaceholderOp, Tensor, read_tensors
 
@@ -502,19 +503,11 @@ class Lowerer:
         """A reduction whose axis is bound to threadIdx (an all-reduce over threads).
 
         Each thread first reduces its share (the serial reduction loops) into a local
-        partial; then the partials of the ``n`` threads of a row are combined:
-
-        * with warp shuffles (:func:`~tecc.tir.op.warp_shuffle_down`) when the axis is
-          ``threadIdx.x`` and the warps line up with the rows (see
-          :meth:`_warp_reduce_ok`): each warp reduces its lanes with offsets 16, 8, 4,
-          2, 1 (those below ``min(n, 32)``); for ``n > 32`` lane 0 of every warp puts
-          its value in a small shared buffer (``n/32`` entries per row) and, after a
-          barrier, the warps reduce those values with shuffles again;
-        * otherwise in a tree through shared memory (``if (t < step)`` steps).
-
-        Thread 0 of the row then stores the result.  When the output lives in
-        per-thread (local) memory, every thread of the row stores it: the value
-        reaches them through shared memory.
+        partial; then ``tecc.thread_allreduce`` combines the partials of the ``n``
+        threads of a row (the ``lower_thread_allreduce`` pass turns it into warp
+        shuffles or a shared-memory tree).  Thread 0 of the row stores the result;
+        when the output lives in per-thread (local) memory, every thread of the row
+        stores it.
         """
         st, op = info.stage, info.op
         if len(rt) != 1 or not st.iter_var_attrs[rt[0]].bind_thread.thread_tag.startswith("threadIdx"):
@@ -529,7 +522,8 @@ class Lowerer:
         red = rw.visit(substitute(info.body[0], info.root_value))
         if red.init:
             raise LoweringError(f"stage {op.name!r}: init= is not supported in a cross-thread reduction")
-        sources = [rw.visit(substitute(b, info.root_value)).source for b in info.body][0]
+        comb = red.combiner
+        sources = red.source
         # rows: other threads of the block that reduce different outputs
         rows = [iv for iv in st.leaf_iter_vars if not _is_reduce(iv) and st.iter_var_attrs.get(iv) is not None
                 and st.iter_var_attrs[iv].bind_thread is not None
@@ -541,85 +535,48 @@ class Lowerer:
                 raise LoweringError(f"stage {op.name!r}: thread axis {iv.var.name!r} needs a constant extent")
             row = row * ext + iv.var if nrows > 1 else iv.var
             nrows *= ext
-        ar = _AllReduce(op.name, red.combiner, tiv.var, n, row, nrows, self.ana)
+        nv = len(comb.lhs)
+        partial = [S.Buffer(f"{op.name}.partial{i}" if nv > 1 else f"{op.name}.partial", x.dtype, (const(1),),
+                            E.Var(f"{op.name}.partial", "handle"), "local")
+                   for i, x in enumerate(comb.identity_element)]
+        zero = const(0, "int32")
+        mine = [E.BufferLoad(b, (zero,)) for b in partial]
+
+        def assign(values):
+            if nv == 1:
+                return S.BufferStore(partial[0], values[0], (zero,))
+            tmps = [E.Var(f"{op.name}_v{i}", v.dtype) for i, v in enumerate(values)]
+            body = S.seq(*[S.BufferStore(b, tv, (zero,)) for b, tv in zip(partial, tmps)])
+            for tv, v in reversed(list(zip(tmps, values))):
+                body = S.LetStmt(tv, v, body)
+            return body
 
         # 1. each thread's partial over the serial reduction loops
-        zero = ar.zero
-        update = ar.assign(ar.partial, zero, ar.combine(ar.mine(), sources))
+        vmap = {v: x for v, x in zip(comb.lhs, mine)}
+        vmap.update({v: x for v, x in zip(comb.rhs, sources)})
+        update = assign([substitute(r, vmap) for r in comb.result])
         if not E.is_const_int(red.condition, 1):
             update = S.IfThenElse(red.condition, update)
         update = self._guard(self._guards(info, True), update)
         serial = [iv for iv in st.leaf_iter_vars if _is_reduce(iv) and iv is not tiv]
         for iv in reversed(serial):
             update = self._loop(info, iv, self._attached(info, iv, update))
-        part = S.seq(ar.assign(ar.partial, zero, list(ar.identity)), update)
-        # 2. combine the partials (every thread takes part: no guards around barriers
-        # or shuffles)
-        if self._warp_reduce_ok(info, tiv, n):
-            steps, result = ar.warp_reduce()
-            result_shared = False
-        else:
-            steps, result = ar.tree_reduce()
-            result_shared = True  # the tree's result is in shared memory
+        part = S.seq(assign(list(comb.identity_element)), update)
+        # 2. combine the partials of the row (every thread takes part: no guards)
+        per_thread = any(b.scope in ("local", "warp") for b in info.buffers)
+        reduce = thread_allreduce(comb, n, tiv.var, row, nrows, per_thread, partial)
         # 3. store: thread 0 of the row, or every thread when the output is per thread
-        t = tiv.var
-        if any(b.scope in ("local", "warp") for b in info.buffers):
-            if not result_shared:
-                bcast = ar.shared_buffers("red_result", nrows)
-                steps.append(S.IfThenElse(E.EQ(t, zero), ar.assign(bcast, row, result)))
-                result = [E.BufferLoad(b, (row,)) for b in bcast]
-            store = S.seq(*[S.BufferStore(buf, r, idx) for buf, r in zip(info.buffers, result)])
-            store = self._guard(self._guards(info, False), store)
-        else:
-            store = S.seq(*[S.BufferStore(buf, r, idx) for buf, r in zip(info.buffers, result)])
-            store = S.IfThenElse(E.EQ(t, zero), self._guard(self._guards(info, False), store))
-        body = S.seq(part, *steps, store)
-        for b in ar.partial:
-            body = S.Allocate(b, body)
-        for b in ar.shared:
+        store = S.seq(*[S.BufferStore(buf, r, idx) for buf, r in zip(info.buffers, mine)])
+        store = self._guard(self._guards(info, False), store)
+        if not per_thread:
+            store = S.IfThenElse(E.EQ(tiv.var, zero), store)
+        body = S.seq(part, reduce, store)
+        for b in partial:
             body = S.Allocate(b, body)
         body = self._loop(info, tiv, self._attached(info, tiv, body))
         for iv in reversed([iv for iv in st.leaf_iter_vars if not _is_reduce(iv)]):
             body = self._loop(info, iv, self._attached(info, iv, body))
         return body
-
-    def _kernel_stages(self, info):
-        """The lowered stages that share the root stage (so, likely, the kernel) of ``info``."""
-        def root(stage):
-            while stage.attach_type == "scope":
-                stage = stage.attach_stage
-            return stage
-
-        mine = root(info.stage)
-        return [i for i in self.info.values() if root(i.stage) is mine]
-
-    def _warp_reduce_ok(self, info, tiv, n) -> bool:
-        """Can the cross-thread reduction over ``tiv`` (extent ``n``) use warp shuffles?
-
-        The hardware groups a block's threads into warps of 32 consecutive linear
-        thread numbers (x fastest).  Shuffles reduce the threads of a row when the
-        axis is ``threadIdx.x``, no loop of the kernel binds ``threadIdx.x`` to more
-        than ``n`` threads (the block's x extent is ``n``, so the reduction runs
-        unguarded and the lane is ``threadIdx.x % 32``), and every warp holds whole
-        rows or lies inside one: ``n`` is a multiple of 32, divides 32, or the block
-        has no other thread dimension.
-        """
-        tag = info.stage.iter_var_attrs[tiv].bind_thread.thread_tag
-        if tag != "threadIdx.x":
-            return False
-        other_dims = False
-        for other in self._kernel_stages(info):
-            for iv in other.stage.leaf_iter_vars:
-                attr = other.stage.iter_var_attrs.get(iv)
-                if attr is None or attr.bind_thread is None or iv not in other.dom:
-                    continue
-                other_tag = attr.bind_thread.thread_tag
-                ext = E.const_int_value(other.dom[iv].extent)
-                if other_tag == "threadIdx.x" and (ext is None or ext > n):
-                    return False
-                if other_tag in ("threadIdx.y", "threadIdx.z") and (ext is None or ext > 1):
-                    other_dims = True
-        return n % WARP_SIZE == 0 or WARP_SIZE % n == 0 or not other_dims
 
     def _make_stage(self, info) -> S.Stmt:
         st, op = info.stage, info.op
@@ -656,126 +613,6 @@ class Lowerer:
             if info.op not in self.arg_bufs:
                 body = self._allocate(info, body)
         return body if body is not None else S.Evaluate(const(0))
-
-
-class _AllReduce:
-    """The statements of one cross-thread reduction (:meth:`Lowerer._make_cross_thread`).
-
-    ``t`` is the thread index of the reduction axis (extent ``n``), ``row`` the
-    number (``nrows`` of them) of the group of threads that reduces one output.
-    """
-
-    def __init__(self, name, comb, t, n, row, nrows, ana):
-        self.name = name
-        self.comb = comb
-        self.nv = len(comb.lhs)
-        self.identity = list(comb.identity_element)
-        self.dtypes = [x.dtype for x in self.identity]
-        self.t, self.n, self.row, self.nrows = t, n, row, nrows
-        self.ana = ana
-        self.zero = const(0, "int32")
-        self.partial = [S.Buffer(self._name(f"{name}.partial", i), dt, (const(1),),
-                                 E.Var(f"{name}.partial", "handle"), "local")
-                        for i, dt in enumerate(self.dtypes)]
-        self.shared = []  # shared buffers the reduction allocates
-
-    def _name(self, base, i):
-        return f"{base}{i}" if self.nv > 1 else base
-
-    def shared_buffers(self, base, size):
-        """One shared buffer of ``size`` elements per reduced value."""
-        bufs = [S.Buffer(self._name(base, i), dt, (const(size),), E.Var(base, "handle"), "shared")
-                for i, dt in enumerate(self.dtypes)]
-        self.shared += bufs
-        return bufs
-
-    def mine(self):
-        """This thread's partial values."""
-        return [E.BufferLoad(b, (self.zero,)) for b in self.partial]
-
-    def combine(self, lhs, rhs):
-        vmap = {v: x for v, x in zip(self.comb.lhs, lhs)}
-        vmap.update({v: x for v, x in zip(self.comb.rhs, rhs)})
-        return [substitute(r, vmap) for r in self.comb.result]
-
-    def assign(self, bufs, index, values):
-        """Store ``values`` (computed before any store, as they may read ``bufs``)."""
-        if self.nv == 1:
-            return S.BufferStore(bufs[0], values[0], (index,))
-        tmps = [E.Var(f"{self.name}_v{i}", v.dtype) for i, v in enumerate(values)]
-        body = S.seq(*[S.BufferStore(b, tv, (index,)) for b, tv in zip(bufs, tmps)])
-        for tv, v in reversed(list(zip(tmps, values))):
-            body = S.LetStmt(tv, v, body)
-        return body
-
-    # -- shared-memory tree ------------------------------------------------------
-    def tree_reduce(self):
-        """``(steps, result)``: the partials combined in a tree in shared memory."""
-        n, t = self.n, self.t
-        shared = self.shared_buffers("red_buf", self.nrows * n)
-        slot = self.ana.simplify(self.row * n + t)
-        steps = [self.assign(shared, slot, self.mine())]
-        p = 1
-        while p < n:
-            p *= 2
-        step = p // 2
-        while step >= 1:
-            other = [E.BufferLoad(b, (self.ana.simplify(slot + step),)) for b in shared]
-            here = [E.BufferLoad(b, (slot,)) for b in shared]
-            cond = E.LT(t, const(step))
-            if p != n:  # a thread count that is not a power of two: skip partners past the end
-                cond = E.And(cond, E.LT(t + step, const(n)))
-            steps.append(S.IfThenElse(cond, self.assign(shared, slot, self.combine(here, other))))
-            step //= 2
-        result = [E.BufferLoad(b, (self.ana.simplify(self.row * n),)) for b in shared]
-        return steps, result
-
-    # -- warp shuffles -------------------------------------------------------------
-    def shuffle_steps(self, width, guard):
-        """Reduce the partials of ``width`` consecutive lanes into the first with
-        shuffles (offsets: the powers of two below ``width``).  With ``guard``, a
-        partner past the end of the row (``t + offset >= n``) counts as the identity."""
-        p = 1
-        while p < width:
-            p *= 2
-        steps = []
-        offset = p // 2
-        while offset >= 1:
-            got = [E.Var(self._name(f"{self.name}_shfl", i), dt) for i, dt in enumerate(self.dtypes)]
-            others = got
-            if guard:
-                inside = E.LT(self.t + const(offset), const(self.n))
-                others = [E.Select(inside, g, idv) for g, idv in zip(got, self.identity)]
-            step = self.assign(self.partial, self.zero, self.combine(self.mine(), others))
-            # every lane runs the shuffles, before any select uses their values
-            for g, b in reversed(list(zip(got, self.partial))):
-                step = S.LetStmt(g, warp_shuffle_down(E.BufferLoad(b, (self.zero,)), offset), step)
-            steps.append(step)
-            offset //= 2
-        return steps
-
-    def warp_reduce(self):
-        """``(steps, result)``: the partials combined with warp shuffles; the result
-        is valid in thread 0 of each row."""
-        n, t = self.n, self.t
-        # lanes past the row hold no partial when n neither divides nor is divided by 32
-        ragged = n % WARP_SIZE != 0 and n & (n - 1) != 0
-        steps = self.shuffle_steps(min(n, WARP_SIZE), ragged)
-        if n <= WARP_SIZE:
-            return steps, self.mine()
-        nwarps = -(-n // WARP_SIZE)
-        per_warp = self.shared_buffers("red_buf", self.nrows * nwarps)
-        lane = self.ana.simplify(E.FloorMod(t, const(WARP_SIZE)))
-        warp = self.ana.simplify(E.FloorDiv(t, const(WARP_SIZE)))
-        base = self.ana.simplify(self.row * nwarps)
-        steps.append(S.IfThenElse(E.EQ(lane, self.zero),
-                                  self.assign(per_warp, self.ana.simplify(base + warp), self.mine())))
-        # every warp reduces the per-warp values (lanes past them hold the identity)
-        loads = [if_then_else(E.LT(lane, const(nwarps)), E.BufferLoad(b, (self.ana.simplify(base + lane),)), idv)
-                 for b, idv in zip(per_warp, self.identity)]
-        steps.append(self.assign(self.partial, self.zero, loads))
-        steps += self.shuffle_steps(nwarps, False)
-        return steps, self.mine()
 
 
 def _accesses(body, tensors):

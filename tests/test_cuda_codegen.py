@@ -13,6 +13,7 @@ from tecc.target import Target
 from tecc.tir import expr as E
 from tecc.tir import stmt as S
 from tecc.tir.op import const
+from tecc.tir.transform import promote_local_registers
 
 ARCHS = ("sm_80", "sm_90")
 ELF = b"\x7fELF"
@@ -313,7 +314,7 @@ def test_local_buffers_loops_lets_and_assert():
     )
     body = S.AssertStmt(E.GT(n, const(0)), "n must be positive",
                         S.LetStmt(base, tx * 8, S.Allocate(acc, S.Allocate(scratch, body))))
-    src = generate_cuda([kernel("locals", [A, B], [n], at_tx(body))])
+    src = generate_cuda([promote_local_registers(kernel("locals", [A, B], [n], at_tx(body)))])
     assert "float acc_0;" in src  # constant-indexed: promoted to variables
     assert "float scratch[8] __align__(16);" in src
     assert "#pragma unroll" in src and "__trap();" in src and "int32_t base = " in src

@@ -14,7 +14,7 @@ from tecc.cuda_codegen import kernels as K
 from tecc.errors import LoweringError
 from tecc.tir import expr as E
 from tecc.tir.stmt import Allocate, AttrStmt, BufferStore, For, ForKind, IfThenElse, PrimFunc, seq
-from tecc.tir.transform import run_prim_func, verify_well_formed
+from tecc.tir.analysis import run_prim_func, verify_well_formed
 from tecc.tir.transform.inject_double_buffer import inject_double_buffer
 from tecc.tir.transform.thread_sync import insert_thread_sync, is_storage_sync, storage_sync
 
@@ -326,7 +326,7 @@ def _rand(shape):
 def test_sgemm_double_buffer_one_sync_per_k_tile():
     M = N = K_ = 128
     s, args = K.sgemm(M, N, K_, block=64, thread_tile=4, k_tile=8, double_buffer=True)
-    kern = _kernel(tecc.lower(s, args, name="gemm"))
+    kern = _kernel(tecc.lower(s, args, name="gemm", target="cuda"))
     k_loop = find_loop(kern.body, "k.outer")
     assert count_syncs(k_loop.body) == 1
     assert is_storage_sync(k_loop.body.seq[-1])      # at the end of the iteration
@@ -335,10 +335,10 @@ def test_sgemm_double_buffer_one_sync_per_k_tile():
     tir.post_order_visit(kern.body, lambda n: shared.setdefault(n.buffer.name, n.buffer.shape[0].value)
                          if isinstance(n, Allocate) and n.buffer.scope == "shared" else None)
     assert shared == {"A.shared": 2 * 64 * 8, "B.shared": 2 * 8 * 64}
-    assert kern.attrs["shared_bytes"] == 4 * 2 * 2 * 64 * 8
+    assert tir.analysis.storage_bytes(kern, "shared") == 4 * 2 * 2 * 64 * 8
     # the same schedule without double buffering: two barriers per k tile
     s1, args1 = K.sgemm(M, N, K_, block=64, thread_tile=4, k_tile=8)
-    kern1 = _kernel(tecc.lower(s1, args1, name="gemm"))
+    kern1 = _kernel(tecc.lower(s1, args1, name="gemm", target="cuda"))
     assert count_syncs(find_loop(kern1.body, "k.outer").body) == 2
 
 
@@ -356,7 +356,7 @@ def test_sgemm_double_buffer_builds_and_runs():
 def test_sgemm_double_buffer_has_no_races():
     M, N, K_ = 32, 32, 24     # 4x4 threads, 2x2 virtual threads, 3 k tiles
     s, args = K.sgemm(M, N, K_, block=32, thread_tile=4, k_tile=8, double_buffer=True)
-    mod = tecc.lower(s, args, name="gemm")
+    mod = tecc.lower(s, args, name="gemm", target="cuda")
     kern = _kernel(mod)
     host = mod["gemm"]
     a, b, out = _rand((M, K_)), _rand((K_, N)), np.zeros((M, N), "float32")
@@ -376,7 +376,7 @@ def test_classic_tvm_gemm_double_buffer():
     # TVM's test_gemm schedule (8x8 threads, 64x64 outputs per block), n = 128
     n = 128
     s, args = K.classic_gemm_tvm(n)
-    kern = _kernel(tecc.lower(s, args, name="gemm"))
+    kern = _kernel(tecc.lower(s, args, name="gemm", target="cuda"))
     assert count_syncs(find_loop(kern.body, "k").body) == 1
     built = _build_both_arches(s, args)
     a, b, out = _rand((n, n)), _rand((n, n)), np.zeros((n, n), "float32")
@@ -387,7 +387,7 @@ def test_classic_tvm_gemm_double_buffer():
 def test_classic_tvm_gemm_double_buffer_has_no_races():
     n = 16   # 4x4 threads, 4x4 outputs per thread, 16 steps of k
     s, args = K.classic_gemm_tvm(n, scale=4, num_thread=4)
-    mod = tecc.lower(s, args, name="gemm")
+    mod = tecc.lower(s, args, name="gemm", target="cuda")
     kern = _kernel(mod)
     a, b, out = _rand((n, n)), _rand((n, n)), np.zeros((n, n), "float32")
     assert check_kernels(mod["gemm"], {kern.name: kern}, [a, b, out], max_blocks=1) == []
@@ -399,7 +399,7 @@ def test_classic_tvm_gemm_only_b_double_buffered():
     n = 16
     s, args = K.classic_gemm_tvm(n, scale=4, num_thread=4, double_buffer=False)
     next(st for st in s.stages if st.op.name == "B.shared").double_buffer()
-    mod = tecc.lower(s, args, name="gemm")
+    mod = tecc.lower(s, args, name="gemm", target="cuda")
     kern = _kernel(mod)
     k_loop = find_loop(kern.body, "k")
     assert count_syncs(k_loop.body) == 2

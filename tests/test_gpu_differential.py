@@ -14,7 +14,7 @@ SETTINGS = settings(max_examples=10, deadline=None, suppress_health_check=list(H
 
 
 def _build_run_check(s, args, arrays):
-    mod = tecc.lower(s, args, name="f")
+    mod = tecc.lower(s, args, name="f", target="cuda")
     host = mod["f"]
     kernels = {name: f for name, f in mod.items() if f.attrs.get("tecc.kernel")}
     findings = check_kernels(host, kernels, [a.copy() for a in arrays])
@@ -118,7 +118,7 @@ def test_storage_align_on_shared_memory():
     ay, ax = AS.op.axis
     s[AS].bind(ay, thread_y)
     s[AS].bind(ax, thread_x)
-    mod = tecc.lower(s, [A, B], name="t")
+    mod = tecc.lower(s, [A, B], name="t", target="cuda")
     kernel = [f for _, f in mod.items() if f.attrs.get("tecc.kernel")][0]
     shared = kernel.body
     while not (hasattr(shared, "buffer") and shared.buffer.scope == "shared"):

@@ -107,6 +107,6 @@ def test_lower_of_gpu_schedule_prints_host_and_kernel():
     bx, tx = s[B].split(B.op.axis[0], factor=64)
     s[B].bind(bx, te.thread_axis("blockIdx.x"))
     s[B].bind(tx, te.thread_axis("threadIdx.x"))
-    text = str(tecc.lower(s, [A, B], name="vadd"))
+    text = str(tecc.lower(s, [A, B], name="vadd", target="cuda"))
     assert "tecc.launch('vadd_kernel0', A, B)" in text
     assert "// attr [threadIdx.x] thread_extent = 64" in text

@@ -8,7 +8,8 @@ from tecc.errors import LoweringError, TargetError, VerifyError
 from tecc.tir import expr as E
 from tecc.tir import stmt as S
 from tecc.tir.stmt import Allocate, AttrStmt, BufferStore, For, ForKind, IfThenElse, PrimFunc, seq
-from tecc.tir.transform import run_prim_func, simplify, verify_well_formed
+from tecc.tir.analysis import run_prim_func, verify_well_formed
+from tecc.tir.transform import simplify
 from tecc.tir.transform.inject_virtual_thread import inject_virtual_thread, is_vthread_loop
 from tecc.tir.transform.thread_sync import (
     insert_thread_sync, insert_thread_sync_stmt, is_storage_sync, storage_sync,

@@ -7,8 +7,9 @@ from tecc import tir
 from tecc.tir import SeqStmt, expr as E
 from tecc.tir import stmt as S
 from tecc.tir.stmt import Allocate, Buffer, BufferStore, Evaluate, For, ForKind, IfThenElse, PrimFunc, seq
+from tecc.tir.analysis import run_prim_func, verify_well_formed
 from tecc.tir.transform import (
-    flatten, loop_partition, remove_no_op, run_prim_func, unroll, vectorize, verify_well_formed,
+    flatten, loop_partition, remove_no_op, unroll, vectorize,
 )
 from tecc.tir.analysis.interp import InterpError
 

@@ -10,9 +10,10 @@ from tecc import tir
 from tecc.errors import TeccError
 from tecc.tir.stmt import BufferStore, For, ForKind, IfThenElse, PrimFunc, seq
 from tecc.tir.transform import pipeline as P
+from tecc.tir.analysis import run_prim_func, verify_well_formed
 from tecc.tir.transform import (
-    CPU_PIPELINE, PassConfigError, PassContext, PassOptions, list_passes, run_pipeline, run_prim_func,
-    verify_well_formed,
+    CPU_PIPELINE, CUDA_PIPELINE, GENERIC_PIPELINE, FunctionPass, PassConfigError, PassContext, PassOptions,
+    list_passes, run_pipeline,
 )
 
 c = tir.const
@@ -44,11 +45,39 @@ def run_mm(func, n=10):
     return a @ b, out
 
 
+def lowered(func, options):
+    """The function ``func`` after the pipeline of ``options`` (run on its module)."""
+    return run_pipeline(func, options)[func.name]
+
+
 def test_pipeline_is_a_literal_named_list():
-    assert list_passes(PassOptions()) == [name for name, _ in CPU_PIPELINE]
-    assert list_passes(PassOptions())[0] == "flatten" and list_passes(PassOptions())[-1] == "remove_no_op"
+    assert list_passes(PassOptions()) == [p.name for p in CPU_PIPELINE]
+    assert list_passes(PassOptions())[0] == "flatten"
+    assert list_passes(PassOptions())[-1] == "promote_local_registers"
     cuda = list_passes(PassOptions(target_kind="cuda"))
     assert cuda[0] == "flatten" and "inject_virtual_thread" in cuda and "loop_partition" not in cuda
+    # host/device split, thread reductions and register promotion are passes too
+    assert cuda.index("split_host_device") < cuda.index("lower_thread_allreduce") < cuda.index("thread_sync")
+    assert cuda[-2:] == ["promote_local_registers", "verify_gpu"]
+    # both begin with the target-independent part that lower() runs without a target
+    generic = list_passes(PassOptions(target_kind=None))
+    assert generic == [p.name for p in GENERIC_PIPELINE]
+    assert CPU_PIPELINE[:len(generic)] == GENERIC_PIPELINE == CUDA_PIPELINE[:len(generic)]
+
+
+def test_generic_run_then_target_run_equals_one_target_run():
+    f = guarded_matmul()
+    generic = run_pipeline(f, PassOptions(target_kind=None))
+    assert generic.attrs["tecc.lowered"] == "generic"
+    out = _io.StringIO()
+    rest = run_pipeline(generic, PassOptions(print_after=("all",)), stream=out)
+    headers = [ln.split()[2] for ln in out.getvalue().splitlines() if ln.startswith("# after")]
+    assert headers == list_passes(PassOptions())[len(GENERIC_PIPELINE):]
+    whole = run_pipeline(f, PassOptions())
+    tir.assert_structural_equal(rest["mm"], whole["mm"])
+    assert run_pipeline(whole, PassOptions()).attrs["tecc.lowered"] == "c"  # nothing left to run
+    with pytest.raises(TeccError, match="lowered for target kind 'c'"):
+        run_pipeline(whole, PassOptions(target_kind="cuda"))
 
 
 def test_pass_options_are_hashable_cache_keys():
@@ -63,7 +92,7 @@ def test_pass_options_are_hashable_cache_keys():
 
 def test_pipeline_end_to_end_matches_numpy():
     f = guarded_matmul()
-    g = run_pipeline(f, PassOptions(verify=True))
+    g = lowered(f, PassOptions(verify=True))
     verify_well_formed(g, require_flat=True)
     want, got = run_mm(g)
     np.testing.assert_allclose(got, want, rtol=1e-5)
@@ -76,7 +105,7 @@ def test_pipeline_end_to_end_matches_numpy():
     PassOptions(vectorize=False), PassOptions(loop_partition=False), PassOptions(unroll_max_extent=0),
 ])
 def test_pipeline_options_keep_results(opts):
-    g = run_pipeline(guarded_matmul(), replace(opts, verify=True))
+    g = lowered(guarded_matmul(), replace(opts, verify=True))
     want, got = run_mm(g)
     np.testing.assert_allclose(got, want, rtol=1e-5)
 
@@ -91,7 +120,7 @@ def test_print_after_marks_unchanged_passes():
     assert headers[0] == "# after flatten"
     # flattening an already flat function changes nothing
     out2 = _io.StringIO()
-    g = run_pipeline(f, PassOptions(print_after=("flatten",)))
+    g = lowered(f, PassOptions(print_after=("flatten",)))
     run_pipeline(g, PassOptions(print_after=("flatten",), print_before=("remove_no_op",)), stream=out2)
     text2 = out2.getvalue()
     assert "# after flatten (unchanged)" in text2
@@ -124,7 +153,7 @@ def _broken_pass(func, options):
 
 def test_verify_switch_names_the_broken_pass(monkeypatch):
     broken = list(CPU_PIPELINE)
-    broken.insert(3, ("my_broken_pass", _broken_pass))
+    broken.insert(3, FunctionPass("my_broken_pass", _broken_pass))
     monkeypatch.setattr(P, "CPU_PIPELINE", broken)
     f = guarded_matmul()
     # without the switch the broken IR goes through
@@ -183,7 +212,7 @@ def test_random_split_schedules_match_numpy(symbolic, kind):
                                   loop(ji, factor, IfThenElse(tir.likely(j < m), store), kind)))
         params = (A.data, B.data) + ((m,) if symbolic else ())
         f = PrimFunc(params, body, {A.data: A, B.data: B}, {"global_symbol": "ew"})
-        g = run_pipeline(f, PassOptions(verify=True))
+        g = lowered(f, PassOptions(verify=True))
         a = rng.random((rows, cols), dtype=np.float32)
         out = np.zeros((rows, cols), np.float32)
         run_prim_func(g, a, out)

@@ -98,7 +98,7 @@ def test_sum_over_threads(n):
 
 def test_lowered_tir_has_the_shuffle_intrinsic():
     s, args = row_reduce(4, 200, 64)
-    text = str(tecc.lower(s, args))
+    text = str(tecc.lower(s, args, target="cuda"))
     assert text.count("tecc.warp_shuffle_down(") == 5 + 1  # 16..1 in the warps, then 1 over 2 warps
     assert "red_buf" in text
 

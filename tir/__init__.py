@@ -21,6 +21,7 @@ from .op import max as _max, min as _min  # noqa: F401  (te.max/te.min are reduc
 from .functor import IRMutator, IRVisitor, ir_transform, post_order_visit, substitute
 from .structural import assert_structural_equal, structural_equal, structural_hash
 from .printer import to_text
+from . import analysis, keys  # noqa: E402  (after the node modules they build on)
 
 # TVM spells the select node as a function too
 Select_ = select

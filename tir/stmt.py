@@ -225,10 +225,31 @@ class PrimFunc(Node):
 
 
 class IRModule:
-    """A set of named :class:`PrimFunc` (what :func:`tecc.lower` returns)."""
+    """A set of named :class:`PrimFunc` (what :func:`tecc.lower` returns).
 
-    def __init__(self, functions=None):
+    ``attrs`` holds module facts; ``attrs["tecc.lowered"]`` says how far lowering
+    went (see :mod:`tecc.tir.transform.pipeline`).  Passes return a new module (or
+    the same object when they change nothing) rather than editing one in place.
+    """
+
+    def __init__(self, functions=None, attrs=None):
         self.functions = dict(functions or {})
+        self.attrs = dict(attrs or {})
+
+    @staticmethod
+    def from_expr(func: "PrimFunc") -> "IRModule":
+        """A module holding ``func`` under its name (TVM's ``IRModule.from_expr``)."""
+        return IRModule({func.name: func})
+
+    def with_functions(self, functions) -> "IRModule":
+        """A new module with these functions (a dict, in order) and the same attrs."""
+        return IRModule(functions, self.attrs)
+
+    def with_attr(self, key, value) -> "IRModule":
+        """A new module with the same functions and ``attrs[key] = value``."""
+        attrs = dict(self.attrs)
+        attrs[key] = value
+        return IRModule(self.functions, attrs)
 
     def __getitem__(self, name):
         if name not in self.functions:

@@ -24,7 +24,7 @@ from .. import dtype as _dt
 from .. import expr as E
 from .. import op as _op
 from .. import stmt as S
-from ..functor import post_order_visit
+from ..functor import IRVisitor, post_order_visit
 
 
 def _is_const(e, value) -> bool:
@@ -170,16 +170,23 @@ def written_params(func: S.PrimFunc) -> set:
             if p in func.buffer_map and (func.buffer_map[p].data in data or p in data)}
 
 
+class _Allocations(IRVisitor):
+    def __init__(self, scopes):
+        self.scopes = scopes
+        self.found = []
+
+    def visit_Allocate(self, s):
+        if _in_scopes(s.buffer, self.scopes):
+            self.found.append(s.buffer)
+        self.generic_visit(s)
+
+
 def allocations(node, scopes=None) -> list:
-    """The buffers allocated below ``node`` (of the given scopes), outermost first."""
-    found = []
-
-    def visit(n):
-        if isinstance(n, S.Allocate) and _in_scopes(n.buffer, scopes):
-            found.append(n.buffer)
-
-    post_order_visit(node, visit)
-    return list(reversed(found))
+    """The buffers allocated below ``node`` (of the given scopes), in program order
+    (an allocation before the ones it encloses)."""
+    v = _Allocations(scopes)
+    v.visit(node)
+    return v.found
 
 
 def storage_bytes(node, scope: str) -> int:

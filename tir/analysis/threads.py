@@ -86,6 +86,20 @@ def threads_per_block(kernel):
     return total
 
 
+def gpu_loops(node) -> list:
+    """The ``THREAD_BINDING`` loops below ``node`` bound to ``blockIdx``/``threadIdx``
+    (before host/device splitting), outermost first."""
+    found = []
+
+    def visit(n):
+        if (isinstance(n, S.For) and n.kind is S.ForKind.THREAD_BINDING and n.thread_binding is not None
+                and keys.is_gpu_tag(n.thread_binding.thread_tag)):
+            found.append(n)
+
+    post_order_visit(_body(node), visit)
+    return list(reversed(found))
+
+
 def binds_gpu_threads(node) -> bool:
     """True if some ``blockIdx``/``threadIdx`` index is bound below ``node``."""
     return bool(thread_extent_lists(node))

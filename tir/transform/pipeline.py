@@ -1,16 +1,23 @@
-"""The pass pipeline: a literal, named list of passes and the manager that runs it.
+"""The pass pipelines, as literal lists, and the one engine that runs them.
 
-Reading :data:`CPU_PIPELINE` top to bottom is reading what lowering does.  Every
-entry is ``(name, function)``, the function taking ``(func, options)``; the
-ordering constraints are the comments beside the entries.
+Reading :data:`CPU_PIPELINE` or :data:`CUDA_PIPELINE` top to bottom is reading what
+lowering does for that target, from the function ``te`` lowering produced to the
+IR a printer receives; the ordering constraints are the comments beside the
+entries.  Both begin with :data:`GENERIC_PIPELINE`, the target-independent part that
+``tecc.lower`` runs when it is not told a target.
 
-Inspection belongs here, not in the passes: :func:`run_pipeline` prints the TIR
-before or after any pass (``# after vectorize (unchanged)`` when a pass returned
-its input), times each pass and, behind the ``verify`` debug switch, checks the
-IR after every pass and names the pass that broke it.
+Every pass maps an :class:`~tecc.tir.IRModule` to an IRModule.  A
+:class:`FunctionPass` rewrites each function it selects (all of them, or only the
+kernels of a split GPU function), a :class:`ModulePass` the module as a whole
+(``split_host_device`` replaces a function by a host function and its kernels).
 
-Options come from a frozen :class:`PassOptions` (also a cache key), which users
-set through a TVM-style context::
+Inspection belongs to the engine, :func:`run_pipeline`, not to the passes: it prints
+the IR before or after any pass (``# after vectorize (unchanged)`` when a pass
+returned its input), times each pass and, behind the ``verify`` debug switch, checks
+the IR after every pass and names the pass that broke it.
+
+Options come from a frozen :class:`PassOptions` (also a cache key), which users set
+through a TVM-style context::
 
     with tecc.transform.PassContext(opt_level=3, config={"tir.print_after": ["flatten"]}):
         f = tecc.build(s, [A, B, C])
@@ -21,20 +28,30 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 from ...errors import TargetError, TeccError, TeccTypeError
-from ..printer import to_text
-from ..stmt import PrimFunc
+from .. import keys
+from ..analysis.verify import verify_well_formed
+from ..analysis.verify_gpu import gpu_limits, verify_gpu
+from ..stmt import IRModule, PrimFunc
 from .flatten import flatten
 from .inject_double_buffer import inject_double_buffer
+from .inject_virtual_thread import inject_virtual_thread
 from .loop_partition import loop_partition
+from .lower_thread_allreduce import lower_thread_allreduce
+from .promote_local_registers import promote_local_registers
 from .remove_no_op import remove_no_op
 from .simplify import simplify
+from .split_host_device import split_host_device_module
+from .thread_sync import insert_thread_sync
 from .unroll import unroll
-from ..analysis.verify import verify_well_formed
 from .vectorize import vectorize
 
-TARGET_KINDS = ("c", "cuda")
+#: what ``PassOptions.target_kind`` may be: None lowers target-independently
+TARGET_KINDS = (None, "c", "cuda")
+#: the module attribute that records how far lowering went: "generic", "c" or "cuda"
+LOWERED = "tecc.lowered"
 
 
 class PassConfigError(TeccError, ValueError):
@@ -47,8 +64,9 @@ class PassOptions:
 
     Attributes
     ----------
-    target_kind : str
-        ``"c"`` or ``"cuda"``: which pipeline runs.
+    target_kind : str or None
+        ``"c"`` or ``"cuda"``: which pipeline runs; None runs the target-independent
+        :data:`GENERIC_PIPELINE` only.
     unroll_max_extent : int
         ``UNROLLED`` loops with a constant extent up to this are unrolled
         explicitly; longer ones stay loops with a ``pragma_unroll`` annotation.
@@ -71,7 +89,7 @@ class PassOptions:
         Print a table of the time spent in each pass.
     """
 
-    target_kind: str = "c"
+    target_kind: str | None = "c"
     unroll_max_extent: int = 16
     vectorize: bool = True
     max_vector_bytes: int = 64
@@ -95,8 +113,52 @@ class PassOptions:
 
 
 # ----------------------------------------------------------------------------
-# the passes, as the pipeline calls them: (func, options) -> func
+# passes: IRModule -> IRModule
 # ----------------------------------------------------------------------------
+def _every_function(func):
+    return True
+
+
+def _kernels_only(func):
+    return bool(func.attrs.get(keys.KERNEL))
+
+
+@dataclass(frozen=True)
+class FunctionPass:
+    """A pass that rewrites each selected function on its own.
+
+    ``fn(func, options) -> func`` returns ``func`` itself when it changes nothing;
+    ``selects(func)`` picks the functions it visits (every one by default).
+    """
+
+    name: str
+    fn: Callable
+    selects: Callable = _every_function
+
+    def __call__(self, mod: IRModule, options: PassOptions) -> IRModule:
+        funcs = {}
+        changed = False
+        for name, func in mod.items():
+            new = self.fn(func, options) if self.selects(func) else func
+            assert isinstance(new, PrimFunc), f"pass {self.name} returned a {type(new).__name__}, not a PrimFunc"
+            changed = changed or new is not func
+            funcs[name] = new
+        return mod.with_functions(funcs) if changed else mod
+
+
+@dataclass(frozen=True)
+class ModulePass:
+    """A pass over the whole module: ``fn(mod, options) -> mod`` (the same object
+    when it changes nothing)."""
+
+    name: str
+    fn: Callable
+
+    def __call__(self, mod: IRModule, options: PassOptions) -> IRModule:
+        new = self.fn(mod, options)
+        assert isinstance(new, IRModule), f"pass {self.name} returned a {type(new).__name__}, not an IRModule"
+        return new
+
 
 def _flatten(func, options):
     return flatten(func)
@@ -104,6 +166,14 @@ def _flatten(func, options):
 
 def _simplify(func, options):
     return simplify(func)
+
+
+def _inject_double_buffer(func, options):
+    return inject_double_buffer(func)
+
+
+def _inject_virtual_thread(func, options):
+    return inject_virtual_thread(func)
 
 
 def _loop_partition(func, options):
@@ -122,67 +192,77 @@ def _remove_no_op(func, options):
     return remove_no_op(func)
 
 
-def _inject_double_buffer(func, options):
-    return inject_double_buffer(func)
+def _promote_local_registers(func, options):
+    return promote_local_registers(func)
 
 
-def _inject_virtual_thread(func, options):
-    from .inject_virtual_thread import inject_virtual_thread
-    return inject_virtual_thread(func)
+def _split_host_device(mod, options):
+    return split_host_device_module(mod)
 
 
-CPU_PIPELINE = [
-    ("flatten", _flatten),                 # first: every later pass sees 1-D accesses only
-    ("simplify", _simplify),               # tidy the flat index sums before passes pattern-match them
-    ("inject_double_buffer", _inject_double_buffer),  # before loop_partition and unroll, which copy loop
-                                           # bodies; on a CPU it only keeps double_buffer() correct
-    ("inject_virtual_thread", _inject_virtual_thread),  # vthread axes become interleaved serial code
-    ("loop_partition", _loop_partition),   # before unroll/vectorize: removes the guards that block both
-    ("unroll", _unroll),                   # before vectorize: an unrolled loop inside a vectorized one
-                                           # leaves it straight-line code
-    ("vectorize", _vectorize),             # after flatten: builds ramps on the 1-D indices
-    ("simplify", _simplify),               # fold the constants unroll substituted, tidy ramp bases
-    ("remove_no_op", _remove_no_op),       # last: clean up empty loops and ifs left by the others
-]
-
-
-CUDA_PIPELINE = [
-    ("flatten", _flatten),                 # first, as on the CPU
-    ("simplify", _simplify),
-    ("inject_double_buffer", _inject_double_buffer),    # after flatten: slots are offsets into 1-D buffers;
-                                                        # before inject_virtual_thread and unroll, which copy
-                                                        # loop bodies: each scope must still top its loop
-    ("inject_virtual_thread", _inject_virtual_thread),  # before unroll: it replicates vthread bodies
-    ("unroll", _unroll),
-    ("vectorize", _vectorize),             # max_vector_bytes is 16 for CUDA: float4 loads and stores
-    ("simplify", _simplify),
-    ("remove_no_op", _remove_no_op),
-    # then split_host_device (function -> host plan + kernels) and, on every kernel,
-    # KERNEL_PIPELINE; loop_partition is left out: it would split loops bound to threads
-]
+def _lower_thread_allreduce(kernel, options):
+    return lower_thread_allreduce(kernel)
 
 
 def _thread_sync(kernel, options):
-    from .thread_sync import insert_thread_sync
     return insert_thread_sync(kernel)
 
 
 def _verify_gpu(kernel, options):
-    from ..analysis.verify_gpu import gpu_limits, verify_gpu
     limits = gpu_limits(options.target_arch).verify_kwargs() if options.target_arch else {}
     verify_gpu(kernel, **limits)
     return kernel
 
 
-KERNEL_PIPELINE = [
-    ("thread_sync", _thread_sync),         # barriers where threads exchange data through shared memory
-    ("simplify", _simplify),
-    ("verify_gpu", _verify_gpu),           # last: limits on threads and shared memory, with stage names
+GENERIC_PIPELINE = [
+    FunctionPass("flatten", _flatten),     # first: every later pass sees 1-D accesses only
+    FunctionPass("simplify", _simplify),   # tidy the flat index sums before passes pattern-match them
+    FunctionPass("inject_double_buffer", _inject_double_buffer),    # after flatten: slots are offsets into
+                                           # 1-D buffers; before loop_partition, inject_virtual_thread and
+                                           # unroll, which copy loop bodies: each scope must still top its loop
+    FunctionPass("inject_virtual_thread", _inject_virtual_thread),  # vthread axes become interleaved code;
+                                           # before unroll, as it replicates vthread bodies
+]
+
+
+CPU_PIPELINE = [
+    *GENERIC_PIPELINE,
+    FunctionPass("loop_partition", _loop_partition),  # before unroll/vectorize: removes the guards that
+                                           # block both
+    FunctionPass("unroll", _unroll),       # before vectorize: an unrolled loop inside a vectorized one
+                                           # leaves it straight-line code
+    FunctionPass("vectorize", _vectorize),  # after flatten: builds ramps on the 1-D indices; max_vector_bytes
+                                           # is the target's register width
+    FunctionPass("simplify", _simplify),   # fold the constants unroll substituted, tidy ramp bases
+    FunctionPass("remove_no_op", _remove_no_op),  # clean up empty loops and ifs left by the others
+    FunctionPass("promote_local_registers", _promote_local_registers),  # last: after unroll and vectorize
+                                           # made local indices constant; the printer declares each slot
+]
+
+
+CUDA_PIPELINE = [
+    *GENERIC_PIPELINE,                     # loop_partition is left out: it would split thread-bound loops
+    FunctionPass("unroll", _unroll),
+    FunctionPass("vectorize", _vectorize),  # max_vector_bytes is 16 for CUDA: float4 loads and stores
+    FunctionPass("simplify", _simplify),
+    FunctionPass("remove_no_op", _remove_no_op),
+    ModulePass("split_host_device", _split_host_device),  # each GPU function -> host function + kernels;
+                                           # the passes below visit the kernels only
+    FunctionPass("lower_thread_allreduce", _lower_thread_allreduce, _kernels_only),  # needs the launch
+                                           # extents; adds shared buffers and steps that need barriers
+    FunctionPass("thread_sync", _thread_sync, _kernels_only),  # barriers where threads exchange data
+                                           # through shared memory
+    FunctionPass("simplify", _simplify, _kernels_only),
+    FunctionPass("promote_local_registers", _promote_local_registers, _kernels_only),
+    FunctionPass("verify_gpu", _verify_gpu, _kernels_only),  # last: limits on threads and shared memory,
+                                           # with stage names
 ]
 
 
 def pipeline_for(options: PassOptions) -> list:
-    """The list of ``(name, function)`` passes run for ``options.target_kind``."""
+    """The passes run for ``options.target_kind`` (None: the generic part only)."""
+    if options.target_kind is None:
+        return GENERIC_PIPELINE
     if options.target_kind == "c":
         return CPU_PIPELINE
     if options.target_kind == "cuda":
@@ -193,72 +273,54 @@ def pipeline_for(options: PassOptions) -> list:
 def list_passes(options: PassOptions | None = None) -> list:
     """Names of the passes, in order, that :func:`run_pipeline` runs for ``options``."""
     options = options if options is not None else PassContext.current().pass_options()
-    return [name for name, _ in pipeline_for(options)]
+    return [p.name for p in pipeline_for(options)]
 
 
 # ----------------------------------------------------------------------------
-# running
+# the engine
 # ----------------------------------------------------------------------------
-
 def _wants(names, name):
     return "all" in names or name in names
 
 
-def _check(func, label, require_flat):
-    try:
-        verify_well_formed(func, require_flat=require_flat)
-    except AssertionError as err:
-        raise AssertionError(f"TIR verification failed {label}:\n{err}") from None
+def _check(mod, label, require_flat):
+    for name, func in mod.items():
+        try:
+            verify_well_formed(func, require_flat=require_flat)
+        except AssertionError as err:
+            raise AssertionError(f"TIR verification failed {label} (function {name!r}):\n{err}") from None
 
 
-def lower_cuda(func: PrimFunc, options: PassOptions | None = None, stream=None):
-    """The CUDA lowering: :data:`CUDA_PIPELINE`, then the host/device split, then
-    :data:`KERNEL_PIPELINE` on every kernel.
-
-    Returns
-    -------
-    IRModule
-        The host launch plan (named like ``func``) and its kernels.
-    """
-    from .split_host_device import split_host_device
-
-    if options is None:
-        options = PassContext.current().pass_options(target_kind="cuda", max_vector_bytes=16)
-    func = run_pipeline(func, options, stream)
-    out = stream if stream is not None else sys.stdout
-    t0 = time.perf_counter()
-    mod = split_host_device(func)
-    times = [("split_host_device", time.perf_counter() - t0)]
-    if _wants(options.print_after, "split_host_device"):
-        print("# after split_host_device", file=out)
-        print(mod.script(), file=out)
-    for kname, kernel in list(mod.items()):
-        if not kernel.attrs.get("tecc.kernel"):
-            continue
-        for name, fn in KERNEL_PIPELINE:
-            t0 = time.perf_counter()
-            new = fn(kernel, options)
-            times.append((f"{name}[{kname}]", time.perf_counter() - t0))
-            if _wants(options.print_after, name):
-                mark = " (unchanged)" if new is kernel else ""
-                print(f"# after {name} [{kname}]{mark}", file=out)
-                print(to_text(new), file=out)
-            if options.verify:
-                _check(new, f"after pass {name!r} on kernel {kname}", require_flat=True)
-            kernel = new
-        mod[kname] = kernel
-    if options.timing:
-        _print_times(times, out)
-    return mod
+def _text(mod: IRModule) -> str:
+    return mod.script()
 
 
-def run_pipeline(func: PrimFunc, options: PassOptions | None = None, stream=None) -> PrimFunc:
-    """Run the pass pipeline on ``func``.
+def _remaining(mod: IRModule, options: PassOptions) -> list:
+    """The passes of the pipeline for ``options`` that ``mod`` has not been through."""
+    passes = pipeline_for(options)
+    done = mod.attrs.get(LOWERED)
+    kind = options.target_kind
+    if done is None:
+        return passes
+    if kind is None:
+        return []  # lowered as far as a target-independent run goes, or further
+    if done == "generic":
+        assert passes[:len(GENERIC_PIPELINE)] == GENERIC_PIPELINE
+        return passes[len(GENERIC_PIPELINE):]
+    if done == kind:
+        return []
+    raise TargetError(f"the module was lowered for target kind {done!r}; lower it again from the schedule "
+                      f"for {kind or 'no particular target'!r}")
+
+
+def run_pipeline(mod, options: PassOptions | None = None, stream=None) -> IRModule:
+    """Run the pipeline for ``options`` on ``mod`` (the passes it has not been through).
 
     Parameters
     ----------
-    func : PrimFunc
-        The function produced by lowering (multi-dimensional buffers).
+    mod : IRModule or PrimFunc
+        The functions produced by lowering a schedule (a PrimFunc is wrapped in a
+        module), or a module a previous run left at the generic stage.
     options : PassOptions, optional
         Defaults to the options of the current :class:`PassContext`.
     stream : file-like, optional
@@ -267,8 +329,9 @@ def run_pipeline(func: PrimFunc, options: PassOptions | None = None, stream=None
 
     Returns
     -------
-    PrimFunc
-        The flattened, simplified, unrolled and vectorized function.
+    IRModule
+        With ``attrs["tecc.lowered"]`` set to the target kind (``"generic"`` for
+        ``target_kind=None``).
 
     Raises
     ------
@@ -278,31 +341,32 @@ def run_pipeline(func: PrimFunc, options: PassOptions | None = None, stream=None
     """
     if options is None:
         options = PassContext.current().pass_options()
+    if isinstance(mod, PrimFunc):
+        mod = IRModule.from_expr(mod)
     out = stream if stream is not None else sys.stdout
-    passes = pipeline_for(options)
+    passes = _remaining(mod, options)
+    flat = mod.attrs.get(LOWERED) is not None
     if options.verify:
-        _check(func, "on the input of the pipeline", require_flat=False)
+        _check(mod, "on the input of the pipeline", require_flat=flat)
     times = []
-    flat = False
-    for name, fn in passes:
-        if _wants(options.print_before, name):
-            print(f"# before {name}", file=out)
-            print(to_text(func), file=out)
+    for p in passes:
+        if _wants(options.print_before, p.name):
+            print(f"# before {p.name}", file=out)
+            print(_text(mod), file=out)
         t0 = time.perf_counter()
-        new = fn(func, options)
-        times.append((name, time.perf_counter() - t0))
-        assert isinstance(new, PrimFunc), f"pass {name} returned a {type(new).__name__}, not a PrimFunc"
-        flat = flat or name == "flatten"
-        if _wants(options.print_after, name):
-            mark = " (unchanged)" if new is func else ""
-            print(f"# after {name}{mark}", file=out)
-            print(to_text(new), file=out)
+        new = p(mod, options)
+        times.append((p.name, time.perf_counter() - t0))
+        flat = flat or p.name == "flatten"
+        if _wants(options.print_after, p.name):
+            mark = " (unchanged)" if new is mod else ""
+            print(f"# after {p.name}{mark}", file=out)
+            print(_text(new), file=out)
         if options.verify:
-            _check(new, f"after pass {name!r}", require_flat=flat)
-        func = new
+            _check(new, f"after pass {p.name!r}", require_flat=flat)
+        mod = new
     if options.timing:
         _print_times(times, out)
-    return func
+    return mod.with_attr(LOWERED, options.target_kind or "generic")
 
 
 def _print_times(times, out):
@@ -317,7 +381,6 @@ def _print_times(times, out):
 # ----------------------------------------------------------------------------
 # the user-facing context
 # ----------------------------------------------------------------------------
-
 _CONFIG_KEYS = {
     "tir.print_after": "pass names (or 'all') after which to print the TIR",
     "tir.print_before": "pass names (or 'all') before which to print the TIR",
@@ -445,8 +508,7 @@ def _as_names(cfg, key):
         value = (value,)
     if not all(isinstance(v, str) for v in value):
         raise TeccTypeError(f"PassContext config {key!r} must be pass names, got {value!r}")
-    known = {name for name, _ in CPU_PIPELINE + CUDA_PIPELINE + KERNEL_PIPELINE}
-    known |= {"all", "split_host_device"}
+    known = {p.name for p in CPU_PIPELINE + CUDA_PIPELINE} | {"all"}
     for v in value:
         if v not in known:
             raise PassConfigError(f"PassContext config {key!r} names the unknown pass {v!r}; "
@@ -457,6 +519,6 @@ def _as_names(cfg, key):
 _DEFAULT = PassContext()
 
 __all__ = [
-    "CPU_PIPELINE", "PassConfigError", "PassContext", "PassOptions", "list_passes", "pipeline_for",
-    "run_pipeline",
+    "CPU_PIPELINE", "CUDA_PIPELINE", "GENERIC_PIPELINE", "FunctionPass", "LOWERED", "ModulePass",
+    "PassConfigError", "PassContext", "PassOptions", "list_passes", "pipeline_for", "run_pipeline",
 ]

@@ -2,15 +2,17 @@
 
 Input: a flattened function whose loops bound to ``blockIdx``/``threadIdx`` are
 ``For`` nodes of kind ``THREAD_BINDING`` (virtual threads already injected).
-Output: an :class:`IRModule` holding
+Output: in place of that function,
 
-* the host function (same params as the input; ``attrs["tecc.host"]``): workspace
+* the host function (same name and params; ``attrs[keys.HOST]``): workspace
   ``Allocate``s for intermediate global tensors and, in order, one
-  ``Evaluate(Call("tecc.launch", (StringImm(kernel), *args)))`` per kernel;
-* one device function per outermost bound loop nest (``attrs["tecc.kernel"]``), in
-  the form of the kernel contract: ``thread_extent`` attributes for every GPU index
-  used (blocks outermost), shared buffers allocated at the top, bound loops replaced
-  by the hardware index (guarded where a loop is shorter than the launch extent).
+  ``Evaluate(Call(keys.LAUNCH, (StringImm(kernel), *args)))`` per kernel;
+* one device function per outermost bound loop nest (``attrs[keys.KERNEL]``), named
+  ``<function>_kernel<i>``: ``thread_extent`` attributes for every GPU index used
+  (blocks outermost), shared buffers allocated at the top, bound loops replaced by
+  the hardware index (guarded where a loop is shorter than the launch extent); its
+  parameters are the global buffers it touches (in host order, then workspaces),
+  then the scalars it needs.
 
 Everything at host level must be inside some kernel: a stage whose loops are not
 bound is rejected with the name of the tensor it writes.
@@ -18,48 +20,28 @@ bound is rejected with the name of the tensor it writes.
 from __future__ import annotations
 
 from ...errors import VerifyError
-from .. import dtype as _dt
 from .. import expr as E
+from .. import keys
 from .. import stmt as S
+from ..analysis.buffers import allocations, buffers_written, const_size
+from ..analysis.threads import thread_extent_lists
 from ..arith import Analyzer
 from ..functor import IRMutator, IRVisitor, collect_vars, substitute
 
-LAUNCH = "tecc.launch"
-_TAG_ORDER = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")
-
-
 def _is_gpu_loop(s):
     return (isinstance(s, S.For) and s.kind is S.ForKind.THREAD_BINDING and s.thread_binding is not None
-            and s.thread_binding.thread_tag.startswith(("blockIdx", "threadIdx")))
-
-
-def _written_buffers(stmt, scopes=None):
-    """Names of the buffers ``stmt`` writes (of the given memory scopes, if any)."""
-    names = []
-
-    def f(n):
-        if (isinstance(n, S.BufferStore) and n.buffer.name not in names
-                and (scopes is None or n.buffer.scope in scopes)):
-            names.append(n.buffer.name)
-
-    from ..functor import post_order_visit
-    post_order_visit(stmt, f)
-    return names
+            and keys.is_gpu_tag(s.thread_binding.thread_tag))
 
 
 class _Collect(IRVisitor):
-    """Bound loops of a kernel, and the variables it defines."""
+    """The variables a kernel defines and the global buffers it touches."""
 
     def __init__(self):
-        self.extents = {}     # tag -> [extent, ...]
         self.defined = set()
-        self.shared = []
         self.global_buffers = {}  # data var -> 1-D buffer
 
     def visit_For(self, s):
         self.defined.add(s.loop_var)
-        if _is_gpu_loop(s):
-            self.extents.setdefault(s.thread_binding.thread_tag, []).append(s.extent)
         self.generic_visit(s)
 
     def visit_LetStmt(self, s):
@@ -72,13 +54,11 @@ class _Collect(IRVisitor):
 
     def visit_Allocate(self, s):
         self.defined.add(s.buffer.data)
-        if s.buffer.scope == "shared":
-            self.shared.append(s.buffer)
         self.generic_visit(s)
 
     def _access(self, node):
         b = node.buffer
-        if b.scope in ("global", "") and b.data not in self.global_buffers:
+        if (b.scope or keys.GLOBAL) == keys.GLOBAL and b.data not in self.global_buffers:
             self.global_buffers[b.data] = b
 
     def visit_BufferLoad(self, e):
@@ -118,7 +98,7 @@ class _Rewrite(IRMutator):
 
     def visit_Allocate(self, s):
         body = self.visit(s.body)
-        if s.buffer.scope == "shared":
+        if s.buffer.scope == keys.SHARED:
             return body
         return s if body is s.body else S.Allocate(s.buffer, body)
 
@@ -126,8 +106,9 @@ class _Rewrite(IRMutator):
 def _kernel(stmt, name, host_params, workspaces, ana):
     col = _Collect()
     col.visit(stmt)
+    shared = allocations(stmt, (keys.SHARED,))
     launch = {}
-    for tag, exts in col.extents.items():
+    for tag, exts in thread_extent_lists(stmt).items():
         ext = exts[0]
         for e in exts[1:]:
             ext = ana.simplify(E.Max(ext, e))
@@ -138,11 +119,11 @@ def _kernel(stmt, name, host_params, workspaces, ana):
         launch[tag] = ext
     index_vars = {tag: E.Var(tag, "int32") for tag in launch}
     body = _Rewrite(index_vars, launch, ana).visit(stmt)
-    for buf in reversed(col.shared):
+    for buf in reversed(shared):
         body = S.Allocate(buf, body)
-    for tag in reversed([t for t in _TAG_ORDER if t in launch]):
+    for tag in reversed([t for t in keys.GPU_TAGS if t in launch]):
         iv = E.IterVar(E.Range(E.IntImm("int32", 0), launch[tag]), index_vars[tag], E.IterVarType.THREAD_INDEX, tag)
-        body = S.AttrStmt(iv, "thread_extent", launch[tag], body)
+        body = S.AttrStmt(iv, keys.THREAD_EXTENT, launch[tag], body)
     # parameters: global buffers in host order, then workspaces, then scalars
     handles = [p for p in host_params if p in col.global_buffers]
     handles += [w for w in workspaces if w in col.global_buffers and w not in handles]
@@ -157,20 +138,13 @@ def _kernel(stmt, name, host_params, workspaces, ana):
                 scalars.append(v)
     params = tuple(handles) + tuple(scalars)
     buffer_map = {h: col.global_buffers[h] for h in handles}
-    shared_bytes = 0
-    for buf in col.shared:
-        n = 1
-        for d in buf.shape:
-            if not isinstance(d, E.IntImm):
-                raise VerifyError(f"kernel {name}: shared buffer {buf.name!r} has a symbolic size {buf.shape}; "
-                                  "shared memory must have a constant size")
-            n *= d.value
-        shared_bytes += n * _dt.parse(buf.dtype).bytes
-    stages = _written_buffers(stmt, scopes=("global", ""))
-    attrs = {"global_symbol": name, "tecc.kernel": True, "thread_extents": launch, "shared_bytes": shared_bytes,
-             "stages": stages}
+    for buf in shared:
+        if const_size(buf) is None:
+            raise VerifyError(f"kernel {name}: shared buffer {buf.name!r} has a symbolic size {buf.shape}; "
+                              "shared memory must have a constant size")
+    attrs = {keys.GLOBAL_SYMBOL: name, keys.KERNEL: True}
     kernel = S.PrimFunc(params, body, buffer_map, attrs)
-    launch_call = S.Evaluate(E.Call("int32", LAUNCH, (E.StringImm(name),) + params))
+    launch_call = S.Evaluate(E.Call("int32", keys.LAUNCH, (E.StringImm(name),) + params))
     return kernel, launch_call
 
 
@@ -193,7 +167,7 @@ def split_host_device(func: S.PrimFunc) -> S.IRModule:
         if isinstance(stmt, S.SeqStmt):
             return S.seq(*[host(x, workspaces) for x in stmt.seq])
         if isinstance(stmt, S.Allocate):
-            if stmt.buffer.scope not in ("global", ""):
+            if (stmt.buffer.scope or keys.GLOBAL) != keys.GLOBAL:
                 raise VerifyError(f"buffer {stmt.buffer.name!r} in {stmt.buffer.scope!r} memory is allocated "
                                   "outside any kernel; compute_at its stage inside a loop bound to "
                                   "blockIdx/threadIdx")
@@ -204,7 +178,7 @@ def split_host_device(func: S.PrimFunc) -> S.IRModule:
             return S.AssertStmt(stmt.condition, stmt.message, host(stmt.body, workspaces))
         if isinstance(stmt, S.Evaluate) and isinstance(stmt.value, (E.IntImm, E.FloatImm)):
             return stmt
-        written = _written_buffers(stmt)
+        written = [b.name for b in buffers_written(stmt)]
         what = f"the stage writing {', '.join(repr(w) for w in written)}" if written else "a statement"
         raise VerifyError(
             f"{what} runs outside any GPU kernel: no loop around it is bound to blockIdx/threadIdx. "
@@ -213,8 +187,25 @@ def split_host_device(func: S.PrimFunc) -> S.IRModule:
 
     body = host(func.body, [])
     attrs = dict(func.attrs)
-    attrs["tecc.host"] = True
-    mod = S.IRModule({name: S.PrimFunc(func.params, body, func.buffer_map, attrs)})
-    for k in kernels:
-        mod[k.name] = k
-    return mod
+    attrs[keys.HOST] = True
+    funcs = {name: S.PrimFunc(func.params, body, func.buffer_map, attrs)}
+    funcs.update((k.name, k) for k in kernels)
+    return S.IRModule(funcs)
+
+
+def split_host_device_module(mod: S.IRModule) -> S.IRModule:
+    """:func:`split_host_device` applied to every function of ``mod`` that is not
+    split yet (neither a host nor a kernel function)."""
+    funcs = {}
+    changed = False
+    for name, func in mod.items():
+        if func.attrs.get(keys.HOST) or func.attrs.get(keys.KERNEL):
+            funcs[name] = func
+            continue
+        changed = True
+        for sub_name, sub in split_host_device(func).items():
+            if sub_name in funcs or (sub_name != name and sub_name in mod.functions):
+                raise VerifyError(f"splitting {name!r} makes a kernel {sub_name!r}, but the module already "
+                                  "has a function of that name; rename one of them")
+            funcs[sub_name] = sub
+    return mod.with_functions(funcs) if changed else mod
