@@ -9,18 +9,43 @@
     s = te.create_schedule(B.op)
     f = tvm.build(s, [A, B], target="llvm")
     f(tvm.nd.array(a), tvm.nd.array(b))
+
+Importing ``tecc`` loads only the runtime (devices, arrays, modules); the compiler
+(``te``, ``tir``, ``lower``, ``build``...) loads on first use, so a program that only
+loads and runs exported modules never imports it.
 """
+import importlib
+
 from .errors import (  # noqa: F401
-    CompileError, LoweringError, RuntimeArgError, ScheduleError, TargetError, TeccError,
-    TeccTypeError, VerifyError,
+    CompileError, FunctionNotFoundError, KernelError, LoweringError, RuntimeArgError, ScheduleError,
+    TargetError, TeccError, TeccTypeError, VerifyError,
 )
-from . import tir  # noqa: F401
-from . import te  # noqa: F401
-from . import target  # noqa: F401
 from . import runtime  # noqa: F401
-from .tir import transform  # noqa: F401
 from .runtime import Device, cpu, cuda, device, gpu  # noqa: F401
 from .runtime import ndarray as nd  # noqa: F401
-from .build_module import build, lower  # noqa: F401
 
 __version__ = "0.1.0"
+
+#: names loaded on first use: attribute -> (module, attribute in it or None for the module)
+_LAZY = {
+    "tir": ("tecc.tir", None),
+    "te": ("tecc.te", None),
+    "target": ("tecc.target", None),
+    "transform": ("tecc.tir.transform", None),
+    "lower": ("tecc.build_module", "lower"),
+    "build": ("tecc.build_module", "build"),
+}
+
+
+def __getattr__(name):
+    entry = _LAZY.get(name)
+    if entry is None:
+        raise AttributeError(f"module 'tecc' has no attribute {name!r}")
+    module = importlib.import_module(entry[0])
+    value = module if entry[1] is None else getattr(module, entry[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_LAZY))

@@ -43,21 +43,12 @@ def _target_kind(tgt: Target) -> str:
 
 
 def _pass_options(tgt: Target):
+    from .cuda_codegen import cuda_arch
+
     ctx = _pipeline.PassContext.current()
     if _target_kind(tgt) == "cuda":
         return ctx.pass_options(target_kind="cuda", max_vector_bytes=16, target_arch=cuda_arch(tgt))
     return ctx.pass_options(target_kind="c", max_vector_bytes=tgt.vector_bytes())
-
-
-def cuda_arch(tgt: Target) -> str:
-    """The ``sm_XX`` a CUDA target compiles for: its ``-arch``, else the local GPU's,
-    else (no GPU here) :data:`~tecc.cuda_codegen.EMULATION_ARCH`."""
-    from .cuda_codegen import EMULATION_ARCH, resolve_arch
-    from .runtime.device import cuda
-
-    if tgt.cuda_arch is None and not cuda(0).exist:
-        return EMULATION_ARCH
-    return resolve_arch(tgt)
 
 
 def lower(inputs, args=None, name="main", binds=None, simple_mode=False, target=None):

@@ -36,3 +36,12 @@ class RuntimeArgError(TeccError, ValueError):
 
 class TargetError(TeccError, ValueError):
     """An unknown or unsupported target string."""
+
+
+class KernelError(TeccError):
+    """A compiled function reported a failure at run time (an assertion inside the
+    kernel, a launch the GPU would refuse, an integer division by zero)."""
+
+
+class FunctionNotFoundError(TeccError, AttributeError):
+    """A module has no function of the requested name."""

@@ -337,12 +337,17 @@ def kernel_resources(mod) -> dict:
 
 
 def launch_shape(mod) -> str:
-    """``grid x block`` of a one-kernel module with constant launch extents."""
+    """``grid / block`` of every launch in a module's plans (``?`` where an extent
+    depends on the arguments)."""
+    from tecc.runtime.launch import Launch, evaluate
+
     parts = []
-    for info in mod.kernel_infos.values():
+    steps = [s for plan in mod.plans.values() for s in plan.steps if isinstance(s, Launch)]
+    for step in steps:
         try:
-            grid, block = info.launch_dims({})
-        except Exception:  # noqa: BLE001 - extents depend on runtime values
+            grid = [evaluate(x, {}) for x in step.grid]
+            block = [evaluate(x, {}) for x in step.block]
+        except KeyError:  # the extent depends on a scalar argument
             parts.append("?")
             continue
         g = "x".join(str(v) for v in grid if v > 1) or "1"

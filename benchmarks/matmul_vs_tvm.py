@@ -23,13 +23,18 @@ The kernel's speed depends on where A, B and C lie relative to each other modulo
 4 KiB (the L1 set index and the store-to-load alias check use the low 12 address
 bits), so each measurement is made on three layouts:
 
-    own        each library's own arrays (tecc.nd.array / tvm.runtime.tensor)
-    aliased    shared buffers, all three at the same address mod 4096 (what
-               tecc.nd gives for large arrays: every one starts 16 bytes into a page)
+    own        each library's own arrays (tecc.nd.array / tvm.runtime.tensor);
+               tecc's large arrays come out 16 bytes apart mod 4096, TVM's 128
+    aliased    shared buffers, all three at 64 bytes mod 4096
     staggered  shared buffers at 0, 1408 and 2816 bytes mod 4096
 
 In the two shared layouts tecc and TVM work on the very same memory (64-byte
 aligned numpy buffers, handed to TVM through DLPack), so only the code differs.
+
+Both get the same number of threads (--threads, default all CPUs): tecc's OpenMP
+through OMP_NUM_THREADS and TVM's pool through TVM_NUM_THREADS, set before either
+starts its threads.  Left alone, TVM takes half the logical CPUs (it assumes two
+hardware threads per core), i.e. one thread on a 2-CPU machine, while tecc takes all.
 
 ``-mcpu=native`` is handed to TVM as the CPU name its LLVM reports for this machine:
 some TVM wheels ship an LLVM whose target triple rejects ``native`` and silently
@@ -38,6 +43,7 @@ falls back to ``generic`` (SSE2, no FMA), which would not be the same comparison
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import platform
@@ -79,9 +85,10 @@ def import_tvm():
     """``(tvm, Schedule class)``, or ``(None, reason)`` when TVM cannot be used."""
     try:
         import tvm
-        from tvm import te  # noqa: F401
     except ImportError as err:
         return None, f"apache-tvm is not importable here ({err})"
+    if not hasattr(tvm, "te"):
+        return None, f"tvm {tvm.__version__} has no tvm.te"
     schedule_cls = None
     for sub in ("tir", "s_tir"):
         try:
@@ -105,6 +112,22 @@ def tvm_cpu_name(tvm, mcpu):
         return str(codegen.llvm_get_system_cpu())
     except (ImportError, AttributeError):
         return mcpu
+
+
+def openmp_threads():
+    """Threads tecc's OpenMP code will use (libgomp's view), or '?'."""
+    try:
+        return ctypes.CDLL("libgomp.so.1").omp_get_max_threads()
+    except (OSError, AttributeError):
+        return "?"
+
+
+def tvm_threads(tvm):
+    """Threads in TVM's CPU thread pool, or '?'."""
+    try:
+        return tvm.get_global_func("runtime.NumThreads")()
+    except Exception:  # the name differs between TVM versions
+        return "?"
 
 
 def tvm_target(tvm, mcpu):
@@ -210,11 +233,17 @@ def main(argv=None):
     ap.add_argument("--number", type=int, default=3, help="calls averaged in one measurement")
     ap.add_argument("--target", default="llvm -mcpu=native", help="tecc target")
     ap.add_argument("--tvm-mcpu", help="CPU for TVM's LLVM (default: tecc's -mcpu, 'native' resolved)")
+    ap.add_argument("--threads", type=int, default=os.cpu_count(),
+                    help="threads for both tecc (OpenMP) and TVM (default: all CPUs)")
     ap.add_argument("--layout", choices=LAYOUTS + ("all",), default="all",
                     help="where A, B and C lie (see above); default: each in turn")
     ap.add_argument("--show-ir", action="store_true", help="print both loop nests")
     ap.add_argument("--out", help="also write the figures to this JSON file")
     opts = ap.parse_args(argv)
+
+    # before tecc loads libgomp (with its first library) and before TVM starts its pool
+    os.environ["OMP_NUM_THREADS"] = str(opts.threads)
+    os.environ["TVM_NUM_THREADS"] = str(opts.threads)
 
     n = opts.size
     flops = 2.0 * n ** 3
@@ -237,7 +266,13 @@ def main(argv=None):
         print(f"note: {tvm_note}; measuring tecc and numpy only.")
     else:
         mcpu = opts.tvm_mcpu or tvm_cpu_name(tvm, tecc.target.Target(opts.target).mcpu)
-        tvm_mod, tvm_desc = build_tvm(tvm, schedule_cls, n, mcpu, opts.show_ir)
+        try:
+            tvm_mod, tvm_desc = build_tvm(tvm, schedule_cls, n, mcpu, opts.show_ir)
+        except Exception as err:  # an API this script does not know
+            tvm_note = f"building the schedule with tvm {tvm.__version__} failed: {err}"
+            print(f"note: {tvm_note}; measuring tecc and numpy only.")
+            tvm = None
+    if tvm is not None:
         tvm_dev = tvm.cpu(0)
         tvm_eval = tvm_mod.time_evaluator("main", tvm_dev, number=opts.number, repeat=1)
 
@@ -245,9 +280,14 @@ def main(argv=None):
         """``{runner name: (A, B, C)}`` for ``layout`` and the page offsets used."""
         c_np = np.zeros((n, n), np.float32)
         if layout == "own":
-            ours = (tecc.nd.array(a_np, tecc_dev), tecc.nd.array(b_np, tecc_dev), tecc.nd.empty((n, n), "float32", tecc_dev))
+            ours = (
+                tecc.nd.array(a_np, tecc_dev),
+                tecc.nd.array(b_np, tecc_dev),
+                tecc.nd.empty((n, n), "float32", tecc_dev),
+            )
             ops = {"tecc": ours}
-            offsets = {"tecc": [page_offset(np.asarray(x._data)) for x in ours]}  # no copy
+            # the NDArray's own numpy buffer (x.numpy() would be a copy elsewhere)
+            offsets = {"tecc": [page_offset(np.asarray(x._data)) for x in ours]}
             if tvm is not None:
                 theirs = tuple(tvm_tensor(tvm, x, tvm_dev) for x in (a_np, b_np, c_np))
                 ops["tvm"] = theirs
@@ -295,9 +335,11 @@ def main(argv=None):
     layouts = LAYOUTS if opts.layout == "all" else (opts.layout,)
     print(f"matmul {n}x{n}x{n} float32, {os.cpu_count()} CPU(s), {platform.processor() or platform.machine()}")
     print(f"tecc target {opts.target!r} (cc flags: {' '.join(func_flags(opts.target))})")
+    print(f"tecc threads: {openmp_threads()}")
     if tvm is not None:
-        print(f"tvm {tvm.__version__} target {tvm_desc}")
-    print(f"{opts.repeat} measurements of {opts.number} calls each, tecc and tvm in turn")
+        print(f"tvm {tvm.__version__} target {tvm_desc}, threads: {tvm_threads(tvm)}")
+    who = "tecc and tvm in turn" if tvm is not None else "tecc"
+    print(f"{opts.repeat} measurements of {opts.number} calls each, {who}")
     print(f"{'layout':<10} {'':<6} {'median ms':>10} {'min ms':>9} {'GFLOPS':>8} {'tecc/tvm':>9}")
     results = {}
     numpy_samples = [time_numpy(a_np, b_np, opts.number) for _ in range(opts.repeat)]

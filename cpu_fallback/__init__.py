@@ -1,27 +1,35 @@
-"""The CPU backend: print a flattened PrimFunc as C, compile it with the system C
-compiler and load it as a :class:`~tecc.runtime.Module`."""
+"""The CPU backend: print lowered PrimFuncs as C, compile them with the system C
+compiler and load them as a :class:`~tecc.runtime.CModule`.
+
+``gpu_emu/`` is the other half of this folder: CUDA kernels run on the CPU with CUDA
+semantics (and checked there), for machines without a GPU.
+"""
 from __future__ import annotations
 
-from ..errors import TargetError
+from ..errors import CompileError, TargetError
+from ..runtime.module import CModule
+from ..runtime.signature import ArgSpec, Signature
 from ..target import Target
 from ..tir import expr as E
 from ..tir import stmt as S
-from ..tir.functor import post_order_visit
+from ..tir.analysis import written_params
 from ..tir.printer import to_text
+from .check import CPUChecker
 from .codegen_c import CodeGenC, generate_c
-from .compiler import compile_c, load_library
+from .compiler import compile_c
 
-__all__ = ["CodeGenC", "generate_c", "compile_c", "load_library", "build_c", "arg_specs_of"]
+__all__ = ["CodeGenC", "generate_c", "compile_c", "build_c", "signature_of"]
 
 
-def arg_specs_of(func: S.PrimFunc) -> list:
-    """One :class:`~tecc.runtime.ArgSpec` per parameter of ``func``.
+def signature_of(func: S.PrimFunc, written=None) -> Signature:
+    """The :class:`~tecc.runtime.Signature` of ``func``'s parameters.
 
     Buffer shapes keep ints and the names of scalar parameters (symbolic dims); each
-    scalar parameter records the first (parameter index, dim) whose extent it is.
+    scalar parameter records the first (parameter index, dim) whose extent it is, so
+    a caller may leave it out.  ``written`` (parameter indices) defaults to the
+    buffers ``func`` stores to.
     """
-    from ..runtime.module import ArgSpec
-
+    written = written_params(func) if written is None else set(written)
     scalar_names = {}
     taken = set()
     for p in func.params:
@@ -33,15 +41,8 @@ def arg_specs_of(func: S.PrimFunc) -> list:
                 k += 1
             taken.add(name)
             scalar_names[p] = name
-    written = set()
-
-    def note(node):
-        if isinstance(node, S.BufferStore):
-            written.add(node.buffer.data)
-
-    post_order_visit(func.body, note)
-    specs = []
     bindings = {}
+    specs = {}
     for i, p in enumerate(func.params):
         buf = func.buffer_map.get(p)
         if buf is None:
@@ -56,39 +57,43 @@ def arg_specs_of(func: S.PrimFunc) -> list:
                 bindings.setdefault(extent, (i, d))
             else:
                 shape.append(None)
-        specs.append((i, ArgSpec("buffer", buf.name, buf.dtype, tuple(shape), tuple(text),
-                                 buf.data in written or p in written)))
-    out = []
-    by_index = dict(specs)
+        specs[i] = ArgSpec("buffer", buf.name, buf.dtype, tuple(shape), tuple(text), i in written)
+    args = []
     for i, p in enumerate(func.params):
-        if i in by_index:
-            out.append(by_index[i])
+        if i in specs:
+            args.append(specs[i])
         else:
-            out.append(ArgSpec("scalar", scalar_names[p], p.dtype, binding=bindings.get(p)))
-    return out
+            args.append(ArgSpec("scalar", scalar_names[p], p.dtype, binding=bindings.get(p)))
+    return Signature(func.name, tuple(args))
 
 
-def build_c(func: S.PrimFunc, target="llvm"):
-    """Compile a flattened PrimFunc for the CPU.
+def build_c(mod, target="llvm") -> CModule:
+    """Compile lowered functions for the CPU into one library.
 
     Parameters
     ----------
-    func : PrimFunc
-        Flattened (1-D buffers) per the IR contract; ``attrs["global_symbol"]`` names it.
+    mod : IRModule or PrimFunc
+        Functions after the CPU pipeline (flattened, register slots promoted); each
+        becomes an exported C function named by ``attrs["global_symbol"]``.
     target : Target or str
         A CPU target (``"llvm"``, ``"c"``, with optional ``-mcpu``/``-mattr``).
 
     Returns
     -------
-    tecc.runtime.Module
+    tecc.runtime.CModule
+        Its first function is the entry (``mod(*args)``); ``mod[name]`` is any.
     """
-    from ..runtime.module import Module
-
     target = Target.canon(target)
-    if isinstance(func, S.IRModule):
-        (func,) = func.functions.values()
     if "cpu" not in target.keys:
         raise TargetError(f"build_c compiles for CPU targets ('llvm', 'c'), got {str(target)!r}")
-    source = CodeGenC().generate(func)
-    lib_path = compile_c(source, target, func.name)
-    return Module(lib_path, func.name, arg_specs_of(func), source, str(target))
+    funcs = list(mod.functions.values()) if isinstance(mod, S.IRModule) else [mod]
+    names = [f.name for f in funcs]
+    if len(set(names)) != len(names):
+        raise CompileError(f"two functions share a name in {names}; give each a different name")
+    gen = CodeGenC()
+    for func in funcs:
+        gen.add_function(func)
+    source = gen.finish()
+    lib_path = compile_c(source, target, funcs[0].name)
+    signatures = {f.name: signature_of(f) for f in funcs}
+    return CModule(lib_path, signatures, source, str(target), CPUChecker({f.name: f for f in funcs}))

@@ -1,24 +1,21 @@
 """Compile C source to a shared library with the system C compiler, with a cache.
 
-The on-disk cache key is the sha256 of the source, the full command line and the
-first line of ``$CC --version``; a library is compiled to a temporary file in the
-cache directory and moved into place with ``os.replace``, so processes compiling the
-same source at once never see a half-written file.  Loaded libraries are also kept
-per process.
+Libraries live in the ``c`` namespace of the one compile cache
+(:class:`tecc.runtime.cache.DiskCache`), keyed by the sha256 of the source, the full
+command line and the first line of ``$CC --version``; a library is compiled to a
+temporary file in the cache directory and moved into place with ``os.replace``, so
+processes compiling the same source at once never see a half-written file.
 """
 from __future__ import annotations
 
-import ctypes
-import hashlib
 import os
 import re
 import subprocess
 import tempfile
-import threading
 
 from .. import config
 from ..errors import CompileError
-from ..runtime.files import atomic_write
+from ..runtime.cache import DiskCache, atomic_write, cache_key
 from ..target import Target
 
 #: flags of every compile; ``-march``/``-m...`` from the target and $TECC_CFLAGS follow.
@@ -27,8 +24,8 @@ BASE_FLAGS = ("-O3", "-std=gnu11", "-shared", "-fPIC", "-fopenmp", "-Wno-psabi")
 LINK_FLAGS = ("-lm",)
 
 _version_cache: dict = {}
-_loaded: dict = {}
-_lock = threading.Lock()
+#: compiled libraries (``<name>_<key>.so``) and their sources
+cache = DiskCache("c")
 
 
 def compiler_version(cc: list) -> str:
@@ -50,14 +47,6 @@ def compile_flags(target) -> list:
     """The compiler flags used for ``target`` (without input and output files)."""
     target = Target.canon(target)
     return list(BASE_FLAGS) + target.cpu_cflags() + config.extra_cflags()
-
-
-def cache_key(source: str, cc: list, flags: list) -> str:
-    h = hashlib.sha256()
-    for part in (source, " ".join(cc), " ".join(flags), compiler_version(cc)):
-        h.update(part.encode("utf-8"))
-        h.update(b"\0")
-    return h.hexdigest()
 
 
 def compile_c(source: str, target="c", name: str = "lib") -> str:
@@ -86,16 +75,14 @@ def compile_c(source: str, target="c", name: str = "lib") -> str:
     if not cc:
         raise CompileError("the CC environment variable is empty; set it to a C compiler such as gcc")
     flags = compile_flags(target)
-    key = cache_key(source, cc, flags)
+    key = cache_key(source, " ".join(cc), " ".join(flags), compiler_version(cc))
     safe = re.sub(r"[^A-Za-z0-9_]", "_", name)[:48] or "lib"
-    cache = config.cache_dir() / "c"
-    cache.mkdir(parents=True, exist_ok=True)
-    lib_path = cache / f"{safe}_{key[:32]}.so"
+    lib_path = cache.path(f"{safe}_{key[:32]}", "so")
     if lib_path.exists():
         return str(lib_path)
-    src_path = cache / f"{safe}_{key[:32]}.c"
+    src_path = cache.path(f"{safe}_{key[:32]}", "c")
     atomic_write(src_path, source.encode("utf-8"))
-    fd, tmp = tempfile.mkstemp(prefix=lib_path.name + ".", suffix=".tmp", dir=cache)
+    fd, tmp = tempfile.mkstemp(prefix=lib_path.name + ".", suffix=".tmp", dir=lib_path.parent)
     os.close(fd)
     cmd = list(cc) + flags + ["-o", tmp, str(src_path)] + list(LINK_FLAGS)
     try:
@@ -148,17 +135,3 @@ def format_compile_error(source: str, log: str, cmd=None, context: int = 3,
     if cmd is not None:
         out.append("command: " + " ".join(cmd))
     return "\n".join(out)
-
-
-def load_library(path: str) -> ctypes.CDLL:
-    """Load a shared library once per process (by path)."""
-    path = str(path)
-    with _lock:
-        lib = _loaded.get(path)
-        if lib is None:
-            try:
-                lib = ctypes.CDLL(path)
-            except OSError as err:
-                raise CompileError(f"cannot load the compiled library {path}: {err}") from None
-            _loaded[path] = lib
-    return lib

@@ -18,7 +18,6 @@ they come from the ``nvidia-cuda-runtime`` pip package (or a CUDA toolkit under
 """
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import os
 import re
@@ -26,7 +25,11 @@ import re
 from .. import config
 from ..cpu_fallback.compiler import source_excerpts
 from ..errors import CompileError, TargetError
-from . import cache as _cache
+from ..runtime.cache import DiskCache, cache_key
+from ..runtime.cuda_module import KernelResources
+
+#: cubins and ptxas logs, keyed by source, architecture, options and NVRTC version
+cache = DiskCache("cuda")
 
 #: options of every compile (``--use_fast_math`` is not among them: precise math)
 BASE_OPTIONS = ("--std=c++17",)
@@ -129,37 +132,6 @@ def compile_options(source: str, arch: str, options=()) -> list:
     return opts
 
 
-@dataclasses.dataclass(frozen=True)
-class KernelResources:
-    """What ptxas settled on for one kernel (``--ptxas-options=-v``).
-
-    ``registers`` per thread; ``spill_store_bytes``/``spill_load_bytes``: register
-    spills to local memory (non-zero means the kernel holds more live values than fit
-    the registers it may use -- usually a thread tile too large for its block size);
-    ``stack_bytes``: the stack frame (local arrays that could not become registers,
-    and spills); ``static_shared_bytes``: ``__shared__`` arrays (dynamic shared memory
-    is not included); ``barriers``: named barriers used.
-    """
-
-    registers: int = 0
-    spill_store_bytes: int = 0
-    spill_load_bytes: int = 0
-    stack_bytes: int = 0
-    static_shared_bytes: int = 0
-    barriers: int = 0
-
-    @property
-    def spills(self) -> bool:
-        return bool(self.spill_store_bytes or self.spill_load_bytes)
-
-    def to_json(self) -> dict:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_json(cls, d: dict) -> "KernelResources":
-        return cls(**{f.name: int(d.get(f.name, 0)) for f in dataclasses.fields(cls)})
-
-
 _ENTRY_RE = re.compile(r"Compiling entry function '([^']+)'")
 _PROPS_RE = re.compile(r"Function properties for ([^\s:]+)")
 _FIELD_RES = {
@@ -253,16 +225,16 @@ def compile_cuda_resources(source: str, arch: str = "sm_90", options=(), name: s
     opts = compile_options(source, arch, options)
     if PTXAS_VERBOSE not in opts:
         opts.append(PTXAS_VERBOSE)
-    key = _cache.cache_key(source, arch, opts, nvrtc_version())
+    key = cache_key(source, arch, "\x1f".join(opts), ".".join(str(v) for v in nvrtc_version()))
     if use_cache:
-        cubin = _cache.lookup(key, "cubin")
-        log = None if cubin is None else _cache.lookup(key, "ptxas.log")
+        cubin = cache.lookup(key, "cubin")
+        log = None if cubin is None else cache.lookup(key, "ptxas.log")
         if log is not None:
             return cubin, parse_ptxas_log(log.decode("utf-8", "replace"))
     cubin, log = _compile(source, opts, name, "cubin")
     if use_cache:
-        _cache.store(key, log.encode("utf-8"), "ptxas.log")
-        _cache.store(key, cubin, "cubin")
+        cache.store(key, log.encode("utf-8"), "ptxas.log")
+        cache.store(key, cubin, "cubin")
     return cubin, parse_ptxas_log(log)
 
 

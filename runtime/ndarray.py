@@ -10,22 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TeccError, TeccTypeError
-from ..tir import dtype as _dt
+from ..errors import TeccError
+from . import dtypes
 from .device import CPU, CUDA, Device, _cupy, cpu
 
-
-def _storage_dtype(dtype: str) -> np.dtype:
-    """numpy dtype that stores elements of ``dtype``."""
-    if _dt.parse(dtype).code == "bfloat":
-        return np.dtype("uint16")
-    return _dt.to_numpy(dtype)
-
-
-def _canonical(dtype) -> str:
-    if isinstance(dtype, np.dtype) and dtype.name == "bfloat16":
-        return "bfloat16"
-    return _dt.canonical(dtype)
+_storage_dtype = dtypes.storage
+_canonical = dtypes.canonical
 
 
 def _on_gpu(dev: Device) -> bool:
@@ -141,8 +131,6 @@ def array(arr, dev: Device = None, dtype=None) -> NDArray:
         dtype = _canonical(dtype)
         src = np.asarray(arr, dtype=_storage_dtype(dtype)) if not (
             isinstance(arr, np.ndarray) and arr.dtype == _storage_dtype(dtype)) else arr
-    if dtype not in _dt.SUPPORTED:
-        raise TeccTypeError(f"cannot make an array of dtype {dtype}; use one of {', '.join(_dt.SUPPORTED)}")
     _require_device(dev)
     if _on_gpu(dev):
         cupy = _cupy()

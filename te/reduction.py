@@ -72,11 +72,6 @@ def _make_reduce(fcombine, fidentity, name, expr, axis, where, init):
     return reduces if tuple_input else reduces[0]
 
 
-def apply_reducer(combiner, *args, **kwargs):  # CommReducer.__call__
-    """Apply an existing :class:`CommReducer` node like a reducer function."""
-    raise TeccTypeError("call the function returned by te.comm_reducer, not the CommReducer node")
-
-
 sum = comm_reducer(lambda x, y: x + y, lambda t: _op.const(0, t), name="sum")  # noqa: A001
 max = comm_reducer(lambda x, y: _op.max(x, y), lambda t: _op.min_value(t), name="max")  # noqa: A001
 min = comm_reducer(lambda x, y: _op.min(x, y), lambda t: _op.max_value(t), name="min")  # noqa: A001

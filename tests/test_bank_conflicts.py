@@ -6,8 +6,8 @@ import pytest
 
 import tecc
 from tecc import te
-from tecc.cpu_fallback.bank_conflicts import wavefronts
-from tecc.cpu_fallback.gpu_sim import SimError
+from tecc.cpu_fallback.gpu_emu import SimError
+from tecc.cpu_fallback.gpu_emu.bank_conflicts import wavefronts
 from tecc.cuda_codegen import kernels as K
 
 RNG = np.random.default_rng(3)

@@ -1,5 +1,6 @@
 """CUDA modules: argument checking, the CPU emulation path (no GPU), export/load, and
 (marked ``gpu``) real launches."""
+import json
 import warnings
 
 import numpy as np
@@ -8,14 +9,15 @@ import pytest
 import tecc
 from tecc import config, runtime, tir
 from tecc.cuda_codegen import build_cuda, cache
-from tecc.errors import LoweringError, RuntimeArgError, TargetError, TeccError
+from tecc.errors import KernelError, LoweringError, RuntimeArgError, TargetError, TeccError
 from tecc.runtime import cuda_module
 from tecc.runtime import ndarray as nd
-from tecc.runtime.cuda_module import CUDAModule, ir_from_json, ir_to_json
+from tecc.runtime.cuda_module import CUDAModule
+from tecc.runtime.launch import Launch, LaunchPlan, formula_text, launch_dims
 from tecc.tir import expr as E
 from tecc.tir import stmt as S
 from tecc.tir.op import const
-from tecc.tir.structural import assert_structural_equal
+from irhelpers import buf1d, host, kernel, launch
 
 on_cpu = pytest.mark.skipif(tecc.cuda(0).exist, reason="checks the no-GPU path")
 
@@ -31,84 +33,46 @@ def _cache_dir(tmp_path, monkeypatch):
 
 
 # ---------------------------------------------------------------------------
-# hand-built split modules (host plan + kernels, /work/notes/GPU.md)
+# hand-built split modules (host functions + kernels, as the CUDA pipeline leaves them)
 # ---------------------------------------------------------------------------
-
-def thread(tag, extent):
-    ext = tir.convert(extent)
-    iv = E.IterVar(E.Range(const(0), ext), E.Var(tag, "int32"), E.IterVarType.THREAD_INDEX, tag)
-    return iv.var, (lambda body: S.AttrStmt(iv, "thread_extent", ext, body))
-
-
-def kernel(name, bufs, scalars, body, extents, shared_bytes=0):
-    params, bmap = [], {}
-    for b in bufs:
-        p = E.Var(b.name, "handle")
-        params.append(p)
-        bmap[p] = b
-    params += list(scalars)
-    return S.PrimFunc(tuple(params), body, bmap, {"global_symbol": name, "tecc.kernel": True,
-                                                  "thread_extents": extents, "shared_bytes": shared_bytes})
-
-
-def host(name, bufs, scalars, make_body):
-    params, bmap = [], {}
-    for b in bufs:
-        p = E.Var(b.name, "handle")
-        params.append(p)
-        bmap[p] = b
-    params += list(scalars)
-    return S.PrimFunc(tuple(params), make_body(*params), bmap, {"global_symbol": name, "tecc.host": True})
-
-
-def launch(name, *args):
-    return S.Evaluate(E.Call("int32", "tecc.launch", (E.StringImm(name),) + tuple(args)))
-
 
 def add_module(target=TARGET, guard=True):
     """C = A + B over (n, 4) float32 arrays, 64 threads per block, symbolic n (without
     ``guard``, the threads past the end access out of bounds)."""
-    n = E.Var("n", "int32")
     kn = E.Var("n", "int32")
     size = kn * 4
-    A, B, C = (S.decl_buffer((size,), "float32", x) for x in "ABC")
-    bx, at_bx = thread("blockIdx.x", (size + 63) // 64)
-    tx, at_tx = thread("threadIdx.x", 64)
+    A, B, C = (buf1d(x, size) for x in "ABC")
+    bx, tx = E.Var("blockIdx.x", "int32"), E.Var("threadIdx.x", "int32")
     i = bx * 64 + tx
     store = S.BufferStore(C, A[i] + B[i], (i,))
     if guard:
         store = S.IfThenElse(E.Call("bool", "likely", (i < size,)), store)
-    body = at_bx(at_tx(store))
-    k = kernel("add_kernel0", [A, B, C], [kn], body,
-               {"blockIdx.x": (size + 63) // 64, "threadIdx.x": const(64)})
+    k = kernel("add_kernel0", [A, B, C, kn], store, [(bx, (size + 63) // 64), (tx, 64)])
+    n = E.Var("n", "int32")
     hb = [S.decl_buffer((n, 4), "float32", x) for x in "ABC"]
-    h = host("add", hb, [n], lambda a, b, c, n_: launch("add_kernel0", a, b, c, n_))
+    h = host("add", hb + [n], lambda a, b, c, n_: launch("add_kernel0", a, b, c, n_))
     return build_cuda(S.IRModule({"add": h, "add_kernel0": k}), target)
 
 
 def two_kernel_module():
     """T = A * 2 in a workspace, then C = T + 1 (two launches)."""
     m = 256
-    A, T1, T2, C = (S.decl_buffer((m,), "float32", x) for x in ("A", "T", "T", "C"))
-    bx1, at_bx1 = thread("blockIdx.x", 4)
-    tx1, at_tx1 = thread("threadIdx.x", 64)
+    A, T1, T2, C = (buf1d(x, m) for x in ("A", "T", "T", "C"))
+    bx1, tx1 = E.Var("blockIdx.x", "int32"), E.Var("threadIdx.x", "int32")
     i1 = bx1 * 64 + tx1
-    k1 = kernel("scale_kernel0", [A, T1], [], at_bx1(at_tx1(S.BufferStore(T1, A[i1] * const(2.0, "float32"),
-                                                                          (i1,)))),
-                {"blockIdx.x": const(4), "threadIdx.x": const(64)})
-    bx2, at_bx2 = thread("blockIdx.x", 4)
-    tx2, at_tx2 = thread("threadIdx.x", 64)
+    k1 = kernel("scale_kernel0", [A, T1], S.BufferStore(T1, A[i1] * const(2.0, "float32"), (i1,)),
+                [(bx1, 4), (tx1, 64)])
+    bx2, tx2 = E.Var("blockIdx.x", "int32"), E.Var("threadIdx.x", "int32")
     i2 = bx2 * 64 + tx2
-    k2 = kernel("inc_kernel1", [T2, C], [], at_bx2(at_tx2(S.BufferStore(C, T2[i2] + const(1.0, "float32"),
-                                                                        (i2,)))),
-                {"blockIdx.x": const(4), "threadIdx.x": const(64)})
-    ws = S.decl_buffer((m,), "float32", "T", "global")
+    k2 = kernel("inc_kernel1", [T2, C], S.BufferStore(C, T2[i2] + const(1.0, "float32"), (i2,)),
+                [(bx2, 4), (tx2, 64)])
+    ws = buf1d("T", m)
 
     def body(a, c):
         return S.Allocate(ws, S.seq(launch("scale_kernel0", a, ws.data), launch("inc_kernel1", ws.data, c)))
 
     h = host("scale_inc", [S.decl_buffer((16, 16), "float32", "A"), S.decl_buffer((16, 16), "float32", "C")],
-             [], body)
+             body)
     return build_cuda([h, k1, k2], TARGET)
 
 
@@ -133,21 +97,25 @@ def rand(*shape, seed=0):
 def test_build_sources_and_specs():
     mod = add_module()
     assert isinstance(mod, CUDAModule) and mod.arch == "sm_90" and mod.cubin[:4] == b"\x7fELF"
-    assert "tecc.launch" in mod.get_source() and "add_kernel0" in mod.get_source()
+    # the host side is a launch plan: grid and block as formulas over the scalar parameters
+    assert mod.get_source() == ("plan add(A, B, C, n):\n"
+                                "  launch add_kernel0<<<((((n * 4) + 63) // 64), 1, 1), (64, 1, 1)>>>(A, B, C, n)")
     cu = mod.imported_modules[0].get_source()
     assert '__global__ void __launch_bounds__(64) add_kernel0' in cu and cu == mod.get_source("cuda")
-    specs = mod.arg_specs
+    specs = mod.signature("add").args
     assert [s.kind for s in specs] == ["buffer"] * 3 + ["scalar"]
     assert specs[0].shape == ("n", 4) and specs[3].binding == (0, 0)
     assert specs[2].written and not specs[0].written  # from the kernel's stores
-    info = mod.kernel_infos["add_kernel0"]
-    assert info.launch_dims({info.params[3]: 10}) == ((1, 1, 1), (64, 1, 1))
-    assert info.launch_dims({info.params[3]: 17}) == ((2, 1, 1), (64, 1, 1))
+    plan = mod.plans["add"]
+    (step,) = plan.steps
+    assert launch_dims(plan, step, {("arg", 3): 10}) == ((1, 1, 1), (64, 1, 1))
+    assert launch_dims(plan, step, {("arg", 3): 17}) == ((2, 1, 1), (64, 1, 1))
+    assert mod.kernels["add_kernel0"].params == (("buffer", "float32"),) * 3 + (("scalar", "int32"),)
     assert "CUDAModule add" in repr(mod)
 
 
 def test_build_errors():
-    with pytest.raises(LoweringError, match="exactly one host function"):
+    with pytest.raises(LoweringError, match="needs host functions"):
         build_cuda([], TARGET)
     with pytest.raises(TargetError, match="target 'cuda'"):
         build_cuda([], "llvm")
@@ -174,17 +142,22 @@ def test_argument_checking():
         mod([1.0], a, a)
 
 
-def test_ir_json_round_trip():
+def test_plan_json_round_trip_and_text():
     mod = two_kernel_module()
-    funcs = [mod.host_func] + mod.kernels
-    back = ir_from_json(ir_to_json(funcs))
-    for f, g in zip(funcs, back):
-        assert_structural_equal(f, g)
-        assert g.attrs["global_symbol"] == f.attrs["global_symbol"]
-    k = back[1]
-    assert k.attrs["thread_extents"]["threadIdx.x"].value == 64
-    nan = E.FloatImm("float32", float("nan"))
-    assert np.isnan(ir_from_json(ir_to_json([nan]))[0].value)
+    plan = mod.plans["scale_inc"]
+    back = LaunchPlan.from_json(json.loads(json.dumps(plan.to_json())))
+    assert back == plan
+    assert [type(s).__name__ for s in plan.steps] == ["Alloc", "Launch", "Launch"]
+    assert plan.text().splitlines()[1] == "  T = workspace(float32, 256)"
+    assert formula_text(["floordiv", ["+", {"arg": 0}, 63], 64], {("arg", 0): "n"}) == "((n + 63) // 64)"
+
+
+def test_empty_launch_is_refused_before_launching():
+    mod = add_module()
+    with warnings.catch_warnings(), pytest.raises(
+            KernelError, match=r"add: launch of kernel add_kernel0: blockIdx.x extent 0 .*an empty input"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mod(*(np.zeros((0, 4), np.float32),) * 3)
 
 
 def test_export_and_load_round_trip(tmp_path, monkeypatch):
@@ -202,11 +175,13 @@ def test_export_and_load_round_trip(tmp_path, monkeypatch):
     assert loaded.cubin == mod.cubin and loaded.arch == "sm_90" and loaded.target == TARGET
     assert loaded.imported_modules[0].get_source() == mod.imported_modules[0].get_source()
     assert loaded.get_source() == mod.get_source()
-    assert [s.to_json() for s in loaded.arg_specs] == [s.to_json() for s in mod.arg_specs]
+    assert loaded.signatures == mod.signatures and loaded.plans == mod.plans
     assert loaded.metadata() == mod.metadata()
     assert loaded.kernel_resources == mod.kernel_resources
     assert set(mod.kernel_resources) == {"scale_kernel0", "inc_kernel1"}
-    assert_structural_equal(loaded.host_func, mod.host_func)
+    assert loaded.checker is None  # no IR in the file
+    with pytest.raises(TeccError, match="has no checker"):
+        loaded.check(rand(16, 16), np.zeros((16, 16), np.float32))
     assert_runs_scale_inc(loaded)
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import tecc
 from tecc import te, tir
-from tecc.cpu_fallback.gpu_sim import check_kernels
+from irhelpers import cuda_module
 from tecc.cuda_codegen import kernels as K
 from tecc.errors import LoweringError
 from tecc.tir import expr as E
@@ -360,7 +360,9 @@ def test_sgemm_double_buffer_has_no_races():
     kern = _kernel(mod)
     host = mod["gemm"]
     a, b, out = _rand((M, K_)), _rand((K_, N)), np.zeros((M, N), "float32")
-    assert check_kernels(host, {kern.name: kern}, [a, b, out], max_blocks=1) == []
+    built = cuda_module(host, {kern.name: kern})
+    assert built.check(a, b, out, max_blocks=1) == []
+    _quiet_call(built, a, b, out)
     np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
     # the oracle sees the barrier matters: drop the one at the end of the k loop
     k_loop = find_loop(kern.body, "k.outer")
@@ -368,7 +370,7 @@ def test_sgemm_double_buffer_has_no_races():
                                seq(*k_loop.body.seq[:-1]), k_loop.thread_binding, k_loop.annotations)
     broken = kern.with_body(tir.ir_transform(kern.body, lambda n: no_sync if n is k_loop else None, None,
                                              only=(For,)))
-    findings = check_kernels(host, {kern.name: broken}, [a, b, np.zeros((M, N), "float32")], max_blocks=1)
+    findings = cuda_module(host, {kern.name: broken}).check(a, b, np.zeros((M, N), "float32"), max_blocks=1)
     assert any(f.kind == "race" for f in findings)
 
 
@@ -390,7 +392,9 @@ def test_classic_tvm_gemm_double_buffer_has_no_races():
     mod = tecc.lower(s, args, name="gemm", target="cuda")
     kern = _kernel(mod)
     a, b, out = _rand((n, n)), _rand((n, n)), np.zeros((n, n), "float32")
-    assert check_kernels(mod["gemm"], {kern.name: kern}, [a, b, out], max_blocks=1) == []
+    built = cuda_module(mod["gemm"], {kern.name: kern})
+    assert built.check(a, b, out, max_blocks=1) == []
+    _quiet_call(built, a, b, out)
     np.testing.assert_allclose(out, a @ b.T, rtol=1e-4, atol=1e-4)
 
 
@@ -405,5 +409,7 @@ def test_classic_tvm_gemm_only_b_double_buffered():
     assert count_syncs(k_loop.body) == 2
     assert "double_buffer_write" in str(kern)
     a, b, out = _rand((n, n)), _rand((n, n)), np.zeros((n, n), "float32")
-    assert check_kernels(mod["gemm"], {kern.name: kern}, [a, b, out], max_blocks=1) == []
+    built = cuda_module(mod["gemm"], {kern.name: kern})
+    assert built.check(a, b, out, max_blocks=1) == []
+    _quiet_call(built, a, b, out)
     np.testing.assert_allclose(out, a @ b.T, rtol=1e-4, atol=1e-4)

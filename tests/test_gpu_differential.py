@@ -8,18 +8,14 @@ from hypothesis import strategies as st
 
 import tecc
 from tecc import te
-from tecc.cpu_fallback.gpu_sim import check_kernels
 
 SETTINGS = settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
 
 def _build_run_check(s, args, arrays):
-    mod = tecc.lower(s, args, name="f", target="cuda")
-    host = mod["f"]
-    kernels = {name: f for name, f in mod.items() if f.attrs.get("tecc.kernel")}
-    findings = check_kernels(host, kernels, [a.copy() for a in arrays])
+    f = tecc.build(s, args, target="cuda -arch=sm_80", name="f")
+    findings = f.check(*arrays)
     assert not findings, "\n".join(f.message for f in findings)
-    f = tecc.build(mod, target="cuda -arch=sm_80")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         f(*arrays)

@@ -143,7 +143,7 @@ def test_call_with_ndarrays_and_numpy(add2d):
     assert add2d[add2d.entry_name] is not None and add2d.get_function("add2d").name == "add2d"
     add2d["add2d"](np.ones((1, 4), np.float32), np.ones((1, 4), np.float32), np.zeros((1, 4), np.float32))
     assert add2d.imported_modules == [] and "add2d(" in add2d.get_source("c")
-    specs = add2d.arg_specs
+    specs = add2d.signature(add2d.entry_name).args
     assert [s.kind for s in specs] == ["buffer"] * 3 + ["scalar"]
     assert specs[0].shape == ("n", 4) and specs[3].binding == (0, 0)
     assert specs[2].written and not specs[0].written
@@ -271,8 +271,7 @@ def test_export_and_load_without_compiler(add2d, tmp_path, monkeypatch):
     monkeypatch.setenv("CC", "/nonexistent/tecc-cc")
     mod = runtime.load_module(str(path))
     assert mod.entry_name == "add2d" and mod.get_source() == add2d.get_source()
-    assert mod.target == add2d.target and [s.to_json() for s in mod.arg_specs] == \
-        [s.to_json() for s in add2d.arg_specs]
+    assert mod.target == add2d.target and mod.signatures == add2d.signatures
     a, b, c = _args(5)
     mod(a, b, c)
     np.testing.assert_array_equal(c, 2)

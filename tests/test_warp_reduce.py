@@ -8,8 +8,8 @@ import pytest
 
 import tecc
 from tecc import te, tir
-from tecc.cpu_fallback.gpu_sim import check_kernels, run_kernels
-from tecc.cpu_fallback.gpu_sim_codegen import SimError
+from tecc.cpu_fallback.gpu_emu import SimError
+from irhelpers import check_kernels, run_kernels
 from tecc.cuda_codegen import kernels as K
 from tecc.cuda_codegen.codegen_cuda import generate_cuda
 from tecc.tir import expr as E
@@ -43,12 +43,9 @@ def run(mod, *arrays):
 
 
 def assert_no_findings(mod, *arrays):
-    """check_kernels on copies of ``arrays``: no race, no out-of-bounds access."""
-    copies = [a.copy() for a in arrays]
-    kernels = {k.name: k for k in mod.kernels}
-    findings = check_kernels(mod.host_func, kernels, copies, max_blocks=None)
+    """``mod.check`` (on copies of ``arrays``): no race, no out-of-bounds access."""
+    findings = mod.check(*arrays, max_blocks=None)
     assert findings == [], "\n".join(str(f) for f in findings)
-    return copies
 
 
 def row_reduce(m, N, n, kind="sum", dtype="float32", rows=1):
@@ -92,8 +89,7 @@ def test_sum_over_threads(n):
     a = rand(m, N)
     (_, b) = run(mod, a, np.zeros(m, "float32"))
     np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5, atol=1e-4)
-    (_, b2) = assert_no_findings(mod, a, np.zeros(m, "float32"))
-    np.testing.assert_allclose(b2, a.sum(axis=1), rtol=1e-5, atol=1e-4)
+    assert_no_findings(mod, a, np.zeros(m, "float32"))
 
 
 def test_lowered_tir_has_the_shuffle_intrinsic():
@@ -207,8 +203,7 @@ def test_softmax_rows(N, threads):
     (_, out) = run(mod, a, np.zeros((M, N), "float32"))
     e = np.exp(a - a.max(axis=1, keepdims=True))
     np.testing.assert_allclose(out, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
-    (_, out2) = assert_no_findings(mod, a, np.zeros((M, N), "float32"))
-    np.testing.assert_allclose(out2, out, rtol=1e-6, atol=1e-7)
+    assert_no_findings(mod, a, np.zeros((M, N), "float32"))
 
 
 @pytest.mark.parametrize("N, threads", [(200, 32), (512, 128), (100, 64)])

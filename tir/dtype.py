@@ -13,14 +13,9 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import TeccTypeError
+from ..runtime.dtypes import SUPPORTED  # noqa: F401  (dtypes a user may give to tensors)
 
 _CODES = ("int", "uint", "float", "bfloat", "bool", "handle")
-
-#: dtypes a user may give to tensors
-SUPPORTED = (
-    "bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-    "float16", "bfloat16", "float32", "float64",
-)
 
 
 @dataclass(frozen=True, slots=True)

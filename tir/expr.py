@@ -547,10 +547,6 @@ class CommReducer(Node):
     result: tuple
     identity_element: tuple
 
-    def __call__(self, *args, **kwargs):
-        from ..te.reduction import apply_reducer
-        return apply_reducer(self, *args, **kwargs)
-
     def __repr__(self):
         return (f"comm_reducer(result={list(map(str, self.result))}, lhs={[v.name for v in self.lhs]}, "
                 f"rhs={[v.name for v in self.rhs]}, identity={list(map(str, self.identity_element))})")

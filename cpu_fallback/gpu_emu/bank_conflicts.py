@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..tir import dtype as _dt
-from ..tir.printer import to_text
+from ...tir import dtype as _dt
+from ...tir.printer import to_text
 
 #: banks of 4-byte words
 BANKS = 32

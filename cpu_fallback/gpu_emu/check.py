@@ -1,8 +1,8 @@
-"""Checking mode of the GPU simulator: out-of-bounds accesses, races, uninitialized reads.
+"""Checking mode of the GPU emulator: out-of-bounds accesses, races, uninitialized reads.
 
-A kernel split by :func:`.gpu_sim_codegen.split_kernel` is run in the reference TIR
-interpreter (:mod:`tecc.tir.transform.interp`), one block at a time, the threads of a
-block phase by phase between barriers -- the same schedule as the compiled simulator.
+A kernel split by :func:`.split.split_kernel` is run in the reference TIR
+interpreter (:mod:`tecc.tir.analysis.interp`), one block at a time, the threads of a
+block phase by phase between barriers -- the same schedule as the compiled emulator.
 
 * Every access of every buffer (global, shared, local) is checked against the buffer's
   extent; an out-of-bounds access is reported (and skipped: a load gives 0).
@@ -24,90 +24,21 @@ The interpreter is slow (Python per element) but exact for the blocks it runs.
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
 
 import numpy as np
 
-from ..tir import dtype as _dt
-from ..tir.printer import to_text
-from ..tir import expr as E
-from ..tir import stmt as S
-from ..tir.functor import post_order_visit
-from ..tir.analysis.interp import InterpError, Interpreter, numpy_dtype as _np_dtype, to_value as _convert
-from .gpu_sim_codegen import SimError, SimKernel, is_barrier
+from ...tir import dtype as _dt
+from ...tir.printer import to_text
+from ...tir import expr as E
+from ...tir.analysis import written_data
+from ...tir.analysis.interp import InterpError, Interpreter, numpy_dtype as _np_dtype, to_value as _convert
+from ..check import Finding, FindingLog, StopCheck
+from .split import SimError, SimKernel, is_barrier
 
 
 #: operators whose result keeps the operands' type when both have the same one
 _FAST_OPS = {E.Add: operator.add, E.Sub: operator.sub, E.Mul: operator.mul}
 _SAME_TYPE_RESULT = (int, np.float32, np.float64)
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One problem found by :func:`tecc.cpu_fallback.gpu_sim.check_kernels`.
-
-    Attributes
-    ----------
-    kind : str
-        ``"race"``, ``"out_of_bounds"`` or ``"uninitialized"``.
-    buffer : str
-        Name of the buffer accessed.
-    index : int
-        The element index accessed (of the original, per-thread buffer for locals).
-    message : str
-        A sentence naming the kernel, block, thread(s), buffer, index and bound.
-    statement : str
-        The offending BufferLoad or BufferStore, as printed TIR.
-    kernel : str
-        The kernel's name.
-    block, thread : tuple
-        ``(x, y, z)`` of the block and of the thread that made the access.
-    """
-
-    kind: str
-    buffer: str
-    index: int
-    message: str
-    statement: str
-    kernel: str = ""
-    block: tuple = ()
-    thread: tuple = ()
-
-    def __str__(self):
-        return f"{self.message}\n    at: {self.statement}"
-
-
-class _StopCheck(Exception):
-    """Enough findings of every kind: stop interpreting."""
-
-
-class FindingLog:
-    """Findings of one check, at most ``limit`` of each kind, one per statement."""
-
-    KINDS = ("race", "out_of_bounds", "uninitialized")
-
-    def __init__(self, limit: int = 5):
-        self.limit = limit
-        self.findings = []
-        self._seen = set()
-        self._count = dict.fromkeys(self.KINDS, 0)
-
-    def full(self, kind=None) -> bool:
-        if kind is not None:
-            return self._count[kind] >= self.limit
-        return all(self._count[k] >= self.limit for k in self.KINDS)
-
-    def add(self, finding: Finding, key) -> None:
-        if self.full(finding.kind) or key in self._seen:
-            return
-        self._seen.add(key)
-        self._count[finding.kind] += 1
-        self.findings.append(finding)
-        if self.full():
-            raise _StopCheck()
-
-    def count(self, kind: str) -> int:
-        return self._count[kind]
 
 
 class _Shadow:
@@ -438,7 +369,7 @@ def check_launch(sim: SimKernel, values: list, grid_dims, block_dims, blocks,
     """
     it = CheckInterpreter(sim, grid_dims, block_dims, log, banks)
     func = sim.func
-    written = _stored_buffers(sim.block_body)
+    written = written_data(sim.block_body)
     for p, v in zip(func.params, values):
         buf = func.buffer_map.get(p)
         if buf is None:
@@ -458,22 +389,9 @@ def check_launch(sim: SimKernel, values: list, grid_dims, block_dims, blocks,
     try:
         for b in blocks:
             it.run_block(b)
-    except _StopCheck:
+    except StopCheck:
         pass
     except InterpError as err:
         raise SimError(f"kernel {sim.name}: the checking interpreter failed in block "
                        f"{it.block}: {err}") from None
     return it.out_of_bounds
-
-
-
-def _stored_buffers(body) -> set:
-    """data Vars of the buffers that ``body`` stores to."""
-    found = set()
-
-    def visit(node):
-        if isinstance(node, S.BufferStore):
-            found.add(node.buffer.data)
-
-    post_order_visit(body, visit)
-    return found

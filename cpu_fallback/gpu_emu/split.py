@@ -1,8 +1,8 @@
-"""CUDA kernels as C for the CPU: thread loops split at barriers.
+"""CUDA kernels for the CPU, TIR to TIR: thread loops split at barriers.
 
-A device function (see ``notes/GPU.md``: ``thread_extent`` attributes, ``shared`` and
-``local`` allocations, ``tvm_storage_sync`` barriers) is rewritten, TIR to TIR, into a
-function that one CPU thread can run for a whole thread block:
+A kernel as the CUDA pipeline leaves it (``thread_extent`` attributes, ``shared``,
+``local`` and ``register`` allocations, ``tvm_storage_sync`` barriers) is rewritten
+into a function that one CPU thread can run for a whole thread block:
 
 * the ``thread_extent`` attributes are removed; a loop over the blocks (an OpenMP
   loop: blocks are independent) binds ``blockIdx.*`` from the block number;
@@ -14,7 +14,8 @@ function that one CPU thread can run for a whole thread block:
   value); it stays outside the thread loops and its body is split in turn.  A
   barrier under thread-dependent control flow raises :class:`SimError`;
 * per-thread state that lives across a barrier gets one slot per thread: a ``local``
-  allocation ``acc[n]`` becomes ``acc[threads, n]`` indexed by ``tid``, and a
+  (or ``register``) allocation ``acc[n]`` becomes ``acc[threads, n]`` indexed by
+  ``tid``, and a
   ``LetStmt`` whose value is not uniform becomes a per-thread array;
 * ``shared`` allocations stay per block (one copy, allocated inside the block loop);
   global buffers are the caller's arrays.
@@ -27,25 +28,22 @@ kernels run every shuffle uniformly over the block, so a block-wide exchange giv
 what each warp's shuffle gives.
 
 The barriers themselves are kept (as block-level statements) so that the checking
-interpreter of :mod:`.gpu_check` can count barrier epochs; the C printer
-:class:`CodeGenSim` prints them as comments.
+interpreter of :mod:`.check` can count barrier epochs; the C printer of
+:mod:`.codegen` prints them as comments.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import CompileError, TeccError
-from ..tir import dtype as _dt
-from ..tir import expr as E
-from ..tir import stmt as S
-from ..tir.functor import IRMutator, IRVisitor, post_order_visit
-from ..tir.op import WARP_SHUFFLE_DOWN, WARP_SIZE
-from ..tir.printer import to_text
-from .codegen_c import CodeGenC
-
-BLOCK_TAGS = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
-THREAD_TAGS = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
-BARRIER_OPS = ("tvm_storage_sync",)
+from ...errors import TeccError
+from ...tir import dtype as _dt
+from ...tir import expr as E
+from ...tir import keys
+from ...tir import stmt as S
+from ...tir.analysis import launch_dims
+from ...tir.functor import IRMutator, IRVisitor, post_order_visit
+from ...tir.keys import BLOCK_TAGS, THREAD_TAGS, WARP_SHUFFLE_DOWN, WARP_SIZE
+from ...tir.printer import to_text
 
 
 class SimError(TeccError):
@@ -56,8 +54,7 @@ class SimError(TeccError):
 
 def is_barrier(s) -> bool:
     """True if ``s`` is ``Evaluate(tvm_storage_sync(...))`` (``__syncthreads()``)."""
-    return (isinstance(s, S.Evaluate) and isinstance(s.value, E.Call)
-            and s.value.op in BARRIER_OPS)
+    return isinstance(s, S.Evaluate) and isinstance(s.value, E.Call) and s.value.op == keys.STORAGE_SYNC
 
 
 def _int(value: int) -> E.IntImm:
@@ -151,10 +148,10 @@ class _StripThreadAttrs(IRMutator):
         self.extents = {}   # tag -> PrimExpr
 
     def visit_AttrStmt(self, s):
-        if s.attr_key == "virtual_thread":
+        if s.attr_key == keys.VIRTUAL_THREAD:
             raise SimError(f"kernel {self.kernel_name}: virtual threads must be lowered "
                            "(inject_virtual_thread) before the kernel can be simulated")
-        if s.attr_key != "thread_extent":
+        if s.attr_key != keys.THREAD_EXTENT:
             return IRMutator.generic_visit(self, s)
         iv = s.node
         tag = getattr(iv, "thread_tag", "")
@@ -186,7 +183,7 @@ def _contains_sync(stmt, memo) -> bool:
     def visit(node):
         if found:
             return
-        if is_barrier(node) or (isinstance(node, S.Allocate) and node.buffer.scope == "shared"):
+        if is_barrier(node) or (isinstance(node, S.Allocate) and node.buffer.scope == keys.SHARED):
             found.append(node)
 
     post_order_visit(stmt, visit)
@@ -460,7 +457,7 @@ class _Splitter:
         buf = s.buffer
         for extent in buf.shape:
             self.require_uniform(extent, s, "size")
-        if buf.scope == "shared":
+        if buf.scope == keys.SHARED:
             return S.Allocate(buf, self.block_level(s.body))
         # a per-thread buffer whose scope spans a barrier: [threads, n]
         size = None
@@ -470,6 +467,44 @@ class _Splitter:
         self.expanded_of[buf.data] = new
         self.expanded[new.data] = buf
         return S.Allocate(new, self.block_level(s.body))
+
+
+class _DemoteRegisters(IRMutator):
+    """Register slots (``promote_local_registers``) back to local arrays of scalars:
+    ``r: float32x8 (register)`` becomes ``r[8] (local)``, ``r[0]`` becomes
+    ``r[ramp(0, 1, 8)]``.  The splitter and the checker then know one kind of
+    per-thread buffer."""
+
+    def __init__(self):
+        self.local = {}  # data Var of a register buffer -> its local twin
+
+    def _twin(self, buf):
+        twin = self.local.get(buf.data)
+        if twin is None:
+            lanes = _dt.lanes(buf.dtype)
+            twin = S.Buffer(buf.name, _dt.element(buf.dtype), (_int(lanes),), E.Var(buf.name, "handle"),
+                            keys.LOCAL)
+            self.local[buf.data] = twin
+        return twin
+
+    def _index(self, buf):
+        lanes = _dt.lanes(buf.dtype)
+        return (_int(0),) if lanes == 1 else (E.Ramp(_int(0), _int(1), lanes),)
+
+    def visit_Allocate(self, s):
+        if s.buffer.scope != keys.REGISTER:
+            return self.generic_visit(s)
+        return S.Allocate(self._twin(s.buffer), self.visit(s.body))
+
+    def visit_BufferLoad(self, e):
+        if e.buffer.scope != keys.REGISTER:
+            return self.generic_visit(e)
+        return E.BufferLoad(self._twin(e.buffer), self._index(e.buffer))
+
+    def visit_BufferStore(self, s):
+        if s.buffer.scope != keys.REGISTER:
+            return self.generic_visit(s)
+        return S.BufferStore(self._twin(s.buffer), self.visit(s.value), self._index(s.buffer))
 
 
 def split_kernel(func: S.PrimFunc) -> SimKernel:
@@ -492,10 +527,8 @@ def split_kernel(func: S.PrimFunc) -> SimKernel:
         launch structure the simulator does not know.
     """
     strip = _StripThreadAttrs(func.name)
-    body = strip.visit(func.body)
-    extents = dict(strip.extents)
-    grid = tuple(extents.get(t, _int(1)) for t in BLOCK_TAGS)
-    block = tuple(extents.get(t, _int(1)) for t in THREAD_TAGS)
+    body = _DemoteRegisters().visit(strip.visit(func.body))
+    grid, block = launch_dims(strip.extents)
     scalar_params = {p for p in func.params if p not in func.buffer_map}
     for ext in grid + block:
         bad = [v.name for v in _free_vars(ext) if v not in scalar_params]
@@ -530,7 +563,7 @@ def split_kernel(func: S.PrimFunc) -> SimKernel:
 # warp shuffles
 # ----------------------------------------------------------------------------
 def _barrier() -> S.Evaluate:
-    return S.Evaluate(E.Call("int32", BARRIER_OPS[0], (E.StringImm("shared"),)))
+    return S.Evaluate(E.Call("int32", keys.STORAGE_SYNC, (E.StringImm("shared"),)))
 
 
 def _is_shuffle(e) -> bool:
@@ -556,7 +589,7 @@ class _ShuffleExchange(IRMutator):
         buf = self.scratch.get(dtype)
         if buf is None:
             name = f"tecc_shuffle_{dtype}"
-            buf = S.Buffer(name, dtype, (self.threads,), E.Var(name, "handle"), "shared")
+            buf = S.Buffer(name, dtype, (self.threads,), E.Var(name, "handle"), keys.SHARED)
             self.scratch[dtype] = buf
         return buf
 
@@ -638,26 +671,3 @@ def _free_vars(expr):
     out = []
     post_order_visit(expr, lambda n: out.append(n) if isinstance(n, E.Var) else None)
     return out
-
-
-# ----------------------------------------------------------------------------
-# the C printer
-# ----------------------------------------------------------------------------
-class CodeGenSim(CodeGenC):
-    """C printer of :meth:`SimKernel.sim_func`: barriers are the seams between the
-    thread loops, and per-thread copies are indexed ``[tid, i]`` (``i`` may be a
-    vector index)."""
-
-    def print_barrier(self, call) -> None:
-        self.emit("// __syncthreads(): every thread finished the loop above")
-
-    def visit_unknown_call(self, e):
-        raise CompileError(
-            f"the GPU simulator does not know the intrinsic {e.op!r} (in `{to_text(e)}`); "
-            "it runs barriers (tvm_storage_sync), math functions, if_then_else, likely, "
-            "bitwise_* and shift_*")
-
-
-def generate_sim_c(sim: SimKernel) -> str:
-    """C source of one kernel run block by block (export: the kernel's name)."""
-    return CodeGenSim().generate(sim.sim_func())

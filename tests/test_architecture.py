@@ -1,0 +1,131 @@
+"""The import rules of ARCHITECTURE.md, enforced: who may import whom, and a module
+exported to a file runs in a process that cannot import the compiler."""
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+import tecc
+from tecc import te
+from tecc.cuda_codegen import kernels as K
+
+ROOT = Path(tecc.__file__).resolve().parent
+
+#: folder -> top-level tecc parts it must not import
+FORBIDDEN = {
+    "runtime": {"te", "tir", "cpu_fallback", "cuda_codegen", "build_module", "target", "tuner", "topi"},
+    "tir": {"te", "cpu_fallback", "cuda_codegen", "build_module", "target", "tuner", "topi"},
+    "te": {"cpu_fallback", "cuda_codegen", "build_module", "tuner", "topi"},
+}
+COMPILER = ("tecc.te", "tecc.tir", "tecc.cpu_fallback", "tecc.cuda_codegen", "tecc.build_module",
+            "tecc.target")
+
+
+def _tecc_imports(path: Path) -> set:
+    """The tecc parts (``tir``, ``runtime``...) a source file imports, relative
+    imports resolved against its package."""
+    package = path.relative_to(ROOT).parent.parts
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - (node.level - 1)] if node.level > 1 else package
+                parts = list(base) + (node.module.split(".") if node.module else [])
+                if not parts:  # "from .. import x" at the top: x names the part
+                    found.update(alias.name for alias in node.names)
+                else:
+                    found.add(parts[0])
+            elif node.module and node.module.startswith("tecc."):
+                found.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("tecc."):
+                    found.add(alias.name.split(".")[1])
+    return found
+
+
+def test_folders_import_only_what_the_architecture_allows():
+    broken = []
+    for folder, forbidden in FORBIDDEN.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            bad = _tecc_imports(path) & forbidden
+            if bad:
+                broken.append(f"{path.relative_to(ROOT)} imports {sorted(bad)}")
+    assert not broken, "\n".join(broken)
+
+
+def test_importing_tecc_loads_no_compiler():
+    code = "import sys, tecc; print(sorted(m for m in sys.modules if m.startswith(('tecc.te', 'tecc.tir'))))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_exported_modules_run_where_the_compiler_cannot_be_imported(tmp_path):
+    n = 64
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] * 2.0 + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    tecc.build(s, [A, B], target="llvm").export_library(str(tmp_path / "cpu.so"))
+    s2, args = K.softmax_rows(4, 256, num_thread=64)
+    tecc.build(s2, args, target="cuda -arch=sm_80").export_library(str(tmp_path / "softmax.tecc"))
+    script = textwrap.dedent(f"""
+        import sys, warnings
+        import numpy as np
+
+        class Refuse:
+            def find_spec(self, name, path=None, target=None):
+                if name.startswith({COMPILER!r}):
+                    raise ImportError("the compiler must not be imported here: " + name)
+
+        sys.meta_path.insert(0, Refuse())
+        import tecc
+        from tecc import runtime
+        cpu = runtime.load_module({str(tmp_path / "cpu.so")!r})
+        a = np.arange({n}, dtype="float32")
+        b = np.zeros({n}, "float32")
+        cpu(a, b)
+        assert np.allclose(b, a * 2 + 1)
+        warnings.simplefilter("ignore")
+        gpu = runtime.load_module({str(tmp_path / "softmax.tecc")!r})
+        x = np.random.default_rng(0).standard_normal((4, 256)).astype("float32")
+        y = np.zeros((4, 256), "float32")
+        gpu(x, y)
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        assert np.allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+        print("ok", sorted(m for m in sys.modules if m.startswith("tecc.")))
+    """)
+    env = dict(os.environ, TECC_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("ok")
+    assert not any(m.startswith(COMPILER) for m in eval(out.stdout[3:]))
+
+
+def test_one_plan_executor_serves_the_gpu_emulation_and_the_checker(monkeypatch):
+    # calling and checking a CUDA module both run its plan through runtime.launch.run_plan
+    import tecc.cpu_fallback.gpu_emu as emu
+    import tecc.runtime.cuda_module as cm
+    from tecc.runtime.launch import run_plan
+
+    s, args = K.softmax_rows(2, 64, num_thread=32)
+    mod = tecc.build(s, args, target="cuda -arch=sm_80")
+    calls = []
+
+    def counting(plan, *rest):
+        calls.append(plan.name)
+        return run_plan(plan, *rest)
+
+    monkeypatch.setattr(cm, "run_plan", counting)
+    monkeypatch.setattr(emu, "run_plan", counting)
+    x = np.ones((2, 64), "float32")
+    y = np.zeros((2, 64), "float32")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mod(x, y)
+    assert mod.check(x, y) == []
+    assert calls == ["default_function", "default_function"]
