@@ -1,20 +1,38 @@
-"""Print a flattened :class:`~tecc.tir.PrimFunc` as a C translation unit.
+"""Print lowered :class:`~tecc.tir.PrimFunc` s as a C translation unit.
 
-:class:`CodeGenC` is the one C-like printer of tecc.  The CUDA printer subclasses it
-and changes small tables and hooks, not the walk over the IR:
+:class:`CodeGenC` is the one C-like printer of tecc.  It only prints: the IR it
+receives is flattened, vectorized and register-promoted by the pipeline, and every
+fact about it (strides, buffers written, thread extents) comes from
+:mod:`tecc.tir.analysis`.  The CUDA printer and the GPU emulator's printer subclass
+it and change tables and public hooks, not the walk over the IR:
 
-==========================  ===========================================================
-hook                        what it decides
-==========================  ===========================================================
-``type_name(dtype)``        the C type of a value (``float``, ``_Float16``, a vector)
-``storage_type(dtype)``     the C type of one buffer element (bfloat16 -> ``uint16_t``)
-``intrinsic(op, args, t)``  the C text of a math intrinsic on scalar arguments
-``MATH_FUNCS``              intrinsic name -> C function base name
-``restrict_keyword``        ``__restrict__``
-``function_prefix()``       text before the return type of the exported function
-``print_function_signature``, ``print_allocate``, ``print_for``, ``print_barrier``,
-``print_runtime_support``   larger pieces that a GPU printer replaces
-==========================  ===========================================================
+===============================  ======================================================
+hook                             what it decides
+===============================  ======================================================
+``SCALAR_TYPES``,                the C type of a value / of one buffer element
+``STORAGE_TYPES``                (bfloat16 is stored as ``uint16_t`` bits)
+``type_name``, ``storage_type``  the same, for any dtype (vectors too)
+``vector_typedef``               how a vector type is declared
+``MATH_FUNCS``, ``intrinsic``    the C text of a math intrinsic on scalar arguments
+``visit_unknown_call``           intrinsics only a subclass knows (warp shuffles)
+``BANNER``, ``print_preamble``,  the start of the translation unit: includes or
+``print_vector_types``,          typedefs, vector types, error reporting
+``print_runtime_support``
+``function_prefix``,             the function's declaration and its last statement
+``print_function_signature``,
+``print_function_end``
+``print_allocate``               how shared, local and register buffers are declared
+``PARALLEL_LOOPS``,              OpenMP for ``parallel``; the pragma of other loops
+``print_loop_pragma``
+``print_barrier``, ``print_fail``  a thread barrier; a failed assertion
+``load_helper``, ``store_helper``,  vector memory accesses and values
+``broadcast_helper``,
+``lazy_vector_select``
+===============================  ======================================================
+
+Subclasses name things through :meth:`CodeGenC.binding`, :meth:`~CodeGenC.buffer_binding`
+and :meth:`~CodeGenC.printed_as` (a scope in which a variable has a C name) and
+:meth:`~CodeGenC.reserve_name`.
 
 The exported function returns ``0`` on success and ``-1`` when an ``AssertStmt`` fails
 or a heap allocation fails; the message is then returned by the library's exported
@@ -39,7 +57,7 @@ from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir import keys
-from ..tir.analysis import flat_index, written_data
+from ..tir.analysis import const_size, flat_index, written_data
 from ..tir.functor import IRMutator, IRVisitor, post_order_visit
 
 # C operator precedence, higher binds tighter
@@ -67,7 +85,7 @@ union unsigned void volatile while bool true false main errno NULL int8_t int16_
 int64_t uint8_t uint16_t uint32_t uint64_t size_t abs min max exp log sqrt
 """.split())
 
-_CMP_SYM = {E.EQ: ("==", P_EQ), E.NE: ("!=", P_EQ), E.LT: ("<", P_REL), E.LE: ("<=", P_REL),
+CMP_OPS = {E.EQ: ("==", P_EQ), E.NE: ("!=", P_EQ), E.LT: ("<", P_REL), E.LE: ("<=", P_REL),
             E.GT: (">", P_REL), E.GE: (">=", P_REL)}
 
 
@@ -88,11 +106,11 @@ def c_string_literal(text: str) -> str:
     return "".join(out)
 
 
-def _pow2_ceil(n: int) -> int:
+def pow2_ceil(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-class _LaneOf(IRMutator):
+class LaneOf(IRMutator):
     """The scalar expression of lane ``lane`` of a vector expression."""
 
     def __init__(self, lane: int):
@@ -157,6 +175,10 @@ class CodeGenC(IRVisitor):
     #: type-generic C predicates (macros of math.h)
     PREDICATES = {"isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite"}
     INCLUDES = ("stdint.h", "stdbool.h", "stddef.h", "stdlib.h", "string.h", "math.h")
+    #: the first line of every translation unit (after ``// ``)
+    BANNER = "generated by tecc"
+    #: the backend's name in messages
+    BACKEND = "C"
 
     def __init__(self):
         self._functions = []      # printed function texts
@@ -203,22 +225,23 @@ class CodeGenC(IRVisitor):
         self._functions.append("\n".join(self._lines))
 
     def finish(self) -> str:
-        """The translation unit: includes, vector types, helpers and functions."""
-        parts = ["// generated by tecc", ""]
-        parts += [f"#include <{h}>" for h in self.INCLUDES]
-        parts.append("")
-        if self._vector_types:
-            parts += list(self._vector_types.values())
-            parts.append("")
-        parts.append(self.print_runtime_support())
-        parts.append("")
-        for text in self._helpers.values():
-            parts.append(text)
-            parts.append("")
-        for text in self._functions:
-            parts.append(text)
-            parts.append("")
+        """The translation unit: banner, preamble, vector types, runtime support, the
+        helpers used and the functions (each piece a hook a subclass may change)."""
+        parts = [f"// {self.BANNER}", ""]
+        for piece in (self.print_preamble(), self.print_vector_types(), self.print_runtime_support()):
+            if piece:
+                parts += [piece, ""]
+        for text in list(self._helpers.values()) + self._functions:
+            parts += [text, ""]
         return "\n".join(parts)
+
+    def print_preamble(self) -> str:
+        """What the translation unit starts with: the includes."""
+        return "\n".join(f"#include <{h}>" for h in self.INCLUDES)
+
+    def print_vector_types(self) -> str:
+        """The typedefs of the vector types used (empty when none)."""
+        return "\n".join(self._vector_types.values())
 
     # ------------------------------------------------------------------------
     # per-function state, names and output
@@ -266,12 +289,56 @@ class CodeGenC(IRVisitor):
         self._names[var] = name
         return name
 
+    @contextmanager
+    def binding(self, var, hint: str):
+        """Inside the block ``var`` has a fresh C name (yielded); the outer one after."""
+        saved = self._names.get(var)
+        name = self.bind_name(var, hint)
+        try:
+            yield name
+        finally:
+            self.restore_name(var, saved)
+
+    @contextmanager
+    def buffer_binding(self, buf: S.Buffer):
+        """Inside the block ``buf``'s data has a fresh C name (yielded), a pointer to
+        ``buf.dtype`` elements."""
+        saved = self._ptr_dtype.get(buf.data)
+        self._ptr_dtype[buf.data] = buf.dtype
+        try:
+            with self.binding(buf.data, buf.name) as name:
+                yield name
+        finally:
+            if saved is None:
+                self._ptr_dtype.pop(buf.data, None)
+            else:
+                self._ptr_dtype[buf.data] = saved
+
+    @contextmanager
+    def printed_as(self, var, text: str):
+        """Inside the block ``var`` prints as ``text`` (a builtin, say)."""
+        saved = self._names.get(var)
+        self._names[var] = text
+        try:
+            yield
+        finally:
+            self.restore_name(var, saved)
+
+    def pointer_dtype(self, data):
+        """The element dtype ``data`` (a buffer's data variable) is declared as a
+        pointer to, or None."""
+        return self._ptr_dtype.get(data)
+
+    def reserve_name(self, name: str) -> None:
+        """Keep ``name`` (a fixed identifier the printer emits) from being given out."""
+        self._used.add(name)
+
     def name_of(self, var) -> str:
         name = self._names.get(var)
         assert name is not None, f"variable {getattr(var, 'name', var)} is used but never bound"
         return name
 
-    def _fresh_internal(self, prefix: str) -> str:
+    def fresh_internal(self, prefix: str) -> str:
         self._counter += 1
         name = f"tecc_{prefix}_{self._counter}"
         self._used.add(name)
@@ -294,10 +361,6 @@ class CodeGenC(IRVisitor):
             return self.vector_type(dtype)
         return self.STORAGE_TYPES.get(str(d), self.SCALAR_TYPES[str(d)])
 
-    def element_bytes(self, dtype: str) -> int:
-        d = _dt.parse(dtype)
-        return max(1, d.bits // 8) * d.lanes
-
     def vector_type(self, dtype: str) -> str:
         """Name (and on first use, typedef) of a GCC vector type.
 
@@ -306,14 +369,19 @@ class CodeGenC(IRVisitor):
         d = _dt.parse(dtype)
         assert d.lanes > 1
         if d.code == "bfloat":
-            raise CompileError("the C backend has no bfloat16 vectors; keep bfloat16 loops scalar")
+            raise CompileError(f"the {self.BACKEND} backend has no bfloat16 vectors; keep bfloat16 loops scalar "
+                               "(do not vectorize them)")
         name = "tecc_" + str(d)
         if name not in self._vector_types:
-            elem = "int8_t" if d.is_bool else self.SCALAR_TYPES[str(d.element_of())]
-            ebytes = 1 if d.is_bool else d.bits // 8
-            size = _pow2_ceil(d.lanes) * ebytes
-            self._vector_types[name] = f"typedef {elem} {name} __attribute__((vector_size({size})));"
+            self._vector_types[name] = self.vector_typedef(d, name)
         return name
+
+    def vector_typedef(self, d, name: str) -> str:
+        """The typedef of vector type ``name`` for the parsed dtype ``d`` (a GCC vector
+        extension; lane counts rounded up to a power of two)."""
+        elem = "int8_t" if d.is_bool else self.SCALAR_TYPES[str(d.element_of())]
+        ebytes = 1 if d.is_bool else d.bits // 8
+        return f"typedef {elem} {name} __attribute__((vector_size({pow2_ceil(d.lanes) * ebytes})));"
 
     def bool_vector_type(self, lanes: int) -> str:
         return self.vector_type(f"boolx{lanes}")
@@ -346,7 +414,7 @@ class CodeGenC(IRVisitor):
             "}",
         ])
 
-    def _bf16_helpers(self) -> None:
+    def bf16_helpers(self) -> None:
         self.use_helper("tecc_bf16_to_f32", "\n".join([
             "static inline float tecc_bf16_to_f32(uint16_t v) {",
             "    uint32_t u = (uint32_t)v << 16;",
@@ -369,7 +437,7 @@ class CodeGenC(IRVisitor):
             "    return tecc_bf16_to_f32(tecc_f32_to_bf16(f));",
             "}"]))
 
-    def _int_helper(self, op: str, dtype: str) -> str:
+    def int_helper(self, op: str, dtype: str) -> str:
         """Floor division / modulo and min / max of a scalar type."""
         t = self.type_name(dtype)
         name = f"tecc_{op}_{dtype}"
@@ -388,7 +456,7 @@ class CodeGenC(IRVisitor):
         text = "\n".join([f"static inline {t} {name}({t} a, {t} b) {{"] + body + ["}"])
         return self.use_helper(name, text)
 
-    def _lanewise_helper(self, key: str, dtype: str, arg_dtypes, lane_expr) -> str:
+    def lanewise_helper(self, key: str, dtype: str, arg_dtypes, lane_expr) -> str:
         """A helper computing a vector result lane by lane.
 
         ``lane_expr(arg_names)`` gives the C expression of one lane from the lane
@@ -411,7 +479,7 @@ class CodeGenC(IRVisitor):
             "}"])
         return self.use_helper(name, text)
 
-    def _lane_loop_helper(self, name: str, params: str, lanes: int, lane_stmt: str, result=None,
+    def lane_loop_helper(self, name: str, params: str, lanes: int, lane_stmt: str, result=None,
                           init: str = "") -> str:
         """A ``static inline`` helper whose body loops ``l`` over the lanes running
         ``lane_stmt``; with ``result`` (a vector type) it builds and returns ``r``."""
@@ -425,11 +493,11 @@ class CodeGenC(IRVisitor):
         lines.append("}")
         return self.use_helper(name, "\n".join(lines))
 
-    def _broadcast_helper(self, dtype: str) -> str:
+    def broadcast_helper(self, dtype: str) -> str:
         vt = self.type_name(dtype)
         st = self.type_name(_dt.element(dtype))
         name = f"tecc_broadcast_{dtype}"
-        storage_lanes = _pow2_ceil(_dt.lanes(dtype))
+        storage_lanes = pow2_ceil(_dt.lanes(dtype))
         # an initializer list (not a loop) compiles to one broadcast instruction
         lanes = ", ".join(["x"] * storage_lanes)
         return self.use_helper(name, "\n".join([
@@ -438,17 +506,17 @@ class CodeGenC(IRVisitor):
             "    return r;",
             "}"]))
 
-    def _ramp_helper(self, dtype: str) -> str:
+    def ramp_helper(self, dtype: str) -> str:
         vt = self.type_name(dtype)
         st = self.type_name(_dt.element(dtype))
         name = f"tecc_ramp_{dtype}"
-        return self._lane_loop_helper(name, f"{st} base, {st} stride", _pow2_ceil(_dt.lanes(dtype)),
+        return self.lane_loop_helper(name, f"{st} base, {st} stride", pow2_ceil(_dt.lanes(dtype)),
                                       f"r[l] = ({st})(base + l * stride);", result=vt)
 
-    def _load_helper(self, dtype: str) -> str:
+    def load_helper(self, dtype: str) -> str:
         vt = self.type_name(dtype)
         et = self.storage_type(_dt.element(dtype))
-        nbytes = _dt.lanes(dtype) * self.element_bytes(_dt.element(dtype))
+        nbytes = _dt.lanes(dtype) * _dt.parse(_dt.element(dtype)).bytes
         name = f"tecc_load_{dtype}"
         return self.use_helper(name, "\n".join([
             f"static inline {vt} tecc_load_{dtype}(const {et}* p) {{",
@@ -457,32 +525,32 @@ class CodeGenC(IRVisitor):
             "    return r;",
             "}"]))
 
-    def _store_helper(self, dtype: str) -> str:
+    def store_helper(self, dtype: str) -> str:
         vt = self.type_name(dtype)
         et = self.storage_type(_dt.element(dtype))
         lanes = _dt.lanes(dtype)
-        nbytes = lanes * self.element_bytes(_dt.element(dtype))
+        nbytes = lanes * _dt.parse(_dt.element(dtype)).bytes
         name = f"tecc_store_{dtype}"
         if _dt.is_bool(dtype):
-            return self._lane_loop_helper(name, f"{et}* p, {vt} v", lanes, "p[l] = v[l] != 0;")
+            return self.lane_loop_helper(name, f"{et}* p, {vt} v", lanes, "p[l] = v[l] != 0;")
         return self.use_helper(name, "\n".join(
             [f"static inline void {name}({et}* p, {vt} v) {{", f"    memcpy(p, &v, {nbytes});", "}"]))
 
-    def _gather_helper(self, dtype: str, index_dtype: str) -> str:
+    def gather_helper(self, dtype: str, index_dtype: str) -> str:
         vt = self.type_name(dtype)
         it = self.type_name(index_dtype)
         et = self.storage_type(_dt.element(dtype))
         name = f"tecc_gather_{dtype}_{index_dtype}"
-        return self._lane_loop_helper(name, f"const {et}* p, {it} idx", _dt.lanes(dtype), "r[l] = p[idx[l]];",
+        return self.lane_loop_helper(name, f"const {et}* p, {it} idx", _dt.lanes(dtype), "r[l] = p[idx[l]];",
                                       result=vt, init=" = {0}")
 
-    def _scatter_helper(self, dtype: str, index_dtype: str) -> str:
+    def scatter_helper(self, dtype: str, index_dtype: str) -> str:
         vt = self.type_name(dtype)
         it = self.type_name(index_dtype)
         et = self.storage_type(_dt.element(dtype))
         name = f"tecc_scatter_{dtype}_{index_dtype}"
         value = "v[l] != 0" if _dt.is_bool(dtype) else "v[l]"
-        return self._lane_loop_helper(name, f"{et}* p, {it} idx, {vt} v", _dt.lanes(dtype), f"p[idx[l]] = {value};")
+        return self.lane_loop_helper(name, f"{et}* p, {it} idx, {vt} v", _dt.lanes(dtype), f"p[idx[l]] = {value};")
 
     # ------------------------------------------------------------------------
     # function pieces (hooks)
@@ -516,13 +584,13 @@ class CodeGenC(IRVisitor):
         text, p = self.visit(e)
         return f"({text})" if p < prec else text
 
-    def _wrap_narrow(self, dtype: str, text: str, prec: int):
+    def wrap_narrow(self, dtype: str, text: str, prec: int):
         """Integer types narrower than ``int`` wrap around after arithmetic."""
         d = _dt.parse(dtype)
         if d.lanes == 1 and d.is_integer and d.bits < 32:
             return f"({self.type_name(dtype)})({text})", P_UNARY
         if d.lanes == 1 and d.code == "bfloat":
-            self._bf16_helpers()
+            self.bf16_helpers()
             return f"tecc_bf16_round({text})", P_PRIMARY
         return text, prec
 
@@ -547,7 +615,7 @@ class CodeGenC(IRVisitor):
             return f"UINT64_C({v})", P_PRIMARY
         return f"({self.type_name(d)}){v}", P_UNARY
 
-    def _float_literal(self, value: float, dtype: str) -> str:
+    def float_literal(self, value: float, dtype: str) -> str:
         if math.isnan(value):
             return "NAN" if dtype != "float64" else "(double)NAN"
         if math.isinf(value):
@@ -566,7 +634,7 @@ class CodeGenC(IRVisitor):
         return text + "f"
 
     def visit_FloatImm(self, e):
-        text = self._float_literal(e.value, e.dtype)
+        text = self.float_literal(e.value, e.dtype)
         if e.dtype == "float16":
             return f"(_Float16){text}", P_UNARY
         return text, (P_UNARY if text.startswith("-") else P_PRIMARY)
@@ -577,7 +645,7 @@ class CodeGenC(IRVisitor):
     def visit_Var(self, v):
         return self.name_of(v), P_PRIMARY
 
-    def _is_vector(self, e) -> bool:
+    def is_vector(self, e) -> bool:
         return _dt.lanes(e.dtype) > 1
 
     def visit_Add(self, e):
@@ -591,32 +659,32 @@ class CodeGenC(IRVisitor):
 
     def _arith(self, e, sym, prec):
         text = f"{self.expr(e.a, prec)} {sym} {self.expr(e.b, prec + 1)}"
-        if self._is_vector(e):
+        if self.is_vector(e):
             return text, prec
-        return self._wrap_narrow(e.dtype, text, prec)
+        return self.wrap_narrow(e.dtype, text, prec)
 
-    def _vector_int_op(self, e, key, scalar_fn):
+    def vector_int_op(self, e, key, scalar_fn):
         """An integer vector operation done lane by lane through a helper."""
-        name = self._lanewise_helper(key, e.dtype, (e.a.dtype, e.b.dtype), scalar_fn)
+        name = self.lanewise_helper(key, e.dtype, (e.a.dtype, e.b.dtype), scalar_fn)
         return f"{name}({self.expr(e.a)}, {self.expr(e.b)})", P_PRIMARY
 
     def visit_Div(self, e):
         d = _dt.parse(e.dtype)
         if d.lanes > 1 and not d.is_float:
             et = self.type_name(_dt.element(e.dtype))
-            return self._vector_int_op(e, "div", lambda a: f"({et})({a[0]} / {a[1]})")
+            return self.vector_int_op(e, "div", lambda a: f"({et})({a[0]} / {a[1]})")
         return self._arith(e, "/", P_MUL)
 
     def visit_Mod(self, e):
         d = _dt.parse(e.dtype)
         if d.is_float:
-            return self._call_math("fmod", [e.a, e.b], e.dtype)
+            return self.call_math("fmod", [e.a, e.b], e.dtype)
         if d.lanes > 1:
             et = self.type_name(_dt.element(e.dtype))
-            return self._vector_int_op(e, "mod", lambda a: f"({et})({a[0]} % {a[1]})")
+            return self.vector_int_op(e, "mod", lambda a: f"({et})({a[0]} % {a[1]})")
         return self._arith(e, "%", P_MUL)
 
-    def _pow2_shift(self, b):
+    def pow2_shift(self, b):
         """log2 of a positive power-of-two integer constant, else None."""
         if isinstance(b, E.IntImm) and b.value > 0 and (b.value & (b.value - 1)) == 0:
             return b.value.bit_length() - 1
@@ -626,22 +694,22 @@ class CodeGenC(IRVisitor):
         d = _dt.parse(e.dtype)
         if d.is_float:
             div = E.Div(e.a, e.b)
-            return self._call_math("floor", [div], e.dtype)
+            return self.call_math("floor", [div], e.dtype)
         if d.lanes > 1:
-            helper = self._int_helper("floordiv", _dt.element(e.dtype)) if d.is_int else None
+            helper = self.int_helper("floordiv", _dt.element(e.dtype)) if d.is_int else None
             et = self.type_name(_dt.element(e.dtype))
             if helper is None:
-                return self._vector_int_op(e, "div", lambda a: f"({et})({a[0]} / {a[1]})")
-            return self._vector_int_op(e, "floordiv", lambda a: f"{helper}({a[0]}, {a[1]})")
+                return self.vector_int_op(e, "div", lambda a: f"({et})({a[0]} / {a[1]})")
+            return self.vector_int_op(e, "floordiv", lambda a: f"{helper}({a[0]}, {a[1]})")
         if d.is_uint:
             return self._arith(e, "/", P_MUL)
-        shift = self._pow2_shift(e.b)
+        shift = self.pow2_shift(e.b)
         if shift is not None:
             if shift == 0:
                 return self.visit(e.a)
             # arithmetic right shift (GCC semantics) is floor division by 2**shift
-            return self._wrap_narrow(e.dtype, f"{self.expr(e.a, P_SHIFT)} >> {shift}", P_SHIFT)
-        helper = self._int_helper("floordiv", e.dtype)
+            return self.wrap_narrow(e.dtype, f"{self.expr(e.a, P_SHIFT)} >> {shift}", P_SHIFT)
+        helper = self.int_helper("floordiv", e.dtype)
         return f"{helper}({self.expr(e.a)}, {self.expr(e.b)})", P_PRIMARY
 
     def visit_FloorMod(self, e):
@@ -652,70 +720,70 @@ class CodeGenC(IRVisitor):
         if d.lanes > 1:
             et = self.type_name(_dt.element(e.dtype))
             if not d.is_int:
-                return self._vector_int_op(e, "mod", lambda a: f"({et})({a[0]} % {a[1]})")
-            helper = self._int_helper("floormod", _dt.element(e.dtype))
-            return self._vector_int_op(e, "floormod", lambda a: f"{helper}({a[0]}, {a[1]})")
+                return self.vector_int_op(e, "mod", lambda a: f"({et})({a[0]} % {a[1]})")
+            helper = self.int_helper("floormod", _dt.element(e.dtype))
+            return self.vector_int_op(e, "floormod", lambda a: f"{helper}({a[0]}, {a[1]})")
         if d.is_uint:
             return self._arith(e, "%", P_MUL)
-        shift = self._pow2_shift(e.b)
+        shift = self.pow2_shift(e.b)
         if shift is not None:
             # two's complement: a & (2**k - 1) is the floor modulo
             mask = self.expr(E.IntImm(e.dtype, e.b.value - 1), P_BITAND + 1)
-            return self._wrap_narrow(e.dtype, f"{self.expr(e.a, P_BITAND)} & {mask}", P_BITAND)
-        helper = self._int_helper("floormod", e.dtype)
+            return self.wrap_narrow(e.dtype, f"{self.expr(e.a, P_BITAND)} & {mask}", P_BITAND)
+        helper = self.int_helper("floormod", e.dtype)
         return f"{helper}({self.expr(e.a)}, {self.expr(e.b)})", P_PRIMARY
 
-    def _minmax(self, e, op):
-        if self._is_vector(e):
+    def print_minmax(self, e, op):
+        if self.is_vector(e):
             rel = "<" if op == "min" else ">"
-            name = self._lanewise_helper(op, e.dtype, (e.a.dtype, e.b.dtype),
+            name = self.lanewise_helper(op, e.dtype, (e.a.dtype, e.b.dtype),
                                          lambda a: f"{a[0]} {rel} {a[1]} ? {a[0]} : {a[1]}")
         else:
-            name = self._int_helper(op, e.dtype)
+            name = self.int_helper(op, e.dtype)
         return f"{name}({self.expr(e.a)}, {self.expr(e.b)})", P_PRIMARY
 
     def visit_Min(self, e):
-        return self._minmax(e, "min")
+        return self.print_minmax(e, "min")
 
     def visit_Max(self, e):
-        return self._minmax(e, "max")
+        return self.print_minmax(e, "max")
 
     def visit_CmpOp(self, e):
-        sym, prec = _CMP_SYM[type(e)]
+        sym, prec = CMP_OPS[type(e)]
         text = f"{self.expr(e.a, prec + 1)} {sym} {self.expr(e.b, prec + 1)}"
-        if self._is_vector(e):
+        if self.is_vector(e):
             bt = self.bool_vector_type(_dt.lanes(e.dtype))
             return f"__builtin_convertvector({text}, {bt})", P_PRIMARY
         return text, prec
 
     def visit_And(self, e):
-        if self._is_vector(e):
+        if self.is_vector(e):
             return f"{self.expr(e.a, P_BITAND)} & {self.expr(e.b, P_BITAND + 1)}", P_BITAND
         return f"{self.expr(e.a, P_AND)} && {self.expr(e.b, P_AND + 1)}", P_AND
 
     def visit_Or(self, e):
-        if self._is_vector(e):
+        if self.is_vector(e):
             return f"{self.expr(e.a, P_BITOR)} | {self.expr(e.b, P_BITOR + 1)}", P_BITOR
         return f"{self.expr(e.a, P_OR)} || {self.expr(e.b, P_OR + 1)}", P_OR
 
     def visit_Not(self, e):
-        if self._is_vector(e):
+        if self.is_vector(e):
             bt = self.bool_vector_type(_dt.lanes(e.dtype))
             return f"{self.expr(e.a, P_EQ + 1)} == ({bt}){{0}}", P_EQ
         return f"!{self.expr(e.a, P_UNARY)}", P_UNARY
 
     def visit_Select(self, e):
-        if self._is_vector(e):
+        if self.is_vector(e):
             lanes = _dt.lanes(e.dtype)
-            name = self._lanewise_helper(
+            name = self.lanewise_helper(
                 "select", e.dtype, (f"boolx{lanes}", e.dtype, e.dtype),
                 lambda a: f"{a[0]} ? {a[1]} : {a[2]}")
-            cond = self._as_bool_vector(e.condition, lanes)
+            cond = self.as_bool_vector(e.condition, lanes)
             return f"{name}({cond}, {self.expr(e.true_value)}, {self.expr(e.false_value)})", P_PRIMARY
         return (f"{self.expr(e.condition, P_OR)} ? {self.expr(e.true_value, P_OR)} : "
                 f"{self.expr(e.false_value, P_COND)}"), P_COND
 
-    def _as_bool_vector(self, cond, lanes) -> str:
+    def as_bool_vector(self, cond, lanes) -> str:
         if _dt.lanes(cond.dtype) == 1:
             cond = E.Broadcast(cond, lanes)
         return self.expr(cond)
@@ -734,31 +802,29 @@ class CodeGenC(IRVisitor):
         if dst.is_bool:
             return f"({self.expr(e.value, P_EQ + 1)} != 0)", P_PRIMARY
         if dst.code == "bfloat":
-            self._bf16_helpers()
+            self.bf16_helpers()
             return f"tecc_bf16_round((float){self.expr(e.value, P_UNARY)})", P_PRIMARY
         return f"({self.type_name(e.dtype)}){self.expr(e.value, P_UNARY)}", P_UNARY
 
     def visit_Ramp(self, e):
-        name = self._ramp_helper(e.dtype)
+        name = self.ramp_helper(e.dtype)
         return f"{name}({self.expr(e.base)}, {self.expr(e.stride)})", P_PRIMARY
 
     def visit_Broadcast(self, e):
         if _dt.is_bool(e.dtype):
             # boolean lanes are stored as int8 0 / non-zero
-            name = self._broadcast_helper(e.dtype)
+            name = self.broadcast_helper(e.dtype)
             return f"{name}((int8_t){self.expr(e.value, P_UNARY)})", P_PRIMARY
-        name = self._broadcast_helper(e.dtype)
+        name = self.broadcast_helper(e.dtype)
         return f"{name}({self.expr(e.value)})", P_PRIMARY
 
     def visit_Let(self, e):
-        saved = self._names.get(e.var)
         value = self.expr(e.value)
-        name = self.bind_name(e.var, e.var.name)
-        body = self.expr(e.body)
-        self._restore_name(e.var, saved)
+        with self.binding(e.var, e.var.name) as name:
+            body = self.expr(e.body)
         return f"({{ {self.type_name(e.var.dtype)} {name} = {value}; {body}; }})", P_PRIMARY
 
-    def _restore_name(self, var, saved):
+    def restore_name(self, var, saved):
         if saved is None:
             self._names.pop(var, None)
         else:
@@ -771,8 +837,8 @@ class CodeGenC(IRVisitor):
         if op == "likely":
             return f"__builtin_expect(!!({self.expr(args[0])}), 1)", P_PRIMARY
         if op == "if_then_else":
-            if self._is_vector(e):
-                return self._lazy_vector_select(e)
+            if self.is_vector(e):
+                return self.lazy_vector_select(e)
             return (f"{self.expr(args[0], P_OR)} ? {self.expr(args[1], P_OR)} : "
                     f"{self.expr(args[2], P_COND)}"), P_COND
         if op in ("call_extern", "call_pure_extern"):
@@ -783,17 +849,17 @@ class CodeGenC(IRVisitor):
                          "bitwise_xor": ("^", P_BITXOR), "shift_left": ("<<", P_SHIFT),
                          "shift_right": (">>", P_SHIFT)}[op]
             text = f"{self.expr(args[0], prec)} {sym} {self.expr(args[1], prec + 1)}"
-            if self._is_vector(e):
+            if self.is_vector(e):
                 return text, prec
-            return self._wrap_narrow(e.dtype, text, prec)
+            return self.wrap_narrow(e.dtype, text, prec)
         if op == "bitwise_not":
             text = f"~{self.expr(args[0], P_UNARY)}"
-            if self._is_vector(e):
+            if self.is_vector(e):
                 return text, P_UNARY
-            return self._wrap_narrow(e.dtype, text, P_UNARY)
+            return self.wrap_narrow(e.dtype, text, P_UNARY)
         if op in ("abs", "popcount") or op in self.MATH_FUNCS or op in self.PREDICATES \
                 or op in ("exp10", "rsqrt", "sigmoid"):
-            return self._call_math(op, list(args), e.dtype)
+            return self.call_math(op, list(args), e.dtype)
         return self.visit_unknown_call(e)
 
     def visit_unknown_call(self, e):
@@ -802,11 +868,11 @@ class CodeGenC(IRVisitor):
             f"the C backend does not know the intrinsic {e.op!r} (in `{e}`); "
             "known: math functions, if_then_else, likely, bitwise_*, shift_*, popcount, abs")
 
-    def _call_math(self, op, args, dtype):
+    def call_math(self, op, args, dtype):
         if any(_dt.lanes(a.dtype) > 1 for a in args) or _dt.lanes(dtype) > 1:
             arg_dtypes = tuple(a.dtype for a in args)
             edtype = _dt.element(args[0].dtype)
-            name = self._lanewise_helper(op, dtype, arg_dtypes,
+            name = self.lanewise_helper(op, dtype, arg_dtypes,
                                          lambda a: self.intrinsic(op, a, edtype))
             return f"{name}({', '.join(self.expr(a) for a in args)})", P_PRIMARY
         text = self.intrinsic(op, [self.expr(a) for a in args], args[0].dtype)
@@ -839,7 +905,7 @@ class CodeGenC(IRVisitor):
             fargs = [f"(float)({a})" for a in args]
             return f"((_Float16){self.intrinsic(op, fargs, 'float32')})"
         if d.code == "bfloat":
-            self._bf16_helpers()
+            self.bf16_helpers()
             return f"tecc_bf16_round({self.intrinsic(op, args, 'float32')})"
         if not d.is_float:
             # integer arguments of a float function: compute in double
@@ -856,15 +922,15 @@ class CodeGenC(IRVisitor):
         base = self.MATH_FUNCS[op]
         return f"{base}{suffix}({', '.join(args)})"
 
-    def _lazy_vector_select(self, e):
+    def lazy_vector_select(self, e):
         """Vector ``if_then_else``: each lane evaluates only its taken side."""
         vt = self.type_name(e.dtype)
         lanes = _dt.lanes(e.dtype)
-        r = self._fresh_internal("v")
+        r = self.fresh_internal("v")
         parts = [f"{vt} {r} = {{0}};"]
         cond, tv, fv = e.args
         for lane in range(lanes):
-            lane_of = _LaneOf(lane)
+            lane_of = LaneOf(lane)
             c = lane_of.visit(cond) if _dt.lanes(cond.dtype) > 1 else cond
             t = lane_of.visit(tv)
             f = lane_of.visit(fv)
@@ -896,14 +962,14 @@ class CodeGenC(IRVisitor):
         if lanes == 1:
             text = f"{ptr}[{self.expr(index)}]"
             if _dt.parse(buf.dtype).code == "bfloat":
-                self._bf16_helpers()
+                self.bf16_helpers()
                 return f"tecc_bf16_to_f32({text})", P_PRIMARY
             return text, P_PRIMARY
         dtype = _dt.with_lanes(buf.dtype, lanes)
         if isinstance(index, E.Ramp) and E.is_const_int(index.stride, 1):
-            name = self._load_helper(dtype)
+            name = self.load_helper(dtype)
             return f"{name}({ptr} + {self.expr(index.base, P_ADD + 1)})", P_PRIMARY
-        name = self._gather_helper(dtype, index.dtype)
+        name = self.gather_helper(dtype, index.dtype)
         return f"{name}({ptr}, {self.expr(index)})", P_PRIMARY
 
     def visit_ProducerLoad(self, e):  # pragma: no cover - lowering bug
@@ -938,12 +1004,10 @@ class CodeGenC(IRVisitor):
         self.emit("// barrier: nothing to do in sequential C")
 
     def visit_LetStmt(self, s):
-        saved = self._names.get(s.var)
         value = self.expr(s.value)
-        name = self.bind_name(s.var, s.var.name)
-        self.emit(f"{self.type_name(s.var.dtype)} {name} = {value};")
-        self.print_stmt(s.body)
-        self._restore_name(s.var, saved)
+        with self.binding(s.var, s.var.name) as name:
+            self.emit(f"{self.type_name(s.var.dtype)} {name} = {value};")
+            self.print_stmt(s.body)
 
     def visit_AttrStmt(self, s):
         node = s.node
@@ -984,30 +1048,22 @@ class CodeGenC(IRVisitor):
             assert _dt.lanes(s.value.dtype) == 1, f"vector value stored at a scalar index of {buf.name}"
             value = self.expr(s.value)
             if _dt.parse(buf.dtype).code == "bfloat":
-                self._bf16_helpers()
+                self.bf16_helpers()
                 value = f"tecc_f32_to_bf16({value})"
             self.emit(f"{ptr}[{self.expr(index)}] = {value};")
             return
         dtype = _dt.with_lanes(buf.dtype, lanes)
         value = s.value if _dt.lanes(s.value.dtype) == lanes else E.Broadcast(s.value, lanes)
         if isinstance(index, E.Ramp) and E.is_const_int(index.stride, 1):
-            name = self._store_helper(dtype)
+            name = self.store_helper(dtype)
             self.emit(f"{name}({ptr} + {self.expr(index.base, P_ADD + 1)}, {self.expr(value)});")
             return
-        name = self._scatter_helper(dtype, index.dtype)
+        name = self.scatter_helper(dtype, index.dtype)
         self.emit(f"{name}({ptr}, {self.expr(index)}, {self.expr(value)});")
 
-    def _const_size(self, buffer: S.Buffer):
-        n = 1
-        for extent in buffer.shape:
-            if not isinstance(extent, E.IntImm):
-                return None
-            n *= int(extent.value)
-        return n
-
-    def _is_stack_allocation(self, buffer: S.Buffer) -> bool:
-        n = self._const_size(buffer)
-        return n is not None and n * self.element_bytes(buffer.dtype) <= STACK_LIMIT_BYTES
+    def is_stack_allocation(self, buffer: S.Buffer) -> bool:
+        n = const_size(buffer)
+        return n is not None and n * _dt.parse(buffer.dtype).bytes <= STACK_LIMIT_BYTES
 
     def visit_Allocate(self, s):
         self.print_allocate(s)
@@ -1016,19 +1072,19 @@ class CodeGenC(IRVisitor):
         """Small constant sizes live on the stack, others on the heap (freed at the
         end of the scope and on every failure exit)."""
         buf = s.buffer
-        saved = self._names.get(buf.data)
-        name = self.bind_name(buf.data, buf.name)
-        saved_dtype = self._ptr_dtype.get(buf.data)
-        self._ptr_dtype[buf.data] = buf.dtype
+        with self.buffer_binding(buf) as name:
+            self.print_allocation(buf, name, s.body)
+
+    def print_allocation(self, buf: S.Buffer, name: str, body) -> None:
         st = self.storage_type(buf.dtype)
         if buf.scope == keys.REGISTER:
             # one value (promote_local_registers): a C variable, kept in a register
             self.emit(f"{self.type_name(buf.dtype)} {name};")
-            self.print_stmt(s.body)
-        elif self._is_stack_allocation(buf):
-            n = max(1, self._const_size(buf))
+            self.print_stmt(body)
+        elif self.is_stack_allocation(buf):
+            n = max(1, const_size(buf))
             self.emit(f"{st} {name}[{n}] __attribute__((aligned(64)));")
-            self.print_stmt(s.body)
+            self.print_stmt(body)
         else:
             size = None
             for extent in buf.shape:
@@ -1041,14 +1097,9 @@ class CodeGenC(IRVisitor):
                 self.print_fail(f"out of memory allocating {buf.name}")
             self.emit("}")
             self._heap.append(name)
-            self.print_stmt(s.body)
+            self.print_stmt(body)
             self._heap.pop()
             self.emit(f"free({name});")
-        self._restore_name(buf.data, saved)
-        if saved_dtype is None:
-            self._ptr_dtype.pop(buf.data, None)
-        else:
-            self._ptr_dtype[buf.data] = saved_dtype
 
     def _may_fail(self, s) -> bool:
         """True if ``s`` contains an assert or a heap allocation (a failure exit)."""
@@ -1057,7 +1108,7 @@ class CodeGenC(IRVisitor):
         def check(node):
             if isinstance(node, S.AssertStmt):
                 found.append(node)
-            elif isinstance(node, S.Allocate) and not self._is_stack_allocation(node.buffer):
+            elif isinstance(node, S.Allocate) and not self.is_stack_allocation(node.buffer):
                 found.append(node)
 
         post_order_visit(s, check)
@@ -1075,38 +1126,39 @@ class CodeGenC(IRVisitor):
             end = self.expr(E.Add(s.min, s.extent), P_REL + 1)
         return f"for ({t} {var} = {begin}; {var} < {end}; ++{var}) {{"
 
+    #: ``parallel`` loops become OpenMP loops (a GPU printer runs them serially per thread)
+    PARALLEL_LOOPS = True
+
     def print_for(self, s: S.For) -> None:
-        """Loops: ``parallel`` -> OpenMP (outermost only), ``vectorized`` -> SIMD
-        pragma, ``unrolled`` -> GCC unroll pragma."""
-        saved = self._names.get(s.loop_var)
-        var = self.bind_name(s.loop_var, s.loop_var.name)
-        for key, value in s.annotations:
-            self.emit(f"// {key} = {value}")
-        kind = s.kind
-        if kind is S.ForKind.PARALLEL and self._parallel is not None:
-            self.emit("// parallel loop nested in a parallel loop: runs serially")
-            kind = S.ForKind.SERIAL
-        if kind is S.ForKind.PARALLEL:
-            self._print_parallel_for(s, var)
-        else:
-            if kind is S.ForKind.VECTORIZED:
-                if self._may_fail(s.body):
-                    self.emit("#pragma GCC ivdep")
-                else:
-                    self.emit("#pragma omp simd")
-            elif kind is S.ForKind.UNROLLED:
-                if isinstance(s.extent, E.IntImm) and 0 < s.extent.value <= 65534:
-                    self.emit(f"#pragma GCC unroll {s.extent.value}")
-                else:
-                    self.emit("#pragma GCC unroll 8")
-            elif kind is S.ForKind.THREAD_BINDING:
-                tag = getattr(s.thread_binding, "thread_tag", "") or "thread"
-                self.emit(f"// {tag} runs as a serial loop in C")
+        """A loop: ``parallel`` -> OpenMP (outermost only), others with the pragma of
+        :meth:`print_loop_pragma`."""
+        with self.binding(s.loop_var, s.loop_var.name) as var:
+            for key, value in s.annotations:
+                self.emit(f"// {key} = {value}")
+            if s.kind is S.ForKind.PARALLEL and self.PARALLEL_LOOPS and self._parallel is None:
+                self._print_parallel_for(s, var)
+                return
+            self.print_loop_pragma(s)
             self.emit(self.loop_header(s, var))
             with self.indented():
                 self.print_stmt(s.body)
             self.emit("}")
-        self._restore_name(s.loop_var, saved)
+
+    def print_loop_pragma(self, s: S.For) -> None:
+        """The lines before the header of a loop run serially: ``vectorized`` -> SIMD
+        pragma, ``unrolled`` -> GCC unroll pragma."""
+        if s.kind is S.ForKind.PARALLEL:
+            self.emit("// parallel loop nested in a parallel loop: runs serially")
+        elif s.kind is S.ForKind.VECTORIZED:
+            self.emit("#pragma GCC ivdep" if self._may_fail(s.body) else "#pragma omp simd")
+        elif s.kind is S.ForKind.UNROLLED:
+            if isinstance(s.extent, E.IntImm) and 0 < s.extent.value <= 65534:
+                self.emit(f"#pragma GCC unroll {s.extent.value}")
+            else:
+                self.emit("#pragma GCC unroll 8")
+        elif s.kind is S.ForKind.THREAD_BINDING:
+            tag = getattr(s.thread_binding, "thread_tag", "") or "thread"
+            self.emit(f"// {tag} runs as a serial loop in C")
 
     def _print_parallel_for(self, s: S.For, var: str) -> None:
         may_fail = self._may_fail(s.body)
@@ -1119,8 +1171,8 @@ class CodeGenC(IRVisitor):
             self._parallel = None
             self.emit("}")
             return
-        flag = self._fresh_internal("failed")
-        label = self._fresh_internal("next")
+        flag = self.fresh_internal("failed")
+        label = self.fresh_internal("next")
         self.emit(f"int {flag} = 0;")
         self.emit("#pragma omp parallel for")
         self.emit(self.loop_header(s, var))

@@ -206,3 +206,26 @@ def storage_bytes(node, scope: str) -> int:
             raise ValueError(f"the {scope} buffer {buf.name!r} has the symbolic size {buffer_size(buf)}")
         total += n * _dt.parse(buf.dtype).bytes
     return total
+
+
+def dtypes_used(node) -> set:
+    """The element dtypes (``"float16"``, ``"int32"``...) of every value, variable and
+    buffer below ``node`` (a PrimFunc includes its parameters' buffers)."""
+    found = set()
+    roots = [node]
+    if isinstance(node, S.PrimFunc):
+        roots = [node.body]
+        found.update(_dt.element(b.dtype) for b in node.buffer_map.values())
+        found.update(_dt.element(p.dtype) for p in node.params if p not in node.buffer_map)
+
+    def visit(n):
+        if isinstance(n, E.PrimExpr):
+            found.add(_dt.element(n.dtype))
+        if isinstance(n, (E.BufferLoad, S.BufferStore, S.Allocate)):
+            found.add(_dt.element(n.buffer.dtype))
+        elif isinstance(n, (S.LetStmt, E.Let)):
+            found.add(_dt.element(n.var.dtype))
+
+    for root in roots:
+        post_order_visit(root, visit)
+    return found
