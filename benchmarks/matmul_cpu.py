@@ -95,7 +95,7 @@ def main(argv=None):
         s, args = make(n)
         if name == "best":
             t0 = time.perf_counter()
-            mod = tvm.lower(s, args, name="matmul_best")
+            mod = tvm.lower(s, args, name="matmul_best", target=opts.target)
             from tecc.cpu_fallback import generate_c
             generate_c(mod["matmul_best"])
             lower_ms = (time.perf_counter() - t0) * 1e3

@@ -57,7 +57,7 @@ from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir import keys
-from ..tir.analysis import const_size, flat_index, written_data
+from ..tir.analysis import const_size, flat_index, uses, written_data
 from ..tir.functor import IRMutator, IRVisitor, post_order_visit
 
 # C operator precedence, higher binds tighter
@@ -203,6 +203,7 @@ class CodeGenC(IRVisitor):
                 f"function name {func.name!r} is not a valid C identifier (or uses the reserved "
                 "prefix 'tecc_'); pass name='my_kernel' to build")
         self._used.add(func.name)
+        self._function_name = func.name
 
         self._stored = written_data(func.body)
         for p in func.params:
@@ -1027,10 +1028,11 @@ class CodeGenC(IRVisitor):
         inside a parallel loop, flag the failure and skip to the next iteration)."""
         self.emit(f"tecc_set_error({c_string_literal(message)});")
         par = self._parallel
-        start = par["heap_start"] if par is not None else 0
+        inline = par is not None and not par.get("outlined")
+        start = par["heap_start"] if inline else 0
         for name in reversed(self._heap[start:]):
             self.emit(f"free({name});")
-        if par is None:
+        if not inline:
             self.emit("return -1;")
         else:
             self.emit(f"__atomic_store_n(&{par['flag']}, 1, __ATOMIC_RELAXED);")
@@ -1161,7 +1163,33 @@ class CodeGenC(IRVisitor):
             self.emit(f"// {tag} runs as a serial loop in C")
 
     def _print_parallel_for(self, s: S.For, var: str) -> None:
+        """``#pragma omp parallel for`` around the loop.  The body becomes a function
+        of its own (:meth:`_outline`) when it can: OpenMP moves a loop body into a
+        compiler-made function whose pointers lose ``__restrict__``, so the C compiler
+        would have to reload and store values after every write (an accumulator
+        through memory, say); a function with restrict parameters keeps them."""
         may_fail = self._may_fail(s.body)
+        call = self._outline(s.body)
+        if call is not None:
+            if not may_fail:
+                self.emit("#pragma omp parallel for")
+                self.emit(self.loop_header(s, var))
+                with self.indented():
+                    self.emit(f"{call};")
+                self.emit("}")
+                return
+            flag = self.fresh_internal("failed")
+            self.emit(f"int {flag} = 0;")
+            self.emit("#pragma omp parallel for")
+            self.emit(self.loop_header(s, var))
+            with self.indented():
+                self.emit(f"if ({call} != 0) {{")
+                with self.indented():
+                    self.emit(f"__atomic_store_n(&{flag}, 1, __ATOMIC_RELAXED);")
+                self.emit("}")
+            self.emit("}")
+            self._print_failed_parallel(flag)
+            return
         if not may_fail:
             self.emit("#pragma omp parallel for")
             self.emit(self.loop_header(s, var))
@@ -1182,12 +1210,59 @@ class CodeGenC(IRVisitor):
             self.emit(f"{label}: ;")
         self._parallel = None
         self.emit("}")
+        self._print_failed_parallel(flag)
+
+    def _print_failed_parallel(self, flag: str) -> None:
+        """After a parallel loop that may fail: leave when an iteration did."""
         self.emit(f"if ({flag}) {{")
         with self.indented():
             for name in reversed(self._heap):
                 self.emit(f"free({name});")
             self.emit("return -1;")
         self.emit("}")
+
+    def _outline(self, body):
+        """Print ``body`` as a function of its own (a helper of the translation unit)
+        and return the C call that runs it, or None when it cannot stand alone.
+
+        Its parameters are the buffers ``body`` accesses (restrict pointers, ``const``
+        where it only reads) and the variables it reads, each under the name it has
+        here, so the body prints as it would in place.  It returns 0, or -1 after a
+        failed assertion.  A body that uses a register slot declared outside it stays
+        in place (the slot would be one variable shared by the threads)."""
+        used = uses(body)
+        buffers = {}
+        for data, buf in list(used.read.items()) + list(used.written.items()):
+            if data not in used.allocated:
+                if buf.scope == keys.REGISTER:
+                    return None
+                buffers.setdefault(data, buf)
+        params, args = [], []
+        for data, buf in buffers.items():
+            name = self.name_of(data)
+            const = "" if data in used.written else "const "
+            dtype = self.pointer_dtype(data) or buf.dtype
+            params.append(f"{const}{self.storage_type(dtype)}* {self.restrict_keyword} {name}")
+            args.append(name)
+        values = [v for v in used.vars if v in self._names and v not in buffers]
+        for var in sorted(values, key=self.name_of):
+            kind = "void*" if _dt.parse(var.dtype).is_handle else self.type_name(var.dtype)
+            params.append(f"{kind} {self.name_of(var)}")
+            args.append(self.name_of(var))
+        fname = self.fresh_internal(f"{self._function_name}_body")
+        saved = (self._lines, self._indent, self._heap, self._parallel)
+        self._lines, self._indent, self._heap, self._parallel = [], 1, [], {"outlined": True}
+        try:
+            self.print_stmt(body)
+            self.emit("return 0;")
+            lines = self._lines
+        finally:
+            self._lines, self._indent, self._heap, self._parallel = saved
+        # noinline: GCC 12 miscompiles a restrict function inlined into an OpenMP region
+        # (stores lost); called once per parallel iteration, the call costs nothing
+        head = f"static __attribute__((noinline)) int32_t {fname}({', '.join(params) or 'void'}) {{"
+        self.use_helper(fname, "\n".join([head] + lines + ["}"]))
+        return f"{fname}({', '.join(args)})"
 
     def visit_While(self, s):
         self.emit(f"while ({self.expr(s.condition)}) {{")

@@ -229,3 +229,56 @@ def dtypes_used(node) -> set:
     for root in roots:
         post_order_visit(root, visit)
     return found
+
+
+class Uses:
+    """What a statement touches, gathered in one walk (:func:`uses`).
+
+    ``read``/``written``/``allocated`` map a buffer's data variable to the buffer
+    (in order of first use); ``vars`` holds every variable read, in expressions and
+    in the shapes, strides and offsets of those buffers.
+    """
+
+    def __init__(self):
+        self.read = {}
+        self.written = {}
+        self.allocated = {}
+        self.vars = set()
+
+
+class _Uses(IRVisitor):
+    def __init__(self):
+        self.out = Uses()
+
+    def visit_Var(self, v):
+        self.out.vars.add(v)
+
+    def visit_BufferLoad(self, e):
+        self.out.read.setdefault(e.buffer.data, e.buffer)
+        self.generic_visit(e)
+
+    def visit_BufferStore(self, s):
+        self.out.written.setdefault(s.buffer.data, s.buffer)
+        self.generic_visit(s)
+
+    def visit_Allocate(self, s):
+        self.out.allocated.setdefault(s.buffer.data, s.buffer)
+        self.generic_visit(s)
+
+
+def uses(node) -> Uses:
+    """The buffers ``node`` reads, writes and allocates and the variables it reads."""
+    v = _Uses()
+    v.visit(node)
+    out = v.out
+    for buf in list(out.read.values()) + list(out.written.values()) + list(out.allocated.values()):
+        for e in tuple(buf.shape) + tuple(buf.strides) + (buf.elem_offset,):
+            if isinstance(e, E.PrimExpr):
+                v.visit(e)
+    return out
+
+
+def vars_used(node) -> set:
+    """Every variable read below ``node``: in its expressions, and in the shapes,
+    strides and offsets of the buffers allocated or accessed there."""
+    return uses(node).vars
