@@ -24,7 +24,7 @@ The kernel's speed depends on where A, B and C lie relative to each other modulo
 bits), so each measurement is made on three layouts:
 
     own        each library's own arrays (tecc.nd.array / tvm.runtime.tensor);
-               tecc's large arrays come out 16 bytes apart mod 4096, TVM's 128
+               tecc staggers large arrays by 832 bytes mod 4096 (runtime.ndarray.host_empty)
     aliased    shared buffers, all three at 64 bytes mod 4096
     staggered  shared buffers at 0, 1408 and 2816 bytes mod 4096
 
