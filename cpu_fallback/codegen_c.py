@@ -59,6 +59,7 @@ from ..tir import stmt as S
 from ..tir import keys
 from ..tir.analysis import const_size, flat_index, uses, written_data
 from ..tir.functor import IRMutator, IRVisitor, post_order_visit
+from ..tir.printer import to_text
 
 # C operator precedence, higher binds tighter
 P_PRIMARY = 16
@@ -74,6 +75,9 @@ P_BITOR = 6
 P_AND = 5
 P_OR = 4
 P_COND = 3
+
+#: the printer's own intrinsic around a divisor that is checked at run time
+_CHECKED_DIVISOR = "tecc.checked_divisor"
 
 #: stack allocations up to this many bytes; larger or symbolic ones go to the heap
 STACK_LIMIT_BYTES = 64 * 1024
@@ -257,6 +261,7 @@ class CodeGenC(IRVisitor):
         self._parallel = None     # fail path of the enclosing parallel loop, or None
         self._counter = 0
         self._stored = set()
+        self._checks_division = False
 
     def emit(self, line: str) -> None:
         self._lines.append(self.indent_unit * self._indent + line if line else "")
@@ -400,6 +405,7 @@ class CodeGenC(IRVisitor):
         """Error reporting shared by the functions of one library."""
         return "\n".join([
             "static const char* tecc_last_error = \"\";",
+            "static int tecc_faults = 0;  // set by a checked integer division by zero",
             "",
             "static void tecc_set_error(const char* msg) {",
             "    __atomic_store_n(&tecc_last_error, msg, __ATOMIC_RELAXED);",
@@ -570,7 +576,13 @@ class CodeGenC(IRVisitor):
         return f"{self.type_name(p.dtype)} {self.name_of(p)}"
 
     def print_function_end(self, func: S.PrimFunc) -> None:
-        """The last statement of a function body (C functions return 0: success)."""
+        """The last statement of a function body: return 0 (success), or -1 when a
+        checked integer division met a zero divisor."""
+        if self._checks_division:
+            self.emit("if (__atomic_exchange_n(&tecc_faults, 0, __ATOMIC_RELAXED)) {")
+            with self.indented():
+                self.emit("return -1;")
+            self.emit("}")
         self.emit("return 0;")
 
     def print_function_signature(self, func: S.PrimFunc) -> str:
@@ -669,7 +681,47 @@ class CodeGenC(IRVisitor):
         name = self.lanewise_helper(key, e.dtype, (e.a.dtype, e.b.dtype), scalar_fn)
         return f"{name}({self.expr(e.a)}, {self.expr(e.b)})", P_PRIMARY
 
+    #: integer divisions by a value that may be 0 check it: the call fails with a message
+    #: instead of the process dying (SIGFPE); GPUs do not trap, so a GPU printer skips it
+    CHECK_DIVISION = True
+
+    def guard_divisor(self, e):
+        """``e`` (an integer division or modulo) with its divisor checked at run time
+        when it may be 0.  A constant 0 is refused outright."""
+        if not _dt.is_integer(e.dtype):
+            return e
+        if isinstance(e.b, E.IntImm) or (isinstance(e.b, E.Broadcast) and isinstance(e.b.value, E.IntImm)):
+            value = e.b.value if isinstance(e.b, E.IntImm) else e.b.value.value
+            if value == 0:
+                raise CompileError(f"{self._function_name}: integer division by the constant 0 in `{to_text(e)}`")
+            return e
+        if not self.CHECK_DIVISION:
+            return e
+        what = f"integer division by zero in {self._function_name}: `{to_text(e)}`"
+        return type(e)(e.a, E.Call(e.b.dtype, _CHECKED_DIVISOR, (e.b, E.StringImm(what))))
+
+    def divisor_helper(self, dtype: str) -> str:
+        """``b`` when it is not 0; else record the failure (the function returns -1 at
+        its end, see :meth:`print_function_end`) and go on dividing by 1."""
+        self._checks_division = True
+        t = self.type_name(dtype)
+        name = f"tecc_divisor_{dtype}"
+        if _dt.lanes(dtype) > 1:
+            scalar = self.divisor_helper(_dt.element(dtype))
+            return self.lane_loop_helper(name, f"{t} b, const char* what", _dt.lanes(dtype),
+                                         f"r[l] = {scalar}(b[l], what);", result=t)
+        return self.use_helper(name, "\n".join([
+            f"static inline {t} {name}({t} b, const char* what) {{",
+            "    if (b == 0) {",
+            "        tecc_set_error(what);",
+            "        __atomic_store_n(&tecc_faults, 1, __ATOMIC_RELAXED);",
+            "        return 1;",
+            "    }",
+            "    return b;",
+            "}"]))
+
     def visit_Div(self, e):
+        e = self.guard_divisor(e)
         d = _dt.parse(e.dtype)
         if d.lanes > 1 and not d.is_float:
             et = self.type_name(_dt.element(e.dtype))
@@ -677,6 +729,7 @@ class CodeGenC(IRVisitor):
         return self._arith(e, "/", P_MUL)
 
     def visit_Mod(self, e):
+        e = self.guard_divisor(e)
         d = _dt.parse(e.dtype)
         if d.is_float:
             return self.call_math("fmod", [e.a, e.b], e.dtype)
@@ -692,6 +745,7 @@ class CodeGenC(IRVisitor):
         return None
 
     def visit_FloorDiv(self, e):
+        e = self.guard_divisor(e)
         d = _dt.parse(e.dtype)
         if d.is_float:
             div = E.Div(e.a, e.b)
@@ -714,6 +768,7 @@ class CodeGenC(IRVisitor):
         return f"{helper}({self.expr(e.a)}, {self.expr(e.b)})", P_PRIMARY
 
     def visit_FloorMod(self, e):
+        e = self.guard_divisor(e)
         d = _dt.parse(e.dtype)
         if d.is_float:
             a, b = e.a, e.b
@@ -837,6 +892,9 @@ class CodeGenC(IRVisitor):
         args = e.args
         if op == "likely":
             return f"__builtin_expect(!!({self.expr(args[0])}), 1)", P_PRIMARY
+        if op == _CHECKED_DIVISOR:
+            name = self.divisor_helper(e.dtype)
+            return f"{name}({self.expr(args[0])}, {c_string_literal(args[1].value)})", P_PRIMARY
         if op == "if_then_else":
             if self.is_vector(e):
                 return self.lazy_vector_select(e)

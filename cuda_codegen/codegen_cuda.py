@@ -482,6 +482,8 @@ class CodeGenCUDA(CodeGenC):
     # ------------------------------------------------------------------------
     #: kernel loops are sequential per thread
     PARALLEL_LOOPS = False
+    #: a GPU does not trap on an integer division by zero
+    CHECK_DIVISION = False
 
     def print_loop_pragma(self, s: S.For) -> None:
         """``unrolled`` and leftover ``vectorized`` loops get ``#pragma unroll``;

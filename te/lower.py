@@ -21,7 +21,8 @@ from ..errors import LoweringError
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.arith import Analyzer, IntervalSet, eval_set
-from ..tir.functor import IRMutator, collect_vars, substitute
+from ..tir import dtype as _dt
+from ..tir.functor import IRMutator, collect_vars, post_order_visit, substitute
 from ..tir.op import const, likely
 from ..tir.transform.lower_thread_allreduce import thread_allreduce
 from .schedule import Fuse, Schedule, Split, Stage, _is_reduce
@@ -87,18 +88,20 @@ class Lowerer:
     def run(self) -> S.PrimFunc:
         infos = self._inline()
         arg_bufs, params, buffer_map = self._bind_args(infos)
-        self._check_attachments(infos)
-        for info in reversed(infos):
-            self._infer_bounds(info)
-        for info in infos:
-            self._make_buffers(info, arg_bufs)
-        body = self._make_root(infos)
         shape_vars = []
         for t in self.args:
             for d in t.shape:
                 for v in sorted(collect_vars(d), key=lambda v: v.name):
                     if v not in shape_vars:
                         shape_vars.append(v)
+        for info in infos:
+            _check_body(info.op, info.body, set(shape_vars))
+        self._check_attachments(infos)
+        for info in reversed(infos):
+            self._infer_bounds(info)
+        for info in infos:
+            self._make_buffers(info, arg_bufs)
+        body = self._make_root(infos)
         params = params + shape_vars
         return S.PrimFunc(tuple(params), body, buffer_map, {"global_symbol": self.name})
 
@@ -613,6 +616,27 @@ class Lowerer:
             if info.op not in self.arg_bufs:
                 body = self._allocate(info, body)
         return body if body is not None else S.Evaluate(const(0))
+
+
+_DIVISIONS = (E.Div, E.Mod, E.FloorDiv, E.FloorMod)
+
+
+def _check_body(op, body, sizes) -> None:
+    """User mistakes in a stage's expression that would reach the compiled code as
+    undefined behaviour: a variable nothing binds, an integer division by zero."""
+    bound = {iv.var for iv in op.axis} | {iv.var for iv in op.reduce_axis} | sizes
+    for expr in body:
+        for v in sorted(collect_vars(expr) - bound, key=lambda v: v.name):
+            raise LoweringError(
+                f"stage {op.name!r} uses {v.name!r}, which none of its loops binds and which is not the size of "
+                f"an argument: a te.reduce_axis can only be used inside a reduction (te.sum(A[i, {v.name}], "
+                f"axis={v.name})), and a te.var must size an argument tensor")
+        found = []
+        post_order_visit(expr, lambda n: found.append(n) if (
+            isinstance(n, _DIVISIONS) and _dt.is_integer(n.dtype) and E.is_const_int(n.b, 0)) else None)
+        if found:
+            raise LoweringError(f"stage {op.name!r} divides by the constant 0 in `{found[0]}`: integer division "
+                                "by zero is undefined (the program would crash); fix the divisor")
 
 
 def _accesses(body, tensors):

@@ -6,6 +6,7 @@ import inspect
 from ..errors import TeccTypeError
 from ..tir import dtype as _dt
 from ..tir import expr as E
+from ..tir import keys
 from ..tir.functor import IRMutator, post_order_visit
 from ..tir.op import const, convert
 from .tensor import ComputeOp, PlaceholderOp, Tensor
@@ -73,8 +74,7 @@ def thread_axis(dom=None, tag="", name="", span=None):
         tag, dom = dom, None
     if not tag:
         raise TeccTypeError("thread_axis needs a tag such as 'blockIdx.x', 'threadIdx.x' or 'vthread'")
-    valid = ("blockIdx.", "threadIdx.", "vthread", "cthread")
-    if not tag.startswith(valid):
+    if not (keys.is_gpu_tag(tag) or tag in ("vthread", "cthread")):
         raise TeccTypeError(f"thread_axis tag {tag!r} is unknown; use blockIdx.x/y/z, threadIdx.x/y/z or vthread")
     rng = _to_range(dom, f"thread_axis {tag!r}") if dom is not None else None
     kind = E.IterVarType.THREAD_INDEX

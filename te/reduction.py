@@ -20,15 +20,28 @@ def comm_reducer(fcombine, fidentity, name="reduce"):
     element-wise (``te.max(x, 0.0)``).
     """
 
-    def reducer(expr, axis=None, where=None, init=None, *args):
-        if axis is None or not isinstance(axis, (E.IterVar, list, tuple)) or (
-                isinstance(axis, (list, tuple)) and axis and not isinstance(axis[0], E.IterVar)):
-            # element-wise use: te.max(a, b)
-            if axis is None:
-                raise TeccTypeError(f"te.{name} needs axis=<reduce_axis> (or two expressions to combine)")
-            a, b = _op.match_types(expr, axis)
-            return _combine(fcombine, a, b)
-        return _make_reduce(fcombine, fidentity, name, expr, axis, where, init)
+    def reducer(expr, *args, **kwargs):
+        by_keyword = "axis" in kwargs
+        params = dict(zip(("axis", "where", "init"), args))
+        for key, value in kwargs.items():
+            if key not in ("axis", "where", "init") or key in params:
+                raise TeccTypeError(f"te.{name}() got an unexpected or repeated argument {key!r}")
+            params[key] = value
+        axis, where, init = params.get("axis"), params.get("where"), params.get("init")
+        if axis is None:
+            raise TeccTypeError(f"te.{name} needs axis=<reduce_axis> (or two expressions to combine)")
+        if isinstance(axis, E.IterVar) or (isinstance(axis, (list, tuple)) and axis
+                                           and all(isinstance(a, E.IterVar) for a in axis)):
+            return _make_reduce(fcombine, fidentity, name, expr, axis, where, init)
+        if by_keyword:
+            what = getattr(axis, "name", None) or repr(axis)
+            raise TeccTypeError(
+                f"te.{name}: axis={what!r} is not a reduce axis (a loop variable of the compute, or an "
+                f"expression); reduce over an axis made with te.reduce_axis, e.g. k = te.reduce_axis((0, n), "
+                f"name='k'); te.{name}(A[i, k], axis=k)")
+        # element-wise use: te.max(a, b)
+        a, b = _op.match_types(expr, axis)
+        return _combine(fcombine, a, b)
 
     reducer.__name__ = name
     reducer.__doc__ = f"Reduce with ``{name}`` over ``axis`` (optionally ``where`` a condition holds)."

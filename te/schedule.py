@@ -113,6 +113,9 @@ class Stage:
         raise self._err(f"{what} expects an axis (IterVar) of this stage, got {iv!r}")
 
     def _check_leaf(self, iv, what):
+        if isinstance(self.op, PlaceholderOp):
+            raise self._err(f"{what}: {self.name!r} is an input (te.placeholder) and has no loops to schedule; "
+                            "schedule the stages computed from it instead")
         iv = self._as_ivar(iv, what)
         if iv in self.leaf_iter_vars:
             return iv

@@ -331,3 +331,101 @@ def test_timing_samples_grow_until_long_enough():
     assert got == pytest.approx([1e-3] * 3)
     assert calls[0] == 2 and all(n * 1e-3 * 1e3 >= 10 for n in calls[-3:])
     assert timing.sample(run_n, number=4, repeat=2) == pytest.approx([1e-3, 1e-3])
+
+
+# ---------------------------------------------------------------------------
+# mistakes a new user makes at run time, reported instead of crashing
+# ---------------------------------------------------------------------------
+
+def _int_division_module(target):
+    import tecc
+    from tecc import te
+
+    A = te.placeholder((64,), name="A", dtype="int32")
+    D = te.placeholder((64,), name="D", dtype="int32")
+    B = te.compute((64,), lambda i: A[i] // D[i] + A[i] % D[i], name="B")
+    s = te.create_schedule(B.op)
+    if target.startswith("cuda"):
+        bx, tx = s[B].split(B.op.axis[0], factor=32)
+        s[B].bind(bx, te.thread_axis("blockIdx.x"))
+        s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    return tecc.build(s, [A, D, B], target=target)
+
+
+@pytest.mark.parametrize("target", ["llvm", "cuda -arch=sm_80"])
+def test_integer_division_by_zero_at_run_time_is_an_error_not_a_crash(target):
+    import warnings
+
+    from tecc.errors import KernelError
+
+    f = _int_division_module(target)
+    a = np.arange(64, dtype="int32")
+    d = np.full(64, 3, "int32")
+    b = np.zeros(64, "int32")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the CPU emulation of CUDA
+        f(a, d, b)
+        np.testing.assert_array_equal(b, a // 3 + a % 3)
+        d[17] = 0
+        if target.startswith("cuda") and tecc_cuda_exists():
+            return  # a GPU gives an undefined value and no error; its emulation reports it
+        with pytest.raises(KernelError, match=r"integer division by zero in default_function(_kernel0)?: `.*D\["):
+            f(a, d, b)
+        d[17] = 3
+        f(a, d, b)  # the failure was reported once; the next call is clean
+    np.testing.assert_array_equal(b, a // 3 + a % 3)
+
+
+def tecc_cuda_exists():
+    import tecc
+
+    return tecc.cuda(0).exist
+
+
+def test_export_library_into_a_missing_folder_names_the_path(add2d, tmp_path):
+    path = tmp_path / "no_such_folder" / "add.so"
+    with pytest.raises(TeccError, match=rf"cannot write '{path}': the folder '{path.parent}' does not exist"):
+        add2d.export_library(str(path))
+
+
+def test_cpu_module_check_reports_out_of_bounds_reads():
+    import tecc
+    from tecc import te
+
+    A = te.placeholder((16,), name="A")
+    B = te.compute((16,), lambda i: A[i] + A[i + 1], name="B")  # reads A[16] at the edge
+    f = tecc.build(te.create_schedule(B.op), [A, B], target="llvm")
+    a, b = np.arange(16, dtype="float32"), np.zeros(16, "float32")
+    (finding,) = f.check(a, b)
+    assert finding.kind == "out_of_bounds" and finding.buffer == "A" and finding.index == 16
+    assert "'default_function': A[16] is outside the buffer (16 elements)" in finding.message
+    assert "A[i + 1]" in finding.statement
+    assert not b.any()  # checking works on copies
+    # the same with verification between passes: the IR is well formed, the access is not
+    with tecc.transform.PassContext(config={"tir.verify": True}):
+        g = tecc.build(te.create_schedule(B.op), [A, B], target="llvm")
+    assert [x.kind for x in g.check(a, b)] == ["out_of_bounds"]
+    C = te.compute((16,), lambda i: A[i] * 2.0, name="C")
+    assert tecc.build(te.create_schedule(C.op), [A, C], target="llvm").check(a, b) == []
+
+
+def test_cpu_module_check_reports_an_output_aliasing_an_input():
+    import tecc
+    from tecc import te
+
+    A = te.placeholder((16,), name="A")
+    B = te.compute((16,), lambda i: A[15 - i] * 2.0, name="B")
+    f = tecc.build(te.create_schedule(B.op), [A, B], target="llvm")
+    a = np.arange(16, dtype="float32")
+    (finding,) = f.check(a, a)
+    assert finding.kind == "alias" and finding.buffer == "B"
+    assert "argument 1 ('B') is written and shares memory with argument 0 ('A')" in finding.message
+    assert f.check(a, np.zeros(16, "float32")) == []
+
+
+def test_a_loaded_module_cannot_check(add2d, tmp_path):
+    add2d.export_library(str(tmp_path / "add2d.so"))
+    loaded = runtime.load_module(str(tmp_path / "add2d.so"))
+    a = np.ones((2, 4), "float32")
+    with pytest.raises(TeccError, match="add2d: this module has no checker"):
+        loaded.check(a, a, np.zeros((2, 4), "float32"))

@@ -286,3 +286,48 @@ def test_build_thread_bound_for_cpu():
 def test_unknown_dtype():
     with pytest.raises(TeccTypeError, match="dtype 'float33' has an unsupported bit width"):
         te.placeholder((4,), dtype="float33", name="A")
+
+
+# ---------------------------------------------------------------------------
+# holes a new user fell into
+# ---------------------------------------------------------------------------
+
+def test_sum_over_a_spatial_axis_is_refused():
+    A = te.placeholder((8,), name="A")
+    with pytest.raises(TeccTypeError, match=r"te.sum: axis='i' is not a reduce axis.*te.reduce_axis"):
+        te.compute((8,), lambda i: te.sum(A[i], axis=i), name="B")
+    # the two-expression form of a reducer still combines element-wise
+    B = te.compute((8,), lambda i: te.max(A[i], 0.0), name="B")
+    assert "max(" in str(tecc.lower(te.create_schedule(B.op), [A, B], target="llvm"))
+
+
+def test_reduce_axis_used_outside_a_reduction():
+    A = te.placeholder((8, 8), name="A")
+    k = te.reduce_axis((0, 8), name="k")
+    B = te.compute((8,), lambda i: A[i, k], name="B")
+    with pytest.raises(LoweringError, match=r"stage 'B' uses 'k', which none of its loops binds.*te.sum"):
+        tecc.build(te.create_schedule(B.op), [A, B], target="llvm")
+
+
+def test_unknown_thread_tag_is_refused_at_declaration():
+    with pytest.raises(TeccTypeError, match=r"thread_axis tag 'threadIdx.w' is unknown"):
+        te.thread_axis("threadIdx.w")
+    with pytest.raises(TeccTypeError, match=r"thread_axis tag 'blockIdx' is unknown"):
+        te.thread_axis("blockIdx")
+
+
+def test_scheduling_a_placeholder_says_it_is_an_input():
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1, name="B")
+    s = te.create_schedule(B.op)
+    with pytest.raises(ScheduleError, match=r"stage 'A': parallel: 'A' is an input \(te.placeholder\) and has no "
+                                            r"loops"):
+        s[A].parallel(B.op.axis[0])
+
+
+@pytest.mark.parametrize("divide", [lambda a: a // 0, lambda a: a % 0, lambda a: tecc.tir.truncdiv(a, 0)])
+def test_integer_division_by_constant_zero_is_refused_when_lowering(divide):
+    A = te.placeholder((8,), name="A", dtype="int32")
+    B = te.compute((8,), lambda i: divide(A[i]), name="B")
+    with pytest.raises(LoweringError, match=r"stage 'B' divides by the constant 0"):
+        tecc.build(te.create_schedule(B.op), [A, B], target="llvm")
