@@ -81,6 +81,11 @@ class FindingLog:
         self._seen = set()
         self._count = dict.fromkeys(self.kinds, 0)
 
+    def wants(self, kind: str, key) -> bool:
+        """Would a finding of ``kind`` under ``key`` be kept?  (Ask before building
+        its message: formatting is the expensive part of a finding.)"""
+        return not self.full(kind) and key not in self._seen
+
     def full(self, kind=None) -> bool:
         if kind is not None:
             return self._count[kind] >= self.limit

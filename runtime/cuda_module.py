@@ -319,7 +319,8 @@ class CUDAModule(Module):
         """Run the module in checking mode on copies of ``args``; return the findings.
 
         Every launch interprets a few of its blocks (``max_blocks``: the first two, then
-        spread out to the last; None for all) with CUDA semantics and reports
+        spread out to the last; None for all; after a block with a problem only the
+        last remains, as the middle ones would repeat it) with CUDA semantics and reports
         out-of-bounds accesses, races on shared and on global memory (between threads
         with no barrier in between, and between blocks), and reads of shared memory no
         thread wrote -- each :class:`~tecc.cpu_fallback.check.Finding` names the

@@ -276,7 +276,7 @@ def test_threads_of_a_block_writing_one_global_element_race():
     # every thread stores its own value to out[blockIdx.x]: which one lands is undefined
     findings = copy_into("last_wins_kernel0", 2, 2, lambda bx, tx: bx)
     assert [(f.kind, f.buffer, f.thread) for f in findings] == [("race", "out", (1, 0, 0))]
-    assert "thread (0, 0, 0) wrote with no barrier in between" in findings[0].message
+    assert "thread (0, 0, 0) wrote too: the element is written by several threads" in findings[0].message
 
 
 def test_global_write_then_read_by_other_thread_needs_a_barrier():
@@ -476,3 +476,40 @@ def test_transpose_with_2d_blocks():
     run_kernels(h, ks, [a, b])
     np.testing.assert_array_equal(b, a.T)
     assert check_kernels(h, ks, [a, np.zeros((C, R), "float32")]) == []
+
+
+def test_every_thread_copying_the_whole_tile_is_named_as_such():
+    # a GEMM whose shared-memory fetch is not bound to threads: every thread copies the
+    # whole tile, so each element is written by all of them (not a missing barrier)
+    import warnings
+
+    import tecc
+    from tecc import te
+
+    n = 32
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    AA = s.cache_read(A, "shared", [C])
+    i, j = C.op.axis
+    by, ii = s[C].split(i, factor=8)
+    bx, ji = s[C].split(j, factor=8)
+    s[C].reorder(by, bx, ii, ji)
+    for ax, tag in ((by, "blockIdx.y"), (bx, "blockIdx.x"), (ii, "threadIdx.y"), (ji, "threadIdx.x")):
+        s[C].bind(ax, te.thread_axis(tag))
+    ko, _ = s[C].split(C.op.reduce_axis[0], factor=8)
+    s[AA].compute_at(s[C], ko)
+    f = tecc.build(s, [A, B, C], target="cuda -arch=sm_80")
+    a, b = rand(n, n), rand(n, n, seed=1)
+    findings = f.check(a, b, np.zeros((n, n), "float32"))
+    assert [(x.kind, x.buffer) for x in findings] == [("race", "A.shared")]
+    assert "written by several threads" in findings[0].message
+    assert "bind the copy's loops to threadIdx" in findings[0].message
+    assert "missing __syncthreads" not in findings[0].message
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        c = np.zeros((n, n), "float32")
+        f(a, b, c)  # every thread writes the same values: the result is right, the waste is not
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)

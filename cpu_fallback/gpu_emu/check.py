@@ -192,7 +192,7 @@ class CheckInterpreter(Interpreter):
 
     def _access(self, node, buf, indices, write):
         """Flat offset(s) of an access after the checks, or None if out of bounds."""
-        vals = [self.visit(i) for i in indices]
+        vals = [self.index_value(i) for i in indices]
         data = buf.data
         bound = self.bounds.get(data)
         if bound is None:
@@ -237,14 +237,16 @@ class CheckInterpreter(Interpreter):
 
     def _out_of_bounds(self, index, bound, node, buf, write):
         self.out_of_bounds = True
+        original = self.sim.origin.get(node, node)
+        key = ("out_of_bounds", self.sim.name, id(original))
+        if not self.log.wants("out_of_bounds", key):
+            return None
         where = f"block {self.block}" + (f", thread {self.thread()}" if self.thread() else "")
         verb = "write" if write else "read"
         msg = (f"out-of-bounds {verb} of {buf.scope} buffer '{buf.name}' in kernel "
                f"'{self.sim.name}', {where}: index {index} is outside [0, {bound})")
-        original = self.sim.origin.get(node, node)
         self.log.add(Finding("out_of_bounds", buf.name, index, msg, to_text(original),
-                             self.sim.name, self.block, self.thread()),
-                     ("out_of_bounds", self.sim.name, id(original)))
+                             self.sim.name, self.block, self.thread()), key)
         return None
 
     def _race(self, shadow, i, node, buf, write):
@@ -273,16 +275,16 @@ class CheckInterpreter(Interpreter):
             shadow.reader1[i] = t
         if other is None:
             return
+        original = self.sim.origin.get(node, node)
+        key = ("race", self.sim.name, id(original))
+        if not self.log.wants("race", key):
+            return
         me = self.thread()
         them = self.sim.thread_coords(other, self.block_dims)
-        original = self.sim.origin.get(node, node)
-        verb = "writes" if write else "reads"
-        msg = (f"race on shared buffer '{buf.name}' in kernel '{self.sim.name}', block "
-               f"{self.block}: thread {me} {verb} {buf.name}[{i}], which thread {them} "
-               f"{what} with no barrier in between (missing __syncthreads()?)")
-        self.log.add(Finding("race", buf.name, i, msg, to_text(original), self.sim.name,
-                             self.block, me),
-                     ("race", self.sim.name, id(original)))
+        msg = (f"race on shared buffer '{buf.name}' in kernel '{self.sim.name}', block {self.block}: "
+               f"thread {me} {'writes' if write else 'reads'} {buf.name}[{i}], which thread {them} {what} "
+               f"{_race_hint(write, what)}")
+        self.log.add(Finding("race", buf.name, i, msg, to_text(original), self.sim.name, self.block, me), key)
 
     def _global_race(self, shadow, i, node, buf, write):
         b, t, epoch = self.block_number, self.cur_tid, self.epoch
@@ -309,9 +311,12 @@ class CheckInterpreter(Interpreter):
                 readers.append(me_rec)
         if other is None:
             return
+        original = self.sim.origin.get(node, node)
+        key = ("race", self.sim.name, id(original))
+        if not self.log.wants("race", key):
+            return
         me = self.thread()
         them = self.sim.thread_coords(other[1], self.block_dims)
-        original = self.sim.origin.get(node, node)
         verb = "writes" if write else "reads"
         if other[0] != b:
             them_block = self.sim.block_coords(other[0], self.grid_dims)
@@ -319,12 +324,10 @@ class CheckInterpreter(Interpreter):
                    "run in no fixed order (two blocks touch the same output: a reduction "
                    "split across blocks, or tiles that overlap?)")
         else:
-            why = f"which thread {them} {what} with no barrier in between"
+            why = f"which thread {them} {what} {_race_hint(write, what)}"
         msg = (f"race on global buffer '{buf.name}' in kernel '{self.sim.name}': thread {me} of "
                f"block {self.block} {verb} {buf.name}[{i}], {why}")
-        self.log.add(Finding("race", buf.name, i, msg, to_text(original), self.sim.name,
-                             self.block, me),
-                     ("race", self.sim.name, id(original)))
+        self.log.add(Finding("race", buf.name, i, msg, to_text(original), self.sim.name, self.block, me), key)
 
     def _flush_uninitialized(self):
         """Report the reads of never-written shared elements of the epoch that ends
@@ -335,13 +338,23 @@ class CheckInterpreter(Interpreter):
 
     def _uninitialized(self, i, node, buf, me):
         original = self.sim.origin.get(node, node)
+        key = ("uninitialized", self.sim.name, id(original))
+        if not self.log.wants("uninitialized", key):
+            return
         msg = (f"uninitialized read of shared buffer '{buf.name}' in kernel '{self.sim.name}', "
                f"block {self.block}: thread {me} reads {buf.name}[{i}], which no thread of the "
                "block has written (shared memory starts with garbage: does the cooperative "
                "fetch cover the whole tile?)")
         self.log.add(Finding("uninitialized", buf.name, i, msg, to_text(original), self.sim.name,
-                             self.block, me),
-                     ("uninitialized", self.sim.name, id(original)))
+                             self.block, me), key)
+
+
+def _race_hint(write: bool, what: str) -> str:
+    """Why two threads' accesses race, and what usually fixes it."""
+    if write and what == "wrote":
+        return ("too: the element is written by several threads (does every thread run the whole copy? bind the "
+                "copy's loops to threadIdx, a cooperative fetch, so that each element is written once)")
+    return "with no barrier in between (missing __syncthreads()?)"
 
 
 def pick_blocks(nblocks: int, max_blocks, threads_per_block: int, max_threads) -> list:
@@ -364,8 +377,11 @@ def check_launch(sim: SimKernel, values: list, grid_dims, block_dims, blocks,
     """Interpret ``blocks`` of one launch on copies of the arrays, recording findings.
 
     ``values`` holds one value per kernel parameter (an array for a buffer, an int for
-    a scalar); the arrays are copied, so the caller's data is untouched.  Returns True
-    if an out-of-bounds access happened (reported or beyond the log's limit).
+    a scalar); the arrays are copied, so the caller's data is untouched.  After a block
+    that produced new findings only the last block is still interpreted: the middle
+    ones would repeat them, the last may add problems of its own (the edges).
+    Returns True if an out-of-bounds access happened (reported or beyond the log's
+    limit).
     """
     it = CheckInterpreter(sim, grid_dims, block_dims, log, banks)
     func = sim.func
@@ -387,8 +403,12 @@ def check_launch(sim: SimKernel, values: list, grid_dims, block_dims, blocks,
                 size *= it.visit(extent)
             it.bounds[buf.data] = min(size, it.mem[buf.data].size)
     try:
-        for b in blocks:
-            it.run_block(b)
+        todo = list(blocks)
+        while todo:
+            found = len(log.findings)
+            it.run_block(todo.pop(0))
+            if len(log.findings) > found and len(todo) > 1:
+                todo = todo[-1:]  # the middle blocks would repeat these; the last may add its edges
     except StopCheck:
         pass
     except InterpError as err:

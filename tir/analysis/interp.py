@@ -76,16 +76,74 @@ _BINARY = {
 }
 
 
+_INT_OPS = {E.Add: "({} + {})", E.Sub: "({} - {})", E.Mul: "({} * {})", E.FloorDiv: "({} // {})",
+            E.FloorMod: "({} % {})", E.Min: "min({}, {})", E.Max: "max({}, {})", E.Div: "_tdiv({}, {})",
+            E.Mod: "_tmod({}, {})"}
+
+
+def _is_scalar_int(dtype) -> bool:
+    d = _dt.parse(dtype)
+    return d.lanes == 1 and d.is_integer
+
+
+def _int_source(e, names: dict):
+    """Python source computing integer expression ``e`` from ``env``, or None when ``e``
+    is not plain integer arithmetic over variables and constants."""
+    if isinstance(e, E.IntImm) and _is_scalar_int(e.dtype):
+        return repr(int(e.value))
+    if isinstance(e, E.Var) and _is_scalar_int(e.dtype):
+        return f"env[{names.setdefault(e, f'v{len(names)}')}]"
+    if isinstance(e, E.Cast) and _is_scalar_int(e.dtype) and _is_scalar_int(e.value.dtype):
+        return _int_source(e.value, names)
+    pattern = _INT_OPS.get(type(e))
+    if pattern is None or not _is_scalar_int(e.dtype):
+        return None
+    a, b = _int_source(e.a, names), _int_source(e.b, names)
+    return None if a is None or b is None else pattern.format(a, b)
+
+
+def _tmod(a, b):
+    return a - _trunc_div(a, b) * b
+
+
 class Interpreter(IRVisitor):
-    """Executes statements; ``env`` maps Var -> value, ``mem`` data Var -> flat array."""
+    """Executes statements; ``env`` maps Var -> value, ``mem`` data Var -> flat array.
+
+    Integer index expressions are compiled once into Python functions (they are most
+    of the work of interpreting a kernel); everything else is visited node by node.
+    """
+
+    #: id of an expression -> (the expression, its compiled function or None)
+    _compiled: dict = {}
 
     def __init__(self):
         self.env = {}
         self.mem = {}
 
+    def index_value(self, e):
+        """The value of index expression ``e`` (compiled when it is integer arithmetic)."""
+        hit = Interpreter._compiled.get(id(e))
+        if hit is None or hit[0] is not e:
+            names = {}
+            source = _int_source(e, names)
+            fn = None
+            if source is not None:
+                scope = {name: var for var, name in names.items()}
+                scope.update(_tdiv=_trunc_div, _tmod=_tmod)
+                fn = eval(f"lambda env: {source}", scope)  # noqa: S307 - source built from IR nodes only
+            hit = Interpreter._compiled[id(e)] = (e, fn)  # keeps e alive: its id stays unique
+            if len(Interpreter._compiled) > 100000:
+                Interpreter._compiled.clear()
+        if hit[1] is None:
+            return self.visit(e)
+        try:
+            return hit[1](self.env)
+        except (KeyError, ZeroDivisionError):
+            return self.visit(e)  # raises the interpreter's own error
+
     # memory -------------------------------------------------------------------
     def offset(self, buf, indices):
-        idx = [self.visit(i) for i in indices]
+        idx = [self.index_value(i) for i in indices]
         off = idx[0] if is_flat(buf) else self.flat_offset(buf, idx)
         lanes = _dt.lanes(buf.dtype)
         if lanes > 1:
