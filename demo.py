@@ -54,7 +54,7 @@ def main(argv=None):
     t_np = min(_time(lambda: a.numpy() @ b.numpy()) for _ in range(3))
     print(f"\n{'schedule':<12} {'ms':>9} {'GFLOPS':>9} {'vs numpy':>9}")
     print(f"{'numpy':<12} {t_np * 1e3:9.2f} {flops / t_np / 1e9:9.1f} {1.0:9.2f}")
-    from tecc.cpu_fallback.kernels import matmul_packed
+    from tecc.topi.x86 import matmul_packed
 
     packed, packed_args = matmul_packed(n)
     for label, sched, args in (("naive", te.create_schedule(C.op), [A, B, C]), ("tiled", s, [A, B, C]),
@@ -74,7 +74,7 @@ def _gpu_part(tvm):
     """The same flow for a GPU kernel: row softmax with cross-thread reductions."""
     import warnings
 
-    from tecc.cuda_codegen.kernels import softmax_rows
+    from tecc.topi.cuda import softmax_rows
 
     rows, cols = 8, 1000
     s, args = softmax_rows(rows, cols, num_thread=128)

@@ -8,8 +8,8 @@ same random inputs in the same run:
 
 - the device-to-device copy of the same bytes: ``dst[...] = src`` (a cupy kernel) and
   ``cudaMemcpyAsync``; the faster is the bandwidth ceiling the others are held to;
-- tecc's :func:`~tecc.cuda_codegen.kernels.softmax_rows` and
-  :func:`~tecc.cuda_codegen.kernels.layernorm_rows` (one block per row) for every
+- tecc's :func:`~tecc.topi.cuda.softmax_rows` and
+  :func:`~tecc.topi.cuda.layernorm_rows` (one block per row) for every
   ``--threads`` value, the best reported;
 - the same operations written with cupy array operations (several kernels);
 - ``torch.softmax`` and ``torch.nn.functional.layer_norm`` when torch imports.
@@ -40,7 +40,7 @@ if _HERE not in sys.path:
 import _gpu_common as G  # noqa: E402  (the helper beside this script)
 
 import tecc  # noqa: E402
-from tecc.cuda_codegen import kernels as K  # noqa: E402
+from tecc.topi import cuda as K  # noqa: E402
 from tecc.errors import ScheduleError, TeccError  # noqa: E402
 
 DEFAULT_SHAPES = "4096x4096,16384x1024,256x65536"

@@ -7,10 +7,10 @@ For each square size ``n`` (``C[n, n] = A[n, n] @ B[n, n]``), on the same random
 inputs in the same run:
 
 - cuBLAS through ``cupy.matmul`` (the reference speed);
-- :func:`tecc.cuda_codegen.kernels.sgemm` for every ``--configs`` entry
+- :func:`tecc.topi.cuda.sgemm` for every ``--configs`` entry
   ``BLOCKxTHREAD_TILExK_TILE`` (a config the schedule rejects for that size is listed
   with the reason); the best is reported against cuBLAS;
-- fused ``relu(A @ B + bias)`` (:func:`~tecc.cuda_codegen.kernels.matmul_bias_relu`,
+- fused ``relu(A @ B + bias)`` (:func:`~tecc.topi.cuda.matmul_bias_relu`,
   one kernel) against cuBLAS followed by one separate elementwise kernel
   (``max(c + bias, 0)``).
 
@@ -39,7 +39,7 @@ if _HERE not in sys.path:
 import _gpu_common as G  # noqa: E402  (the helper beside this script)
 
 import tecc  # noqa: E402
-from tecc.cuda_codegen import kernels as K  # noqa: E402
+from tecc.topi import cuda as K  # noqa: E402
 from tecc.errors import ScheduleError, TeccError  # noqa: E402
 
 DEFAULT_SIZES = "1024,2048,4096,8192"
@@ -77,7 +77,7 @@ def config_name(cfg) -> str:
 
 
 def config_kwargs(cfg) -> dict:
-    """Keyword arguments of ``kernels.sgemm`` / ``matmul_bias_relu`` for a config."""
+    """Keyword arguments of ``topi.cuda.sgemm`` / ``matmul_bias_relu`` for a config."""
     block, tile, k_tile = cfg[:3]
     flags = cfg[3] if len(cfg) > 3 else ""
     return dict(block=block, thread_tile=tile, k_tile=k_tile, a_kmajor="t" in flags, double_buffer="d" in flags)

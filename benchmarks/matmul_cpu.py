@@ -52,8 +52,8 @@ def seed_optimized(n):
 
 
 def best(n):
-    """The best TE schedule: :func:`tecc.cpu_fallback.kernels.matmul_packed`."""
-    from tecc.cpu_fallback.kernels import matmul_packed
+    """The best TE schedule: :func:`tecc.topi.x86.matmul_packed`."""
+    from tecc.topi.x86 import matmul_packed
     return matmul_packed(n)
 
 

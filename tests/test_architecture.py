@@ -12,7 +12,7 @@ import numpy as np
 
 import tecc
 from tecc import te
-from tecc.cuda_codegen import kernels as K
+from tecc.topi import cuda as K
 
 ROOT = Path(tecc.__file__).resolve().parent
 
@@ -21,6 +21,7 @@ FORBIDDEN = {
     "runtime": {"te", "tir", "cpu_fallback", "cuda_codegen", "build_module", "target", "tuner", "topi"},
     "tir": {"te", "cpu_fallback", "cuda_codegen", "build_module", "target", "tuner", "topi"},
     "te": {"cpu_fallback", "cuda_codegen", "build_module", "tuner", "topi"},
+    "topi": {"cpu_fallback", "cuda_codegen", "build_module", "tuner"},
 }
 COMPILER = ("tecc.te", "tecc.tir", "tecc.cpu_fallback", "tecc.cuda_codegen", "tecc.build_module",
             "tecc.target")

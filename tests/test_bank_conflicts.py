@@ -8,7 +8,7 @@ import tecc
 from tecc import te
 from tecc.cpu_fallback.gpu_emu import SimError
 from tecc.cpu_fallback.gpu_emu.bank_conflicts import wavefronts
-from tecc.cuda_codegen import kernels as K
+from tecc.topi import cuda as K
 
 RNG = np.random.default_rng(3)
 

@@ -10,7 +10,7 @@ import pytest
 import tecc
 from tecc import te, tir
 from irhelpers import cuda_module
-from tecc.cuda_codegen import kernels as K
+from tecc.topi import cuda as K
 from tecc.errors import LoweringError
 from tecc.tir import expr as E
 from tecc.tir.stmt import Allocate, AttrStmt, BufferStore, For, ForKind, IfThenElse, PrimFunc, seq

@@ -8,7 +8,7 @@ import pytest
 
 import tecc
 from tecc import te
-from tecc.cuda_codegen import kernels as K
+from tecc.topi import cuda as K
 
 RNG = np.random.default_rng(7)
 

@@ -9,7 +9,7 @@ import pytest
 
 import tecc
 from tecc import te
-from tecc.cuda_codegen import kernels as K
+from tecc.topi import cuda as K
 
 pytestmark = pytest.mark.gpu
 

@@ -10,7 +10,7 @@ import tecc
 from tecc import te, tir
 from tecc.cpu_fallback.gpu_emu import SimError
 from irhelpers import check_kernels, run_kernels
-from tecc.cuda_codegen import kernels as K
+from tecc.topi import cuda as K
 from tecc.cuda_codegen.codegen_cuda import generate_cuda
 from tecc.tir import expr as E
 from tecc.tir import stmt as S

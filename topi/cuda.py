@@ -1,20 +1,31 @@
-"""Hand-written GPU schedules shared by the benchmarks, the tests and (later) the
-operator library.
+"""Schedules of :mod:`tecc.topi.nn` operators for CUDA GPUs.
 
-Each function declares the computation and returns ``(schedule, [tensors...])`` ready
-for ``tecc.build(s, args, target="cuda")``.  They all run, unchanged, on the CPU
+``schedule_*`` functions take a schedule and the output tensor (finding the other
+stages through ``input_tensors``) and the schedule's knobs.  The workload functions
+below them (``sgemm``, ``softmax_rows``...) declare the placeholders, call the
+compute of :mod:`.nn` and apply the schedule: ``(schedule, [tensors...])`` ready for
+``tecc.build(s, args, target="cuda")``.  They all run, unchanged, on the CPU
 GPU-semantics path when there is no GPU.
 """
 from __future__ import annotations
 
 from .. import te
 from ..errors import ScheduleError
-from ..tir import op as _op
+from . import nn
 
 
 def _check_multiple(what, value, factor):
     if value % factor:
         raise ScheduleError(f"{what}={value} must be a multiple of {factor} for this schedule")
+
+
+def _input(t, tag):
+    """The input tensor of ``t``'s stage whose op carries ``tag``."""
+    for x in t.op.input_tensors:
+        if getattr(x.op, "tag", "") == tag:
+            return x
+    raise ScheduleError(f"stage {t.op.name!r} reads no tensor tagged {tag!r}; it is not the output this "
+                        "schedule expects")
 
 
 def _cooperative_fetch(s, T, num_ty, num_tx, thread_y, thread_x, vec):
@@ -29,7 +40,7 @@ def _cooperative_fetch(s, T, num_ty, num_tx, thread_y, thread_x, vec):
     s[T].vectorize(v)
 
 
-def _schedule_gemm(s, out, acc, A, B, block, thread_tile, k_tile, double_buffer=False, AT=None):
+def schedule_gemm(s, out, acc, A, B, block=64, thread_tile=4, k_tile=8, double_buffer=False, AT=None):
     """The classic two-level tiling of a GEMM whose reduction stage ``acc`` (local
     scope) is computed per thread inside the output stage ``out``; with
     ``double_buffer`` the shared tiles of A and B are double-buffered across the
@@ -98,13 +109,12 @@ def _gemm_decl(M, N, K, block, k_tile, dtype, a_kmajor=False):
     _check_multiple("K", K, k_tile)
     A = te.placeholder((M, K), name="A", dtype=dtype)
     B = te.placeholder((K, N), name="B", dtype=dtype)
-    k = te.reduce_axis((0, K), name="k")
     if a_kmajor:
         AT = te.compute((K, M), lambda kk, i: A[i, kk], name="A.T")
-        C = te.compute((M, N), lambda i, j: te.sum(AT[k, i] * B[k, j], axis=k), name="C")
+        k = te.reduce_axis((0, K), name="k")
+        C = te.compute((M, N), lambda i, j: te.sum(AT[k, i] * B[k, j], axis=k), name="C", tag="matmul")
         return A, B, C, AT
-    C = te.compute((M, N), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    return A, B, C, None
+    return A, B, nn.matmul(A, B), None
 
 
 def sgemm(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32", double_buffer=False, a_kmajor=False):
@@ -125,24 +135,18 @@ def sgemm(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32", double_bu
     A, B, C, AT = _gemm_decl(M, N, K, block, k_tile, dtype, a_kmajor)
     s = te.create_schedule(C.op)
     CC = s.cache_write(C, "local")
-    _schedule_gemm(s, C, CC, A, B, block, thread_tile, k_tile, double_buffer, AT)
+    schedule_gemm(s, C, CC, A, B, block, thread_tile, k_tile, double_buffer, AT)
     return s, [A, B, C]
 
 
-def classic_gemm_tvm(n, scale=8, num_thread=8, double_buffer=True, dtype="float32"):
-    """``C[i, j] = sum_k A[i, k] * B[j, k]`` (``A @ B.T``) with the schedule of TVM's
-    integration test ``test_gemm``: blocks of ``scale*num_thread`` squared outputs,
+def schedule_classic_gemm(s, C, scale=8, num_thread=8, double_buffer=True):
+    """TVM's integration-test GEMM schedule for ``C = A @ B.T`` (:func:`nn.matmul` with
+    ``transpose_b``): blocks of ``scale*num_thread`` squared outputs,
     ``num_thread x num_thread`` threads, a local accumulator (``cache_write``), and
-    one column of A and B per reduction step staged in shared memory, double-buffered
-    across the reduction loop.
-    """
+    one column of A and B per reduction step staged in shared memory,
+    double-buffered across the reduction loop."""
+    A, B = C.op.input_tensors
     block_factor = scale * num_thread
-    _check_multiple("n", n, block_factor)
-    A = te.placeholder((n, n), name="A", dtype=dtype)
-    B = te.placeholder((n, n), name="B", dtype=dtype)
-    k = te.reduce_axis((0, n), name="k")
-    C = te.compute((n, n), lambda ii, jj: te.sum(A[ii, k] * B[jj, k], axis=k), name="CC")
-    s = te.create_schedule(C.op)
     thread_x = te.thread_axis("threadIdx.x")
     thread_y = te.thread_axis("threadIdx.y")
     CL = s.cache_write(C, "local")
@@ -169,18 +173,24 @@ def classic_gemm_tvm(n, scale=8, num_thread=8, double_buffer=True, dtype="float3
         tx, xi = s[T].split(xi, nparts=num_thread)
         s[T].bind(ty, thread_y)
         s[T].bind(tx, thread_x)
+    return s
+
+
+def classic_gemm_tvm(n, scale=8, num_thread=8, double_buffer=True, dtype="float32"):
+    """``C[i, j] = sum_k A[i, k] * B[j, k]`` (``A @ B.T``) with the schedule of TVM's
+    integration test ``test_gemm`` (:func:`schedule_classic_gemm`)."""
+    _check_multiple("n", n, scale * num_thread)
+    A = te.placeholder((n, n), name="A", dtype=dtype)
+    B = te.placeholder((n, n), name="B", dtype=dtype)
+    C = nn.matmul(A, B, transpose_b=True, name="CC")
+    s = te.create_schedule(C.op)
+    schedule_classic_gemm(s, C, scale, num_thread, double_buffer)
     return s, [A, B, C]
 
 
-def batch_matmul(batch, M, N, K, block=32, thread_tile=2, dtype="float32"):
-    """``C[b] = A[b] @ B[b]`` with a block per (batch, tile) and a register tile per thread."""
-    for what, v in (("M", M), ("N", N)):
-        _check_multiple(what, v, block)
-    A = te.placeholder((batch, M, K), name="A", dtype=dtype)
-    B = te.placeholder((batch, K, N), name="B", dtype=dtype)
-    k = te.reduce_axis((0, K), name="k")
-    C = te.compute((batch, M, N), lambda b, i, j: te.sum(A[b, i, k] * B[b, k, j], axis=k), name="C")
-    s = te.create_schedule(C.op)
+def schedule_batch_matmul(s, C, block=32, thread_tile=2):
+    """A block per (batch, ``block x block`` tile), ``thread_tile`` squared outputs per
+    thread accumulated in registers."""
     CC = s.cache_write(C, "local")
     num_thread = block // thread_tile
     b, i, j = C.op.axis
@@ -200,28 +210,26 @@ def batch_matmul(batch, M, N, K, block=32, thread_tile=2, dtype="float32"):
     s[CC].reorder(kk, yo, xo)
     s[CC].unroll(yo)
     s[CC].unroll(xo)
+    return s
+
+
+def batch_matmul(batch, M, N, K, block=32, thread_tile=2, dtype="float32"):
+    """``C[b] = A[b] @ B[b]`` (:func:`schedule_batch_matmul`)."""
+    for what, v in (("M", M), ("N", N)):
+        _check_multiple(what, v, block)
+    A = te.placeholder((batch, M, K), name="A", dtype=dtype)
+    B = te.placeholder((batch, K, N), name="B", dtype=dtype)
+    C = nn.batch_matmul(A, B)
+    s = te.create_schedule(C.op)
+    schedule_batch_matmul(s, C, block, thread_tile)
     return s, [A, B, C]
 
 
-def conv2d_nchw(N, CI, H, W, CO, KH, KW, stride=1, pad=0, tile_co=8, tile_xy=8, dtype="float32"):
-    """Direct NCHW convolution: a block per (image, output-channel tile, spatial tile),
-    one output pixel per thread for ``tile_co`` channels kept in registers; the padded
-    input is computed inline (no padded copy in memory)."""
-    OH = (H + 2 * pad - KH) // stride + 1
-    OW = (W + 2 * pad - KW) // stride + 1
-    _check_multiple("CO", CO, tile_co)
-    Data = te.placeholder((N, CI, H, W), name="Data", dtype=dtype)
-    Weight = te.placeholder((CO, CI, KH, KW), name="Weight", dtype=dtype)
-    Pad = te.compute((N, CI, H + 2 * pad, W + 2 * pad), lambda n, c, y, x: _op.if_then_else(
-        _op.all(y >= pad, y < H + pad, x >= pad, x < W + pad), Data[n, c, y - pad, x - pad],
-        _op.const(0, dtype)), name="Pad")
-    rc = te.reduce_axis((0, CI), name="rc")
-    ry = te.reduce_axis((0, KH), name="ry")
-    rx = te.reduce_axis((0, KW), name="rx")
-    Out = te.compute((N, CO, OH, OW), lambda n, f, y, x: te.sum(
-        Pad[n, rc, y * stride + ry, x * stride + rx] * Weight[f, rc, ry, rx], axis=[rc, ry, rx]), name="Out")
-    s = te.create_schedule(Out.op)
-    s[Pad].compute_inline()
+def schedule_conv2d_nchw(s, Out, tile_co=8, tile_xy=8):
+    """A block per (image, output-channel tile, spatial tile), one output pixel per
+    thread for ``tile_co`` channels kept in registers; the padded input is computed
+    inline (no padded copy in memory)."""
+    s[_input(Out, "injective,pad")].compute_inline()
     OL = s.cache_write(Out, "local")
     n, f, y, x = Out.op.axis
     fo, fi = s[Out].split(f, factor=tile_co)
@@ -239,86 +247,102 @@ def conv2d_nchw(N, CI, H, W, CO, KH, KW, stride=1, pad=0, tile_co=8, tile_xy=8, 
     rc_, ry_, rx_ = OL.op.reduce_axis
     s[OL].reorder(rc_, ry_, rx_, ff)
     s[OL].unroll(ff)
+    return s
+
+
+def conv2d_nchw(N, CI, H, W, CO, KH, KW, stride=1, pad=0, tile_co=8, tile_xy=8, dtype="float32"):
+    """Direct NCHW convolution (:func:`schedule_conv2d_nchw`)."""
+    _check_multiple("CO", CO, tile_co)
+    Data = te.placeholder((N, CI, H, W), name="Data", dtype=dtype)
+    Weight = te.placeholder((CO, CI, KH, KW), name="Weight", dtype=dtype)
+    Out = nn.conv2d_nchw(Data, Weight, stride, pad)
+    s = te.create_schedule(Out.op)
+    schedule_conv2d_nchw(s, Out, tile_co, tile_xy)
     return s, [Data, Weight, Out]
 
 
-def softmax_rows(M, N, num_thread=128, dtype="float32"):
-    """Row-wise softmax, one block per row: the row maximum and the sum of
-    exponentials are cross-thread reductions (shared-memory trees), the exponential is
-    recomputed where needed (inlined), everything in one kernel."""
-    A = te.placeholder((M, N), name="A", dtype=dtype)
-    k1 = te.reduce_axis((0, N), name="k1")
-    k2 = te.reduce_axis((0, N), name="k2")
-    Mx = te.compute((M,), lambda i: te.max(A[i, k1], axis=k1), name="Mx")
-    Ex = te.compute((M, N), lambda i, j: te.exp(A[i, j] - Mx[i]), name="Ex")
-    Sm = te.compute((M,), lambda i: te.sum(Ex[i, k2], axis=k2), name="Sm")
-    Out = te.compute((M, N), lambda i, j: Ex[i, j] / Sm[i], name="Out")
-    s = te.create_schedule(Out.op)
+def _schedule_row_reductions(s, Out, reductions, num_thread):
+    """One block per row of ``Out``; each row reduction of ``reductions`` is computed
+    in the row's block as a cross-thread reduction over ``num_thread`` threads."""
     tx = te.thread_axis((0, num_thread), "threadIdx.x")
-    s[Ex].compute_inline()
     i, j = Out.op.axis
     s[Out].bind(i, te.thread_axis("blockIdx.x"))
     jo, ji = s[Out].split(j, factor=num_thread)
     s[Out].bind(ji, tx)
-    for R in (Mx, Sm):
+    for R in reductions:
         s[R].compute_at(s[Out], i)
         (kk,) = s[R].op.reduce_axis
         ko, ki = s[R].split(kk, factor=num_thread)
         s[R].bind(ki, tx)
+    return s
+
+
+def schedule_softmax(s, Out, num_thread=128):
+    """Row-wise softmax in one kernel, a block per row: the row maximum and the sum of
+    exponentials are cross-thread reductions (warp shuffles or a shared-memory tree),
+    the exponential is recomputed where needed (inlined)."""
+    ex = _input(Out, "softmax_exp")
+    sm = _input(Out, "softmax_sum")
+    mx = _input(ex, "softmax_max")
+    s[ex].compute_inline()
+    return _schedule_row_reductions(s, Out, (mx, sm), num_thread)
+
+
+def softmax_rows(M, N, num_thread=128, dtype="float32"):
+    """Row-wise softmax of an ``M x N`` matrix (:func:`schedule_softmax`)."""
+    A = te.placeholder((M, N), name="A", dtype=dtype)
+    Out = nn.softmax(A)
+    s = te.create_schedule(Out.op)
+    schedule_softmax(s, Out, num_thread)
     return s, [A, Out]
 
 
+def schedule_layer_norm(s, Out, num_thread=128):
+    """Layer norm in one kernel, a block per row; the sum and sum of squares are
+    cross-thread reductions."""
+    sums = [t for t in Out.op.input_tensors if getattr(t.op, "tag", "") == "layer_norm_sum"]
+    return _schedule_row_reductions(s, Out, sums, num_thread)
+
+
 def layernorm_rows(M, N, num_thread=128, eps=1e-5, dtype="float32"):
-    """``(x - mean) / sqrt(var + eps) * gamma + beta`` per row, one block per row;
-    mean and mean of squares are cross-thread reductions."""
+    """Layer norm of the rows of an ``M x N`` matrix (:func:`schedule_layer_norm`)."""
     X = te.placeholder((M, N), name="X", dtype=dtype)
     gamma = te.placeholder((N,), name="gamma", dtype=dtype)
     beta = te.placeholder((N,), name="beta", dtype=dtype)
-    k1 = te.reduce_axis((0, N), name="k1")
-    k2 = te.reduce_axis((0, N), name="k2")
-    Sum = te.compute((M,), lambda i: te.sum(X[i, k1], axis=k1), name="Sum")
-    SqSum = te.compute((M,), lambda i: te.sum(X[i, k2] * X[i, k2], axis=k2), name="SqSum")
-    inv_n = 1.0 / N
-
-    def norm(i, j):
-        mean = Sum[i] * inv_n
-        var = SqSum[i] * inv_n - mean * mean
-        return (X[i, j] - mean) * te.rsqrt(var + eps) * gamma[j] + beta[j]
-
-    Out = te.compute((M, N), norm, name="Out")
+    Out = nn.layer_norm(X, gamma, beta, eps)
     s = te.create_schedule(Out.op)
-    tx = te.thread_axis((0, num_thread), "threadIdx.x")
-    i, j = Out.op.axis
-    s[Out].bind(i, te.thread_axis("blockIdx.x"))
-    jo, ji = s[Out].split(j, factor=num_thread)
-    s[Out].bind(ji, tx)
-    for R in (Sum, SqSum):
-        s[R].compute_at(s[Out], i)
-        (kk,) = s[R].op.reduce_axis
-        ko, ki = s[R].split(kk, factor=num_thread)
-        s[R].bind(ki, tx)
+    schedule_layer_norm(s, Out, num_thread)
     return s, [X, gamma, beta, Out]
 
 
-def fused_elementwise(shape, num_thread=256, dtype="float32"):
-    """``relu(A * scale[c] + bias[c]) + R`` over an NCHW-like tensor (broadcast of per
-    channel vectors), all stages inlined into one kernel, 4 elements per thread."""
-    A = te.placeholder(shape, name="A", dtype=dtype)
-    R = te.placeholder(shape, name="R", dtype=dtype)
-    scale = te.placeholder((shape[1],), name="scale", dtype=dtype)
-    bias = te.placeholder((shape[1],), name="bias", dtype=dtype)
-    T1 = te.compute(shape, lambda *i: A(*i) * scale[i[1]] + bias[i[1]], name="T1")
-    T2 = te.compute(shape, lambda *i: te.max(T1(*i), _op.const(0, dtype)), name="T2")
-    Out = te.compute(shape, lambda *i: T2(*i) + R(*i), name="Out")
-    s = te.create_schedule(Out.op)
-    s[T1].compute_inline()
-    s[T2].compute_inline()
+def schedule_injective(s, Out, num_thread=256, vector=4):
+    """An element-wise output with every injective stage before it inlined: the axes
+    fused, ``vector`` elements per thread (float4 loads and stores when 4)."""
+    stack = list(Out.op.input_tensors)
+    while stack:
+        t = stack.pop()
+        if "injective" in getattr(t.op, "tag", ""):
+            s[t].compute_inline()
+            stack.extend(t.op.input_tensors)
     fused = s[Out].fuse(*Out.op.axis)
-    rest, v = s[Out].split(fused, factor=4)
+    rest, v = s[Out].split(fused, factor=vector)
     bx, tx = s[Out].split(rest, factor=num_thread)
     s[Out].bind(bx, te.thread_axis("blockIdx.x"))
     s[Out].bind(tx, te.thread_axis("threadIdx.x"))
     s[Out].vectorize(v)
+    return s
+
+
+def fused_elementwise(shape, num_thread=256, dtype="float32"):
+    """``relu(A * scale[c] + bias[c]) + R`` over an NCHW-like tensor, one kernel
+    (:func:`schedule_injective`)."""
+    A = te.placeholder(shape, name="A", dtype=dtype)
+    R = te.placeholder(shape, name="R", dtype=dtype)
+    scale = te.placeholder((shape[1],), name="scale", dtype=dtype)
+    bias = te.placeholder((shape[1],), name="bias", dtype=dtype)
+    Out = nn.scale_bias_relu_add(A, scale, bias, R)
+    s = te.create_schedule(Out.op)
+    schedule_injective(s, Out, num_thread)
     return s, [A, scale, bias, R, Out]
 
 
@@ -329,8 +353,8 @@ def matmul_bias_relu(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32"
     pass over C)."""
     A, B, C, AT = _gemm_decl(M, N, K, block, k_tile, dtype, a_kmajor)
     bias = te.placeholder((N,), name="bias", dtype=dtype)
-    D = te.compute((M, N), lambda i, j: te.max(C[i, j] + bias[j], _op.const(0, dtype)), name="D")
+    D = nn.bias_relu(C, bias)
     s = te.create_schedule(D.op)
     s[C].set_scope("local")
-    _schedule_gemm(s, D, C, A, B, block, thread_tile, k_tile, double_buffer, AT)
+    schedule_gemm(s, D, C, A, B, block, thread_tile, k_tile, double_buffer, AT)
     return s, [A, B, bias, D]
