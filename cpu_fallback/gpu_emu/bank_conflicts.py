@@ -7,7 +7,7 @@ other, threads that touch the same word share it (a broadcast).  Accesses wider 
 (float4) accesses by quarter-warps -- and the conflicts are counted per phase.  A
 conflict-free access takes one wavefront per phase.
 
-The checking interpreter (:mod:`.gpu_check`) runs the threads of a block one after
+The checking interpreter (:mod:`.check`) runs the threads of a block one after
 the other, not in lock-step; a warp-wide access is rebuilt by matching the ``k``-th
 execution of a statement by each lane of the warp.  Warps whose lanes take different
 paths are matched as well as that allows.  Only the interpreted blocks are counted.
