@@ -40,7 +40,7 @@ from ...tir import dtype as _dt
 from ...tir import expr as E
 from ...tir import keys
 from ...tir import stmt as S
-from ...tir.analysis import launch_dims
+from ...tir.analysis import launch_dims, thread_extents
 from ...tir.functor import IRMutator, IRVisitor, post_order_visit
 from ...tir.keys import BLOCK_TAGS, THREAD_TAGS, WARP_SHUFFLE_DOWN, WARP_SIZE
 from ...tir.printer import to_text
@@ -140,12 +140,11 @@ class SimKernel:
 # parsing the launch structure
 # ----------------------------------------------------------------------------
 class _StripThreadAttrs(IRMutator):
-    """Remove ``thread_extent`` attributes, noting tag -> vars and extents."""
+    """Remove ``thread_extent`` attributes, noting the variables of each tag."""
 
     def __init__(self, kernel_name):
         self.kernel_name = kernel_name
         self.vars = {}      # tag -> [Var]
-        self.extents = {}   # tag -> PrimExpr
 
     def visit_AttrStmt(self, s):
         if s.attr_key == keys.VIRTUAL_THREAD:
@@ -161,7 +160,6 @@ class _StripThreadAttrs(IRMutator):
         self.vars.setdefault(tag, [])
         if iv.var not in self.vars[tag]:
             self.vars[tag].append(iv.var)
-        self.extents.setdefault(tag, s.value)
         return self.visit(s.body)
 
     def visit_For(self, s):
@@ -528,7 +526,7 @@ def split_kernel(func: S.PrimFunc) -> SimKernel:
     """
     strip = _StripThreadAttrs(func.name)
     body = _DemoteRegisters().visit(strip.visit(func.body))
-    grid, block = launch_dims(strip.extents)
+    grid, block = launch_dims(thread_extents(func))
     scalar_params = {p for p in func.params if p not in func.buffer_map}
     for ext in grid + block:
         bad = [v.name for v in _free_vars(ext) if v not in scalar_params]

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from ...errors import TargetError, VerifyError
+from ...runtime.launch import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK  # what any launch allows
 from .. import dtype as _dt
 from .. import expr as E
 from .. import stmt as S
@@ -58,12 +59,12 @@ class GPULimits:
 
     arch: str
     max_shared_bytes_optin: int
-    max_threads_per_block: int = 1024
-    max_thread_x: int = 1024
-    max_thread_y: int = 1024
-    max_thread_z: int = 64
-    max_grid_x: int = 2**31 - 1
-    max_grid_y_z: int = 65535
+    max_threads_per_block: int = MAX_THREADS_PER_BLOCK
+    max_thread_x: int = MAX_BLOCK_DIMS[0]
+    max_thread_y: int = MAX_BLOCK_DIMS[1]
+    max_thread_z: int = MAX_BLOCK_DIMS[2]
+    max_grid_x: int = MAX_GRID_DIMS[0]
+    max_grid_y_z: int = MAX_GRID_DIMS[1]
     max_shared_bytes: int = 48 * KIB
     max_local_bytes: int = MAX_LOCAL_BYTES
     warp_size: int = 32
@@ -152,10 +153,12 @@ def _buffer_bytes(label, buf, what, fix):
     return size * _dt.parse(buf.dtype).bytes
 
 
-def verify_gpu(kernel: S.PrimFunc, max_threads_per_block: int = 1024, max_shared_bytes: int = 48 * 1024,
-               max_shared_bytes_optin: int = 227 * 1024, max_thread_x: int = 1024, max_thread_y: int = 1024,
-               max_thread_z: int = 64, max_grid_y_z: int = 65535, *, max_local_bytes: int = MAX_LOCAL_BYTES,
-               max_grid_x: int = 2**31 - 1, arch: str | None = None) -> None:
+def verify_gpu(kernel: S.PrimFunc, max_threads_per_block: int = MAX_THREADS_PER_BLOCK,
+               max_shared_bytes: int = 48 * 1024, max_shared_bytes_optin: int = 227 * 1024,
+               max_thread_x: int = MAX_BLOCK_DIMS[0], max_thread_y: int = MAX_BLOCK_DIMS[1],
+               max_thread_z: int = MAX_BLOCK_DIMS[2], max_grid_y_z: int = MAX_GRID_DIMS[1], *,
+               max_local_bytes: int = MAX_LOCAL_BYTES, max_grid_x: int = MAX_GRID_DIMS[0],
+               arch: str | None = None) -> None:
     """Raise :class:`~tecc.errors.VerifyError` if ``kernel`` exceeds the GPU's limits.
 
     Parameters
