@@ -43,8 +43,9 @@ from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir import keys
-from ..tir.analysis import const_size, dtypes_used, storage_bytes, thread_extents, threads_per_block
-from ..tir.functor import post_order_visit
+from ..tir.analysis import (
+    const_size, dtypes_used, gpu_loops, storage_bytes, thread_extent_lists, thread_extents, threads_per_block,
+)
 
 #: static shared memory above this needs the dynamic (``extern __shared__``) path
 STATIC_SHARED_LIMIT = 48 * 1024
@@ -241,24 +242,17 @@ class CodeGenCUDA(CodeGenC):
         return set(self._headers)
 
     def _check_kernel(self, func: S.PrimFunc) -> None:
-        tags = []
-
-        def visit(node):
-            if isinstance(node, S.AttrStmt) and node.attr_key == keys.THREAD_EXTENT:
-                tag = getattr(node.node, "thread_tag", "")
-                if not keys.is_gpu_tag(tag):
-                    raise CompileError(
-                        f"kernel {func.name}: unknown thread tag {tag!r}; use one of {', '.join(keys.GPU_TAGS)}")
-                tags.append(tag)
-            elif isinstance(node, S.For) and node.kind is S.ForKind.THREAD_BINDING:
+        loops = gpu_loops(func)
+        if loops:
+            raise CompileError(
+                f"kernel {func.name}: loop {loops[0].loop_var.name} is still a thread-binding loop; "
+                "lower the schedule for CUDA first (tecc.lower(..., target='cuda'))")
+        for tag, extents in thread_extent_lists(func).items():
+            if not keys.is_gpu_tag(tag):
                 raise CompileError(
-                    f"kernel {func.name}: loop {node.loop_var.name} is still a thread-binding loop; "
-                    "lower the schedule for CUDA first (tecc.lower(..., target='cuda'))")
-
-        post_order_visit(func.body, visit)
-        dup = {t for t in tags if tags.count(t) > 1}
-        if dup:
-            raise CompileError(f"kernel {func.name}: thread tag(s) {sorted(dup)} are bound twice")
+                    f"kernel {func.name}: unknown thread tag {tag!r}; use one of {', '.join(keys.GPU_TAGS)}")
+            if len(extents) > 1:
+                raise CompileError(f"kernel {func.name}: thread tag(s) {[tag]} are bound twice")
 
     # ------------------------------------------------------------------------
     # types

@@ -41,7 +41,7 @@ from ...tir import expr as E
 from ...tir import keys
 from ...tir import stmt as S
 from ...tir.analysis import launch_dims, thread_extents
-from ...tir.functor import IRMutator, IRVisitor, post_order_visit
+from ...tir.functor import IRMutator, IRVisitor, collect_vars, post_order_visit
 from ...tir.keys import BLOCK_TAGS, THREAD_TAGS, WARP_SHUFFLE_DOWN, WARP_SIZE
 from ...tir.printer import to_text
 
@@ -321,8 +321,7 @@ class _Splitter:
 
     def thread_index_lets(self, body):
         """Bind the thread index variables used in ``body`` from ``tid``."""
-        used = set()
-        post_order_visit(body, lambda n: used.add(n) if isinstance(n, E.Var) else None)
+        used = collect_vars(body)
         bx, by, _ = self.block
         lets = []
         for axis, tag in enumerate(THREAD_TAGS):
@@ -355,13 +354,12 @@ class _Splitter:
         """Recompute the pure per-thread lets that ``body`` uses (transitively)."""
         if not self.remat:
             return body
-        used = set()
-        post_order_visit(body, lambda n: used.add(n) if isinstance(n, E.Var) else None)
+        used = collect_vars(body)
         needed = []
         for var, value in reversed(list(self.remat.items())):
             if var in used:
                 needed.append((var, value))
-                post_order_visit(value, lambda n: used.add(n) if isinstance(n, E.Var) else None)
+                used |= collect_vars(value)
         for var, value in needed:  # innermost (latest defined) first
             body = S.LetStmt(var, value, body)
         return body
@@ -529,7 +527,7 @@ def split_kernel(func: S.PrimFunc) -> SimKernel:
     grid, block = launch_dims(thread_extents(func))
     scalar_params = {p for p in func.params if p not in func.buffer_map}
     for ext in grid + block:
-        bad = [v.name for v in _free_vars(ext) if v not in scalar_params]
+        bad = sorted(v.name for v in collect_vars(ext) if v not in scalar_params)
         if bad:
             raise SimError(f"kernel {func.name}: a launch extent ({to_text(ext)}) uses "
                            f"{', '.join(bad)}, which is not a scalar parameter of the kernel")
@@ -665,7 +663,4 @@ def lower_warp_shuffles(body: S.Stmt, thread_vars: dict, block: tuple, kernel_na
     return body
 
 
-def _free_vars(expr):
-    out = []
-    post_order_visit(expr, lambda n: out.append(n) if isinstance(n, E.Var) else None)
-    return out
+
