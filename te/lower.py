@@ -24,8 +24,8 @@ from ..tir.arith import Analyzer, IntervalSet, eval_set
 from ..tir import dtype as _dt
 from ..tir.functor import IRMutator, collect_vars, post_order_visit, substitute
 from ..tir.op import const, likely
-from ..tir.transform.lower_thread_allreduce import thread_allreduce
-from .schedule import Fuse, Schedule, Split, Stage, _is_reduce
+from ..tir.transform.lower_thread_allreduce import store_values, thread_allreduce
+from .schedule import Fuse, Schedule, Split, _is_reduce
 from .tensor import ComputeOp, PlaceholderOp, Tensor, read_tensors
 
 #: memory scopes from widest to narrowest sharing
@@ -546,13 +546,7 @@ class Lowerer:
         mine = [E.BufferLoad(b, (zero,)) for b in partial]
 
         def assign(values):
-            if nv == 1:
-                return S.BufferStore(partial[0], values[0], (zero,))
-            tmps = [E.Var(f"{op.name}_v{i}", v.dtype) for i, v in enumerate(values)]
-            body = S.seq(*[S.BufferStore(b, tv, (zero,)) for b, tv in zip(partial, tmps)])
-            for tv, v in reversed(list(zip(tmps, values))):
-                body = S.LetStmt(tv, v, body)
-            return body
+            return store_values(partial, zero, values, op.name)
 
         # 1. each thread's partial over the serial reduction loops
         vmap = {v: x for v, x in zip(comb.lhs, mine)}

@@ -235,11 +235,18 @@ class CheckInterpreter(Interpreter):
                                   self.cur_tid, lanes)
         return off
 
+    def _reportable(self, kind, node):
+        """``(statement of the original kernel, key)`` of a finding of ``kind`` at
+        ``node``; the key is None when the log would not keep it (one finding per
+        statement and kind) -- ask before building the message."""
+        original = self.sim.origin.get(node, node)
+        key = (kind, self.sim.name, id(original))
+        return original, (key if self.log.wants(kind, key) else None)
+
     def _out_of_bounds(self, index, bound, node, buf, write):
         self.out_of_bounds = True
-        original = self.sim.origin.get(node, node)
-        key = ("out_of_bounds", self.sim.name, id(original))
-        if not self.log.wants("out_of_bounds", key):
+        original, key = self._reportable("out_of_bounds", node)
+        if key is None:
             return None
         where = f"block {self.block}" + (f", thread {self.thread()}" if self.thread() else "")
         verb = "write" if write else "read"
@@ -275,9 +282,8 @@ class CheckInterpreter(Interpreter):
             shadow.reader1[i] = t
         if other is None:
             return
-        original = self.sim.origin.get(node, node)
-        key = ("race", self.sim.name, id(original))
-        if not self.log.wants("race", key):
+        original, key = self._reportable("race", node)
+        if key is None:
             return
         me = self.thread()
         them = self.sim.thread_coords(other, self.block_dims)
@@ -311,9 +317,8 @@ class CheckInterpreter(Interpreter):
                 readers.append(me_rec)
         if other is None:
             return
-        original = self.sim.origin.get(node, node)
-        key = ("race", self.sim.name, id(original))
-        if not self.log.wants("race", key):
+        original, key = self._reportable("race", node)
+        if key is None:
             return
         me = self.thread()
         them = self.sim.thread_coords(other[1], self.block_dims)
@@ -337,9 +342,8 @@ class CheckInterpreter(Interpreter):
             self._uninitialized(i, node, buf, me)
 
     def _uninitialized(self, i, node, buf, me):
-        original = self.sim.origin.get(node, node)
-        key = ("uninitialized", self.sim.name, id(original))
-        if not self.log.wants("uninitialized", key):
+        original, key = self._reportable("uninitialized", node)
+        if key is None:
             return
         msg = (f"uninitialized read of shared buffer '{buf.name}' in kernel '{self.sim.name}', "
                f"block {self.block}: thread {me} reads {buf.name}[{i}], which no thread of the "

@@ -134,28 +134,25 @@ def _in_scopes(buf, scopes) -> bool:
     return scopes is None or (buf.scope or "global") in scopes
 
 
-def buffers_written(node, scopes=None) -> list:
-    """The buffers stored to below ``node`` (of the given scopes), by first store."""
+def _accessed(node, access, scopes) -> list:
     found = {}
 
     def visit(n):
-        if isinstance(n, S.BufferStore) and n.buffer.data not in found and _in_scopes(n.buffer, scopes):
+        if isinstance(n, access) and n.buffer.data not in found and _in_scopes(n.buffer, scopes):
             found[n.buffer.data] = n.buffer
 
     post_order_visit(node, visit)
     return list(found.values())
+
+
+def buffers_written(node, scopes=None) -> list:
+    """The buffers stored to below ``node`` (of the given scopes), by first store."""
+    return _accessed(node, S.BufferStore, scopes)
 
 
 def buffers_read(node, scopes=None) -> list:
     """The buffers loaded from below ``node`` (of the given scopes), by first load."""
-    found = {}
-
-    def visit(n):
-        if isinstance(n, E.BufferLoad) and n.buffer.data not in found and _in_scopes(n.buffer, scopes):
-            found[n.buffer.data] = n.buffer
-
-    post_order_visit(node, visit)
-    return list(found.values())
+    return _accessed(node, E.BufferLoad, scopes)
 
 
 def written_data(node) -> set:

@@ -40,6 +40,18 @@ from ..functor import IRMutator, substitute
 from ..op import const, if_then_else, warp_shuffle_down
 
 
+def store_values(buffers, index, values, name: str) -> S.Stmt:
+    """``buffers[i][index] = values[i]`` for every i, every value computed before any
+    store (a value may read the buffers: ``(x, y) = (y, x)``)."""
+    if len(buffers) == 1:
+        return S.BufferStore(buffers[0], values[0], (index,))
+    tmps = [E.Var(f"{name}_v{i}", v.dtype) for i, v in enumerate(values)]
+    body = S.seq(*[S.BufferStore(b, tv, (index,)) for b, tv in zip(buffers, tmps)])
+    for tv, v in reversed(list(zip(tmps, values))):
+        body = S.LetStmt(tv, v, body)
+    return body
+
+
 def thread_allreduce(combiner, n, t, row, nrows, all_threads, partials) -> S.Stmt:
     """The intrinsic statement described in the module docs (what lowering emits).
 
@@ -90,14 +102,7 @@ class _AllReduce:
         return [substitute(r, vmap) for r in self.comb.result]
 
     def assign(self, bufs, index, values):
-        """Store ``values`` (computed before any store, as they may read ``bufs``)."""
-        if self.nv == 1:
-            return S.BufferStore(bufs[0], values[0], (index,))
-        tmps = [E.Var(f"{self.name}_v{i}", v.dtype) for i, v in enumerate(values)]
-        body = S.seq(*[S.BufferStore(b, tv, (index,)) for b, tv in zip(bufs, tmps)])
-        for tv, v in reversed(list(zip(tmps, values))):
-            body = S.LetStmt(tv, v, body)
-        return body
+        return store_values(bufs, index, values, self.name)
 
     # -- shared-memory tree ------------------------------------------------------
     def tree_reduce(self):
@@ -258,4 +263,4 @@ def lower_thread_allreduce(kernel: S.PrimFunc) -> S.PrimFunc:
     return kernel.with_body(_allocate_at_top(body, low.shared))
 
 
-__all__ = ["lower_thread_allreduce", "thread_allreduce"]
+__all__ = ["lower_thread_allreduce", "store_values", "thread_allreduce"]
