@@ -39,9 +39,9 @@ def main(argv=None):
     s[C].vectorize(ji)
     s[C].parallel(io)
     t0 = time.perf_counter()
-    mod = tvm.lower(s, [A, B, C], name="matmul")
+    mod = tvm.lower(s, [A, B, C], name="matmul", target="llvm -mcpu=native")
     t_lower = time.perf_counter() - t0
-    print("=== TIR of the tiled schedule ===")
+    print("=== TIR of the tiled schedule, as the C printer receives it ===")
     print(mod)
 
     dev = tvm.cpu(0)

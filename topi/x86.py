@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .. import te
 from ..errors import ScheduleError
+from ..target import Target
 
 
 def matmul_packed_compute(A, B, nr=32, name="C"):
@@ -40,14 +41,32 @@ def schedule_matmul_packed(s, C, mr=8, nr=32):
     return s
 
 
-def matmul_packed(n: int, mr: int = 8, nr: int = 32, dtype: str = "float32"):
+def register_tile(target) -> tuple:
+    """``(mr, nr)``: an accumulator tile of ``mr`` rows of ``nr`` floats that fits the
+    vector registers of ``target`` with room for the loaded values (AVX-512: 32
+    registers of 16 floats -> 8 x 32, 16 accumulators; AVX2: 16 registers of 8 ->
+    2 x 32; SSE/NEON: 16 of 4 -> 2 x 16).  Measured on 1024^3: on an AVX2 machine
+    2 x 32 runs twice as fast as 8 x 32."""
+    vector_bytes = Target.canon(target).vector_bytes()
+    if vector_bytes >= 64:
+        return 8, 32
+    if vector_bytes >= 32:
+        return 2, 32
+    return 2, 16
+
+
+def matmul_packed(n: int, mr: int = None, nr: int = None, dtype: str = "float32", target="llvm -mcpu=native"):
     """An ``n x n x n`` matmul scheduled like a BLAS kernel
-    (:func:`schedule_matmul_packed`).
+    (:func:`schedule_matmul_packed`), its register tile (``mr x nr``) fitted to the
+    target's vector registers unless given (:func:`register_tile`).
 
     Returns
     -------
     (Schedule, [A, B, C])
     """
+    fit_mr, fit_nr = register_tile(target)
+    mr = fit_mr if mr is None else mr
+    nr = fit_nr if nr is None else nr
     if n % mr or n % nr:
         raise ScheduleError(f"matmul_packed: n={n} must be a multiple of mr={mr} and nr={nr}")
     A = te.placeholder((n, n), name="A", dtype=dtype)
