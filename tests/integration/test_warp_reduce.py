@@ -1,20 +1,19 @@
-"""Cross-thread reductions with warp shuffles: lowering, CUDA printing (cubins for
-sm_80 and sm_90), the GPU-semantics CPU path against numpy, and the race checker."""
+"""Cross-thread reductions with warp shuffles, end to end: schedules lowered, printed
+as CUDA (cubins for sm_80 and sm_90), run on the GPU-semantics CPU path against numpy,
+and the race checker.  The pass: tir/transform/test_lower_thread_allreduce.py; the
+shuffle's printing and emulation: cuda_codegen/ and cpu_fallback/."""
 import re
-import warnings
 
 import numpy as np
 import pytest
 
 import tecc
 from tecc import te, tir
-from tecc.cpu_fallback.gpu_emu import SimError
-from irhelpers import check_kernels, run_kernels
-from tecc.topi import cuda as K
-from tecc.cuda_codegen.codegen_cuda import generate_cuda
 from tecc.tir import expr as E
-from tecc.tir import stmt as S
 from tecc.tir.op import const, warp_shuffle_down
+from tecc.topi import cuda as K
+from tecc.topi.testing import layer_norm_python, softmax_python
+from irhelpers import build_all_arches, quiet_call
 
 RNG = np.random.default_rng(11)
 
@@ -23,23 +22,8 @@ def rand(*shape, dtype="float32"):
     return RNG.standard_normal(shape).astype(dtype)
 
 
-def build_all_arches(s, args):
-    """Compile for sm_80 and sm_90; return the sm_90 module."""
-    mods = {arch: tecc.build(s, args, target=f"cuda -arch={arch}") for arch in ("sm_80", "sm_90")}
-    for arch, mod in mods.items():
-        assert mod.cubin[:4] == b"\x7fELF", f"no cubin for {arch}"
-    return mods["sm_90"]
-
-
 def source(mod):
     return mod.imported_modules[0].get_source()
-
-
-def run(mod, *arrays):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        mod(*arrays)
-    return arrays
 
 
 def assert_no_findings(mod, *arrays):
@@ -87,7 +71,7 @@ def test_sum_over_threads(n):
         assert re.search(rf"__shared__ __align__\(16\) float red_buf\[{-(-n // 32)}\]", src)
         assert src.count("__syncthreads();") == 1
     a = rand(m, N)
-    (_, b) = run(mod, a, np.zeros(m, "float32"))
+    (_, b) = quiet_call(mod, a, np.zeros(m, "float32"))
     np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5, atol=1e-4)
     assert_no_findings(mod, a, np.zeros(m, "float32"))
 
@@ -106,7 +90,7 @@ def test_max_over_threads(n):
     mod = build_all_arches(s, args)
     assert "__shfl_down_sync" in source(mod)
     a = rand(m, N) - 5.0   # all negative: a wrong identity (0) would show
-    (_, b) = run(mod, a, np.zeros(m, "float32"))
+    (_, b) = quiet_call(mod, a, np.zeros(m, "float32"))
     np.testing.assert_array_equal(b, a.max(axis=1))
     assert_no_findings(mod, a, np.zeros(m, "float32"))
 
@@ -122,7 +106,7 @@ def test_shuffle_dtypes(dtype):
         a = RNG.integers(-1000, 1000, size=(m, N)).astype(dtype)
     else:
         a = rand(m, N, dtype=dtype)
-    (_, b) = run(mod, a, np.zeros(m, dtype))
+    (_, b) = quiet_call(mod, a, np.zeros(m, dtype))
     ref = a.max(axis=1) if dtype == "int32" else a.astype("float64").sum(axis=1).astype(dtype)
     if dtype == "float16":
         np.testing.assert_allclose(b.astype("float32"), ref.astype("float32"), rtol=2e-2, atol=0.25)
@@ -139,7 +123,7 @@ def test_rows_on_threadidx_y(rows, n):
     mod = build_all_arches(s, args)
     assert "__shfl_down_sync" in source(mod)
     a = rand(m, N)
-    (_, b) = run(mod, a, np.zeros(m, "float32"))
+    (_, b) = quiet_call(mod, a, np.zeros(m, "float32"))
     np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5, atol=1e-4)
     assert_no_findings(mod, a, np.zeros(m, "float32"))
 
@@ -153,7 +137,7 @@ def test_rows_not_aligned_to_warps_use_the_shared_tree():
     src = source(mod)
     assert "__shfl_down_sync" not in src and f"red_buf[{rows * n}]" in src
     a = rand(m, N)
-    (_, b) = run(mod, a, np.zeros(m, "float32"))
+    (_, b) = quiet_call(mod, a, np.zeros(m, "float32"))
     np.testing.assert_allclose(b, a.sum(axis=1), rtol=1e-5, atol=1e-4)
     assert_no_findings(mod, a, np.zeros(m, "float32"))
 
@@ -187,7 +171,7 @@ def test_argmax_tuple_reduction(threads):
     assert re.search(r"float T_shfl1\w* = __shfl_down_sync", src)
     v = rand(m, n)
     ix = np.tile(np.arange(n, dtype="int32"), (m, 1))
-    o0, o1 = run(mod, ix, v, np.zeros(m, "int32"), np.zeros(m, "float32"))[2:]
+    o0, o1 = quiet_call(mod, ix, v, np.zeros(m, "int32"), np.zeros(m, "float32"))[2:]
     np.testing.assert_array_equal(o0, v.argmax(axis=1))
     np.testing.assert_array_equal(o1, v.max(axis=1))
     assert_no_findings(mod, ix, v, np.zeros(m, "int32"), np.zeros(m, "float32"))
@@ -200,9 +184,8 @@ def test_softmax_rows(N, threads):
     mod = build_all_arches(s, args)
     assert "__shfl_down_sync" in source(mod)
     a = rand(M, N)
-    (_, out) = run(mod, a, np.zeros((M, N), "float32"))
-    e = np.exp(a - a.max(axis=1, keepdims=True))
-    np.testing.assert_allclose(out, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+    (_, out) = quiet_call(mod, a, np.zeros((M, N), "float32"))
+    np.testing.assert_allclose(out, softmax_python(a), rtol=1e-5, atol=1e-6)
     assert_no_findings(mod, a, np.zeros((M, N), "float32"))
 
 
@@ -213,10 +196,8 @@ def test_layernorm_rows(N, threads):
     mod = build_all_arches(s, args)
     assert "__shfl_down_sync" in source(mod)
     x, g, b = rand(M, N), rand(N), rand(N)
-    out = run(mod, x, g, b, np.zeros((M, N), "float32"))[3]
-    mean = x.mean(axis=1, keepdims=True)
-    var = x.var(axis=1, keepdims=True)
-    np.testing.assert_allclose(out, (x - mean) / np.sqrt(var + 1e-5) * g + b, rtol=1e-4, atol=1e-4)
+    out = quiet_call(mod, x, g, b, np.zeros((M, N), "float32"))[3]
+    np.testing.assert_allclose(out, layer_norm_python(x, g, b), rtol=1e-4, atol=1e-4)
     assert_no_findings(mod, x, g, b, np.zeros((M, N), "float32"))
 
 
@@ -243,88 +224,9 @@ def test_local_result_reaches_every_thread(threads):
     src = source(mod)
     assert "__shfl_down_sync" in src and "red_result" in src
     a = rand(M, N)
-    (_, out) = run(mod, a, np.zeros((M, N), "float32"))
+    (_, out) = quiet_call(mod, a, np.zeros((M, N), "float32"))
     np.testing.assert_allclose(out, a / a.sum(axis=1, keepdims=True), rtol=1e-4, atol=1e-5)
     assert_no_findings(mod, a, np.zeros((M, N), "float32"))
-
-
-# ---------------------------------------------------------------------------
-# the intrinsic itself: printing and the CPU exchange
-# ---------------------------------------------------------------------------
-
-def _shuffle_kernel(dtype, block, delta):
-    """``out[L] = shfl_down(in[L], delta)`` for the linear thread number L of one block."""
-    bx, by = block
-    tx, ty = E.Var("threadIdx.x", "int32"), E.Var("threadIdx.y", "int32")
-    threads = bx * by
-    src = S.decl_buffer((threads,), dtype, "src")
-    dst = S.decl_buffer((threads,), dtype, "dst")
-    lin = tx + ty * bx
-    x = E.Var("x", dtype)
-    body = S.LetStmt(x, warp_shuffle_down(E.BufferLoad(src, (lin,)), delta), S.BufferStore(dst, x, (lin,)))
-    for var, ext in ((ty, by), (tx, bx)):
-        iv = E.IterVar(E.Range(const(0), const(ext)), var, E.IterVarType.THREAD_INDEX, var.name)
-        body = S.AttrStmt(iv, "thread_extent", const(ext), body)
-    params = (E.Var("src", "handle"), E.Var("dst", "handle"))
-    kernel = S.PrimFunc(params, body, {params[0]: src, params[1]: dst},
-                        {"global_symbol": "shfl_kernel0", "tecc.kernel": True,
-                         "thread_extents": {"threadIdx.x": const(bx), "threadIdx.y": const(by)},
-                         "shared_bytes": 0})
-    hp = (E.Var("src", "handle"), E.Var("dst", "handle"))
-    call = E.Call("int32", "tecc.launch", (E.StringImm("shfl_kernel0"),) + hp)
-    host = S.PrimFunc(hp, S.Evaluate(call), {hp[0]: src, hp[1]: dst},
-                      {"global_symbol": "shfl", "tecc.host": True})
-    return host, kernel
-
-
-@pytest.mark.parametrize("block, delta", [((64, 1), 16), ((8, 12), 3), ((48, 1), 8)])
-def test_cpu_shuffle_follows_warp_lanes(block, delta):
-    """Each lane gets the value ``delta`` lanes above it in its own warp (32 linear
-    thread numbers), its own value past the warp's end."""
-    host, kernel = _shuffle_kernel("int32", block, delta)
-    threads = block[0] * block[1]
-    a = np.arange(threads, dtype="int32") * 7
-    out = np.zeros(threads, "int32")
-    run_kernels(host, {kernel.name: kernel}, [a, out])
-    lane = np.arange(threads) % 32
-    src = np.arange(threads) + delta
-    ok = (lane + delta < 32) & (src < threads)
-    expect = np.where(ok, a[np.minimum(src, threads - 1)], a)
-    np.testing.assert_array_equal(out, expect)
-    assert check_kernels(host, {kernel.name: kernel}, [a, np.zeros(threads, "int32")]) == []
-
-
-@pytest.mark.parametrize("dtype, ctype", [("float32", "float"), ("float64", "double"), ("int64", "int64_t"),
-                                          ("float16", "__half"), ("uint32", "uint32_t")])
-def test_cuda_prints_shfl_down_sync(dtype, ctype):
-    _, kernel = _shuffle_kernel(dtype, (32, 1), 4)
-    src = generate_cuda(kernel)
-    assert re.search(rf"{re.escape(ctype)} x = __shfl_down_sync\(0xffffffffu, src\[.*\], 4, 32\);", src)
-    if dtype == "float16":
-        assert "#include <cuda_fp16.h>" in src
-
-
-def test_cuda_shuffles_narrow_ints_as_int():
-    _, kernel = _shuffle_kernel("int8", (32, 1), 1)
-    src = generate_cuda(kernel)
-    assert "((int8_t)(__shfl_down_sync(0xffffffffu, (int)(" in src
-
-
-def test_shuffle_must_be_a_let_value():
-    tx = E.Var("threadIdx.x", "int32")
-    dst = S.decl_buffer((32,), "float32", "dst")
-    body = S.BufferStore(dst, warp_shuffle_down(E.Cast("float32", tx), 1) + 1.0, (tx,))
-    iv = E.IterVar(E.Range(const(0), const(32)), tx, E.IterVarType.THREAD_INDEX, "threadIdx.x")
-    body = S.AttrStmt(iv, "thread_extent", const(32), body)
-    p = E.Var("dst", "handle")
-    kernel = S.PrimFunc((p,), body, {p: dst}, {"global_symbol": "bad_kernel0", "tecc.kernel": True,
-                                               "thread_extents": {"threadIdx.x": const(32)},
-                                               "shared_bytes": 0})
-    hp = E.Var("dst", "handle")
-    host = S.PrimFunc((hp,), S.Evaluate(E.Call("int32", "tecc.launch", (E.StringImm("bad_kernel0"), hp))),
-                      {hp: dst}, {"global_symbol": "bad", "tecc.host": True})
-    with pytest.raises(SimError, match="whole value of a let"):
-        run_kernels(host, {kernel.name: kernel}, [np.zeros(32, "float32")])
 
 
 def test_warp_shuffle_down_rejects_vectors():

@@ -5,45 +5,18 @@ accesses, shared races)."""
 import numpy as np
 import pytest
 
-from tecc import tir
+import tecc
+from tecc import te, tir, topi
 from tecc.cpu_fallback.gpu_emu import Emulation, SimError
 from tecc.errors import KernelError, RuntimeArgError
 from tecc.tir import expr as E
 from tecc.tir import stmt as S
-from tecc.tir.op import const
+from tecc.tir.op import const, warp_shuffle_down
+from tecc.topi.testing import matmul_python
 from irhelpers import (  # noqa: F401  (private_cache_dir: an autouse fixture)
-    buf1d, check_kernels, host as host_func, kernel, launch, private_cache_dir, run_kernels, sync,
+    buf1d, check_kernels, host, kernel, launch, loop, private_cache_dir, quiet_call, run_kernels,
+    shuffle_kernel, single_launch, store, sync, var,
 )
-
-
-
-
-# ---------------------------------------------------------------------------
-# building kernels and host plans by hand, as the lowering will
-# ---------------------------------------------------------------------------
-
-def ivar(tag):
-    return E.Var(tag, "int32")
-
-
-def store(b, value, index):
-    return S.BufferStore(b, tir.convert(value), (tir.convert(index),))
-
-
-def loop(var, extent, body):
-    return S.For(var, const(0), tir.convert(extent), S.ForKind.SERIAL, body)
-
-
-def host(name, buffers, scalars, body):
-    """A host function over ``buffers`` then ``scalars``."""
-    return host_func(name, list(buffers) + list(scalars), body)
-
-
-def single_launch(kname, kfunc, host_buffers, scalars=()):
-    """A host plan launching ``kfunc`` on its parameters in order."""
-    def body(*params):
-        return launch(kname, *params)
-    return host(kname + "_host", host_buffers, list(scalars), body), {kname: kfunc}
 
 
 def rand(*shape, seed=0):
@@ -55,7 +28,7 @@ def rand(*shape, seed=0):
 # ---------------------------------------------------------------------------
 
 def test_vector_add():
-    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
     A, B, C = buf1d("A", 256), buf1d("B", 256), buf1d("C", 256)
     i = bx * 64 + tx
     k = kernel("vadd_kernel0", [A, B, C], store(C, A[i] + B[i], i), [(bx, 4), (tx, 64)])
@@ -73,7 +46,7 @@ def test_vector_add():
 # ---------------------------------------------------------------------------
 
 def reversal(with_barrier):
-    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
     A, B = buf1d("A", 256), buf1d("B", 256)
     sh = buf1d("sh", 64, scope="shared")
     stmts = [store(sh, A[bx * 64 + tx], tx)]
@@ -122,10 +95,10 @@ def test_shared_reversal_without_barrier_is_a_race():
 # ---------------------------------------------------------------------------
 
 def tree_sum(with_loop_barrier=True):
-    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
     A, out = buf1d("A", 3 * 128), buf1d("out", 3)
     red = buf1d("red", 128, scope="shared")
-    s, stride = E.Var("s"), E.Var("stride")
+    s, stride = var("s"), var("stride")
     step = S.IfThenElse(tx < stride, store(red, red[tx] + red[tx + stride], tx))
     inner = S.seq(step, sync()) if with_loop_barrier else step
     body = S.Allocate(red, S.seq(
@@ -161,11 +134,11 @@ def test_tree_reduction_missing_loop_barrier_is_a_race():
 def matvec(second_barrier=True):
     """y = s * (M @ x) with x staged through shared memory in tiles of T."""
     T, K, R = 32, 96, 64
-    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
     M, x, sc, y = buf1d("M", R * K), buf1d("x", K), buf1d("s", R), buf1d("y", R)
     xs = buf1d("xs", T, scope="shared")
     acc = buf1d("acc", 4, scope="local")
-    row, scale, ko, ki = E.Var("row"), E.Var("scale", "float32"), E.Var("ko"), E.Var("ki")
+    row, scale, ko, ki = var("row"), var("scale", "float32"), var("ko"), var("ki")
     tile = [store(xs, x[ko * T + tx], tx), sync(),
             loop(ki, T, store(acc, acc[ki % 4] + M[row * K + ko * T + ki] * xs[ki], ki % 4))]
     if second_barrier:
@@ -208,7 +181,7 @@ def test_missing_barrier_between_loop_iterations_is_a_race():
 # ---------------------------------------------------------------------------
 
 def test_out_of_bounds_global_and_shared():
-    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
     A, C = buf1d("A", 200), buf1d("C", 200)
     sh = buf1d("tile", 64, scope="shared")
     i = bx * 64 + tx
@@ -232,7 +205,7 @@ def test_out_of_bounds_global_and_shared():
 
 
 def test_out_of_bounds_in_per_thread_local_buffer():
-    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
     A = buf1d("A", 64)
     loc = buf1d("loc", 2, scope="local")
     sh = buf1d("sh", 32, scope="shared")
@@ -255,7 +228,7 @@ def test_out_of_bounds_in_per_thread_local_buffer():
 def copy_into(name, blocks, out_size, out_index):
     """out[out_index(bx, tx)] = A[bx * 32 + tx] over ``blocks`` blocks of 32 threads:
     the findings of checking it."""
-    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
     A, out = buf1d("A", blocks * 32), buf1d("out", out_size)
     k = kernel(name, [A, out], store(out, A[bx * 32 + tx], out_index(bx, tx)), [(bx, blocks), (tx, 32)])
     h, ks = single_launch(name, k, [buf1d("A", blocks * 32), buf1d("out", out_size)])
@@ -282,7 +255,7 @@ def test_threads_of_a_block_writing_one_global_element_race():
 def test_global_write_then_read_by_other_thread_needs_a_barrier():
     # each thread writes B[i], then reads its mirror's B[31 - i]: a race without a
     # barrier, ordered with one (a barrier orders global memory within a block)
-    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
 
     def plan(with_barrier):
         A, B, C = buf1d("A", 64), buf1d("B", 64), buf1d("C", 64)
@@ -305,7 +278,7 @@ def test_global_write_then_read_by_other_thread_needs_a_barrier():
 
 def test_read_only_and_disjoint_global_accesses_are_not_races():
     # every block reads all of A (shared input) and writes its own slice of C
-    bx, tx, j = ivar("blockIdx.x"), ivar("threadIdx.x"), E.Var("j")
+    bx, tx, j = var("blockIdx.x"), var("threadIdx.x"), var("j")
     A, C = buf1d("A", 16), buf1d("C", 4 * 16)
     acc = buf1d("acc", 1, scope="local")
     body = S.Allocate(acc, S.seq(store(acc, 0.0, 0),
@@ -322,7 +295,7 @@ def test_read_only_and_disjoint_global_accesses_are_not_races():
 
 def test_fetch_that_misses_part_of_the_tile_reads_uninitialized_shared_memory():
     # 32 threads fetch a 64-element tile with one load each: the upper half is garbage
-    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
     A, B = buf1d("A", 128), buf1d("B", 64)
     sh = buf1d("tile", 64, scope="shared")
     body = S.Allocate(sh, S.seq(store(sh, A[bx * 64 + tx], tx), sync(),
@@ -341,10 +314,10 @@ def test_fetch_that_misses_part_of_the_tile_reads_uninitialized_shared_memory():
 # ---------------------------------------------------------------------------
 
 def test_barrier_in_thread_dependent_loop_raises():
-    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
     A = buf1d("A", 64)
     sh = buf1d("sh", 32, scope="shared")
-    i = E.Var("i")
+    i = var("i")
     body = S.Allocate(sh, loop(i, tx, S.seq(store(sh, 1.0, tx), sync())))
     k = kernel("bad_kernel0", [A], body, [(bx, 2), (tx, 32)])
     h, ks = single_launch("bad_kernel0", k, [buf1d("A", 64)])
@@ -356,7 +329,7 @@ def test_barrier_in_thread_dependent_loop_raises():
 
 
 def test_barrier_under_memory_dependent_branch_raises():
-    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
     A = buf1d("A", 64)
     body = S.IfThenElse(A[bx * 32 + tx] > const(0.0, "float32"), sync())
     k = kernel("branch_kernel0", [A], body, [(bx, 2), (tx, 32)])
@@ -366,7 +339,7 @@ def test_barrier_under_memory_dependent_branch_raises():
 
 
 def test_barrier_under_block_uniform_branch():
-    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
     A, B = buf1d("A", 256), buf1d("B", 256)
     sh = buf1d("sh", 64, scope="shared")
     i = bx * 64 + tx
@@ -384,7 +357,7 @@ def test_barrier_under_block_uniform_branch():
 
 
 def test_invalid_launch_configuration():
-    bx, tx, ty = ivar("blockIdx.x"), ivar("threadIdx.x"), ivar("threadIdx.y")
+    bx, tx, ty = var("blockIdx.x"), var("threadIdx.x"), var("threadIdx.y")
     A = buf1d("A", 2048)
     k = kernel("big_kernel0", [A], store(A, 1.0, ty * 64 + tx), [(bx, 1), (tx, 64), (ty, 32)])
     h, ks = single_launch("big_kernel0", k, [buf1d("A", 2048)])
@@ -410,12 +383,12 @@ def test_wrong_arguments():
 
 def test_two_kernels_with_workspace():
     n = 300
-    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
     i = bx * 128 + tx
     A1, W1 = buf1d("A", n), buf1d("W", n)
     k1 = kernel("scale_kernel0", [A1, W1],
                 S.IfThenElse(tir.likely(i < n), store(W1, A1[i] * 2.0, i)), [(bx, 3), (tx, 128)])
-    bx2, tx2 = ivar("blockIdx.x"), ivar("threadIdx.x")
+    bx2, tx2 = var("blockIdx.x"), var("threadIdx.x")
     j = bx2 * 64 + tx2
     W2, B2 = buf1d("W", n), buf1d("B", n)
     k2 = kernel("shift_kernel1", [W2, B2],
@@ -427,7 +400,7 @@ def test_two_kernels_with_workspace():
         return S.Allocate(W, S.seq(launch("scale_kernel0", a, W.data),
                                    launch("shift_kernel1", W.data, b)))
 
-    h = host("two", [buf1d("A", n), buf1d("B", n)], [], body)
+    h = host("two", [buf1d("A", n), buf1d("B", n)], body)
     ks = {"scale_kernel0": k1, "shift_kernel1": k2}
     a, b = rand(n), np.zeros(n, "float32")
     run_kernels(h, ks, [a, b])
@@ -438,19 +411,19 @@ def test_two_kernels_with_workspace():
 
 
 def test_symbolic_grid_from_scalar_param():
-    n_k = E.Var("n")
-    bx, tx = ivar("blockIdx.x"), ivar("threadIdx.x")
+    n_k = var("n")
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
     A, B = buf1d("A", n_k), buf1d("B", n_k)
     i = bx * 64 + tx
     k = kernel("sq_kernel0", [A, B, n_k],
                S.IfThenElse(tir.likely(i < n_k), store(B, A[i] * A[i], i)),
                [(bx, E.FloorDiv(n_k + 63, const(64))), (tx, 64)])
-    n_h = E.Var("n")
+    n_h = var("n")
 
     def body(a, b, n):
         return S.AssertStmt(n > 0, "n must be positive", launch("sq_kernel0", a, b, n))
 
-    h = host("sq", [buf1d("A", n_h), buf1d("B", n_h)], [n_h], body)
+    h = host("sq", [buf1d("A", n_h), buf1d("B", n_h), n_h], body)
     ks = {"sq_kernel0": k}
     for n in (1, 100, 300):
         a, b = rand(n), np.zeros(n, "float32")
@@ -461,7 +434,7 @@ def test_symbolic_grid_from_scalar_param():
 
 def test_transpose_with_2d_blocks():
     R, C, t = 32, 48, 8
-    bx, by, tx, ty = ivar("blockIdx.x"), ivar("blockIdx.y"), ivar("threadIdx.x"), ivar("threadIdx.y")
+    bx, by, tx, ty = var("blockIdx.x"), var("blockIdx.y"), var("threadIdx.x"), var("threadIdx.y")
     A, B = buf1d("A", R * C), buf1d("B", R * C)
     tile = buf1d("tile", t * t, scope="shared")
     body = S.Allocate(tile, S.seq(
@@ -481,16 +454,10 @@ def test_transpose_with_2d_blocks():
 def test_every_thread_copying_the_whole_tile_is_named_as_such():
     # a GEMM whose shared-memory fetch is not bound to threads: every thread copies the
     # whole tile, so each element is written by all of them (not a missing barrier)
-    import warnings
-
-    import tecc
-    from tecc import te
-
     n = 32
     A = te.placeholder((n, n), name="A")
     B = te.placeholder((n, n), name="B")
-    k = te.reduce_axis((0, n), name="k")
-    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    C = topi.nn.matmul(A, B)
     s = te.create_schedule(C.op)
     AA = s.cache_read(A, "shared", [C])
     i, j = C.op.axis
@@ -508,8 +475,37 @@ def test_every_thread_copying_the_whole_tile_is_named_as_such():
     assert "written by several threads" in findings[0].message
     assert "bind the copy's loops to threadIdx" in findings[0].message
     assert "missing __syncthreads" not in findings[0].message
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        c = np.zeros((n, n), "float32")
-        f(a, b, c)  # every thread writes the same values: the result is right, the waste is not
-    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    c = np.zeros((n, n), "float32")
+    quiet_call(f, a, b, c)  # every thread writes the same values: the result is right, the waste is not
+    np.testing.assert_allclose(c, matmul_python(a, b), rtol=1e-4, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------
+# warp shuffles: the CPU exchange follows the hardware's warps
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("block, delta", [((64, 1), 16), ((8, 12), 3), ((48, 1), 8)])
+def test_cpu_shuffle_follows_warp_lanes(block, delta):
+    """Each lane gets the value ``delta`` lanes above it in its own warp (32 linear
+    thread numbers), its own value past the warp's end."""
+    h, k = shuffle_kernel("int32", block, delta)
+    threads = block[0] * block[1]
+    a = np.arange(threads, dtype="int32") * 7
+    out = np.zeros(threads, "int32")
+    run_kernels(h, {k.name: k}, [a, out])
+    lane = np.arange(threads) % 32
+    src = np.arange(threads) + delta
+    ok = (lane + delta < 32) & (src < threads)
+    expect = np.where(ok, a[np.minimum(src, threads - 1)], a)
+    np.testing.assert_array_equal(out, expect)
+    assert check_kernels(h, {k.name: k}, [a, np.zeros(threads, "int32")]) == []
+
+
+def test_shuffle_must_be_a_let_value():
+    tx = var("threadIdx.x")
+    dst = buf1d("dst", 32)
+    k = kernel("bad_kernel0", [dst], S.BufferStore(dst, warp_shuffle_down(E.Cast("float32", tx), 1) + 1.0, (tx,)),
+               [(tx, 32)])
+    h, ks = single_launch("bad_kernel0", k, [dst])
+    with pytest.raises(SimError, match="whole value of a let"):
+        run_kernels(h, ks, [np.zeros(32, "float32")])

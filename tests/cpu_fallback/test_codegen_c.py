@@ -11,38 +11,11 @@ from tecc.runtime import KernelError
 from tecc.tir import expr as E
 from tecc.tir import stmt as S
 from tecc.tir.op import const
-from irhelpers import make_func, private_cache_dir  # noqa: F401  (an autouse fixture)
+from irhelpers import (  # noqa: F401  (private_cache_dir: an autouse fixture)
+    bcast, buf, loop, make_func, private_cache_dir, ramp, store,
+)
 
 ForKind = S.ForKind
-
-
-
-
-# ---------------------------------------------------------------------------
-# helpers to build IR by hand
-# ---------------------------------------------------------------------------
-
-def buf(name, shape, dtype="float32"):
-    return S.decl_buffer(shape, dtype, name)
-
-
-
-
-def loop(var, extent, body, kind=ForKind.SERIAL):
-    return S.For(var, const(0), tir.convert(extent) if not isinstance(extent, E.PrimExpr) else extent,
-                 kind, body)
-
-
-def store(b, value, index):
-    return S.BufferStore(b, tir.convert(value), (tir.convert(index),))
-
-
-def ramp(base, lanes, stride=1):
-    return E.Ramp(tir.convert(base), const(stride), lanes)
-
-
-def bcast(value, lanes, dtype="float32"):
-    return E.Broadcast(const(value, dtype), lanes)
 
 
 # ---------------------------------------------------------------------------

@@ -1,79 +1,21 @@
 """CUDA modules: argument checking, the CPU emulation path (no GPU), export/load, and
 (marked ``gpu``) real launches."""
-import json
 import warnings
 
 import numpy as np
 import pytest
 
 import tecc
-from tecc import config, runtime, tir
-from tecc.cuda_codegen import build_cuda, cache
-from tecc.errors import KernelError, LoweringError, RuntimeArgError, TargetError, TeccError
+from tecc import config, runtime
+from tecc.errors import KernelError, RuntimeArgError, TeccError
 from tecc.runtime import cuda_module
 from tecc.runtime import ndarray as nd
 from tecc.runtime.cuda_module import CUDAModule
-from tecc.runtime.launch import Launch, LaunchPlan, formula_text, launch_dims
-from tecc.tir import expr as E
-from tecc.tir import stmt as S
-from tecc.tir.op import const
-from irhelpers import buf1d, host, kernel, launch
+from irhelpers import add_module, fresh_cuda_cache, two_kernel_module  # noqa: F401  (an autouse fixture)
 
 on_cpu = pytest.mark.skipif(tecc.cuda(0).exist, reason="checks the no-GPU path")
 
 TARGET = "cuda -arch=sm_90"
-
-
-@pytest.fixture(autouse=True)
-def _cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("TECC_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("TECC_REQUIRE_GPU", raising=False)
-    cache.clear_memory()
-    yield
-
-
-# ---------------------------------------------------------------------------
-# hand-built split modules (host functions + kernels, as the CUDA pipeline leaves them)
-# ---------------------------------------------------------------------------
-
-def add_module(target=TARGET, guard=True):
-    """C = A + B over (n, 4) float32 arrays, 64 threads per block, symbolic n (without
-    ``guard``, the threads past the end access out of bounds)."""
-    kn = E.Var("n", "int32")
-    size = kn * 4
-    A, B, C = (buf1d(x, size) for x in "ABC")
-    bx, tx = E.Var("blockIdx.x", "int32"), E.Var("threadIdx.x", "int32")
-    i = bx * 64 + tx
-    store = S.BufferStore(C, A[i] + B[i], (i,))
-    if guard:
-        store = S.IfThenElse(E.Call("bool", "likely", (i < size,)), store)
-    k = kernel("add_kernel0", [A, B, C, kn], store, [(bx, (size + 63) // 64), (tx, 64)])
-    n = E.Var("n", "int32")
-    hb = [S.decl_buffer((n, 4), "float32", x) for x in "ABC"]
-    h = host("add", hb + [n], lambda a, b, c, n_: launch("add_kernel0", a, b, c, n_))
-    return build_cuda(S.IRModule({"add": h, "add_kernel0": k}), target)
-
-
-def two_kernel_module():
-    """T = A * 2 in a workspace, then C = T + 1 (two launches)."""
-    m = 256
-    A, T1, T2, C = (buf1d(x, m) for x in ("A", "T", "T", "C"))
-    bx1, tx1 = E.Var("blockIdx.x", "int32"), E.Var("threadIdx.x", "int32")
-    i1 = bx1 * 64 + tx1
-    k1 = kernel("scale_kernel0", [A, T1], S.BufferStore(T1, A[i1] * const(2.0, "float32"), (i1,)),
-                [(bx1, 4), (tx1, 64)])
-    bx2, tx2 = E.Var("blockIdx.x", "int32"), E.Var("threadIdx.x", "int32")
-    i2 = bx2 * 64 + tx2
-    k2 = kernel("inc_kernel1", [T2, C], S.BufferStore(C, T2[i2] + const(1.0, "float32"), (i2,)),
-                [(bx2, 4), (tx2, 64)])
-    ws = buf1d("T", m)
-
-    def body(a, c):
-        return S.Allocate(ws, S.seq(launch("scale_kernel0", a, ws.data), launch("inc_kernel1", ws.data, c)))
-
-    h = host("scale_inc", [S.decl_buffer((16, 16), "float32", "A"), S.decl_buffer((16, 16), "float32", "C")],
-             body)
-    return build_cuda([h, k1, k2], TARGET)
 
 
 def assert_runs_scale_inc(mod):
@@ -91,39 +33,8 @@ def rand(*shape, seed=0):
 
 
 # ---------------------------------------------------------------------------
-# building and inspecting (no GPU needed)
+# calling, checking, exporting (no GPU needed); building: cuda_codegen/test_host_plan.py
 # ---------------------------------------------------------------------------
-
-def test_build_sources_and_specs():
-    mod = add_module()
-    assert isinstance(mod, CUDAModule) and mod.arch == "sm_90" and mod.cubin[:4] == b"\x7fELF"
-    # the host side is a launch plan: grid and block as formulas over the scalar parameters
-    assert mod.get_source() == ("plan add(A, B, C, n):\n"
-                                "  launch add_kernel0<<<((((n * 4) + 63) // 64), 1, 1), (64, 1, 1)>>>(A, B, C, n)")
-    cu = mod.imported_modules[0].get_source()
-    assert '__global__ void __launch_bounds__(64) add_kernel0' in cu and cu == mod.get_source("cuda")
-    specs = mod.signature("add").args
-    assert [s.kind for s in specs] == ["buffer"] * 3 + ["scalar"]
-    assert specs[0].shape == ("n", 4) and specs[3].binding == (0, 0)
-    assert specs[2].written and not specs[0].written  # from the kernel's stores
-    plan = mod.plans["add"]
-    (step,) = plan.steps
-    assert launch_dims(plan, step, {("arg", 3): 10}) == ((1, 1, 1), (64, 1, 1))
-    assert launch_dims(plan, step, {("arg", 3): 17}) == ((2, 1, 1), (64, 1, 1))
-    assert mod.kernels["add_kernel0"].params == (("buffer", "float32"),) * 3 + (("scalar", "int32"),)
-    assert "CUDAModule add" in repr(mod)
-
-
-def test_build_errors():
-    with pytest.raises(LoweringError, match="needs host functions"):
-        build_cuda([], TARGET)
-    with pytest.raises(TargetError, match="target 'cuda'"):
-        build_cuda([], "llvm")
-    if not tecc.cuda(0).exist:
-        # plain "cuda" without a GPU: NVRTC still checks the code (for sm_80) and the
-        # module runs on the CPU emulation
-        assert add_module("cuda").arch == "sm_80"
-
 
 def test_argument_checking():
     mod = add_module()
@@ -140,16 +51,6 @@ def test_argument_checking():
         mod(nd.array(a), a, np.zeros((8, 4), np.float32))
     with pytest.raises(RuntimeArgError, match="must be a tecc.nd.NDArray on cuda"):
         mod([1.0], a, a)
-
-
-def test_plan_json_round_trip_and_text():
-    mod = two_kernel_module()
-    plan = mod.plans["scale_inc"]
-    back = LaunchPlan.from_json(json.loads(json.dumps(plan.to_json())))
-    assert back == plan
-    assert [type(s).__name__ for s in plan.steps] == ["Alloc", "Launch", "Launch"]
-    assert plan.text().splitlines()[1] == "  T = workspace(float32, 256)"
-    assert formula_text(["floordiv", ["+", {"arg": 0}, 63], 64], {("arg", 0): "n"}) == "((n + 63) // 64)"
 
 
 def test_empty_launch_is_refused_before_launching():

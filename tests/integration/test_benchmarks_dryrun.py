@@ -10,7 +10,9 @@ import warnings
 
 import pytest
 
-BENCH_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+#: tests/integration/ -> the repository root -> benchmarks/
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCH_DIR = os.path.join(ROOT, "benchmarks")
 
 
 def load(name):

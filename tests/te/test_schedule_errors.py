@@ -2,16 +2,16 @@
 import pytest
 
 import tecc
-from tecc import te
+from tecc import te, topi
 from tecc.errors import LoweringError, ScheduleError, TeccTypeError
 
 
 def matmul(n=16):
+    """``C = A @ B`` (topi's compute) and its reduction axis ``k``."""
     A = te.placeholder((n, n), name="A")
     B = te.placeholder((n, n), name="B")
-    k = te.reduce_axis((0, n), name="k")
-    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    return A, B, C, k
+    C = topi.nn.matmul(A, B)
+    return A, B, C, C.op.reduce_axis[0]
 
 
 def test_reorder_axis_twice():
@@ -331,3 +331,13 @@ def test_integer_division_by_constant_zero_is_refused_when_lowering(divide):
     B = te.compute((8,), lambda i: divide(A[i]), name="B")
     with pytest.raises(LoweringError, match=r"stage 'B' divides by the constant 0"):
         tecc.build(te.create_schedule(B.op), [A, B], target="llvm")
+
+
+def test_error_double_buffer_at_root():
+    A = te.placeholder((16,), name="A")
+    AA = te.compute((16,), lambda i: A[i] * 2, name="AA")
+    B = te.compute((16,), lambda i: AA[i] + 1, name="B")
+    s = te.create_schedule(B.op)
+    s[AA].double_buffer()
+    with pytest.raises(LoweringError, match=r"'AA' is double-buffered.*computed at root.*compute_at"):
+        tecc.lower(s, [A, B])

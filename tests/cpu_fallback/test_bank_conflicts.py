@@ -9,6 +9,7 @@ from tecc import te
 from tecc.cpu_fallback.gpu_emu import SimError
 from tecc.cpu_fallback.gpu_emu.bank_conflicts import wavefronts
 from tecc.topi import cuda as K
+from irhelpers import add_module
 
 RNG = np.random.default_rng(3)
 
@@ -94,8 +95,6 @@ def test_sgemm_tiles_a_kmajor_removes_the_row_fetch_conflict():
 
 
 def test_report_refuses_a_kernel_with_problems():
-    from test_cuda_runtime import add_module
-
     a = RNG.standard_normal((10, 4)).astype("float32")
     with pytest.raises(SimError, match="out-of-bounds"):
         add_module(guard=False).shared_memory_report(a, a, np.zeros((10, 4), "float32"))

@@ -1,5 +1,6 @@
-"""Tests of the pass manager: the named pipeline, options, PassContext, printing,
-timing and the verifier switch."""
+"""The pass engine (tir/transform/pipeline.py): the named pipelines, options,
+PassContext, printing, timing, the verifier switch, and passes that change nothing
+handing back the module they were given."""
 import io as _io
 from dataclasses import replace
 
@@ -8,19 +9,16 @@ import pytest
 
 from tecc import tir
 from tecc.errors import TeccError
-from tecc.tir.stmt import BufferStore, For, ForKind, IfThenElse, PrimFunc, seq
+from tecc.tir.stmt import BufferStore, For, ForKind, IfThenElse, seq
 from tecc.tir.transform import pipeline as P
 from tecc.tir.analysis import run_prim_func, verify_well_formed
 from tecc.tir.transform import (
-    CPU_PIPELINE, CUDA_PIPELINE, GENERIC_PIPELINE, FunctionPass, PassConfigError, PassContext, PassOptions,
-    list_passes, run_pipeline,
+    CPU_PIPELINE, CUDA_PIPELINE, GENERIC_PIPELINE, FunctionPass, ModulePass, PassConfigError, PassContext,
+    PassOptions, list_passes, run_pipeline,
 )
+from irhelpers import buf1d, kernel, loop, lowered_func, single_launch, store, var
 
 c = tir.const
-
-
-def loop(var, extent, body, kind=ForKind.SERIAL):
-    return For(var, c(0), tir.convert(extent), kind, body)
 
 
 def guarded_matmul(n=10, f=4):
@@ -33,8 +31,7 @@ def guarded_matmul(n=10, f=4):
     body = loop(i, n, loop(jo, (n + f - 1) // f, seq(
         loop(ji, f, init, ForKind.VECTORIZED),
         loop(k, n, loop(ji, f, upd, ForKind.UNROLLED)))))
-    bufs = (A, B, C)
-    return PrimFunc(tuple(b.data for b in bufs), body, {b.data: b for b in bufs}, {"global_symbol": "mm"})
+    return lowered_func("mm", [A, B, C], body)
 
 
 def run_mm(func, n=10):
@@ -78,6 +75,22 @@ def test_generic_run_then_target_run_equals_one_target_run():
     assert run_pipeline(whole, PassOptions()).attrs["tecc.lowered"] == "c"  # nothing left to run
     with pytest.raises(TeccError, match="lowered for target kind 'c'"):
         run_pipeline(whole, PassOptions(target_kind="cuda"))
+
+
+def test_passes_that_change_nothing_return_their_module():
+    """A FunctionPass whose function returns its input, and the split of a module that
+    is split already, hand back the very module they were given."""
+    flat = run_pipeline(guarded_matmul(), PassOptions(target_kind=None))
+    flatten_pass = next(p for p in GENERIC_PIPELINE if p.name == "flatten")
+    assert isinstance(flatten_pass, FunctionPass)
+    assert flatten_pass(flat, PassOptions()) is flat
+    split = next(p for p in CUDA_PIPELINE if p.name == "split_host_device")
+    assert isinstance(split, ModulePass)
+    tx = var("threadIdx.x")
+    A = buf1d("A", 32)
+    host, kernels = single_launch("k", kernel("k", [A], store(A, 1.0, tx), [(tx, 32)]), [A])
+    mod = tir.IRModule({host.name: host, **kernels})
+    assert split(mod, PassOptions(target_kind="cuda")) is mod
 
 
 def test_pass_options_are_hashable_cache_keys():
@@ -210,8 +223,7 @@ def test_random_split_schedules_match_numpy(symbolic, kind):
         store = BufferStore(B, A[i, j] * 2.0 + 1.0, (i, j))
         body = loop(i, rows, loop(jo, (m + factor - 1) // factor,
                                   loop(ji, factor, IfThenElse(tir.likely(j < m), store), kind)))
-        params = (A.data, B.data) + ((m,) if symbolic else ())
-        f = PrimFunc(params, body, {A.data: A, B.data: B}, {"global_symbol": "ew"})
+        f = lowered_func("ew", [A, B, m] if symbolic else [A, B], body)
         g = lowered(f, PassOptions(verify=True))
         a = rng.random((rows, cols), dtype=np.float32)
         out = np.zeros((rows, cols), np.float32)

@@ -7,8 +7,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tecc
-from tecc import te, tir
+from tecc import te, tir, topi
+from tecc.topi.testing import batch_matmul_python, conv2d_nchw_python, matmul_python, softmax_python
 
+from irhelpers import stages
 from schedgen import random_annotations, random_attach, random_loop_shape
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck),
@@ -65,8 +67,7 @@ def test_matmul_random_schedules(data):
     m, n, kk = (data.draw(st.integers(1, 20), label=x) for x in "mnk")
     A = te.placeholder((m, kk), name="A")
     B = te.placeholder((kk, n), name="B")
-    k = te.reduce_axis((0, kk), name="k")
-    C = te.compute((m, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    C = topi.nn.matmul(A, B)
     s = te.create_schedule(C.op)
     if data.draw(st.booleans(), label="cache_write"):
         CC = s.cache_write(C, "local")
@@ -86,7 +87,7 @@ def test_matmul_random_schedules(data):
         s[AA].compute_at(target, data.draw(st.sampled_from(list(target.leaf_iter_vars)), label="AA at"))
     a, b = rand((m, kk)), rand((kk, n))
     res = _build_run(s, [A, B, C], [a, b, np.zeros((m, n), "float32")])[-1]
-    np.testing.assert_allclose(res, a @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(res, matmul_python(a, b), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("kind", ["sum", "max", "min"])
@@ -136,24 +137,27 @@ def test_batch_matmul(data):
     b, m, n, kk = 2, data.draw(st.integers(1, 9)), data.draw(st.integers(1, 9)), data.draw(st.integers(1, 9))
     A = te.placeholder((b, m, kk), name="A")
     B = te.placeholder((b, kk, n), name="B")
-    k = te.reduce_axis((0, kk), name="k")
-    C = te.compute((b, m, n), lambda z, i, j: te.sum(A[z, i, k] * B[z, k, j], axis=k), name="C")
+    C = topi.nn.batch_matmul(A, B)
     s = te.create_schedule(C.op)
     random_loop_shape(data, s[C], "C")
     random_annotations(data, s[C], "C")
     a, bb = rand((b, m, kk)), rand((b, kk, n))
     res = _build_run(s, [A, B, C], [a, bb, np.zeros((b, m, n), "float32")])[-1]
-    np.testing.assert_allclose(res, a @ bb, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(res, batch_matmul_python(a, bb), rtol=1e-4, atol=1e-4)
 
 
 def conv2d_nchw(data_shape, w_shape, stride, pad, dilation):
-    N, CI, H, W = data_shape
-    CO, _, KH, KW = w_shape
+    """``(D, W, Pad, Out)``: topi's conv2d_nchw; with ``dilation`` > 1 (which topi's
+    compute does not take) the same sum over taps ``dilation`` apart, on topi's
+    padding stage."""
     D = te.placeholder(data_shape, name="D")
     Wt = te.placeholder(w_shape, name="W")
-    P = te.compute((N, CI, H + 2 * pad, W + 2 * pad), lambda n, c, h, w: tir.if_then_else(
-        tir.all(h >= pad, h < H + pad, w >= pad, w < W + pad), D[n, c, h - pad, w - pad], tir.const(0.0)),
-        name="P")
+    if dilation == 1:
+        O = topi.nn.conv2d_nchw(D, Wt, stride=stride, padding=pad)
+        return D, Wt, stages(O)["Pad"], O
+    N, CI, H, W = data_shape
+    CO, _, KH, KW = w_shape
+    P = topi.nn.pad_nchw(D, pad)
     OH = (H + 2 * pad - dilation * (KH - 1) - 1) // stride + 1
     OW = (W + 2 * pad - dilation * (KW - 1) - 1) // stride + 1
     rc = te.reduce_axis((0, CI), name="rc")
@@ -161,20 +165,8 @@ def conv2d_nchw(data_shape, w_shape, stride, pad, dilation):
     rw = te.reduce_axis((0, KW), name="rw")
     O = te.compute((N, CO, OH, OW), lambda n, f, y, x: te.sum(
         P[n, rc, y * stride + rh * dilation, x * stride + rw * dilation] * Wt[f, rc, rh, rw], axis=[rc, rh, rw]),
-        name="O")
-    return D, Wt, P, O, (OH, OW)
-
-
-def conv_ref(d, w, stride, pad, dilation, OH, OW):
-    dp = np.pad(d, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    N, CO = d.shape[0], w.shape[0]
-    out = np.zeros((N, CO, OH, OW), "float64")
-    for kh in range(w.shape[2]):
-        for kw in range(w.shape[3]):
-            patch = dp[:, :, kh * dilation: kh * dilation + stride * (OH - 1) + 1: stride,
-                       kw * dilation: kw * dilation + stride * (OW - 1) + 1: stride]
-            out += np.einsum("nchw,oc->nohw", patch, w[:, :, kh, kw])
-    return out
+        name="Out")
+    return D, Wt, P, O
 
 
 @given(data=st.data())
@@ -184,14 +176,14 @@ def test_conv2d_random(data):
     pad = data.draw(st.integers(0, 2), label="pad")
     dil = data.draw(st.integers(1, 2), label="dilation")
     dshape, wshape = (1, 3, 9, 8), (4, 3, 3, 3)
-    D, Wt, P, O, (OH, OW) = conv2d_nchw(dshape, wshape, stride, pad, dil)
+    D, Wt, P, O = conv2d_nchw(dshape, wshape, stride, pad, dil)
     s = te.create_schedule(O.op)
     random_loop_shape(data, s[O], "O")
     random_attach(data, s, P, O, "P")
     random_annotations(data, s[O], "O")
     d, w = rand(dshape), rand(wshape)
-    res = _build_run(s, [D, Wt, O], [d, w, np.zeros((1, 4, OH, OW), "float32")])[-1]
-    np.testing.assert_allclose(res, conv_ref(d, w, stride, pad, dil, OH, OW), rtol=1e-4, atol=1e-4)
+    res = _build_run(s, [D, Wt, O], [d, w, np.zeros([int(x) for x in O.shape], "float32")])[-1]
+    np.testing.assert_allclose(res, conv2d_nchw_python(d, w, stride, pad, dil), rtol=1e-4, atol=1e-4)
 
 
 def test_max_pool2d():
@@ -218,12 +210,8 @@ def test_max_pool2d():
 def test_softmax(data):
     m, n = data.draw(st.integers(1, 9), label="m"), data.draw(st.integers(1, 40), label="n")
     A = te.placeholder((m, n), name="A")
-    k1 = te.reduce_axis((0, n), name="k1")
-    k2 = te.reduce_axis((0, n), name="k2")
-    Mx = te.compute((m,), lambda i: te.max(A[i, k1], axis=k1), name="Mx")
-    Ex = te.compute((m, n), lambda i, j: te.exp(A[i, j] - Mx[i]), name="Ex")
-    Sm = te.compute((m,), lambda i: te.sum(Ex[i, k2], axis=k2), name="Sm")
-    Out = te.compute((m, n), lambda i, j: Ex[i, j] / Sm[i], name="Out")
+    Out = topi.nn.softmax(A)
+    Mx, Ex, Sm = (stages(Out)[name] for name in ("Mx", "Ex", "Sm"))
     s = te.create_schedule(Out.op)
     random_loop_shape(data, s[Out], "Out", allow_fuse=False)
     if data.draw(st.booleans(), label="attach to rows"):
@@ -233,8 +221,7 @@ def test_softmax(data):
                 s[T].compute_at(s[Out], row)
     a = rand((m, n))
     res = _build_run(s, [A, Out], [a, np.zeros((m, n), "float32")])[-1]
-    e = np.exp(a - a.max(axis=1, keepdims=True))
-    np.testing.assert_allclose(res, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(res, softmax_python(a), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "uint8", "int32", "int64"])

@@ -2,11 +2,12 @@
 import numpy as np
 
 import tecc
-from tecc import te, tir
+from tecc import te, tir, topi
 from tecc.te.lower import lower_schedule
 from tecc.tir import stmt as S
 from tecc.tir import expr as E
 from tecc.tir.analysis.interp import run_prim_func
+from tecc.topi.testing import matmul_python
 
 
 def _loops(stmt):
@@ -25,10 +26,10 @@ def test_naive_matmul_structure():
     n = 8
     A = te.placeholder((n, n), name="A")
     B = te.placeholder((n, n), name="B")
-    k = te.reduce_axis((0, n), name="k")
-    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    C = topi.nn.matmul(A, B)
     f = lower_schedule(te.create_schedule(C.op), [A, B, C], "mm")
     i, j = C.op.axis
+    (k,) = C.op.reduce_axis
     Ab, Bb, Cb = (f.buffer_map[p] for p in f.params)
     zero = tir.const(0)
     expected = S.For(i.var, zero, tir.const(n), S.ForKind.SERIAL, S.For(
@@ -126,8 +127,7 @@ def test_inline_substitutes_expression():
 def test_cache_write_and_cache_read_stage_names():
     A = te.placeholder((8, 8), name="A")
     B = te.placeholder((8, 8), name="B")
-    k = te.reduce_axis((0, 8), name="k")
-    C = te.compute((8, 8), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    C = topi.nn.matmul(A, B)
     s = te.create_schedule(C.op)
     CL = s.cache_write(C, "local")
     AL = s.cache_read(A, "local", [CL])
@@ -141,14 +141,13 @@ def test_cache_write_and_cache_read_stage_names():
     a, b = np.random.rand(8, 8).astype("float32"), np.random.rand(8, 8).astype("float32")
     c = np.zeros((8, 8), "float32")
     run_prim_func(f, a, b, c)
-    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+    np.testing.assert_allclose(c, matmul_python(a, b), rtol=1e-5)
 
 
 def test_lower_prints_flattened_tir_like_the_seeds():
     A = te.placeholder((1024, 1024), name="A")
     B = te.placeholder((1024, 1024), name="B")
-    k = te.reduce_axis((0, 1024), name="k")
-    C = te.compute((1024, 1024), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    C = topi.nn.matmul(A, B)
     text = str(tecc.lower(te.create_schedule(C.op), [A, B, C], simple_mode=True))
     assert "C[i*1024 + j] = 0f" in text
     assert "C[i*1024 + j] = C[i*1024 + j] + A[i*1024 + k]*B[k*1024 + j]" in text
