@@ -330,7 +330,7 @@ def torch_on_cupy_stream(fn):
 def kernel_resources(mod) -> dict:
     """Registers, spill-store bytes, stack (local memory) bytes and static shared bytes
     per kernel of a tecc CUDA module: ptxas's report, kept by the build (no GPU needed;
-    ``tests/test_gpu_real.py`` checks that the driver reports the same)."""
+    ``tests/integration/test_gpu_real.py`` checks that the driver reports the same)."""
     return {name: {"regs": r.registers, "spill_bytes": r.spill_store_bytes, "local_bytes": r.stack_bytes,
                    "shared_bytes": r.static_shared_bytes}
             for name, r in mod.kernel_resources.items()}

@@ -27,7 +27,8 @@ class Node:
         from .printer import to_text
         return to_text(self)
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        return repr(self)  # a subclass's own __repr__ (CommReducer's, say)
 
     def same_as(self, other) -> bool:
         return self is other

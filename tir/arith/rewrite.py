@@ -19,7 +19,7 @@ dividend is proven non-negative and the divisor positive, so no rule changes a
 program's meaning for negative values.  (Integer overflow is assumed not to happen in
 index arithmetic, as in TVM.)
 
-Every law is checked by randomized evaluation in ``tests/test_arith.py``.
+Every law is checked by randomized evaluation in ``tests/tir/test_arith.py``.
 """
 from __future__ import annotations
 

@@ -226,6 +226,11 @@ class _Lower(IRMutator):
                 self.ana.bind(var, E.Range(const(0, var.dtype), ext), allow_override=True)
         self.shared = []
 
+    def visit_SeqStmt(self, s):
+        new = self.generic_visit(s)
+        # the steps replacing an intrinsic join the sequence it stood in
+        return new if new is s else S.seq(*new.seq)
+
     def visit_AttrStmt(self, s):
         if s.attr_key != keys.THREAD_ALLREDUCE:
             return self.generic_visit(s)

@@ -103,9 +103,9 @@ def test_one_warp_becomes_shuffles():
         got = var("B_shfl", "float32")
         return LetStmt(got, warp_shuffle_down(P[0], offset), store(P, P[0] + got, 0))
 
-    # the steps replace the intrinsic as one sequence of their own
+    # the steps replace the intrinsic in the sequence it stood in
     body = Allocate(P, S.SeqStmt((store(P, A[bx * 4 + t], 0),
-                                  S.SeqStmt((step(2), step(1))),   # 4 lanes: offsets 2 and 1
+                                  step(2), step(1),               # 4 lanes: offsets 2 and 1
                                   IfThenElse(E.EQ(t, c(0)), store(B, P[0], bx)))))
     tir.assert_structural_equal(low.body, thread_attr(bx, 3, thread_attr(t, 4, body)))
     assert [b.scope for b in top_allocations(low)] == ["local"]   # no shared memory for one warp
@@ -124,10 +124,9 @@ def test_threads_on_y_go_through_a_shared_tree(n):
 
     body = Allocate(red, Allocate(P, S.SeqStmt((
         store(P, A[bx * n + t], 0),
-        S.SeqStmt((
-            store(red, P[0], t),                                     # each thread's value in its slot
-            step(2), step(1),                                        # halving steps
-            IfThenElse(E.EQ(t, c(0)), store(P, red[0], 0)))),        # the sum read back by thread 0
+        store(red, P[0], t),                                         # each thread's value in its slot
+        step(2), step(1),                                            # halving steps
+        IfThenElse(E.EQ(t, c(0)), store(P, red[0], 0)),              # the sum read back by thread 0
         IfThenElse(E.EQ(t, c(0)), store(B, P[0], bx))))))
     tir.assert_structural_equal(low.body, thread_attr(bx, 3, thread_attr(t, n, body)))
     assert [b.name for b in top_allocations(low)] == ["red_buf", "B.partial"]
