@@ -22,6 +22,8 @@ FORBIDDEN = {
     "tir": {"te", "cpu_fallback", "cuda_codegen", "build_module", "target", "tuner", "topi"},
     "te": {"cpu_fallback", "cuda_codegen", "build_module", "tuner", "topi"},
     "topi": {"cpu_fallback", "cuda_codegen", "build_module", "tuner"},
+    "cpu_fallback": {"te", "cuda_codegen", "build_module", "topi", "tuner"},
+    "cuda_codegen": {"te", "build_module", "topi", "tuner"},
 }
 COMPILER = ("tecc.te", "tecc.tir", "tecc.cpu_fallback", "tecc.cuda_codegen", "tecc.build_module",
             "tecc.target")
