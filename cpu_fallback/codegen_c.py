@@ -1051,7 +1051,7 @@ class CodeGenC(IRVisitor):
         if isinstance(s.value, (E.IntImm, E.FloatImm)):
             return
         if isinstance(s.value, E.Call):
-            if s.value.op == "tvm_storage_sync":
+            if s.value.op == keys.STORAGE_SYNC:
                 self.print_barrier(s.value)
                 return
             self.emit(self.expr(s.value) + ";")

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import FunctionNotFoundError, KernelError, RuntimeArgError, TeccError
 from . import dtypes, timing
-from .cache import DiskCache, cache_key
+from .cache import DiskCache, atomic_write, cache_key
 from .device import CPU, Device
 from .ndarray import NDArray
 from .signature import Signature
@@ -289,7 +289,6 @@ class Module:
         if not os.path.isdir(directory):
             raise TeccError(f"export_library: cannot write {path!r}: the folder {directory!r} does not exist; "
                             "create it first (os.makedirs)")
-        from .cache import atomic_write
         atomic_write(path, self._artifact())
 
     def _artifact(self) -> bytes:  # pragma: no cover - every module overrides it

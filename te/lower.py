@@ -22,6 +22,7 @@ from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.arith import Analyzer, IntervalSet, eval_set
 from ..tir import dtype as _dt
+from ..tir import keys
 from ..tir.functor import IRMutator, collect_vars, post_order_visit, substitute
 from ..tir.op import const, likely
 from ..tir.transform.lower_thread_allreduce import store_values, thread_allreduce
@@ -103,7 +104,7 @@ class Lowerer:
             self._make_buffers(info, arg_bufs)
         body = self._make_root(infos)
         params = params + shape_vars
-        return S.PrimFunc(tuple(params), body, buffer_map, {"global_symbol": self.name})
+        return S.PrimFunc(tuple(params), body, buffer_map, {keys.GLOBAL_SYMBOL: self.name})
 
     # --------------------------------------------------------------- inlining
     def _inline(self):
@@ -489,7 +490,7 @@ class Lowerer:
             if child.stage.double_buffer_:
                 # inject_double_buffer turns this into a two-slot pipeline over the loop
                 for buf in child.buffers:
-                    body = S.AttrStmt(buf.data, "double_buffer_scope", const(1), body)
+                    body = S.AttrStmt(buf.data, keys.DOUBLE_BUFFER_SCOPE, const(1), body)
         return body
 
     def _allocate(self, info, body):

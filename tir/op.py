@@ -38,6 +38,7 @@ import numpy as np
 from ..errors import TeccTypeError
 from . import dtype as _dt
 from . import expr as _e
+from .keys import WARP_SHUFFLE_DOWN
 from .expr import (
     Add, And, BinaryOp, Broadcast, Call, Cast, Div, EQ, FloatImm, FloorDiv, FloorMod, GE,
     GT, IntImm, IterVar, LE, LT, Max, Min, Mod, Mul, NE, Not, Or, PrimExpr, Select, Sub,
@@ -467,12 +468,6 @@ def if_then_else(cond, t, f):
     if isinstance(cond, IntImm):
         return t if cond.value else f
     return Call(t.dtype, "if_then_else", (cond, t, f))
-
-
-#: Call op of a warp shuffle (see the module docs)
-WARP_SHUFFLE_DOWN = "tecc.warp_shuffle_down"
-#: threads per warp that the warp intrinsics assume
-WARP_SIZE = 32
 
 
 def warp_shuffle_down(value, delta):

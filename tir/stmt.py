@@ -5,6 +5,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from .expr import IntImm, PrimExpr, Var
+from .keys import GLOBAL_SYMBOL
 from .node import Node, ir_node
 
 
@@ -221,7 +222,7 @@ class PrimFunc(Node):
 
     @property
     def name(self):
-        return self.attrs.get("global_symbol", "main")
+        return self.attrs.get(GLOBAL_SYMBOL, "main")
 
 
 class IRModule:

@@ -133,7 +133,7 @@ class SimKernel:
             nblocks = g64 if nblocks is None else _mul(nblocks, g64)
         loop = S.For(self.bid, E.IntImm("int64", 0), nblocks, S.ForKind.PARALLEL, self.block_body)
         return S.PrimFunc(self.func.params, loop, dict(self.func.buffer_map),
-                          {"global_symbol": self.func.name})
+                          {keys.GLOBAL_SYMBOL: self.func.name})
 
 
 # ----------------------------------------------------------------------------

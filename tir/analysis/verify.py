@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .. import dtype as _dt
 from .. import expr as E
+from .. import keys
 from .. import stmt as S
 from ..functor import IRVisitor
 from ..printer import to_text
@@ -99,7 +100,7 @@ class _Verifier(IRVisitor):
         try:
             self.visit(s.value)
             iv = s.node
-            if s.attr_key in ("thread_extent", "virtual_thread") and isinstance(iv, E.IterVar):
+            if keys.is_thread_attr(s.attr_key) and isinstance(iv, E.IterVar):
                 self.bind(iv.var, "thread_extent attribute")
                 self.visit(s.body)
                 self.unbind(iv.var)

@@ -46,14 +46,15 @@ from dataclasses import replace
 from ...errors import LoweringError
 from .. import expr as E
 from .. import op as _op
+from .. import keys
 from .. import stmt as S
 from ..functor import IRMutator, IRVisitor, post_order_visit, substitute
 from ..analysis.buffers import buffer_size
 from .simplify import simplify_stmt
 from .unroll import copy_with_fresh_bindings
 
-SCOPE_KEY = "double_buffer_scope"
-WRITE_KEY = "double_buffer_write"
+SCOPE_KEY = keys.DOUBLE_BUFFER_SCOPE
+WRITE_KEY = keys.DOUBLE_BUFFER_WRITE
 
 #: loop kinds a double-buffered stage may be attached to
 _PIPELINE_KINDS = (S.ForKind.SERIAL, S.ForKind.UNROLLED)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import expr as E
+from .. import keys
 from .. import stmt as S
 from ..arith import POS_INF, Analyzer, IntervalSet
 from ..functor import IRMutator, substitute, uses_var
@@ -90,7 +91,7 @@ class StmtSimplifier(IRMutator):
     def visit_AttrStmt(self, s):
         value = self.ana.simplify(s.value)
         node = s.node
-        if s.attr_key == "thread_extent" and isinstance(node, E.IterVar):
+        if s.attr_key == keys.THREAD_EXTENT and isinstance(node, E.IterVar):
             with self.ana.bind_scope(node.var, E.Range(E.IntImm(value.dtype, 0), value)):
                 body = self.visit(s.body)
         else:

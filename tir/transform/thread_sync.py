@@ -49,11 +49,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .. import expr as E
+from .. import keys
 from .. import stmt as S
 from ..functor import IRVisitor
 from .inject_double_buffer import WRITE_KEY as DB_WRITE_KEY
 
-SYNC_OP = "tvm_storage_sync"
+SYNC_OP = keys.STORAGE_SYNC
 
 
 def storage_sync(scope: str = "shared") -> S.Evaluate:
@@ -240,7 +241,7 @@ class _Planner:
             return self.plan_wrapper(s, s.value)
         if isinstance(s, S.AttrStmt):
             node = s.node
-            if (s.attr_key == "thread_extent" and isinstance(node, E.IterVar)
+            if (s.attr_key == keys.THREAD_EXTENT and isinstance(node, E.IterVar)
                     and node.thread_tag.startswith("threadIdx")):
                 self.tainted.add(node.var)
             if s.attr_key == DB_WRITE_KEY:

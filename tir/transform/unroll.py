@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from .. import expr as E
 from .. import op as _op
+from .. import keys
 from .. import stmt as S
 from ..functor import IRMutator
 
@@ -81,7 +82,7 @@ class _FreshBindings(IRMutator):
 
     def visit_AttrStmt(self, s):
         node = s.node
-        if isinstance(node, E.IterVar) and s.attr_key in ("thread_extent", "virtual_thread"):
+        if isinstance(node, E.IterVar) and keys.is_thread_attr(s.attr_key):
             node = replace(node, var=self.fresh_var(node.var))
         elif isinstance(node, S.Buffer):
             node = self.buffer(node)
@@ -137,7 +138,7 @@ def _steps(s) -> int | None:
             total += n
         return total
     if isinstance(s, (S.LetStmt, S.AttrStmt, S.AssertStmt, S.Allocate)):
-        if isinstance(s, S.AttrStmt) and s.attr_key in ("thread_extent", "virtual_thread"):
+        if isinstance(s, S.AttrStmt) and keys.is_thread_attr(s.attr_key):
             return None
         return _steps(s.body)
     if isinstance(s, S.IfThenElse):
