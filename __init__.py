@@ -32,8 +32,10 @@ _LAZY = {
     "te": ("tecc.te", None),
     "target": ("tecc.target", None),
     "transform": ("tecc.tir.transform", None),
-    "lower": ("tecc.build_module", "lower"),
-    "build": ("tecc.build_module", "build"),
+    "lower": ("tecc.driver.build_module", "lower"),
+    "build": ("tecc.driver.build_module", "build"),
+    "testing": ("tecc.testing", None),
+    "topi": ("tecc.topi", None),
 }
 
 

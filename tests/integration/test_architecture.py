@@ -18,14 +18,14 @@ ROOT = Path(tecc.__file__).resolve().parent
 
 #: folder -> top-level tecc parts it must not import
 FORBIDDEN = {
-    "runtime": {"te", "tir", "cpu_fallback", "cuda_codegen", "build_module", "target", "tuner", "topi"},
-    "tir": {"te", "cpu_fallback", "cuda_codegen", "build_module", "target", "tuner", "topi"},
-    "te": {"cpu_fallback", "cuda_codegen", "build_module", "tuner", "topi"},
-    "topi": {"cpu_fallback", "cuda_codegen", "build_module", "tuner"},
-    "cpu_fallback": {"te", "cuda_codegen", "build_module", "topi", "tuner"},
-    "cuda_codegen": {"te", "build_module", "topi", "tuner"},
+    "runtime": {"te", "tir", "cpu_fallback", "cuda_codegen", "driver", "target", "tuner", "topi"},
+    "tir": {"te", "cpu_fallback", "cuda_codegen", "driver", "target", "tuner", "topi"},
+    "te": {"cpu_fallback", "cuda_codegen", "driver", "tuner", "topi"},
+    "topi": {"cpu_fallback", "cuda_codegen", "driver", "tuner"},
+    "cpu_fallback": {"te", "cuda_codegen", "driver", "topi", "tuner"},
+    "cuda_codegen": {"te", "driver", "topi", "tuner"},
 }
-COMPILER = ("tecc.te", "tecc.tir", "tecc.cpu_fallback", "tecc.cuda_codegen", "tecc.build_module",
+COMPILER = ("tecc.te", "tecc.tir", "tecc.cpu_fallback", "tecc.cuda_codegen", "tecc.driver",
             "tecc.target")
 
 

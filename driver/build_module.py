@@ -10,13 +10,13 @@ The whole path, one call per step::
 """
 from __future__ import annotations
 
-from .errors import LoweringError, TargetError
-from .target import Target
-from .te.lower import lower_schedule
-from .te.schedule import Schedule
-from .tir import stmt as S
-from .tir.analysis import gpu_loops
-from .tir.transform import pipeline as _pipeline
+from ..errors import LoweringError, TargetError
+from ..target import Target
+from ..te.lower import lower_schedule
+from ..te.schedule import Schedule
+from ..tir import stmt as S
+from ..tir.analysis import gpu_loops
+from ..tir.transform import pipeline as _pipeline
 
 
 def _as_module(inputs, args, name) -> S.IRModule:
@@ -43,12 +43,20 @@ def _target_kind(tgt: Target) -> str:
 
 
 def _pass_options(tgt: Target):
-    from .cuda_codegen import cuda_arch
+    from ..cuda_codegen import cuda_arch
 
     ctx = _pipeline.PassContext.current()
     if _target_kind(tgt) == "cuda":
         return ctx.pass_options(target_kind="cuda", max_vector_bytes=16, target_arch=cuda_arch(tgt))
     return ctx.pass_options(target_kind="c", max_vector_bytes=tgt.vector_bytes())
+
+
+def schedule_to_module(sch, args=None, name="main", binds=None) -> S.IRModule:
+    """The schedule as TIR before any pass (TVM's ``schedule_to_module``): an
+    IRModule holding the function ``name`` with multi-dimensional buffers."""
+    if binds:
+        raise LoweringError("binds= is not supported; buffers are derived from the argument tensors")
+    return _as_module(sch, args, name)
 
 
 def lower(inputs, args=None, name="main", binds=None, simple_mode=False, target=None):
@@ -118,8 +126,8 @@ def build(inputs, args=None, target=None, target_host=None, name="default_functi
         Callable with arrays (``tecc.nd.array``, numpy, or cupy/DLPack on a GPU) in
         argument order; ``mod[name]`` is each function.
     """
-    from .cpu_fallback import build_c
-    from .cuda_codegen import build_cuda
+    from ..cpu_fallback import build_c
+    from ..cuda_codegen import build_cuda
 
     if target is None:
         target = Target.current() or "llvm"
