@@ -5,7 +5,7 @@ Nothing here imports the compiler (``te``, ``tir``, ``cpu_fallback``,
 on a GPU.
 """
 from ..errors import FunctionNotFoundError, KernelError
-from .device import CPU, CUDA, Device, cpu, cuda, device, gpu
+from .device import CPU, CUDA, Device, cpu, cuda, device, enabled, gpu
 from . import ndarray
 from .ndarray import NDArray
 from .signature import ArgSpec, Signature
@@ -13,7 +13,19 @@ from .module import CModule, Function, Module, ProfileResult, load_module
 from .cuda_module import CUDAModule, KernelResources
 
 __all__ = [
-    "CPU", "CUDA", "Device", "cpu", "cuda", "device", "gpu", "ndarray", "NDArray", "ArgSpec", "Signature",
+    "CPU", "CUDA", "Device", "convert", "cpu", "cuda", "device", "enabled", "gpu", "ndarray", "NDArray", "ArgSpec", "Signature",
     "CModule", "CUDAModule", "Function", "FunctionNotFoundError", "KernelError", "KernelResources", "Module",
     "ProfileResult", "load_module",
 ]
+
+
+def convert(value):
+    """A Python value in the form tecc's API takes (TVM's ``runtime.convert``).
+
+    tecc takes Python numbers and strings wherever TVM takes its own objects, so they
+    are returned as they are, and lists and tuples become tuples of converted
+    values.
+    """
+    if isinstance(value, (list, tuple)):
+        return tuple(convert(v) for v in value)
+    return value

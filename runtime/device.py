@@ -7,8 +7,12 @@ from ..errors import TeccError
 CPU = 1
 CUDA = 2
 
-_TYPE_NAMES = {CPU: "cpu", CUDA: "cuda"}
-_TYPE_ALIASES = {"cpu": CPU, "llvm": CPU, "c": CPU, "cuda": CUDA, "gpu": CUDA, "nvptx": CUDA}
+#: every device kind TVM names (tecc runs code on cpu and cuda; the others can be named,
+#: and their devices do not exist here)
+_TYPE_NAMES = {CPU: "cpu", CUDA: "cuda", 4: "opencl", 7: "vulkan", 8: "metal", 10: "rocm", 12: "ext_dev",
+               14: "oneapi", 15: "webgpu", 16: "hexagon"}
+_TYPE_ALIASES = {"cpu": CPU, "llvm": CPU, "c": CPU, "stackvm": CPU, "cuda": CUDA, "gpu": CUDA, "nvptx": CUDA,
+                 "cl": 4, **{name: code for code, name in _TYPE_NAMES.items() if code not in (CPU, CUDA)}}
 
 
 def _cupy():
@@ -37,7 +41,8 @@ class Device:
         if isinstance(device_type, str):
             key = device_type.split()[0].lower() if device_type.strip() else ""
             if key not in _TYPE_ALIASES:
-                raise TeccError(f"unknown device type {device_type!r}; use 'cpu' or 'cuda'")
+                raise TeccError(f"unknown device type {device_type!r}; use 'cpu' or 'cuda' (or one of TVM's "
+                                f"names: {', '.join(sorted(_TYPE_ALIASES))})")
             device_type = _TYPE_ALIASES[key]
         if device_type not in _TYPE_NAMES:
             raise TeccError(f"unknown device type code {device_type!r}; use 1 (cpu) or 2 (cuda)")
@@ -54,6 +59,8 @@ class Device:
         """True if this device is present (a real check for CUDA: cupy and a GPU)."""
         if self.device_type == CPU:
             return self.device_id == 0
+        if self.device_type != CUDA:
+            return False  # tecc runs code on CPUs and CUDA GPUs only
         cupy = _cupy()
         if cupy is None:
             return False
@@ -200,3 +207,11 @@ gpu = cuda
 def device(dev_type, dev_id: int = 0) -> Device:
     """A device by type name or code (``device("cuda", 0)``)."""
     return Device(dev_type, dev_id)
+
+
+def enabled(target) -> bool:
+    """True if tecc can build for and run on ``target`` (TVM's ``runtime.enabled``):
+    the CPU (``llvm``, ``c``) and ``cuda`` -- a GPU where there is one, the GPU
+    emulator otherwise."""
+    kind = str(target).split()[0].lower() if str(target).strip() else ""
+    return kind in ("llvm", "c", "cpu", "stackvm", "cuda", "gpu", "nvptx")
