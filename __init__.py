@@ -23,6 +23,7 @@ from .errors import (  # noqa: F401
 from . import runtime  # noqa: F401
 from .runtime import Device, cpu, cuda, device, gpu  # noqa: F401
 from .runtime import ndarray as nd  # noqa: F401
+from .runtime import PackedFunc, get_global_func, list_global_func_names, register_func  # noqa: F401
 
 __version__ = "0.1.0"
 
@@ -31,10 +32,14 @@ _LAZY = {
     "tir": ("tecc.tir", None),
     "te": ("tecc.te", None),
     "target": ("tecc.target", None),
-    "transform": ("tecc.tir.transform", None),
+    "transform": ("tecc.transform", None),
+    "IRModule": ("tecc.tir.stmt", "IRModule"),
     "lower": ("tecc.driver.build_module", "lower"),
     "build": ("tecc.driver.build_module", "build"),
+    "driver": ("tecc.driver", None),
     "testing": ("tecc.testing", None),
+    "container": ("tecc.runtime.container", None),
+    "error": ("tecc.errors", None),
     "topi": ("tecc.topi", None),
 }
 

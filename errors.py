@@ -3,10 +3,14 @@
 Every mistake a user can make raises a subclass of :class:`TeccError` whose message
 names the tensor, stage or axis involved and says what to do instead.  Compiler bugs
 are plain assertions, never a ``TeccError``.
+
+``TeccError`` is a ``RuntimeError``, as TVM's ``TVMError`` is, and is also exported
+under TVM's names (``tecc.error.TVMError``, ``InternalError``), so code written for
+TVM catches tecc's errors.
 """
 
 
-class TeccError(Exception):
+class TeccError(RuntimeError):
     """Base class of every user-facing tecc error."""
 
 
@@ -45,3 +49,11 @@ class KernelError(TeccError):
 
 class FunctionNotFoundError(TeccError, AttributeError):
     """A module has no function of the requested name."""
+
+
+#: TVM's names (``tvm.error``)
+TVMError = TeccError
+
+
+class InternalError(TeccError):
+    """TVM's name for an error inside the compiler (tecc raises assertions instead)."""

@@ -16,9 +16,9 @@ from ..tir.analysis import written_params
 from ..tir.printer import to_text
 from .check import CPUChecker
 from .codegen_c import CodeGenC, generate_c
-from .compiler import compile_c
+from .compiler import compile_asm, compile_c
 
-__all__ = ["CodeGenC", "generate_c", "compile_c", "build_c", "signature_of"]
+__all__ = ["CodeGenC", "generate_c", "compile_asm", "compile_c", "build_c", "signature_of"]
 
 
 def signature_of(func: S.PrimFunc, written=None) -> Signature:
@@ -96,4 +96,11 @@ def build_c(mod, target="llvm") -> CModule:
     source = gen.finish()
     lib_path = compile_c(source, target, funcs[0].name)
     signatures = {f.name: signature_of(f) for f in funcs}
-    return CModule(lib_path, signatures, source, str(target), CPUChecker({f.name: f for f in funcs}))
+    made = []
+
+    def asm() -> str:  # get_source("asm"): compiled on the first request
+        if not made:
+            made.append(compile_asm(source, target, funcs[0].name))
+        return made[0]
+
+    return CModule(lib_path, signatures, source, str(target), CPUChecker({f.name: f for f in funcs}), asm=asm)

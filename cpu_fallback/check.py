@@ -24,10 +24,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..runtime import packed_func
+from ..runtime.device import cpu
+from ..runtime.ndarray import NDArray
 from ..tir import dtype as _dt
+from ..tir import expr as E
+from ..tir import keys
 from ..tir import stmt as S
 from ..tir.analysis import written_data
-from ..tir.analysis.interp import Interpreter, numpy_dtype
+from ..tir.analysis.interp import Interpreter, numpy_dtype, to_value
 from ..tir.printer import to_text
 
 
@@ -137,6 +142,52 @@ class _BoundsInterpreter(Interpreter):
         off = self.offset(s.buffer, s.indices)
         if self._in_bounds(s, s.buffer, off):
             super().visit_BufferStore(s)
+
+    def visit_Call(self, e):
+        if e.op != keys.CALL_PACKED:
+            return super().visit_Call(e)
+        # a packed function runs as in compiled code, on views of the checked copies
+        args = []
+        for a in e.args[1:]:
+            if isinstance(a, E.Call) and a.op == keys.STACK_MAKE_ARRAY:
+                view = self._packed_array(e, a)
+                if view is None:  # out of bounds: reported, the call is skipped
+                    return to_value(0, e.dtype)
+                args.append(view)
+            elif isinstance(a, E.StringImm):
+                args.append(a.value)
+            else:
+                v = self.visit(a)
+                args.append(float(v) if _dt.is_float(a.dtype) else int(v))
+        result = packed_func.get_global_func(e.args[0].value)(*args)
+        is_number = isinstance(result, (int, float, np.integer, np.floating)) and not isinstance(result, bool)
+        return to_value(result if is_number else 0, e.dtype)
+
+    def _packed_array(self, call, a):
+        """An NDArray viewing the elements a packed call passes, or None (after a
+        finding) when they are not all inside the buffer."""
+        data, shape, strides, _ndim, zero, offset = a.args
+        flat = self.mem.get(data)
+        dims = [int(self.visit(x)) for x in shape.args]
+        steps = [int(self.visit(x)) for x in strides.args] if isinstance(strides, E.Call) and strides.args else None
+        off = int(self.visit(offset))
+        count = int(np.prod(dims, dtype=np.int64))
+        span = (1 + sum((n - 1) * st for n, st in zip(dims, steps)) if count else 0) if steps else count
+        name = getattr(data, "name", "buffer")
+        if flat is None or off < 0 or off + span > flat.size:
+            size = "no storage" if flat is None else f"{flat.size} elements"
+            msg = (f"out-of-bounds access in {self.func.name!r}: the packed call {to_text(call)} passes "
+                   f"{name}[{off}:{off + span}], outside the buffer ({size})")
+            self.log.add(Finding("out_of_bounds", name, off + span - 1, msg, to_text(call), self.func.name),
+                         ("out_of_bounds", id(call)))
+            return None
+        part = flat[off:off + span]
+        if steps:
+            view = np.lib.stride_tricks.as_strided(part, dims, [st * part.itemsize for st in steps])
+        else:
+            view = part.reshape(dims)
+        dtype = zero.dtype if zero.dtype != "bfloat16" else "float32"  # the interpreter computes bf16 as float32
+        return NDArray(view, dtype, cpu(0))
 
 
 class CPUChecker:

@@ -28,6 +28,8 @@ hook                             what it decides
 ``load_helper``, ``store_helper``,  vector memory accesses and values
 ``broadcast_helper``,
 ``lazy_vector_select``
+``PACKED_CALLS``                 whether ``tir.call_packed`` may be printed (a GPU
+                                 printer refuses it: kernels cannot call Python)
 ===============================  ======================================================
 
 Subclasses name things through :meth:`CodeGenC.binding`, :meth:`~CodeGenC.buffer_binding`
@@ -37,6 +39,12 @@ and :meth:`~CodeGenC.printed_as` (a scope in which a variable has a C name) and
 The exported function returns ``0`` on success and ``-1`` when an ``AssertStmt`` fails
 or a heap allocation fails; the message is then returned by the library's exported
 ``const char* tecc_get_last_error(void)``.
+
+A ``tir.call_packed("my.func", ...)`` prints as a call of ``tecc_call_packed`` with a
+``static void* my_func_packed`` handle (one per name and translation unit) and an array
+of ``tecc_packed_arg_t`` arguments; the handle is resolved on the first call through
+two function pointers the runtime sets when it loads the library
+(:mod:`tecc.runtime.packed_func`).
 
 Vectors (``float32x8``) use GCC vector extensions.  A vector type whose lane count is
 not a power of two is stored in the next power of two; loads and stores touch only the
@@ -53,6 +61,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..errors import CompileError
+from ..runtime import packed_func as _packed
 from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import stmt as S
@@ -188,6 +197,7 @@ class CodeGenC(IRVisitor):
         self._functions = []      # printed function texts
         self._helpers = {}        # name -> C text, in first-use order
         self._vector_types = {}   # name -> typedef
+        self._packed_handles = {}  # packed function name -> its cached handle's C name
         self._reset_function()
 
     # ------------------------------------------------------------------------
@@ -233,7 +243,8 @@ class CodeGenC(IRVisitor):
         """The translation unit: banner, preamble, vector types, runtime support, the
         helpers used and the functions (each piece a hook a subclass may change)."""
         parts = [f"// {self.BANNER}", ""]
-        for piece in (self.print_preamble(), self.print_vector_types(), self.print_runtime_support()):
+        for piece in (self.print_preamble(), self.print_vector_types(), self.print_runtime_support(),
+                      self.print_packed_support()):
             if piece:
                 parts += [piece, ""]
         for text in list(self._helpers.values()) + self._functions:
@@ -283,7 +294,7 @@ class CodeGenC(IRVisitor):
             base = base + "_"
         name = base
         k = 1
-        while name in self._used:
+        while name in self._used or name in self._packed_handles.values():
             name = f"{base}_{k}"
             k += 1
         self._used.add(name)
@@ -900,9 +911,18 @@ class CodeGenC(IRVisitor):
                 return self.lazy_vector_select(e)
             return (f"{self.expr(args[0], P_OR)} ? {self.expr(args[1], P_OR)} : "
                     f"{self.expr(args[2], P_COND)}"), P_COND
-        if op in ("call_extern", "call_pure_extern"):
-            fname = args[0].value if isinstance(args[0], E.StringImm) else str(args[0])
-            return f"{fname}({', '.join(self.expr(a) for a in args[1:])})", P_PRIMARY
+        if op in (keys.CALL_EXTERN, keys.CALL_PURE_EXTERN):
+            return self.print_extern_call(e), P_PRIMARY
+        if op == keys.CALL_PACKED:
+            return self.print_packed_value(e), P_PRIMARY
+        if op in (keys.STACK_MAKE_ARRAY, keys.STACK_MAKE_SHAPE):
+            raise CompileError(f"{self._function_name}: {op} is only an argument of {keys.CALL_PACKED} "
+                               f"(in `{to_text(e)}`)")
+        if op == keys.REINTERPRET:
+            return self.print_reinterpret(e), P_PRIMARY
+        if op == keys.ACCESS_PTR:  # (type_annotation, data, offset, extent, mask): the address data + offset
+            elem = self.storage_type(args[0].dtype)
+            return f"(({elem}*){self.expr(args[1])} + {self.expr(args[2], P_ADD + 1)})", P_PRIMARY
         if op in ("bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"):
             sym, prec = {"bitwise_and": ("&", P_BITAND), "bitwise_or": ("|", P_BITOR),
                          "bitwise_xor": ("^", P_BITXOR), "shift_left": ("<<", P_SHIFT),
@@ -920,6 +940,216 @@ class CodeGenC(IRVisitor):
                 or op in ("exp10", "rsqrt", "sigmoid"):
             return self.call_math(op, list(args), e.dtype)
         return self.visit_unknown_call(e)
+
+    # extern and packed calls, bit casts -----------------------------------------
+    def print_extern_call(self, e) -> str:
+        """``name(args...)`` of ``call_extern`` / ``call_pure_extern``."""
+        fname = e.args[0].value if isinstance(e.args[0], E.StringImm) else None
+        if fname is None or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*$", fname):
+            raise CompileError(f"{self._function_name}: {e.op} needs the name of a {self.BACKEND} function "
+                               f"as its first argument, got `{to_text(e.args[0])}` (in `{to_text(e)}`)")
+        return f"{fname}({', '.join(self.expr(a) for a in e.args[1:])})"
+
+    def print_reinterpret(self, e) -> str:
+        """The bits of the argument as ``e.dtype`` (through a helper that copies
+        them, lane by lane for vectors)."""
+        value = e.args[0]
+        src, dst = _dt.parse(value.dtype), _dt.parse(e.dtype)
+        if src.bits != dst.bits or src.lanes != dst.lanes or src.is_bool or dst.is_bool \
+                or src.is_handle or dst.is_handle:
+            raise CompileError(f"{self._function_name}: cannot reinterpret {value.dtype} as {e.dtype} "
+                               f"(in `{to_text(e)}`): a bit cast keeps the width and the lanes")
+        if src.lanes > 1:
+            scalar = self.reinterpret_helper(str(src.element_of()), str(dst.element_of()))
+            name = self.lanewise_helper(f"reinterpret_{src.element_of()}", e.dtype, (value.dtype,),
+                                         lambda a: f"{scalar}({a[0]})")
+            return f"{name}({self.expr(value)})"
+        return f"{self.reinterpret_helper(str(src), str(dst))}({self.expr(value)})"
+
+    def reinterpret_helper(self, src: str, dst: str) -> str:
+        """``dst f(src v)``: copy the bits of a scalar (bfloat16 values are computed
+        as float and stored as 16 bits: the helper goes through the stored form)."""
+        name = f"tecc_reinterpret_{src}_{dst}"
+        if name in self._helpers:
+            return name
+        nbytes = _dt.parse(src).bits // 8
+        lines = [f"static inline {self.type_name(dst)} {name}({self.type_name(src)} v) {{"]
+        bits = "v"
+        if src == "bfloat16":
+            self.bf16_helpers()
+            lines.append(f"    {self.storage_type(src)} b = tecc_f32_to_bf16(v);")
+            bits = "b"
+        if dst == "bfloat16":
+            self.bf16_helpers()
+            lines += [f"    {self.storage_type(dst)} r;", f"    memcpy(&r, &{bits}, {nbytes});",
+                      "    return tecc_bf16_to_f32(r);", "}"]
+        else:
+            lines += [f"    {self.type_name(dst)} r;", f"    memcpy(&r, &{bits}, {nbytes});", "    return r;", "}"]
+        return self.use_helper(name, "\n".join(lines))
+
+    #: CPU code may call packed functions; a GPU printer refuses them
+    PACKED_CALLS = True
+
+    def packed_handle(self, name: str) -> str:
+        """The C name of the cached handle of packed function ``name`` (declared once
+        per translation unit, ``fake.func`` -> ``fake_func_packed``)."""
+        handle = self._packed_handles.get(name)
+        if handle is None:
+            base = re.sub(r"[^A-Za-z0-9_]", "_", name) + "_packed"
+            if base[0].isdigit() or base.startswith(("tecc_", "__")):
+                base = "f_" + base
+            handle, k = base, 1
+            while handle in self._used or handle in self._packed_handles.values():
+                handle = f"{base}_{k}"
+                k += 1
+            self._packed_handles[name] = handle
+        self._used.add(handle)
+        return handle
+
+    def _packed_parts(self, e):
+        """``(name, handle, argument initializers)`` of a ``tir.tvm_call_packed``."""
+        if not e.args or not isinstance(e.args[0], E.StringImm):
+            raise CompileError(f"{self._function_name}: {keys.CALL_PACKED} needs the function's name first "
+                               f"(in `{to_text(e)}`)")
+        name = e.args[0].value
+        if not self.PACKED_CALLS:
+            raise CompileError(
+                f"kernel {self._function_name}: call_packed({name!r}) cannot run inside a CUDA kernel: "
+                "a packed function is Python code that only CPU code can call; call it from a function built "
+                "for 'llvm' or 'c' (outside the kernel)")
+        inits = [self.packed_arg(a, name) for a in e.args[1:]]
+        return name, self.packed_handle(name), inits
+
+    def packed_arg(self, a, name: str) -> str:
+        """The ``tecc_packed_arg_t`` initializer of one argument of a packed call."""
+        if isinstance(a, E.Call) and a.op == keys.STACK_MAKE_ARRAY:
+            return self._packed_array(a, name)
+        if isinstance(a, E.StringImm):
+            return f"{{.type_code = {_packed.ARG_STR}, .v_handle = (void*){c_string_literal(a.value)}}}"
+        d = _dt.parse(a.dtype)
+        if d.lanes > 1:
+            raise CompileError(f"{self._function_name}: call_packed({name!r}) cannot pass the vector "
+                               f"`{to_text(a)}` ({a.dtype}); pass scalars or buffers")
+        text = self.expr(a)
+        if d.is_handle:
+            return f"{{.type_code = {_packed.ARG_HANDLE}, .v_handle = (void*)({text})}}"
+        if d.is_float:
+            return f"{{.type_code = {_packed.ARG_FLOAT}, .v_float64 = (double)({text}), .dtype = \"{d}\"}}"
+        code = _packed.ARG_UINT if d.is_uint else _packed.ARG_INT
+        return f"{{.type_code = {code}, .v_int64 = (int64_t)({text}), .dtype = \"{d}\"}}"
+
+    def _packed_array(self, a, name: str) -> str:
+        data, shape, strides, _ndim, zero, offset = a.args
+        dtype = _dt.parse(zero.dtype)
+        if dtype.lanes > 1 or not (isinstance(shape, E.Call) and shape.op == keys.STACK_MAKE_SHAPE):
+            raise CompileError(f"{self._function_name}: call_packed({name!r}): cannot pass `{to_text(a)}`; "
+                               "pass the buffer itself (tir.call_packed(name, buf, ...))")
+        st = self.storage_type(str(dtype))
+        ptr = self.expr(data, P_UNARY)
+        if E.is_const_int(offset, 0):
+            addr = f"(void*){ptr}"
+        else:
+            addr = f"(void*)((char*){ptr} + (int64_t)({self.expr(offset)}) * sizeof({st}))"
+
+        def dims(call):
+            if not (isinstance(call, E.Call) and call.op == keys.STACK_MAKE_SHAPE and call.args):
+                return "NULL"
+            return "(const int64_t[]){" + ", ".join(f"(int64_t)({self.expr(x)})" for x in call.args) + "}"
+
+        return (f"{{.type_code = {_packed.ARG_ARRAY}, .v_handle = {addr}, .shape = {dims(shape)}, "
+                f".strides = {dims(strides)}, .ndim = {len(shape.args)}, .dtype = \"{dtype}\"}}")
+
+    def _packed_args_decl(self, inits) -> tuple:
+        """``(declaration text, array name)`` of the argument array (no array for no
+        arguments)."""
+        if not inits:
+            return "", "NULL"
+        arr = self.fresh_internal("packed_args")
+        return f"tecc_packed_arg_t {arr}[{len(inits)}] = {{{', '.join(inits)}}};", arr
+
+    def print_packed_call(self, e) -> None:
+        """A packed call as a statement: on failure, leave like a failed assertion
+        (the runtime raises the callee's error)."""
+        name, handle, inits = self._packed_parts(e)
+        arr = self.fresh_internal("packed_args") if inits else "NULL"
+        self.emit("{")
+        with self.indented():
+            if inits:
+                self.emit(f"tecc_packed_arg_t {arr}[{len(inits)}] = {{")
+                with self.indented():
+                    for init in inits:
+                        self.emit(init + ",")
+                self.emit("};")
+            self.emit(f"if (tecc_call_packed(&{handle}, {c_string_literal(name)}, {arr}, {len(inits)}, NULL) "
+                      "!= 0) {")
+            with self.indented():
+                self.print_fail(None)
+            self.emit("}")
+        self.emit("}")
+
+    def print_packed_value(self, e) -> str:
+        """A packed call inside an expression: its value is the callee's result; a
+        failure makes the function return -1 at its end."""
+        name, handle, inits = self._packed_parts(e)
+        decl, arr = self._packed_args_decl(inits)
+        ret = self.fresh_internal("packed_ret")
+        self._checks_division = True
+        t = self.type_name(e.dtype)
+        if _dt.is_float(e.dtype):
+            value = f"({t})({ret}.type_code == {_packed.ARG_FLOAT} ? {ret}.v_float64 : (double){ret}.v_int64)"
+        else:
+            value = f"({t})({ret}.type_code == {_packed.ARG_FLOAT} ? (int64_t){ret}.v_float64 : {ret}.v_int64)"
+        return (f"({{ {decl + ' ' if decl else ''}tecc_packed_arg_t {ret} = {{0}}; "
+                f"if (tecc_call_packed(&{handle}, {c_string_literal(name)}, {arr}, {len(inits)}, &{ret}) != 0) "
+                f"{{ __atomic_store_n(&tecc_faults, 1, __ATOMIC_RELAXED); }} {value}; }})")
+
+    def print_packed_support(self) -> str:
+        """What packed calls need, when the unit makes any: the argument struct (the
+        runtime's ``PackedArg``), the two hooks the runtime sets when it loads the
+        library, the call helper and one cached handle per function name."""
+        if not self._packed_handles:
+            return ""
+        lines = [
+            "// packed functions (tir.call_packed): tecc's runtime sets the two hooks when it loads the library",
+            "typedef struct {",
+            "    int64_t v_int64;",
+            "    double v_float64;",
+            "    void* v_handle;",
+            "    const int64_t* shape;",
+            "    const int64_t* strides;",
+            "    int32_t ndim;",
+            "    int32_t type_code;",
+            "    const char* dtype;",
+            "} tecc_packed_arg_t;",
+            "",
+            f"__attribute__((visibility(\"default\"))) int32_t (*{_packed.LOOKUP_SYMBOL})(const char*, void**) = NULL;",
+            f"__attribute__((visibility(\"default\"))) int32_t (*{_packed.INVOKE_SYMBOL})(void*, tecc_packed_arg_t*, "
+            "int32_t, tecc_packed_arg_t*) = NULL;",
+            "",
+            "static int32_t tecc_call_packed(void** handle, const char* name, tecc_packed_arg_t* args, int32_t nargs,",
+            "                                tecc_packed_arg_t* ret) {",
+            "    void* h = __atomic_load_n(handle, __ATOMIC_ACQUIRE);",
+            f"    if ({_packed.LOOKUP_SYMBOL} == NULL || {_packed.INVOKE_SYMBOL} == NULL) {{",
+            "        tecc_set_error(\"this library calls packed functions: load it with tecc.runtime.load_module\");",
+            "        return -1;",
+            "    }",
+            "    if (h == NULL) {",
+            f"        if ({_packed.LOOKUP_SYMBOL}(name, &h) != 0) {{",
+            "            tecc_set_error(\"a packed function is not registered\");",
+            "            return -1;",
+            "        }",
+            "        __atomic_store_n(handle, h, __ATOMIC_RELEASE);",
+            "    }",
+            f"    if ({_packed.INVOKE_SYMBOL}(h, args, nargs, ret) != 0) {{",
+            "        tecc_set_error(\"a packed function raised an error\");",
+            "        return -1;",
+            "    }",
+            "    return 0;",
+            "}",
+            "",
+        ]
+        lines += [f"static void* {h} = NULL;" for h in self._packed_handles.values()]
+        return "\n".join(lines)
 
     def visit_unknown_call(self, e):
         """Hook for intrinsics only a subclass knows (barriers, warp shuffles...)."""
@@ -1007,7 +1237,8 @@ class CodeGenC(IRVisitor):
         """(text, precedence) of the pointer through which ``buffer`` is accessed."""
         name = self.name_of(buffer.data)
         declared = self._ptr_dtype.get(buffer.data)
-        if declared is not None and declared != buffer.dtype:
+        if declared is None or declared != buffer.dtype:
+            # a plain handle (a void* parameter or let) or a pointer to another type
             return f"(({self.storage_type(buffer.dtype)}*){name})", P_PRIMARY
         return name, P_PRIMARY
 
@@ -1054,6 +1285,9 @@ class CodeGenC(IRVisitor):
             if s.value.op == keys.STORAGE_SYNC:
                 self.print_barrier(s.value)
                 return
+            if s.value.op == keys.CALL_PACKED:
+                self.print_packed_call(s.value)
+                return
             self.emit(self.expr(s.value) + ";")
             return
         self.emit(f"(void)({self.expr(s.value)});")
@@ -1081,10 +1315,12 @@ class CodeGenC(IRVisitor):
         self.emit("}")
         self.print_stmt(s.body)
 
-    def print_fail(self, message: str) -> None:
+    def print_fail(self, message) -> None:
         """Report ``message`` and leave: free live heap buffers, then return -1 (or,
-        inside a parallel loop, flag the failure and skip to the next iteration)."""
-        self.emit(f"tecc_set_error({c_string_literal(message)});")
+        inside a parallel loop, flag the failure and skip to the next iteration).
+        ``message`` None: the error is already set (a failed packed call)."""
+        if message is not None:
+            self.emit(f"tecc_set_error({c_string_literal(message)});")
         par = self._parallel
         inline = par is not None and not par.get("outlined")
         start = par["heap_start"] if inline else 0
@@ -1162,11 +1398,15 @@ class CodeGenC(IRVisitor):
             self.emit(f"free({name});")
 
     def _may_fail(self, s) -> bool:
-        """True if ``s`` contains an assert or a heap allocation (a failure exit)."""
+        """True if ``s`` contains an assert, a heap allocation or a packed call (a
+        failure exit)."""
         found = []
 
         def check(node):
             if isinstance(node, S.AssertStmt):
+                found.append(node)
+            elif isinstance(node, S.Evaluate) and isinstance(node.value, E.Call) \
+                    and node.value.op == keys.CALL_PACKED:
                 found.append(node)
             elif isinstance(node, S.Allocate) and not self.is_stack_allocation(node.buffer):
                 found.append(node)

@@ -71,9 +71,7 @@ def compile_c(source: str, target="c", name: str = "lib") -> str:
     CompileError
         With the compiler's error lines and the offending source lines.
     """
-    cc = config.c_compiler()
-    if not cc:
-        raise CompileError("the CC environment variable is empty; set it to a C compiler such as gcc")
+    cc = _c_compiler()
     flags = compile_flags(target)
     key = cache_key(source, " ".join(cc), " ".join(flags), compiler_version(cc))
     safe = re.sub(r"[^A-Za-z0-9_]", "_", name)[:48] or "lib"
@@ -94,6 +92,47 @@ def compile_c(source: str, target="c", name: str = "lib") -> str:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return str(lib_path)
+
+
+def _c_compiler():
+    cc = config.c_compiler()
+    if not cc:
+        raise CompileError("the CC environment variable is empty; set it to a C compiler such as gcc")
+    return cc
+
+
+def compile_asm(source: str, target="c", name: str = "lib") -> str:
+    """The assembly the C compiler makes of ``source`` with the flags of ``target``
+    (``-S``; cached like libraries).
+
+    Raises
+    ------
+    CompileError
+        With the compiler's error lines and the offending source lines.
+    """
+    cc = _c_compiler()
+    flags = [f for f in compile_flags(target) if f not in ("-shared", "-fPIC")] + ["-S"]
+    key = cache_key(source, " ".join(cc), " ".join(flags), compiler_version(cc), "asm")
+    safe = re.sub(r"[^A-Za-z0-9_]", "_", name)[:48] or "lib"
+    stem = f"{safe}_{key[:32]}"
+    text = cache.lookup(stem, "s")
+    if text is not None:
+        return text.decode("utf-8", "replace")
+    src_path = cache.path(stem, "c")
+    atomic_write(src_path, source.encode("utf-8"))
+    fd, tmp = tempfile.mkstemp(prefix=stem + ".", suffix=".s", dir=src_path.parent)
+    os.close(fd)
+    cmd = list(cc) + flags + ["-o", tmp, str(src_path)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CompileError(format_compile_error(source, proc.stderr or proc.stdout, cmd))
+        with open(tmp, "rb") as f:
+            data = f.read()
+    finally:
+        os.unlink(tmp)
+    cache.store(stem, data, "s")
+    return data.decode("utf-8", "replace")
 
 
 _DIAG_RE = re.compile(r":(\d+):(?:(\d+):)?\s*(fatal error|error)")

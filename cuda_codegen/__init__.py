@@ -89,4 +89,16 @@ def build_cuda(mod, target="cuda") -> CUDAModule:
         signatures[host.name] = signature_of(host, written)
     emulation = Emulation(kernels.values())
     return CUDAModule(signatures, plans, specs, source, cubin, arch, str(tgt), emulation.library_path,
-                      GPUChecker(plans, specs, emulation), resources)
+                      GPUChecker(plans, specs, emulation), resources, ptx=_ptx_provider(source, arch))
+
+
+def _ptx_provider(source: str, arch: str):
+    """A function returning NVRTC's PTX of ``source`` (compiled on its first call)."""
+    made = []
+
+    def ptx() -> str:
+        if not made:
+            made.append(get_ptx(source, arch))
+        return made[0]
+
+    return ptx

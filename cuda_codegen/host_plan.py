@@ -18,7 +18,7 @@ alignment of vector-loaded parameters).
 from __future__ import annotations
 
 from ..errors import CompileError
-from ..runtime.launch import Alloc, Assert, KernelSpec, Launch, LaunchPlan, Let
+from ..runtime.launch import Alloc, Assert, KernelSpec, Launch, LaunchPlan, Let, Loop
 from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import keys
@@ -118,12 +118,29 @@ class _PlanBuilder:
         elif isinstance(s, S.AssertStmt):
             self.steps.append(Assert(formula(s.condition, self.env, self.where()), s.message))
             self.visit(s.body)
+        elif isinstance(s, S.For) and s.kind in (S.ForKind.SERIAL, S.ForKind.UNROLLED):
+            # a serial loop around launches (the time steps of a scan)
+            k = self.lets
+            self.lets += 1
+            start = formula(s.min, self.env, self.where())
+            extent = formula(s.extent, self.env, self.where())
+            self.env[s.loop_var] = {"let": k}
+            outer, self.steps = self.steps, []
+            self.visit(s.body)
+            body, self.steps = tuple(self.steps), outer
+            self.steps.append(Loop(k, s.loop_var.name, start, extent, body))
         elif isinstance(s, S.AttrStmt):
             self.visit(s.body)
         elif isinstance(s, S.Evaluate):
             value = s.value
             if isinstance(value, E.Call) and value.op == keys.LAUNCH:
                 self.launch(value)
+            elif isinstance(value, E.Call) and value.op == keys.CALL_PACKED:
+                name = value.args[0].value if value.args and isinstance(value.args[0], E.StringImm) else "?"
+                raise CompileError(
+                    f"{self.where()}: calls the packed function {name!r} outside any kernel, but the host side "
+                    "of a CUDA module is a launch plan (allocations and kernel launches); call it from a "
+                    "function built for 'llvm' or 'c'")
             elif not isinstance(value, (E.IntImm, E.FloatImm)):
                 raise CompileError(f"{self.where()}: cannot run `{to_text(s)}` on the host")
         else:

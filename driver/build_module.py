@@ -14,16 +14,19 @@ from ..errors import LoweringError, TargetError
 from ..target import Target
 from ..te.lower import lower_schedule
 from ..te.schedule import Schedule
+from ..tir import keys
 from ..tir import stmt as S
-from ..tir.analysis import gpu_loops
+from ..tir.analysis import gpu_loops, thread_extent_lists
 from ..tir.transform import pipeline as _pipeline
 
 
-def _as_module(inputs, args, name) -> S.IRModule:
+def _as_module(inputs, args, name, binds=None, missing_output="warn") -> S.IRModule:
     if isinstance(inputs, Schedule):
         if args is None:
             raise LoweringError("lower/build of a schedule needs the argument tensors, e.g. [A, B, C]")
-        return S.IRModule.from_expr(lower_schedule(inputs, list(args), name))
+        return S.IRModule.from_expr(lower_schedule(inputs, list(args), name, binds, missing_output))
+    if binds:
+        raise LoweringError("binds= applies to a schedule (te.create_schedule); this is already TIR")
     if isinstance(inputs, S.PrimFunc):
         return S.IRModule.from_expr(inputs)
     if isinstance(inputs, S.IRModule):
@@ -54,9 +57,7 @@ def _pass_options(tgt: Target):
 def schedule_to_module(sch, args=None, name="main", binds=None) -> S.IRModule:
     """The schedule as TIR before any pass (TVM's ``schedule_to_module``): an
     IRModule holding the function ``name`` with multi-dimensional buffers."""
-    if binds:
-        raise LoweringError("binds= is not supported; buffers are derived from the argument tensors")
-    return _as_module(sch, args, name)
+    return _as_module(sch, args, name, binds)
 
 
 def lower(inputs, args=None, name="main", binds=None, simple_mode=False, target=None):
@@ -70,8 +71,10 @@ def lower(inputs, args=None, name="main", binds=None, simple_mode=False, target=
         The function's arguments in order: inputs and outputs.
     name : str
         The function name.
-    binds : None
-        Not supported (buffers are derived from the argument tensors).
+    binds : dict, optional
+        Argument tensor -> the buffer (``tir.decl_buffer``) it is accessed through.
+        tecc's arrays are compact: a variable element offset or stride of such a
+        buffer is bound to the compact value.
     simple_mode : bool
         Accepted for compatibility; printing the result always shows the loop nest.
     target : str or Target, optional
@@ -86,9 +89,10 @@ def lower(inputs, args=None, name="main", binds=None, simple_mode=False, target=
     IRModule
         ``print`` it to read the TIR.
     """
-    if binds:
-        raise LoweringError("binds= is not supported; buffers are derived from the argument tensors")
-    mod = _as_module(inputs, args, name)
+    return _lower_module(_as_module(inputs, args, name, binds), target)
+
+
+def _lower_module(mod, target):
     target = target if target is not None else Target.current()
     if target is None:
         ctx = _pipeline.PassContext.current()
@@ -135,7 +139,7 @@ def build(inputs, args=None, target=None, target_host=None, name="default_functi
     if target_host is not None and "cpu" not in Target.canon(target_host).keys:
         raise TargetError(f"target_host {str(Target.canon(target_host))!r} is not a CPU target; tecc runs the "
                           "host side of a module on the CPU ('llvm' or 'c')")
-    mod = lower(inputs, args, name, binds, target=tgt)
+    mod = _lower_module(_as_module(inputs, args, name, binds, missing_output="error"), tgt)
     if _target_kind(tgt) == "cuda":
         return build_cuda(mod, tgt)
     return build_c(mod, tgt)
@@ -150,3 +154,8 @@ def _reject_gpu_bindings(mod: S.IRModule, tgt: Target) -> None:
                 f"loop {loop.loop_var.name!r} of function {func.name!r} is bound to "
                 f"{loop.thread_binding.thread_tag}, a GPU index, but the target is {str(tgt)!r}; "
                 "build this schedule for target 'cuda'")
+        tags = {} if func.attrs.get(keys.KERNEL) or func.attrs.get(keys.HOST) else thread_extent_lists(func)
+        if tags:
+            raise LoweringError(
+                f"function {func.name!r} runs on {sorted(tags)[0]} (a thread_extent scope: GPU code), but the "
+                f"target is {str(tgt)!r}; build it for target 'cuda'")

@@ -1,4 +1,5 @@
-"""tecc's runtime: devices, arrays, built modules, launch plans, timing, export and load.
+"""tecc's runtime: devices, arrays, built modules, launch plans, timing, export and load,
+and packed functions (Python functions registered by name that compiled code calls).
 
 Nothing here imports the compiler (``te``, ``tir``, ``cpu_fallback``,
 ``cuda_codegen``): a module loaded from an exported file runs with numpy, plus CuPy
@@ -11,11 +12,15 @@ from .ndarray import NDArray
 from .signature import ArgSpec, Signature
 from .module import CModule, Function, Module, ProfileResult, load_module
 from .cuda_module import CUDAModule, KernelResources
+from .packed_func import (
+    PackedFunc, get_global_func, list_global_func_names, register_func, remove_global_func,
+)
 
 __all__ = [
     "CPU", "CUDA", "Device", "convert", "cpu", "cuda", "device", "enabled", "gpu", "ndarray", "NDArray", "ArgSpec", "Signature",
     "CModule", "CUDAModule", "Function", "FunctionNotFoundError", "KernelError", "KernelResources", "Module",
-    "ProfileResult", "load_module",
+    "PackedFunc", "ProfileResult", "get_global_func", "list_global_func_names", "load_module", "register_func",
+    "remove_global_func",
 ]
 
 

@@ -71,22 +71,47 @@ class KernelResources:
         return cls(**{f.name: int(d.get(f.name, 0)) for f in dataclasses.fields(cls)})
 
 
+#: get_source formats of CUDA code: the CUDA C++ source, and NVRTC's PTX of it
+CUDA_FORMATS = ("cu", "cuda")
+PTX_FORMATS = ("asm", "ptx", "s")
+
+
+def _ptx_text(ptx, fmt: str) -> str:
+    """The PTX from the compiler's provider, or a clear error where there is none."""
+    if ptx is None:
+        raise TeccError(
+            f"get_source({fmt!r}): this CUDA module was loaded from a file, which holds the cubin "
+            "(imported_modules[0].cubin) and the CUDA source but no PTX; use get_source('cuda'), or build it "
+            "again with tecc.build to get the PTX")
+    return ptx()
+
+
 class CUDASourceModule:
-    """The device part of a :class:`CUDAModule` (``mod.imported_modules[0]``)."""
+    """The device part of a :class:`CUDAModule` (``mod.imported_modules[0]``).
+
+    ``ptx`` (given by the compiler, absent in a module loaded from a file) returns
+    NVRTC's PTX of the source for ``arch``.
+    """
 
     type_key = "cuda"
 
-    def __init__(self, source: str, cubin: bytes, arch: str):
+    def __init__(self, source: str, cubin: bytes, arch: str, ptx=None):
         self.source = source
         self.cubin = cubin
         self.arch = arch
+        self._ptx = ptx
         self.imported_modules = []
 
     def get_source(self, fmt: str = "") -> str:
-        """The CUDA source (``fmt`` may be ``""``, ``"cu"`` or ``"cuda"``)."""
-        if fmt not in ("", "cu", "cuda", "source"):
-            raise TeccError(f"the device module has CUDA source only; get_source({fmt!r}) is not available")
-        return self.source
+        """The device code as text: ``""``, ``"cu"`` or ``"cuda"``: the CUDA source;
+        ``"asm"`` or ``"ptx"``: NVRTC's PTX of it for :attr:`arch`."""
+        fmt = str(fmt).lower()
+        if fmt in ("", "source") + CUDA_FORMATS:
+            return self.source
+        if fmt in PTX_FORMATS:
+            return _ptx_text(self._ptx, fmt)
+        raise TeccError(f"get_source({fmt!r}): the device module has the formats '' / 'cuda' (the CUDA source) "
+                        "and 'asm' / 'ptx' (NVRTC's PTX); the binary is the attribute .cubin")
 
     def __repr__(self) -> str:
         return f"<tecc.runtime.CUDASourceModule arch={self.arch}>"
@@ -175,6 +200,8 @@ class CUDAModule(Module):
         Given by the compiler: ``check`` and ``shared_memory_report`` use it.
     resources : dict, optional
         Kernel name -> :class:`KernelResources`, ptxas's report for ``arch``.
+    ptx : callable, optional
+        Given by the compiler: returns NVRTC's PTX of ``source`` (``get_source("asm")``).
     """
 
     DEVICE_TYPE = CUDA
@@ -182,7 +209,7 @@ class CUDAModule(Module):
     type_key = "cuda"
 
     def __init__(self, signatures: dict, plans: dict, kernels: dict, source: str, cubin: bytes, arch: str,
-                 target: str, emulation_library, checker=None, resources: dict | None = None):
+                 target: str, emulation_library, checker=None, resources: dict | None = None, ptx=None):
         super().__init__(signatures, target, checker)
         self.plans = dict(plans)
         self.kernels = dict(kernels)
@@ -191,7 +218,8 @@ class CUDAModule(Module):
         self.arch = arch
         #: kernel name -> KernelResources (ptxas, for ``arch``); empty if not known
         self.kernel_resources = dict(resources or {})
-        self.imported_modules = [CUDASourceModule(source, self.cubin, arch)]
+        self._ptx = ptx
+        self.imported_modules = [CUDASourceModule(source, self.cubin, arch, ptx)]
         self._emulation_library = emulation_library
         self._emulator = None
         self._gpu_module = None
@@ -203,11 +231,25 @@ class CUDAModule(Module):
         return list(self.kernels)
 
     def get_source(self, fmt: str = "") -> str:
-        """The launch plans as text (``fmt`` ``"cu"``/``"cuda"``: the CUDA source)."""
-        if fmt in ("cu", "cuda"):
+        """The module's code as text (TVM's ``get_source``).
+
+        Parameters
+        ----------
+        fmt : str
+            ``""`` (or ``"plan"``, ``"host"``): the host side, the launch plans as
+            text; ``"cu"``/``"cuda"``: the kernels' CUDA source (also
+            ``imported_modules[0].get_source()``); ``"asm"``/``"ptx"``: NVRTC's PTX
+            of the kernels (made on request; a module loaded from a file has none).
+        """
+        fmt = str(fmt).lower()
+        if fmt in CUDA_FORMATS:
             return self.cuda_source
+        if fmt in PTX_FORMATS:
+            return _ptx_text(self._ptx, fmt)
         if fmt not in ("", "plan", "host"):
-            raise TeccError(f"get_source({fmt!r}): a CUDA module has '' (the launch plans) and 'cuda' sources")
+            raise TeccError(f"get_source({fmt!r}): a CUDA module has the formats '' (the launch plans), 'cuda' "
+                            "(the CUDA source) and 'asm' / 'ptx' (NVRTC's PTX); the binary is "
+                            "imported_modules[0].cubin")
         return "\n\n".join(p.text() for p in self.plans.values())
 
     # arguments -----------------------------------------------------------------------

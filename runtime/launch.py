@@ -168,7 +168,50 @@ class Launch:
     block: tuple
 
 
-_STEPS = {"alloc": Alloc, "let": Let, "assert": Assert, "launch": Launch}
+@dataclass(frozen=True)
+class Loop:
+    """Run ``body`` (steps) for ``{"let": slot}`` = start, start + 1, ... (``extent``
+    times): a serial loop of the host around kernel launches, e.g. the time steps of
+    a scan."""
+
+    slot: int
+    name: str
+    start: object
+    extent: object
+    body: tuple
+
+
+_STEPS = {"alloc": Alloc, "let": Let, "assert": Assert, "launch": Launch, "loop": Loop}
+
+
+def _steps_to_json(steps) -> list:
+    out = []
+    for s in steps:
+        kind = next(k for k, cls in _STEPS.items() if isinstance(s, cls))
+        fields = {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(s).items()}
+        if kind == "loop":
+            fields["body"] = _steps_to_json(s.body)
+        out.append({"step": kind, **fields})
+    return out
+
+
+def _steps_from_json(items) -> tuple:
+    steps = []
+    for s in items:
+        s = dict(s)
+        kind = s.pop("step")
+        if kind == "loop":
+            s["body"] = _steps_from_json(s["body"])
+        cls = _STEPS[kind]
+        steps.append(cls(**{k: (tuple(v) if k in ("args", "grid", "block") else v) for k, v in s.items()}))
+    return tuple(steps)
+
+
+def _all_steps(steps):
+    for s in steps:
+        yield s
+        if isinstance(s, Loop):
+            yield from _all_steps(s.body)
 
 
 @dataclass(frozen=True)
@@ -181,39 +224,37 @@ class LaunchPlan:
     arg_names: tuple = ()
 
     def to_json(self) -> dict:
-        steps = []
-        for s in self.steps:
-            kind = next(k for k, cls in _STEPS.items() if isinstance(s, cls))
-            fields = {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(s).items()}
-            steps.append({"step": kind, **fields})
-        return {"name": self.name, "steps": steps, "arg_names": list(self.arg_names)}
+        return {"name": self.name, "steps": _steps_to_json(self.steps), "arg_names": list(self.arg_names)}
 
     @staticmethod
     def from_json(d: dict) -> "LaunchPlan":
-        steps = []
-        for s in d["steps"]:
-            s = dict(s)
-            cls = _STEPS[s.pop("step")]
-            steps.append(cls(**{k: (tuple(v) if k in ("args", "grid", "block") else v) for k, v in s.items()}))
-        return LaunchPlan(d["name"], tuple(steps), tuple(d.get("arg_names", ())))
+        return LaunchPlan(d["name"], _steps_from_json(d["steps"]), tuple(d.get("arg_names", ())))
 
     def _names(self) -> dict:
         names = {("arg", i): n for i, n in enumerate(self.arg_names)}
-        names.update({("let", s.slot): s.name for s in self.steps if isinstance(s, Let)})
+        names.update({("let", s.slot): s.name for s in _all_steps(self.steps) if isinstance(s, (Let, Loop))})
         return names
 
     def text(self) -> str:
         """The plan as readable lines (``get_source()`` of a CUDA module)."""
         names = self._names()
-        ws = {s.slot: s.name for s in self.steps if isinstance(s, Alloc)}
+        ws = {s.slot: s.name for s in _all_steps(self.steps) if isinstance(s, Alloc)}
         lines = [f"plan {self.name}({', '.join(self.arg_names)}):"]
-        for s in self.steps:
+        self._text(self.steps, names, ws, lines, "  ")
+        return "\n".join(lines)
+
+    def _text(self, steps, names, ws, lines, pad) -> None:
+        for s in steps:
             if isinstance(s, Alloc):
-                lines.append(f"  {s.name} = workspace({s.dtype}, {formula_text(s.count, names)})")
+                lines.append(f"{pad}{s.name} = workspace({s.dtype}, {formula_text(s.count, names)})")
             elif isinstance(s, Let):
-                lines.append(f"  {s.name} = {formula_text(s.value, names)}")
+                lines.append(f"{pad}{s.name} = {formula_text(s.value, names)}")
             elif isinstance(s, Assert):
-                lines.append(f"  assert {formula_text(s.condition, names)}, {s.message!r}")
+                lines.append(f"{pad}assert {formula_text(s.condition, names)}, {s.message!r}")
+            elif isinstance(s, Loop):
+                start = formula_text(s.start, names)
+                lines.append(f"{pad}for {s.name} in range({start}, {start} + {formula_text(s.extent, names)}):")
+                self._text(s.body, names, ws, lines, pad + "  ")
             else:
                 args = []
                 for a in s.args:
@@ -226,8 +267,7 @@ class LaunchPlan:
                         args.append(formula_text(value, names))
                 dims = ", ".join(formula_text(x, names) for x in s.grid)
                 threads = ", ".join(formula_text(x, names) for x in s.block)
-                lines.append(f"  launch {s.kernel}<<<({dims}), ({threads})>>>({', '.join(args)})")
-        return "\n".join(lines)
+                lines.append(f"{pad}launch {s.kernel}<<<({dims}), ({threads})>>>({', '.join(args)})")
 
 
 # ----------------------------------------------------------------------------
@@ -272,9 +312,17 @@ def run_plan(plan: LaunchPlan, kernels: dict, arrays: dict, values: dict, launch
         See the module docs.
     """
     env = {("arg", i): v for i, v in values.items()}
-    workspaces = {}
-    for step in plan.steps:
-        if isinstance(step, Alloc):
+    _run_steps(plan, plan.steps, kernels, arrays, env, {}, launcher)
+
+
+def _run_steps(plan, steps, kernels, arrays, env, workspaces, launcher) -> None:
+    for step in steps:
+        if isinstance(step, Loop):
+            start, extent = evaluate(step.start, env), evaluate(step.extent, env)
+            for t in range(start, start + extent):
+                env[("let", step.slot)] = t
+                _run_steps(plan, step.body, kernels, arrays, env, workspaces, launcher)
+        elif isinstance(step, Alloc):
             workspaces[step.slot] = launcher.alloc(step.dtype, max(1, evaluate(step.count, env)))
         elif isinstance(step, Let):
             env[("let", step.slot)] = evaluate(step.value, env)
@@ -304,5 +352,5 @@ def run_plan(plan: LaunchPlan, kernels: dict, arrays: dict, values: dict, launch
             launcher.launch(spec, grid, block, args)
 
 
-__all__ = ["Alloc", "Assert", "KernelSpec", "Launch", "LaunchPlan", "Let", "evaluate", "formula_text",
+__all__ = ["Alloc", "Assert", "KernelSpec", "Launch", "LaunchPlan", "Let", "Loop", "evaluate", "formula_text",
            "launch_dims", "run_plan", "MAX_THREADS_PER_BLOCK", "MAX_BLOCK_DIMS", "MAX_GRID_DIMS"]

@@ -29,7 +29,7 @@ import zipfile
 import numpy as np
 
 from ..errors import FunctionNotFoundError, KernelError, RuntimeArgError, TeccError
-from . import dtypes, timing
+from . import dtypes, packed_func, timing
 from .cache import DiskCache, atomic_write, cache_key
 from .device import CPU, Device
 from .ndarray import NDArray
@@ -62,7 +62,8 @@ def c_function(lib, name: str, signature: Signature):
     (buffers as pointers) and an ``int32`` status result."""
     fn = getattr(lib, name)
     fn.restype = ctypes.c_int32
-    fn.argtypes = [ctypes.c_void_p if a.kind == "buffer" else dtypes.ctype(a.dtype) for a in signature.args]
+    fn.argtypes = [ctypes.c_void_p if a.kind == "buffer" or a.dtype == "handle" else dtypes.ctype(a.dtype)
+                   for a in signature.args]
     return fn
 
 
@@ -73,6 +74,20 @@ def last_error(lib) -> str:
     get.argtypes = []
     msg = get()
     return msg.decode("utf-8", "replace") if msg else "unknown error"
+
+
+def raise_failure(lib, name: str, what: str = ""):
+    """Raise the error of a compiled function ``name`` that returned non-zero: the
+    exception of a packed function it called (the user's own, with a note), a
+    missing packed function, or the message the library left."""
+    err = packed_func.take_error()
+    if isinstance(err, FunctionNotFoundError):
+        raise FunctionNotFoundError(f"{name}: {err}") from None
+    if err is not None:
+        if hasattr(err, "add_note"):
+            err.add_note(f"(the packed function was called by the compiled function {name!r})")
+        raise err
+    raise KernelError(f"{what or name} failed: {last_error(lib)}")
 
 
 class ProfileResult:
@@ -330,19 +345,44 @@ class CModule(Module):
     """
 
     type_key = "c"
+    #: get_source formats: the C source, and the assembly the C compiler makes of it
+    SOURCE_FORMATS = ("", "c", "cc", "source")
+    ASM_FORMATS = ("asm", "s")
 
-    def __init__(self, lib_path: str, signatures: dict, source: str, target: str, checker=None):
+    def __init__(self, lib_path: str, signatures: dict, source: str, target: str, checker=None, asm=None):
         super().__init__(signatures, target, checker)
         self.lib_path = str(lib_path)
         self.source = source
+        self._asm = asm
         self._lib = load_library(self.lib_path)
+        packed_func.install(self._lib)
         self._cfuncs = {name: c_function(self._lib, name, sig) for name, sig in self.signatures.items()}
 
     def get_source(self, fmt: str = "") -> str:
-        """The generated C source (``fmt`` may be ``""``, ``"c"`` or ``"cc"``)."""
-        if fmt not in ("", "c", "cc", "source"):
-            raise TeccError(f"a CPU module has only C source; get_source({fmt!r}) is not available")
-        return self.source
+        """The module's code as text (TVM's ``get_source``).
+
+        Parameters
+        ----------
+        fmt : str
+            ``""``, ``"c"`` or ``"cc"``: the generated C source; ``"asm"`` (or
+            ``"s"``): the assembly the system C compiler makes of it, with the
+            module's flags (compiled on first request; a module loaded from a file
+            has only its C source).
+        """
+        fmt = str(fmt).lower()
+        if fmt in self.SOURCE_FORMATS:
+            return self.source
+        if fmt in self.ASM_FORMATS:
+            if self._asm is None:
+                raise TeccError(
+                    f"get_source({fmt!r}): this CPU module was loaded from a file, which holds its C source and "
+                    "library but no assembly; use get_source('c'), or build it again with tecc.build to get "
+                    "the assembly")
+            return self._asm()
+        raise TeccError(
+            f"get_source({fmt!r}): a CPU module has the formats '' / 'c' (the C source) and 'asm' (the C "
+            "compiler's assembly); tecc compiles C with the system C compiler, so there is no LLVM IR ('ll') "
+            "or bitcode")
 
     def _raw(self, name: str, args):
         sig, arrays, values = self._bind(name, args)
@@ -351,7 +391,7 @@ class CModule(Module):
 
     def _invoke(self, name: str, raw) -> None:
         if self._cfuncs[name](*raw) != 0:
-            raise KernelError(f"{name} failed: {last_error(self._lib)}")
+            raise_failure(self._lib, name)
 
     def _call(self, name: str, args) -> None:
         raw, keep = self._raw(name, args)
@@ -362,8 +402,12 @@ class CModule(Module):
         raw, keep = self._raw(name, args)
         cfunc = self._cfuncs[name]
         self._invoke(name, raw)  # warm-up; surfaces errors with their message once
-        # the arrays behind the raw addresses stay alive until finish() drops them
-        return timing.wall_clock(lambda: cfunc(*raw)), keep.clear
+
+        def finish():
+            keep.clear()  # the arrays behind the raw addresses stay alive until now
+            packed_func.take_error()  # timed runs do not check for errors: forget any
+
+        return timing.wall_clock(lambda: cfunc(*raw)), finish
 
     def _artifact(self) -> bytes:
         """The shared library with a zip archive appended (``metadata.json`` and

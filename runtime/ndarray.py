@@ -140,18 +140,44 @@ class NDArray:
         return out if dtype is None else out.astype(dtype)
 
 
-def array(arr, dev: Device = None, dtype=None) -> NDArray:
+def _pick_device(what: str, device, dev) -> Device:
+    """The device of :func:`array` / :func:`empty`: TVM's keyword ``device=`` or tecc's
+    ``dev=`` (one of them), ``cpu(0)`` when neither is given."""
+    if device is not None and dev is not None:
+        raise TeccError(f"nd.{what}: got both device={device!r} and dev={dev!r}; pass the device once "
+                        "(device= is TVM's keyword, dev= tecc's)")
+    chosen = device if device is not None else dev
+    if chosen is None:
+        return cpu(0)
+    if not isinstance(chosen, Device):
+        hint = " (to give a dtype, write dtype=...)" if what == "array" and isinstance(chosen, str) else ""
+        raise TeccError(f"nd.{what}: the device must be a tecc.Device such as tecc.cpu(0) or tecc.cuda(0), "
+                        f"got {type(chosen).__name__} {chosen!r}{hint}")
+    return chosen
+
+
+def _check_mem_scope(what: str, mem_scope) -> None:
+    if mem_scope not in (None, "global"):
+        raise TeccError(f"nd.{what}: mem_scope={mem_scope!r} is not supported; tecc arrays live in global "
+                        "memory (leave mem_scope out)")
+
+
+def array(arr, device: Device = None, dtype=None, *, dev: Device = None, mem_scope=None) -> NDArray:
     """An :class:`NDArray` holding a copy of ``arr`` (numpy array, list or NDArray).
 
     Parameters
     ----------
     arr : array-like
-    dev : Device, optional
-        Defaults to ``cpu(0)``.
+    device : Device, optional
+        Where the array lives; defaults to ``cpu(0)``.  ``dev=`` is accepted too
+        (tecc's older keyword; give one of them).
     dtype : str, optional
         Convert to this dtype (defaults to ``arr``'s dtype).
+    mem_scope : None or "global"
+        TVM's memory scope; tecc arrays are in global memory.
     """
-    dev = cpu(0) if dev is None else dev
+    dev = _pick_device("array", device, dev)
+    _check_mem_scope("array", mem_scope)
     if isinstance(arr, NDArray):
         dtype = arr.dtype if dtype is None else dtype
         arr = arr.numpy()
@@ -173,9 +199,13 @@ def array(arr, dev: Device = None, dtype=None) -> NDArray:
     return NDArray(data, dtype, dev)
 
 
-def empty(shape, dtype="float32", dev: Device = None) -> NDArray:
-    """An uninitialised array (zero-filled on the CPU) of ``shape`` and ``dtype``."""
-    dev = cpu(0) if dev is None else dev
+def empty(shape, dtype="float32", device: Device = None, *, dev: Device = None, mem_scope=None) -> NDArray:
+    """An uninitialised array (zero-filled on the CPU) of ``shape`` and ``dtype``.
+
+    ``device`` (or tecc's older keyword ``dev``) defaults to ``cpu(0)``.
+    """
+    dev = _pick_device("empty", device, dev)
+    _check_mem_scope("empty", mem_scope)
     dtype = _canonical(dtype)
     if isinstance(shape, int):
         shape = (shape,)

@@ -142,7 +142,10 @@ class Signature:
             value = bound[spec.name][0]
         else:  # pragma: no cover - every unbound scalar is a user parameter
             raise RuntimeArgError(f"{self.name}: no value for {spec.name!r}")
-        lo, hi = dtypes.int_range(spec.dtype)
+        if spec.dtype == "handle":  # an address, passed as it is
+            lo, hi = 0, 2**64 - 1
+        else:
+            lo, hi = dtypes.int_range(spec.dtype)
         if not lo <= value <= hi:
             raise RuntimeArgError(f"{self.name}: {spec.name!r} = {value} does not fit {spec.dtype}")
         return value

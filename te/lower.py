@@ -1,36 +1,47 @@
 """Lowering a schedule to a TIR PrimFunc.
 
-Four steps, each a function below:
+Four steps, each a method of :class:`Lowerer` below:
 
-1. ``_inline``: substitute every ``compute_inline`` stage into its consumers.
+1. ``_collect``: substitute every ``compute_inline`` stage into its consumers and
+   keep the stages an output needs.  The init and update tensors of a scan, and its
+   state placeholder, are *aliases* of the scan's result: they share its buffer.
 2. ``_infer_bounds``: consumers before producers, find the range of every iteration
-   variable.  A stage attached with ``compute_at(P, iv)`` must produce the region of
-   its output that its consumers read during *one* iteration of ``iv``: the index
-   expressions of those reads are evaluated as intervals in which the loop variables
-   enclosing the attach point stay fixed (symbolic) and every other loop variable is
-   relaxed to its whole range.
+   variable.  A stage attached with ``compute_at(P, iv)`` (or computed in each step
+   of a scan) must produce the region of its output that its consumers read during
+   *one* iteration of ``iv``: the index expressions of those reads are evaluated as
+   intervals in which the loop variables enclosing the attach point stay fixed
+   (symbolic) and every other loop variable is relaxed to its whole range.  A scan
+   reads a whole row of its update per step; an extern stage reads its inputs whole.
 3. ``_make_stage``: build each stage's loop nest from its leaf iteration variables
-   (split/fuse relations give the root index values), with guards where a split
-   does not divide, the reduction's init placed before the first reduction loop, and
-   attached stages (with their buffers) inside the loop they are attached to.
-4. Assemble the PrimFunc: arguments are buffers, then symbolic shape variables.
+   (split/fuse relations give the root index values), each bounds guard placed
+   just inside the innermost loop it depends on, the reduction's init placed before
+   the first reduction loop, and attached stages (with their buffers) inside the
+   loop they are attached to.  A scan is a serial loop over its time axis; an
+   extern stage is its statement with its declared buffers bound to the real ones.
+4. Assemble the PrimFunc: arguments are buffers (and scalar variables given as
+   arguments), then symbolic shape variables.
 """
 from __future__ import annotations
 
+import warnings
+
 from ..errors import LoweringError
+from ..tir import dtype as _dt
 from ..tir import expr as E
+from ..tir import keys
 from ..tir import stmt as S
 from ..tir.arith import Analyzer, IntervalSet, eval_set
-from ..tir import dtype as _dt
-from ..tir import keys
 from ..tir.functor import IRMutator, collect_vars, post_order_visit, substitute
 from ..tir.op import const, likely
 from ..tir.transform.lower_thread_allreduce import store_values, thread_allreduce
-from .schedule import Fuse, Schedule, Split, _is_reduce
-from .tensor import ComputeOp, PlaceholderOp, Tensor, read_tensors
+from .schedule import AttachType, Fuse, Schedule, Singleton, Split, _is_reduce, pass_down_extents, pass_up_index
+from .tensor import ComputeOp, ExternOp, PlaceholderOp, ScanOp, Tensor, read_tensors
 
 #: memory scopes from widest to narrowest sharing
 _SCOPE_RANK = {"global": 0, "shared": 1, "warp": 2, "local": 3}
+
+#: attachments that put a stage inside a loop of another stage
+_NESTED = (AttachType.SCOPE, AttachType.SCAN_UPDATE)
 
 
 def _thread_rank(tag):
@@ -62,61 +73,115 @@ class _Inliner(IRMutator):
         return self.generic_visit(r)
 
 
+def _reads(op, body):
+    """The tensors stage ``op`` reads (``body``: its inlined compute body)."""
+    if isinstance(op, ComputeOp):
+        return read_tensors(body)
+    return list(op.input_tensors)
+
+
 class _StageInfo:
     def __init__(self, stage, body):
         self.stage = stage
         self.op = stage.op
-        self.body = body                # effective body (inlined tensors substituted)
-        self.reads = read_tensors(body)
+        self.body = body                # compute: effective body (inlined tensors substituted)
+        self.reads = _reads(stage.op, body)
         self.dom = {}                   # IterVar -> Range (root and derived)
         self.region_min = ()            # per output dim: min index this stage's buffer holds
         self.buffers = ()               # one per output
         self.root_value = {}            # root Var -> index expression over leaf vars
+        self.offset = {}                # root IterVar -> index relative to the region's min
         self.children = {}              # leaf IterVar -> [attached _StageInfo]
         self.consumers = []             # _StageInfo reading this stage
+        self.alias = None               # (scan _StageInfo, output index): outputs live in the scan's buffer
+        self.absolute = False           # stores go to absolute indices of a whole buffer
+
+    @property
+    def roots(self):
+        op = self.op
+        if isinstance(op, ComputeOp):
+            return list(op.axis) + list(op.reduce_axis)
+        if isinstance(op, ScanOp):
+            return [op.scan_axis] + list(op.spatial_axis_)
+        return []
 
 
 class Lowerer:
-    def __init__(self, sch: Schedule, args, name):
+    def __init__(self, sch: Schedule, args, name, binds=None, missing_output="warn"):
         self.sch = sch
+        self.missing_output = missing_output
         self.name = name
-        self.args = list(args)
+        self.args = list(args) if args is not None else None
+        self.binds = dict(binds or {})
         self.ana = Analyzer()
-        self.loop_extent = {}   # leaf Var -> extent expression
+        self.loop_range = {}    # loop Var -> Range it runs over (leaf loops, and the ranges a read covers)
         self.info = {}          # Stage -> _StageInfo
+        self.state_alias = {}   # state placeholder tensor -> (scan _StageInfo, output index)
+        self.arg_bufs = {}      # op -> {tensor: Buffer} of the arguments
+        self.states = set()     # state placeholders of the scans
 
     # ------------------------------------------------------------------ driver
     def run(self) -> S.PrimFunc:
-        infos = self._inline()
-        arg_bufs, params, buffer_map = self._bind_args(infos)
+        infos = self._collect()
+        params, buffer_map, scalars = self._bind_args(infos)
         shape_vars = []
         for t in self.args:
+            if not isinstance(t, Tensor):
+                continue
             for d in t.shape:
                 for v in sorted(collect_vars(d), key=lambda v: v.name):
-                    if v not in shape_vars:
+                    if v not in shape_vars and v not in scalars:
                         shape_vars.append(v)
         for info in infos:
-            _check_body(info.op, info.body, set(shape_vars))
-        self._check_attachments(infos)
-        for info in reversed(infos):
-            self._infer_bounds(info)
+            if isinstance(info.op, ComputeOp):
+                _check_body(info.op, info.body, set(shape_vars) | set(scalars))
+        self._prepare(infos)
         for info in infos:
-            self._make_buffers(info, arg_bufs)
+            self._make_buffers(info)
+        for info in infos:
+            self._alias_buffers(info)
         body = self._make_root(infos)
+        body = self._bind_layouts(body)
         params = params + shape_vars
         return S.PrimFunc(tuple(params), body, buffer_map, {keys.GLOBAL_SYMBOL: self.name})
 
+    def _prepare(self, infos):
+        self._check_attachments(infos)
+        self._set_aliases(infos)
+        for info in reversed(infos):
+            self._infer_bounds(info)
+
+    def infer_bound(self) -> dict:
+        """The range of every iteration variable of every stage (TVM's InferBound)."""
+        infos = self._collect()
+        self._prepare(infos)
+        out = {}
+        for st in self.sch.stages:
+            info = self.info.get(st)
+            if info is not None:
+                out.update(info.dom)
+                continue
+            for iv in st.all_iter_vars:  # inlined or unused stages: their own domains
+                if iv.dom is not None:
+                    out[iv] = iv.dom
+        return out
+
     # --------------------------------------------------------------- inlining
-    def _inline(self):
+    def _collect(self):
+        self.sch.normalize()
         bodies = {}
         inliner = _Inliner(bodies)
         order = []
         for st in self.sch.stages:
-            if not isinstance(st.op, ComputeOp):
+            op = st.op
+            if isinstance(op, PlaceholderOp):
                 continue
-            body = tuple(inliner.visit(b) for b in st.op.body)
-            if st.attach_type == "inline":
-                bodies[st.op] = body
+            if not isinstance(op, ComputeOp):
+                order.append((st, None))
+                continue
+            body = tuple(inliner.visit(b) for b in op.body)
+            if st.attach_type == AttachType.INLINE:
+                bodies[op] = body
             else:
                 order.append((st, body))
         # keep only stages that an output needs
@@ -124,7 +189,7 @@ class Lowerer:
         by_op = {st.op: (st, body) for st, body in order}
         stack = [self.sch[o] for o in self.sch.outputs]
         for st in stack:
-            if st.attach_type == "inline":
+            if st.attach_type == AttachType.INLINE:
                 raise LoweringError(f"stage {st.name!r} is an output and cannot be inlined")
         while stack:
             st = stack.pop()
@@ -134,69 +199,108 @@ class Lowerer:
             info = live[st] = _StageInfo(st, body)
             for t in info.reads:
                 pst = self.sch.stage_map.get(t.op)
-                if pst is not None and isinstance(pst.op, ComputeOp) and pst not in live:
-                    stack.append(pst)
+                if pst is None or isinstance(pst.op, PlaceholderOp) or pst in live:
+                    continue
+                if pst.attach_type == AttachType.INLINE:
+                    kind = "scan" if isinstance(st.op, ScanOp) else "extern stage"
+                    raise LoweringError(f"stage {pst.name!r} is inlined (compute_inline), but {kind} {st.name!r} "
+                                        f"reads it as a whole buffer; do not inline {pst.name!r}")
+                stack.append(pst)
         infos = [live[st] for st, _ in order if st in live]
+        # a scan's state placeholders stand for its result (no argument)
+        self.states = {t for info in infos if isinstance(info.op, ScanOp) for t in info.op.state_placeholder}
         for info in infos:
             self.info[info.stage] = info
         for info in infos:
             for t in info.reads:
                 pst = self.sch.stage_map.get(t.op)
-                if pst in self.info:
+                if pst in self.info and info not in self.info[pst].consumers:
                     self.info[pst].consumers.append(info)
         return infos
 
     # -------------------------------------------------------------- arguments
     def _bind_args(self, infos):
-        arg_bufs = {}      # current op -> tuple of Buffers (by value index)
-        params, buffer_map = [], {}
+        arg_bufs = {}      # current op -> {tensor: Buffer}
+        params, buffer_map, scalars = [], {}, []
+        seen = set()
         for t in self.args:
+            if isinstance(t, E.Var):
+                if t in scalars:
+                    raise LoweringError(f"argument {t.name!r} is given twice")
+                scalars.append(t)
+                params.append(t)
+                continue
+            if isinstance(t, S.Buffer):
+                raise LoweringError(f"argument {t.name!r} is a buffer; pass the tensor and bind it to the buffer "
+                                    "with binds={tensor: buffer}")
             if not isinstance(t, Tensor):
-                raise LoweringError(f"lower/build arguments must be tensors, got {t!r}")
+                raise LoweringError(f"lower/build arguments must be tensors (or scalar te.var), got {t!r}")
             st = self.sch.stage_map.get(t.op)
             if st is None:
                 raise LoweringError(f"argument {t.name!r} is not part of this schedule")
             cur = st.op.output(t.value_index)
-            if cur in [b for b in arg_bufs.get(cur.op, {})]:
+            if cur in seen:
                 raise LoweringError(f"argument {t.name!r} is given twice")
-            if isinstance(st.op, ComputeOp) and st.attach_type == "inline":
+            seen.add(cur)
+            if st.attach_type == AttachType.INLINE and not isinstance(st.op, PlaceholderOp):
                 raise LoweringError(f"argument {t.name!r} is inlined (compute_inline), so it has no buffer to "
                                     "pass; remove it from the arguments or do not inline it")
-            if isinstance(st.op, ComputeOp) and st.attach_type == "scope":
-                raise LoweringError(f"argument {t.name!r} is attached with compute_at; a function argument "
-                                    "is written whole, so compute it at root")
-            data = E.Var(t.name, "handle")
-            buf = S.Buffer(t.name, t.dtype, tuple(t.shape), data, "global")
+            buf = self.binds.get(t)
+            if buf is None:
+                buf = S.Buffer(t.name, t.dtype, tuple(t.shape), E.Var(t.name, "handle"), "global")
+            elif not isinstance(buf, S.Buffer):
+                raise LoweringError(f"binds[{t.name!r}] must be a tir.decl_buffer(...), got {buf!r}")
             arg_bufs.setdefault(cur.op, {})[cur] = buf
-            params.append(data)
-            buffer_map[data] = buf
+            params.append(buf.data)
+            buffer_map[buf.data] = buf
+        self.arg_bufs = arg_bufs
         for info in infos:
             if info.stage.is_output and info.op not in arg_bufs:
-                raise LoweringError(f"output {info.op.name!r} is not in the argument list; add it so the "
-                                    "result can be returned")
+                msg = (f"output {info.op.name!r} is not in the argument list of {self.name!r}: it would be "
+                       "computed into a temporary buffer and lost; add it to the arguments to get the result")
+                if self.missing_output == "error":
+                    raise LoweringError(msg)
+                warnings.warn(msg, stacklevel=5)
             for t in info.reads:
-                if isinstance(t.op, PlaceholderOp) and t not in arg_bufs.get(t.op, {}):
+                if isinstance(t.op, PlaceholderOp) and t not in arg_bufs.get(t.op, {}) and t not in self.states:
                     raise LoweringError(f"tensor {t.name!r} is read by stage {info.op.name!r} but is not in the "
                                         "argument list; pass it to lower/build")
-        self.arg_bufs = arg_bufs
-        return arg_bufs, params, buffer_map
+        return params, buffer_map, scalars
+
+    def _bind_layouts(self, body):
+        """Buffers bound with ``binds=`` may name their element offset and strides
+        with variables: tecc's arrays are compact, so those are the compact values."""
+        lets = []
+        for t, buf in self.binds.items():
+            off = getattr(buf, "elem_offset", None)
+            if isinstance(off, E.Var):
+                lets.append((off, const(0, off.dtype)))
+            strides = tuple(getattr(buf, "strides", ()) or ())
+            stride = const(1, "int32")
+            for d in range(len(strides) - 1, -1, -1):
+                if isinstance(strides[d], E.Var):
+                    lets.append((strides[d], _dt_cast(stride, strides[d].dtype)))
+                stride = stride * buf.shape[d] if d < len(buf.shape) else stride
+        for v, value in reversed(lets):
+            body = S.LetStmt(v, self.ana.simplify(value), body)
+        return body
 
     # ------------------------------------------------------------ attachment
     def _check_attachments(self, infos):
         for st in self.sch.stages:
-            if getattr(st, "double_buffer_", False) and st.attach_type != "scope":
-                where = "inlined" if st.attach_type == "inline" else "computed at root"
+            if getattr(st, "double_buffer_", False) and st.attach_type != AttachType.SCOPE:
+                where = "inlined" if st.attach_type == AttachType.INLINE else "computed at root"
                 raise LoweringError(
                     f"stage {st.name!r} is double-buffered (double_buffer) but {where}; double_buffer "
                     "applies to a stage computed (compute_at) directly inside a serial loop, e.g. "
                     "s[AA].compute_at(s[CC], ko) for the outer reduction loop ko of a tiled GEMM")
         for info in infos:
             st = info.stage
-            if st.attach_type != "scope":
+            if st.attach_type not in _NESTED:
                 continue
             parent = st.attach_stage
             if parent not in self.info:
-                why = "inlined" if parent.attach_type == "inline" else "not needed by any output"
+                why = "inlined" if parent.attach_type == AttachType.INLINE else "not needed by any output"
                 raise LoweringError(f"stage {st.name!r} is attached (compute_at) to stage {parent.name!r}, "
                                     f"which is {why}")
             if st.attach_ivar not in parent.leaf_iter_vars:
@@ -219,11 +323,36 @@ class Lowerer:
         while True:
             if cur is parent:
                 return True
-            if cur.attach_type != "scope":
+            if cur.attach_type not in _NESTED:
                 return False
             if cur.attach_stage is parent:
                 return parent.leaf_iter_vars.index(cur.attach_ivar) >= pos
             cur = cur.attach_stage
+
+    def _set_aliases(self, infos):
+        """A scan's init and update stages compute straight into the scan's buffer,
+        and reads of its state placeholder read that buffer."""
+        for info in infos:
+            op = info.op
+            if not isinstance(op, ScanOp):
+                continue
+            for i in range(op.num_outputs):
+                self.state_alias[op.state_placeholder[i]] = (info, i)
+                for t in (op.init[i], op.update[i]):
+                    pst = self.sch.stage_map.get(t.op)
+                    pinfo = self.info.get(pst)
+                    if pinfo is None:
+                        continue
+                    if pinfo.alias is None:
+                        pinfo.alias = {}
+                    pinfo.alias[t.value_index] = (info, i)
+        for info in infos:
+            if info.alias is not None and len(info.alias) != info.op.num_outputs:
+                raise LoweringError(f"stage {info.op.name!r}: some of its outputs are the init/update of a scan "
+                                    "and some are not; give the scan its own te.compute")
+            if info.alias is not None and info.op in self.arg_bufs:
+                raise LoweringError(f"argument {info.op.name!r} is the init/update of a scan, which computes it "
+                                    "into the scan's result; pass the scan's result instead")
 
     def _scope(self, stage):
         """The stage's memory scope; without one set, a stage attached under a loop
@@ -233,7 +362,7 @@ class Lowerer:
             return stage.scope
         rank = -1
         cur = stage
-        while cur.attach_type == "scope":
+        while cur.attach_type in _NESTED:
             parent = cur.attach_stage
             pos = parent.leaf_iter_vars.index(cur.attach_ivar)
             for iv in parent.leaf_iter_vars[:pos + 1]:
@@ -254,7 +383,7 @@ class Lowerer:
         rank = _SCOPE_RANK[self._scope(stage)]
         fixed = set()
         cur = stage
-        while cur.attach_type == "scope":
+        while cur.attach_type in _NESTED:
             parent = cur.attach_stage
             pos = parent.leaf_iter_vars.index(cur.attach_ivar)
             for iv in parent.leaf_iter_vars[:pos + 1]:
@@ -270,41 +399,69 @@ class Lowerer:
     def _relax(self, e, fixed, upper):
         """Bound ``e`` over every loop variable not in ``fixed``; ``upper`` picks the side."""
         for _ in range(16):
-            free = [v for v in collect_vars(e) if v in self.loop_extent and v not in fixed]
+            free = [v for v in collect_vars(e) if v in self.loop_range and v not in fixed]
             if not free:
                 return self.ana.simplify(e)
-            dom = {v: IntervalSet(const(0, v.dtype), self.loop_extent[v] - 1) for v in free}
+            dom = {}
+            for v in free:
+                r = self.loop_range[v]
+                dom[v] = IntervalSet(r.min, self.ana.simplify(r.min + r.extent - 1))
             s = eval_set(e, dom)
             e = s.max_value if upper else s.min_value
             if not isinstance(e, E.PrimExpr):
                 return None
         return None
 
+    def _full_range_var(self, name, lo, extent):
+        """A variable standing for every index in ``[lo, lo + extent)`` of a read."""
+        v = E.Var(name, extent.dtype)
+        self.loop_range[v] = E.Range(lo, extent)
+        return v
+
+    def _consumer_accesses(self, c, outs):
+        """Index tuples of the reads of tensors ``outs`` by stage ``c``, over its loops."""
+        op = c.op
+        if isinstance(op, ComputeOp):
+            return [tuple(substitute(e, c.root_value) for e in idx) for idx in _accesses(c.body, outs)]
+        out = []
+        if isinstance(op, ScanOp):
+            for i in range(op.num_outputs):
+                spatial = tuple(iv.var for iv in op.spatial_axes(i))
+                if op.init[i] in outs:  # the init rows, whole
+                    z = self._full_range_var("scan.init", const(0, op.scan_axis.dom.min.dtype),
+                                             op.init[i].shape[0])
+                    out.append((z,) + spatial)
+                if op.update[i] in outs:  # one row per step of the scan
+                    out.append((op.scan_axis.var,) + spatial)
+            return out
+        for t in op.input_tensors:  # an extern stage reads its inputs whole
+            if t in outs:
+                out.append(tuple(self._full_range_var(f"{t.name}.i{d}", const(0, s.dtype), s)
+                                 for d, s in enumerate(t.shape)))
+        return out
+
     def _infer_bounds(self, info):
         st, op = info.stage, info.op
+        if isinstance(op, ScanOp):
+            self._scan_bounds(info)
+            return
+        if isinstance(op, ExternOp):
+            info.region_min = tuple(const(0, s.dtype) for s in op.output_shape(0))
+            return
         ndim = len(op.axis)
-        if st.attach_type != "scope":
+        if st.attach_type not in _NESTED:
             for iv in op.axis:
                 info.dom[iv] = iv.dom
             info.region_min = tuple(const(0, iv.var.dtype) for iv in op.axis)
         else:
             fixed = self._fixed_vars(st)
-            lo = [None] * ndim
-            hi = [None] * ndim
-            outs = {op.output(i) for i in range(op.num_outputs)}
-            for c in info.consumers:
-                for idx in _accesses(c.body, outs):
-                    for d, e in enumerate(idx):
-                        e = substitute(e, c.root_value)
-                        s = eval_set(e, {})
-                        a = self._relax(s.min_value, fixed, upper=False)
-                        b = self._relax(s.max_value, fixed, upper=True)
-                        if a is None or b is None:
-                            raise LoweringError(
-                                f"cannot bound the region of {op.name!r} that {c.op.name!r} reads in dimension {d} "
-                                f"(index `{e}`); compute {op.name!r} at root instead")
-                        lo[d] = a if lo[d] is None else self.ana.simplify(E.Min(lo[d], a))
-                        hi[d] = b if hi[d] is None else self.ana.simplify(E.Max(hi[d], b))
+            lo, hi = self._region(info, fixed, per_thread=True)
+            own = self._own_thread_vars(st)
+            if any(collect_vars(x) & own for x in lo if x is not None):
+                # the stage binds its own loops to a thread index its region depends
+                # on: each thread would fill part of its private copy; cover every
+                # thread's reads instead
+                lo, hi = self._region(info, fixed, per_thread=False)
             for d, iv in enumerate(op.axis):
                 if lo[d] is None:  # not read at all: the whole axis
                     lo[d], hi[d] = const(0, iv.var.dtype), iv.dom.extent - 1
@@ -313,59 +470,112 @@ class Lowerer:
             info.region_min = tuple(lo)
         for iv in op.reduce_axis:
             info.dom[iv] = iv.dom
-        self._pass_down(info)
-        self._pass_up(info)
+        self._derive_loops(info)
 
-    def _pass_down(self, info):
-        st, dom = info.stage, info.dom
-        for rel in st.relations:
-            if isinstance(rel, Split):
-                ext = dom[rel.parent].extent
-                if rel.factor is not None:
-                    f = const(rel.factor, ext.dtype)
-                    dom[rel.outer] = E.Range(const(0, ext.dtype), self.ana.simplify((ext + f - 1) // f))
-                    dom[rel.inner] = E.Range(const(0, ext.dtype), f)
-                else:
-                    n = const(rel.nparts, ext.dtype)
-                    dom[rel.outer] = E.Range(const(0, ext.dtype), n)
-                    dom[rel.inner] = E.Range(const(0, ext.dtype), self.ana.simplify((ext + n - 1) // n))
-            elif isinstance(rel, Fuse):
-                ext = self.ana.simplify(dom[rel.outer].extent * dom[rel.inner].extent)
-                dom[rel.fused] = E.Range(const(0, ext.dtype), ext)
+    def _region(self, info, fixed, per_thread):
+        """Per output dimension, the (min, max) index its consumers read while the
+        loops ``fixed`` stay fixed.
+
+        With ``per_thread``, the reads made under a thread index whose threads each
+        have their own copy of this stage's memory (``local`` memory and
+        ``threadIdx``, ``shared`` and ``blockIdx``) are bounded per thread: that
+        index stays fixed too, named by its thread axis (one variable for the whole
+        kernel), as TVM's bound inference does.
+        """
+        op = info.op
+        ndim = len(op.axis)
+        lo, hi = [None] * ndim, [None] * ndim
+        outs = {op.output(i) for i in range(op.num_outputs)}
+        rank = _SCOPE_RANK[self._scope(info.stage)]
+        for c in info.consumers:
+            fix, sub = set(fixed), {}
+            if per_thread:
+                cur = c.stage
+                while cur is not None:
+                    for iv, attr in cur.iter_var_attrs.items():
+                        t = attr.bind_thread
+                        if t is not None and iv.var not in fixed and iv.var in self.loop_range \
+                                and keys.is_gpu_tag(t.thread_tag) and rank > _thread_rank(t.thread_tag):
+                            sub[iv.var] = t.var
+                            fix.add(t.var)
+                            self.ana.bind(t.var, self.loop_range[iv.var], allow_override=True)
+                    cur = cur.attach_stage if cur.attach_type in _NESTED else None
+            for idx in self._consumer_accesses(c, outs):
+                for d, e in enumerate(idx):
+                    s = eval_set(substitute(e, sub), {})
+                    a = self._relax(s.min_value, fix, upper=False)
+                    b = self._relax(s.max_value, fix, upper=True)
+                    if a is None or b is None:
+                        raise LoweringError(
+                            f"cannot bound the region of {op.name!r} that {c.op.name!r} reads in dimension {d} "
+                            f"(index `{e}`); compute {op.name!r} at root instead")
+                    lo[d] = a if lo[d] is None else self.ana.simplify(E.Min(lo[d], a))
+                    hi[d] = b if hi[d] is None else self.ana.simplify(E.Max(hi[d], b))
+        return lo, hi
+
+    @staticmethod
+    def _own_thread_vars(stage):
+        """The thread axis variables ``stage`` binds its own loops to."""
+        return {a.bind_thread.var for a in stage.iter_var_attrs.values() if a.bind_thread is not None}
+
+    def _scan_bounds(self, info):
+        op = info.op
+        if info.stage.attach_type != AttachType.ROOT:
+            raise LoweringError(f"scan {op.name!r} must be computed at root")
+        info.dom[op.scan_axis] = op.scan_axis.dom
+        for iv in op.spatial_axis_:
+            info.dom[iv] = iv.dom
+            self.loop_range[iv.var] = iv.dom
+        self.loop_range[op.scan_axis.var] = op.scan_axis.dom
+        self.ana.bind(op.scan_axis.var, op.scan_axis.dom)
+        info.region_min = tuple(const(0, s.dtype) for s in op.output_shape(0))
+        info.root_value[op.scan_axis.var] = op.scan_axis.var
+
+    def _derive_loops(self, info):
+        """Ranges of the derived (split/fuse) loops, and the index of every root axis
+        as a function of the leaf loops."""
+        st, dom, op = info.stage, info.dom, info.op
+        ext = pass_down_extents(st, {iv: dom[iv].extent for iv in op.axis + op.reduce_axis}, self.ana.simplify,
+                                self.ana.can_prove, _thread_dominated(st))
+        off = pass_up_index(st, {iv: iv.var for iv in st.leaf_iter_vars}, ext)
+        # a reduction's extent may be a data axis (te.reduce_axis((0, i))): the
+        # extents derived from it are in terms of the loops
+        data = {iv.var: self.ana.simplify(dom[iv].min + off[iv]) for iv in op.axis if iv in off}
+        data = {v: x for v, x in data.items() if x is not v}
+        if data and any(collect_vars(ext[iv]) & set(data) for iv in ext):
+            ext = {iv: substitute(x, data) for iv, x in ext.items()}
+            off = pass_up_index(st, {iv: iv.var for iv in st.leaf_iter_vars}, ext)
+        else:
+            data = {}
+        for iv in st.all_iter_vars:
+            if iv not in dom and iv in ext:
+                dom[iv] = E.Range(const(0, ext[iv].dtype), ext[iv])
+        for iv in op.reduce_axis:
+            if data:
+                dom[iv] = E.Range(substitute(dom[iv].min, data), ext[iv])
         for iv in st.leaf_iter_vars:
             attr = st.iter_var_attrs.get(iv)
-            ext = dom[iv].extent
+            e = dom[iv].extent
             if attr is not None and attr.bind_thread is not None and attr.bind_thread.dom is not None:
                 tdom = attr.bind_thread.dom.extent
-                if not self.ana.can_prove(E.LE(ext, tdom)):
+                if not self.ana.can_prove(E.LE(e, tdom)):
                     raise LoweringError(
-                        f"stage {st.name!r}: axis {iv.var.name!r} has extent {ext} but is bound to "
+                        f"stage {st.name!r}: axis {iv.var.name!r} has extent {e} but is bound to "
                         f"{attr.bind_thread.thread_tag} of extent {tdom}")
-            self.loop_extent[iv.var] = ext
-            self.ana.bind(iv.var, E.Range(const(0, ext.dtype), ext))
-
-    def _pass_up(self, info):
-        st, dom = info.stage, info.dom
-        off = {iv: iv.var for iv in st.leaf_iter_vars}
-        for rel in reversed(st.relations):
-            if isinstance(rel, Split):
-                if rel.outer in off and rel.inner in off:
-                    off[rel.parent] = off[rel.outer] * dom[rel.inner].extent + off[rel.inner]
-            elif isinstance(rel, Fuse):
-                if rel.fused in off:
-                    ext = dom[rel.inner].extent
-                    off[rel.outer] = off[rel.fused] // ext
-                    off[rel.inner] = off[rel.fused] % ext
-        roots = list(info.op.axis) + list(info.op.reduce_axis)
+            self.loop_range[iv.var] = E.Range(const(0, e.dtype), e)
+            self.ana.bind(iv.var, E.Range(const(0, e.dtype), e))
         info.offset = {}
-        for iv in roots:
+        extra = [rel.iter for rel in st.relations if isinstance(rel, Singleton)]
+        for iv in list(op.axis) + list(op.reduce_axis) + extra:
             o = self.ana.simplify(off[iv])
             info.offset[iv] = o
-            info.root_value[iv.var] = self.ana.simplify(dom[iv].min + o)
+            if iv in dom:
+                info.root_value[iv.var] = self.ana.simplify(dom[iv].min + o)
 
     # ----------------------------------------------------------------- buffers
-    def _make_buffers(self, info, arg_bufs):
+    def _make_buffers(self, info):
         op, st = info.op, info.stage
+        arg_bufs = self.arg_bufs
         if op in arg_bufs:
             info.buffers = tuple(arg_bufs[op][op.output(i)] if op.output(i) in arg_bufs[op] else None
                                  for i in range(op.num_outputs))
@@ -373,15 +583,20 @@ class Lowerer:
                 missing = [op.output(i).name for i, b in enumerate(info.buffers) if b is None]
                 raise LoweringError(f"outputs {missing} of {op.name!r} must be passed as arguments too")
             return
-        shape = []
-        for d, iv in enumerate(op.axis):
-            ext = info.dom[iv].extent
-            if st.attach_type == "scope":
-                bound = self._relax(ext, set(), upper=True)
-                if bound is None or any(v in self.loop_extent for v in collect_vars(bound)):
-                    raise LoweringError(f"cannot find a size for dimension {d} of {op.name!r} (extent `{ext}`)")
-                ext = bound
-            shape.append(ext)
+        if info.alias is not None:
+            return  # the scan's buffer, once it exists (_alias_buffers)
+        if isinstance(op, ComputeOp):
+            shape = []
+            for d, iv in enumerate(op.axis):
+                ext = info.dom[iv].extent
+                if st.attach_type in _NESTED:
+                    bound = self._relax(ext, set(), upper=True)
+                    if bound is None or any(v in self.loop_range for v in collect_vars(bound)):
+                        raise LoweringError(f"cannot find a size for dimension {d} of {op.name!r} (extent `{ext}`)")
+                    ext = bound
+                shape.append(ext)
+        else:
+            shape = None
         strides = ()
         if st.storage_align_:
             strides = _aligned_strides(shape, st.storage_align_, op.name)
@@ -389,8 +604,35 @@ class Lowerer:
         bufs = []
         for i in range(op.num_outputs):
             name = op.name if op.num_outputs == 1 else f"{op.name}.v{i}"
-            bufs.append(S.Buffer(name, op.output_dtype(i), tuple(shape), E.Var(name, "handle"), scope, strides))
+            shp = tuple(shape) if shape is not None else tuple(op.output_shape(i))
+            bufs.append(S.Buffer(name, op.output_dtype(i), shp, E.Var(name, "handle"), scope, strides))
         info.buffers = tuple(bufs)
+
+    def _alias_buffers(self, info):
+        if info.op in self.arg_bufs and info.stage.attach_type in _NESTED:
+            # an argument computed piecewise (compute_at): each piece goes where it
+            # belongs in the whole buffer, as TVM does
+            info.absolute = True
+            info.region_min = tuple(const(0, iv.var.dtype) for iv in info.op.axis)
+        if info.alias is None:
+            return
+        info.absolute = True
+        info.buffers = tuple(info.alias[i][0].buffers[info.alias[i][1]] for i in range(info.op.num_outputs))
+        # the scan's buffer holds every row: indices are absolute
+        info.region_min = tuple(const(0, iv.var.dtype) for iv in info.op.axis)
+
+    def _buffer_of(self, t, reader):
+        """The buffer that holds tensor ``t`` whole (for a reader that needs all of it)."""
+        if t in self.state_alias:
+            scan, i = self.state_alias[t]
+            return scan.buffers[i]
+        if isinstance(t.op, PlaceholderOp):
+            return self.arg_bufs[t.op][t]
+        pinfo = self.info[self.sch.stage_map[t.op]]
+        if pinfo.stage.attach_type in _NESTED and not pinfo.absolute:
+            raise LoweringError(f"stage {pinfo.op.name!r} is attached with compute_at, but {reader!r} reads it "
+                                f"as a whole buffer; compute {pinfo.op.name!r} at root")
+        return pinfo.buffers[t.value_index]
 
     # ------------------------------------------------------------ statements
     def _load_rewriter(self):
@@ -400,11 +642,12 @@ class Lowerer:
             def visit_ProducerLoad(self, e):
                 idx = tuple(self.visit(i) for i in e.indices)
                 t = e.producer
-                pst = lowerer.sch.stage_map.get(t.op)
+                if t in lowerer.state_alias:
+                    scan, i = lowerer.state_alias[t]
+                    return E.BufferLoad(scan.buffers[i], idx)
                 if isinstance(t.op, PlaceholderOp):
-                    buf = lowerer.arg_bufs[t.op][t]
-                    return E.BufferLoad(buf, idx)
-                pinfo = lowerer.info[pst]
+                    return E.BufferLoad(lowerer.arg_bufs[t.op][t], idx)
+                pinfo = lowerer.info[lowerer.sch.stage_map.get(t.op)]
                 buf = pinfo.buffers[t.value_index]
                 idx = tuple(lowerer.ana.simplify(i - m) if not E.is_const_int(m, 0) else i
                             for i, m in zip(idx, pinfo.region_min))
@@ -412,25 +655,55 @@ class Lowerer:
 
         return _ToBuffer()
 
-    def _guards(self, info, reduce_part):
-        """Conditions that keep a stage's root indices inside their ranges."""
-        conds = []
+    def _store_index(self, info):
+        """Where a stage stores the element of its current loop iteration."""
+        op = info.op
+        if info.absolute:  # into a whole buffer (the scan's, an argument's)
+            return tuple(info.root_value[iv.var] for iv in op.axis)
+        return tuple(info.offset[iv] for iv in op.axis)
+
+    def _guards(self, info):
+        """Conditions that keep a stage's indices inside their ranges: (those on the
+        data-parallel axes, those on the reduction axes)."""
+        data, red = [], []
         op, st = info.op, info.stage
-        roots = list(op.axis) + (list(op.reduce_axis) if reduce_part else [])
-        for iv in roots:
-            o = info.offset[iv]
-            ext = info.dom[iv].extent
+        for iv in op.axis:
+            o, ext = info.offset[iv], info.dom[iv].extent
             if not self.ana.can_prove(E.LT(o, ext)):
-                conds.append(E.LT(o, ext))
-        if st.attach_type == "scope":
+                data.append(E.LT(o, ext))
+        for rel in st.relations:  # fuse() of no axes: one iteration, however it was split
+            if isinstance(rel, Singleton):
+                o = info.offset[rel.iter]
+                if not self.ana.can_prove(E.LT(o, const(1, o.dtype))):
+                    data.append(E.LT(o, const(1, o.dtype)))
+        if st.attach_type in _NESTED:
             # the region a consumer needs may stick out of this tensor's domain
             for iv in op.axis:
                 v = info.root_value[iv.var]
                 if not self.ana.can_prove(E.GE(v, const(0, v.dtype))):
-                    conds.append(E.GE(v, const(0, v.dtype)))
+                    data.append(E.GE(v, const(0, v.dtype)))
                 if not self.ana.can_prove(E.LT(v, iv.dom.extent)):
-                    conds.append(E.LT(v, iv.dom.extent))
-        return conds
+                    data.append(E.LT(v, iv.dom.extent))
+        for iv in op.reduce_axis:
+            o, ext = info.offset[iv], info.dom[iv].extent
+            if not self.ana.can_prove(E.LT(o, ext)):
+                red.append(E.LT(o, ext))
+        return data, red
+
+    def _store_predicate(self, info):
+        """The stage's ``set_store_predicate`` condition (a list of at most one), with
+        the thread axes it names replaced by the loops bound to them."""
+        pred = info.stage.store_predicate
+        if pred is None:
+            return []
+        threads = {}
+        cur = info.stage
+        while cur is not None:
+            for iv, attr in cur.iter_var_attrs.items():
+                if attr.bind_thread is not None:
+                    threads.setdefault(attr.bind_thread.var, iv.var)
+            cur = cur.attach_stage if cur.attach_type in _NESTED else None
+        return [substitute(pred, threads)]
 
     def _guard(self, conds, body):
         if not conds:
@@ -440,16 +713,31 @@ class Lowerer:
             c = E.And(c, x)
         return S.IfThenElse(likely(self.ana.simplify(c)), body)
 
-    def _provide(self, info):
-        """(init, update) statements of a stage's innermost body."""
+    def _nest(self, info, ivs, inner, conds, attach=True):
+        """Loops ``ivs`` (outermost first) around ``inner``; each condition of
+        ``conds`` guards the body of the innermost of these loops it depends on."""
+        pos = {iv.var: k for k, iv in enumerate(ivs)}
+        # a guard never wraps a stage attached deeper in this nest: its threads may
+        # all be needed there (a cooperative fetch, a barrier)
+        floor = max((k for k, iv in enumerate(ivs) if attach and info.children.get(iv)), default=-1)
+        levels = {}
+        for c in conds:
+            used = [pos[v] for v in collect_vars(c) if v in pos]
+            levels.setdefault(max(used + [floor]) if used or floor >= 0 else -1, []).append(c)
+        body = inner
+        for k in range(len(ivs) - 1, -1, -1):
+            body = self._guard(levels.get(k, []), body)
+            iv = ivs[k]
+            if attach:
+                body = self._attached(info, iv, body)
+            body = self._loop(info, iv, body)
+        return self._guard(levels.get(-1, []), body)
+
+    def _reduce_update(self, info, idx):
+        """(init, update) statements of a reduction at store index ``idx``."""
         op = info.op
         rw = self._load_rewriter()
-        idx = tuple(info.offset[iv] for iv in op.axis)
-        bodies = [rw.visit(substitute(b, info.root_value)) for b in info.body]
-        if not op.is_reduction:
-            stores = [S.BufferStore(buf, b, idx) for buf, b in zip(info.buffers, bodies)]
-            return None, self._guard(self._guards(info, False), S.seq(*stores))
-        red = bodies[0]
+        red = rw.visit(substitute(info.body[0], info.root_value))
         comb = red.combiner
         n = len(comb.lhs)
         inits = red.init if red.init else comb.identity_element
@@ -467,26 +755,30 @@ class Lowerer:
                 update = S.LetStmt(t, r, update)
         if not E.is_const_int(red.condition, 1):
             update = S.IfThenElse(red.condition, update)
-        return (self._guard(self._guards(info, False), init),
-                self._guard(self._guards(info, True), update))
+        return init, update
 
     def _loop(self, info, iv, body):
         st = info.stage
         attr = st.iter_var_attrs.get(iv)
+        rng = info.dom[iv] if isinstance(info.op, ScanOp) else None
         ext = info.dom[iv].extent
         zero = const(0, ext.dtype)
+        start = rng.min if rng is not None else zero  # a scan's time loop runs over the rows it fills
         if attr is None:
-            return S.For(iv.var, zero, ext, S.ForKind.SERIAL, body)
+            return S.For(iv.var, start, ext, S.ForKind.SERIAL, body)
         ann = tuple(("pragma_" + k, v) for k, v in attr.pragmas)
         if attr.bind_thread is not None:
             t = attr.bind_thread
             tiv = E.IterVar(E.Range(zero, ext), t.var, E.IterVarType.THREAD_INDEX, t.thread_tag)
             return S.For(iv.var, zero, ext, S.ForKind.THREAD_BINDING, body, tiv, ann)
-        return S.For(iv.var, zero, ext, _KIND[attr.kind], body, None, ann)
+        return S.For(iv.var, start, ext, _KIND[attr.kind], body, None, ann)
 
     def _attached(self, info, iv, body):
         for child in reversed(info.children.get(iv, [])):
-            body = self._allocate(child, S.seq(self._make_stage(child), body))
+            stmt = self._make_stage(child)
+            body = stmt if body is None else S.seq(stmt, body)
+            if child.alias is None and child.op not in self.arg_bufs:
+                body = self._allocate(child, body)
             if child.stage.double_buffer_:
                 # inject_double_buffer turns this into a two-slot pipeline over the loop
                 for buf in child.buffers:
@@ -522,19 +814,30 @@ class Lowerer:
         if n is None:
             raise LoweringError(f"stage {op.name!r}: the reduction axis bound to a thread needs a constant extent")
         rw = self._load_rewriter()
-        idx = tuple(info.offset[iv] for iv in op.axis)
+        idx = self._store_index(info)
         red = rw.visit(substitute(info.body[0], info.root_value))
         if red.init:
             raise LoweringError(f"stage {op.name!r}: init= is not supported in a cross-thread reduction")
         comb = red.combiner
         sources = red.source
         # rows: other threads of the block that reduce different outputs
-        rows = [iv for iv in st.leaf_iter_vars if not _is_reduce(iv) and st.iter_var_attrs.get(iv) is not None
-                and st.iter_var_attrs[iv].bind_thread is not None
-                and st.iter_var_attrs[iv].bind_thread.thread_tag.startswith("threadIdx")]
+        # rows: the other thread indices of the block, which reduce different outputs
+        # -- those of the stages this one is attached in, then its own
+        def bound_threads(stage, ivs):
+            return [(stage, iv) for iv in ivs if stage.iter_var_attrs.get(iv) is not None
+                    and stage.iter_var_attrs[iv].bind_thread is not None
+                    and stage.iter_var_attrs[iv].bind_thread.thread_tag.startswith("threadIdx")]
+
+        rows = bound_threads(st, [iv for iv in st.leaf_iter_vars if not _is_reduce(iv)])
+        cur = st
+        while cur.attach_type in _NESTED:
+            parent = cur.attach_stage
+            pos = parent.leaf_iter_vars.index(cur.attach_ivar)
+            rows = bound_threads(parent, parent.leaf_iter_vars[:pos + 1]) + rows
+            cur = parent
         row, nrows = const(0, "int32"), 1
-        for iv in rows:
-            ext = E.const_int_value(info.dom[iv].extent)
+        for owner, iv in rows:
+            ext = E.const_int_value(self.info[owner].dom[iv].extent)
             if ext is None:
                 raise LoweringError(f"stage {op.name!r}: thread axis {iv.var.name!r} needs a constant extent")
             row = row * ext + iv.var if nrows > 1 else iv.var
@@ -555,7 +858,8 @@ class Lowerer:
         update = assign([substitute(r, vmap) for r in comb.result])
         if not E.is_const_int(red.condition, 1):
             update = S.IfThenElse(red.condition, update)
-        update = self._guard(self._guards(info, True), update)
+        data_conds, red_conds = self._guards(info)
+        update = self._guard(data_conds + red_conds, update)
         serial = [iv for iv in st.leaf_iter_vars if _is_reduce(iv) and iv is not tiv]
         for iv in reversed(serial):
             update = self._loop(info, iv, self._attached(info, iv, update))
@@ -565,7 +869,7 @@ class Lowerer:
         reduce = thread_allreduce(comb, n, tiv.var, row, nrows, per_thread, partial)
         # 3. store: thread 0 of the row, or every thread when the output is per thread
         store = S.seq(*[S.BufferStore(buf, r, idx) for buf, r in zip(info.buffers, mine)])
-        store = self._guard(self._guards(info, False), store)
+        store = self._guard(data_conds + self._store_predicate(info), store)
         if not per_thread:
             store = S.IfThenElse(E.EQ(tiv.var, zero), store)
         body = S.seq(part, reduce, store)
@@ -577,40 +881,156 @@ class Lowerer:
         return body
 
     def _make_stage(self, info) -> S.Stmt:
-        st, op = info.stage, info.op
+        op = info.op
+        if isinstance(op, ScanOp):
+            return self._make_scan(info)
+        if isinstance(op, ExternOp):
+            return self._make_extern(info)
+        st = info.stage
         leaves = st.leaf_iter_vars
         if op.is_reduction:
             rt = self._thread_reduce_leaves(info)
             if rt:
                 return self._make_cross_thread(info, rt)
-        init, update = self._provide(info)
-        if init is None:
-            body = update
-            for iv in reversed(leaves):
-                body = self._loop(info, iv, self._attached(info, iv, body))
-            return body
+        idx = self._store_index(info)
+        data_conds, red_conds = self._guards(info)
+        # the store predicate guards the stores themselves (it may name a thread
+        # index of the kernel that no loop of this stage binds)
+        pred = self._store_predicate(info)
+        if not op.is_reduction:
+            rw = self._load_rewriter()
+            values = [rw.visit(substitute(b, info.root_value)) for b in info.body]
+            stores = S.seq(*[S.BufferStore(buf, v, idx) for buf, v in zip(info.buffers, values)])
+            return self._nest(info, leaves, self._guard(pred, stores), data_conds)
+        init, update = self._reduce_update(info, idx)
+        init, update = self._guard(pred, init), self._guard(pred, update)
+        reduce_vars = {iv.var for iv in leaves if _is_reduce(iv)}
+        if any(collect_vars(info.offset[iv]) & reduce_vars for iv in op.axis):
+            # a loop fuses data-parallel and reduction axes: an element starts from
+            # init at its first reduction step (every reduction index at 0)
+            first = [E.EQ(info.offset[iv], const(0, info.offset[iv].dtype)) for iv in op.reduce_axis]
+            cond = first[0]
+            for c in first[1:]:
+                cond = E.And(cond, c)
+            body = S.seq(S.IfThenElse(self.ana.simplify(cond), init), update)
+            return self._nest(info, leaves, body, data_conds + red_conds)
         begin = next((k for k, iv in enumerate(leaves) if _is_reduce(iv)), len(leaves))
         common, rest = leaves[:begin], leaves[begin:]
-        init_nest = init
-        for iv in reversed([iv for iv in rest if not _is_reduce(iv)]):
-            init_nest = self._loop(info, iv, init_nest)
-        body = update
-        for iv in reversed(rest):
-            body = self._loop(info, iv, self._attached(info, iv, body))
-        body = S.seq(init_nest, body)
-        for iv in reversed(common):
-            body = self._loop(info, iv, self._attached(info, iv, body))
-        return body
+        common_vars = {iv.var for iv in common}
+        own_vars = {iv.var for iv in leaves}
+        # guards on the loops common to init and update are placed once, around both
+        inner_children = any(info.children.get(iv) for iv in rest)
+        shared = [] if inner_children else [c for c in data_conds if (collect_vars(c) & own_vars) <= common_vars]
+        init_conds = [c for c in data_conds if not any(c is x for x in shared)]
+        init_nest = self._nest(info, [iv for iv in rest if not _is_reduce(iv)], init, init_conds, attach=False)
+        update_nest = self._nest(info, rest, update, init_conds + red_conds)
+        return self._nest(info, common, S.seq(init_nest, update_nest), shared)
+
+    def _make_scan(self, info) -> S.Stmt:
+        """The scan's time loop, with the stages of its update inside."""
+        op = info.op
+        body = self._attached(info, op.scan_axis, None)
+        if body is None:
+            body = S.Evaluate(const(0))
+        return self._loop(info, op.scan_axis, body)
+
+    def _make_extern(self, info) -> S.Stmt:
+        """The extern statement, its declared buffers bound to the real ones."""
+        op = info.op
+        bmap, vmap = {}, {}
+        pairs = [(decl, self._buffer_of(t, op.name), t.name) for decl, t in zip(op.input_placeholders, op.inputs)]
+        pairs += [(decl, buf, buf.name) for decl, buf in zip(op.output_placeholders, info.buffers)]
+        for decl, real, what in pairs:
+            if len(decl.shape) != len(real.shape):
+                raise LoweringError(f"extern {op.name!r}: buffer {decl.name!r} has {len(decl.shape)} dimensions but "
+                                    f"tensor {what!r} has {len(real.shape)}")
+            for d, (a, b) in enumerate(zip(decl.shape, real.shape)):
+                if isinstance(a, E.Var) and a is not b:
+                    vmap[a] = b
+                elif not self.ana.can_prove(E.EQ(a, b)) and E.const_int_value(a) is not None \
+                        and E.const_int_value(b) is not None:
+                    raise LoweringError(f"extern {op.name!r}: buffer {decl.name!r} has shape {decl.shape} but tensor "
+                                        f"{what!r} has shape {real.shape}")
+            off = getattr(decl, "elem_offset", None)
+            if isinstance(off, E.Var):
+                vmap[off] = getattr(real, "elem_offset", None) or const(0, off.dtype)
+            strides = tuple(getattr(decl, "strides", ()) or ())
+            if strides:
+                stride = const(1, "int32")
+                for d in range(len(strides) - 1, -1, -1):
+                    if isinstance(strides[d], E.Var):
+                        vmap[strides[d]] = stride
+                    stride = stride * real.shape[d]
+            vmap[decl.data] = real.data
+            bmap[decl] = real
+        return _BindBuffers(bmap, vmap).visit(op.body)
 
     def _make_root(self, infos):
-        roots = [i for i in infos if i.stage.attach_type == "root"]
+        roots = [i for i in infos if i.stage.attach_type == AttachType.ROOT]
+        # a buffer is allocated around the first stage that writes it (a scan's
+        # buffer around its init stages too)
+        alloc_at = {}
+        for k, info in enumerate(roots):
+            if info.op in self.arg_bufs:
+                continue
+            owner = info.alias[0][0] if info.alias is not None else info
+            if owner.op in self.arg_bufs:
+                continue
+            alloc_at.setdefault(owner, k)
+        at = {}
+        for owner, k in alloc_at.items():
+            at.setdefault(k, []).append(owner)
         body = None
-        for info in reversed(roots):
-            stmt = self._make_stage(info)
+        for k in range(len(roots) - 1, -1, -1):
+            stmt = self._make_stage(roots[k])
             body = stmt if body is None else S.seq(stmt, body)
-            if info.op not in self.arg_bufs:
-                body = self._allocate(info, body)
+            for owner in reversed(at.get(k, [])):
+                body = self._allocate(owner, body)
         return body if body is not None else S.Evaluate(const(0))
+
+
+class _BindBuffers(IRMutator):
+    """Replace declared buffers (and their variables) by the ones they stand for."""
+
+    def __init__(self, bmap, vmap):
+        self.bmap = bmap
+        self.vmap = vmap
+
+    def visit_Var(self, v):
+        return self.vmap.get(v, v)
+
+    def visit_BufferLoad(self, e):
+        idx = tuple(self.visit(i) for i in e.indices)
+        buf = self.bmap.get(e.buffer, e.buffer)
+        if buf is e.buffer and all(a is b for a, b in zip(idx, e.indices)):
+            return e
+        return E.BufferLoad(buf, idx)
+
+    def visit_BufferStore(self, s):
+        value = self.visit(s.value)
+        idx = tuple(self.visit(i) for i in s.indices)
+        buf = self.bmap.get(s.buffer, s.buffer)
+        if buf is s.buffer and value is s.value and all(a is b for a, b in zip(idx, s.indices)):
+            return s
+        return S.BufferStore(buf, value, idx)
+
+    def visit_Call(self, e):
+        args = tuple(self.bmap.get(a, a) if isinstance(a, S.Buffer) else self.visit(a) for a in e.args)
+        if all(a is b for a, b in zip(args, e.args)):
+            return e
+        return E.Call(e.dtype, e.op, args)
+
+
+def _thread_dominated(stage):
+    """The axes of ``stage`` with a loop bound to a thread (or vectorized) among the
+    loops they split into: their extents are the user's choice."""
+    out = {iv for iv, a in stage.iter_var_attrs.items() if a.bind_thread is not None or a.kind == "vectorize"}
+    for rel in reversed(stage.relations):
+        if isinstance(rel, Split) and (rel.outer in out or rel.inner in out):
+            out.add(rel.parent)
+        elif isinstance(rel, Fuse) and rel.fused in out:
+            out.update((rel.outer, rel.inner))
+    return out
 
 
 _DIVISIONS = (E.Div, E.Mod, E.FloorDiv, E.FloorMod)
@@ -625,7 +1045,7 @@ def _check_body(op, body, sizes) -> None:
             raise LoweringError(
                 f"stage {op.name!r} uses {v.name!r}, which none of its loops binds and which is not the size of "
                 f"an argument: a te.reduce_axis can only be used inside a reduction (te.sum(A[i, {v.name}], "
-                f"axis={v.name})), and a te.var must size an argument tensor")
+                f"axis={v.name})), and a te.var must size an argument tensor or be an argument itself")
         found = []
         post_order_visit(expr, lambda n: found.append(n) if (
             isinstance(n, _DIVISIONS) and _dt.is_integer(n.dtype) and E.is_const_int(n.b, 0)) else None)
@@ -671,8 +1091,40 @@ def _aligned_strides(shape, aligns, name):
     return tuple(const(s) for s in strides)
 
 
-def lower_schedule(sch: Schedule, args, name="main") -> S.PrimFunc:
-    """Lower ``sch`` to a PrimFunc taking ``args`` (tensors) in that order."""
+def _dt_cast(value, dtype):
+    from ..tir.op import cast
+    return value if value.dtype == dtype else cast(dtype, value)
+
+
+def lower_schedule(sch: Schedule, args, name="main", binds=None, missing_output="warn") -> S.PrimFunc:
+    """Lower ``sch`` to a PrimFunc taking ``args`` (tensors, or scalar variables) in
+    that order; ``binds`` maps argument tensors to the buffers (``tir.decl_buffer``)
+    they are accessed through.  An output missing from ``args`` is computed into a
+    temporary buffer with a warning (``missing_output="warn"``) or is an error
+    (``"error"``, what :func:`tecc.build` asks for)."""
     if not isinstance(sch, Schedule):
         raise LoweringError(f"expected a schedule from te.create_schedule, got {sch!r}")
-    return Lowerer(sch, args, name).run()
+    return Lowerer(sch, args, name, binds, missing_output).run()
+
+
+def infer_bound(sch: Schedule) -> dict:
+    """The range of every iteration variable of the schedule's stages."""
+    if not isinstance(sch, Schedule):
+        raise LoweringError(f"expected a schedule from te.create_schedule, got {sch!r}")
+    return Lowerer(sch, None, "main").infer_bound()
+
+
+def default_args(sch: Schedule) -> list:
+    """The placeholders the schedule reads, then its outputs: the arguments of
+    :func:`schedule_ops`, which has none given."""
+    args = []
+    for st in sch.stages:
+        if isinstance(st.op, PlaceholderOp):
+            state = any(isinstance(o.op, ScanOp) and st.op in [t.op for t in o.op.state_placeholder]
+                        for o in sch.stages)
+            if not state:
+                args.append(st.op.output(0))
+    for op in sch.outputs:
+        cur = sch[op].op
+        args += [cur.output(i) for i in range(cur.num_outputs) if cur.output(i) not in args]
+    return args

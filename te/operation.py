@@ -9,7 +9,7 @@ from ..tir import expr as E
 from ..tir import keys
 from ..tir.functor import IRMutator, post_order_visit
 from ..tir.op import const, convert
-from .tensor import ComputeOp, PlaceholderOp, Tensor
+from .tensor import ComputeOp, ExternOp, PlaceholderOp, ScanOp, Tensor
 
 
 def var(name="tindex", dtype="int32"):
@@ -59,7 +59,7 @@ def _to_range(dom, what):
         return dom
     if isinstance(dom, (tuple, list)) and len(dom) == 2:
         lo, hi = convert(dom[0]), convert(dom[1])
-        return E.Range(lo, hi - lo)
+        return E.Range(lo, hi if E.is_const_int(lo, 0) else hi - lo)
     if isinstance(dom, (int, E.PrimExpr)):
         return E.Range(const(0, convert(dom).dtype), convert(dom))
     raise TeccTypeError(f"{what}: domain must be (min, max_exclusive) or a Range, got {dom!r}")
@@ -173,3 +173,124 @@ def _split_nested_reductions(body, axis, name, index):
     if not found:
         return body
     return _LiftReduce(axis, name if index == 0 else f"{name}.v{index}").visit(body)
+
+
+def _tensor_list(x, what):
+    items = list(x) if isinstance(x, (list, tuple)) else [x]
+    for t in items:
+        if not isinstance(t, Tensor):
+            raise TeccTypeError(f"{what} must be tensors, got {t!r}")
+    return items
+
+
+def scan(init, update, state_placeholder, inputs=None, name="scan", tag="", attrs=None):
+    """A recurrence along the first dimension (TVM's ``te.scan``).
+
+    ``state_placeholder`` (a ``te.placeholder``) stands for the result while it is
+    being computed: ``update`` may read earlier rows of it (``s_state[t - 1, i]``).
+    The first ``init.shape[0]`` rows of the result are ``init``; each row ``t``
+    after them is ``update[t]``.  Lists of tensors give several outputs (a tuple
+    of tensors is returned then).  ``inputs`` (optional) lists the tensors the
+    update reads from outside the recurrence.
+
+    Example: a cumulative sum over rows::
+
+        s_state = te.placeholder((m, n))
+        s_init = te.compute((1, n), lambda _, i: X[0, i])
+        s_update = te.compute((m, n), lambda t, i: s_state[t - 1, i] + X[t, i])
+        res = te.scan(s_init, s_update, s_state)
+    """
+    from ..tir.arith import Analyzer
+
+    multi = isinstance(update, (list, tuple))
+    init = _tensor_list(init, f"scan {name!r}: init")
+    update = _tensor_list(update, f"scan {name!r}: update")
+    state = _tensor_list(state_placeholder, f"scan {name!r}: state_placeholder")
+    inputs = _tensor_list(inputs, f"scan {name!r}: inputs") if inputs is not None else []
+    if not (len(init) == len(update) == len(state)):
+        raise TeccTypeError(f"scan {name!r}: init ({len(init)}), update ({len(update)}) and state_placeholder "
+                            f"({len(state)}) must have one tensor per output")
+    ana = Analyzer()
+
+    def same(a, b):
+        return E.is_const_int(ana.simplify(convert(a) - convert(b)), 0)
+
+    for i, (a, u, st) in enumerate(zip(init, update, state)):
+        if not isinstance(st.op, PlaceholderOp):
+            raise TeccTypeError(f"scan {name!r}: state_placeholder {st.name!r} must be a te.placeholder")
+        if not (a.dtype == u.dtype == st.dtype):
+            raise TeccTypeError(f"scan {name!r}: output {i}: init {a.name!r} ({a.dtype}), update {u.name!r} "
+                                f"({u.dtype}) and state {st.name!r} ({st.dtype}) must have one dtype")
+        if not (len(a.shape) == len(u.shape) == len(st.shape)) or not st.shape:
+            raise TeccTypeError(f"scan {name!r}: output {i}: init {a.name!r}, update {u.name!r} and state "
+                                f"{st.name!r} must have the same number of dimensions (at least one)")
+        for k in range(len(st.shape)):
+            if not same(u.shape[k], st.shape[k]):
+                raise TeccTypeError(f"scan {name!r}: update {u.name!r} has shape {u.shape} but the state "
+                                    f"{st.name!r} has shape {st.shape}; they must match")
+            if k and not same(a.shape[k], st.shape[k]):
+                raise TeccTypeError(f"scan {name!r}: init {a.name!r} has shape {a.shape}: beyond the first "
+                                    f"dimension it must match the state {st.name!r} ({st.shape})")
+        if not same(a.shape[0], init[0].shape[0]):
+            raise TeccTypeError(f"scan {name!r}: every init must have the same number of rows")
+    start = init[0].shape[0]
+    extent = ana.simplify(update[0].shape[0] - start)
+    axis = E.IterVar(E.Range(start, extent), E.Var(f"{name}.idx", start.dtype), E.IterVarType.ORDERED)
+    op = ScanOp(name, tag, attrs, axis, init, update, state, inputs)
+    outs = tuple(op.output(i) for i in range(op.num_outputs))
+    return outs if multi else outs[0]
+
+
+def extern(shape, inputs, fcompute, name="extern", dtype=None, in_buffers=None, out_buffers=None, tag="",
+           attrs=None):
+    """Tensors computed by a TIR statement (TVM's ``te.extern``).
+
+    ``fcompute(ins, outs)`` receives one :class:`~tecc.tir.Buffer` per input and
+    per output and returns the statement (or a call expression, e.g.
+    ``tir.call_packed(...)``) that fills the outputs -- typically built with
+    ``tir.ir_builder``.  ``shape`` is one output's shape or a list of shapes;
+    ``dtype`` defaults to the inputs' dtype.  ``in_buffers``/``out_buffers`` give
+    the buffers to hand to ``fcompute`` instead of the default compact ones.
+    """
+    from ..tir import stmt as S
+
+    several = isinstance(shape, (list, tuple)) and bool(shape) and isinstance(shape[0], (list, tuple))
+    shapes = [_shape(s, f"extern {name!r}") for s in (shape if several else [shape])]
+    inputs = _tensor_list(inputs, f"extern {name!r}: inputs")
+    if dtype is None:
+        kinds = {t.dtype for t in inputs}
+        if len(kinds) != 1:
+            raise TeccTypeError(f"extern {name!r}: cannot infer the output dtype from inputs of dtypes "
+                                f"{sorted(kinds) or 'none'}; pass dtype=")
+        dtype = kinds.pop()
+    dtypes = list(dtype) if isinstance(dtype, (list, tuple)) else [dtype] * len(shapes)
+    dtypes = [_dt.canonical(d) for d in dtypes]
+    if len(dtypes) != len(shapes):
+        raise TeccTypeError(f"extern {name!r}: {len(shapes)} output shapes but {len(dtypes)} dtypes")
+
+    def check(bufs, tensors_or_shapes, what):
+        bufs = list(bufs) if isinstance(bufs, (list, tuple)) else [bufs]
+        if len(bufs) != len(tensors_or_shapes):
+            raise TeccTypeError(f"extern {name!r}: {len(bufs)} {what} buffers for {len(tensors_or_shapes)} {what}s")
+        for b in bufs:
+            if not isinstance(b, S.Buffer):
+                raise TeccTypeError(f"extern {name!r}: {what} buffers must be tir.decl_buffer(...), got {b!r}")
+        return bufs
+
+    if in_buffers is None:
+        in_bufs = [S.decl_buffer(t.shape, t.dtype, name=f"{t.op.name}") for t in inputs]
+    else:
+        in_bufs = check(in_buffers, inputs, "input")
+    if out_buffers is None:
+        out_bufs = [S.decl_buffer(s, d, name=name) for s, d in zip(shapes, dtypes)]
+    else:
+        out_bufs = check(out_buffers, shapes, "output")
+    body = fcompute(in_bufs, out_bufs)
+    if isinstance(body, E.PrimExpr):
+        body = S.Evaluate(body)
+    if not isinstance(body, S.Stmt):
+        raise TeccTypeError(f"extern {name!r}: fcompute must return a TIR statement (e.g. ib.get()) or a call "
+                            f"expression, got {body!r}")
+    op = ExternOp(name, tag, attrs, inputs, in_bufs, out_bufs, body)
+    outs = [op.output(i) for i in range(op.num_outputs)]
+    return outs[0] if len(outs) == 1 else outs

@@ -12,13 +12,15 @@ Every illegal use raises :class:`~tecc.ScheduleError` naming the stage and axis.
 """
 from __future__ import annotations
 
+import copy as _copy
+import functools
 from dataclasses import dataclass, field
+from enum import IntEnum
 
 from ..errors import ScheduleError
 from ..tir import expr as E
-from ..tir.functor import IRMutator
 from ..tir.op import const, convert
-from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor
+from .tensor import ComputeOp, ExternOp, Operation, PlaceholderOp, ScanOp, Tensor, _ReplaceTensors
 
 
 # ----------------------------------------------------------------------------
@@ -46,6 +48,14 @@ class Fuse:
 
 
 @dataclass(eq=False)
+class Singleton:
+    """A new loop of extent 1 that maps to no axis (``fuse()`` of no axes, as for a
+    rank-0 output)."""
+
+    iter: E.IterVar
+
+
+@dataclass(eq=False)
 class IterVarAttr:
     """What a leaf loop becomes: its kind, GPU binding and pragmas."""
 
@@ -57,8 +67,58 @@ class IterVarAttr:
 _SCOPES = ("global", "shared", "local", "warp")
 
 
+class AttachType(IntEnum):
+    """Where a stage is computed (TVM's codes, so ``s[T].attach_type == 2`` reads
+    as in TVM)."""
+
+    ROOT = 1             #: its own loop nest at the top of the function (TVM's kGroupRoot)
+    INLINE = 2           #: substituted into its consumers
+    INLINED_ALREADY = 3  #: TVM's mark after inlining has been done
+    SCOPE = 4            #: inside a loop of another stage (compute_at)
+    SCAN_UPDATE = 5      #: inside the time loop of a scan (a stage of the scan's update)
+
+
+def _recorded(name):
+    """Record the schedule after primitive ``name`` when the PassContext option
+    ``te.keep_schedule_record`` is on (``Schedule.schedule_record`` /
+    ``primitive_record``, as in TVM)."""
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def primitive(self, *args, **kwargs):
+            out = fn(self, *args, **kwargs)
+            sch = self if isinstance(self, Schedule) else self.schedule
+            if sch is not None and sch._keep_record:
+                sch._record(name)
+            return out
+        return primitive
+    return wrap
+
+
 def _is_reduce(iv):
     return iv.iter_type == E.IterVarType.COMM_REDUCE
+
+
+def _roots_of(stage, iv):
+    """The root axes that loop ``iv`` of ``stage`` is made of."""
+    out, stack = [], [iv]
+    while stack:
+        x = stack.pop()
+        for rel in stage.relations:
+            if isinstance(rel, Split) and x in (rel.outer, rel.inner):
+                stack.append(rel.parent)
+                break
+            if isinstance(rel, Fuse) and x is rel.fused:
+                stack += [rel.outer, rel.inner]
+                break
+        else:
+            out.append(x)
+    return out
+
+
+def _is_reduce_only(stage, iv):
+    """True if loop ``iv`` is made of reduction axes only (no fused data axis)."""
+    return all(_is_reduce(r) for r in _roots_of(stage, iv))
 
 
 class Stage:
@@ -70,15 +130,20 @@ class Stage:
         self.schedule = schedule
         if isinstance(op, ComputeOp):
             roots = list(op.axis) + list(op.reduce_axis)
+        elif isinstance(op, ScanOp):
+            roots = [op.scan_axis] + list(op.spatial_axis_)
         else:
             roots = []
         self.all_iter_vars = list(roots)
-        self.leaf_iter_vars = list(roots)
+        # opaque axes (a scan's spatial axes) are not loops of the stage
+        self.leaf_iter_vars = [iv for iv in roots if iv.iter_type != E.IterVarType.OPAQUE]
         self.relations = []
         self.iter_var_attrs = {}
-        self.attach_type = "root"      # "root" | "inline" | "scope"
+        self.attach_type = AttachType.ROOT
         self.attach_stage = None
         self.attach_ivar = None
+        self.store_predicate = None
+        self.group = None              # the scan stage whose update this stage belongs to
         self.scope = ""                # storage scope; "" means global
         self.is_output = False
         self.storage_align_ = {}       # root axis index -> (factor, offset)
@@ -101,7 +166,14 @@ class Stage:
 
     def _check_compute(self, what):
         if not isinstance(self.op, ComputeOp):
-            raise self._err(f"{what} applies to computed stages; {self.name!r} is a placeholder (an input)")
+            kind = {PlaceholderOp: "a placeholder (an input)", ScanOp: "a scan (te.scan)",
+                    ExternOp: "an extern stage (te.extern)"}.get(type(self.op), type(self.op).__name__)
+            raise self._err(f"{what} applies to computed stages (te.compute); {self.name!r} is {kind}")
+
+    def _check_loops(self, what):
+        """Loop primitives apply to te.compute stages and to a scan's time axis."""
+        if not isinstance(self.op, ScanOp):
+            self._check_compute(what)
 
     def _as_ivar(self, iv, what):
         if isinstance(iv, E.IterVar):
@@ -151,7 +223,13 @@ class Stage:
             raise stage._err(f"{what} must be positive, got {v}")
         return v
 
+    def is_scheduled(self):
+        """True once a primitive changed this stage's loops or where it is computed."""
+        return bool(self.relations) or self.attach_type not in (AttachType.ROOT, AttachType.SCAN_UPDATE) \
+            or self.leaf_iter_vars != [iv for iv in self.all_iter_vars if iv.iter_type != E.IterVarType.OPAQUE]
+
     # ------------------------------------------------------------- loop shape
+    @_recorded("split")
     def split(self, parent, factor=None, nparts=None):
         """Split ``parent`` into ``outer`` and ``inner`` (inner extent ``factor``, or
         outer extent ``nparts``).  Extents that do not divide are guarded."""
@@ -172,14 +250,25 @@ class Stage:
         self.leaf_iter_vars[k:k + 1] = [outer, inner]
         return outer, inner
 
+    @_recorded("fuse")
     def fuse(self, *args):
-        """Fuse consecutive loop axes (outermost first) into one."""
+        """Fuse consecutive loop axes (outermost first) into one.
+
+        Fusing a reduction axis with a data-parallel one gives a reduction axis.
+        ``fuse()`` with no axes adds an outermost loop of extent 1 (useful to split
+        or bind the loop nest of a rank-0 output)."""
         self._check_compute("fuse")
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
             args = tuple(args[0])
         if not args:
-            raise self._err("fuse needs at least one axis")
+            single = E.IterVar(E.Range(const(0), const(1)), E.Var("singleton", "int32"), E.IterVarType.DATA_PAR)
+            self.relations.append(Singleton(single))
+            self.all_iter_vars.append(single)
+            self.leaf_iter_vars.insert(0, single)
+            return single
         ivs = [self._check_leaf(iv, "fuse") for iv in args]
+        if len(ivs) == 2 and self.leaf_iter_vars.index(ivs[0]) == self.leaf_iter_vars.index(ivs[1]) + 1:
+            ivs.reverse()  # (inner, outer) of two adjacent loops: as TVM, fuse them outer first
         if len(ivs) == 1:
             return ivs[0]
         pos = [self.leaf_iter_vars.index(iv) for iv in ivs]
@@ -188,13 +277,11 @@ class Stage:
                 raise self._err(
                     f"fuse: axes {x.var.name!r} and {y.var.name!r} are not adjacent loops (outer first); "
                     f"reorder them first. Current loop axes: {self._leaf_names()}")
-        kinds = {_is_reduce(iv) for iv in ivs}
-        if len(kinds) > 1:
-            raise self._err("fuse: cannot fuse a reduction axis with a data-parallel axis")
         fused = ivs[0]
         for inner in ivs[1:]:
             name = f"{fused.var.name}.{inner.var.name}.fused"
-            new = E.IterVar(None, E.Var(name, fused.var.dtype), fused.iter_type)
+            kind = max(fused.iter_type, inner.iter_type)  # a reduction part makes a reduction loop
+            new = E.IterVar(None, E.Var(name, fused.var.dtype), kind)
             self.relations.append(Fuse(fused, inner, new))
             self.all_iter_vars.append(new)
             k = self.leaf_iter_vars.index(fused)
@@ -202,6 +289,7 @@ class Stage:
             fused = new
         return fused
 
+    @_recorded("reorder")
     def reorder(self, *args):
         """Put the given axes in this order, in the loop positions they occupy."""
         self._check_compute("reorder")
@@ -237,18 +325,22 @@ class Stage:
             raise self._err(f"axis {iv.var.name!r} is already marked {attr.kind}; it cannot also be {kind}d")
         attr.kind = kind
 
+    @_recorded("vectorize")
     def vectorize(self, var):
         """Run axis ``var`` as SIMD lanes (innermost data-parallel loops)."""
         self._annotate(var, "vectorize")
 
+    @_recorded("parallel")
     def parallel(self, var):
         """Run the iterations of axis ``var`` on several CPU threads."""
         self._annotate(var, "parallel")
 
+    @_recorded("unroll")
     def unroll(self, var):
         """Unroll axis ``var`` (fully when its extent is a small constant)."""
         self._annotate(var, "unroll")
 
+    @_recorded("pragma")
     def pragma(self, var, pragma_type, pragma_value=None):
         """Attach pragma ``pragma_type`` (e.g. ``"unroll"``) to loop ``var``."""
         iv = self._check_leaf(var, "pragma")
@@ -257,6 +349,7 @@ class Stage:
         value = convert(pragma_value) if pragma_value is not None else const(1)
         self._attr(iv).pragmas.append((pragma_type, value))
 
+    @_recorded("bind")
     def bind(self, ivar, thread_ivar):
         """Bind loop axis ``ivar`` to a GPU index (``te.thread_axis("threadIdx.x")``)."""
         iv = self._check_leaf(ivar, "bind")
@@ -280,6 +373,7 @@ class Stage:
         raise self._err("env_threads is not supported; bind axes to thread axes instead")
 
     # ------------------------------------------------------------ attachment
+    @_recorded("compute_at")
     def compute_at(self, parent, scope):
         """Compute this stage inside loop ``scope`` of stage ``parent``."""
         self._check_compute("compute_at")
@@ -289,15 +383,33 @@ class Stage:
             raise self._err("compute_at: a stage cannot be attached to itself")
         if self.is_output:
             raise self._err("compute_at: an output stage must be computed at root")
+        self._check_not_scan_part("compute_at")
         iv = parent._check_leaf(scope, f"compute_at({self.name!r})")
         if not self.schedule._reads_transitively(parent.op, self.op):
             raise self._err(
                 f"compute_at: stage {parent.name!r} does not consume {self.name!r} (directly or through "
                 f"other stages), so there is no loop of it where {self.name!r} would be needed")
-        self.attach_type = "scope"
+        if self.group is not None and parent.group is not self.group:
+            raise self._err(
+                f"compute_at: {self.name!r} is computed in every step of scan {self.group.name!r}; it can only "
+                f"be attached to another stage of that scan's update, and {parent.name!r} is not one")
+        self.attach_type = AttachType.SCOPE
         self.attach_stage = parent
         self.attach_ivar = iv
 
+    def _check_not_scan_part(self, what):
+        """The init and update tensors of a scan are its storage; they stay where the
+        scan puts them."""
+        for st in self.schedule.stages:
+            if isinstance(st.op, ScanOp):
+                for t in st.op.init + st.op.update:
+                    if t.op is self.op:
+                        part = "init" if t in st.op.init else "update"
+                        raise self._err(f"{what}: {self.name!r} is the {part} of scan {st.name!r}, which "
+                                        f"computes it into the scan's own result; schedule its loops (split, "
+                                        f"bind...) instead")
+
+    @_recorded("compute_inline")
     def compute_inline(self):
         """Substitute this stage's expression into every consumer (no buffer)."""
         self._check_compute("compute_inline")
@@ -307,21 +419,43 @@ class Stage:
             raise self._err("compute_inline: a reduction cannot be inlined; compute_at it into its consumer instead")
         if self.op.num_outputs != 1:
             raise self._err("compute_inline: a stage with several outputs cannot be inlined")
-        self.attach_type = "inline"
+        self._check_not_scan_part("compute_inline")
+        self.attach_type = AttachType.INLINE
         self.attach_stage = self.attach_ivar = None
 
+    @_recorded("compute_root")
     def compute_root(self):
-        """Compute this stage in its own loop nest at the top of the function."""
+        """Compute this stage in its own loop nest at the top of the function (for a
+        stage of a scan's update: at the top of each step of the scan)."""
         self._check_compute("compute_root")
-        self.attach_type = "root"
-        self.attach_stage = self.attach_ivar = None
+        self._check_not_scan_part("compute_root")
+        self._attach_root()
 
+    def _attach_root(self):
+        if self.group is not None:
+            self.attach_type = AttachType.SCAN_UPDATE
+            self.attach_stage = self.group
+            self.attach_ivar = self.group.op.scan_axis
+        else:
+            self.attach_type = AttachType.ROOT
+            self.attach_stage = self.attach_ivar = None
+
+    @_recorded("set_store_predicate")
+    def set_store_predicate(self, predicate):
+        """Store this stage's results only where ``predicate`` holds (e.g. only the
+        threads with ``threadIdx.x == 0`` of a stage every thread computes)."""
+        from ..tir.op import _as_bool
+        self._check_compute("set_store_predicate")
+        self.store_predicate = _as_bool(convert(predicate))
+
+    @_recorded("set_scope")
     def set_scope(self, scope):
         """Store this stage's result in memory ``scope`` (global/shared/local)."""
         if scope not in _SCOPES:
             raise self._err(f"unknown storage scope {scope!r}; use one of {_SCOPES}")
         self.scope = scope
 
+    @_recorded("storage_align")
     def storage_align(self, axis, factor, offset):
         """Pad the stride of dimension ``axis`` so that ``stride % factor == offset``."""
         self._check_compute("storage_align")
@@ -335,6 +469,7 @@ class Stage:
             raise self._err(f"storage_align offset must be an integer in [0, {factor}), got {offset!r}")
         self.storage_align_[self.op.axis.index(iv)] = (factor, off)
 
+    @_recorded("double_buffer")
     def double_buffer(self):
         """Double-buffer this (shared-memory) stage across its attach loop."""
         self._check_compute("double_buffer")
@@ -349,6 +484,8 @@ class Schedule:
     """All stages of a computation, in producer-before-consumer order."""
 
     def __init__(self, outputs):
+        from ..tir.transform.pipeline import PassContext
+
         self.outputs = list(outputs)
         self.stages = []
         self.stage_map = {}
@@ -358,6 +495,67 @@ class Schedule:
             self.stage_map[op] = st
         for op in self.outputs:
             self.stage_map[op].is_output = True
+        for st in list(self.stages):
+            if isinstance(st.op, ScanOp):
+                self._make_scan_group(st)
+        cfg = PassContext.current().config
+        self._keep_record = bool(cfg.get("te.keep_schedule_record", False))
+        self.schedule_record = []
+        self.primitive_record = []
+        if self._keep_record and self.outputs is not None:
+            self._record("vanilla")
+
+    def _make_scan_group(self, scan_stage):
+        """Mark the stages of a scan's update -- those on a path from the state
+        placeholders (and the scan's declared inputs) to the update tensors -- to be
+        computed inside the scan's time loop."""
+        op = scan_stage.op
+        sources = {t.op for t in op.state_placeholder} | {t.op for t in op.inputs}
+        on_path = {}
+
+        def reaches(o):
+            if o in sources:
+                return True
+            if o not in on_path:
+                on_path[o] = False
+                on_path[o] = any([reaches(t.op) for t in o.input_tensors])
+            return on_path[o]
+
+        for t in op.update:
+            reaches(t.op)
+        for o, hit in on_path.items():
+            st = self.stage_map.get(o)
+            if hit and st is not None and isinstance(o, ComputeOp) and st.group is None:
+                st.group = scan_stage
+                st._attach_root()
+
+    # --------------------------------------------------------- records
+    def _record(self, name):
+        self.schedule_record.append(self.copy())
+        self.primitive_record.append(name)
+
+    def copy(self):
+        """An independent copy of this schedule (its stages and their relations)."""
+        new = Schedule.__new__(Schedule)
+        new.outputs = list(self.outputs)
+        new._keep_record = False
+        new.schedule_record, new.primitive_record = [], []
+        smap = {}
+        for st in self.stages:
+            c = _copy.copy(st)
+            c.schedule = new
+            c.all_iter_vars = list(st.all_iter_vars)
+            c.leaf_iter_vars = list(st.leaf_iter_vars)
+            c.relations = list(st.relations)
+            c.iter_var_attrs = {iv: _copy.copy(a) for iv, a in st.iter_var_attrs.items()}
+            c.storage_align_ = dict(st.storage_align_)
+            smap[st] = c
+        for c in smap.values():
+            c.attach_stage = smap.get(c.attach_stage, c.attach_stage)
+            c.group = smap.get(c.group, c.group)
+        new.stages = [smap[st] for st in self.stages]
+        new.stage_map = {op: smap[st] for op, st in self.stage_map.items()}
+        return new
 
     def __getitem__(self, key):
         op = key.op if isinstance(key, Tensor) else key
@@ -394,7 +592,25 @@ class Schedule:
                     stack.append(cur)
         return False
 
-    def normalize(self):  # classic API; lowering does what is needed
+    def normalize(self):
+        """Re-target every ``compute_at`` whose loop a later split or fuse replaced:
+        to the inner loop of the split, to the fused loop (as TVM's normalize does).
+        Lowering calls it; it returns the schedule itself."""
+        for st in self.stages:
+            if st.attach_type != AttachType.SCOPE:
+                continue
+            parent, iv = st.attach_stage, st.attach_ivar
+            while iv not in parent.leaf_iter_vars:
+                nxt = None
+                for rel in parent.relations:
+                    if isinstance(rel, Split) and rel.parent is iv:
+                        nxt = rel.inner
+                    elif isinstance(rel, Fuse) and iv in (rel.outer, rel.inner):
+                        nxt = rel.fused
+                if nxt is None:
+                    break
+                iv = nxt
+            st.attach_ivar = iv
         return self
 
     # ------------------------------------------------------------ data flow
@@ -403,16 +619,16 @@ class Schedule:
         ops that change are replaced and their outputs remapped in turn."""
         vmap = dict(vmap)
         for st in self.stages:
-            if st in skip or not isinstance(st.op, ComputeOp):
+            if st in skip:
                 continue
-            new_body = _ReplaceTensors(vmap).run(st.op.body)
-            if new_body is not None:
-                old = st.op
-                new = ComputeOp(old.name, old.tag, old.attrs, old.axis, new_body, old.reduce_axis)
+            old = st.op
+            new = old.replace_inputs(vmap)
+            if new is not old:
                 st.op = new
                 self.stage_map[new] = st
                 for i in range(old.num_outputs):
                     vmap[old.output(i)] = new.output(i)
+        self.outputs = [self.stage_map[op].op if op in self.stage_map else op for op in self.outputs]
 
     def cache_read(self, tensor, scope, readers):
         """Copy ``tensor`` into memory ``scope`` for the given reader stages.
@@ -457,36 +673,81 @@ class Schedule:
 
     def cache_write(self, tensor, scope):
         """Compute ``tensor`` into a new stage in memory ``scope``; the original stage
-        becomes a copy out of it.  Must come before other primitives on that stage."""
+        becomes a copy out of it.
+
+        As in TVM, when the stage's loops were already split, fused or reordered, the
+        cache is laid out in the order of those loops (its axes are the stage's
+        data-parallel loops) and the original stage's loop schedule is reset to its
+        plain axes: schedule both stages after cache_write.
+        """
+        from ..tir.arith import Analyzer
+        from ..tir.functor import substitute
+        from ..tir.op import if_then_else
+
         if scope not in _SCOPES:
-            raise ScheduleError(f"cache_write of {tensor.name!r}: unknown scope {scope!r}; use one of {_SCOPES}")
-        tensors = tensor if isinstance(tensor, (list, tuple)) else [tensor]
+            raise ScheduleError(f"cache_write of {getattr(tensor, 'name', tensor)!r}: unknown scope {scope!r}; "
+                                f"use one of {_SCOPES}")
+        tensors = list(tensor) if isinstance(tensor, (list, tuple)) else [tensor]
+        for t in tensors:
+            if not isinstance(t, Tensor):
+                raise ScheduleError(f"cache_write expects a tensor (or the list of outputs of one operation), got {t!r}")
         st = self[tensors[0]]
         op = st.op
         if not isinstance(op, ComputeOp):
-            raise ScheduleError(f"cache_write: {st.name!r} is a placeholder; only computed tensors can be cached")
-        if st.relations or st.iter_var_attrs or st.leaf_iter_vars != st.all_iter_vars:
-            raise ScheduleError(f"cache_write of {st.name!r} must come before split/fuse/reorder/annotations on "
-                                "that stage; create the cache first, then schedule both stages")
-        if len(tensors) != op.num_outputs:
-            raise ScheduleError(f"cache_write of {st.name!r}: pass all {op.num_outputs} outputs of the operation together")
-        new_axis = tuple(E.IterVar(iv.dom, E.Var(iv.var.name + ".c", iv.var.dtype), iv.iter_type) for iv in op.axis)
-        vmap = {old.var: new.var for old, new in zip(op.axis, new_axis)}
-        from ..tir.functor import substitute
-        cache_body = [substitute(b, vmap) for b in op.body]
-        cache_op = ComputeOp(f"{op.name}.{scope}", op.tag, op.attrs, new_axis, cache_body, op.reduce_axis)
-        idx = tuple(iv.var for iv in op.axis)
+            raise ScheduleError(f"cache_write: {st.name!r} is not a te.compute stage; only computed tensors can be cached")
+        if len(tensors) != op.num_outputs or any(self[t] is not st for t in tensors):
+            raise ScheduleError(f"cache_write of {st.name!r}: pass all {op.num_outputs} outputs of the operation "
+                                "together, as a list")
+        ana = Analyzer()
+        ext = pass_down_extents(st, {iv: iv.dom.extent for iv in op.axis + op.reduce_axis}, ana.simplify)
+        leaves = []
+        for iv in st.leaf_iter_vars:
+            if iv.iter_type == E.IterVarType.COMM_REDUCE:
+                if not _is_reduce_only(st, iv):
+                    raise ScheduleError(
+                        f"cache_write of {st.name!r}: loop {iv.var.name!r} fuses data-parallel and reduction axes; "
+                        "the cache is laid out by the data-parallel loops, so call cache_write before that fuse")
+                continue
+            leaves.append(iv)
+        new_axis = tuple(E.IterVar(E.Range(const(0, ext[iv].dtype), ext[iv]), E.Var(iv.var.name + ".c", iv.var.dtype),
+                                   E.IterVarType.DATA_PAR) for iv in leaves)
+        # the cache computes element (leaf loops) -> the original element (root indices)
+        value = pass_up_index(st, {iv: new.var for iv, new in zip(leaves, new_axis)}, ext, ana.simplify)
+        vmap = {iv.var: value[iv] for iv in op.axis}
+        preds = [E.LT(value[iv], iv.dom.extent) for iv in op.axis
+                 if not ana.can_prove(E.LT(value[iv], iv.dom.extent))]
+        cache_body = list(substitute(op.body, vmap))
+        if preds:
+            cond = preds[0]
+            for c in preds[1:]:
+                cond = E.And(cond, c)
+            if isinstance(cache_body[0], E.Reduce):
+                r0 = cache_body[0]
+                where = cond if E.is_const_int(r0.condition, 1) else E.And(r0.condition, cond)
+                cache_body = [E.Reduce(r.combiner, r0.source, r.axis, where, r.value_index, r.init) for r in cache_body]
+            else:
+                cache_body = [if_then_else(cond, b, const(0, b.dtype)) for b in cache_body]
+        reduce_axis = cache_body[0].axis if isinstance(cache_body[0], E.Reduce) else ()
+        cache_op = ComputeOp(f"{op.name}.{scope}", op.tag, op.attrs, new_axis, cache_body, reduce_axis)
+        # the original element (root indices) -> where the cache holds it
+        where = pass_down_index(st, {iv: iv.var for iv in op.axis}, ext, ana.simplify)
+        idx = tuple(where[iv] for iv in leaves)
         copy_body = [cache_op.output(i)[idx] for i in range(op.num_outputs)]
         copy_op = ComputeOp(op.name, op.tag, op.attrs, op.axis, copy_body, ())
         cst = Stage(cache_op, self)
         cst.scope = scope
         cst.is_cache = True
+        cst.group = st.group
+        if st.group is not None:
+            cst._attach_root()
         self.stages.insert(self.stages.index(st), cst)
         self.stage_map[cache_op] = cst
-        # the original stage now copies out of the cache
+        # the original stage now copies out of the cache; its loop schedule starts afresh
         st.op = copy_op
         st.all_iter_vars = list(op.axis)
         st.leaf_iter_vars = list(op.axis)
+        st.relations = []
+        st.iter_var_attrs = {iv: a for iv, a in st.iter_var_attrs.items() if iv in op.axis}
         self.stage_map[copy_op] = st
         self._replace_dataflow({op.output(i): copy_op.output(i) for i in range(op.num_outputs)}, skip={st, cst})
         outs = tuple(cache_op.output(i) for i in range(op.num_outputs))
@@ -510,38 +771,21 @@ class Schedule:
         if not _is_reduce(axis):
             raise st._err(f"rfactor: axis {axis.var.name!r} is not a reduction axis")
         for rel in st.relations:
-            touched = [rel.parent] if isinstance(rel, Split) else [rel.outer, rel.inner]
+            touched = ([rel.parent] if isinstance(rel, Split) else [rel.outer, rel.inner] if isinstance(rel, Fuse)
+                       else [rel.iter])
             if not all(_is_reduce(iv) for iv in touched):
                 raise st._err("rfactor must come before split/fuse of the data-parallel axes")
         if not 0 <= factor_axis <= len(op.axis):
             raise st._err(f"rfactor: factor_axis must be in [0, {len(op.axis)}], got {factor_axis}")
         ana = Analyzer()
-        # extents of every reduction iteration variable, and each root's index in leaves
-        ext = {iv: iv.dom.extent for iv in op.reduce_axis}
-        for rel in st.relations:
-            if isinstance(rel, Split):
-                e = ext[rel.parent]
-                if rel.factor is not None:
-                    ext[rel.outer] = ana.simplify((e + rel.factor - 1) // rel.factor)
-                    ext[rel.inner] = const(rel.factor, e.dtype)
-                else:
-                    ext[rel.outer] = const(rel.nparts, e.dtype)
-                    ext[rel.inner] = ana.simplify((e + rel.nparts - 1) // rel.nparts)
-            else:
-                ext[rel.fused] = ana.simplify(ext[rel.outer] * ext[rel.inner])
+        ext = pass_down_extents(st, {iv: iv.dom.extent for iv in op.axis + op.reduce_axis}, ana.simplify)
         leaves = [iv for iv in st.leaf_iter_vars if _is_reduce(iv)]
         new_of = {}
         for iv in leaves:
             kind = E.IterVarType.DATA_PAR if iv is axis else E.IterVarType.COMM_REDUCE
             name = iv.var.name + (".v" if iv is axis else "")
             new_of[iv] = E.IterVar(E.Range(const(0, ext[iv].dtype), ext[iv]), E.Var(name, iv.var.dtype), kind)
-        off = {iv: new_of[iv].var for iv in leaves}
-        for rel in reversed(st.relations):
-            if isinstance(rel, Split):
-                off[rel.parent] = off[rel.outer] * ext[rel.inner] + off[rel.inner]
-            else:
-                off[rel.outer] = off[rel.fused] // ext[rel.inner]
-                off[rel.inner] = off[rel.fused] % ext[rel.inner]
+        off = pass_up_index(st, {iv: new_of[iv].var for iv in leaves}, ext)
         vmap, cond = {}, None
         for iv in op.reduce_axis:
             o = ana.simplify(off[iv])
@@ -559,7 +803,8 @@ class Schedule:
         where = substitute(first.condition, vmap)
         if cond is not None:
             where = cond if E.is_const_int(where, 1) else E.And(where, cond)
-        rf_body = [E.Reduce(first.combiner, source, rest, where, i) for i in range(op.num_outputs)]
+        comb = substitute(first, vmap).combiner  # it may use the data axes (a loop-dependent reducer)
+        rf_body = [E.Reduce(comb, source, rest, where, i) for i in range(op.num_outputs)]
         rf_op = ComputeOp(f"{op.name}.rf", op.tag, op.attrs, rf_axis, rf_body, rest)
         # the original stage now reduces the factored dimension
         rk = E.IterVar(E.Range(const(0, ext[axis].dtype), ext[axis]), E.Var(axis.var.name + ".v", axis.var.dtype),
@@ -567,7 +812,9 @@ class Schedule:
         idx = [iv.var for iv in op.axis]
         idx.insert(factor_axis, rk.var)
         loads = tuple(rf_op.output(i)[tuple(idx)] for i in range(op.num_outputs))
-        new_body = [E.Reduce(first.combiner, loads, (rk,), const(True), i) for i in range(op.num_outputs)]
+        # the reduction's init= belongs to the final reduction: the partial sums start
+        # from the identity, their sum from init
+        new_body = [E.Reduce(first.combiner, loads, (rk,), const(True), i, first.init) for i in range(op.num_outputs)]
         new_op = ComputeOp(op.name, op.tag, op.attrs, op.axis, new_body, (rk,))
         rf_stage = Stage(rf_op, self)
         self.stages.insert(self.stages.index(st), rf_stage)
@@ -584,29 +831,78 @@ class Schedule:
         return outs if op.num_outputs > 1 else outs[0]
 
 
-class _ReplaceTensors(IRMutator):
-    def __init__(self, vmap):
-        self.vmap = vmap
+# ----------------------------------------------------------------------------
+# index arithmetic through the relations of a stage (lowering uses these too)
+# ----------------------------------------------------------------------------
 
-    def visit_ProducerLoad(self, e):
-        idx = tuple(self.visit(i) for i in e.indices)
-        t = self.vmap.get(e.producer, e.producer)
-        if t is e.producer and all(a is b for a, b in zip(idx, e.indices)):
+def pass_down_extents(stage, ext, simplify, prove=None, fixed_extent=()):
+    """Extend ``ext`` (IterVar -> extent, given for the roots) to every axis the
+    stage's split/fuse/singleton relations derive.
+
+    With ``prove`` (a function telling whether a condition holds), a split's part of
+    a given size (the inner axis of ``factor=``, the outer one of ``nparts=``) shrinks
+    to the split axis' extent when that is provably smaller -- unless the part is in
+    ``fixed_extent`` (it leads to a loop bound to a thread, whose extent the user
+    chose), as in TVM's final bound inference.
+    """
+    def ceil_div(a, b):
+        if prove is not None and prove(E.EQ(a % b, const(0, a.dtype))):
+            return simplify(a // b)
+        return simplify((a + b - 1) // b)
+
+    def sized(iv, e, size):
+        if prove is not None and iv not in fixed_extent and prove(E.LT(e, size)):
             return e
-        return E.ProducerLoad(t, idx)
+        return size
 
-    def visit_Reduce(self, r):
-        return self.generic_visit(r)
+    for rel in stage.relations:
+        if isinstance(rel, Split):
+            e = ext[rel.parent]
+            if rel.factor is not None:
+                f = const(rel.factor, e.dtype) if isinstance(rel.factor, int) else rel.factor
+                ext[rel.outer] = ceil_div(e, f)
+                ext[rel.inner] = sized(rel.inner, e, f)
+            else:
+                n = const(rel.nparts, e.dtype) if isinstance(rel.nparts, int) else rel.nparts
+                ext[rel.outer] = sized(rel.outer, e, n)
+                ext[rel.inner] = ceil_div(e, n)
+        elif isinstance(rel, Fuse):
+            ext[rel.fused] = simplify(ext[rel.outer] * ext[rel.inner])
+        else:
+            ext[rel.iter] = const(1, "int32")
+    return ext
 
-    def run(self, bodies):
-        new = [self.visit(b) for b in bodies]
-        if all(a is b for a, b in zip(new, bodies)):
-            return None
-        # a tuple reduction must keep sharing one source tuple
-        if isinstance(new[0], E.Reduce) and len(new) > 1:
-            src = new[0].source
-            new = [E.Reduce(r.combiner, src, r.axis, new[0].condition, r.value_index, r.init) for r in new]
-        return new
+
+def pass_up_index(stage, value, ext, simplify=lambda e: e):
+    """Extend ``value`` (IterVar -> index, given for the leaves) to the axes the
+    leaves derive from: the index of each root axis as a function of the loops."""
+    for rel in reversed(stage.relations):
+        if isinstance(rel, Split):
+            if rel.outer in value and rel.inner in value:
+                value[rel.parent] = simplify(value[rel.outer] * ext[rel.inner] + value[rel.inner])
+        elif isinstance(rel, Fuse):
+            if rel.fused in value:
+                e = ext[rel.inner]
+                value[rel.outer] = simplify(value[rel.fused] // e)
+                value[rel.inner] = simplify(value[rel.fused] % e)
+    return value
+
+
+def pass_down_index(stage, value, ext, simplify=lambda e: e):
+    """Extend ``value`` (IterVar -> index, given for the roots) to every derived
+    axis: which loop iteration computes a given element."""
+    for rel in stage.relations:
+        if isinstance(rel, Split):
+            if rel.parent in value:
+                e = ext[rel.inner]
+                value[rel.outer] = simplify(value[rel.parent] // e)
+                value[rel.inner] = simplify(value[rel.parent] % e)
+        elif isinstance(rel, Fuse):
+            if rel.outer in value and rel.inner in value:
+                value[rel.fused] = simplify(value[rel.outer] * ext[rel.inner] + value[rel.inner])
+        else:
+            value[rel.iter] = const(0, "int32")
+    return value
 
 
 def post_dfs_order(ops):
@@ -640,3 +936,64 @@ def create_schedule(ops):
             raise ScheduleError(f"create_schedule: {op.name!r} is a placeholder; pass the computed output (C.op)")
         out.append(op)
     return Schedule(out)
+
+
+# ----------------------------------------------------------------------------
+# TVM's schedule-level functions (tvm.te.schedule.*)
+# ----------------------------------------------------------------------------
+
+def _auto_inline(sch, pred):
+    for st in sch.stages:
+        if (isinstance(st.op, ComputeOp) and not st.is_output and not st.is_scheduled() and not st.op.reduce_axis
+                and st.op.num_outputs == 1 and pred(st.op)):
+            try:
+                st.compute_inline()
+            except ScheduleError:
+                continue  # e.g. the init/update of a scan: it stays where it is
+
+
+def _is_elemwise(op):
+    axis = [iv.var for iv in op.axis]
+    ok = []
+
+    def visit(node):
+        if isinstance(node, E.ProducerLoad):
+            ok.append(len(node.indices) == len(axis) and all(a is b for a, b in zip(node.indices, axis)))
+
+    from ..tir.functor import post_order_visit
+    for b in op.body:
+        post_order_visit(b, visit)
+    return all(ok)
+
+
+def AutoInlineElemWise(sch):  # noqa: N802  (TVM's name)
+    """Inline every unscheduled element-wise stage (each read indexed by exactly
+    the stage's own axes), outputs excepted."""
+    _auto_inline(sch, _is_elemwise)
+
+
+def AutoInlineBroadcast(sch):  # noqa: N802
+    """Inline every unscheduled stage tagged ``"broadcast"`` (as TOPI tags them)."""
+    _auto_inline(sch, lambda op: op.tag == "broadcast")
+
+
+def AutoInlineInjective(sch):  # noqa: N802
+    """Inline every unscheduled stage that is not a reduction."""
+    _auto_inline(sch, lambda op: True)
+
+
+def InferBound(sch):  # noqa: N802
+    """The range of every iteration variable of every stage, as a
+    :class:`~tecc.container.Map` from IterVar to Range."""
+    from ..runtime.container import Map
+    from .lower import infer_bound
+    return Map(infer_bound(sch))
+
+
+def ScheduleOps(sch, dom_map=None, debug_keep_trivial_loop=False):  # noqa: N802
+    """The loop nest of the schedule as one statement (before any pass): the body
+    of the function :func:`tecc.lower` would start from, with the placeholders the
+    schedule reads and its outputs as buffers.  ``dom_map`` (from
+    :func:`InferBound`) is accepted for TVM's signature; bounds are inferred anew."""
+    from .lower import default_args, lower_schedule
+    return lower_schedule(sch, default_args(sch), "main").body

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..errors import TeccTypeError
 from ..tir import expr as E
-from ..tir.functor import post_order_visit
+from ..tir.functor import IRMutator, post_order_visit
 from ..tir.op import convert
 
 
@@ -58,6 +58,9 @@ class PlaceholderOp(Operation):
     def output_dtype(self, index):
         return self.dtype
 
+    def replace_inputs(self, vmap):
+        return self
+
 
 class ComputeOp(Operation):
     """``T[axis] = body`` for every point of ``axis``.
@@ -100,6 +103,104 @@ class ComputeOp(Operation):
     @property
     def is_reduction(self):
         return isinstance(self.body[0], E.Reduce)
+
+    def replace_inputs(self, vmap):
+        """This operation reading ``vmap[t]`` instead of each tensor ``t`` (itself
+        when it reads none of them)."""
+        new_body = _ReplaceTensors(vmap).run(self.body)
+        if new_body is None:
+            return self
+        return ComputeOp(self.name, self.tag, self.attrs, self.axis, new_body, self.reduce_axis)
+
+
+class ScanOp(Operation):
+    """A recurrence over the first dimension (``te.scan``).
+
+    Output ``i`` holds ``init[i]`` in its first ``init[i].shape[0]`` rows; every
+    later row ``t`` is ``update[i][t]``, which may read rows before ``t`` through
+    ``state_placeholder[i]``.  ``scan_axis`` runs over the rows the updates fill;
+    ``spatial_axis_`` holds one (opaque) axis per further dimension of each output.
+    """
+
+    def __init__(self, name, tag, attrs, scan_axis, init, update, state_placeholder, inputs=()):
+        self.name = name
+        self.tag = tag
+        self.attrs = dict(attrs or {})
+        self.scan_axis = scan_axis
+        self.init = tuple(init)
+        self.update = tuple(update)
+        self.state_placeholder = tuple(state_placeholder)
+        self.inputs = tuple(inputs)
+        self.spatial_axis_ = tuple(
+            E.IterVar(E.Range(convert(0), u.shape[k]), E.Var(f"{name}.out{i}.i{k}", u.shape[k].dtype),
+                      E.IterVarType.OPAQUE)
+            for i, u in enumerate(self.update) for k in range(1, len(u.shape)))
+
+    @property
+    def num_outputs(self):
+        return len(self.update)
+
+    def output_shape(self, index):
+        return self.state_placeholder[index].shape
+
+    def output_dtype(self, index):
+        return self.update[index].dtype
+
+    @property
+    def input_tensors(self):
+        return list(self.init) + list(self.update)
+
+    def spatial_axes(self, index):
+        """The spatial axes (dimensions 1...) of output ``index``."""
+        start = sum(len(u.shape) - 1 for u in self.update[:index])
+        return self.spatial_axis_[start:start + len(self.update[index].shape) - 1]
+
+    def replace_inputs(self, vmap):
+        init = tuple(vmap.get(t, t) for t in self.init)
+        update = tuple(vmap.get(t, t) for t in self.update)
+        if all(a is b for a, b in zip(init + update, self.init + self.update)):
+            return self
+        new = ScanOp.__new__(ScanOp)
+        new.__dict__.update(self.__dict__)
+        new.init, new.update = init, update
+        return new
+
+
+class ExternOp(Operation):
+    """An operation whose body is a TIR statement (``te.extern``): it reads
+    ``inputs`` through the buffers ``input_placeholders`` and writes its outputs
+    through ``output_placeholders``.  Lowering binds those buffers to the real ones.
+    """
+
+    def __init__(self, name, tag, attrs, inputs, input_placeholders, output_placeholders, body):
+        self.name = name
+        self.tag = tag
+        self.attrs = dict(attrs or {})
+        self.inputs = tuple(inputs)
+        self.input_placeholders = tuple(input_placeholders)
+        self.output_placeholders = tuple(output_placeholders)
+        self.body = body
+
+    @property
+    def num_outputs(self):
+        return len(self.output_placeholders)
+
+    def output_shape(self, index):
+        return self.output_placeholders[index].shape
+
+    def output_dtype(self, index):
+        return self.output_placeholders[index].dtype
+
+    @property
+    def input_tensors(self):
+        return list(self.inputs)
+
+    def replace_inputs(self, vmap):
+        inputs = tuple(vmap.get(t, t) for t in self.inputs)
+        if all(a is b for a, b in zip(inputs, self.inputs)):
+            return self
+        return type(self)(self.name, self.tag, self.attrs, inputs, self.input_placeholders,
+                          self.output_placeholders, self.body)
 
 
 def read_tensors(exprs) -> list:
@@ -223,3 +324,28 @@ class TensorSlice:
     @property
     def dtype(self):
         return self.tensor.dtype
+
+
+class _ReplaceTensors(IRMutator):
+    def __init__(self, vmap):
+        self.vmap = vmap
+
+    def visit_ProducerLoad(self, e):
+        idx = tuple(self.visit(i) for i in e.indices)
+        t = self.vmap.get(e.producer, e.producer)
+        if t is e.producer and all(a is b for a, b in zip(idx, e.indices)):
+            return e
+        return E.ProducerLoad(t, idx)
+
+    def visit_Reduce(self, r):
+        return self.generic_visit(r)
+
+    def run(self, bodies):
+        new = [self.visit(b) for b in bodies]
+        if all(a is b for a, b in zip(new, bodies)):
+            return None
+        # a tuple reduction must keep sharing one source tuple
+        if isinstance(new[0], E.Reduce) and len(new) > 1:
+            src = new[0].source
+            new = [E.Reduce(r.combiner, src, r.axis, new[0].condition, r.value_index, r.init) for r in new]
+        return new

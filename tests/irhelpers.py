@@ -71,7 +71,7 @@ def var(name, dtype="int32"):
 
 def buf(name, shape, dtype="float32", scope="global", strides=()):
     """A buffer of ``shape`` (an int or a tuple), with explicit ``strides`` if given."""
-    b = S.decl_buffer(shape, dtype, name, scope)
+    b = S.decl_buffer(shape, dtype, name, scope=scope)
     if strides:
         b = S.Buffer(b.name, b.dtype, b.shape, b.data, scope, tuple(tir.convert(s) for s in strides))
     return b

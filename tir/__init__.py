@@ -16,12 +16,14 @@ from .op import (
     isfinite, isinf, isnan, likely, log, log1p, log2, log10, max_value, min_value, nearbyint,
     popcount, pow, power, round, rsqrt, sigmoid, sin, sinh, sqrt, tan, tanh, trunc, truncdiv,
     truncmod, select, logical_and, logical_or, logical_not,
+    call_extern, call_intrin, call_packed, call_pure_extern, reinterpret,
 )
 from .op import max as _max, min as _min  # noqa: F401  (te.max/te.min are reducers)
-from .functor import IRMutator, IRVisitor, ir_transform, post_order_visit, substitute
+from .functor import IRMutator, IRVisitor, ir_transform, post_order_visit, pre_order_visit, substitute
 from .structural import assert_structural_equal, structural_equal, structural_hash
 from .printer import to_text
 from . import analysis, keys  # noqa: E402  (after the node modules they build on)
+from . import ir_builder, stmt_functor  # noqa: E402  (TVM's tir.ir_builder, tir.stmt_functor)
 
 # TVM spells the select node as a function too
 Select_ = select

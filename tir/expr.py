@@ -129,6 +129,10 @@ class PrimExpr(Node):
     def astype(self, dtype):
         return _op.cast(dtype, self)
 
+    def equal(self, other):
+        """The ``EQ`` node ``self == other`` (``==`` itself also compares identity)."""
+        return _op.eq(self, other)
+
 
 class EqualOp:
     """Result of ``a == b``: identity as a bool, an ``EQ`` node in expressions."""
@@ -240,10 +244,34 @@ class SizeVar(Var):
 # binary arithmetic
 # ----------------------------------------------------------------------------
 
+_PY_SCALARS = (bool, int, float)
+
+
+def _lift_pair(node, fa, fb):
+    """Node constructors take Python numbers as TVM's do: ``Select(c, 1, 0)``,
+    ``Add(x, 1)``; a number next to an expression takes that expression's dtype."""
+    a, b = getattr(node, fa), getattr(node, fb)
+    if isinstance(a, _PY_SCALARS) or isinstance(b, _PY_SCALARS):
+        if isinstance(a, _PY_SCALARS) and isinstance(b, PrimExpr):
+            a = _op.const(a, b.dtype)
+        elif isinstance(b, _PY_SCALARS) and isinstance(a, PrimExpr):
+            b = _op.const(b, a.dtype)
+        else:
+            a, b = _op.convert(a), _op.convert(b)
+        object.__setattr__(node, fa, a)
+        object.__setattr__(node, fb, b)
+
+
+def _lift_binary(self):
+    _lift_pair(self, "a", "b")
+
+
 @dataclass(frozen=True, eq=False, slots=True, repr=False)
 class BinaryOp(PrimExpr):
     a: PrimExpr
     b: PrimExpr
+
+    __post_init__ = _lift_binary
 
     @property
     def dtype(self):
@@ -276,6 +304,8 @@ class CmpOp(PrimExpr):
     a: PrimExpr
     b: PrimExpr
 
+    __post_init__ = _lift_binary
+
     @property
     def dtype(self):
         n = _dt.lanes(self.a.dtype)
@@ -302,6 +332,8 @@ class And(PrimExpr):
     a: PrimExpr
     b: PrimExpr
 
+    __post_init__ = _lift_binary
+
     @property
     def dtype(self):
         return self.a.dtype
@@ -312,6 +344,8 @@ class And(PrimExpr):
 class Or(PrimExpr):
     a: PrimExpr
     b: PrimExpr
+
+    __post_init__ = _lift_binary
 
     @property
     def dtype(self):
@@ -340,6 +374,11 @@ class Select(PrimExpr):
     condition: PrimExpr
     true_value: PrimExpr
     false_value: PrimExpr
+
+    def __post_init__(self):
+        if isinstance(self.condition, _PY_SCALARS):
+            object.__setattr__(self, "condition", _op.const(bool(self.condition)))
+        _lift_pair(self, "true_value", "false_value")
 
     @property
     def dtype(self):

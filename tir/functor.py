@@ -121,22 +121,69 @@ def post_order_visit(node, fn):
     _PostOrder(fn).visit(node)
 
 
+class _PreOrder(IRVisitor):
+    def __init__(self, fn):
+        self.fn = fn
+
+    def generic_visit(self, node):
+        if self.fn(node) is not False:
+            IRVisitor.generic_visit(self, node)
+
+
+def pre_order_visit(node, fn):
+    """Call ``fn`` on every node below ``node`` (parents first); where ``fn``
+    returns False, the node's children are skipped."""
+    _PreOrder(fn).visit(node)
+
+
 class _Substitute(IRMutator):
     def __init__(self, vmap):
         self.vmap = vmap
+        self.memo = {}  # combiners and reduction axes already rewritten (shared by tuple reductions)
 
     def visit_Var(self, v):
         return self.vmap.get(v, v)
+
+    def visit_Reduce(self, r):
+        # a reduction also refers to variables outside its children: in the combiner's
+        # expressions and in the domains of its axes (an extent may be a loop variable)
+        from .expr import CommReducer, IterVar, Range
+
+        new = self.generic_visit(r)
+        comb = self.memo.get(id(r.combiner))
+        if comb is None:
+            c = r.combiner
+            result = tuple(self.visit(x) for x in c.result)
+            ident = tuple(self.visit(x) for x in c.identity_element)
+            same = all(a is b for a, b in zip(result + ident, c.result + c.identity_element))
+            comb = self.memo[id(r.combiner)] = c if same else CommReducer(c.lhs, c.rhs, result, ident)
+        axis = []
+        for iv in r.axis:
+            niv = self.memo.get(id(iv))
+            if niv is None:
+                lo, ext = self.visit(iv.dom.min), self.visit(iv.dom.extent)
+                niv = iv if lo is iv.dom.min and ext is iv.dom.extent else IterVar(
+                    Range(lo, ext), iv.var, iv.iter_type, iv.thread_tag)
+                self.memo[id(iv)] = niv
+            axis.append(niv)
+        if comb is r.combiner and all(a is b for a, b in zip(axis, r.axis)):
+            return new
+        return replace(new, combiner=comb, axis=tuple(axis))
 
 
 def substitute(node, vmap):
     """Replace variables by expressions (``vmap``: Var -> PrimExpr).
 
-    Binding sites (loop and let variables) are never replaced.
+    Binding sites (loop and let variables) are never replaced.  ``node`` may be a
+    tuple or list of nodes: they are rewritten together, so reductions that shared
+    a combiner or an axis still share them.
     """
     if not vmap:
         return node
-    return _Substitute(vmap).visit(node)
+    sub = _Substitute(vmap)
+    if isinstance(node, (tuple, list)):
+        return tuple(sub.visit(n) for n in node)
+    return sub.visit(node)
 
 
 class _Transform(IRMutator):

@@ -23,6 +23,22 @@ name                        meaning
 ``LAUNCH``                  intrinsic in a host function: launch a kernel with arguments
 ``STORAGE_SYNC``            intrinsic: a barrier (``__syncthreads()`` for scope "shared")
 ``WARP_SHUFFLE_DOWN``       intrinsic: read a value from the lane ``delta`` above
+``ACCESS_PTR``              intrinsic ``(type_annotation, data, offset, extent, mask)``: the
+                            address ``data + offset`` (elements of the annotated dtype), of
+                            ``extent`` elements read (mask bit 1) / written (bit 2) by a callee
+                            (``Buffer.access_ptr``)
+``TYPE_ANNOTATION``         intrinsic with no arguments whose dtype names a type
+``REINTERPRET``             intrinsic ``(value)``: the bits of ``value`` as the call's dtype
+``CALL_EXTERN``,            intrinsic ``(StringImm(name), args...)``: a call of the C (or CUDA)
+``CALL_PURE_EXTERN``        function ``name``; "pure": it has no side effects
+``CALL_PACKED``             intrinsic ``(StringImm(name), args...)``: call the function registered
+                            as ``name`` (``tecc.register_func``) from CPU code; an argument
+                            that is a buffer is a ``STACK_MAKE_ARRAY`` call
+``STACK_MAKE_ARRAY``        ``(data, shape, strides, ndim, zero of the element dtype,
+                            elem_offset)``: a buffer passed to a packed function; ``shape``
+                            and ``strides`` are ``STACK_MAKE_SHAPE`` calls (``strides`` may
+                            be the integer 0: compact)
+``STACK_MAKE_SHAPE``        ``(extents...)``: the shape (or strides) of such a buffer
 ==========================  ================================================================
 """
 from __future__ import annotations
@@ -40,6 +56,15 @@ GLOBAL_SYMBOL = "global_symbol"
 LAUNCH = "tecc.launch"
 STORAGE_SYNC = "tvm_storage_sync"
 WARP_SHUFFLE_DOWN = "tecc.warp_shuffle_down"
+ACCESS_PTR = "tvm_access_ptr"
+TYPE_ANNOTATION = "type_annotation"
+REINTERPRET = "reinterpret"
+CALL_EXTERN = "call_extern"
+CALL_PURE_EXTERN = "call_pure_extern"
+#: the calls out of compiled code into registered functions keep TVM's intrinsic names
+CALL_PACKED = "tir.tvm_call_packed"
+STACK_MAKE_ARRAY = "tir.tvm_stack_make_array"
+STACK_MAKE_SHAPE = "tir.tvm_stack_make_shape"
 
 #: threads per warp that the warp intrinsics assume
 WARP_SIZE = 32

@@ -16,6 +16,12 @@ Intrinsics are :class:`~tecc.tir.expr.Call` nodes with these ``op`` names:
 ``likely``          a branch hint on a condition
 ``bitwise_*``       and, or, xor, not; ``shift_left``, ``shift_right``
 ``popcount``        set bits of an integer
+``reinterpret``     ``(value)``: the bits of ``value`` as the call's dtype (same width)
+``call_extern``     ``(name, args...)``: a call of the C / CUDA function ``name``
+                    (``call_pure_extern``: one without side effects)
+``tir.tvm_call_packed``
+                    ``(name, args...)``: a call of the function registered as
+                    ``name``, from CPU code (see :func:`call_packed`)
 ``tecc.warp_shuffle_down``
                     ``(value, delta)``: a GPU warp exchange; each lane gets ``value``
                     of lane ``lane + delta`` of its warp (its own ``value`` where that
@@ -38,7 +44,9 @@ import numpy as np
 from ..errors import TeccTypeError
 from . import dtype as _dt
 from . import expr as _e
-from .keys import WARP_SHUFFLE_DOWN
+from .keys import (
+    CALL_EXTERN, CALL_PACKED, CALL_PURE_EXTERN, REINTERPRET, STACK_MAKE_ARRAY, STACK_MAKE_SHAPE, WARP_SHUFFLE_DOWN,
+)
 from .expr import (
     Add, And, BinaryOp, Broadcast, Call, Cast, Div, EQ, FloatImm, FloorDiv, FloorMod, GE,
     GT, IntImm, IterVar, LE, LT, Max, Min, Mod, Mul, NE, Not, Or, PrimExpr, Select, Sub,
@@ -611,6 +619,191 @@ def max_value(dtype):
 def infinity(dtype):
     """Positive infinity of a float ``dtype``."""
     return const(math.inf, dtype)
+
+
+# ----------------------------------------------------------------------------
+# bit casts, calls of named functions and TVM's call_intrin
+# ----------------------------------------------------------------------------
+
+def reinterpret(dtype, value):
+    """The bits of ``value`` read as ``dtype`` (a bit cast, C's ``memcpy`` between
+    two types; TVM's ``tir.reinterpret``).
+
+    ``dtype`` must have the element width and lane count of ``value``:
+    ``reinterpret("float32", i)`` for an ``int32`` ``i``, ``reinterpret("uint16", h)``
+    for a ``float16`` ``h``.
+
+    Raises
+    ------
+    TeccTypeError
+        If the widths or lane counts differ, or for ``bool`` and ``handle``.
+    """
+    value = convert(value)
+    dtype = _dt.canonical(dtype)
+    src, dst = _dt.parse(value.dtype), _dt.parse(dtype)
+    if src == dst:
+        return value
+    for d in (src, dst):
+        if d.is_bool or d.is_handle:
+            raise TeccTypeError(f"reinterpret({dtype!r}, {value.dtype} value): {d} values have no bit pattern to "
+                                "reinterpret; cast them instead (tir.Cast / astype)")
+    if src.bits != dst.bits or src.lanes != dst.lanes:
+        raise TeccTypeError(
+            f"reinterpret({dtype!r}, {value.dtype} value): a bit cast keeps the width and the lanes, but "
+            f"{value.dtype} is {src.lanes} x {src.bits} bits and {dtype} {dst.lanes} x {dst.bits} bits; "
+            f"use a {src.bits}-bit dtype with {src.lanes} lane(s)")
+    return Call(dtype, REINTERPRET, (value,))
+
+
+def _extern_args(what: str, args):
+    out = []
+    for a in args:
+        if isinstance(a, str):
+            out.append(_e.StringImm(a))
+        elif hasattr(a, "data") and hasattr(a, "shape") and hasattr(a, "scope") and not isinstance(a, PrimExpr):
+            raise TeccTypeError(f"{what}: the buffer {getattr(a, 'name', a)!r} is not a value; pass its address "
+                                f"({getattr(a, 'name', 'buf')}.data) or one element")
+        else:
+            out.append(convert(a))
+    return tuple(out)
+
+
+def _extern(op: str, what: str, dtype, func_name, args):
+    if not isinstance(func_name, str) or not func_name:
+        raise TeccTypeError(f"{what} needs the function's name (a str) after the dtype, got {func_name!r}")
+    # TVM writes dtype "" (or "void") for a function called for its effect
+    dtype = "handle" if dtype in ("", "void", None) else _dt.canonical(dtype)
+    return Call(dtype, op, (_e.StringImm(func_name),) + _extern_args(f"{what}({func_name!r})", args))
+
+
+def call_extern(dtype, func_name, *args, span=None):
+    """A call of the external C (or CUDA device) function ``func_name`` returning
+    ``dtype`` (``""``: called for its effect).  The function must be visible to the
+    generated code: a C library function (``"sqrtf"``), a CUDA builtin, or one
+    declared by the source it is linked with."""
+    return _extern(CALL_EXTERN, "call_extern", dtype, func_name, args)
+
+
+def call_pure_extern(dtype, func_name, *args, span=None):
+    """:func:`call_extern` of a function without side effects."""
+    return _extern(CALL_PURE_EXTERN, "call_pure_extern", dtype, func_name, args)
+
+
+def _pack_buffer(buf):
+    """A buffer argument of a packed call: its address, shape, strides and dtype."""
+    shape = Call("handle", STACK_MAKE_SHAPE, tuple(convert(x) for x in buf.shape))
+    strides = Call("handle", STACK_MAKE_SHAPE, tuple(convert(x) for x in buf.strides)) if buf.strides \
+        else IntImm("int32", 0)
+    offset = buf.elem_offset if buf.elem_offset is not None else IntImm("int32", 0)
+    zero = const(0, _dt.element(buf.dtype))
+    return Call("handle", STACK_MAKE_ARRAY, (buf.data, shape, strides, IntImm("int32", len(buf.shape)), zero,
+                                             convert(offset)))
+
+
+def call_packed(*args, span=None):
+    """Call the function registered under ``args[0]`` (``tecc.register_func``) with
+    the other arguments, from compiled CPU code (TVM's ``tir.call_packed``).
+
+    A :class:`~tecc.tir.Buffer` argument arrives as a ``tecc.nd.NDArray`` viewing the
+    buffer's memory during the call (writing it writes the buffer); an integer or
+    float expression as a Python ``int``/``float``; a string as ``str``.  The call's
+    value (``int32``) is what the function returns when that is a number, else 0.
+    The name is looked up when compiled code first calls it, so the function may
+    be registered after building; a CUDA kernel cannot call one.
+    """
+    if not args or not isinstance(args[0], str) or not args[0]:
+        raise TeccTypeError(f"call_packed needs the registered function's name (a str) first, got "
+                            f"{args[0] if args else 'nothing'!r}")
+    from .stmt import Buffer
+
+    packed = []
+    for a in args[1:]:
+        if isinstance(a, Buffer):
+            packed.append(_pack_buffer(a))
+        elif isinstance(a, str):
+            packed.append(_e.StringImm(a))
+        else:
+            try:
+                packed.append(convert(a))
+            except TeccTypeError:
+                raise TeccTypeError(
+                    f"call_packed({args[0]!r}): cannot pass {a!r} ({type(a).__name__}); pass buffers, "
+                    "expressions, numbers or strings") from None
+    return Call("int32", CALL_PACKED, (_e.StringImm(args[0]),) + tuple(packed))
+
+
+def _math_intrinsic(name):
+    def make(dtype, *args):
+        args = [convert(a) for a in args]
+        d = _dt.parse(dtype)
+        if name not in PREDICATES and d.is_float:
+            # integer arguments are computed in the requested float type
+            args = [cast(dtype, a) if _dt.is_integer(a.dtype) or _dt.is_bool(a.dtype) else a for a in args]
+        return call(name, *args)
+    return make
+
+
+def _plain(fn):
+    return lambda dtype, *args: fn(*args)
+
+
+#: TVM op name without "tir." -> builder(dtype, *args) of the tecc expression
+_INTRINSICS = {name: _math_intrinsic(name) for name in UNARY_MATH + BINARY_MATH + PREDICATES}
+_INTRINSICS.update({
+    "reinterpret": lambda dtype, value: reinterpret(dtype, value),
+    "abs": _plain(lambda x: abs(x)),
+    "popcount": _plain(lambda x: popcount(x)),
+    "bitwise_and": _plain(lambda a, b: bitwise_and(a, b)),
+    "bitwise_or": _plain(lambda a, b: bitwise_or(a, b)),
+    "bitwise_xor": _plain(lambda a, b: bitwise_xor(a, b)),
+    "bitwise_not": _plain(lambda a: bitwise_not(a)),
+    "shift_left": _plain(lambda a, b: shift_left(a, b)),
+    "shift_right": _plain(lambda a, b: shift_right(a, b)),
+    "if_then_else": _plain(lambda c, t, f: if_then_else(c, t, f)),
+    "likely": _plain(lambda c: likely(c)),
+    "call_extern": lambda dtype, name, *args: call_extern(dtype, name, *args),
+    "call_pure_extern": lambda dtype, name, *args: call_pure_extern(dtype, name, *args),
+    "tvm_call_packed": _plain(lambda *args: call_packed(*args)),
+})
+
+
+def call_intrin(dtype, func_name, *args, span=None):
+    """An intrinsic by TVM's op name: ``call_intrin("float32", "tir.floor", x)``.
+
+    ``func_name`` is ``"tir.<name>"`` (or ``"<name>"``) for the math functions
+    (``exp``, ``sqrt``, ``floor``, ``ceil``, ``round``, ``trunc``, ``pow``...),
+    ``reinterpret``, ``abs``, ``popcount``, the ``bitwise_*``/``shift_*``
+    operations, ``if_then_else``, ``likely``, ``call_extern``,
+    ``call_pure_extern`` and ``tvm_call_packed``.  Integer arguments of a float
+    math function are converted to ``dtype``.
+
+    Raises
+    ------
+    TeccTypeError
+        For an op tecc does not know, or when ``dtype`` is not the type the op
+        gives for these arguments.
+    """
+    if not isinstance(func_name, str):
+        raise TeccTypeError(f"call_intrin: the op name must be a str such as 'tir.exp', got {func_name!r}")
+    name = func_name[4:] if func_name.startswith("tir.") else func_name
+    make = _INTRINSICS.get(name)
+    if make is None:
+        known = ", ".join(f"tir.{n}" for n in sorted(_INTRINSICS))
+        raise TeccTypeError(f"call_intrin: unknown op {func_name!r}; tecc has {known}")
+    want = "handle" if dtype in ("", "void", None) else _dt.canonical(dtype)
+    try:
+        result = make(dtype, *args)
+    except TeccTypeError as err:
+        raise TeccTypeError(f"call_intrin({dtype!r}, {func_name!r}): {err}") from None
+    except TypeError as err:  # a builder given too many or too few arguments
+        raise TeccTypeError(f"call_intrin({dtype!r}, {func_name!r}): wrong number of arguments ({len(args)}): "
+                            f"{err}") from None
+    if name != "tvm_call_packed" and result.dtype != want:
+        raise TeccTypeError(
+            f"call_intrin({dtype!r}, {func_name!r}): the op gives {result.dtype} for arguments of dtype "
+            f"{', '.join(convert(a).dtype if not isinstance(a, str) else 'str' for a in args)}; pass "
+            f"dtype={result.dtype!r} or cast the arguments to {want}")
+    return result
 
 
 _e._op = __import__(__name__, fromlist=["_"])

@@ -19,6 +19,7 @@ Distinct variables that share a name are told apart with a suffix (``i_1``).
 from __future__ import annotations
 
 from . import expr as E
+from . import keys
 from . import stmt as S
 from .functor import IRVisitor
 
@@ -125,6 +126,10 @@ class TIRPrinter(IRVisitor):
         return f"(let {self.name_of(e.var, e.var.name)} = {self.expr(e.value)} in {self.expr(e.body)})", 10
 
     def visit_Call(self, e):
+        if e.op == keys.REINTERPRET:  # the target type is the point of a bit cast: show it
+            return f"reinterpret({e.dtype!r}, {self.expr(e.args[0])})", 10
+        if e.op == keys.TYPE_ANNOTATION:  # the type is its whole content
+            return f"type_annotation({e.dtype!r})", 10
         return f"{e.op}({', '.join(self.expr(a) for a in e.args)})", 10
 
     def _indices(self, idx):

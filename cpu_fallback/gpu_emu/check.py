@@ -403,8 +403,11 @@ def check_launch(sim: SimKernel, values: list, grid_dims, block_dims, blocks,
         buf = func.buffer_map.get(p)
         if buf is not None:
             size = 1
-            for extent in buf.shape:
-                size *= it.visit(extent)
+            try:
+                for extent in buf.shape:
+                    size *= it.visit(extent)
+            except InterpError:  # a size the kernel does not receive: the array passed bounds it
+                size = it.mem[buf.data].size
             it.bounds[buf.data] = min(size, it.mem[buf.data].size)
     try:
         todo = list(blocks)

@@ -12,6 +12,9 @@ class CodeGenSim(CodeGenC):
     """C printer of :meth:`~.split.SimKernel.sim_func`: barriers are the seams between
     the thread loops, and per-thread copies are indexed ``[tid, i]``."""
 
+    #: a kernel cannot call Python (tir.call_packed), on a GPU or here
+    PACKED_CALLS = False
+
     def print_barrier(self, call) -> None:
         self.emit("// __syncthreads(): every thread finished the loop above")
 

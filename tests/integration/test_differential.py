@@ -49,9 +49,9 @@ def test_elementwise_broadcast_chain(data):
     how = data.draw(st.sampled_from(["inline", "root", "at"]), label="T1 attach")
     if how == "inline":
         s[T1].compute_inline()
-    elif how == "at" and s[T2].attach_type != "root":
+    elif how == "at" and s[T2].attach_type != tecc.te.AttachType.ROOT:
         leaves = list(s[out].leaf_iter_vars)
-        limit = leaves.index(s[T2].attach_ivar) if s[T2].attach_type == "scope" else len(leaves) - 1
+        limit = leaves.index(s[T2].attach_ivar) if s[T2].attach_type == tecc.te.AttachType.SCOPE else len(leaves) - 1
         s[T1].compute_at(s[out], leaves[data.draw(st.integers(0, limit), label="T1 at")])
     random_annotations(data, s[out], "out")
     a, bb = rand((m, n)), rand((n,))

@@ -203,7 +203,7 @@ def test_error_wrong_argument_type_and_read_only(add2d):
 def test_unknown_function_and_source_format(add2d):
     with pytest.raises(runtime.FunctionNotFoundError, match="no function 'nope'"):
         add2d["nope"]
-    with pytest.raises(TeccError, match="only C source"):
+    with pytest.raises(TeccError, match="get_source\\('ptx'\\): a CPU module has the formats '' / 'c'.*'asm'"):
         add2d.get_source("ptx")
 
 

@@ -18,7 +18,7 @@ Attribute keys and intrinsic names live in :mod:`tecc.tir.keys`.
 """
 from .buffers import (
     allocations, buffer_size, buffer_strides, buffers_read, buffers_written, const_size, dtypes_used,
-    flat_index, is_flat, storage_bytes, uses, vars_used, written_data, written_params,
+    flat_index, is_flat, passed_data, storage_bytes, uses, vars_used, written_data, written_params,
 )
 from .threads import (
     binds_gpu_threads, gpu_loops, launch_dims, thread_extent_lists, thread_extents, thread_vars, threads_per_block,
@@ -30,7 +30,7 @@ from .interp import InterpError, Interpreter, run_prim_func
 __all__ = [
     "allocations", "buffer_size", "buffer_strides", "buffers_read", "buffers_written", "const_size",
     "dtypes_used",
-    "flat_index", "is_flat", "storage_bytes", "uses", "vars_used", "written_data", "written_params",
+    "flat_index", "is_flat", "passed_data", "storage_bytes", "uses", "vars_used", "written_data", "written_params",
     "binds_gpu_threads", "gpu_loops", "launch_dims", "thread_extent_lists", "thread_extents", "thread_vars",
     "threads_per_block", "verify_well_formed", "GPULimits", "gpu_limits", "verify_gpu", "InterpError",
     "Interpreter", "run_prim_func",

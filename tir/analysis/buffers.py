@@ -9,7 +9,9 @@ Layout
 
 Accesses
     :func:`buffers_written` and :func:`buffers_read` list buffers in the order of
-    their first store/load; :func:`allocations` the buffers allocated below a node.
+    their first store/load; :func:`allocations` the buffers allocated below a node;
+    :func:`passed_data` the buffers handed to packed functions (which count as
+    written: :func:`written_data`).
 
 Storage
     :func:`storage_bytes` sums the constant sizes of the allocations of one scope
@@ -23,6 +25,7 @@ from __future__ import annotations
 from .. import dtype as _dt
 from .. import expr as E
 from .. import op as _op
+from .. import keys
 from .. import stmt as S
 from ..functor import IRVisitor, post_order_visit
 
@@ -155,9 +158,38 @@ def buffers_read(node, scopes=None) -> list:
     return _accessed(node, E.BufferLoad, scopes)
 
 
+def passed_data(node) -> set:
+    """The data variables of the buffers passed to packed functions below ``node``
+    (``tir.call_packed(name, buf)``: the callee may read and write them)."""
+    found = set()
+
+    def visit(n):
+        if isinstance(n, E.Call) and n.op == keys.STACK_MAKE_ARRAY and n.args and isinstance(n.args[0], E.Var):
+            found.add(n.args[0])
+
+    post_order_visit(node, visit)
+    return found
+
+
+def written_by_address(node) -> set:
+    """The data variables of the buffers whose address is taken for writing below
+    ``node`` (``Buffer.access_ptr("w")``: an external callee stores through it)."""
+    found = set()
+
+    def visit(n):
+        if (isinstance(n, E.Call) and n.op == keys.ACCESS_PTR and isinstance(n.args[1], E.Var)
+                and isinstance(n.args[4], E.IntImm) and n.args[4].value & S.Buffer.WRITE):
+            found.add(n.args[1])
+
+    post_order_visit(node, visit)
+    return found
+
+
 def written_data(node) -> set:
-    """The data variables of every buffer stored to below ``node``."""
-    return {b.data for b in buffers_written(node)}
+    """The data variables of every buffer stored to below ``node``, of those passed
+    to packed functions (which may write them) and of those handed out by address
+    for writing."""
+    return {b.data for b in buffers_written(node)} | passed_data(node) | written_by_address(node)
 
 
 def written_params(func: S.PrimFunc) -> set:

@@ -76,6 +76,22 @@ _BINARY = {
 }
 
 
+def _reinterpret(value, src: str, dst: str):
+    """The bits of ``value`` (of dtype ``src``) read as ``dst`` (bfloat16 values are
+    float32 numbers whose low 16 bits are zero)."""
+    s, d = _dt.parse(src).element_of(), _dt.parse(dst).element_of()
+    bits = np.dtype(f"uint{s.bits}")
+    if s.code == "bfloat":
+        raw = (np.asarray(value, np.float32).view(np.uint32) >> 16).astype(bits)
+    elif s.is_float:
+        raw = np.asarray(value, numpy_dtype(src)).view(bits)
+    else:  # Python ints: wrap to the width first
+        raw = np.asarray(value).astype(np.int64 if s.is_int else np.uint64).astype(bits)
+    if d.code == "bfloat":
+        return (raw.astype(np.uint32) << 16).view(np.float32)
+    return raw.view(numpy_dtype(dst))
+
+
 _INT_OPS = {E.Add: "({} + {})", E.Sub: "({} - {})", E.Mul: "({} * {})", E.FloorDiv: "({} // {})",
             E.FloorMod: "({} % {})", E.Min: "min({}, {})", E.Max: "max({}, {})", E.Div: "_tdiv({}, {})",
             E.Mod: "_tmod({}, {})"}
@@ -296,6 +312,8 @@ class Interpreter(IRVisitor):
             return to_value(~np.asarray(args[0]), e.dtype)
         if op == "popcount":
             return to_value(bin(int(args[0]) & 0xFFFFFFFFFFFFFFFF).count("1"), e.dtype)
+        if op == keys.REINTERPRET:
+            return to_value(_reinterpret(args[0], e.args[0].dtype, e.dtype), e.dtype)
         raise InterpError(f"interpreter: unsupported call {op!r}")
 
     # statements ---------------------------------------------------------------

@@ -123,40 +123,89 @@ def _kernels_only(func):
     return bool(func.attrs.get(keys.KERNEL))
 
 
+class Pass:
+    """Base of passes: ``p(mod)`` maps an IRModule to an IRModule (TVM's
+    ``transform.Pass``)."""
+
+    __slots__ = ()
+
+    @property
+    def info(self):
+        from .passes import PassInfo
+        return PassInfo(0, self.name)
+
+
+def _module_of(pass_name, mod) -> IRModule:
+    if isinstance(mod, IRModule):
+        return mod
+    hint = " wrap it: tecc.IRModule.from_expr(func)" if isinstance(mod, PrimFunc) else ""
+    raise TeccTypeError(f"pass {pass_name!r} maps an IRModule to an IRModule, got a {type(mod).__name__};{hint}")
+
+
+def _options_for(mod: IRModule) -> PassOptions:
+    """The options of a pass run on its own (``tir.transform.Simplify()(mod)``): the
+    current PassContext's, for the target kind the functions' ``"target"`` attribute
+    names (C unless it is a CUDA target)."""
+    ctx = PassContext.current()
+    for func in mod.functions.values():
+        target = func.attrs.get("target")
+        kind = getattr(target, "kind", None) or (str(target).split()[0] if isinstance(target, str) else None)
+        if kind is not None and str(kind) == "cuda":
+            return ctx.pass_options(target_kind="cuda", max_vector_bytes=16)
+    return ctx.pass_options()
+
+
+def map_functions(pass_name, mod: IRModule, fn, selects=None) -> IRModule:
+    """``mod`` with ``fn(func)`` in place of each function ``selects(func)`` picks
+    (every one by default); ``mod`` itself when every result is its input."""
+    funcs = {}
+    changed = False
+    for name, func in mod.items():
+        new = fn(func) if selects is None or selects(func) else func
+        if not isinstance(new, PrimFunc):
+            raise TeccTypeError(f"pass {pass_name!r} turned function {name!r} into a {type(new).__name__}; "
+                                "a function pass must return a tir.PrimFunc")
+        changed = changed or new is not func
+        funcs[name] = new
+    return mod.with_functions(funcs) if changed else mod
+
+
 @dataclass(frozen=True)
-class FunctionPass:
+class FunctionPass(Pass):
     """A pass that rewrites each selected function on its own.
 
     ``fn(func, options) -> func`` returns ``func`` itself when it changes nothing;
-    ``selects(func)`` picks the functions it visits (every one by default).
+    ``selects(func)`` picks the functions it visits (every one by default).  Call it
+    on a module: ``p(mod)`` runs with the options of the current
+    :class:`PassContext`.
     """
 
     name: str
     fn: Callable
     selects: Callable = _every_function
 
-    def __call__(self, mod: IRModule, options: PassOptions) -> IRModule:
-        funcs = {}
-        changed = False
-        for name, func in mod.items():
-            new = self.fn(func, options) if self.selects(func) else func
-            assert isinstance(new, PrimFunc), f"pass {self.name} returned a {type(new).__name__}, not a PrimFunc"
-            changed = changed or new is not func
-            funcs[name] = new
-        return mod.with_functions(funcs) if changed else mod
+    def __call__(self, mod: IRModule, options: PassOptions | None = None) -> IRModule:
+        mod = _module_of(self.name, mod)
+        options = options if options is not None else _options_for(mod)
+        return map_functions(self.name, mod, lambda func: self.fn(func, options), self.selects)
 
 
 @dataclass(frozen=True)
-class ModulePass:
+class ModulePass(Pass):
     """A pass over the whole module: ``fn(mod, options) -> mod`` (the same object
-    when it changes nothing)."""
+    when it changes nothing).  ``p(mod)`` runs it with the options of the current
+    :class:`PassContext`."""
 
     name: str
     fn: Callable
 
-    def __call__(self, mod: IRModule, options: PassOptions) -> IRModule:
+    def __call__(self, mod: IRModule, options: PassOptions | None = None) -> IRModule:
+        mod = _module_of(self.name, mod)
+        options = options if options is not None else _options_for(mod)
         new = self.fn(mod, options)
-        assert isinstance(new, IRModule), f"pass {self.name} returned a {type(new).__name__}, not an IRModule"
+        if not isinstance(new, IRModule):
+            raise TeccTypeError(f"pass {self.name!r} returned a {type(new).__name__}; a module pass must return "
+                                "an IRModule")
         return new
 
 
@@ -343,8 +392,15 @@ def run_pipeline(mod, options: PassOptions | None = None, stream=None) -> IRModu
         options = PassContext.current().pass_options()
     if isinstance(mod, PrimFunc):
         mod = IRModule.from_expr(mod)
+    mod = run_passes(mod, _remaining(mod, options), options, stream)
+    return mod.with_attr(LOWERED, options.target_kind or "generic")
+
+
+def run_passes(mod: IRModule, passes, options: PassOptions, stream=None) -> IRModule:
+    """Run ``passes`` in order on ``mod``: the engine behind :func:`run_pipeline` and
+    ``tecc.transform.Sequential``, which prints, times and verifies around each pass
+    as ``options`` ask."""
     out = stream if stream is not None else sys.stdout
-    passes = _remaining(mod, options)
     flat = mod.attrs.get(LOWERED) is not None
     if options.verify:
         _check(mod, "on the input of the pipeline", require_flat=flat)
@@ -366,7 +422,7 @@ def run_pipeline(mod, options: PassOptions | None = None, stream=None) -> IRModu
         mod = new
     if options.timing:
         _print_times(times, out)
-    return mod.with_attr(LOWERED, options.target_kind or "generic")
+    return mod
 
 
 def _print_times(times, out):
@@ -389,6 +445,8 @@ _CONFIG_KEYS = {
     "tir.disable_vectorize": "bool: keep vectorized loops as loops with a SIMD pragma",
     "tir.disable_loop_partition": "bool: keep bounds guards inside loops",
     "tir.unroll_max_extent": "int: largest extent unrolled explicitly (default 16)",
+    "te.keep_schedule_record": "bool: schedules keep a copy of themselves after each primitive "
+                               "(Schedule.schedule_record / primitive_record)",
 }
 
 _state = threading.local()
@@ -519,6 +577,7 @@ def _as_names(cfg, key):
 _DEFAULT = PassContext()
 
 __all__ = [
-    "CPU_PIPELINE", "CUDA_PIPELINE", "GENERIC_PIPELINE", "FunctionPass", "LOWERED", "ModulePass",
-    "PassConfigError", "PassContext", "PassOptions", "list_passes", "pipeline_for", "run_pipeline",
+    "CPU_PIPELINE", "CUDA_PIPELINE", "GENERIC_PIPELINE", "FunctionPass", "LOWERED", "ModulePass", "Pass",
+    "PassConfigError", "PassContext", "PassOptions", "list_passes", "map_functions", "pipeline_for",
+    "run_passes", "run_pipeline",
 ]

@@ -1,7 +1,9 @@
 """Split a GPU-scheduled function into a host launch plan and device kernels.
 
 Input: a flattened function whose loops bound to ``blockIdx``/``threadIdx`` are
-``For`` nodes of kind ``THREAD_BINDING`` (virtual threads already injected).
+``For`` nodes of kind ``THREAD_BINDING`` (virtual threads already injected), or
+whose GPU code is written as TVM's IR builder writes it: ``AttrStmt(IterVar,
+"thread_extent", n)`` scopes, the IterVar's variable standing for the index.
 Output: in place of that function,
 
 * the host function (same name and params; ``attrs[keys.HOST]``): workspace
@@ -14,8 +16,10 @@ Output: in place of that function,
   parameters are the global buffers it touches (in host order, then workspaces),
   then the scalars it needs.
 
-Everything at host level must be inside some kernel: a stage whose loops are not
-bound is rejected with the name of the tensor it writes.
+A serial loop whose body holds kernels stays on the host (each iteration launches
+them: the time loop of a scan, an outer axis left unbound).  Everything else at host
+level must be inside some kernel: a stage whose loops are not bound is rejected with
+the name of the tensor it writes.
 """
 from __future__ import annotations
 
@@ -26,11 +30,21 @@ from .. import stmt as S
 from ..analysis.buffers import allocations, buffers_written, const_size
 from ..analysis.threads import thread_extent_lists
 from ..arith import Analyzer
-from ..functor import IRMutator, IRVisitor, collect_vars, substitute
+from ..functor import IRMutator, IRVisitor, collect_vars, post_order_visit, substitute
 
 def _is_gpu_loop(s):
     return (isinstance(s, S.For) and s.kind is S.ForKind.THREAD_BINDING and s.thread_binding is not None
             and keys.is_gpu_tag(s.thread_binding.thread_tag))
+
+
+def _is_gpu_attr(s):
+    """A ``thread_extent`` scope of a GPU index (hand-written kernels)."""
+    return (isinstance(s, S.AttrStmt) and s.attr_key == keys.THREAD_EXTENT and isinstance(s.node, E.IterVar)
+            and keys.is_gpu_tag(s.node.thread_tag))
+
+
+def _starts_kernel(s):
+    return _is_gpu_loop(s) or _is_gpu_attr(s)
 
 
 class _Collect(IRVisitor):
@@ -82,18 +96,26 @@ class _Rewrite(IRMutator):
     def visit_For(self, s):
         if not _is_gpu_loop(s):
             return self.generic_visit(s)
-        tag = s.thread_binding.thread_tag
+        return self.bind(s.thread_binding.thread_tag, s.loop_var, s.extent, s.body, f"loop {s.loop_var.name!r}")
+
+    def visit_AttrStmt(self, s):
+        if not _is_gpu_attr(s):
+            return self.generic_visit(s)
+        return self.bind(s.node.thread_tag, s.node.var, s.value, s.body, f"thread_extent of {s.node.var.name!r}")
+
+    def bind(self, tag, index, extent, body, what):
+        """``body`` run by the threads (blocks) ``index < extent`` of the launch's ``tag``."""
         var = self.index_vars[tag]
-        body = substitute(s.body, {s.loop_var: var})
+        body = substitute(body, {index: var})
         nested = tag in self.bound_tags
         self.bound_tags.append(tag)
         body = self.visit(body)
         self.bound_tags.pop()
         if nested and tag.startswith("blockIdx"):
-            raise VerifyError(f"loop {s.loop_var.name!r} is bound to {tag} inside another loop bound to {tag}; "
+            raise VerifyError(f"{what} is bound to {tag} inside another loop bound to {tag}; "
                               "a block index can be bound once per kernel")
-        if not self.ana.can_prove(E.GE(s.extent, self.launch[tag])):
-            body = S.IfThenElse(E.LT(var, s.extent), body)
+        if not self.ana.can_prove(E.GE(extent, self.launch[tag])):
+            body = S.IfThenElse(E.LT(var, extent), body)
         return body
 
     def visit_Allocate(self, s):
@@ -118,7 +140,16 @@ def _kernel(stmt, name, host_params, workspaces, ana):
                               f"{bad[0].name!r}; launch extents must be fixed before the kernel starts")
         launch[tag] = ext
     index_vars = {tag: E.Var(tag, "int32") for tag in launch}
-    body = _Rewrite(index_vars, launch, ana).visit(stmt)
+    # a thread axis is one index for the whole kernel: its variable may be used
+    # outside the loop bound to it (e.g. a store predicate ``threadIdx.x == 0``)
+    axis_vars = {}
+
+    def find_axes(node):
+        if _is_gpu_loop(node) and node.thread_binding.thread_tag in index_vars:
+            axis_vars[node.thread_binding.var] = index_vars[node.thread_binding.thread_tag]
+
+    post_order_visit(stmt, find_axes)
+    body = _Rewrite(index_vars, launch, ana).visit(substitute(stmt, axis_vars))
     for buf in reversed(shared):
         body = S.Allocate(buf, body)
     for tag in reversed([t for t in keys.GPU_TAGS if t in launch]):
@@ -148,6 +179,13 @@ def _kernel(stmt, name, host_params, workspaces, ana):
     return kernel, launch_call
 
 
+def _launches_inside(stmt) -> bool:
+    """True if ``stmt`` holds a GPU-bound loop (so it is host code around kernels)."""
+    found = []
+    post_order_visit(stmt, lambda n: found.append(n) if not found and _starts_kernel(n) else None)
+    return bool(found)
+
+
 def split_host_device(func: S.PrimFunc) -> S.IRModule:
     """Split ``func`` into a host launch plan and its kernels (see the module docs)."""
     name = func.name
@@ -159,7 +197,7 @@ def split_host_device(func: S.PrimFunc) -> S.IRModule:
     host_params = [p for p in func.params if p.dtype == "handle"]
 
     def host(stmt, workspaces):
-        if _is_gpu_loop(stmt):
+        if _starts_kernel(stmt):
             kname = f"{name}_kernel{len(kernels)}"
             kernel, call = _kernel(stmt, kname, host_params, workspaces, ana)
             kernels.append(kernel)
@@ -174,6 +212,12 @@ def split_host_device(func: S.PrimFunc) -> S.IRModule:
             return S.Allocate(stmt.buffer, host(stmt.body, workspaces + [stmt.buffer.data]))
         if isinstance(stmt, S.LetStmt):
             return S.LetStmt(stmt.var, stmt.value, host(stmt.body, workspaces))
+        if isinstance(stmt, S.For) and stmt.kind in (S.ForKind.SERIAL, S.ForKind.UNROLLED) \
+                and _launches_inside(stmt.body):
+            # a serial loop around kernels (a scan's time loop, an unbound outer
+            # axis): the loop stays on the host and each iteration launches them
+            return S.For(stmt.loop_var, stmt.min, stmt.extent, S.ForKind.SERIAL, host(stmt.body, workspaces),
+                         None, stmt.annotations)
         if isinstance(stmt, S.AssertStmt):
             return S.AssertStmt(stmt.condition, stmt.message, host(stmt.body, workspaces))
         if isinstance(stmt, S.Evaluate) and isinstance(stmt.value, (E.IntImm, E.FloatImm)):
