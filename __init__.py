@@ -33,6 +33,8 @@ _LAZY = {
     "te": ("tecc.te", None),
     "target": ("tecc.target", None),
     "transform": ("tecc.transform", None),
+    "ir": ("tecc.ir", None),
+    "arith": ("tecc.tir.arith", None),
     "IRModule": ("tecc.tir.stmt", "IRModule"),
     "lower": ("tecc.driver.build_module", "lower"),
     "build": ("tecc.driver.build_module", "build"),
@@ -40,6 +42,7 @@ _LAZY = {
     "testing": ("tecc.testing", None),
     "container": ("tecc.runtime.container", None),
     "error": ("tecc.errors", None),
+    "_ffi": ("tecc._ffi", None),
     "topi": ("tecc.topi", None),
 }
 

@@ -9,12 +9,13 @@ written for TVM registers and looks up global functions through it::
 
 ``registry`` is the module holding them (TVM's ``tvm._ffi.registry``).
 """
+from . import errors as base  # noqa: F401  (tvm._ffi.base.TVMError)
 from .runtime import packed_func as registry
 from .runtime.packed_func import (  # noqa: F401
     PackedFunc, get_global_func, list_global_func_names, register_func, remove_global_func,
 )
 
-__all__ = ["PackedFunc", "get_global_func", "list_global_func_names", "register_func", "register_object",
+__all__ = ["PackedFunc", "base", "get_global_func", "list_global_func_names", "register_func", "register_object",
            "registry", "remove_global_func"]
 
 

@@ -45,9 +45,122 @@ def _passthrough(func=None, *args, **kwargs):
 #: CUDA tests run everywhere in tecc (the emulator stands in for a missing GPU)
 requires_gpu = requires_cuda = uses_gpu = requires_llvm = _passthrough
 
+#: tecc is never a stripped wheel build: tests that TVM skips there run
+skip_if_wheel_test = _passthrough
+
 
 def main():
     """Run the calling test file with pytest (``tvm.testing.main()``)."""
     import pytest
 
     sys.exit(pytest.main([sys.argv[0]] + sys.argv[1:]))
+
+
+def check_numerical_grads(function, input_values, grad_values, function_value=None, delta=1e-3, atol=1e-2,
+                          rtol=0.1):
+    """Check gradients computed some other way (e.g. by ``te.gradient``) against finite
+    differences of ``function`` (TVM's ``tvm.testing.check_numerical_grads``).
+
+    Each partial derivative is first estimated with a forward difference; where that
+    disagrees with the given gradient, with a central difference, and then with a
+    five-point formula (so a function is evaluated only as often as needed).
+
+    Parameters
+    ----------
+    function : callable
+        Takes the inputs positionally (``input_values`` a list) or by keyword
+        (``input_values`` a dict) as numpy arrays; returns a scalar.
+    input_values : list or dict of numpy.ndarray
+        The point at which the gradients are checked.
+    grad_values : list or dict of numpy.ndarray
+        The gradients to check, in the order (or under the names) of ``input_values``.
+    function_value : float, optional
+        ``function`` at ``input_values`` (computed when not given).
+    delta : float
+        The finite-difference step (1e-3 suits float32).
+    atol : float
+        Absolute tolerance; scaled by ``sqrt(n)`` for a gradient of ``n`` elements when
+        comparing whole gradients.
+    rtol : float
+        Relative tolerance.
+
+    Raises
+    ------
+    AssertionError
+        If a gradient has the wrong shape, or differs from the numerical one by more
+        than ``atol * sqrt(n) + rtol * |numerical|`` (the message lists wrong positions).
+    ValueError
+        If the numerical gradient or the distance is not finite.
+    """
+    if isinstance(input_values, dict):
+        names = list(input_values)
+        values = dict(input_values)
+        grads = dict(grad_values)
+
+        def call(vals):
+            return function(**vals)
+    else:
+        names = [str(i) for i in range(len(input_values))]
+        values = dict(zip(names, input_values))
+        grads = dict(zip(names, grad_values))
+
+        def call(vals):
+            return function(*(vals[n] for n in names))
+
+    base = call(values) if function_value is None else function_value
+
+    def partial(name, pos, step):
+        """(f(x + step * e_pos) - f(x)) / step."""
+        moved = np.array(values[name], copy=True)
+        flat = moved.reshape(-1)
+        flat[pos] = flat[pos] + step
+        return (call({**values, name: moved}) - base) / step
+
+    def close(estimate, expected):
+        return abs(estimate - expected) < atol + rtol * abs(estimate)
+
+    for name, grad in grads.items():
+        grad = np.asarray(grad)
+        if grad.shape != np.shape(values[name]):
+            raise AssertionError(f"Gradient wrt '{name}' has shape {grad.shape}, expected "
+                                 f"{np.shape(values[name])}")
+        numeric = np.zeros(grad.shape, dtype=np.float64)
+        flat_grad = grad.reshape(-1)
+        wrong = []
+        for pos in range(flat_grad.size):
+            expected = flat_grad[pos]
+            est = partial(name, pos, delta)
+            if not close(est, expected):
+                est = (est + partial(name, pos, -delta)) / 2          # central difference
+                if not close(est, expected):
+                    half = (partial(name, pos, delta / 2) + partial(name, pos, -delta / 2)) / 2
+                    est = (4 * half - est) / 3                          # five-point formula
+            if not close(est, expected):
+                wrong.append(np.unravel_index(pos, grad.shape))
+            numeric.reshape(-1)[pos] = est
+        dist = float(np.sqrt(np.sum((numeric - grad) ** 2)))
+        norm = float(np.sqrt(np.sum(numeric ** 2)))
+        if not (np.isfinite(dist) and np.isfinite(norm)):
+            raise ValueError(f"NaN or infinity in the numerical gradient wrt '{name}'\n"
+                             f"analytical grad = {grad}\nnumerical grad = {numeric}")
+        limit = atol * np.sqrt(float(max(grad.size, 1))) + rtol * norm
+        if dist > limit:
+            share = int(100 * len(wrong) / max(grad.size, 1))
+            raise AssertionError(
+                f"Analytical and numerical grads wrt '{name}' differ too much\n"
+                f"analytical grad = {grad}\nnumerical grad = {numeric}\n"
+                f"{share}% of elements differ; first wrong positions: {wrong[:10]}\n"
+                f"distance {dist} > atol*sqrt(n) + rtol*|numerical| = {atol}*{np.sqrt(float(grad.size))} + "
+                f"{rtol}*{norm}")
+
+
+def assert_prim_expr_equal(lhs, rhs):
+    """Assert that two integer expressions are equal (TVM's helper): equal after
+    simplification, which proves ``lhs - rhs == 0``."""
+    from .tir.arith import Analyzer
+    from .tir.op import convert
+
+    ana = Analyzer()
+    diff = ana.simplify(convert(lhs) - convert(rhs))
+    if not (hasattr(diff, "value") and diff.value == 0):
+        raise AssertionError(f"expressions are not equal: {lhs} vs {rhs} (difference {diff})")

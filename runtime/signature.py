@@ -128,7 +128,15 @@ class Signature:
                         f"{bound[want][0]} from {bound[want][1]}; every use of {want!r} must have the same size")
                 bound.setdefault(want, (int(got), f"{what} dimension {d}"))
 
-    def _scalar(self, value, i, spec, bound) -> int:
+    def _scalar(self, value, i, spec, bound):
+        if spec.dtype.startswith(("float", "bfloat")):  # a float parameter (te.var("s", "float32"))
+            if value is None:
+                raise RuntimeArgError(f"{self.name}() needs argument {i} ({spec.name!r}), a {spec.dtype} scalar")
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise RuntimeArgError(
+                    f"{self.name}: argument {i} ({spec.name!r}) must be a number ({spec.dtype}), got "
+                    f"{type(value).__name__}")
+            return float(value)
         if value is not None:
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
                 raise RuntimeArgError(

@@ -35,7 +35,7 @@ from ..tir.functor import IRMutator, collect_vars, post_order_visit, substitute
 from ..tir.op import const, likely
 from ..tir.transform.lower_thread_allreduce import store_values, thread_allreduce
 from .schedule import AttachType, Fuse, Schedule, Singleton, Split, _is_reduce, pass_down_extents, pass_up_index
-from .tensor import ComputeOp, ExternOp, PlaceholderOp, ScanOp, Tensor, read_tensors
+from .tensor import ComputeOp, ExternOp, PlaceholderOp, ScanOp, Tensor, TensorComputeOp, read_tensors
 
 #: memory scopes from widest to narrowest sharing
 _SCOPE_RANK = {"global": 0, "shared": 1, "warp": 2, "local": 3}
@@ -99,7 +99,7 @@ class _StageInfo:
     @property
     def roots(self):
         op = self.op
-        if isinstance(op, ComputeOp):
+        if isinstance(op, (ComputeOp, TensorComputeOp)):
             return list(op.axis) + list(op.reduce_axis)
         if isinstance(op, ScanOp):
             return [op.scan_axis] + list(op.spatial_axis_)
@@ -202,7 +202,7 @@ class Lowerer:
                 if pst is None or isinstance(pst.op, PlaceholderOp) or pst in live:
                     continue
                 if pst.attach_type == AttachType.INLINE:
-                    kind = "scan" if isinstance(st.op, ScanOp) else "extern stage"
+                    kind = {ScanOp: "scan", TensorComputeOp: "tensor-intrinsic stage"}.get(type(st.op), "extern stage")
                     raise LoweringError(f"stage {pst.name!r} is inlined (compute_inline), but {kind} {st.name!r} "
                                         f"reads it as a whole buffer; do not inline {pst.name!r}")
                 stack.append(pst)
@@ -236,8 +236,18 @@ class Lowerer:
             if not isinstance(t, Tensor):
                 raise LoweringError(f"lower/build arguments must be tensors (or scalar te.var), got {t!r}")
             st = self.sch.stage_map.get(t.op)
-            if st is None:
-                raise LoweringError(f"argument {t.name!r} is not part of this schedule")
+            if st is None and not isinstance(t.op, PlaceholderOp):
+                raise LoweringError(f"argument {t.name!r} is not part of this schedule (nothing the schedule "
+                                    "computes reads it, and it is not an input); pass the tensors of this schedule")
+            if st is None:  # an input the computation does not read: an unused parameter, as in TVM
+                buf = self.binds.get(t) or S.Buffer(t.name, t.dtype, tuple(t.shape), E.Var(t.name, "handle"), "global")
+                if t in seen:
+                    raise LoweringError(f"argument {t.name!r} is given twice")
+                seen.add(t)
+                arg_bufs.setdefault(t.op, {})[t] = buf
+                params.append(buf.data)
+                buffer_map[buf.data] = buf
+                continue
             cur = st.op.output(t.value_index)
             if cur in seen:
                 raise LoweringError(f"argument {t.name!r} is given twice")
@@ -258,7 +268,7 @@ class Lowerer:
             if info.stage.is_output and info.op not in arg_bufs:
                 msg = (f"output {info.op.name!r} is not in the argument list of {self.name!r}: it would be "
                        "computed into a temporary buffer and lost; add it to the arguments to get the result")
-                if self.missing_output == "error":
+                if self.missing_output == "error" and not info.consumers:
                     raise LoweringError(msg)
                 warnings.warn(msg, stacklevel=5)
             for t in info.reads:
@@ -399,6 +409,8 @@ class Lowerer:
     def _relax(self, e, fixed, upper):
         """Bound ``e`` over every loop variable not in ``fixed``; ``upper`` picks the side."""
         for _ in range(16):
+            if not isinstance(e, E.PrimExpr):  # an infinite bound
+                return None
             free = [v for v in collect_vars(e) if v in self.loop_range and v not in fixed]
             if not free:
                 return self.ana.simplify(e)
@@ -424,6 +436,14 @@ class Lowerer:
         if isinstance(op, ComputeOp):
             return [tuple(substitute(e, c.root_value) for e in idx) for idx in _accesses(c.body, outs)]
         out = []
+        if isinstance(op, TensorComputeOp):  # the regions the intrinsic is applied to: first and last index
+            for t, region in zip(op.inputs, op.input_regions):
+                if t not in outs:
+                    continue
+                first = tuple(substitute(r.min, c.root_value) for r in region)
+                last = tuple(self.ana.simplify(substitute(r.min + r.extent - 1, c.root_value)) for r in region)
+                out += [first, last]
+            return out
         if isinstance(op, ScanOp):
             for i in range(op.num_outputs):
                 spatial = tuple(iv.var for iv in op.spatial_axes(i))
@@ -448,11 +468,11 @@ class Lowerer:
         if isinstance(op, ExternOp):
             info.region_min = tuple(const(0, s.dtype) for s in op.output_shape(0))
             return
-        ndim = len(op.axis)
         if st.attach_type not in _NESTED:
             for iv in op.axis:
                 info.dom[iv] = iv.dom
             info.region_min = tuple(const(0, iv.var.dtype) for iv in op.axis)
+            self._shrink_root(info)
         else:
             fixed = self._fixed_vars(st)
             lo, hi = self._region(info, fixed, per_thread=True)
@@ -471,6 +491,27 @@ class Lowerer:
         for iv in op.reduce_axis:
             info.dom[iv] = iv.dom
         self._derive_loops(info)
+
+    def _shrink_root(self, info):
+        """An intermediate stage computed at root covers what its consumers read
+        where that is a constant part of a constant dimension (as TVM's bound
+        inference: ``T[0:10]`` of a 20-row tensor computes 10 rows)."""
+        st, op = info.stage, info.op
+        if (st.is_output or op in self.arg_bufs or info.alias is not None or not info.consumers
+                or not isinstance(op, ComputeOp) or st.group is not None):
+            return
+        try:
+            lo, hi = self._region(info, set(), per_thread=False)
+        except LoweringError:
+            return
+        for d, iv in enumerate(op.axis):
+            full = E.const_int_value(iv.dom.extent)
+            a = E.const_int_value(lo[d]) if lo[d] is not None else None
+            b = E.const_int_value(hi[d]) if hi[d] is not None else None
+            if full is None or a is None or b is None or not (0 <= a <= b < full) or b - a + 1 == full:
+                continue
+            info.dom[iv] = E.Range(const(a, iv.var.dtype), const(b - a + 1, iv.var.dtype))
+        info.region_min = tuple(info.dom[iv].min for iv in op.axis)
 
     def _region(self, info, fixed, per_thread):
         """Per output dimension, the (min, max) index its consumers read while the
@@ -502,9 +543,13 @@ class Lowerer:
                     cur = cur.attach_stage if cur.attach_type in _NESTED else None
             for idx in self._consumer_accesses(c, outs):
                 for d, e in enumerate(idx):
-                    s = eval_set(substitute(e, sub), {})
+                    e = substitute(e, sub)
+                    s = eval_set(e, {})
                     a = self._relax(s.min_value, fix, upper=False)
                     b = self._relax(s.max_value, fix, upper=True)
+                    if a is None or b is None:  # e.g. a division by a symbolic size: bound it as it is
+                        a = self._relax(e, fix, upper=False)
+                        b = self._relax(e, fix, upper=True)
                     if a is None or b is None:
                         raise LoweringError(
                             f"cannot bound the region of {op.name!r} that {c.op.name!r} reads in dimension {d} "
@@ -567,7 +612,8 @@ class Lowerer:
         info.offset = {}
         extra = [rel.iter for rel in st.relations if isinstance(rel, Singleton)]
         for iv in list(op.axis) + list(op.reduce_axis) + extra:
-            o = self.ana.simplify(off[iv])
+            # an opaque axis (a tensor intrinsic's own dimension) is covered whole
+            o = self.ana.simplify(off[iv]) if iv in off else const(0, iv.var.dtype)
             info.offset[iv] = o
             if iv in dom:
                 info.root_value[iv.var] = self.ana.simplify(dom[iv].min + o)
@@ -585,7 +631,7 @@ class Lowerer:
             return
         if info.alias is not None:
             return  # the scan's buffer, once it exists (_alias_buffers)
-        if isinstance(op, ComputeOp):
+        if isinstance(op, (ComputeOp, TensorComputeOp)):
             shape = []
             for d, iv in enumerate(op.axis):
                 ext = info.dom[iv].extent
@@ -886,8 +932,14 @@ class Lowerer:
             return self._make_scan(info)
         if isinstance(op, ExternOp):
             return self._make_extern(info)
+        if isinstance(op, TensorComputeOp):
+            return self._make_tensor_compute(info)
         st = info.stage
         leaves = st.leaf_iter_vars
+        tensorized = [k for k, iv in enumerate(leaves) if st.iter_var_attrs.get(iv) is not None
+                      and st.iter_var_attrs[iv].kind == "tensorize"]
+        if tensorized:
+            return self._make_tensorized(info, tensorized[0])
         if op.is_reduction:
             rt = self._thread_reduce_leaves(info)
             if rt:
@@ -914,6 +966,12 @@ class Lowerer:
                 cond = E.And(cond, c)
             body = S.seq(S.IfThenElse(self.ana.simplify(cond), init), update)
             return self._nest(info, leaves, body, data_conds + red_conds)
+        return self._reduction_nest(info, init, update, data_conds, red_conds)
+
+    def _reduction_nest(self, info, init, update, data_conds, red_conds):
+        """The loops of a reduction: ``init`` before the first reduction loop (inside
+        the data-parallel loops outside it), ``update`` innermost."""
+        leaves = info.stage.leaf_iter_vars
         begin = next((k for k, iv in enumerate(leaves) if _is_reduce(iv)), len(leaves))
         common, rest = leaves[:begin], leaves[begin:]
         common_vars = {iv.var for iv in common}
@@ -926,6 +984,242 @@ class Lowerer:
         update_nest = self._nest(info, rest, update, init_conds + red_conds)
         return self._nest(info, common, S.seq(init_nest, update_nest), shared)
 
+    def _make_tensor_compute(self, info) -> S.Stmt:
+        """A stage computed by a tensor intrinsic: its loops around the intrinsic's
+        statement, whose buffers are bound to the regions it is applied to."""
+        op, intrin = info.op, info.op.intrin
+        n_in = len(intrin.inputs)
+        bmap, vmap = {}, {}
+        for k, (decl, t, region) in enumerate(zip(intrin.buffers[:n_in], op.inputs, op.input_regions)):
+            real, base = self._whole_buffer(t, op.name)
+            mins = [self.ana.simplify(substitute(r.min, info.root_value) - b) for r, b in zip(region, base)]
+            self._bind_view(decl, real, mins, [r.extent for r in region], bmap, vmap,
+                            f"tensor intrinsic {intrin.name!r} applied in {op.name!r}: input {k} ({t.name!r})")
+        idx = self._store_index(info)
+        nloop = op.schedulable_ndim
+        for i, decl in enumerate(intrin.buffers[n_in:]):
+            mins = list(idx[:nloop]) + [const(0, iv.var.dtype) for iv in op.axis[nloop:]]
+            extents = [const(1, iv.var.dtype) for iv in op.axis[:nloop]] + [iv.dom.extent for iv in op.axis[nloop:]]
+            self._bind_view(decl, info.buffers[i], mins, extents, bmap, vmap,
+                            f"tensor intrinsic {intrin.name!r} applied in {op.name!r}: output {i}")
+        vmap.update(zip(intrin.scalar_params, op.scalar_inputs))
+        binder = _BindBuffers(bmap, vmap)
+        data_conds, red_conds = self._guards(info)
+        pred = self._store_predicate(info)
+        if not op.reduce_axis:
+            return self._nest(info, info.stage.leaf_iter_vars, self._guard(pred, binder.visit(intrin.body)),
+                              data_conds)
+        if intrin.reduce_init is None or intrin.reduce_update is None:
+            raise LoweringError(f"tensor intrinsic {intrin.name!r} is applied over reduction axes in {op.name!r}; "
+                                "its fcompute must return (body, reset, update)")
+        init = self._guard(pred, binder.visit(intrin.reduce_init))
+        update = self._guard(pred, binder.visit(intrin.reduce_update))
+        return self._reduction_nest(info, init, update, data_conds, red_conds)
+
+    def _make_tensorized(self, info, p) -> S.Stmt:
+        """A stage whose loops from leaf ``p`` inward are computed by a tensor
+        intrinsic (``s[T].tensorize``): check that they compute what the intrinsic
+        does, bind its buffers to the regions they cover, and loop the rest."""
+        st, op = info.stage, info.op
+        leaves = st.leaf_iter_vars
+        tiv = leaves[p]
+        intrin = st.iter_var_attrs[tiv].tensor_intrin
+        where = f"stage {op.name!r}, tensorize at {tiv.var.name!r} with {intrin.name!r}"
+        outer, inner = leaves[:p], leaves[p:]
+        inner_vars = {iv.var for iv in inner}
+        for iv in inner:
+            if info.children.get(iv):
+                raise LoweringError(f"{where}: stage {info.children[iv][0].op.name!r} is attached inside the "
+                                    "tensorized loops; attach it outside them")
+            attr = st.iter_var_attrs.get(iv)
+            if iv is not tiv and attr is not None and (attr.kind or attr.bind_thread is not None):
+                raise LoweringError(f"{where}: loop {iv.var.name!r} inside the tensorized loops is annotated; "
+                                    "the intrinsic computes those loops")
+        fixed = set(self.loop_range) - inner_vars
+
+        def span(e):
+            lo = self._relax(e, fixed, upper=False)
+            hi = self._relax(e, fixed, upper=True)
+            if lo is None or hi is None or collect_vars(lo) & inner_vars:
+                raise LoweringError(f"{where}: cannot bound the index `{e}` over the tensorized loops")
+            return lo, self.ana.simplify(hi - lo + 1)
+
+        data_conds, red_conds = self._guards(info)
+        for c in data_conds + red_conds:
+            if collect_vars(c) & inner_vars:
+                raise LoweringError(f"{where}: a split inside the tensorized loops does not divide its axis "
+                                    f"(guard `{c}`); the intrinsic needs whole blocks -- pick factors that divide")
+        out_span = [span(info.root_value[iv.var]) for iv in op.axis]
+        red_span = [span(info.root_value[iv.var]) for iv in op.reduce_axis]
+        # the stage's axes the intrinsic's axes stand for: those the block spans
+        iop = intrin.op
+        mapped = [d for d, (_, e) in enumerate(out_span) if not E.is_const_int(e, 1)]
+        rmapped = [d for d, (_, e) in enumerate(red_span) if not E.is_const_int(e, 1)]
+        if len(mapped) != len(iop.axis) or len(rmapped) != len(iop.reduce_axis):
+            raise LoweringError(f"{where}: the tensorized loops span {len(mapped)} output and {len(rmapped)} "
+                                f"reduction dimension(s); the intrinsic computes {len(iop.axis)} and "
+                                f"{len(iop.reduce_axis)}")
+        vmap = {iv.var: lo for iv, (lo, _) in zip(op.axis, out_span)}
+        vmap.update({iv.var: lo for iv, (lo, _) in zip(op.reduce_axis, red_span)})
+        for d, a in zip(mapped, iop.axis):
+            vmap[op.axis[d].var] = out_span[d][0] + a.var
+        for d, a in zip(rmapped, iop.reduce_axis):
+            vmap[op.reduce_axis[d].var] = red_span[d][0] + a.var
+        # the regions of the inputs, in the order both computes read them
+        body = [substitute(b, info.root_value) for b in info.body]
+        reads = read_tensors(body)
+        if len(reads) != len(intrin.inputs):
+            raise LoweringError(f"{where}: the loops read {len(reads)} tensor(s), the intrinsic {len(intrin.inputs)}")
+        regions = {}
+        for t in reads:
+            accesses = _accesses(body, {t})
+            dims = []
+            for d in range(len(t.shape)):
+                spans = [span(idx[d]) for idx in accesses]
+                lo = spans[0][0]
+                hi = self.ana.simplify(spans[0][0] + spans[0][1] - 1)
+                for a, e in spans[1:]:
+                    lo = self.ana.simplify(E.Min(lo, a))
+                    hi = self.ana.simplify(E.Max(hi, a + e - 1))
+                dims.append((lo, self.ana.simplify(hi - lo + 1)))
+            regions[t] = dims
+        self._match_intrinsic(info, intrin, vmap, reads, regions, where)
+        # bind the intrinsic's buffers to those regions
+        bmap, bvmap = {}, {}
+        for k, (decl, t) in enumerate(zip(intrin.buffers, reads)):
+            real, base = self._whole_buffer(t, op.name)
+            mins = [self.ana.simplify(lo - b) for (lo, _), b in zip(regions[t], base)]
+            self._bind_view(decl, real, mins, [e for _, e in regions[t]], bmap, bvmap, f"{where}: input {k}")
+        for i, decl in enumerate(intrin.buffers[len(reads):]):
+            mins = [self.ana.simplify(lo - m) for (lo, _), m in zip(out_span, info.region_min)]
+            self._bind_view(decl, info.buffers[i], mins, [e for _, e in out_span], bmap, bvmap, f"{where}: output {i}")
+        binder = _BindBuffers(bmap, bvmap)
+        pred = self._store_predicate(info)
+        outer_reduce = [iv for iv in outer if _is_reduce(iv)]
+        if op.is_reduction and outer_reduce:
+            if intrin.reduce_init is None and intrin.reduce_update is None:
+                raise LoweringError(f"{where}: reduction loops stay outside the tensorized ones, so the intrinsic "
+                                    "must return (body, reset, update) to start and accumulate")
+            update = self._guard(pred, binder.visit(intrin.reduce_update))
+            init = self._guard(pred, binder.visit(intrin.reduce_init)) if intrin.reduce_init is not None else None
+            if init is None:
+                # no reset: the first step of the outer reduction runs the whole body
+                first = [E.EQ(iv.var, const(0, iv.var.dtype)) for iv in outer_reduce]
+                cond = first[0]
+                for c in first[1:]:
+                    cond = E.And(cond, c)
+                stmt = S.IfThenElse(cond, self._guard(pred, binder.visit(intrin.body)), update)
+                return self._nest(info, outer, stmt, data_conds + red_conds)
+            saved = st.leaf_iter_vars
+            try:  # the reduction nest over the outer loops only
+                st.leaf_iter_vars = outer
+                return self._reduction_nest(info, init, update, data_conds, red_conds)
+            finally:
+                st.leaf_iter_vars = saved
+        return self._nest(info, outer, self._guard(pred, binder.visit(intrin.body)), data_conds + red_conds)
+
+    def _match_intrinsic(self, info, intrin, vmap, reads, regions, where):
+        """Raise unless the stage's expression over the tensorized block is the
+        intrinsic's own (each read of input ``k`` becoming a read of the intrinsic's
+        placeholder ``k`` at the index relative to the region)."""
+        from ..tir.structural import structural_equal
+
+        placeholder = dict(zip(reads, intrin.inputs))
+        lowerer = self
+
+        class _ToIntrinsic(IRMutator):
+            def visit_ProducerLoad(self, e):
+                idx = tuple(self.visit(i) for i in e.indices)
+                t = placeholder.get(e.producer)
+                if t is None:
+                    return E.ProducerLoad(e.producer, idx)
+                rel = [lowerer.ana.simplify(i - lo) for i, (lo, ext) in zip(idx, regions[e.producer])
+                       if not E.is_const_int(ext, 1)]
+                while len(rel) < len(t.shape):  # the intrinsic keeps dimensions of extent 1
+                    rel.insert(0, const(0, "int32"))
+                return E.ProducerLoad(t, tuple(rel))
+
+            def visit_Reduce(self, r):
+                return self.generic_visit(r)
+
+        mine = [self.ana.simplify(_ToIntrinsic().visit(substitute(b, vmap))) for b in info.body]
+        theirs = [self.ana.simplify(b) for b in intrin.op.body]
+
+        def same(a, b):
+            if isinstance(a, E.Reduce) and isinstance(b, E.Reduce):
+                ca, cb = a.combiner, b.combiner
+                cmap = dict(zip(cb.lhs + cb.rhs, ca.lhs + ca.rhs))
+                return (len(a.source) == len(b.source)
+                        and all(structural_equal(self.ana.simplify(x), self.ana.simplify(y))
+                                for x, y in zip(a.source, b.source))
+                        and all(structural_equal(x, substitute(y, cmap)) for x, y in zip(ca.result, cb.result))
+                        and all(structural_equal(x, y) for x, y in zip(ca.identity_element, cb.identity_element)))
+            return structural_equal(a, b)
+
+        if len(mine) != len(theirs) or not all(same(a, b) for a, b in zip(mine, theirs)):
+            raise LoweringError(f"{where}: the tensorized loops compute `{mine[0]}`, which is not what the "
+                                f"intrinsic computes (`{theirs[0]}`)")
+
+    def _whole_buffer(self, t, reader):
+        """``(buffer, region_min)`` holding tensor ``t`` for a reader of regions of it."""
+        if t in self.state_alias or isinstance(t.op, PlaceholderOp):
+            buf = self._buffer_of(t, reader)
+            return buf, tuple(const(0, s.dtype) for s in buf.shape)
+        pinfo = self.info[self.sch.stage_map[t.op]]
+        return pinfo.buffers[t.value_index], pinfo.region_min
+
+    def _bind_view(self, decl, real, mins, extents, bmap, vmap, what):
+        """Bind the intrinsic's buffer ``decl`` to the region ``mins``/``extents`` of
+        ``real``: ``bmap[decl]`` becomes a view of ``real`` (same data, the region's
+        offset, ``real``'s strides), ``vmap`` binds ``decl``'s variables."""
+        if decl.scope not in ("", "global") and decl.scope != (real.scope or "global"):
+            raise LoweringError(f"{what}: the intrinsic needs its buffer {decl.name!r} in {decl.scope!r} memory but "
+                                f"{real.name!r} is in {real.scope or 'global'!r}; cache it there (cache_read/"
+                                "cache_write) first")
+        strides = list(real.strides) if real.strides else _compact_strides(real.shape)
+        offset = getattr(real, "elem_offset", None) or const(0, "int32")
+        for m, st in zip(mins, strides):
+            offset = offset + m * st
+        dims = list(zip(range(len(mins)), extents, strides))
+        for k in range(len(dims) - 1, -1, -1):  # dimensions of extent 1 fold into the offset
+            if len(dims) > len(decl.shape) and E.is_const_int(dims[k][1], 1):
+                dims.pop(k)
+        if len(dims) != len(decl.shape):
+            raise LoweringError(f"{what}: the region has extents {[str(e) for e in extents]} but the intrinsic's "
+                                f"buffer {decl.name!r} has shape {[str(x) for x in decl.shape]}")
+        for (m, e, st), want in zip(dims, decl.shape):
+            if isinstance(want, E.Var):
+                vmap[want] = e
+            elif not self.ana.can_prove(E.EQ(e, want)):
+                raise LoweringError(f"{what}: the region has extents {[str(x) for x in extents]} but the "
+                                    f"intrinsic's buffer {decl.name!r} has shape {[str(x) for x in decl.shape]}")
+        offset = self.ana.simplify(offset)
+        doff = getattr(decl, "elem_offset", None)
+        if isinstance(doff, E.Var):
+            vmap[doff] = offset
+        elif not self.ana.can_prove(E.EQ(offset, doff if doff is not None else const(0, offset.dtype))):
+            raise LoweringError(f"{what}: the region starts at element offset {offset} of {real.name!r}, but the "
+                                f"intrinsic's buffer {decl.name!r} has a fixed offset; declare it with "
+                                "offset_factor (default_buffer_params={'offset_factor': ...}) so it can be bound "
+                                "to any region")
+        view_strides = tuple(st for _, _, st in dims)
+        if decl.strides:
+            for want, got in zip(decl.strides, view_strides):
+                if isinstance(want, E.Var):
+                    vmap[want] = got
+                elif not self.ana.can_prove(E.EQ(want, got)):
+                    raise LoweringError(f"{what}: the region's strides {[str(x) for x in view_strides]} differ from "
+                                        f"the strides of the intrinsic's buffer {decl.name!r}")
+        elif not all(self.ana.can_prove(E.EQ(a, b)) or E.is_const_int(e, 1)  # a stride of one element is moot
+                     for a, b, (_, e, _) in zip(view_strides, _compact_strides(decl.shape), dims)):
+            raise LoweringError(f"{what}: the region of {real.name!r} is not contiguous (strides "
+                                f"{[str(x) for x in view_strides]}), but the intrinsic's buffer {decl.name!r} is "
+                                "compact; declare it with strides, e.g. strides=[te.var('s'), 1]")
+        vmap[decl.data] = real.data
+        # element [j0, j1, ...] of the intrinsic's buffer is element mins + (j along the
+        # region's dimensions of extent > 1) of the real one
+        bmap[decl] = (real, tuple(mins), tuple(d for d, _, _ in dims))
+
     def _make_scan(self, info) -> S.Stmt:
         """The scan's time loop, with the stages of its update inside."""
         op = info.op
@@ -935,8 +1229,10 @@ class Lowerer:
         return self._loop(info, op.scan_axis, body)
 
     def _make_extern(self, info) -> S.Stmt:
-        """The extern statement, its declared buffers bound to the real ones."""
+        """The extern statement (a hybrid script's with its loop schedule applied), its
+        declared buffers bound to the real ones."""
         op = info.op
+        body = op.scheduled_body(info.stage)
         bmap, vmap = {}, {}
         pairs = [(decl, self._buffer_of(t, op.name), t.name) for decl, t in zip(op.input_placeholders, op.inputs)]
         pairs += [(decl, buf, buf.name) for decl, buf in zip(op.output_placeholders, info.buffers)]
@@ -963,7 +1259,7 @@ class Lowerer:
                     stride = stride * real.shape[d]
             vmap[decl.data] = real.data
             bmap[decl] = real
-        return _BindBuffers(bmap, vmap).visit(op.body)
+        return _BindBuffers(bmap, vmap).visit(body)
 
     def _make_root(self, infos):
         roots = [i for i in infos if i.stage.attach_type == AttachType.ROOT]
@@ -990,7 +1286,11 @@ class Lowerer:
 
 
 class _BindBuffers(IRMutator):
-    """Replace declared buffers (and their variables) by the ones they stand for."""
+    """Replace declared buffers (and their variables) by the ones they stand for.
+
+    ``bmap[decl]`` is the real buffer, or ``(real, mins, dims)`` for a region of it:
+    index ``j`` of ``decl`` is index ``mins`` plus ``j`` along ``dims`` of ``real``.
+    """
 
     def __init__(self, bmap, vmap):
         self.bmap = bmap
@@ -999,26 +1299,45 @@ class _BindBuffers(IRMutator):
     def visit_Var(self, v):
         return self.vmap.get(v, v)
 
+    def _target(self, buf, idx):
+        real = self.bmap.get(buf, buf)
+        if not isinstance(real, tuple):
+            return real, idx
+        real, mins, dims = real
+        full = list(mins)
+        for d, j in zip(dims, idx):
+            full[d] = full[d] + j
+        return real, tuple(full)
+
     def visit_BufferLoad(self, e):
         idx = tuple(self.visit(i) for i in e.indices)
-        buf = self.bmap.get(e.buffer, e.buffer)
-        if buf is e.buffer and all(a is b for a, b in zip(idx, e.indices)):
+        buf, idx2 = self._target(e.buffer, idx)
+        if buf is e.buffer and all(a is b for a, b in zip(idx2, e.indices)):
             return e
-        return E.BufferLoad(buf, idx)
+        return E.BufferLoad(buf, idx2)
 
     def visit_BufferStore(self, s):
         value = self.visit(s.value)
         idx = tuple(self.visit(i) for i in s.indices)
-        buf = self.bmap.get(s.buffer, s.buffer)
-        if buf is s.buffer and value is s.value and all(a is b for a, b in zip(idx, s.indices)):
+        buf, idx2 = self._target(s.buffer, idx)
+        if buf is s.buffer and value is s.value and all(a is b for a, b in zip(idx2, s.indices)):
             return s
-        return S.BufferStore(buf, value, idx)
+        return S.BufferStore(buf, value, idx2)
 
     def visit_Call(self, e):
-        args = tuple(self.bmap.get(a, a) if isinstance(a, S.Buffer) else self.visit(a) for a in e.args)
+        args = []
+        for a in e.args:
+            if isinstance(a, S.Buffer):
+                real = self.bmap.get(a, a)
+                if isinstance(real, tuple):
+                    raise LoweringError(f"the tensor intrinsic passes its buffer {a.name!r} itself to `{e.op}`; "
+                                        "pass an address instead (buffer.access_ptr('r'))")
+                args.append(real)
+            else:
+                args.append(self.visit(a))
         if all(a is b for a, b in zip(args, e.args)):
             return e
-        return E.Call(e.dtype, e.op, args)
+        return E.Call(e.dtype, e.op, tuple(args))
 
 
 def _thread_dominated(stage):
@@ -1089,6 +1408,14 @@ def _aligned_strides(shape, aligns, name):
             raise LoweringError(f"storage_align of {name!r} needs constant shapes")
         stride = stride * ext
     return tuple(const(s) for s in strides)
+
+
+def _compact_strides(shape):
+    strides, st = [], const(1, "int32")
+    for d in reversed(shape):
+        strides.append(st)
+        st = st * d
+    return list(reversed(strides))
 
 
 def _dt_cast(value, dtype):

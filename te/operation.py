@@ -89,11 +89,21 @@ def compute(shape, fcompute, name="compute", tag="", attrs=None):
     A reduction nested inside a larger expression (``te.sum(...) + b[i]``) is split
     into its own stage ``<name>.red`` automatically.
     """
+    from .tag import resolve
+    from .tensor_intrin import TensorIntrinCall
+
+    tag = resolve(tag, name)  # the tag of an enclosing te.tag_scope
     shape = _shape(shape, f"compute {name!r}")
     names = _arg_names(fcompute, len(shape), name)
     axis = tuple(E.IterVar(E.Range(const(0, s.dtype), s), E.Var(n, s.dtype), E.IterVarType.DATA_PAR)
                  for n, s in zip(names, shape))
     body = fcompute(*[iv.var for iv in axis])
+    if isinstance(body, TensorIntrinCall):
+        return _tensor_compute(name, tag, shape, axis, body)
+    if len(axis) != len(shape):
+        raise TeccTypeError(
+            f"compute {name!r}: the shape has {len(shape)} dimension(s) but fcompute takes {len(axis)} argument(s) "
+            "(fewer arguments are for a tensor intrinsic computing the inner dimensions)")
     multi = isinstance(body, (tuple, list))
     bodies = list(body) if multi else [body]
     if not bodies:
@@ -120,9 +130,29 @@ def compute(shape, fcompute, name="compute", tag="", attrs=None):
             _check_no_nested_reduce(b.source + (b.condition,), name)
     else:
         bodies = [_split_nested_reductions(b, axis, name, i) for i, b in enumerate(bodies)]
-    op = ComputeOp(name, tag, attrs, axis, bodies)
+    op = ComputeOp(name, tag, _convert_attrs(attrs, name), axis, bodies)
     tensors = tuple(op.output(i) for i in range(len(bodies)))
     return tensors if multi else tensors[0]
+
+
+def _convert_attrs(attrs, name):
+    """A compute's ``attrs`` as TVM stores them: numbers become IR constants (so
+    ``op.attrs["n"].value`` reads as in TVM), sequences tuples; strings stay."""
+    if attrs is None:
+        return None
+    if not isinstance(attrs, dict):
+        raise TeccTypeError(f"compute {name!r}: attrs must be a dict, got {attrs!r}")
+
+    from ..runtime.container import Array, Map
+
+    def conv(v):
+        if isinstance(v, (bool, int, float)):
+            return convert(v)
+        if isinstance(v, (list, tuple)):
+            return Array(conv(x) for x in v)
+        return v
+
+    return Map((k, conv(v)) for k, v in attrs.items())
 
 
 def _arg_names(fcompute, ndim, name):
@@ -133,10 +163,30 @@ def _arg_names(fcompute, ndim, name):
     params = list(sig.parameters.values())
     if any(p.kind == p.VAR_POSITIONAL for p in params):
         return [f"i{k}" for k in range(ndim)]
-    if len(params) != ndim:
+    if len(params) > ndim:
         raise TeccTypeError(
             f"compute {name!r}: the shape has {ndim} dimension(s) but fcompute takes {len(params)} argument(s)")
     return [p.name for p in params]
+
+
+def _tensor_compute(name, tag, shape, axis, call):
+    """The op of ``te.compute(shape, lambda i: intrin(...))``: the arguments' axes are
+    loops, the remaining dimensions the intrinsic's output."""
+    from .tensor import TensorComputeOp
+
+    intrin = call.intrin
+    out = intrin.op.output(0)
+    inner = shape[len(axis):]
+    if len(inner) > len(out.shape):
+        raise TeccTypeError(f"compute {name!r}: the tensor intrinsic {intrin.name!r} makes a tensor of shape "
+                            f"{out.shape}, so the compute's shape has at most {len(out.shape)} dimension(s) beyond "
+                            f"the {len(axis)} argument(s) of fcompute; it has {len(shape)}")
+    full = list(axis) + [E.IterVar(E.Range(const(0, s.dtype), s), E.Var(f"ax{k}", s.dtype), E.IterVarType.OPAQUE)
+                         for k, s in enumerate(inner)]
+    op = TensorComputeOp(name, tag, full, call.reduce_axis, len(axis), intrin, call.tensors, call.regions,
+                         call.scalar_inputs)
+    outs = tuple(op.output(i) for i in range(op.num_outputs))
+    return outs[0] if len(outs) == 1 else outs
 
 
 def _check_no_nested_reduce(exprs, name):

@@ -20,7 +20,7 @@ from enum import IntEnum
 from ..errors import ScheduleError
 from ..tir import expr as E
 from ..tir.op import const, convert
-from .tensor import ComputeOp, ExternOp, Operation, PlaceholderOp, ScanOp, Tensor, _ReplaceTensors
+from .tensor import ComputeOp, ExternOp, Operation, PlaceholderOp, ScanOp, Tensor, TensorComputeOp
 
 
 # ----------------------------------------------------------------------------
@@ -59,9 +59,26 @@ class Singleton:
 class IterVarAttr:
     """What a leaf loop becomes: its kind, GPU binding and pragmas."""
 
-    kind: str | None = None            # None | "vectorize" | "parallel" | "unroll"
+    kind: str | None = None            # None | "vectorize" | "parallel" | "unroll" | "tensorize"
     bind_thread: E.IterVar | None = None
     pragmas: list = field(default_factory=list)
+    tensor_intrin: object = None       # the TensorIntrin of a "tensorize" loop
+
+    # TVM's view of the same facts
+    @property
+    def iter_type(self):
+        """The loop's kind as TVM's IterVar type code (``IterVar.Unrolled``...)."""
+        return {"unroll": E.IterVarType.UNROLLED, "vectorize": E.IterVarType.VECTORIZED,
+                "parallel": E.IterVarType.PARALLELIZED, "tensorize": E.IterVar.Tensorized}.get(
+            self.kind, E.IterVarType.THREAD_INDEX if self.bind_thread is not None else E.IterVarType.DATA_PAR)
+
+    @property
+    def pragma_keys(self):
+        return [E.StringImm(k) for k, _ in self.pragmas]
+
+    @property
+    def pragma_values(self):
+        return [v for _, v in self.pragmas]
 
 
 _SCOPES = ("global", "shared", "local", "warp")
@@ -128,10 +145,12 @@ class Stage:
         self.op = op
         self.origin_op = op
         self.schedule = schedule
-        if isinstance(op, ComputeOp):
+        if isinstance(op, (ComputeOp, TensorComputeOp)):
             roots = list(op.axis) + list(op.reduce_axis)
         elif isinstance(op, ScanOp):
             roots = [op.scan_axis] + list(op.spatial_axis_)
+        elif isinstance(op, ExternOp):
+            roots = list(op.axis)  # a hybrid script's loops (te.extern has none)
         else:
             roots = []
         self.all_iter_vars = list(roots)
@@ -164,10 +183,18 @@ class Stage:
     def _leaf_names(self):
         return ", ".join(iv.var.name for iv in self.leaf_iter_vars)
 
-    def _check_compute(self, what):
+    def _check_compute(self, what, intrinsic_ok=True):
+        if isinstance(self.op, TensorComputeOp) and intrinsic_ok:
+            return
+        if what in ("split", "fuse", "reorder") and isinstance(self.op, ExternOp) and self.op.axis:
+            return  # the loops of a hybrid script: lowering applies these to its statement
         if not isinstance(self.op, ComputeOp):
             kind = {PlaceholderOp: "a placeholder (an input)", ScanOp: "a scan (te.scan)",
-                    ExternOp: "an extern stage (te.extern)"}.get(type(self.op), type(self.op).__name__)
+                    ExternOp: "an extern stage (te.extern)",
+                    TensorComputeOp: "computed by a tensor intrinsic (it has no expression)"}.get(
+                        type(self.op), type(self.op).__name__)
+            if isinstance(self.op, ExternOp) and getattr(self.op, "axis", ()):
+                kind = "a hybrid script (te.hybrid)"
             raise self._err(f"{what} applies to computed stages (te.compute); {self.name!r} is {kind}")
 
     def _check_loops(self, what):
@@ -325,6 +352,18 @@ class Stage:
             raise self._err(f"axis {iv.var.name!r} is already marked {attr.kind}; it cannot also be {kind}d")
         attr.kind = kind
 
+    @_recorded("tensorize")
+    def tensorize(self, var, tensor_intrin):
+        """Compute the loops from ``var`` inward with ``tensor_intrin``
+        (``te.decl_tensor_intrin``): they must compute what the intrinsic's own
+        compute describes, on the region they cover."""
+        from .tensor_intrin import TensorIntrin
+        self._check_compute("tensorize", intrinsic_ok=False)
+        if not isinstance(tensor_intrin, TensorIntrin):
+            raise self._err(f"tensorize: expected te.decl_tensor_intrin(...), got {tensor_intrin!r}")
+        self._annotate(var, "tensorize")
+        self._attr(self._as_ivar(var, "tensorize")).tensor_intrin = tensor_intrin
+
     @_recorded("vectorize")
     def vectorize(self, var):
         """Run axis ``var`` as SIMD lanes (innermost data-parallel loops)."""
@@ -346,6 +385,9 @@ class Stage:
         iv = self._check_leaf(var, "pragma")
         if not isinstance(pragma_type, str) or not pragma_type:
             raise self._err(f"pragma on axis {iv.var.name!r}: the pragma type must be a non-empty string")
+        if pragma_type in ("vectorize", "unroll", "parallel"):  # TVM's spelling of the loop kinds
+            self._annotate(iv, pragma_type)
+            return
         value = convert(pragma_value) if pragma_value is not None else const(1)
         self._attr(iv).pragmas.append((pragma_type, value))
 
@@ -412,7 +454,7 @@ class Stage:
     @_recorded("compute_inline")
     def compute_inline(self):
         """Substitute this stage's expression into every consumer (no buffer)."""
-        self._check_compute("compute_inline")
+        self._check_compute("compute_inline", intrinsic_ok=False)
         if self.is_output:
             raise self._err("compute_inline: an output stage cannot be inlined")
         if self.op.reduce_axis:
@@ -458,7 +500,7 @@ class Stage:
     @_recorded("storage_align")
     def storage_align(self, axis, factor, offset):
         """Pad the stride of dimension ``axis`` so that ``stride % factor == offset``."""
-        self._check_compute("storage_align")
+        self._check_compute("storage_align", intrinsic_ok=False)
         iv = self._as_ivar(axis, "storage_align")
         if iv not in self.op.axis:
             raise self._err(f"storage_align: {iv.var.name!r} is not a dimension of {self.name!r}; "
@@ -662,10 +704,13 @@ class Schedule:
         st.is_cache = True
         self.stages.insert(self.stages.index(src_stage) + 1, st)
         self.stage_map[cache_op] = st
+        groups = {rs.group for rs in reader_stages}
+        if len(groups) == 1 and None not in groups:  # read inside a scan's steps: cached there too
+            st.group = groups.pop()
+            st._attach_root()
         for rs in reader_stages:
-            new_body = _ReplaceTensors({cur: cache}).run(rs.op.body)
             old = rs.op
-            new = ComputeOp(old.name, old.tag, old.attrs, old.axis, new_body, old.reduce_axis)
+            new = old.replace_inputs({cur: cache})
             rs.op = new
             self.stage_map[new] = rs
             self._replace_dataflow({old.output(i): new.output(i) for i in range(old.num_outputs)}, skip={rs, st})
@@ -693,6 +738,8 @@ class Schedule:
                 raise ScheduleError(f"cache_write expects a tensor (or the list of outputs of one operation), got {t!r}")
         st = self[tensors[0]]
         op = st.op
+        if isinstance(op, TensorComputeOp):
+            return self._cache_write_intrinsic(st, scope, tensor)
         if not isinstance(op, ComputeOp):
             raise ScheduleError(f"cache_write: {st.name!r} is not a te.compute stage; only computed tensors can be cached")
         if len(tensors) != op.num_outputs or any(self[t] is not st for t in tensors):
@@ -753,6 +800,44 @@ class Schedule:
         outs = tuple(cache_op.output(i) for i in range(op.num_outputs))
         return outs if isinstance(tensor, (list, tuple)) else outs[0]
 
+    def _cache_write_intrinsic(self, st, scope, tensor):
+        """cache_write of a stage computed by a tensor intrinsic: the intrinsic writes
+        the cache, a plain copy fills the original tensor."""
+        from ..tir.functor import substitute
+
+        op = st.op
+        if st.relations or st.leaf_iter_vars != [iv for iv in st.all_iter_vars
+                                                  if iv.iter_type != E.IterVarType.OPAQUE]:
+            raise ScheduleError(f"cache_write of {st.name!r} (a tensor-intrinsic stage) must come before "
+                                "split/fuse/reorder on that stage")
+        new_axis = tuple(E.IterVar(iv.dom, E.Var(iv.var.name + ".c", iv.var.dtype), iv.iter_type) for iv in op.axis)
+        vmap = {old.var: new.var for old, new in zip(op.axis, new_axis)}
+        regions = [[E.Range(substitute(r.min, vmap), r.extent) for r in reg] for reg in op.input_regions]
+        cache_op = TensorComputeOp(f"{op.name}.{scope}", op.tag, new_axis, op.reduce_axis, op.schedulable_ndim,
+                                   op.intrin, op.inputs, regions, op.scalar_inputs)
+        # the copy keeps the loop axes (C.op.axis[0] still names them) and gets loops of
+        # its own for the intrinsic's dimensions
+        copy_axis = tuple(iv if iv.iter_type == E.IterVarType.DATA_PAR else
+                          E.IterVar(iv.dom, E.Var(iv.var.name, iv.var.dtype), E.IterVarType.DATA_PAR)
+                          for iv in op.axis)
+        idx = tuple(iv.var for iv in copy_axis)
+        copy_op = ComputeOp(op.name, op.tag, op.attrs, copy_axis,
+                            [cache_op.output(i)[idx] for i in range(op.num_outputs)], ())
+        cst = Stage(cache_op, self)
+        cst.scope = scope
+        cst.is_cache = True
+        self.stages.insert(self.stages.index(st), cst)
+        self.stage_map[cache_op] = cst
+        st.op = copy_op
+        st.all_iter_vars = list(copy_axis)
+        st.leaf_iter_vars = list(copy_axis)
+        st.relations = []
+        st.iter_var_attrs = {}
+        self.stage_map[copy_op] = st
+        self._replace_dataflow({op.output(i): copy_op.output(i) for i in range(op.num_outputs)}, skip={st, cst})
+        outs = tuple(cache_op.output(i) for i in range(op.num_outputs))
+        return outs if isinstance(tensor, (list, tuple)) else outs[0]
+
     def rfactor(self, tensor, axis, factor_axis=0):
         """Factor a reduction: partial results over ``axis`` (a reduction loop of the
         stage) become a new tensor with ``axis`` as an extra dimension at position
@@ -770,22 +855,43 @@ class Schedule:
         axis = st._check_leaf(axis, "rfactor")
         if not _is_reduce(axis):
             raise st._err(f"rfactor: axis {axis.var.name!r} is not a reduction axis")
+        data_rels, red_rels = [], []
         for rel in st.relations:
             touched = ([rel.parent] if isinstance(rel, Split) else [rel.outer, rel.inner] if isinstance(rel, Fuse)
                        else [rel.iter])
-            if not all(_is_reduce(iv) for iv in touched):
-                raise st._err("rfactor must come before split/fuse of the data-parallel axes")
+            kinds = {_is_reduce(iv) for iv in touched}
+            if len(kinds) > 1:
+                raise st._err("rfactor: a loop fuses data-parallel and reduction axes; rfactor before that fuse")
+            (red_rels if kinds.pop() else data_rels).append(rel)
         if not 0 <= factor_axis <= len(op.axis):
             raise st._err(f"rfactor: factor_axis must be in [0, {len(op.axis)}], got {factor_axis}")
         ana = Analyzer()
         ext = pass_down_extents(st, {iv: iv.dom.extent for iv in op.axis + op.reduce_axis}, ana.simplify)
-        leaves = [iv for iv in st.leaf_iter_vars if _is_reduce(iv)]
+        # the reduction axes related to `axis` through splits/fuses ("touched"); the
+        # partial reduction keeps the other root reduction axes as they are (as TVM)
+        touched = {axis}
+        grew = True
+        while grew:
+            grew = False
+            for rel in red_rels:
+                group = [rel.parent, rel.outer, rel.inner] if isinstance(rel, Split) else \
+                    [rel.outer, rel.inner, rel.fused] if isinstance(rel, Fuse) else [rel.iter]
+                if any(g in touched for g in group) and not all(g in touched for g in group):
+                    touched.update(group)
+                    grew = True
+        leaves = [iv for iv in st.leaf_iter_vars if _is_reduce(iv) and iv in touched]
         new_of = {}
         for iv in leaves:
-            kind = E.IterVarType.DATA_PAR if iv is axis else E.IterVarType.COMM_REDUCE
-            name = iv.var.name + (".v" if iv is axis else "")
-            new_of[iv] = E.IterVar(E.Range(const(0, ext[iv].dtype), ext[iv]), E.Var(name, iv.var.dtype), kind)
+            if iv is axis:
+                new_of[iv] = E.IterVar(E.Range(const(0, ext[iv].dtype), ext[iv]), E.Var(iv.var.name + ".v", iv.var.dtype),
+                                       E.IterVarType.DATA_PAR)
+            elif iv in op.reduce_axis:
+                new_of[iv] = iv
+            else:  # a loop of a split/fuse becomes a reduction axis of its own (same variable)
+                new_of[iv] = E.IterVar(E.Range(const(0, ext[iv].dtype), ext[iv]), iv.var, E.IterVarType.COMM_REDUCE)
+        untouched = [iv for iv in op.reduce_axis if iv not in touched]
         off = pass_up_index(st, {iv: new_of[iv].var for iv in leaves}, ext)
+        off.update({iv: iv.var - iv.dom.min for iv in untouched})
         vmap, cond = {}, None
         for iv in op.reduce_axis:
             o = ana.simplify(off[iv])
@@ -797,7 +903,7 @@ class Schedule:
         vmap.update({old.var: new.var for old, new in zip(op.axis, data_axis)})
         rf_axis = list(data_axis)
         rf_axis.insert(factor_axis, new_of[axis])
-        rest = tuple(new_of[iv] for iv in leaves if iv is not axis)
+        rest = tuple(untouched) + tuple(new_of[iv] for iv in leaves if iv is not axis)
         first = op.body[0]
         source = tuple(substitute(x, vmap) for x in first.source)
         where = substitute(first.condition, vmap)
@@ -821,10 +927,15 @@ class Schedule:
         self.stage_map[rf_op] = rf_stage
         st.op = new_op
         self.stage_map[new_op] = st
-        st.relations = []
-        st.all_iter_vars = list(op.axis) + [rk]
-        st.leaf_iter_vars = list(op.axis) + [rk]
-        st.iter_var_attrs = {iv: a for iv, a in st.iter_var_attrs.items() if iv in op.axis}
+        # the stage keeps its data-parallel loops (and their splits); the reduction
+        # loops become the one over the factored axis, where the first one was
+        first = next((k for k, iv in enumerate(st.leaf_iter_vars) if _is_reduce(iv)), len(st.leaf_iter_vars))
+        leaves = [iv for iv in st.leaf_iter_vars if not _is_reduce(iv)]
+        leaves.insert(min(first, len(leaves)), rk)
+        st.relations = data_rels
+        st.all_iter_vars = [iv for iv in st.all_iter_vars if not _is_reduce(iv)] + [rk]
+        st.leaf_iter_vars = leaves
+        st.iter_var_attrs = {iv: a for iv, a in st.iter_var_attrs.items() if not _is_reduce(iv)}
         self._replace_dataflow({op.output(i): new_op.output(i) for i in range(op.num_outputs)},
                                skip={st, rf_stage})
         outs = tuple(rf_op.output(i) for i in range(op.num_outputs))
@@ -997,3 +1108,8 @@ def ScheduleOps(sch, dom_map=None, debug_keep_trivial_loop=False):  # noqa: N802
     :func:`InferBound`) is accepted for TVM's signature; bounds are inferred anew."""
     from .lower import default_args, lower_schedule
     return lower_schedule(sch, default_args(sch), "main").body
+
+
+# TVM's names under te.schedule
+from ..tir.expr import IterVar  # noqa: E402,F401
+from ..tir.stmt import Buffer  # noqa: E402,F401

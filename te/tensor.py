@@ -8,6 +8,7 @@ reduction).  Reading ``T[i, j]`` inside a compute body gives a
 from __future__ import annotations
 
 from ..errors import TeccTypeError
+from ..runtime.container import Map
 from ..tir import expr as E
 from ..tir.functor import IRMutator, post_order_visit
 from ..tir.op import convert
@@ -72,7 +73,7 @@ class ComputeOp(Operation):
     def __init__(self, name, tag, attrs, axis, body, reduce_axis=None):
         self.name = name
         self.tag = tag
-        self.attrs = dict(attrs or {})
+        self.attrs = Map(attrs or {})
         self.axis = tuple(axis)
         self.body = tuple(body)
         if reduce_axis is None:
@@ -125,7 +126,7 @@ class ScanOp(Operation):
     def __init__(self, name, tag, attrs, scan_axis, init, update, state_placeholder, inputs=()):
         self.name = name
         self.tag = tag
-        self.attrs = dict(attrs or {})
+        self.attrs = Map(attrs or {})
         self.scan_axis = scan_axis
         self.init = tuple(init)
         self.update = tuple(update)
@@ -166,20 +167,76 @@ class ScanOp(Operation):
         return new
 
 
+class TensorComputeOp(Operation):
+    """A compute whose innermost dimensions are computed by a tensor intrinsic
+    (``te.compute(shape, lambda i: intrin(A[i, 0:16], ...))``, see
+    :func:`tecc.te.decl_tensor_intrin`).
+
+    ``axis`` spans every output dimension: the first ``schedulable_ndim`` are loops
+    (data parallel), the others (opaque) are the intrinsic's own.  ``inputs`` are
+    read through ``input_regions`` (one Range per dimension, in terms of the axes
+    and ``reduce_axis``).
+    """
+
+    def __init__(self, name, tag, axis, reduce_axis, schedulable_ndim, intrin, inputs, input_regions,
+                 scalar_inputs=()):
+        self.name = name
+        self.tag = tag
+        self.attrs = {}
+        self.axis = tuple(axis)
+        self.reduce_axis = tuple(reduce_axis)
+        self.schedulable_ndim = schedulable_ndim
+        self.intrin = intrin
+        self.inputs = tuple(inputs)
+        self.input_regions = tuple(tuple(r) for r in input_regions)
+        self.scalar_inputs = tuple(scalar_inputs)
+
+    @property
+    def num_outputs(self):
+        return len(self.intrin.buffers) - len(self.intrin.inputs)
+
+    def output_shape(self, index):
+        return tuple(iv.dom.extent for iv in self.axis)
+
+    def output_dtype(self, index):
+        return self.intrin.buffers[len(self.intrin.inputs) + index].dtype
+
+    @property
+    def input_tensors(self):
+        return list(self.inputs)
+
+    def replace_inputs(self, vmap):
+        inputs = tuple(vmap.get(t, t) for t in self.inputs)
+        if all(a is b for a, b in zip(inputs, self.inputs)):
+            return self
+        new = TensorComputeOp.__new__(TensorComputeOp)
+        new.__dict__.update(self.__dict__)
+        new.inputs = inputs
+        return new
+
+
 class ExternOp(Operation):
     """An operation whose body is a TIR statement (``te.extern``): it reads
     ``inputs`` through the buffers ``input_placeholders`` and writes its outputs
     through ``output_placeholders``.  Lowering binds those buffers to the real ones.
     """
 
+    #: the loops a schedule may transform (a hybrid script's; te.extern has none)
+    axis = ()
+
     def __init__(self, name, tag, attrs, inputs, input_placeholders, output_placeholders, body):
         self.name = name
         self.tag = tag
-        self.attrs = dict(attrs or {})
+        self.attrs = Map(attrs or {})
         self.inputs = tuple(inputs)
         self.input_placeholders = tuple(input_placeholders)
         self.output_placeholders = tuple(output_placeholders)
         self.body = body
+
+    def scheduled_body(self, stage):
+        """The statement with ``stage``'s loop schedule applied (subclasses whose
+        loops are schedulable override it)."""
+        return self.body
 
     @property
     def num_outputs(self):
@@ -265,7 +322,9 @@ class Tensor:
     def __getitem__(self, indices):
         if not isinstance(indices, tuple):
             indices = (indices,)
-        if len(indices) < self.ndim and all(not isinstance(i, slice) for i in indices):
+        if (len(indices) < self.ndim and all(not isinstance(i, slice) for i in indices)) or \
+                (len(indices) <= self.ndim and any(isinstance(i, slice) for i in indices)):
+            # a partial index, or a region (``A[i, 0:16]``, the argument of a tensor intrinsic)
             return TensorSlice(self, indices)
         return self._load(indices)
 
@@ -295,13 +354,62 @@ class Tensor:
     def __iter__(self):
         raise TeccTypeError(f"tensor {self.name!r} is not iterable; index it element-wise inside te.compute")
 
-    # a tensor is not an expression: catch the common mistake early
-    def _no_arith(self, *_):
-        raise TeccTypeError(
-            f"tensor {self.name!r} cannot be used directly in arithmetic; index it, e.g. {self.name}[i]")
+    # arithmetic on whole tensors (``A + B``, ``A * 2``) makes new tensors through
+    # the operator library, as in TVM: tecc.topi registers the implementation
+    _tensor_arith = True
 
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _no_arith
-    __truediv__ = __rtruediv__ = __neg__ = _no_arith
+    def __add__(self, other):
+        return _tensor_arith("add", self, other)
+
+    def __radd__(self, other):
+        return _tensor_arith("add", other, self)
+
+    def __sub__(self, other):
+        return _tensor_arith("subtract", self, other)
+
+    def __rsub__(self, other):
+        return _tensor_arith("subtract", other, self)
+
+    def __mul__(self, other):
+        return _tensor_arith("multiply", self, other)
+
+    def __rmul__(self, other):
+        return _tensor_arith("multiply", other, self)
+
+    def __truediv__(self, other):
+        return _tensor_arith("divide", self, other)
+
+    def __rtruediv__(self, other):
+        return _tensor_arith("divide", other, self)
+
+    def __floordiv__(self, other):
+        return _tensor_arith("floor_divide", self, other)
+
+    def __rfloordiv__(self, other):
+        return _tensor_arith("floor_divide", other, self)
+
+    def __mod__(self, other):
+        return _tensor_arith("floor_mod", self, other)
+
+    def __rmod__(self, other):
+        return _tensor_arith("floor_mod", other, self)
+
+    def __neg__(self):
+        return _tensor_arith("multiply", self, -1)
+
+
+#: ``(op name, a, b) -> Tensor``: element-wise arithmetic with broadcasting on
+#: tensors; set by :mod:`tecc.topi` when it is imported (te never imports topi)
+TENSOR_ARITH = None
+
+
+def _tensor_arith(name, a, b):
+    if TENSOR_ARITH is None:
+        t = a if isinstance(a, Tensor) else b
+        raise TeccTypeError(
+            f"`{name}` of the whole tensor {t.name!r}: arithmetic on tensors is defined by the operator library; "
+            f"`from tecc import topi` first -- or, inside te.compute, index the tensor: {t.name}[i]")
+    return TENSOR_ARITH(name, a, b)
 
 
 class TensorSlice:

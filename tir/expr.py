@@ -25,36 +25,48 @@ class PrimExpr(Node):
 
     # arithmetic --------------------------------------------------------------
     def __add__(self, other):
+        if getattr(other, "_tensor_arith", False):
+            return NotImplemented  # expression op tensor: the tensor's operator (te)
         return _op.add(self, other)
 
     def __radd__(self, other):
         return _op.add(other, self)
 
     def __sub__(self, other):
+        if getattr(other, "_tensor_arith", False):
+            return NotImplemented  # expression op tensor: the tensor's operator (te)
         return _op.sub(self, other)
 
     def __rsub__(self, other):
         return _op.sub(other, self)
 
     def __mul__(self, other):
+        if getattr(other, "_tensor_arith", False):
+            return NotImplemented  # expression op tensor: the tensor's operator (te)
         return _op.mul(self, other)
 
     def __rmul__(self, other):
         return _op.mul(other, self)
 
     def __truediv__(self, other):
+        if getattr(other, "_tensor_arith", False):
+            return NotImplemented  # expression op tensor: the tensor's operator (te)
         return _op.div(self, other)
 
     def __rtruediv__(self, other):
         return _op.div(other, self)
 
     def __floordiv__(self, other):
+        if getattr(other, "_tensor_arith", False):
+            return NotImplemented  # expression op tensor: the tensor's operator (te)
         return _op.floordiv(self, other)
 
     def __rfloordiv__(self, other):
         return _op.floordiv(other, self)
 
     def __mod__(self, other):
+        if getattr(other, "_tensor_arith", False):
+            return NotImplemented  # expression op tensor: the tensor's operator (te)
         return _op.floormod(self, other)
 
     def __rmod__(self, other):
@@ -134,6 +146,15 @@ class PrimExpr(Node):
         return _op.eq(self, other)
 
 
+def _const_value(x):
+    """The value of a constant (an IntImm/FloatImm or a Python number), else None."""
+    if isinstance(x, (bool, int, float)):
+        return x
+    if isinstance(x, (IntImm, FloatImm)):
+        return x.value
+    return None
+
+
 class EqualOp:
     """Result of ``a == b``: identity as a bool, an ``EQ`` node in expressions."""
 
@@ -145,7 +166,12 @@ class EqualOp:
         self.b = b
 
     def __bool__(self):
-        return self.a is self.b
+        a, b = self.a, self.b
+        if a is b:
+            return True
+        # constants compare by value (``tir.const(10) == 10``), as TVM folds them
+        va, vb = _const_value(a), _const_value(b)
+        return va is not None and vb is not None and va == vb
 
     def __nonzero__(self):  # pragma: no cover
         return self.__bool__()
@@ -175,7 +201,7 @@ class NotEqualOp(EqualOp):
     __slots__ = ()
 
     def __bool__(self):
-        return self.a is not self.b
+        return not EqualOp.__bool__(self)
 
     def asobject(self):
         return _op.ne(self.a, self.b)
@@ -357,6 +383,10 @@ class Or(PrimExpr):
 class Not(PrimExpr):
     a: PrimExpr
 
+    def __post_init__(self):
+        if isinstance(self.a, _PY_SCALARS):
+            object.__setattr__(self, "a", _op.const(bool(self.a)))
+
     @property
     def dtype(self):
         return self.a.dtype
@@ -391,6 +421,10 @@ class Cast(PrimExpr):
     dtype: str
     value: PrimExpr
 
+    def __post_init__(self):
+        if isinstance(self.value, _PY_SCALARS):
+            object.__setattr__(self, "value", _op.convert(self.value))
+
 
 @ir_node(("base", "stride"))
 @dataclass(frozen=True, eq=False, slots=True, repr=False)
@@ -400,6 +434,9 @@ class Ramp(PrimExpr):
     base: PrimExpr
     stride: PrimExpr
     lanes: int
+
+    def __post_init__(self):
+        _lift_pair(self, "base", "stride")
 
     @property
     def dtype(self):
@@ -412,6 +449,10 @@ class Broadcast(PrimExpr):
     value: PrimExpr
     lanes: int
 
+    def __post_init__(self):
+        if isinstance(self.value, _PY_SCALARS):
+            object.__setattr__(self, "value", _op.convert(self.value))
+
     @property
     def dtype(self):
         return _dt.with_lanes(self.value.dtype, self.lanes)
@@ -423,6 +464,12 @@ class Let(PrimExpr):
     var: Var
     value: PrimExpr
     body: PrimExpr
+
+    def __post_init__(self):
+        if isinstance(self.value, _PY_SCALARS):
+            object.__setattr__(self, "value", _op.const(self.value, self.var.dtype))
+        if isinstance(self.body, _PY_SCALARS):
+            object.__setattr__(self, "body", _op.convert(self.body))
 
     @property
     def dtype(self):
@@ -510,6 +557,17 @@ class IterVar(Node):
     var: Var
     iter_type: IterVarType = IterVarType.DATA_PAR
     thread_tag: str = ""
+
+    # TVM's names of the iteration types (``IterVar.Vectorized``...)
+    DataPar = IterVarType.DATA_PAR
+    ThreadIndex = IterVarType.THREAD_INDEX
+    CommReduce = IterVarType.COMM_REDUCE
+    Ordered = IterVarType.ORDERED
+    DimInfo = IterVarType.OPAQUE
+    Unrolled = IterVarType.UNROLLED
+    Vectorized = IterVarType.VECTORIZED
+    Parallelized = IterVarType.PARALLELIZED
+    Tensorized = 8
 
     # an IterVar stands for its variable inside expressions
     def _v(self):

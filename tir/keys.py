@@ -14,6 +14,8 @@ name                        meaning
                             enclosing loop (te lowering -> inject_double_buffer)
 ``DOUBLE_BUFFER_WRITE``     marks the fetch into the next slot (inject_double_buffer ->
                             thread_sync)
+``EXTERN_SCOPE``            ``AttrStmt(0, ...)`` around the statement of an extern stage on a CPU
+                            (a hybrid script's, from te lowering); only marks it
 ``THREAD_ALLREDUCE``        ``AttrStmt(CommReducer, ...)`` around the intrinsic of the same
                             name: a reduction across the threads of a block (te lowering ->
                             lower_thread_allreduce)
@@ -48,6 +50,7 @@ VIRTUAL_THREAD = "virtual_thread"
 DOUBLE_BUFFER_SCOPE = "double_buffer_scope"
 DOUBLE_BUFFER_WRITE = "double_buffer_write"
 THREAD_ALLREDUCE = "tecc.thread_allreduce"
+EXTERN_SCOPE = "extern_scope"
 
 KERNEL = "tecc.kernel"
 HOST = "tecc.host"

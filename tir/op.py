@@ -606,13 +606,28 @@ def popcount(x):
     return Call(x.dtype, "popcount", (x,))
 
 
+#: the largest finite value of each float type (TVM's max_value of a float)
+_FLOAT_MAX = {16: 65504.0, 32: 3.4028234663852886e38, 64: 1.7976931348623157e308}
+_BFLOAT16_MAX = 3.3895313892515355e38
+
+
+def _finite_max(dtype):
+    d = _dt.parse(dtype)
+    return _BFLOAT16_MAX if str(d.element_of()).startswith("bfloat") else _FLOAT_MAX[d.bits]
+
+
 def min_value(dtype):
-    """The smallest value of ``dtype`` (``-inf`` for floats)."""
+    """The smallest value of ``dtype``; for a float, the lowest *finite* one (as TVM:
+    ``-3.4028235e38`` for float32).  :func:`infinity` gives the infinities."""
+    if _dt.parse(dtype).is_float:
+        return const(-_finite_max(dtype), dtype)
     return const(_dt.min_value(dtype), dtype)
 
 
 def max_value(dtype):
-    """The largest value of ``dtype`` (``inf`` for floats)."""
+    """The largest value of ``dtype``; for a float, the largest finite one (as TVM)."""
+    if _dt.parse(dtype).is_float:
+        return const(_finite_max(dtype), dtype)
     return const(_dt.max_value(dtype), dtype)
 
 

@@ -84,7 +84,7 @@ class TIRPrinter(IRVisitor):
         return f"{text}{suffix}", (10 if v >= 0 else 7)
 
     def visit_StringImm(self, e):
-        return repr(e.value), 10
+        return '"' + e.value.replace("\\", "\\\\").replace('"', '\\"') + '"', 10  # as TVM prints strings
 
     def visit_Var(self, v):
         return self.name_of(v, v.name), 10

@@ -1,15 +1,47 @@
-"""tecc's operator library (the seed of it): what an operator computes, apart from how.
+"""tecc's operator library (TVM's TOPI): what an operator computes, and how to
+schedule it per target.
 
-===================  =================================================================
-module               holds
-===================  =================================================================
-:mod:`.nn`           tensor-expression computes (matmul, batch_matmul, conv2d_nchw,
-                     softmax, layer_norm, fused element-wise epilogues)
-:mod:`.testing`      numpy references of those computes (float64 accumulation)
-:mod:`.cuda`         CUDA schedules, and workloads that put compute and schedule
-                     together (``sgemm``, ``softmax_rows``...)
-:mod:`.x86`          CPU schedules (a packed, register-tiled matmul)
-===================  =================================================================
+Importing it also makes arithmetic on whole tensors work (``A + B`` broadcasts,
+``A * 2`` is element-wise; :mod:`.generic_op_impl`).
+
+========================  ==============================================================
+module                    holds
+========================  ==============================================================
+:mod:`.broadcast`         ``add``, ``subtract``, ``multiply``, ... with numpy broadcasting
+:mod:`.math`              element-wise math: ``exp``, ``tanh``, ``sigmoid``, ``clip``, ...
+:mod:`.tensor`            ``full``, ``full_like``, ``elemwise_sum``
+:mod:`.transform`         ``reshape``, ``concatenate``, ``split``, ``take``, ``tensordot``...
+:mod:`.einsum`            ``einsum("ij,jk->ik", A, B)``
+:mod:`.reduction`         ``sum``, ``max``, ``min``, ``prod``, ``argmax``... (axis, keepdims)
+:mod:`.nn`                neural-network computes (conv2d, dense, softmax, pool2d, ...)
+:mod:`.generic`           default (CPU) schedules
+:mod:`.x86`               CPU schedules
+:mod:`.cuda`              CUDA schedules and workloads (``sgemm``, ``softmax_rows``...)
+:mod:`.testing`           numpy references, and the compute/schedule to use per target
+:mod:`.tag`, :mod:`.utils`  operator tags; shapes, constants, ``traverse_inline``
+========================  ==============================================================
 """
-from . import cuda, nn, testing, x86  # noqa: F401
-from .nn import batch_matmul, conv2d_nchw, layer_norm, matmul, softmax  # noqa: F401
+from . import tag, utils  # noqa: F401
+from .broadcast import (  # noqa: F401
+    add, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, broadcast_to, divide, equal, floor_divide,
+    floor_mod, greater, greater_equal, left_shift, less, less_equal, logical_and, logical_not, logical_or,
+    logical_xor, maximum, minimum, mod, multiply, not_equal, power, right_shift, subtract, trunc_divide,
+    trunc_mod,
+)
+from .math import (  # noqa: F401
+    abs, acos, asin, atan, cast, ceil, clip, cos, cosh, erf, exp, fast_erf, fast_exp, fast_tanh, floor,
+    identity, isfinite, isinf, isnan, log, log10, log2, negative, reinterpret, round, rsqrt, sigmoid, sign,
+    sin, sinh, sqrt, tan, tanh, trunc,
+)
+from .reduction import all, any, argmax, argmin, max, min, prod, sum  # noqa: F401
+from .tensor import elemwise_sum, full, full_like  # noqa: F401
+from .transform import (  # noqa: F401
+    concatenate, expand_dims, reshape, split, squeeze, stack, take, tensordot, transpose,
+)
+from .einsum import einsum  # noqa: F401
+from . import nn  # noqa: F401,E402
+from . import generic, x86, cuda, testing  # noqa: F401,E402
+from .nn import batch_matmul, conv2d_nchw, layer_norm, matmul, softmax  # noqa: F401,E402
+from . import generic_op_impl  # noqa: E402
+
+generic_op_impl.install()

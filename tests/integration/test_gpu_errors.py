@@ -108,5 +108,5 @@ def test_lower_of_gpu_schedule_prints_host_and_kernel():
     s[B].bind(bx, te.thread_axis("blockIdx.x"))
     s[B].bind(tx, te.thread_axis("threadIdx.x"))
     text = str(tecc.lower(s, [A, B], name="vadd", target="cuda"))
-    assert "tecc.launch('vadd_kernel0', A, B)" in text
+    assert 'tecc.launch("vadd_kernel0", A, B)' in text
     assert "// attr [threadIdx.x] thread_extent = 64" in text

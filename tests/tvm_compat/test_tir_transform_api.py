@@ -183,11 +183,18 @@ def test_pass_errors_name_the_pass_and_the_fix():
         tir.transform.MakePackedAPI()
 
 
-def test_kernel_passes_on_an_unsplit_gpu_function_say_to_split_first():
+def test_lower_thread_allreduce_on_an_unsplit_gpu_function_lowers_each_kernel_nest():
+    # as TVM's test_reduce_storage_reuse runs it: before SplitHostDevice
     s, args = K.softmax_rows(4, 64, num_thread=32)
     mod = tecc.lower(s, args, name="softmax")
-    with pytest.raises(P.PassConfigError, match=r"LowerThreadAllreduce: function 'softmax'.*SplitHostDevice"):
-        tir.transform.LowerThreadAllreduce()(mod)
+    low = tir.transform.LowerThreadAllreduce()(mod)
+    assert "tecc.thread_allreduce" in str(mod["softmax"]) and "tecc.thread_allreduce" not in str(low["softmax"])
+    m = tecc.build(low, target="cuda")
+    x = np.random.default_rng(0).standard_normal((4, 64)).astype("float32")
+    y = np.zeros_like(x)
+    _run(m, x, y)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
 
 
 # ---------------------------------------------------------------------------------------

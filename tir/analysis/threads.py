@@ -51,12 +51,16 @@ def thread_extents(kernel) -> dict:
 
 
 def thread_vars(kernel) -> dict:
-    """``{index Var: tag}`` of the ``thread_extent`` attributes of a kernel."""
+    """``{index Var: tag}`` of the ``thread_extent`` attributes of a kernel (and of the
+    loops bound to GPU indices of a function not split yet)."""
     out = {}
 
     def visit(n):
         if isinstance(n, S.AttrStmt) and n.attr_key == keys.THREAD_EXTENT and isinstance(n.node, E.IterVar):
             out[n.node.var] = n.node.thread_tag
+        elif (isinstance(n, S.For) and n.kind is S.ForKind.THREAD_BINDING and n.thread_binding is not None
+              and keys.is_gpu_tag(n.thread_binding.thread_tag)):
+            out[n.loop_var] = n.thread_binding.thread_tag
 
     post_order_visit(_body(kernel), visit)
     return out

@@ -258,6 +258,34 @@ def _allocate_at_top(body, buffers):
     return body
 
 
+def _gpu_loop(s) -> bool:
+    return (isinstance(s, S.For) and s.kind is S.ForKind.THREAD_BINDING and s.thread_binding is not None
+            and keys.is_gpu_tag(s.thread_binding.thread_tag))
+
+
+def lower_thread_allreduce_unsplit(func: S.PrimFunc) -> S.PrimFunc:
+    """:func:`lower_thread_allreduce` of a GPU function not split into kernels yet:
+    each outermost nest of loops bound to GPU indices is what will be a kernel, and
+    is lowered as one (its shared buffers allocated inside its outermost loop, which
+    ``split_host_device`` later moves to the kernel's top)."""
+
+    class _Nests(IRMutator):
+        def visit_For(self, s):
+            if not _gpu_loop(s):
+                return self.generic_visit(s)
+            kernel = S.PrimFunc((), s, {}, {keys.GLOBAL_SYMBOL: f"{func.name}(kernel at {s.loop_var.name})"})
+            low = _Lower(kernel)
+            body = low.visit(s.body)
+            if body is s.body:
+                return s
+            for buf in reversed(low.shared):
+                body = S.Allocate(buf, body)
+            return S.For(s.loop_var, s.min, s.extent, s.kind, body, s.thread_binding, s.annotations)
+
+    body = _Nests().visit(func.body)
+    return func if body is func.body else func.with_body(body)
+
+
 def lower_thread_allreduce(kernel: S.PrimFunc) -> S.PrimFunc:
     """Replace every ``tecc.thread_allreduce`` of ``kernel`` (see the module docs);
     returns ``kernel`` itself when it has none."""
@@ -268,4 +296,4 @@ def lower_thread_allreduce(kernel: S.PrimFunc) -> S.PrimFunc:
     return kernel.with_body(_allocate_at_top(body, low.shared))
 
 
-__all__ = ["lower_thread_allreduce", "store_values", "thread_allreduce"]
+__all__ = ["lower_thread_allreduce", "lower_thread_allreduce_unsplit", "store_values", "thread_allreduce"]

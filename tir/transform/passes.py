@@ -30,11 +30,9 @@ from __future__ import annotations
 import inspect
 
 from ...errors import TeccTypeError
-from .. import expr as E
 from .. import keys
 from ..analysis.buffers import allocations
 from ..analysis.threads import binds_gpu_threads
-from ..functor import post_order_visit
 from . import pipeline as P
 from .storage_rewrite import storage_rewrite
 
@@ -238,17 +236,6 @@ def SplitHostDevice():  # noqa: N802
     return P.ModulePass("split_host_device", P._split_host_device)
 
 
-def _has_allreduce(func) -> bool:
-    found = []
-
-    def visit(n):
-        if isinstance(n, E.Call) and n.op == keys.THREAD_ALLREDUCE:
-            found.append(n)
-
-    post_order_visit(func.body, visit)
-    return bool(found)
-
-
 def _kernel_pass(pass_name, tvm_name, kernel_fn, needs_split):
     """A pass over the kernels of a split module; a GPU function that is not split
     yet (``needs_split(func)``) is an error naming the pass to run first."""
@@ -266,10 +253,19 @@ def _kernel_pass(pass_name, tvm_name, kernel_fn, needs_split):
 
 
 def LowerThreadAllreduce():  # noqa: N802
-    """Lower cross-thread reductions in kernels to warp shuffles or a shared-memory
-    tree (tecc's ``lower_thread_allreduce``; run SplitHostDevice first)."""
-    return _kernel_pass("lower_thread_allreduce", "LowerThreadAllreduce", P._lower_thread_allreduce,
-                        _has_allreduce)
+    """Lower cross-thread reductions to warp shuffles or a shared-memory tree (tecc's
+    ``lower_thread_allreduce``): in kernels, and in a GPU function not split yet
+    (each nest of GPU-bound loops is lowered as the kernel it will be)."""
+    from .lower_thread_allreduce import lower_thread_allreduce_unsplit
+
+    def run(func, options):
+        if P._kernels_only(func):
+            return P._lower_thread_allreduce(func, options)
+        if func.attrs.get(keys.HOST):
+            return func
+        return lower_thread_allreduce_unsplit(func)
+
+    return P.FunctionPass("lower_thread_allreduce", run)
 
 
 def ThreadSync(storage_scope="shared"):  # noqa: N802

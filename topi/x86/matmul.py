@@ -1,9 +1,9 @@
-"""Schedules of :mod:`tecc.topi.nn` operators for CPUs (C with OpenMP and GCC vectors)."""
+"""A packed, register-tiled matmul for CPUs (C with OpenMP and GCC vectors)."""
 from __future__ import annotations
 
-from .. import te
-from ..errors import ScheduleError
-from ..target import Target
+from ... import te
+from ...errors import ScheduleError
+from ...target import Target
 
 
 def matmul_packed_compute(A, B, nr=32, name="C"):

@@ -1,31 +1,15 @@
-"""Schedules of :mod:`tecc.topi.nn` operators for CUDA GPUs.
+"""The classic two-level tiled GEMM for CUDA and the workloads built on it
+(``sgemm``, ``classic_gemm_tvm``, ``matmul_bias_relu``).
 
-``schedule_*`` functions take a schedule and the output tensor (finding the other
-stages through ``input_tensors``) and the schedule's knobs.  The workload functions
-below them (``sgemm``, ``softmax_rows``...) declare the placeholders, call the
-compute of :mod:`.nn` and apply the schedule: ``(schedule, [tensors...])`` ready for
-``tecc.build(s, args, target="cuda")``.  They all run, unchanged, on the CPU
-GPU-semantics path when there is no GPU.
+``schedule_*`` functions take a schedule, the stages and the knobs; the workload
+functions declare the placeholders, call the compute of :mod:`..nn` and apply the
+schedule: ``(schedule, [tensors...])`` ready for ``tecc.build(s, args, target="cuda")``.
 """
 from __future__ import annotations
 
-from .. import te
-from ..errors import ScheduleError
-from . import nn
-
-
-def _check_multiple(what, value, factor):
-    if value % factor:
-        raise ScheduleError(f"{what}={value} must be a multiple of {factor} for this schedule")
-
-
-def _input(t, tag):
-    """The input tensor of ``t``'s stage whose op carries ``tag``."""
-    for x in t.op.input_tensors:
-        if getattr(x.op, "tag", "") == tag:
-            return x
-    raise ScheduleError(f"stage {t.op.name!r} reads no tensor tagged {tag!r}; it is not the output this "
-                        "schedule expects")
+from ... import te
+from .. import nn
+from .utils import check_multiple as _check_multiple
 
 
 def _cooperative_fetch(s, T, num_ty, num_tx, thread_y, thread_x, vec):
@@ -186,164 +170,6 @@ def classic_gemm_tvm(n, scale=8, num_thread=8, double_buffer=True, dtype="float3
     s = te.create_schedule(C.op)
     schedule_classic_gemm(s, C, scale, num_thread, double_buffer)
     return s, [A, B, C]
-
-
-def schedule_batch_matmul(s, C, block=32, thread_tile=2):
-    """A block per (batch, ``block x block`` tile), ``thread_tile`` squared outputs per
-    thread accumulated in registers."""
-    CC = s.cache_write(C, "local")
-    num_thread = block // thread_tile
-    b, i, j = C.op.axis
-    by, yi = s[C].split(i, factor=block)
-    bx, xi = s[C].split(j, factor=block)
-    ty, yi = s[C].split(yi, nparts=num_thread)
-    tx, xi = s[C].split(xi, nparts=num_thread)
-    s[C].reorder(b, by, bx, ty, tx, yi, xi)
-    s[C].bind(b, te.thread_axis("blockIdx.z"))
-    s[C].bind(by, te.thread_axis("blockIdx.y"))
-    s[C].bind(bx, te.thread_axis("blockIdx.x"))
-    s[C].bind(ty, te.thread_axis((0, num_thread), "threadIdx.y"))
-    s[C].bind(tx, te.thread_axis((0, num_thread), "threadIdx.x"))
-    s[CC].compute_at(s[C], tx)
-    _, yo, xo = CC.op.axis
-    (kk,) = CC.op.reduce_axis
-    s[CC].reorder(kk, yo, xo)
-    s[CC].unroll(yo)
-    s[CC].unroll(xo)
-    return s
-
-
-def batch_matmul(batch, M, N, K, block=32, thread_tile=2, dtype="float32"):
-    """``C[b] = A[b] @ B[b]`` (:func:`schedule_batch_matmul`)."""
-    for what, v in (("M", M), ("N", N)):
-        _check_multiple(what, v, block)
-    A = te.placeholder((batch, M, K), name="A", dtype=dtype)
-    B = te.placeholder((batch, K, N), name="B", dtype=dtype)
-    C = nn.batch_matmul(A, B)
-    s = te.create_schedule(C.op)
-    schedule_batch_matmul(s, C, block, thread_tile)
-    return s, [A, B, C]
-
-
-def schedule_conv2d_nchw(s, Out, tile_co=8, tile_xy=8):
-    """A block per (image, output-channel tile, spatial tile), one output pixel per
-    thread for ``tile_co`` channels kept in registers; the padded input is computed
-    inline (no padded copy in memory)."""
-    s[_input(Out, "injective,pad")].compute_inline()
-    OL = s.cache_write(Out, "local")
-    n, f, y, x = Out.op.axis
-    fo, fi = s[Out].split(f, factor=tile_co)
-    yo, yi = s[Out].split(y, factor=tile_xy)
-    xo, xi = s[Out].split(x, factor=tile_xy)
-    s[Out].reorder(n, fo, yo, xo, yi, xi, fi)
-    bz = s[Out].fuse(n, fo)
-    s[Out].bind(bz, te.thread_axis("blockIdx.z"))
-    s[Out].bind(yo, te.thread_axis("blockIdx.y"))
-    s[Out].bind(xo, te.thread_axis("blockIdx.x"))
-    s[Out].bind(yi, te.thread_axis("threadIdx.y"))
-    s[Out].bind(xi, te.thread_axis("threadIdx.x"))
-    s[OL].compute_at(s[Out], xi)
-    _, ff, _, _ = OL.op.axis
-    rc_, ry_, rx_ = OL.op.reduce_axis
-    s[OL].reorder(rc_, ry_, rx_, ff)
-    s[OL].unroll(ff)
-    return s
-
-
-def conv2d_nchw(N, CI, H, W, CO, KH, KW, stride=1, pad=0, tile_co=8, tile_xy=8, dtype="float32"):
-    """Direct NCHW convolution (:func:`schedule_conv2d_nchw`)."""
-    _check_multiple("CO", CO, tile_co)
-    Data = te.placeholder((N, CI, H, W), name="Data", dtype=dtype)
-    Weight = te.placeholder((CO, CI, KH, KW), name="Weight", dtype=dtype)
-    Out = nn.conv2d_nchw(Data, Weight, stride, pad)
-    s = te.create_schedule(Out.op)
-    schedule_conv2d_nchw(s, Out, tile_co, tile_xy)
-    return s, [Data, Weight, Out]
-
-
-def _schedule_row_reductions(s, Out, reductions, num_thread):
-    """One block per row of ``Out``; each row reduction of ``reductions`` is computed
-    in the row's block as a cross-thread reduction over ``num_thread`` threads."""
-    tx = te.thread_axis((0, num_thread), "threadIdx.x")
-    i, j = Out.op.axis
-    s[Out].bind(i, te.thread_axis("blockIdx.x"))
-    jo, ji = s[Out].split(j, factor=num_thread)
-    s[Out].bind(ji, tx)
-    for R in reductions:
-        s[R].compute_at(s[Out], i)
-        (kk,) = s[R].op.reduce_axis
-        ko, ki = s[R].split(kk, factor=num_thread)
-        s[R].bind(ki, tx)
-    return s
-
-
-def schedule_softmax(s, Out, num_thread=128):
-    """Row-wise softmax in one kernel, a block per row: the row maximum and the sum of
-    exponentials are cross-thread reductions (warp shuffles or a shared-memory tree),
-    the exponential is recomputed where needed (inlined)."""
-    ex = _input(Out, "softmax_exp")
-    sm = _input(Out, "softmax_sum")
-    mx = _input(ex, "softmax_max")
-    s[ex].compute_inline()
-    return _schedule_row_reductions(s, Out, (mx, sm), num_thread)
-
-
-def softmax_rows(M, N, num_thread=128, dtype="float32"):
-    """Row-wise softmax of an ``M x N`` matrix (:func:`schedule_softmax`)."""
-    A = te.placeholder((M, N), name="A", dtype=dtype)
-    Out = nn.softmax(A)
-    s = te.create_schedule(Out.op)
-    schedule_softmax(s, Out, num_thread)
-    return s, [A, Out]
-
-
-def schedule_layer_norm(s, Out, num_thread=128):
-    """Layer norm in one kernel, a block per row; the sum and sum of squares are
-    cross-thread reductions."""
-    sums = [t for t in Out.op.input_tensors if getattr(t.op, "tag", "") == "layer_norm_sum"]
-    return _schedule_row_reductions(s, Out, sums, num_thread)
-
-
-def layernorm_rows(M, N, num_thread=128, eps=1e-5, dtype="float32"):
-    """Layer norm of the rows of an ``M x N`` matrix (:func:`schedule_layer_norm`)."""
-    X = te.placeholder((M, N), name="X", dtype=dtype)
-    gamma = te.placeholder((N,), name="gamma", dtype=dtype)
-    beta = te.placeholder((N,), name="beta", dtype=dtype)
-    Out = nn.layer_norm(X, gamma, beta, eps)
-    s = te.create_schedule(Out.op)
-    schedule_layer_norm(s, Out, num_thread)
-    return s, [X, gamma, beta, Out]
-
-
-def schedule_injective(s, Out, num_thread=256, vector=4):
-    """An element-wise output with every injective stage before it inlined: the axes
-    fused, ``vector`` elements per thread (float4 loads and stores when 4)."""
-    stack = list(Out.op.input_tensors)
-    while stack:
-        t = stack.pop()
-        if "injective" in getattr(t.op, "tag", ""):
-            s[t].compute_inline()
-            stack.extend(t.op.input_tensors)
-    fused = s[Out].fuse(*Out.op.axis)
-    rest, v = s[Out].split(fused, factor=vector)
-    bx, tx = s[Out].split(rest, factor=num_thread)
-    s[Out].bind(bx, te.thread_axis("blockIdx.x"))
-    s[Out].bind(tx, te.thread_axis("threadIdx.x"))
-    s[Out].vectorize(v)
-    return s
-
-
-def fused_elementwise(shape, num_thread=256, dtype="float32"):
-    """``relu(A * scale[c] + bias[c]) + R`` over an NCHW-like tensor, one kernel
-    (:func:`schedule_injective`)."""
-    A = te.placeholder(shape, name="A", dtype=dtype)
-    R = te.placeholder(shape, name="R", dtype=dtype)
-    scale = te.placeholder((shape[1],), name="scale", dtype=dtype)
-    bias = te.placeholder((shape[1],), name="bias", dtype=dtype)
-    Out = nn.scale_bias_relu_add(A, scale, bias, R)
-    s = te.create_schedule(Out.op)
-    schedule_injective(s, Out, num_thread)
-    return s, [A, scale, bias, R, Out]
 
 
 def matmul_bias_relu(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32", double_buffer=False,

@@ -1,0 +1,194 @@
+"""topi's element-wise math, constant tensors and data movement (reshape,
+concatenate, split, take...), on llvm and cuda (emulated) against numpy."""
+import numpy as np
+import pytest
+
+import tecc
+from tecc import te, topi
+from tecc.errors import TeccTypeError
+from tecc.topi.utils import TopiError
+from topi_run import TARGETS, build_run, rand
+
+
+def injective(target, outs):
+    with tecc.target.Target(target):
+        return topi.testing.get_injective_schedule(target)(outs)
+
+
+def erf(x):
+    import math
+    return np.vectorize(math.erf)(x.astype(np.float64)).astype(x.dtype)
+
+
+MATH = [
+    ("exp", np.exp), ("tanh", np.tanh), ("sigmoid", lambda x: 1 / (1 + np.exp(-x))), ("abs", np.abs),
+    ("negative", np.negative), ("sqrt", lambda x: np.sqrt(np.abs(x))), ("log", lambda x: np.log(np.abs(x))),
+    ("floor", np.floor), ("ceil", np.ceil), ("round", np.round), ("sign", np.sign), ("sin", np.sin),
+    ("cos", np.cos), ("erf", erf), ("rsqrt", lambda x: 1 / np.sqrt(np.abs(x))), ("identity", lambda x: x),
+]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name, ref", MATH)
+def test_math(target, name, ref):
+    A = te.placeholder((4, 9), name="A")
+    a = rand((4, 9), low=-3, high=3)
+    if name in ("sqrt", "log", "rsqrt"):
+        B = getattr(topi, name)(topi.abs(A))
+    else:
+        B = getattr(topi, name)(A)
+    assert B.op.tag == topi.tag.ELEMWISE and B.op.name.startswith("T_")
+    (b,) = build_run(injective(target, B), [A], [B], [a], target)
+    np.testing.assert_allclose(b, ref(a), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_clip_cast_full(target):
+    A = te.placeholder((3, 5), name="A")
+    a = rand((3, 5), low=-2, high=2)
+    C = topi.clip(A, -0.5, 0.5)
+    (c,) = build_run(injective(target, C), [A], [C], [a], target)
+    np.testing.assert_allclose(c, np.clip(a, -0.5, 0.5))
+    D = topi.cast(A * 10.0, "int32")
+    (d,) = build_run(injective(target, D), [A], [D], [a], target)
+    np.testing.assert_array_equal(d, (a * 10).astype("int32"))
+    E = A + topi.full_like(A, 2.5) + topi.full((5,), "float32", 1.0)
+    (e,) = build_run(injective(target, E), [A], [E], [a], target)
+    np.testing.assert_allclose(e, a + 3.5, rtol=1e-6)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_reshape_transpose_expand_squeeze(target):
+    A = te.placeholder((2, 3, 4), name="A")
+    a = rand((2, 3, 4))
+    cases = [
+        (topi.reshape(A, (4, 6)), a.reshape(4, 6)),
+        (topi.reshape(A, (-1, 2)), a.reshape(-1, 2)),
+        (topi.transpose(A, (2, 0, 1)), a.transpose(2, 0, 1)),
+        (topi.transpose(A), a.transpose()),
+        (topi.expand_dims(A, 1, 2), a[:, None, None]),
+        (topi.squeeze(topi.expand_dims(A, -1), axis=3), a),
+    ]
+    for B, want in cases:
+        (b,) = build_run(injective(target, B), [A], [B], [a], target)
+        np.testing.assert_array_equal(b, want)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_concatenate_and_split(target, axis):
+    shapes = [(2, 3, 4), (2, 3, 4), (2, 3, 4)]
+    sizes = [1, 2, 3]
+    shapes = [tuple(sz if k == axis % 3 else d for k, d in enumerate(s)) for s, sz in zip(shapes, sizes)]
+    ts = [te.placeholder(s, name=f"X{k}") for k, s in enumerate(shapes)]
+    arrays = [rand(s) for s in shapes]
+    C = topi.concatenate(ts, axis=axis)
+    assert C.op.tag == topi.tag.INJECTIVE
+    (c,) = build_run(injective(target, C), ts, [C], arrays, target)
+    whole = np.concatenate(arrays, axis=axis)
+    np.testing.assert_array_equal(c, whole)
+    W = te.placeholder(whole.shape, name="W")
+    pieces = topi.split(W, [1, 3], axis=axis)
+    got = build_run(injective(target, pieces), [W], pieces, [whole], target)
+    for g, w in zip(got, np.split(whole, [1, 3], axis=axis)):
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_split_into_sections(target):
+    A = te.placeholder((6, 4), name="A")
+    a = rand((6, 4))
+    pieces = topi.split(A, 3, axis=0)
+    got = build_run(injective(target, pieces), [A], pieces, [a], target)
+    for g, w in zip(got, np.split(a, 3, axis=0)):
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("mode", ["clip", "wrap"])
+def test_take(target, mode):
+    A = te.placeholder((4, 5), name="A")
+    I = te.placeholder((2, 3), name="I", dtype="int32")
+    a = rand((4, 5))
+    idx = np.array([[0, 3, -1], [7, 2, 4]], "int32")
+    for axis in (None, 0, 1):
+        T = topi.take(A, I, axis=axis, mode=mode)
+        (t,) = build_run(injective(target, T), [A, I], [T], [a, idx], target)
+        np.testing.assert_array_equal(t, np.take(a, idx, axis=axis, mode=mode))
+    S = topi.take(A, 2, axis=1)
+    (s_,) = build_run(injective(target, S), [A], [S], [a], target)
+    np.testing.assert_array_equal(s_, a[:, 2])
+
+
+def test_take_batch_dims():
+    A = te.placeholder((2, 4, 3), name="A")
+    I = te.placeholder((2, 5), name="I", dtype="int32")
+    T = topi.take(A, I, axis=1, batch_dims=1)
+    assert [int(d) for d in T.shape] == [2, 5, 3]
+    a, idx = rand((2, 4, 3)), rand((2, 5), "int32", 0, 3)
+    (t,) = build_run(injective("llvm", T), [A, I], [T], [a, idx], "llvm")
+    want = np.stack([a[b][idx[b]] for b in range(2)])
+    np.testing.assert_array_equal(t, want)
+
+
+def test_transform_errors_name_the_tensor_and_what_to_do():
+    A = te.placeholder((2, 3, 4), name="A")
+    B = te.placeholder((2, 5, 4), name="B")
+    with pytest.raises(TopiError, match=r"reshape\('A'.*24 and 25 elements"):
+        topi.reshape(A, (5, 5))
+    with pytest.raises(TopiError, match="at most one dimension may be -1"):
+        topi.reshape(A, (-1, -1))
+    with pytest.raises(TopiError, match=r"'B' \(2, 5, 4\) and 'A' \(2, 3, 4\) differ at axis 1"):
+        topi.concatenate([A, B], axis=0)
+    with pytest.raises(TopiError, match="axis 3 is out of range for a tensor of rank 3"):
+        topi.concatenate([A, A], axis=3)
+    with pytest.raises(TopiError, match="does not divide into 2 equal sections; pass split indices"):
+        topi.split(A, 2, axis=1)
+    with pytest.raises(TopiError, match="axis 1 has size 3, not 1"):
+        topi.squeeze(A, axis=1)
+    with pytest.raises(TopiError, match="mode 'nearest' is not one of"):
+        topi.take(A, 0, mode="nearest")
+    with pytest.raises(TeccTypeError, match="indices 'F' must have an integer dtype"):
+        topi.take(A, te.placeholder((2,), name="F"), axis=0)
+    with pytest.raises(TeccTypeError, match="topi.exp: expected a tensor"):
+        topi.exp(1.0)
+
+
+@pytest.mark.parametrize("a_shape, b_shape, axes", [((3, 4, 4), (4, 5, 2), 1), ((3, 4, 5), (4, 5, 2), 2),
+                                                   ((3, 4, 5), (4, 3, 5), ([0], [1])),
+                                                   ((3, 4, 5), (4, 7, 3), ([1, 0], [0, 2]))])
+def test_tensordot(a_shape, b_shape, axes):
+    A = te.placeholder(a_shape, name="A")
+    B = te.placeholder(b_shape, name="B")
+    a, b = rand(a_shape), rand(b_shape)
+    C = topi.tensordot(A, B, axes)
+    (c,) = build_run(te.create_schedule(C.op), [A, B], [C], [a, b], "llvm")
+    np.testing.assert_allclose(c, np.tensordot(a, b, axes), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("subscripts, shapes", [("ij,jk->ik", [(3, 4), (4, 5)]), ("ii->i", [(4, 4)]),
+                                                ("ij->", [(3, 4)]), ("ij,ij->ij", [(2, 3), (2, 3)]),
+                                                ("ij,jk", [(3, 4), (4, 2)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 3)])])
+def test_einsum(target, subscripts, shapes):
+    ts = [te.placeholder(s, name=f"X{k}") for k, s in enumerate(shapes)]
+    arrays = [rand(s) for s in shapes]
+    C = topi.einsum(subscripts, *ts)
+    with tecc.target.Target(target):
+        s = (topi.testing.get_reduce_schedule(target) if C.op.reduce_axis else
+             topi.testing.get_injective_schedule(target))(C)
+    (c,) = build_run(s, ts, [C], arrays, target)
+    np.testing.assert_allclose(c, np.einsum(subscripts, *arrays), rtol=1e-5, atol=1e-5)
+
+
+def test_tensordot_and_einsum_errors():
+    A = te.placeholder((3, 4), name="A")
+    B = te.placeholder((5, 2), name="B")
+    with pytest.raises(TopiError, match="axis 1 of 'A' has size 4 but axis 0 of 'B' has 5"):
+        topi.tensordot(A, B, 1)
+    with pytest.raises(TopiError, match="axis 'j' has size 4 in one operand and 5 in 'B'"):
+        topi.einsum("ij,jk->ik", A, B)
+    with pytest.raises(TopiError, match=r"'\.\.\.' \(broadcast dimensions\) is not supported"):
+        topi.einsum("...i->i", A)
+    with pytest.raises(TopiError, match="2 operand subscript"):
+        topi.einsum("ij,jk->ik", A)

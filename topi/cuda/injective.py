@@ -1,0 +1,95 @@
+"""Element-wise, broadcast and injective operators on CUDA: the output's axes fused
+into one loop spread over blocks of threads, every injective stage before it inlined."""
+from __future__ import annotations
+
+from ... import te
+from ...te.schedule import AutoInlineInjective
+from .. import nn, tag
+from ..generic.default import outputs_of
+from ..utils import get_const_tuple, prod
+from .utils import max_threads
+
+
+def schedule_injective_from_existing(sch, out, num_thread=None, vector=None):
+    """Spread ``out``'s elements over blocks of ``num_thread`` threads in an existing
+    schedule, ``vector`` consecutive elements per thread (vectorized, e.g. float4)
+    when given or, by default, 4 when the shape is static and a multiple of 4.
+
+    Returns
+    -------
+    Schedule
+        ``sch``.
+    """
+    num_thread = num_thread or max_threads(256)
+    axes = list(sch[out].op.axis)
+    if not axes:  # a rank-0 output: one thread, on a loop of extent 1
+        sch[out].bind(sch[out].fuse(), te.thread_axis("threadIdx.x"))
+        return sch
+    fused = sch[out].fuse(*axes) if len(axes) > 1 else axes[0]
+    if vector is None:
+        total = prod(get_const_tuple(out.shape))
+        vector = 4 if isinstance(total, int) and total % 4 == 0 and total >= 4 * num_thread else 1
+    if vector > 1:
+        fused, v = sch[out].split(fused, factor=vector)
+    bx, tx = sch[out].split(fused, factor=num_thread)
+    sch[out].bind(bx, te.thread_axis("blockIdx.x"))
+    sch[out].bind(tx, te.thread_axis("threadIdx.x"))
+    if vector > 1:
+        sch[out].vectorize(v)
+    return sch
+
+
+def _inline_injective_inputs(s, out):
+    """Inline every stage tagged injective that ``out`` reads, directly or not."""
+    stack = list(out.op.input_tensors)
+    while stack:
+        t = stack.pop()
+        if tag.INJECTIVE in getattr(t.op, "tag", ""):
+            s[t].compute_inline()
+            stack.extend(t.op.input_tensors)
+
+
+def schedule_injective(outs, out=None, num_thread=256, vector=4):
+    """The CUDA schedule of element-wise, broadcast and injective operators.
+
+    Parameters
+    ----------
+    outs : Tensor or list of Tensor
+        The operator's output(s) (TVM's form): a new schedule, every injective stage
+        that is not an output inlined, each output's elements spread over threads
+        (:func:`schedule_injective_from_existing`).  Or a :class:`~tecc.te.Schedule`
+        with ``out`` its output (tecc's earlier form): the stages tagged injective
+        before ``out`` inlined, ``vector`` elements per thread.
+    num_thread, vector : int
+        Threads per block and elements per thread, in the second form.
+
+    Returns
+    -------
+    Schedule
+    """
+    if isinstance(outs, te.Schedule):
+        _inline_injective_inputs(outs, out)
+        return schedule_injective_from_existing(outs, out, num_thread, vector)
+    outs = outputs_of(outs)
+    s = te.create_schedule([t.op for t in outs])
+    AutoInlineInjective(s)
+    for t in outs:
+        schedule_injective_from_existing(s, t)
+    return s
+
+
+schedule_elemwise = schedule_injective
+schedule_broadcast = schedule_injective
+
+
+def fused_elementwise(shape, num_thread=256, dtype="float32"):
+    """``relu(A * scale[c] + bias[c]) + R`` over an NCHW-like tensor, one kernel
+    (:func:`schedule_injective`)."""
+    A = te.placeholder(shape, name="A", dtype=dtype)
+    R = te.placeholder(shape, name="R", dtype=dtype)
+    scale = te.placeholder((shape[1],), name="scale", dtype=dtype)
+    bias = te.placeholder((shape[1],), name="bias", dtype=dtype)
+    Out = nn.scale_bias_relu_add(A, scale, bias, R)
+    s = te.create_schedule(Out.op)
+    schedule_injective(s, Out, num_thread=num_thread)
+    return s, [A, scale, bias, R, Out]

@@ -1,0 +1,97 @@
+"""Softmax and log-softmax on CUDA: one kernel, a block per row.
+
+The row's maximum and sum of exponentials are reductions across the block's threads
+(:func:`.reduction.schedule_rows`); the exponential is recomputed where it is needed
+(inlined), and so is an element-wise op after the softmax (``softmax(x) + 1``):
+each thread then writes its elements of that op directly.
+"""
+from __future__ import annotations
+
+from ... import te
+from ...errors import ScheduleError
+from .. import nn, tag
+from ..generic.default import outputs_of
+from ..utils import get_const_int, get_const_tuple, traverse_inline
+from .reduction import schedule_rows, threads_for
+from .utils import input_tagged, max_threads
+
+
+def _softmax_parts(sm_out):
+    """``(exp stage or None, [reductions])`` of a softmax or log-softmax output."""
+    if sm_out.op.tag == tag.SOFTMAX_OUTPUT:
+        ex = input_tagged(sm_out, "softmax_exp")
+        return ex, [input_tagged(ex, "softmax_max"), input_tagged(sm_out, "softmax_sum")]
+    if sm_out.op.tag == tag.LOG_SOFTMAX_OUTPUT:
+        return None, [input_tagged(sm_out, "softmax_max"), input_tagged(sm_out, "softmax_sum")]
+    raise ScheduleError(f"schedule_softmax: {sm_out.op.name!r} has tag {sm_out.op.tag!r}, not softmax_output or "
+                        "log_softmax_output")
+
+
+def schedule_softmax_op(s, sm_out, out=None, num_thread=None):
+    """Schedule the softmax (or log-softmax) ``sm_out`` in ``s``, written through the
+    element-wise op ``out`` after it when given (``sm_out`` is then inlined into it).
+
+    ``num_thread`` threads per row: by default a warp for rows of up to 32 elements,
+    more (up to 256) for longer rows.
+    """
+    axis = get_const_int(sm_out.op.attrs.get("axis", len(sm_out.shape) - 1))
+    ex, reductions = _softmax_parts(sm_out)
+    if ex is not None:
+        s[ex].compute_inline()
+    out = sm_out if out is None else out
+    if out.op is not sm_out.op:
+        if get_const_tuple(out.shape) != get_const_tuple(sm_out.shape):
+            raise ScheduleError(
+                f"schedule_softmax: the output {out.op.name!r} {tuple(out.shape)} is not an element-wise op of the "
+                f"softmax {sm_out.op.name!r} {tuple(sm_out.shape)}; schedule the softmax as its own output")
+        s[sm_out].compute_inline()
+    if num_thread is None:
+        num_thread = threads_for(get_const_tuple(sm_out.shape)[axis], max_threads(256))
+    return schedule_rows(s, out, reductions, num_thread, axis)
+
+
+def schedule_softmax(outs, out=None, num_thread=128):
+    """The CUDA schedule of ``softmax`` / ``log_softmax`` (and of an element-wise op
+    after it).
+
+    Parameters
+    ----------
+    outs : Tensor or list of Tensor
+        The operator's output(s) (TVM's form; needs no target): a new schedule, the
+        threads per row fitted to the row's length.  Or a :class:`~tecc.te.Schedule`
+        with ``out`` the softmax (tecc's earlier form): that schedule with
+        ``num_thread`` threads per row.
+
+    Returns
+    -------
+    Schedule
+    """
+    if isinstance(outs, te.Schedule):
+        return schedule_softmax_op(outs, out, None, num_thread)
+    outs = outputs_of(outs)
+    s = te.create_schedule([t.op for t in outs])
+    found = []
+
+    def visit(op):
+        if op.tag in (tag.SOFTMAX_OUTPUT, tag.LOG_SOFTMAX_OUTPUT):
+            schedule_softmax_op(s, op.output(0), outs[0])
+            found.append(op)
+
+    traverse_inline(s, outs[0].op, visit)
+    if not found:
+        raise ScheduleError(f"schedule_softmax: {outs[0].op.name!r} (tag {outs[0].op.tag!r}) is not a softmax nor "
+                            "an element-wise op after one")
+    return s
+
+
+schedule_log_softmax = schedule_softmax
+
+
+def softmax_rows(M, N, num_thread=128, dtype="float32"):
+    """Row-wise softmax of an ``M x N`` matrix (:func:`schedule_softmax_op`):
+    ``(schedule, [A, Out])``."""
+    A = te.placeholder((M, N), name="A", dtype=dtype)
+    Out = nn.softmax(A)
+    s = te.create_schedule(Out.op)
+    schedule_softmax_op(s, Out, None, num_thread)
+    return s, [A, Out]

@@ -1,0 +1,32 @@
+"""Generic (CPU) schedules of the neural-network operators: the default schedule,
+as TVM's generic ones (correct everywhere, fast nowhere); :mod:`..x86` has tuned ones."""
+from __future__ import annotations
+
+from .default import default_schedule
+
+
+def _default(name, auto_inline):
+    def schedule(outs):
+        return default_schedule(outs, auto_inline, name)
+
+    schedule.__name__ = schedule.__qualname__ = name
+    schedule.__doc__ = (f"The default schedule of the operator's output(s) ``outs`` "
+                        f"({'injective stages inlined' if auto_inline else 'every stage at the root'}).")
+    return schedule
+
+
+schedule_conv2d_nchw = _default("schedule_conv2d_nchw", False)
+schedule_conv2d_nhwc = _default("schedule_conv2d_nhwc", False)
+schedule_dense = _default("schedule_dense", False)
+schedule_matmul = _default("schedule_matmul", False)
+schedule_batch_matmul = _default("schedule_batch_matmul", False)
+schedule_softmax = _default("schedule_softmax", False)
+schedule_adaptive_pool = _default("schedule_adaptive_pool", False)
+schedule_reduce = _default("schedule_reduce", True)
+schedule_extern = _default("schedule_extern", False)
+
+
+def schedule_pool(outs, layout="NCHW"):
+    """The default schedule of a pooling operator's output(s) (``layout`` is not
+    needed by it)."""
+    return default_schedule(outs, False, "schedule_pool")

@@ -1,0 +1,101 @@
+"""Element-wise math on tensors (TVM's ``topi.math``): ``exp``, ``tanh``, ``sigmoid``,
+``abs``, ... each a new tensor of the input's shape tagged
+:data:`~.tag.ELEMWISE`, named ``T_<op>``."""
+from __future__ import annotations
+
+from .. import te
+from ..errors import TeccTypeError
+from ..tir import dtype as _dt
+from ..tir import op as _op
+from . import tag
+
+
+def _check_tensor(x, name):
+    if not isinstance(x, te.Tensor):
+        raise TeccTypeError(f"topi.{name}: expected a tensor, got {x!r}; for an expression use te.{name}")
+
+
+def _make_unary(name, fexpr, doc):
+    def op(x):
+        _check_tensor(x, name)
+        return te.compute(x.shape, lambda *i: fexpr(x(*i)), name=f"T_{name}", tag=tag.ELEMWISE)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"``{doc}`` of every element of ``x``.\n\n    Parameters\n    ----------\n    x : Tensor\n\n"
+                  "    Returns\n    -------\n    Tensor\n        of ``x``'s shape and dtype.\n    ")
+    return op
+
+
+def _sign(v):
+    zero = _op.const(0, v.dtype)
+    return _op.select(v > zero, _op.const(1, v.dtype), _op.select(v < zero, _op.const(-1, v.dtype), zero))
+
+
+identity = _make_unary("identity", lambda v: v, "x")
+negative = _make_unary("negative", _op.neg, "-x")
+exp = _make_unary("exp", _op.exp, "exp(x)")
+erf = _make_unary("erf", _op.erf, "erf(x)")
+tanh = _make_unary("tanh", _op.tanh, "tanh(x)")
+tan = _make_unary("tan", _op.tan, "tan(x)")
+cos = _make_unary("cos", _op.cos, "cos(x)")
+cosh = _make_unary("cosh", _op.cosh, "cosh(x)")
+sin = _make_unary("sin", _op.sin, "sin(x)")
+sinh = _make_unary("sinh", _op.sinh, "sinh(x)")
+acos = _make_unary("acos", _op.acos, "acos(x)")
+asin = _make_unary("asin", _op.asin, "asin(x)")
+atan = _make_unary("atan", _op.atan, "atan(x)")
+floor = _make_unary("floor", _op.floor, "floor(x)")
+ceil = _make_unary("ceil", _op.ceil, "ceil(x)")
+trunc = _make_unary("trunc", _op.trunc, "trunc(x)")
+round = _make_unary("round", _op.round, "round(x) (halves to even)")  # noqa: A001  (TVM's name)
+sign = _make_unary("sign", _sign, "sign(x) (-1, 0 or 1)")
+abs = _make_unary("abs", _op.abs, "|x|")  # noqa: A001  (TVM's name)
+isnan = _make_unary("isnan", _op.isnan, "isnan(x)")
+isfinite = _make_unary("isfinite", _op.isfinite, "isfinite(x)")
+isinf = _make_unary("isinf", _op.isinf, "isinf(x)")
+log = _make_unary("log", _op.log, "log(x)")
+log2 = _make_unary("log2", _op.log2, "log2(x)")
+log10 = _make_unary("log10", _op.log10, "log10(x)")
+sqrt = _make_unary("sqrt", _op.sqrt, "sqrt(x)")
+rsqrt = _make_unary("rsqrt", _op.rsqrt, "1 / sqrt(x)")
+sigmoid = _make_unary("sigmoid", _op.sigmoid, "1 / (1 + exp(-x))")
+fast_exp = exp
+fast_tanh = tanh
+fast_erf = erf
+
+
+def clip(x, a_min, a_max):
+    """Every element of ``x`` clamped to ``[a_min, a_max]``.
+
+    Parameters
+    ----------
+    x : Tensor
+    a_min, a_max : number or expression
+
+    Returns
+    -------
+    Tensor
+    """
+    _check_tensor(x, "clip")
+
+    def f(*i):
+        lo = _op.cast(x.dtype, a_min)
+        hi = _op.cast(x.dtype, a_max)
+        return _op.max(_op.min(x(*i), hi), lo)
+
+    return te.compute(x.shape, f, name="T_clip", tag=tag.ELEMWISE)
+
+
+def cast(x, dtype, span=None):
+    """``x`` converted to ``dtype``: a tensor element-wise, or an expression or
+    number as an expression."""
+    dtype = _dt.canonical(dtype)
+    if isinstance(x, te.Tensor):
+        return te.compute(x.shape, lambda *i: _op.cast(dtype, x(*i)), name="T_cast", tag=tag.ELEMWISE)
+    return _op.cast(dtype, x)
+
+
+def reinterpret(x, dtype):
+    """The bits of every element of ``x`` read as ``dtype`` (of the same width)."""
+    _check_tensor(x, "reinterpret")
+    return te.compute(x.shape, lambda *i: _op.reinterpret(dtype, x(*i)), name="T_reinterpret", tag=tag.ELEMWISE)

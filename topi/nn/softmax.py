@@ -1,0 +1,105 @@
+"""Softmax and log-softmax along one axis (TVM's ``topi.nn.softmax``).
+
+Both are built from named stages that the schedules find by tag:
+
+=======  ===================  ===============================================
+stage    tag                  holds
+=======  ===================  ===============================================
+``Mx``   ``softmax_max``      the maximum along the axis (the other axes kept)
+``Ex``   ``softmax_exp``      ``exp(x - Mx)`` (softmax only)
+``Sm``   ``softmax_sum``      the sum of the exponentials along the axis
+output   ``softmax_output``   ``Ex / Sm``
+         ``log_softmax_output``  ``x - Mx - log(Sm)``
+=======  ===================  ===============================================
+
+The output carries ``attrs["axis"]`` (the axis, non-negative).
+"""
+from __future__ import annotations
+
+import inspect
+
+from ... import te
+from ...errors import TeccTypeError
+from .. import tag
+from ..utils import normalize_axis
+
+
+def _named(fn, names):
+    """``fn(*indices)`` presenting the parameters ``names`` (te.compute names the
+    compute's axes after them)."""
+    fn.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
+    return fn
+
+
+def _axis_names(ndim):
+    return ["i", "j"] if ndim == 2 else [f"i{k}" for k in range(ndim)]
+
+
+def _stages(x, axis, what):
+    """What softmax and log_softmax share: ``(axis, Mx, names, row, with_axis,
+    reduced_shape, row_names)`` -- the axis (non-negative), the maximum stage, the
+    names of the output's axes, ``row(indices)`` (the indices without the axis),
+    ``with_axis(row, k)`` (a row's indices with ``k`` put back at the axis), the
+    shape without the axis and the names of its axes."""
+    if not isinstance(x, te.Tensor):
+        raise TeccTypeError(f"{what}: expected a tensor, got {x!r}")
+    ndim = len(x.shape)
+    axis = normalize_axis(axis, ndim, f"{what}({x.name!r})")
+    names = _axis_names(ndim)
+    row_names = [n for k, n in enumerate(names) if k != axis]
+    reduced_shape = tuple(d for k, d in enumerate(x.shape) if k != axis)
+    size = x.shape[axis]
+
+    def with_axis(row, v):
+        return tuple(row[:axis]) + (v,) + tuple(row[axis:])
+
+    def row(i):
+        return tuple(i[:axis]) + tuple(i[axis + 1:])
+
+    k1 = te.reduce_axis((0, size), name="k1")
+    mx = te.compute(reduced_shape, _named(lambda *r: te.max(x(*with_axis(r, k1)), axis=k1), row_names),
+                    name="Mx", tag="softmax_max")
+    return axis, mx, names, row, with_axis, reduced_shape, row_names
+
+
+def softmax(x, axis=-1, name="Out"):
+    """``exp(x - max) / sum(exp(x - max))`` along ``axis``.
+
+    Parameters
+    ----------
+    x : Tensor
+    axis : int
+        The axis to normalize (negative counts from the end).
+    name : str
+        The output's name.
+
+    Returns
+    -------
+    Tensor
+        of ``x``'s shape, tagged ``softmax_output`` (stages in the module docs).
+    """
+    axis, mx, names, row, with_axis, reduced_shape, row_names = _stages(x, axis, "softmax")
+    ex = te.compute(x.shape, _named(lambda *i: te.exp(x(*i) - mx(*row(i))), names), name="Ex",
+                    tag="softmax_exp")
+    k2 = te.reduce_axis((0, x.shape[axis]), name="k2")
+    sm = te.compute(reduced_shape, _named(lambda *r: te.sum(ex(*with_axis(r, k2)), axis=k2), row_names),
+                    name="Sm", tag="softmax_sum")
+    return te.compute(x.shape, _named(lambda *i: ex(*i) / sm(*row(i)), names), name=name,
+                      tag=tag.SOFTMAX_OUTPUT, attrs={"axis": axis})
+
+
+def log_softmax(x, axis=-1, name="Out"):
+    """``x - max - log(sum(exp(x - max)))`` along ``axis``.
+
+    Returns
+    -------
+    Tensor
+        of ``x``'s shape, tagged ``log_softmax_output`` (stages in the module docs).
+    """
+    axis, mx, names, row, with_axis, reduced_shape, row_names = _stages(x, axis, "log_softmax")
+    k2 = te.reduce_axis((0, x.shape[axis]), name="k2")
+    sm = te.compute(reduced_shape, _named(
+        lambda *r: te.sum(te.exp(x(*with_axis(r, k2)) - mx(*r)), axis=k2), row_names), name="Sm", tag="softmax_sum")
+    return te.compute(x.shape, _named(lambda *i: x(*i) - mx(*row(i)) - te.log(sm(*row(i))), names), name=name,
+                      tag=tag.LOG_SOFTMAX_OUTPUT, attrs={"axis": axis})

@@ -1,0 +1,69 @@
+"""Helpers of the neural-network operators: padding and window arithmetic."""
+from __future__ import annotations
+
+from ..utils import TopiError, get_const_int
+
+
+def _pair(value, what):
+    if isinstance(value, (list, tuple)):
+        if len(value) != 2:
+            raise TopiError(f"{what}: expected an int or a pair, got {value!r}")
+        return tuple(value)
+    return (value, value)
+
+
+def get_pad_tuple(padding, kernel):
+    """``(pad_top, pad_left, pad_bottom, pad_right)`` of a 2-D window op.
+
+    Parameters
+    ----------
+    padding : int, (int, int), (int, int, int, int) or str
+        Every side; (height, width); (top, left, bottom, right); ``"VALID"`` (none)
+        or ``"SAME"`` (the output keeps the input's size at stride 1).
+    kernel : (int, int)
+        The window's height and width (dilated), for ``"SAME"``.
+    """
+    if isinstance(padding, str):
+        if padding == "VALID":
+            return 0, 0, 0, 0
+        if padding == "SAME":
+            ph, pw = get_const_int(kernel[0]) - 1, get_const_int(kernel[1]) - 1
+            return ph - ph // 2, pw - pw // 2, ph // 2, pw // 2
+        raise TopiError(f"padding {padding!r} is not 'SAME' or 'VALID'")
+    if isinstance(padding, (list, tuple)):
+        if len(padding) == 2:
+            return padding[0], padding[1], padding[0], padding[1]
+        if len(padding) == 4:
+            return tuple(padding)
+        raise TopiError(f"padding {padding!r} must have 2 or 4 entries")
+    return padding, padding, padding, padding
+
+
+def pair(value, what):
+    """``(value, value)`` for an int, the pair itself for a pair (strides, dilations)."""
+    return _pair(value, what)
+
+
+def layout_axes(layout: str, what: str) -> list:
+    """The axes of a layout string, a split axis as one entry:
+    ``"NCHW16c" -> ["N", "C", "H", "W", "16c"]``."""
+    axes, number = [], ""
+    for ch in layout:
+        if ch.isdigit():
+            number += ch
+        elif ch.isalpha():
+            if ch.islower() and not number:
+                raise TopiError(f"{what}: layout {layout!r}: the split axis {ch!r} needs its factor, e.g. '16{ch}'")
+            axes.append(number + ch)
+            number = ""
+        else:
+            raise TopiError(f"{what}: layout {layout!r} has the character {ch!r}; use letters such as 'NCHW'")
+    if number:
+        raise TopiError(f"{what}: layout {layout!r} ends with a number")
+    return axes
+
+
+def window_out_size(size, kernel, stride, dilation, pad_before, pad_after):
+    """The number of windows along one axis: ``(size + pads - dilated kernel) //
+    stride + 1``."""
+    return (size + pad_before + pad_after - ((kernel - 1) * dilation + 1)) // stride + 1

@@ -1,0 +1,155 @@
+"""Numpy references of the operators of :mod:`tecc.topi.nn` (float64 accumulation),
+the oracles of the tests and of tuning."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def matmul_python(a, b, transpose_b=False):
+    b = b.T if transpose_b else b
+    return (a.astype(np.float64) @ b.astype(np.float64)).astype(a.dtype)
+
+
+def batch_matmul_python(a, b):
+    return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(a.dtype)
+
+
+def conv2d_nchw_python(a_np, w_np, stride=1, padding=0, dilation=1, groups=1):
+    """Direct convolution of NCHW ``a_np`` with an OIHW ``w_np`` (float64
+    accumulation).
+
+    Parameters
+    ----------
+    stride, dilation : int or (int, int)
+    padding : int, (int, int), (top, left, bottom, right), "SAME" or "VALID"
+    groups : int
+        Input channels split into ``groups`` (``w_np`` has ``C / groups`` input
+        channels).
+    """
+    N, C, H, W = a_np.shape
+    CO, CIG, KH, KW = w_np.shape
+    sh, sw = _pair(stride)
+    dh, dw = _pair(dilation)
+    top, left, bottom, right = _pad4(padding, ((KH - 1) * dh + 1, (KW - 1) * dw + 1))
+    if C != CIG * groups or CO % groups:
+        raise ValueError(f"conv2d_nchw_python: {C} input channels, {CO} filters and kernel {w_np.shape} do not make "
+                         f"{groups} group(s)")
+    OH = (H + top + bottom - (KH - 1) * dh - 1) // sh + 1
+    OW = (W + left + right - (KW - 1) * dw - 1) // sw + 1
+    padded = np.pad(a_np.astype(np.float64), ((0, 0), (0, 0), (top, bottom), (left, right)))
+    out = np.zeros((N, CO, OH, OW), np.float64)
+    per_group = CO // groups
+    for g in range(groups):
+        cin = slice(g * CIG, (g + 1) * CIG)
+        cout = slice(g * per_group, (g + 1) * per_group)
+        for kh in range(KH):
+            for kw in range(KW):
+                patch = padded[:, cin, kh * dh: kh * dh + sh * (OH - 1) + 1: sh,
+                               kw * dw: kw * dw + sw * (OW - 1) + 1: sw]
+                out[:, cout] += np.einsum("nchw,oc->nohw", patch, w_np[cout, :, kh, kw].astype(np.float64))
+    return out.astype(a_np.dtype)
+
+
+def _pair(v):
+    return tuple(v) if isinstance(v, (list, tuple)) else (v, v)
+
+
+def _pad4(padding, dilated_kernel):
+    if isinstance(padding, str):
+        if padding == "VALID":
+            return 0, 0, 0, 0
+        ph, pw = dilated_kernel[0] - 1, dilated_kernel[1] - 1
+        return ph - ph // 2, pw - pw // 2, ph // 2, pw // 2
+    if isinstance(padding, (list, tuple)):
+        return tuple(padding) * 2 if len(padding) == 2 else tuple(padding)
+    return (padding,) * 4
+
+
+def softmax_python(a_np, axis=1):
+    """Softmax of ``a_np`` along ``axis`` (1 by default, as TVM's reference)."""
+    e = np.exp(a_np.astype(np.float64) - a_np.max(axis=axis, keepdims=True))
+    return (e / e.sum(axis=axis, keepdims=True)).astype(a_np.dtype)
+
+
+def log_softmax_python(a_np, axis=1):
+    """Log-softmax of ``a_np`` along ``axis`` (1 by default)."""
+    x = a_np.astype(np.float64)
+    shifted = x - x.max(axis=axis, keepdims=True)
+    return (shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))).astype(a_np.dtype)
+
+
+def layer_norm_python(x, gamma, beta, epsilon=1e-5):
+    """Layer normalization over the last axis."""
+    x64 = x.astype(np.float64)
+    mean = x64.mean(axis=-1, keepdims=True)
+    var = x64.var(axis=-1, keepdims=True)
+    return ((x64 - mean) / np.sqrt(var + epsilon) * gamma + beta).astype(x.dtype)
+
+
+def bias_relu_python(x, bias):
+    return np.maximum(x + bias, 0).astype(x.dtype)
+
+
+def scale_bias_relu_add_python(x, scale, bias, residual):
+    shape = [1] * x.ndim
+    shape[1] = -1
+    return (np.maximum(x * scale.reshape(shape) + bias.reshape(shape), 0) + residual).astype(x.dtype)
+
+
+def relu_python(x):
+    return np.maximum(x, 0).astype(x.dtype)
+
+
+def dense_python(data, weight, bias=None):
+    """``data @ weight.T (+ bias)`` in float64."""
+    out = data.astype(np.float64) @ weight.astype(np.float64).T
+    if bias is not None:
+        out = out + bias
+    return out.astype(data.dtype)
+
+
+def _channels_first(data, layout):
+    """``data`` as N, C, spatial... and the permutation back (None when it already is)."""
+    if layout is None or layout.index("C") == 1:
+        return data, None
+    order = [layout.index("N"), layout.index("C")] + [k for k, a in enumerate(layout) if a not in "NC"]
+    return data.transpose(order), np.argsort(order)
+
+
+def poolnd_python(np_data, kernel, strides, dilation, padding_before, padding_after, pool_type,
+                  count_include_pad=True, ceil_mode=False, dtype="float32", layout=None):
+    """Max or average pooling of ``np_data`` over its spatial axes (those after N and
+    C in ``layout``; NC first when it is None), computed window by window."""
+    data, back = _channels_first(np.asarray(np_data), layout)
+    spatial = data.shape[2:]
+    k = len(spatial)
+    padded_sizes, out_sizes = [], []
+    for d in range(k):
+        total = spatial[d] + padding_before[d] + padding_after[d]
+        window = (kernel[d] - 1) * dilation[d] + 1
+        extra = strides[d] - 1 if ceil_mode else 0
+        padded_sizes.append(total)
+        out_sizes.append((total + extra - window) // strides[d] + 1)
+    big = [s + (strides[d] if ceil_mode else 0) + (kernel[d] - 1) * dilation[d] for d, s in enumerate(padded_sizes)]
+    padded = np.full(data.shape[:2] + tuple(big), np.nan, np.float64)
+    inner = tuple(slice(padding_before[d], padding_before[d] + spatial[d]) for d in range(k))
+    padded[(slice(None), slice(None)) + inner] = data
+    out = np.zeros(data.shape[:2] + tuple(out_sizes), np.float64)
+    for pos in np.ndindex(*out_sizes):
+        taps = [pos[d] * strides[d] + np.arange(kernel[d]) * dilation[d] for d in range(k)]
+        window = padded[(slice(None), slice(None)) + np.ix_(*taps)].reshape(data.shape[:2] + (-1,))
+        if pool_type == "max":
+            value = np.where(np.isnan(window), -np.inf, window).max(axis=-1)
+        elif pool_type == "avg":
+            total = np.nansum(window, axis=-1)
+            if count_include_pad:
+                inside = np.prod([(t < padded_sizes[d]).sum() for d, t in enumerate(taps)])
+                value = total / max(inside, 1)
+            else:
+                value = total / np.maximum((~np.isnan(window)).sum(axis=-1), 1)
+        else:
+            raise ValueError(f"pool_type {pool_type!r} is not 'max' or 'avg'")
+        out[(slice(None), slice(None)) + pos] = value
+    if back is not None:
+        out = out.transpose(back)
+    return out.astype(dtype)

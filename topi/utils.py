@@ -1,0 +1,216 @@
+"""Helpers shared by topi's computes and schedules (TVM's ``topi.utils``): constant
+shapes and integers, simplification, index arithmetic, and :func:`traverse_inline`."""
+from __future__ import annotations
+
+from .. import te
+from ..errors import TeccError, TeccTypeError
+from ..tir import expr as E
+from ..tir.arith import Analyzer
+from ..tir.op import const, convert
+from . import tag
+
+
+class TopiError(TeccError, ValueError):
+    """An operator called with arguments it cannot take: shapes that do not
+    broadcast, an axis out of range, a layout it does not know."""
+
+
+class InvalidShapeError(TopiError):
+    """A shape a compute or schedule cannot handle."""
+
+
+def normalize_axis(axis, ndim: int, what: str) -> int:
+    """``axis`` in ``[0, ndim)`` (a negative one counts from the end).
+
+    Raises
+    ------
+    TopiError
+        When ``axis`` is out of range; ``what`` names the operator and tensor.
+    """
+    if isinstance(axis, E.PrimExpr):
+        axis = get_const_int(axis)
+    if not isinstance(axis, int) or isinstance(axis, bool):
+        raise TeccTypeError(f"{what}: axis must be an int, got {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise TopiError(f"{what}: axis {axis} is out of range for a tensor of rank {ndim}; "
+                        f"use an axis in [{-ndim}, {ndim - 1}]")
+    return axis + ndim if axis < 0 else axis
+
+
+def simplify(expr):
+    """``expr`` simplified (an int stays an int)."""
+    if isinstance(expr, int):
+        return expr
+    return Analyzer().simplify(convert(expr))
+
+
+def get_const_int(expr) -> int:
+    """The value of a constant integer expression.
+
+    Raises
+    ------
+    TeccTypeError
+        When ``expr`` is not constant (e.g. a symbolic dimension ``n``).
+    """
+    if isinstance(expr, int) and not isinstance(expr, bool):
+        return expr
+    if isinstance(expr, E.IterVar):
+        expr = expr.var
+    e = simplify(expr)
+    if not isinstance(e, E.IntImm):
+        raise TeccTypeError(f"expected a constant integer, got `{expr}`; this needs a static size")
+    return int(e.value)
+
+
+def get_const_float(expr) -> float:
+    """The value of a constant float (or integer) expression."""
+    if isinstance(expr, (int, float)) and not isinstance(expr, bool):
+        return float(expr)
+    e = simplify(expr)
+    if not isinstance(e, (E.IntImm, E.FloatImm)):
+        raise TeccTypeError(f"expected a constant number, got `{expr}`")
+    return float(e.value)
+
+
+def equal_const_int(expr, value) -> bool:
+    """True if ``expr`` is a constant integer equal to ``value``."""
+    if isinstance(expr, int):
+        return expr == value
+    if not isinstance(expr, E.PrimExpr):
+        return False
+    e = simplify(expr)
+    return isinstance(e, E.IntImm) and e.value == value
+
+
+def get_const_tuple(in_tuple) -> tuple:
+    """A shape as a tuple of ints; dimensions that are not constant stay
+    expressions (``(n, 3)`` for ``te.placeholder((n, 3))``)."""
+    out = []
+    for x in in_tuple:
+        if isinstance(x, E.IterVar):
+            x = x.var
+        if isinstance(x, int):
+            out.append(x)
+            continue
+        e = simplify(x)
+        out.append(int(e.value) if isinstance(e, E.IntImm) else e)
+    return tuple(out)
+
+
+def get_float_tuple(in_tuple) -> tuple:
+    """A tuple of constant floats."""
+    return tuple(get_const_float(x) for x in in_tuple)
+
+
+def prod(xs):
+    """The product of ``xs`` (numbers or expressions; 1 for none)."""
+    result = 1
+    for x in xs:
+        result = result * x
+    return result
+
+
+def is_empty_shape(shape) -> bool:
+    """True if some dimension of ``shape`` is the constant 0."""
+    return any(equal_const_int(d, 0) for d in shape)
+
+
+def ceil_div(a, b):
+    """``ceil(a / b)`` for non-negative integers or index expressions."""
+    return (a + b - 1) // b
+
+
+def get_max_power2_factor(n: int, max_value=None) -> int:
+    """The largest power of two dividing ``n`` (at most ``max_value``)."""
+    x = 1
+    while n % (2 * x) == 0 and (max_value is None or 2 * x <= max_value):
+        x *= 2
+    return x
+
+
+def ravel_index(indices, shape):
+    """The row-major flat index of ``indices`` in ``shape``."""
+    idx = None
+    for i, (x, d) in enumerate(zip(indices, shape)):
+        idx = x if i == 0 else idx * d + x
+    return idx if idx is not None else const(0)
+
+
+def unravel_index(idx, shape) -> list:
+    """The indices in ``shape`` (row major) of the flat index ``idx``."""
+    out = []
+    for d in reversed(shape):
+        out.append(idx % d)
+        idx = idx // d
+    return out[::-1]
+
+
+def const_vector(vector, name="const_vector"):
+    """A 1-D compute holding the constants of a numpy vector (a chain of selects)."""
+    import numpy as np
+
+    vector = np.asarray(vector)
+    if vector.ndim != 1:
+        raise InvalidShapeError(f"const_vector {name!r}: expected a 1-D array, got shape {vector.shape}")
+    dtype = str(vector.dtype)
+
+    def select_value(i):
+        now = const(0, dtype)
+        for k, v in enumerate(vector):
+            now = te.if_then_else(i == k, const(v.item(), dtype), now)
+        return now
+
+    return te.compute(vector.shape, select_value, name=name)
+
+
+def traverse_inline(s, final_op, callback):
+    """Walk the stages from ``final_op`` back through the injective ones, inlining
+    each injective stage that is not an output of ``s``, and call ``callback(op)``
+    on every operation reached, the injective ones included (an injective op after
+    the operations it reads).
+
+    This is how a schedule finds its anchor (a convolution, a softmax) under the
+    element-wise epilogues that follow it.
+    """
+    visited = set()
+    outputs = set(s.outputs)
+
+    def visit(op):
+        if op in visited:
+            return
+        visited.add(op)
+        if tag.is_injective(op.tag):
+            if op not in outputs:
+                s[op].compute_inline()
+            for t in op.input_tensors:
+                if isinstance(t.op, te.ComputeOp):
+                    visit(t.op)
+        callback(op)
+
+    visit(final_op)
+
+
+def walk_to_reductions(s, final_op) -> tuple:
+    """``(reductions, others)``: the reductions (operations with reduction axes)
+    that ``final_op`` reads, directly or not, and the other operations on the way
+    that are outputs of ``s``.  Every other stage on the way (element-wise and
+    injective ones, the stage that picks the index out of an argmax) is inlined.
+    """
+    reductions, others, visited = [], [], set()
+    outputs = set(s.outputs)
+
+    def visit(op):
+        if op in visited or not isinstance(op, te.ComputeOp):
+            return
+        visited.add(op)
+        if op.reduce_axis:
+            reductions.append(op)
+        elif op in outputs:
+            others.append(op)
+        else:
+            s[op].compute_inline()
+        for t in op.input_tensors:
+            visit(t.op)
+
+    visit(final_op)
+    return reductions, others
