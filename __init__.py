@@ -44,6 +44,7 @@ _LAZY = {
     "error": ("tecc.errors", None),
     "_ffi": ("tecc._ffi", None),
     "topi": ("tecc.topi", None),
+    "autotvm": ("tecc.autotvm", None),
 }
 
 

@@ -21,12 +21,21 @@ FORBIDDEN = {
     "runtime": {"te", "tir", "cpu_fallback", "cuda_codegen", "driver", "target", "tuner", "topi"},
     "tir": {"te", "cpu_fallback", "cuda_codegen", "driver", "target", "tuner", "topi"},
     "te": {"cpu_fallback", "cuda_codegen", "driver", "tuner", "topi"},
-    "topi": {"cpu_fallback", "cuda_codegen", "driver", "tuner"},
+    "topi": {"cpu_fallback", "cuda_codegen", "driver", "tuner"},  # tuner.task (knobs, configs) allowed
+    "tuner/task": {"cpu_fallback", "cuda_codegen", "driver", "topi", "tuner"},
     "cpu_fallback": {"te", "cuda_codegen", "driver", "topi", "tuner"},
     "cuda_codegen": {"te", "driver", "topi", "tuner"},
 }
 COMPILER = ("tecc.te", "tecc.tir", "tecc.cpu_fallback", "tecc.cuda_codegen", "tecc.driver",
             "tecc.target")
+
+
+def _part(parts) -> str:
+    """The part of tecc a module path names: its first folder, except that the
+    tuner's ``task`` package (knobs and configs, which topi uses) is a part of its own."""
+    if len(parts) > 1 and parts[0] == "tuner" and parts[1] == "task":
+        return "tuner.task"
+    return parts[0]
 
 
 def _tecc_imports(path: Path) -> set:
@@ -41,14 +50,16 @@ def _tecc_imports(path: Path) -> set:
                 parts = list(base) + (node.module.split(".") if node.module else [])
                 if not parts:  # "from .. import x" at the top: x names the part
                     found.update(alias.name for alias in node.names)
+                elif len(parts) == 1:  # "from ..tuner import task": the names may be parts
+                    found.update(_part(parts + [alias.name]) for alias in node.names)
                 else:
-                    found.add(parts[0])
+                    found.add(_part(parts))
             elif node.module and node.module.startswith("tecc."):
-                found.add(node.module.split(".")[1])
+                found.add(_part(node.module.split(".")[1:]))
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("tecc."):
-                    found.add(alias.name.split(".")[1])
+                    found.add(_part(alias.name.split(".")[1:]))
     return found
 
 

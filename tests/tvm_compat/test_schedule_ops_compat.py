@@ -502,16 +502,16 @@ def test_local_and_shared_stages_under_thread_loops_need_no_guard():
     np.testing.assert_allclose(c, a + 3, rtol=1e-6)
 
 
-def test_local_cache_whose_loop_is_bound_to_the_thread_covers_every_threads_reads():
-    # Deliberate difference (tests/tvm_compat/README.md): TVM sizes A.local per thread
-    # (97 elements, from threadIdx.x on) although A.local's own loop is bound to that
-    # same thread index, so each thread would fill only part of its private copy and
-    # read the rest unwritten; tecc sizes it for every thread's reads (128), which
-    # each thread fills at the elements it reads.  The result is checked on cuda.
+def test_local_cache_whose_loop_is_bound_to_the_thread_holds_one_threads_part():
+    # A.local's own loop is bound to the thread index its consumers read by: the loop
+    # covers every thread's reads (4 x 32, no guard), and the buffer holds one
+    # thread's part, TVM's 97 elements from threadIdx.x on.  Each thread stores at
+    # (index - threadIdx.x) the elements it reads itself; the result is checked.
     s, A, C = _local_stage_predicate2()
     body = tecc.lower(s, [A, C])["main"].body
     allocs = _collect(body, lambda x: isinstance(x, tir.Allocate) and x.buffer_var.name.startswith("A"))
-    assert [int(a.extents[0]) for a in allocs] == [128]
+    assert [int(a.extents[0]) for a in allocs] == [97]
+    assert _collect(body, lambda x: isinstance(x, tir.IfThenElse)) == []
     a, c = rand(128), np.zeros(128, "float32")
     build_run(s, [A, C], [a, c], "cuda")
     np.testing.assert_allclose(c, a + 3, rtol=1e-6)
