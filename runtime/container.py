@@ -19,6 +19,10 @@ class Map(dict):
 
     __slots__ = ()
 
+    def items(self):
+        """The ``(key, value)`` pairs as a list (TVM's ``Map.items()`` is indexable)."""
+        return list(super().items())
+
     def __str__(self):
         return _text(self)
 

@@ -35,6 +35,7 @@ from ..tir.functor import IRMutator, collect_vars, post_order_visit, substitute
 from ..tir.op import const, likely
 from ..tir.transform.lower_thread_allreduce import store_values, thread_allreduce
 from .schedule import AttachType, Fuse, Schedule, Singleton, Split, _is_reduce, pass_down_extents, pass_up_index
+from .tensor_intrin import intrinsic_form
 from .tensor import ComputeOp, ExternOp, PlaceholderOp, ScanOp, Tensor, TensorComputeOp, read_tensors
 
 #: memory scopes from widest to narrowest sharing
@@ -149,10 +150,29 @@ class Lowerer:
         return S.PrimFunc(tuple(params), body, buffer_map, {keys.GLOBAL_SYMBOL: self.name})
 
     def _prepare(self, infos):
+        self._assume_positive_shapes(infos)
         self._check_attachments(infos)
         self._set_aliases(infos)
         for info in reversed(infos):
             self._infer_bounds(info)
+
+    def _assume_positive_shapes(self, infos):
+        """A variable in a tensor's shape is at least 1 where anything runs (a
+        dimension of 0 has no loop iterations to bound): dividing by it is
+        monotone, as TVM's bound inference assumes (``(xo*s + xi) // l``)."""
+        seen = set()
+        for info in infos:
+            op = info.op
+            for i in range(op.num_outputs):
+                for d in op.output_shape(i):
+                    for v in collect_vars(d):
+                        if v in seen or isinstance(v, E.SizeVar):
+                            continue
+                        seen.add(v)
+                        try:
+                            self.ana.bind(v, IntervalSet(const(1, v.dtype), const(_dt.max_value(v.dtype), v.dtype)))
+                        except ValueError:
+                            pass  # bound already, to what the user said
 
     def infer_bound(self) -> dict:
         """The range of every iteration variable of every stage (TVM's InferBound)."""
@@ -421,7 +441,7 @@ class Lowerer:
             for v in free:
                 r = self.loop_range[v]
                 dom[v] = IntervalSet(r.min, self.ana.simplify(r.min + r.extent - 1))
-            s = eval_set(e, dom)
+            s = eval_set(e, dom, self.ana)
             e = s.max_value if upper else s.min_value
             if not isinstance(e, E.PrimExpr):
                 return None
@@ -582,7 +602,7 @@ class Lowerer:
             for idx in self._consumer_accesses(c, outs):
                 for d, e in enumerate(idx):
                     e = self.ana.simplify(substitute(e, sub))  # e.g. (n.outer*128 + n.inner) % 128 -> n.inner
-                    s = eval_set(e, {})
+                    s = eval_set(e, {}, self.ana)
                     a = self._relax(s.min_value, fix, upper=False)
                     b = self._relax(s.max_value, fix, upper=True)
                     if a is None or b is None:  # e.g. a division by a symbolic size: bound it as it is
@@ -1164,25 +1184,7 @@ class Lowerer:
         placeholder ``k`` at the index relative to the region)."""
         from ..tir.structural import structural_equal
 
-        placeholder = dict(zip(reads, intrin.inputs))
-        lowerer = self
-
-        class _ToIntrinsic(IRMutator):
-            def visit_ProducerLoad(self, e):
-                idx = tuple(self.visit(i) for i in e.indices)
-                t = placeholder.get(e.producer)
-                if t is None:
-                    return E.ProducerLoad(e.producer, idx)
-                rel = [lowerer.ana.simplify(i - lo) for i, (lo, ext) in zip(idx, regions[e.producer])
-                       if not E.is_const_int(ext, 1)]
-                while len(rel) < len(t.shape):  # the intrinsic keeps dimensions of extent 1
-                    rel.insert(0, const(0, "int32"))
-                return E.ProducerLoad(t, tuple(rel))
-
-            def visit_Reduce(self, r):
-                return self.generic_visit(r)
-
-        mine = [self.ana.simplify(_ToIntrinsic().visit(substitute(b, vmap))) for b in info.body]
+        mine = intrinsic_form(info.body, vmap, reads, intrin, regions, self.ana.simplify)
         theirs = [self.ana.simplify(b) for b in intrin.op.body]
 
         def same(a, b):

@@ -250,6 +250,16 @@ class Stage:
             raise stage._err(f"{what} must be positive, got {v}")
         return v
 
+    def _split_size(self, value, what):
+        """A split's factor/nparts: a positive integer, or an integer expression
+        (``te.var("s")``: a symbolic tile size, bound when the kernel runs; a tail the
+        size does not divide is guarded)."""
+        if isinstance(value, E.PrimExpr) and not isinstance(value, E.IntImm):
+            if not str(value.dtype).startswith(("int", "uint")):
+                raise self._err(f"{what} must be an integer, got `{value}` of type {value.dtype}")
+            return value
+        return self._positive_int(value, what, self)
+
     def is_scheduled(self):
         """True once a primitive changed this stage's loops or where it is computed."""
         return bool(self.relations) or self.attach_type not in (AttachType.ROOT, AttachType.SCAN_UPDATE) \
@@ -265,9 +275,9 @@ class Stage:
         if (factor is None) == (nparts is None):
             raise self._err(f"split of axis {parent.var.name!r} needs exactly one of factor= or nparts=")
         if factor is not None:
-            factor = self._positive_int(factor, f"split factor of axis {parent.var.name!r}", self)
+            factor = self._split_size(factor, f"split factor of axis {parent.var.name!r}")
         else:
-            nparts = self._positive_int(nparts, f"split nparts of axis {parent.var.name!r}", self)
+            nparts = self._split_size(nparts, f"split nparts of axis {parent.var.name!r}")
         name = parent.var.name
         outer = E.IterVar(None, E.Var(f"{name}.outer", parent.var.dtype), parent.iter_type)
         inner = E.IterVar(None, E.Var(f"{name}.inner", parent.var.dtype), parent.iter_type)

@@ -189,3 +189,132 @@ def decl_tensor_intrin(op, fcompute, name="tensor_intrin", binds=None, scalar_pa
     else:
         body, reset, update = stmt(result, "result"), None, None
     return TensorIntrin(name, op, inputs, buffers, scalar_params, body, reset, update)
+
+
+# ---------------------------------------------------------------------------------------
+# matching a tensorized loop nest against an intrinsic (lowering and TVM's test hooks)
+# ---------------------------------------------------------------------------------------
+def intrinsic_form(body, vmap, reads, intrin, regions, simplify):
+    """The expressions ``body`` of a stage as the intrinsic would see them: each root
+    variable replaced as ``vmap`` says (the block's origin plus the intrinsic's own
+    axis), each read of input ``k`` (``reads[k]``) a read of the intrinsic's
+    placeholder ``k`` at the index relative to ``regions[tensor]`` (``(min, extent)``
+    per dimension; dimensions of extent 1 dropped), and each reduction over the
+    intrinsic's reduction axes.  Equal to ``intrin.op.body`` (after ``simplify``)
+    exactly when the block computes what the intrinsic does."""
+    from ..tir.functor import IRMutator, substitute  # noqa: PLC0415
+
+    placeholder = dict(zip(reads, intrin.inputs))
+
+    class _ToIntrinsic(IRMutator):
+        def visit_ProducerLoad(self, e):
+            idx = tuple(self.visit(i) for i in e.indices)
+            t = placeholder.get(e.producer)
+            if t is None:
+                return E.ProducerLoad(e.producer, idx)
+            rel = [simplify(i - lo) for i, (lo, ext) in zip(idx, regions[e.producer])
+                   if not E.is_const_int(ext, 1)]
+            while len(rel) < len(t.shape):  # the intrinsic keeps dimensions of extent 1
+                rel.insert(0, const(0, "int32"))
+            return E.ProducerLoad(t, tuple(rel))
+
+        def visit_Call(self, e):
+            e = self.generic_visit(e)
+            if isinstance(e, E.Call) and e.op == "if_then_else":
+                return E.Select(*e.args)  # the same value (a guard written either way)
+            return e
+
+        def visit_Reduce(self, r):
+            r = self.generic_visit(r)
+            if isinstance(r, E.Reduce) and len(intrin.op.reduce_axis) == len(r.axis):
+                r = E.Reduce(r.combiner, r.source, tuple(intrin.op.reduce_axis), r.condition, r.value_index,
+                             r.init)
+            return r
+
+    return [simplify(_ToIntrinsic().visit(substitute(b, vmap))) for b in body]
+
+
+def _tensorized_leaf(stage):
+    for k, iv in enumerate(stage.leaf_iter_vars):
+        attr = stage.iter_var_attrs.get(iv)
+        if attr is not None and getattr(attr, "tensor_intrin", None) is not None:
+            return k
+    raise TeccTypeError(f"stage {stage.op.name!r} has no tensorized loop (s[T].tensorize(axis, intrin))")
+
+
+def infer_tensorize_region(stage, dom_map):
+    """TVM's ``test.op.InferTensorizeRegion``: for the loops of ``stage`` from its
+    tensorized loop inward, the range of each root axis (the outer loops fixed) and
+    the region of each input the block reads.  Returns ``(Map IterVar -> Range,
+    Map Tensor -> [Range])``."""
+    from ..runtime.container import Map  # noqa: PLC0415
+    from ..tir.arith import Analyzer, IntervalSet, eval_set  # noqa: PLC0415
+    from ..tir.functor import substitute  # noqa: PLC0415
+    from .lower import _accesses  # noqa: PLC0415
+    from .schedule import pass_up_index  # noqa: PLC0415
+    from .tensor import read_tensors  # noqa: PLC0415
+
+    op = stage.op
+    p = _tensorized_leaf(stage)
+    inner = stage.leaf_iter_vars[p:]
+    ana = Analyzer()
+    ext = {iv: dom_map[iv].extent for iv in stage.all_iter_vars if iv in dom_map}
+    off = pass_up_index(stage, {iv: iv.var for iv in stage.leaf_iter_vars}, ext)
+    relax = {iv.var: IntervalSet(const(0, iv.var.dtype), ana.simplify(ext[iv] - 1)) for iv in inner}
+    out_dom = Map()
+    value = {}
+    for iv in list(op.axis) + list(op.reduce_axis):
+        base = dom_map[iv].min if iv in dom_map else const(0, iv.var.dtype)
+        index = ana.simplify(base + off[iv]) if iv in off else base
+        s = eval_set(index, relax, ana)
+        lo = ana.simplify(s.min_value)
+        out_dom[iv] = E.Range(lo, ana.simplify(s.max_value - lo + 1))
+        value[iv.var] = out_dom[iv]
+    in_region = Map()
+    body = list(op.body)
+    doms = {v: IntervalSet(r.min, ana.simplify(r.min + r.extent - 1)) for v, r in value.items()}
+    for t in read_tensors(body):
+        dims = []
+        for d in range(len(t.shape)):
+            los, his = [], []
+            for idx in _accesses(body, {t}):
+                s = eval_set(substitute(idx[d], {}), doms, ana)
+                los.append(s.min_value)
+                his.append(s.max_value)
+            lo, hi = los[0], his[0]
+            for a, b in zip(los[1:], his[1:]):
+                lo, hi = ana.simplify(E.Min(lo, a)), ana.simplify(E.Max(hi, b))
+            dims.append(E.Range(lo, ana.simplify(hi - lo + 1)))
+        in_region[t] = dims
+    return out_dom, in_region
+
+
+def match_tensorize_body(stage, out_dom, in_region, intrin):
+    """TVM's ``test.op.MatchTensorizeBody``: ``stage``'s expressions over the block
+    ``out_dom`` rewritten in the intrinsic's terms (see :func:`intrinsic_form`)."""
+    from ..tir.arith import Analyzer  # noqa: PLC0415
+    from .tensor import read_tensors  # noqa: PLC0415
+
+    op = stage.op
+    ana = Analyzer()
+    vmap = {}
+    axes = [(op.axis, intrin.op.axis), (op.reduce_axis, intrin.op.reduce_axis)]
+    for mine, theirs in axes:
+        spanned = [iv for iv in mine if not E.is_const_int(out_dom[iv].extent, 1)]
+        for iv in mine:
+            vmap[iv.var] = out_dom[iv].min
+        for iv, a in zip(spanned, theirs):
+            vmap[iv.var] = out_dom[iv].min + a.var
+    reads = read_tensors(list(op.body))
+    regions = {t: [(r.min, r.extent) for r in in_region[t]] for t in reads}
+    return intrinsic_form(list(op.body), vmap, reads, intrin, regions, ana.simplify)
+
+
+def _register_test_hooks():
+    from ..runtime.packed_func import register_func  # noqa: PLC0415
+
+    register_func("test.op.InferTensorizeRegion", infer_tensorize_region, override=True)
+    register_func("test.op.MatchTensorizeBody", match_tensorize_body, override=True)
+
+
+_register_test_hooks()

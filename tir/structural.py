@@ -85,6 +85,15 @@ class _Eq:
             if a.var in self.lr or a.var is b.var:
                 return self.var(a.var, b.var)
             return self.bind(a.var, b.var)
+        if isinstance(a, E.CommReducer):  # lhs and rhs are the combiner's own definitions
+            if len(a.lhs) != len(b.lhs) or len(a.rhs) != len(b.rhs):
+                return False
+            return (all(x.dtype == y.dtype and self.bind(x, y) for x, y in zip(a.lhs + a.rhs, b.lhs + b.rhs))
+                    and self.eq(a.result, b.result) and self.eq(a.identity_element, b.identity_element))
+        if isinstance(a, E.Reduce):  # the reduction axes are defined here: bind them before the source
+            return (a.value_index == b.value_index and self.eq(a.combiner, b.combiner)
+                    and self.eq(a.axis, b.axis) and self.eq(a.source, b.source)
+                    and self.eq(a.condition, b.condition) and self.eq(a.init, b.init))
         if isinstance(a, S.PrimFunc):
             if len(a.params) != len(b.params):
                 return False
@@ -108,8 +117,18 @@ class _Eq:
 
 
 def structural_equal(a, b, map_free_vars: bool = False) -> bool:
-    """True if ``a`` and ``b`` have the same structure (see the module docs)."""
+    """True if ``a`` and ``b`` have the same structure (see the module docs).  A
+    Python number compares as the constant TVM converts it to (``int`` to an int32
+    ``IntImm``, ``float`` to a float32 ``FloatImm``)."""
+    a, b = _as_node(a), _as_node(b)
     return _Eq(map_free_vars).eq(a, b)
+
+
+def _as_node(x):
+    if isinstance(x, (bool, int, float)) and not isinstance(x, E.PrimExpr):
+        from .op import convert
+        return convert(x)
+    return x
 
 
 def assert_structural_equal(a, b, map_free_vars: bool = False):

@@ -139,11 +139,11 @@ def _split(op, body, rel, ana):
         ext = loop.extent
         dt = ext.dtype
         if rel.factor is not None:
-            factor = const(rel.factor, dt)
+            factor = const(rel.factor, dt) if isinstance(rel.factor, int) else rel.factor
             inner_ext = factor
             outer_ext = ana.simplify((ext + factor - 1) // factor)
         else:
-            outer_ext = const(rel.nparts, dt)
+            outer_ext = const(rel.nparts, dt) if isinstance(rel.nparts, int) else rel.nparts
             inner_ext = ana.simplify((ext + outer_ext - 1) // outer_ext)
         outer, inner = rel.outer.var, rel.inner.var
         index = outer * inner_ext + inner

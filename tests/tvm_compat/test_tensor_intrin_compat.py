@@ -300,3 +300,54 @@ def test_tensorize_needs_whole_blocks():
     s[Z].tensorize(xi, _vadd(f))
     with pytest.raises(LoweringError, match="does not divide its axis"):
         tecc.lower(s, [X, Y, Z])
+
+
+# ---------------------------------------------------------------------------------------
+# TVM's test hooks: the region a tensorized block covers, and its body in the
+# intrinsic's terms (test.op.InferTensorizeRegion / test.op.MatchTensorizeBody)
+# ---------------------------------------------------------------------------------------
+def _hooks():
+    return tecc.get_global_func("test.op.InferTensorizeRegion"), tecc.get_global_func("test.op.MatchTensorizeBody")
+
+
+def test_tensorize_region_and_body_of_a_split_vector_add():
+    infer, match = _hooks()
+    m, f = 128, 16
+    x, y = te.placeholder((m,), name="x"), te.placeholder((m,), name="y")
+    z = te.compute((m,), lambda i: x[i] + y[i], name="z")
+    s = te.create_schedule(z.op)
+    xo, xi = s[z].split(z.op.axis[0], factor=f)
+    vadd = _vadd(f)
+    s[z].tensorize(xi, vadd)
+    s = s.normalize()
+    out_dom, in_dom = infer(s[z], te.schedule.InferBound(s))
+    assert tecc.ir.structural_equal(out_dom[z.op.axis[0]].extent, f)
+    assert tecc.ir.structural_equal(out_dom[z.op.axis[0]].min, xo.var * f)
+    (tensor, region), = in_dom.items()[:1]
+    assert tensor in (x, y) and int(region[0].extent) == f
+    body = match(s[z], out_dom, in_dom, vadd)
+    ana = tecc.arith.Analyzer()
+    assert tecc.ir.structural_equal(ana.simplify(body[0]), ana.simplify(vadd.op.body[0]))
+
+
+def test_tensorize_body_of_a_reduction_matches_up_to_its_variables():
+    infer, match = _hooks()
+    n, f = 64, 8
+    A, B = te.placeholder((n, n), name="A"), te.placeholder((n,), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n,), lambda i: te.sum(A[i, k] * B[k], axis=k), name="C")
+    w, v = te.placeholder((f, n), name="w"), te.placeholder((n,), name="v")
+    kk = te.reduce_axis((0, n), name="kk")
+    gemv = te.compute((f,), lambda i: te.sum(w[i, kk] * v[kk], axis=kk), name="gemv")
+    intrin = te.decl_tensor_intrin(gemv.op, lambda ins, outs: tir.call_packed("gemv", ins[0], ins[1], outs[0]))
+    s = te.create_schedule(C.op)
+    _, yi = s[C].split(C.op.axis[0], factor=f)
+    s[C].tensorize(yi, intrin)
+    s = s.normalize()
+    out_dom, in_dom = infer(s[C], te.schedule.InferBound(s))
+    assert int(out_dom[C.op.axis[0]].extent) == f and int(out_dom[C.op.reduce_axis[0]].extent) == n
+    body = match(s[C], out_dom, in_dom, intrin)
+    ana = tecc.arith.Analyzer()
+    assert tecc.ir.structural_equal(ana.simplify(body[0]), ana.simplify(gemv.op.body[0]))
+    other = te.compute((f,), lambda i: te.sum(w[i, kk] + v[kk], axis=kk), name="other")  # + is not *
+    assert not tecc.ir.structural_equal(ana.simplify(body[0]), ana.simplify(other.op.body[0]))

@@ -153,7 +153,7 @@ def _combine_keep(ana, cls, a, b):
     return ana.simplify(cls(a, b))
 
 
-def eval_set(expr, dom_map) -> IntervalSet:
+def eval_set(expr, dom_map, analyzer=None) -> IntervalSet:
     """The interval of values ``expr`` takes over the domains in ``dom_map``.
 
     Parameters
@@ -162,6 +162,9 @@ def eval_set(expr, dom_map) -> IntervalSet:
         An integer expression.
     dom_map : dict
         ``Var -> IntervalSet or Range``.  Variables not in it stay symbolic.
+    analyzer : Analyzer, optional
+        What is known of the symbolic variables (e.g. a divisor proven positive);
+        its range bindings are *not* relaxed (that is ``Analyzer.int_set``).
 
     Returns
     -------
@@ -171,7 +174,7 @@ def eval_set(expr, dom_map) -> IntervalSet:
     """
     from .analyzer import Analyzer
 
-    return _eval_set(convert(expr), dict(dom_map), Analyzer())
+    return _eval_set(convert(expr), dict(dom_map), analyzer if analyzer is not None else Analyzer())
 
 
 def _eval_set(expr, dom_map, ana):
