@@ -277,6 +277,12 @@ def _lift_pair(node, fa, fb):
     """Node constructors take Python numbers as TVM's do: ``Select(c, 1, 0)``,
     ``Add(x, 1)``; a number next to an expression takes that expression's dtype."""
     a, b = getattr(node, fa), getattr(node, fb)
+    if isinstance(a, (EqualOp, NotEqualOp)):  # ``x == y`` written inside a node
+        a = a.asobject()
+        object.__setattr__(node, fa, a)
+    if isinstance(b, (EqualOp, NotEqualOp)):
+        b = b.asobject()
+        object.__setattr__(node, fb, b)
     if isinstance(a, _PY_SCALARS) or isinstance(b, _PY_SCALARS):
         if isinstance(a, _PY_SCALARS) and isinstance(b, PrimExpr):
             a = _op.const(a, b.dtype)
@@ -408,6 +414,8 @@ class Select(PrimExpr):
     def __post_init__(self):
         if isinstance(self.condition, _PY_SCALARS):
             object.__setattr__(self, "condition", _op.const(bool(self.condition)))
+        elif isinstance(self.condition, (EqualOp, NotEqualOp)):  # Select(i % 3 == 0, ...)
+            object.__setattr__(self, "condition", self.condition.asobject())
         _lift_pair(self, "true_value", "false_value")
 
     @property

@@ -133,6 +133,27 @@ def test_regression_select_and_node_constructors_take_python_numbers(target):
     np.testing.assert_array_equal(c, np.maximum(b - 5, i % 3) + np.where((i > 3) & (i < 9), 100, 0))
 
 
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+def test_node_constructors_take_equality_written_with_operators(target):
+    """``tir.Select(i % 3 == 0, ...)``: ``==``/``!=`` on expressions give a lazy
+    comparison that node constructors must turn into EQ/NE (lowering raised "cannot
+    visit a EqualOp")."""
+    n = 9
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: tir.Select(i % 3 == 0, A[i], tir.const(0.0, "float32")), name="B")
+    C = te.compute((n,), lambda i: tir.Select(i != 1, B[i], 7.0) + tir.Cast("float32", tir.Add(i == 2, 0)),
+                   name="C")
+    s = te.create_schedule(C.op)
+    if target == "cuda":
+        s[B].compute_inline()
+        bind_fused(s[C], 4)
+    a, c = rand(n), np.zeros(n, "float32")
+    build_run(s, [A, C], [a, c], target)
+    i = np.arange(n)
+    want = np.where(i != 1, np.where(i % 3 == 0, a, 0), 7) + (i == 2)
+    np.testing.assert_allclose(c, want, rtol=1e-6)
+
+
 def test_the_remaining_node_constructors_take_python_numbers():
     x = te.var("x")
     nodes = [tir.Not(True), tir.Cast("float32", 3), tir.Let(x, 1, x + 1), tir.Broadcast(1.0, 4),
