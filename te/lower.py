@@ -502,10 +502,15 @@ class Lowerer:
             own = self._own_thread_vars(st)
             window = None
             if any(collect_vars(x) & own for x in lo if x is not None):
+                # (a cross-thread reduction binds a reduction loop: its threads all
+                # hold the one result, so only data loops bound to the thread make
+                # the per-thread window of _thread_window)
                 # the stage binds its own loops to a thread index its region depends
                 # on: its loops cover every thread's reads, and its buffer holds one
                 # thread's part (_thread_window)
-                window = (lo, hi)
+                if self._own_thread_vars(st, data_only=True) & set().union(
+                        *(collect_vars(x) for x in lo if x is not None)):
+                    window = (lo, hi)
                 lo, hi = self._region(info, fixed, per_thread=False)
             for d, iv in enumerate(op.axis):
                 if lo[d] is None:  # not read at all: the whole axis
@@ -617,9 +622,11 @@ class Lowerer:
         return lo, hi
 
     @staticmethod
-    def _own_thread_vars(stage):
-        """The thread axis variables ``stage`` binds its own loops to."""
-        return {a.bind_thread.var for a in stage.iter_var_attrs.values() if a.bind_thread is not None}
+    def _own_thread_vars(stage, data_only=False):
+        """The thread axis variables ``stage`` binds its own loops to (with
+        ``data_only``, its data-parallel loops only)."""
+        return {a.bind_thread.var for iv, a in stage.iter_var_attrs.items() if a.bind_thread is not None
+                and not (data_only and _is_reduce(iv))}
 
     def _scan_bounds(self, info):
         op = info.op

@@ -517,6 +517,29 @@ def test_local_cache_whose_loop_is_bound_to_the_thread_holds_one_threads_part():
     np.testing.assert_allclose(c, a + 3, rtol=1e-6)
 
 
+def test_cross_thread_reduction_under_a_consumer_bound_to_the_same_thread():
+    # the reduction binds a *reduction* loop to threadIdx.x and its consumer binds an
+    # extent-1 loop to threadIdx.x: every thread holds the one result, the buffer
+    # is one element and every thread stores at 0 (not at -threadIdx.x)
+    A = te.placeholder((6, 50), name="A")
+    k = te.reduce_axis((0, 50), name="k")
+    R = te.compute((6,), lambda i: te.sum(A[i, k], axis=k), name="R")
+    O = te.compute((6,), lambda i: R[i] * 2.0, name="O")
+    s = te.create_schedule(O.op)
+    tx = te.thread_axis((0, 64), "threadIdx.x")
+    bo, t = s[O].split(O.op.axis[0], factor=4)
+    t, one = s[O].split(t, factor=1)
+    s[O].bind(bo, te.thread_axis("blockIdx.x"))
+    s[O].bind(t, te.thread_axis("threadIdx.y"))
+    s[O].bind(one, tx)
+    s[R].compute_at(s[O], t)
+    _, ki = s[R].split(R.op.reduce_axis[0], factor=64)
+    s[R].bind(ki, tx)
+    a, o = rand(6, 50), np.zeros(6, "float32")
+    build_run(s, [A, O], [a, o], "cuda")  # checked: no out-of-bounds store
+    np.testing.assert_allclose(o, a.sum(axis=1) * 2, rtol=1e-5)
+
+
 def test_local_cache_read_under_a_thread_loop_is_sized_for_one_thread():
     # the same schedule without binding the cache's own loop: each thread caches only
     # what it reads, from its thread index on -- TVM's 97 elements
