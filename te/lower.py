@@ -99,6 +99,7 @@ class _StageInfo:
         self.window = None              # per output dim (min, extent) of a per-thread buffer whose
                                         # loops span more than one thread's part (see _thread_window)
         self.window_index = ()          # where such a stage stores, in its window
+        self.inner_offsets = {}         # split/fused axis that is neither root nor leaf -> its index
 
     @property
     def roots(self):
@@ -674,6 +675,11 @@ class Lowerer:
                         f"{attr.bind_thread.thread_tag} of extent {tdom}")
             self.loop_range[iv.var] = E.Range(const(0, e.dtype), e)
             self.ana.bind(iv.var, E.Range(const(0, e.dtype), e))
+        # an axis split and then split again (or fused and split): its own range is a
+        # bound too (ci of extent 2 split by 64 must stay below 2, not just its root)
+        roots, leaves = set(op.axis) | set(op.reduce_axis), set(st.leaf_iter_vars)
+        info.inner_offsets = {iv: self.ana.simplify(off[iv]) for iv in st.all_iter_vars
+                              if iv in off and iv in dom and iv not in roots and iv not in leaves}
         info.offset = {}
         extra = [rel.iter for rel in st.relations if isinstance(rel, Singleton)]
         for iv in list(op.axis) + list(op.reduce_axis) + extra:
@@ -801,6 +807,10 @@ class Lowerer:
             o, ext = info.offset[iv], info.dom[iv].extent
             if not self.ana.can_prove(E.LT(o, ext)):
                 red.append(E.LT(o, ext))
+        for iv, o in info.inner_offsets.items():
+            ext = info.dom[iv].extent
+            if not self.ana.can_prove(E.LT(o, ext)):
+                (red if _is_reduce(iv) else data).append(E.LT(o, ext))
         return data, red
 
     def _store_predicate(self, info):

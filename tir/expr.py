@@ -503,6 +503,10 @@ class BufferLoad(PrimExpr):
     buffer: "Buffer"  # noqa: F821
     indices: tuple
 
+    def __post_init__(self):
+        if type(self.indices) is not tuple or not all(isinstance(i, PrimExpr) for i in self.indices):
+            object.__setattr__(self, "indices", tuple(_op.convert(i) for i in self.indices))
+
     @property
     def dtype(self):
         n = 1

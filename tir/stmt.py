@@ -339,6 +339,15 @@ class BufferStore(Stmt):
     value: PrimExpr
     indices: tuple
 
+    def __post_init__(self):
+        # TVM's constructor takes Python numbers and lists: ``BufferStore(b, 1.0, [0, 1])``
+        if type(self.indices) is not tuple or not all(isinstance(i, PrimExpr) for i in self.indices):
+            from .op import convert
+            object.__setattr__(self, "indices", tuple(convert(i) for i in self.indices))
+        if not isinstance(self.value, PrimExpr):
+            from .op import convert
+            object.__setattr__(self, "value", convert(self.value, self.buffer.dtype))
+
 
 @ir_node(("body",))
 @dataclass(frozen=True, eq=False, slots=True, repr=False)

@@ -12,12 +12,14 @@ module                    holds
 :mod:`.tensor`            ``full``, ``full_like``, ``elemwise_sum``
 :mod:`.transform`         ``reshape``, ``concatenate``, ``split``, ``take``, ``tensordot``...
 :mod:`.einsum`            ``einsum("ij,jk->ik", A, B)``
-:mod:`.reduction`         ``sum``, ``max``, ``min``, ``prod``, ``argmax``... (axis, keepdims)
+:mod:`.reduction`         ``sum``, ``max``, ``min``, ``prod``, ``argmax``, ``mean``, ``variance``...
 :mod:`.nn`                neural-network computes (conv2d, dense, softmax, pool2d, ...)
 :mod:`.generic`           default (CPU) schedules
 :mod:`.x86`               CPU schedules
 :mod:`.cuda`              CUDA schedules and workloads (``sgemm``, ``softmax_rows``...)
 :mod:`.testing`           numpy references, and the compute/schedule to use per target
+:mod:`.schedule_registry` ``schedule(outs, target)``: the schedule for an output's tag and target;
+                          ``register_schedule(tag_prefix, target_key)`` adds one
 :mod:`.tag`, :mod:`.utils`  operator tags; shapes, constants, ``traverse_inline``
 ========================  ==============================================================
 """
@@ -34,14 +36,23 @@ from .math import (  # noqa: F401
     sin, sinh, sqrt, tan, tanh, trunc,
 )
 from .reduction import all, any, argmax, argmin, max, min, prod, sum  # noqa: F401
+from .reduction import mean, std, variance  # noqa: F401
+from .broadcast import fmod, pow, where  # noqa: F401
+from .math import acosh, asinh, atanh, reciprocal  # noqa: F401
 from .tensor import elemwise_sum, full, full_like  # noqa: F401
 from .transform import (  # noqa: F401
     concatenate, expand_dims, reshape, split, squeeze, stack, take, tensordot, transpose,
+)
+from .transform import (  # noqa: F401
+    arange, flip, gather, gather_elements, gather_nd, layout_transform, one_hot, repeat, strided_slice, tile,
 )
 from .einsum import einsum  # noqa: F401
 from . import nn  # noqa: F401,E402
 from . import generic, x86, cuda, testing  # noqa: F401,E402
 from .nn import batch_matmul, conv2d_nchw, layer_norm, matmul, softmax  # noqa: F401,E402
+from .nn import matmul_broadcast  # noqa: F401,E402
+from . import schedule_registry  # noqa: F401,E402
+from .schedule_registry import register_schedule, schedule  # noqa: F401,E402
 from . import generic_op_impl  # noqa: E402
 
 generic_op_impl.install()

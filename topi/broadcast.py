@@ -12,11 +12,29 @@ Python number:
 
 Symbolic dimensions broadcast too: where it cannot be decided when the operator is
 built whether a dimension is 1, the index into that input is chosen at run time.
+
+Division and remainder (``divide``, ``floor_divide``, ``mod`` and ``floor_mod`` as in TVM):
+
+================  ================================  ====================================
+operator          integers                          floats
+================  ================================  ====================================
+``divide``        truncating (C's ``/``)            true division
+``floor_divide``  floor (numpy's ``//``)            ``floor(a / b)``
+``trunc_divide``  truncating                        ``trunc(a / b)``
+``mod``           sign of ``lhs`` (C's ``%``)       C's ``fmod`` (sign of ``lhs``)
+``floor_mod``     sign of ``rhs`` (numpy's ``%``)   ``a - floor(a / b) * b``
+``fmod``          as ``mod``                        C's ``fmod`` (numpy's ``np.fmod``)
+================  ================================  ====================================
+
+``power`` of integers stays an integer (computed in float64 and truncated, exact
+while the result fits); the logical operators take any dtype (non-zero is true) and
+give ``bool``; :func:`where` broadcasts its three operands.
 """
 from __future__ import annotations
 
 from .. import te
 from ..errors import TeccTypeError
+from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import op as _op
 from ..tir.arith import Analyzer
@@ -157,18 +175,47 @@ def _make(name, fexpr, law):
     return op
 
 
+def _power(a, b):
+    a, b = _op.match_types(a, b)
+    if _dt.is_float(a.dtype):
+        return _op.power(a, b)
+    return _op.cast(a.dtype, _op.power(_op.cast("float64", a), _op.cast("float64", b)))
+
+
+def _fmod(a, b):
+    a, b = _op.match_types(a, b)
+    if _dt.is_float(a.dtype):
+        return _op.fmod(a, b)
+    return _op.truncmod(a, b)
+
+
+def _truth(v):
+    """``v`` as a bool (non-zero is true)."""
+    v = _op.convert(v)
+    return v if _dt.is_bool(v.dtype) else _op.ne(v, _op.const(0, v.dtype))
+
+
+def _trunc_divide(a, b):
+    a, b = _op.match_types(a, b)
+    if _dt.is_float(a.dtype):
+        return _op.trunc(_op.div(a, b))
+    return _op.truncdiv(a, b)
+
+
 add = _make("add", _op.add, "lhs + rhs")
 subtract = _make("subtract", _op.sub, "lhs - rhs")
 multiply = _make("multiply", _op.mul, "lhs * rhs")
 divide = _make("divide", _op.div, "lhs / rhs (truncating for integers)")
 floor_divide = _make("floor_divide", _op.floordiv, "floor(lhs / rhs)")
-trunc_divide = _make("trunc_divide", _op.truncdiv, "trunc(lhs / rhs)")
-mod = _make("mod", _op.truncmod, "lhs - trunc(lhs / rhs) * rhs (sign of lhs)")
-trunc_mod = _make("trunc_mod", _op.truncmod, "lhs - trunc(lhs / rhs) * rhs (sign of lhs)")
+trunc_divide = _make("trunc_divide", _trunc_divide, "trunc(lhs / rhs)")
+mod = _make("mod", _fmod, "lhs - trunc(lhs / rhs) * rhs (sign of lhs; C's fmod for floats)")
+fmod = _make("fmod", _fmod, "fmod(lhs, rhs) (sign of lhs; C's % for integers)")
+trunc_mod = _make("trunc_mod", _fmod, "lhs - trunc(lhs / rhs) * rhs (sign of lhs)")
 floor_mod = _make("floor_mod", _op.floormod, "lhs - floor(lhs / rhs) * rhs (sign of rhs)")
 maximum = _make("maximum", _op.max, "max(lhs, rhs)")
 minimum = _make("minimum", _op.min, "min(lhs, rhs)")
-power = _make("power", _op.power, "lhs ** rhs")
+power = _make("power", _power, "lhs ** rhs")
+pow = power  # noqa: A001  (te.pow's spelling)
 left_shift = _make("left_shift", _op.shift_left, "lhs << rhs")
 right_shift = _make("right_shift", _op.shift_right, "lhs >> rhs")
 greater = _make("greater", _op.gt, "lhs > rhs")
@@ -177,19 +224,20 @@ equal = _make("equal", _op.eq, "lhs == rhs")
 not_equal = _make("not_equal", _op.ne, "lhs != rhs")
 greater_equal = _make("greater_equal", _op.ge, "lhs >= rhs")
 less_equal = _make("less_equal", _op.le, "lhs <= rhs")
-logical_and = _make("logical_and", _op.logical_and, "lhs && rhs")
-logical_or = _make("logical_or", _op.logical_or, "lhs || rhs")
-logical_xor = _make("logical_xor", lambda a, b: _op.ne(_op.cast("bool", a), _op.cast("bool", b)), "lhs xor rhs")
+logical_and = _make("logical_and", lambda a, b: _op.logical_and(_truth(a), _truth(b)), "lhs && rhs")
+logical_or = _make("logical_or", lambda a, b: _op.logical_or(_truth(a), _truth(b)), "lhs || rhs")
+logical_xor = _make("logical_xor", lambda a, b: _op.ne(_truth(a), _truth(b)), "lhs xor rhs")
 bitwise_and = _make("bitwise_and", _op.bitwise_and, "lhs & rhs")
 bitwise_or = _make("bitwise_or", _op.bitwise_or, "lhs | rhs")
 bitwise_xor = _make("bitwise_xor", _op.bitwise_xor, "lhs ^ rhs")
 
 
 def logical_not(data):
-    """``!data`` element-wise (tagged :data:`~.tag.ELEMWISE`)."""
+    """``!data`` element-wise (non-zero is true; tagged :data:`~.tag.ELEMWISE`)."""
     if isinstance(data, te.Tensor):
-        return te.compute(data.shape, lambda *i: _op.logical_not(data(*i)), name="T_logical_not", tag=tag.ELEMWISE)
-    return _op.logical_not(data)
+        return te.compute(data.shape, lambda *i: _op.logical_not(_truth(data(*i))), name="T_logical_not",
+                          tag=tag.ELEMWISE)
+    return _op.logical_not(_truth(data))
 
 
 def bitwise_not(data):
@@ -197,3 +245,54 @@ def bitwise_not(data):
     if isinstance(data, te.Tensor):
         return te.compute(data.shape, lambda *i: _op.bitwise_not(data(*i)), name="T_bitwise_not", tag=tag.ELEMWISE)
     return _op.bitwise_not(data)
+
+
+def where(condition, x, y):
+    """``x`` where ``condition`` is true (non-zero), ``y`` elsewhere; the three
+    operands broadcast together (numpy's ``np.where``).
+
+    Parameters
+    ----------
+    condition : Tensor, expression or number
+        Of any dtype.
+    x, y : Tensor, expression or number
+        Of the same dtype when both are tensors; a number takes the other's dtype.
+
+    Returns
+    -------
+    Tensor
+        Of the broadcast shape, tagged :data:`~.tag.BROADCAST` (an expression when no
+        operand is a tensor).
+
+    Raises
+    ------
+    TopiError
+        When the shapes do not broadcast, or ``x`` and ``y`` are tensors of
+        different dtypes.
+    """
+    for v in (condition, x, y):
+        if not _is_operand(v):
+            raise TeccTypeError(f"topi.where: operands must be tensors, expressions or numbers, got {v!r}")
+    what = f"topi.where(condition {_describe(condition)}, x {_describe(x)}, y {_describe(y)})"
+    tensors = [v for v in (condition, x, y) if isinstance(v, te.Tensor)]
+    xd = x.dtype if isinstance(x, (te.Tensor, E.PrimExpr)) else None
+    yd = y.dtype if isinstance(y, (te.Tensor, E.PrimExpr)) else None
+    if xd is not None and yd is not None and xd != yd:
+        raise TopiError(f"{what}: x and y have different dtypes, {xd} and {yd}; cast one of them (topi.cast)")
+    dtype = xd or yd
+
+    def value(v, indices, out_shape):
+        if isinstance(v, te.Tensor):
+            return v(*_broadcast_index(v, out_shape, indices))
+        return _op.const(v, dtype) if dtype is not None and isinstance(v, (int, float)) else _op.convert(v)
+
+    if not tensors:
+        return _op.select(_truth(condition), value(x, (), ()), value(y, (), ()))
+    out_shape = ()
+    for t in tensors:
+        out_shape = broadcast_shape(out_shape, t.shape, what)
+
+    def fcompute(*i):
+        return _op.select(_truth(value(condition, i, out_shape)), value(x, i, out_shape), value(y, i, out_shape))
+
+    return te.compute(out_shape, fcompute, name="T_where", tag=tag.BROADCAST)

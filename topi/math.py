@@ -1,6 +1,17 @@
 """Element-wise math on tensors (TVM's ``topi.math``): ``exp``, ``tanh``, ``sigmoid``,
 ``abs``, ... each a new tensor of the input's shape tagged
-:data:`~.tag.ELEMWISE`, named ``T_<op>``."""
+:data:`~.tag.ELEMWISE`, named ``T_<op>``.
+
+Semantics worth knowing:
+
+* ``round`` rounds halves to even (``round(2.5) == 2``, ``round(-0.5) == -0``) on
+  every target, like numpy's ``np.round`` and ONNX's ``Round``.  (TVM's own
+  ``round`` does this on CPUs, through LLVM's ``nearbyint``, but rounds halves away
+  from zero on CUDA, through ``roundf``; tecc prints ``nearbyint`` for both.)
+* ``sign`` gives -1, 0 or 1 in the input's dtype (0 for -0.0).
+* the transcendental functions (``exp``, ``log``, ``erf``...) of an integer tensor
+  are computed in float32 and give float32.
+"""
 from __future__ import annotations
 
 from .. import te
@@ -8,6 +19,7 @@ from ..errors import TeccTypeError
 from ..tir import dtype as _dt
 from ..tir import op as _op
 from . import tag
+from .utils import TopiError
 
 
 def _check_tensor(x, name):
@@ -59,6 +71,31 @@ log10 = _make_unary("log10", _op.log10, "log10(x)")
 sqrt = _make_unary("sqrt", _op.sqrt, "sqrt(x)")
 rsqrt = _make_unary("rsqrt", _op.rsqrt, "1 / sqrt(x)")
 sigmoid = _make_unary("sigmoid", _op.sigmoid, "1 / (1 + exp(-x))")
+
+
+def _reciprocal(v):
+    return _op.div(_op.const(1, v.dtype), v)
+
+
+def _asinh(v):  # log(x + sqrt(x^2 + 1)), odd: computed on |x| for accuracy when x < 0
+    a = _op.abs(v)
+    r = _op.log(a + _op.sqrt(a * a + _op.const(1, v.dtype)))
+    return _op.select(v < _op.const(0, v.dtype), -r, r)
+
+
+def _acosh(v):  # log(x + sqrt(x^2 - 1)), x >= 1
+    return _op.log(v + _op.sqrt(v * v - _op.const(1, v.dtype)))
+
+
+def _atanh(v):  # log((1 + x) / (1 - x)) / 2, |x| < 1
+    one = _op.const(1, v.dtype)
+    return _op.log((one + v) / (one - v)) * _op.const(0.5, v.dtype)
+
+
+reciprocal = _make_unary("reciprocal", _reciprocal, "1 / x")
+asinh = _make_unary("asinh", _asinh, "asinh(x)")
+acosh = _make_unary("acosh", _acosh, "acosh(x)")
+atanh = _make_unary("atanh", _atanh, "atanh(x)")
 fast_exp = exp
 fast_tanh = tanh
 fast_erf = erf
@@ -71,12 +108,20 @@ def clip(x, a_min, a_max):
     ----------
     x : Tensor
     a_min, a_max : number or expression
+        Converted to ``x``'s dtype.
 
     Returns
     -------
     Tensor
+
+    Raises
+    ------
+    TopiError
+        When both bounds are numbers and ``a_min > a_max``.
     """
     _check_tensor(x, "clip")
+    if isinstance(a_min, (int, float)) and isinstance(a_max, (int, float)) and a_min > a_max:
+        raise TopiError(f"clip({x.name!r} {tuple(x.shape)}): a_min={a_min} is greater than a_max={a_max}")
 
     def f(*i):
         lo = _op.cast(x.dtype, a_min)

@@ -1,15 +1,48 @@
-"""Operators that move data around (TVM's ``topi.transform``): reshape, concatenate,
-split, take, expand_dims, squeeze, transpose (tagged :data:`~.tag.INJECTIVE`); and
-``tensordot``."""
+"""Operators that move data around (TVM's ``topi.transform``), each one
+``te.compute`` tagged injective (or broadcast) that the injective schedules
+(:func:`tecc.topi.x86.schedule_injective`, :func:`tecc.topi.cuda.schedule_injective`)
+schedule; and ``tensordot``.
+
+=========================  ============================================================
+operator                   what
+=========================  ============================================================
+``reshape``                same elements, new shape (``-1`` inferred, ``0`` copied)
+``transpose``, ``flip``    axes permuted / one axis reversed
+``expand_dims``            size-1 axes inserted; ``squeeze`` removes them
+``concatenate``, ``stack`` tensors joined along an existing / a new axis
+``split``                  cut into equal sections or at indices
+``strided_slice``          numpy's ``a[b:e:s]`` per axis (negative steps, clamping)
+``take``                   numpy's ``take`` (ONNX ``Gather``)
+``gather``                 ONNX's ``GatherElements`` (also ``gather_elements``)
+``gather_nd``              TVM's ``gather_nd`` (index tuples along the first axis)
+``tile``, ``repeat``       numpy's ``tile`` / ``repeat``
+``one_hot``, ``arange``    built from indices / a range
+``layout_transform``       ``NCHW`` <-> ``NCHW16c`` and other split layouts
+=========================  ============================================================
+
+Errors (shapes that do not fit, an axis out of range, indices that are not
+integers...) raise :class:`~.utils.TopiError` naming the operator, the argument and
+the shapes, when the operator is declared.
+"""
 from __future__ import annotations
+
+import math
 
 from .. import te
 from ..errors import TeccTypeError
 from ..tir import dtype as _dt
+from ..tir import expr as E
 from ..tir import op as _op
 from ..tir.arith import Analyzer
 from . import tag
-from .utils import TopiError, get_const_tuple, normalize_axis, prod, ravel_index, simplify, unravel_index
+from .utils import (
+    TopiError, get_const_tuple, is_empty_shape, normalize_axis, prod, ravel_index, simplify, unravel_index,
+)
+
+
+class TopiTypeError(TopiError, TeccTypeError):
+    """An operator given a tensor of a dtype it cannot take (indices that are not
+    integers); both a :class:`~.utils.TopiError` and a ``TypeError``."""
 
 
 def _check_tensor(x, what):
@@ -21,39 +54,101 @@ def _static(shape) -> bool:
     return all(isinstance(d, int) for d in get_const_tuple(shape))
 
 
-def reshape(a, newshape):
+def _describe(t) -> str:
+    return f"{t.name!r} {tuple(t.shape)}"
+
+
+def _as_int(x, what):
+    """``x`` (a Python, numpy or constant TIR integer) as an int."""
+    if isinstance(x, E.IntImm):
+        return int(x.value)
+    if hasattr(x, "__index__") and not isinstance(x, bool):
+        return int(x.__index__())
+    raise TopiError(f"{what}: expected a constant integer, got {x!r}")
+
+
+def _check_integer_indices(indices, what):
+    if not _dt.is_integer(indices.dtype):
+        raise TopiTypeError(f"{what}: indices {indices.name!r} must have an integer dtype, got {indices.dtype} "
+                            f"(indices of shape {tuple(indices.shape)})")
+
+
+def _index32(idx):
+    """An index value as int32 (narrower integers widened; int64 narrowed: tensors
+    here have fewer than 2**31 elements along an axis)."""
+    return idx if idx.dtype == "int32" else _op.cast("int32", idx)
+
+
+def _from_end(idx, n):
+    """``idx + n`` where ``idx`` is negative: ONNX's indices counting from the end."""
+    idx = _index32(idx)
+    n = _op.cast("int32", n)
+    return _op.select(idx < 0, idx + n, idx)
+
+
+# ---------------------------------------------------------------------------- reshape
+
+
+def reshape(a, newshape, allowzero=False):
     """``a``'s elements, in row-major order, in a tensor of shape ``newshape``.
 
     Parameters
     ----------
     a : Tensor
     newshape : tuple of int or expression
-        One entry may be ``-1`` (inferred from the others) when ``a``'s shape is static.
+        One entry may be ``-1``: the size that makes the element counts equal
+        (``a``'s shape must be static).  An entry ``0`` takes ``a``'s size at the
+        same position (ONNX ``Reshape`` and TVM's Relay ``reshape``) unless
+        ``allowzero``; TVM's ``topi.reshape`` itself takes ``newshape`` literally.
+    allowzero : bool
+        ONNX's attribute: ``0`` is a dimension of size zero (then ``-1`` may not
+        appear).
+
+    Returns
+    -------
+    Tensor
+        named ``T_reshape``, tagged injective.
 
     Raises
     ------
     TopiError
-        When the number of elements differs.
+        When the number of elements differs, or ``-1`` cannot be inferred.
     """
     _check_tensor(a, "reshape")
-    what = f"reshape({a.name!r} {tuple(a.shape)}, {tuple(newshape)})"
-    shape = [int(d) if isinstance(d, int) else d for d in newshape]
+    what = f"reshape({_describe(a)}, {tuple(newshape)})"
+    shape = []
+    for k, d in enumerate(newshape):
+        d = get_const_tuple([d])[0] if isinstance(d, E.PrimExpr) else d
+        if not isinstance(d, E.PrimExpr):
+            d = _as_int(d, what)
+            if d < -1:
+                raise TopiError(f"{what}: dimension {k} is {d}; sizes must be non-negative (or -1: inferred)")
+            if d == 0 and not allowzero:
+                if k >= len(a.shape):
+                    raise TopiError(f"{what}: dimension {k} is 0 (copy the input's size) but the input has rank "
+                                    f"{len(a.shape)}")
+                d = get_const_tuple([a.shape[k]])[0]
+        shape.append(d)
     holes = [k for k, d in enumerate(shape) if isinstance(d, int) and d == -1]
     if len(holes) > 1:
         raise TopiError(f"{what}: at most one dimension may be -1")
     if holes:
-        if not _static(a.shape) or not _static([d for d in shape if not (isinstance(d, int) and d == -1)]):
+        rest = [d for k, d in enumerate(shape) if k != holes[0]]
+        if not _static(a.shape) or not _static(rest):
             raise TopiError(f"{what}: -1 needs static shapes; give every dimension")
-        known = prod(get_const_tuple(d for k, d in enumerate(shape) if k != holes[0]))
+        known = prod(rest)
         total = prod(get_const_tuple(a.shape))
         if known == 0 or total % known:
-            raise TopiError(f"{what}: {total} elements cannot be arranged with the given dimensions")
+            raise TopiError(f"{what}: {total} elements cannot be arranged with the given dimensions "
+                            f"(their product is {known})")
         shape[holes[0]] = total // known
     if _static(a.shape) and _static(shape):
         if prod(get_const_tuple(a.shape)) != prod(get_const_tuple(shape)):
             raise TopiError(f"{what}: the shapes hold {prod(get_const_tuple(a.shape))} and "
                             f"{prod(get_const_tuple(shape))} elements; they must hold as many")
     out_shape = tuple(_op.convert(d) for d in shape)
+    if is_empty_shape(out_shape) or is_empty_shape(a.shape):  # nothing to read (and no division by 0)
+        return te.compute(out_shape, lambda *i: _op.const(0, a.dtype), name="T_reshape", tag=tag.INJECTIVE)
 
     def f(*i):
         return a(*unravel_index(ravel_index(i, out_shape), a.shape))
@@ -62,12 +157,16 @@ def reshape(a, newshape):
 
 
 def expand_dims(a, axis, num_newaxis=1):
-    """``a`` with ``num_newaxis`` dimensions of size 1 inserted at ``axis``."""
+    """``a`` with ``num_newaxis`` dimensions of size 1 inserted before axis ``axis``
+    (in ``[-ndim - 1, ndim]``; a negative one counts from the end of the result)."""
     _check_tensor(a, "expand_dims")
     ndim = len(a.shape)
+    axis = _as_int(axis, "expand_dims")
     if not -ndim - 1 <= axis <= ndim:
-        raise TopiError(f"expand_dims({a.name!r}): axis {axis} is out of range for a tensor of rank {ndim}; "
+        raise TopiError(f"expand_dims({_describe(a)}): axis {axis} is out of range for a tensor of rank {ndim}; "
                         f"use an axis in [{-ndim - 1}, {ndim}]")
+    if num_newaxis < 0:
+        raise TopiError(f"expand_dims({_describe(a)}): num_newaxis is {num_newaxis}; it must be >= 0")
     axis = axis + ndim + 1 if axis < 0 else axis
     shape = tuple(a.shape[:axis]) + (1,) * num_newaxis + tuple(a.shape[axis:])
 
@@ -84,11 +183,11 @@ def squeeze(a, axis=None):
     if axis is None:
         axes = [k for k, d in enumerate(shape) if d == 1]
     else:
-        axes = [normalize_axis(x, len(shape), f"squeeze({a.name!r})")
+        axes = [normalize_axis(x, len(shape), f"squeeze({_describe(a)})")
                 for x in (axis if isinstance(axis, (list, tuple)) else [axis])]
         for x in axes:
             if shape[x] != 1:
-                raise TopiError(f"squeeze({a.name!r}): axis {x} has size {shape[x]}, not 1; it cannot be removed")
+                raise TopiError(f"squeeze({_describe(a)}): axis {x} has size {shape[x]}, not 1; it cannot be removed")
     keep = [k for k in range(len(shape)) if k not in axes]
 
     def f(*i):
@@ -101,13 +200,15 @@ def squeeze(a, axis=None):
 
 
 def transpose(a, axes=None):
-    """``a`` with its axes permuted (reversed when ``axes`` is None)."""
+    """``a`` with its axes permuted: output axis ``k`` is input axis ``axes[k]``
+    (negative ones count from the end); reversed when ``axes`` is None or empty."""
     _check_tensor(a, "transpose")
     ndim = len(a.shape)
-    axes = list(range(ndim))[::-1] if axes is None else [
-        normalize_axis(x, ndim, f"transpose({a.name!r})") for x in axes]
+    what = f"transpose({_describe(a)}, axes={None if axes is None else list(axes)})"
+    axes = list(range(ndim))[::-1] if axes is None or len(axes) == 0 else [
+        normalize_axis(x, ndim, what) for x in axes]
     if sorted(axes) != list(range(ndim)):
-        raise TopiError(f"transpose({a.name!r}): axes {axes} is not a permutation of 0..{ndim - 1}")
+        raise TopiError(f"{what}: axes {axes} is not a permutation of 0..{ndim - 1}")
 
     def f(*i):
         idx = [None] * ndim
@@ -118,31 +219,62 @@ def transpose(a, axes=None):
     return te.compute(tuple(a.shape[x] for x in axes), f, name="T_transpose", tag=tag.INJECTIVE)
 
 
+def flip(a, axis=0):
+    """``a`` reversed along ``axis`` (numpy's ``flip``; ONNX's ``ReverseSequence``
+    with full lengths)."""
+    _check_tensor(a, "flip")
+    axis = normalize_axis(axis, len(a.shape), f"flip({_describe(a)})")
+
+    def f(*i):
+        idx = list(i)
+        idx[axis] = a.shape[axis] - 1 - i[axis]
+        return a(*idx)
+
+    return te.compute(a.shape, f, name="T_reverse", tag=tag.INJECTIVE)
+
+
+# ---------------------------------------------------------------------------- join, cut
+
+
+def _check_same_shapes(tensors, skip_axis, what):
+    first = tensors[0]
+    ndim = len(first.shape)
+    ana = Analyzer()
+    for t in tensors[1:]:
+        if len(t.shape) != ndim:
+            raise TopiError(f"{what}: {_describe(t)} has rank {len(t.shape)} but {_describe(first)} has rank {ndim}")
+        if t.dtype != first.dtype:
+            raise TopiError(f"{what}: {_describe(t)} has dtype {t.dtype} but {_describe(first)} has {first.dtype}; "
+                            "cast them to one dtype first")
+        for k in range(ndim):
+            if k != skip_axis and not ana.can_prove_equal(t.shape[k], first.shape[k]):
+                hint = "only the concatenated axis may differ" if skip_axis is not None else "they must be equal"
+                raise TopiError(f"{what}: {_describe(t)} and {_describe(first)} differ at axis {k}; {hint}")
+
+
+def _tensor_list(a_tuple, what):
+    tensors = [a_tuple] if isinstance(a_tuple, te.Tensor) else list(a_tuple)
+    if not tensors:
+        raise TopiError(f"{what}: needs at least one tensor")
+    for t in tensors:
+        _check_tensor(t, what)
+    return tensors
+
+
 def concatenate(a_tuple, axis=0):
     """The tensors of ``a_tuple`` joined along ``axis`` (equal shapes elsewhere).
 
     Raises
     ------
     TopiError
-        When the ranks differ, or a dimension other than ``axis`` differs.
+        When the ranks or dtypes differ, a dimension other than ``axis`` differs, or
+        ``axis`` is out of range.
     """
-    tensors = list(a_tuple)
-    if not tensors:
-        raise TopiError("concatenate: needs at least one tensor")
-    for t in tensors:
-        _check_tensor(t, "concatenate")
+    tensors = _tensor_list(a_tuple, "concatenate")
     first = tensors[0]
     ndim = len(first.shape)
     axis = normalize_axis(axis, ndim, f"concatenate along axis {axis}")
-    ana = Analyzer()
-    for t in tensors[1:]:
-        if len(t.shape) != ndim:
-            raise TopiError(f"concatenate: {t.name!r} has rank {len(t.shape)} but {first.name!r} has rank {ndim}")
-        for k in range(ndim):
-            if k != axis and not ana.can_prove_equal(t.shape[k], first.shape[k]):
-                raise TopiError(
-                    f"concatenate along axis {axis}: {t.name!r} {tuple(t.shape)} and {first.name!r} "
-                    f"{tuple(first.shape)} differ at axis {k}; only the concatenated axis may differ")
+    _check_same_shapes(tensors, axis, f"concatenate along axis {axis}")
     offsets = [_op.const(0, "int32")]
     for t in tensors:
         offsets.append(simplify(offsets[-1] + t.shape[axis]))
@@ -162,17 +294,41 @@ def concatenate(a_tuple, axis=0):
     return te.compute(out_shape, f, name="T_concat", tag=tag.INJECTIVE)
 
 
-def stack(a_tuple, axis=0):
-    """The tensors of ``a_tuple`` (one shape) stacked along a new axis ``axis``."""
-    tensors = list(a_tuple)
-    if not tensors:
-        raise TopiError("stack: needs at least one tensor")
-    return concatenate([expand_dims(t, axis) for t in tensors], axis)
+def stack(a, axis=0):
+    """The tensors of ``a`` (one shape and dtype) stacked along a new axis ``axis``
+    (in ``[-ndim - 1, ndim]``)."""
+    tensors = _tensor_list(a, "stack")
+    first = tensors[0]
+    ndim = len(first.shape)
+    if not -ndim - 1 <= axis <= ndim:
+        raise TopiError(f"stack: axis {axis} is out of range for tensors of rank {ndim}; use an axis in "
+                        f"[{-ndim - 1}, {ndim}]")
+    axis = axis + ndim + 1 if axis < 0 else axis
+    _check_same_shapes(tensors, None, "stack")
+    out_shape = tuple(first.shape[:axis]) + (len(tensors),) + tuple(first.shape[axis:])
+
+    def f(*i):
+        j = i[axis]
+        rest = i[:axis] + i[axis + 1:]
+        value = tensors[-1](*rest)
+        for k in range(len(tensors) - 2, -1, -1):
+            value = _op.if_then_else(j == k, tensors[k](*rest), value)
+        return value
+
+    return te.compute(out_shape, f, name="T_stack", tag=tag.INJECTIVE)
 
 
 def split(ary, indices_or_sections, axis=0):
-    """``ary`` cut along ``axis`` into pieces: ``indices_or_sections`` equal ones
-    (an int that divides the axis) or cut before each of the given indices.
+    """``ary`` cut along ``axis`` into pieces (numpy's ``split``).
+
+    Parameters
+    ----------
+    ary : Tensor
+    indices_or_sections : int or list of int
+        An int: that many equal pieces (it must divide the axis).  A list: cut before
+        each index (negative ones count from the end; clamped to the axis, so a piece
+        may be empty, as in numpy).
+    axis : int
 
     Returns
     -------
@@ -180,15 +336,17 @@ def split(ary, indices_or_sections, axis=0):
     """
     _check_tensor(ary, "split")
     ndim = len(ary.shape)
-    axis = normalize_axis(axis, ndim, f"split({ary.name!r})")
+    what = f"split({_describe(ary)}, {indices_or_sections!r}, axis={axis})"
+    axis = normalize_axis(axis, ndim, what)
     size = get_const_tuple(ary.shape)[axis]
-    if isinstance(indices_or_sections, int) and not isinstance(indices_or_sections, bool):
-        sections = indices_or_sections
+    if not isinstance(indices_or_sections, (list, tuple)) and not isinstance(indices_or_sections, bool) \
+            and hasattr(indices_or_sections, "__index__"):
+        sections = int(indices_or_sections)
         if sections <= 0:
-            raise TopiError(f"split({ary.name!r}): the number of sections must be positive, got {sections}")
+            raise TopiError(f"{what}: the number of sections must be positive, got {sections}")
         if isinstance(size, int):
             if size % sections:
-                raise TopiError(f"split({ary.name!r}): axis {axis} of size {size} does not divide into "
+                raise TopiError(f"{what}: axis {axis} of size {size} does not divide into "
                                 f"{sections} equal sections; pass split indices instead")
             step = size // sections
         else:
@@ -196,16 +354,20 @@ def split(ary, indices_or_sections, axis=0):
         begins = [k * step for k in range(sections)]
         ends = [b + step for b in begins]
     else:
-        cuts = list(indices_or_sections)
         if not isinstance(size, int):
-            raise TopiError(f"split({ary.name!r}): split indices need a static size along axis {axis}")
-        if any(not isinstance(c, int) for c in cuts) or sorted(cuts) != cuts:
-            raise TopiError(f"split({ary.name!r}): indices {cuts} must be increasing ints")
+            raise TopiError(f"{what}: split indices need a static size along axis {axis}")
+        cuts = []
+        for c in indices_or_sections:
+            c = _as_int(c, what)
+            cuts.append(min(max(c + size if c < 0 else c, 0), size))
         begins = [0] + cuts
         ends = cuts + [size]
     pieces = []
     for b, e in zip(begins, ends):
-        extent = simplify(_op.convert(e) - b) if not isinstance(e, int) or not isinstance(b, int) else max(e - b, 0)
+        if isinstance(b, int) and isinstance(e, int):
+            extent = max(e - b, 0)
+        else:
+            extent = simplify(_op.convert(e) - b)
         shape = tuple(ary.shape[:axis]) + (extent,) + tuple(ary.shape[axis + 1:])
 
         def f(*i, b=b):
@@ -215,8 +377,122 @@ def split(ary, indices_or_sections, axis=0):
     return pieces
 
 
+# ---------------------------------------------------------------------------- slicing
+
+def _slice_axis(begin, end, stride, n):
+    """``(first, length)`` of ``range(n)[begin:end:stride]`` (numpy's clamping;
+    None for an end of the axis)."""
+    if stride > 0:
+        b = 0 if begin is None else begin
+        e = n if end is None else end
+        b = min(max(b + n if b < 0 else b, 0), n)
+        e = min(max(e + n if e < 0 else e, 0), n)
+        return b, max(0, -(-(e - b) // stride))
+    b = n - 1 if begin is None else begin
+    e = -1 if end is None else (end + n if end < 0 else end)
+    b = min(max(b + n if b < 0 else b, -1), n - 1)
+    e = min(max(e, -1), n - 1)
+    return b, max(0, -(-(b - e) // -stride))
+
+
+def strided_slice(a, begin, end, strides=None, axes=None, slice_mode="end"):
+    """``a[begin[0]:end[0]:strides[0], ...]`` with numpy's rules.
+
+    Parameters
+    ----------
+    a : Tensor
+    begin, end : list of int (or None entries)
+        One per axis from the first (missing ones take the whole axis), or one per
+        entry of ``axes``.  Negative ones count from the end; out-of-range ones are
+        clamped, as in numpy and ONNX ``Slice`` (an empty range gives a size-0 axis).
+        None is the end of the axis the step starts from / goes to (numpy's
+        ``a[::-1]``).
+    strides : list of int, optional
+        The steps (1 by default); negative ones walk backwards.
+    axes : list of int, optional
+        The axes ``begin``, ``end`` and ``strides`` apply to (others are whole).
+    slice_mode : {"end", "size"}
+        ``"size"``: ``end[k]`` is the number of elements from ``begin[k]`` (all the
+        rest when negative) and the strides are ignored.
+
+    Returns
+    -------
+    Tensor
+        named ``T_strided_slice``, tagged injective.
+
+    Raises
+    ------
+    TopiError
+        On a zero step, lists of mismatched lengths, an axis out of range, or a
+        sliced axis whose size is not static.
+    """
+    _check_tensor(a, "strided_slice")
+    ndim = len(a.shape)
+    if isinstance(begin, te.Tensor) or isinstance(end, te.Tensor) or isinstance(strides, te.Tensor):
+        raise TopiError(f"strided_slice({_describe(a)}): begin, end and strides must be lists of constants "
+                        "(tensors are not supported)")
+    what = f"strided_slice({_describe(a)}, begin={list(begin)}, end={list(end)}, strides={strides})"
+    if slice_mode not in ("end", "size"):
+        raise TopiError(f"{what}: slice_mode {slice_mode!r} is not 'end' or 'size'")
+
+    def ints(xs, name):
+        return [None if x is None else _as_int(x, f"{what}: {name}") for x in xs]
+
+    begin, end = ints(begin, "begin"), ints(end, "end")
+    strides = [1] * len(begin) if strides is None or len(strides) == 0 else ints(strides, "strides")
+    if axes is None:
+        n = max(len(begin), len(end), len(strides))
+        if n > ndim:
+            raise TopiError(f"{what}: {n} axes sliced but the tensor has rank {ndim}")
+        axes = list(range(n))
+    else:
+        axes = [normalize_axis(x, ndim, what) for x in axes]
+        if len(set(axes)) != len(axes):
+            raise TopiError(f"{what}: axes {axes} repeat an axis")
+        for name, xs in (("begin", begin), ("end", end), ("strides", strides)):
+            if len(xs) != len(axes):
+                raise TopiError(f"{what}: {name} has {len(xs)} entries for {len(axes)} axes {axes}")
+    firsts, steps, out_shape = [0] * ndim, [1] * ndim, list(a.shape)
+    shape = get_const_tuple(a.shape)
+    for k, x in enumerate(axes):
+        b = begin[k] if k < len(begin) else None
+        e = end[k] if k < len(end) else None
+        s = strides[k] if k < len(strides) and slice_mode == "end" else 1
+        if s is None:
+            s = 1
+        if s == 0:
+            raise TopiError(f"{what}: the step along axis {x} is 0; it must be non-zero")
+        if slice_mode == "size":
+            if b is not None and b < 0 and isinstance(shape[x], int):
+                b = max(b + shape[x], 0)  # the size counts from the element begin names
+            e = None if e is None or e < 0 else (b or 0) + e
+        if b is None and e is None and s == 1:
+            continue  # the whole axis (a symbolic size is fine)
+        if not isinstance(shape[x], int):
+            raise TopiError(f"{what}: axis {x} has the symbolic size {shape[x]}; slicing it needs a static size")
+        firsts[x], length = _slice_axis(b, e, s, shape[x])
+        steps[x] = s
+        out_shape[x] = length
+
+    def f(*i):
+        idx = []
+        for x in range(ndim):
+            v = i[x]
+            if steps[x] != 1:
+                v = v * steps[x]
+            if firsts[x] != 0:
+                v = v + firsts[x]
+            idx.append(v)
+        return a(*idx)
+
+    return te.compute(tuple(out_shape), f, name="T_strided_slice", tag=tag.INJECTIVE)
+
+
+# ---------------------------------------------------------------------------- gathers
+
+
 def take(a, indices, axis=None, batch_dims=0, mode="clip"):
-    """Elements of ``a`` picked by ``indices`` (numpy's ``take``).
+    """Elements of ``a`` picked by ``indices`` (numpy's ``take``; ONNX ``Gather``).
 
     Parameters
     ----------
@@ -225,34 +501,47 @@ def take(a, indices, axis=None, batch_dims=0, mode="clip"):
     axis : int, optional
         The axis to pick along; None picks from ``a`` flattened.
     batch_dims : int
-        The leading dimensions shared by ``a`` and ``indices``.
+        The leading dimensions shared by ``a`` and ``indices`` (negative: counted
+        from the end of ``indices``' rank).
     mode : {"clip", "wrap", "fast"}
-        Out-of-range indices clamped, wrapped around, or not checked ("fast").
+        What an index outside ``[0, n)`` reads, as TVM's ``take``: ``"clip"`` clamps
+        it into ``[0, n - 1]`` (so ``-1`` reads element 0), ``"wrap"`` takes it
+        modulo ``n`` (so ``-1`` reads element ``n - 1``: for indices in
+        ``[-n, n)`` this is ONNX ``Gather``'s rule of negative indices counting from
+        the end), ``"fast"`` does not check (an index out of range reads out of
+        bounds).
 
     Returns
     -------
     Tensor
-        of shape ``a.shape[:axis] + indices.shape[batch_dims:] + a.shape[axis + 1:]``.
+        of shape ``a.shape[:axis] + indices.shape[batch_dims:] + a.shape[axis + 1:]``,
+        named ``T_take``, tagged injective.
+
+    Raises
+    ------
+    TopiError
+        On an unknown mode, ``batch_dims`` out of range or batch sizes that differ,
+        or indices that are not integers (:class:`TopiTypeError`).
     """
     _check_tensor(a, "take")
+    what = f"take({_describe(a)}, axis={axis}, batch_dims={batch_dims}, mode={mode!r})"
     if mode not in ("clip", "wrap", "fast"):
-        raise TopiError(f"take({a.name!r}): mode {mode!r} is not one of 'clip', 'wrap', 'fast'")
+        raise TopiError(f"{what}: mode {mode!r} is not one of 'clip', 'wrap', 'fast'")
     scalar = not isinstance(indices, te.Tensor)
     if scalar:
         index_expr = _op.convert(indices)
         if not _dt.is_integer(index_expr.dtype):
-            raise TeccTypeError(f"take({a.name!r}): the index must be an integer, got dtype {index_expr.dtype}")
+            raise TopiTypeError(f"{what}: the index must be an integer, got dtype {index_expr.dtype}")
         ind_shape = ()
     else:
-        if not _dt.is_integer(indices.dtype):
-            raise TeccTypeError(f"take({a.name!r}): indices {indices.name!r} must have an integer dtype, "
-                                f"got {indices.dtype}")
+        _check_integer_indices(indices, what)
         ind_shape = tuple(indices.shape)
 
     def fix(idx, n):
-        n = _op.cast(idx.dtype, n)
+        idx = _index32(idx)
+        n = _op.cast("int32", n)
         if mode == "clip":
-            return _op.min(_op.max(idx, _op.const(0, idx.dtype)), n - 1)
+            return _op.min(_op.max(idx, _op.const(0, "int32")), n - 1)
         if mode == "wrap":
             return _op.floormod(idx, n)
         return idx
@@ -262,7 +551,7 @@ def take(a, indices, axis=None, batch_dims=0, mode="clip"):
 
     if axis is None:
         if batch_dims:
-            raise TopiError(f"take({a.name!r}): batch_dims needs an axis")
+            raise TopiError(f"{what}: batch_dims needs an axis")
         total = prod(a.shape)
 
         def f(*i):
@@ -271,13 +560,19 @@ def take(a, indices, axis=None, batch_dims=0, mode="clip"):
 
         return te.compute(ind_shape, f, name="T_take", tag=tag.INJECTIVE)
     ndim = len(a.shape)
-    axis = normalize_axis(axis, ndim, f"take({a.name!r})")
+    axis = normalize_axis(axis, ndim, what)
     q = len(ind_shape)
+    batch_dims = _as_int(batch_dims, what)
     if batch_dims < 0:
         batch_dims += q
     if not 0 <= batch_dims <= min(axis, q):
-        raise TopiError(f"take({a.name!r}): batch_dims {batch_dims} must be in [0, min(axis={axis}, rank of "
+        raise TopiError(f"{what}: batch_dims {batch_dims} must be in [0, min(axis={axis}, rank of "
                         f"indices={q})]")
+    ana = Analyzer()
+    for k in range(batch_dims):
+        if not ana.can_prove_equal(a.shape[k], ind_shape[k]):
+            raise TopiError(f"{what}: batch axis {k} has size {a.shape[k]} in {a.name!r} but {ind_shape[k]} in "
+                            f"the indices {ind_shape}; the batch sizes must be equal")
     out_shape = tuple(a.shape[:axis]) + ind_shape[batch_dims:] + tuple(a.shape[axis + 1:])
     nind = q - batch_dims
 
@@ -287,6 +582,310 @@ def take(a, indices, axis=None, batch_dims=0, mode="clip"):
         return a(*(i[:axis] + (picked,) + i[axis + nind:]))
 
     return te.compute(out_shape, f, name="T_take", tag=tag.INJECTIVE)
+
+
+def gather(data, axis, indices):
+    """``out[i][j][k] = data[indices[i][j][k]][j][k]`` (for ``axis`` 0; alike for
+    the others): ONNX's ``GatherElements`` and ``torch.gather``.
+
+    Parameters
+    ----------
+    data : Tensor
+    axis : int
+    indices : Tensor of integers
+        Of ``data``'s rank; along the other axes at most ``data``'s sizes.  A
+        negative index counts from the end of the axis (ONNX); indices out of
+        ``[-n, n)`` are not checked.
+
+    Returns
+    -------
+    Tensor
+        of ``indices``' shape, named ``T_gather``, tagged injective.
+    """
+    _check_tensor(data, "gather")
+    _check_tensor(indices, "gather")
+    ndim = len(data.shape)
+    what = f"gather({_describe(data)}, axis={axis}, indices {tuple(indices.shape)})"
+    if ndim == 0:
+        raise TopiError(f"{what}: cannot gather from a rank-0 tensor")
+    axis = normalize_axis(axis, ndim, what)
+    _check_integer_indices(indices, what)
+    if len(indices.shape) != ndim:
+        raise TopiError(f"{what}: indices have rank {len(indices.shape)} but data has rank {ndim}; they must be equal")
+    for k, (d, i) in enumerate(zip(get_const_tuple(data.shape), get_const_tuple(indices.shape))):
+        if k != axis and isinstance(d, int) and isinstance(i, int) and i > d:
+            raise TopiError(f"{what}: indices have size {i} along axis {k} but data only {d}")
+
+    def f(*i):
+        idx = list(i)
+        idx[axis] = _from_end(indices(*i), data.shape[axis])
+        return data(*idx)
+
+    return te.compute(indices.shape, f, name="T_gather", tag=tag.INJECTIVE)
+
+
+def gather_elements(data, indices, axis=0):
+    """ONNX's ``GatherElements`` in ONNX's argument order: :func:`gather`."""
+    return gather(data, axis, indices)
+
+
+def gather_nd(a, indices, batch_dims=0):
+    """Elements or slices of ``a`` picked by index tuples (TVM's ``gather_nd``).
+
+    Parameters
+    ----------
+    a : Tensor
+    indices : Tensor of integers, of shape ``(M, Y_0, ..., Y_K)``
+        ``indices[:, y]`` is the index tuple of output ``y`` into the axes
+        ``batch_dims .. batch_dims + M`` of ``a`` (TVM's layout: the tuple along the
+        first axis; ONNX's ``GatherND`` has it along the last, transpose first).
+        Negative indices count from the end of their axis.
+    batch_dims : int
+        Leading axes of ``a`` matched with ``Y_0 .. Y_{batch_dims - 1}``.
+
+    Returns
+    -------
+    Tensor
+        of shape ``(Y_0, ..., Y_K) + a.shape[batch_dims + M:]``, named ``T_gather_nd``.
+    """
+    _check_tensor(a, "gather_nd")
+    _check_tensor(indices, "gather_nd")
+    what = f"gather_nd({_describe(a)}, indices {tuple(indices.shape)}, batch_dims={batch_dims})"
+    _check_integer_indices(indices, what)
+    if len(indices.shape) < 1:
+        raise TopiError(f"{what}: indices must have at least one axis (the index tuples)")
+    m = get_const_tuple(indices.shape)[0]
+    if not isinstance(m, int):
+        raise TopiError(f"{what}: the first axis of the indices (the tuple length) must be static")
+    if batch_dims < 0 or batch_dims + m > len(a.shape) or batch_dims > len(indices.shape) - 1:
+        raise TopiError(f"{what}: index tuples of length {m} after {batch_dims} batch axes do not fit a tensor of "
+                        f"rank {len(a.shape)}")
+    ana = Analyzer()
+    for k in range(batch_dims):
+        if not ana.can_prove_equal(a.shape[k], indices.shape[1 + k]):
+            raise TopiError(f"{what}: batch axis {k} has size {a.shape[k]} in {a.name!r} but {indices.shape[1 + k]} "
+                            "in the indices; they must be equal")
+    ny = len(indices.shape) - 1
+    out_shape = tuple(indices.shape[1:]) + tuple(a.shape[batch_dims + m:])
+
+    def f(*i):
+        y = i[:ny]
+        idx = list(i[:batch_dims])
+        for k in range(m):
+            idx.append(_from_end(indices(k, *y), a.shape[batch_dims + k]))
+        idx.extend(i[ny:])
+        return a(*idx)
+
+    return te.compute(out_shape, f, name="T_gather_nd", tag=tag.INJECTIVE)
+
+
+# ---------------------------------------------------------------------------- repeat, build
+
+
+def tile(a, reps):
+    """``a`` repeated ``reps[k]`` times along each axis (numpy's ``tile``: the
+    shorter of ``a``'s shape and ``reps`` padded with leading 1s)."""
+    _check_tensor(a, "tile")
+    what = f"tile({_describe(a)}, reps={list(reps)})"
+    reps = [_as_int(r, what) for r in reps]
+    if any(r < 0 for r in reps):
+        raise TopiError(f"{what}: repetitions must be >= 0")
+    ndim, rdim = len(a.shape), len(reps)
+    tdim = max(ndim, rdim)
+    data_shape = [1] * (tdim - ndim) + list(a.shape)
+    reps = [1] * (tdim - rdim) + reps
+    out_shape = tuple(simplify(_op.convert(d) * r) for d, r in zip(data_shape, reps))
+    if is_empty_shape(out_shape):
+        return te.compute(out_shape, lambda *i: _op.const(0, a.dtype), name="T_tile", tag=tag.BROADCAST)
+
+    def f(*i):
+        return a(*[i[tdim - ndim + k] % a.shape[k] for k in range(ndim)])
+
+    return te.compute(out_shape, f, name="T_tile", tag=tag.BROADCAST)
+
+
+def repeat(a, repeats, axis):
+    """Each element of ``a`` repeated ``repeats`` times along ``axis`` (numpy's
+    ``repeat`` with one count)."""
+    _check_tensor(a, "repeat")
+    what = f"repeat({_describe(a)}, repeats={repeats}, axis={axis})"
+    repeats = _as_int(repeats, what)
+    if repeats < 1:
+        raise TopiError(f"{what}: repeats must be >= 1")
+    axis = normalize_axis(axis, len(a.shape), what)
+    out_shape = list(a.shape)
+    out_shape[axis] = simplify(a.shape[axis] * repeats)
+
+    def f(*i):
+        idx = list(i)
+        idx[axis] = i[axis] // repeats
+        return a(*idx)
+
+    return te.compute(tuple(out_shape), f, name="T_repeat", tag=tag.BROADCAST)
+
+
+def one_hot(indices, on_value, off_value, depth, axis, dtype):
+    """``on_value`` where an axis of size ``depth`` inserted at ``axis`` (``-1``:
+    last) equals ``indices``, ``off_value`` elsewhere (TVM's ``one_hot``).
+
+    An index outside ``[0, depth)`` gives a row of ``off_value`` (TVM; ONNX's
+    ``OneHot`` counts negative indices from the end: add ``depth`` to them first).
+    """
+    _check_tensor(indices, "one_hot")
+    what = f"one_hot({_describe(indices)}, depth={depth}, axis={axis})"
+    _check_integer_indices(indices, what)
+    ndim = len(indices.shape)
+    depth = _as_int(depth, what)
+    if depth < 0:
+        raise TopiError(f"{what}: depth must be >= 0")
+    axis = _as_int(axis, what)
+    if not -1 <= axis <= ndim:
+        raise TopiError(f"{what}: axis {axis} is out of range; use an axis in [-1, {ndim}]")
+    axis = ndim if axis == -1 else axis
+    dtype = _dt.canonical(dtype)
+    on, off = _op.cast(dtype, on_value), _op.cast(dtype, off_value)
+    out_shape = tuple(indices.shape[:axis]) + (depth,) + tuple(indices.shape[axis:])
+
+    def f(*i):
+        idx = _index32(indices(*(i[:axis] + i[axis + 1:])))
+        return _op.select(idx == i[axis], on, off)
+
+    return te.compute(out_shape, f, name="T_one_hot", tag=tag.INJECTIVE)
+
+
+def arange(start, stop=None, step=1, dtype="float32"):
+    """``start, start + step, ...`` below ``stop`` (numpy's ``arange``; with one
+    argument, ``0 .. start``).
+
+    Returns
+    -------
+    Tensor
+        1-D, of ``ceil((stop - start) / step)`` elements (at least 0).
+    """
+    if stop is None:
+        start, stop = 0, start
+    dtype = _dt.canonical(dtype)
+    consts = []
+    for x in (start, stop, step):
+        if isinstance(x, (E.IntImm, E.FloatImm)):
+            x = x.value
+        consts.append(x if isinstance(x, (int, float)) and not isinstance(x, bool) or hasattr(x, "item") else None)
+    if all(c is not None for c in consts):
+        start, stop, step = (c.item() if hasattr(c, "item") else c for c in consts)
+        if step == 0:
+            raise TopiError(f"arange(start={start}, stop={stop}, step=0): the step must be non-zero")
+        n = max(0, int(math.ceil((stop - start) / step)))
+    else:
+        span = _op.cast("float32", _op.convert(stop) - start) / _op.cast("float32", step)
+        n = _op.max(_op.cast("int32", _op.ceil(span)), 0)
+    is_float = _dt.is_float(dtype)
+
+    def f(i):
+        if is_float:
+            return _op.cast(dtype, start) + _op.cast(dtype, step) * _op.cast(dtype, i)
+        return _op.cast(dtype, _op.convert(start) + _op.convert(step) * i)
+
+    return te.compute((n,), f, name="T_arange", tag=tag.ELEMWISE)
+
+
+# ---------------------------------------------------------------------------- layouts
+
+
+def _parse_layout(layout, what):
+    """``[(letter, factor or None)]``: ``"NCHW16c"`` -> N, C, H, W, (c, 16)."""
+    axes, number = [], ""
+    for ch in layout:
+        if ch.isdigit():
+            number += ch
+        elif ch.isalpha():
+            if ch.isupper():
+                if number:
+                    raise TopiError(f"{what}: layout {layout!r}: a factor must precede a lower-case (split) axis")
+                axes.append((ch, None))
+            else:
+                if not number:
+                    raise TopiError(f"{what}: layout {layout!r}: the split axis {ch!r} needs its factor, e.g. "
+                                    f"'16{ch}'")
+                axes.append((ch.upper() + "'", int(number)))
+                number = ""
+        else:
+            raise TopiError(f"{what}: layout {layout!r} has the character {ch!r}; use letters such as 'NCHW16c'")
+    if number:
+        raise TopiError(f"{what}: layout {layout!r} ends with a number")
+    letters = [a for a, _ in axes]
+    if len(set(letters)) != len(letters):
+        raise TopiError(f"{what}: layout {layout!r} repeats an axis")
+    for a, fac in axes:
+        if fac is not None and a[0] not in letters:
+            raise TopiError(f"{what}: layout {layout!r} splits {a[0]!r} but has no axis {a[0]!r}")
+    return axes
+
+
+def layout_transform(array, src_layout, dst_layout, schedule_rule="None"):
+    """``array`` in ``src_layout`` rearranged into ``dst_layout`` (e.g. ``"NCHW"`` ->
+    ``"NCHW16c"``: upper-case axes, and lower-case ones split off them with their
+    factor).  Where the factor does not divide the axis, the padded elements are 0.
+
+    Returns
+    -------
+    Tensor
+        named ``T_layout_trans``, tagged injective (``array`` itself when the layouts
+        are equal).
+    """
+    _check_tensor(array, "layout_transform")
+    what = f"layout_transform({_describe(array)}, {src_layout!r} -> {dst_layout!r})"
+    if src_layout == dst_layout:
+        return array
+    src, dst = _parse_layout(src_layout, what), _parse_layout(dst_layout, what)
+    if len(src) != len(array.shape):
+        raise TopiError(f"{what}: layout {src_layout!r} has {len(src)} axes but the tensor has rank "
+                        f"{len(array.shape)}")
+    if sorted(a for a, f in src if f is None) != sorted(a for a, f in dst if f is None):
+        raise TopiError(f"{what}: the layouts have different primal axes; only splitting and reordering are allowed")
+    shape = get_const_tuple(array.shape)
+    src_pos = {a: k for k, (a, _) in enumerate(src)}
+    src_factor = {a[0]: f for a, f in src if f is not None}
+    dst_factor = {a[0]: f for a, f in dst if f is not None}
+    full = {}  # the unsplit size of every primal axis
+    for k, (a, f) in enumerate(src):
+        if f is None:
+            full[a] = shape[k] * src_factor[a] if a in src_factor else shape[k]
+        elif shape[k] != f:
+            raise TopiError(f"{what}: axis {k} ({f}{a[0].lower()}) has size {shape[k]}, not {f}")
+    out_shape = []
+    for a, f in dst:
+        if f is None:
+            g = dst_factor.get(a)
+            out_shape.append(full[a] if g is None else -(-full[a] // g) if isinstance(full[a], int)
+                             else (full[a] + g - 1) // g)
+        else:
+            out_shape.append(f)
+    dst_pos = {a: k for k, (a, _) in enumerate(dst)}
+
+    def f(*i):
+        conds, idx = [], [None] * len(src)
+        for a, fac in dst:
+            if fac is not None:
+                continue
+            g = dst_factor.get(a)
+            value = i[dst_pos[a]] if g is None else i[dst_pos[a]] * g + i[dst_pos[a + "'"]]
+            if g is not None and not (isinstance(full[a], int) and full[a] % g == 0):
+                conds.append(value < full[a])
+            s = src_factor.get(a)
+            if s is None:
+                idx[src_pos[a]] = value
+            else:
+                idx[src_pos[a]] = value // s
+                idx[src_pos[a + "'"]] = value % s
+        if conds:
+            return _op.if_then_else(_op.all(*conds), array(*idx), _op.const(0, array.dtype))
+        return array(*idx)
+
+    attrs = {"schedule_rule": schedule_rule, "src_layout": src_layout, "dst_layout": dst_layout}
+    return te.compute(tuple(out_shape), f, name="T_layout_trans", tag=tag.INJECTIVE, attrs=attrs)
+
+
+# ---------------------------------------------------------------------------- tensordot
 
 
 def tensordot(a, b, axes):

@@ -137,7 +137,7 @@ def test_batch_matmul(data):
     b, m, n, kk = 2, data.draw(st.integers(1, 9)), data.draw(st.integers(1, 9)), data.draw(st.integers(1, 9))
     A = te.placeholder((b, m, kk), name="A")
     B = te.placeholder((b, kk, n), name="B")
-    C = topi.nn.batch_matmul(A, B)
+    C = topi.nn.batch_matmul(A, B, transpose_b=False)
     s = te.create_schedule(C.op)
     random_loop_shape(data, s[C], "C")
     random_annotations(data, s[C], "C")
@@ -183,7 +183,7 @@ def test_conv2d_random(data):
     random_annotations(data, s[O], "O")
     d, w = rand(dshape), rand(wshape)
     res = _build_run(s, [D, Wt, O], [d, w, np.zeros([int(x) for x in O.shape], "float32")])[-1]
-    np.testing.assert_allclose(res, conv2d_nchw_python(d, w, stride, pad, dil), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(res, conv2d_nchw_python(d, w, stride, pad, dilation=dil), rtol=1e-4, atol=1e-4)
 
 
 def test_max_pool2d():

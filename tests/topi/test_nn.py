@@ -37,7 +37,7 @@ def test_matmul(transpose_b):
 
 def test_batch_matmul():
     A, B = te.placeholder((2, 4, 6), name="A"), te.placeholder((2, 6, 3), name="B")
-    C = topi.nn.batch_matmul(A, B)
+    C = topi.nn.batch_matmul(A, B, transpose_b=False)
     assert C.op.tag == "batch_matmul"
     a, b = rand(2, 4, 6), rand(2, 6, 3)
     np.testing.assert_allclose(build_run(C, [A, B], [a, b]), ref.batch_matmul_python(a, b), rtol=1e-5)
@@ -90,7 +90,7 @@ def test_conv2d_reference_by_hand():
     # the oracle itself, against loops over every tap (stride 2, padding 1, dilation 2)
     d, w = rand(2, 3, 7, 6), rand(4, 3, 3, 2)
     stride, pad, dil = 2, 1, 2
-    got = ref.conv2d_nchw_python(d, w, stride, pad, dil)
+    got = ref.conv2d_nchw_python(d, w, stride, pad, dilation=dil)
     dp = np.pad(d.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     N, CO, OH, OW = got.shape
     want = np.zeros(got.shape)

@@ -85,7 +85,7 @@ def test_conv2d_nchw_with_the_implementation_per_target(target, stride, padding,
         C = B * 2.0 if epilogue else B
         s = schedule([C])
     a, w = rand((1, 3, 10, 9)), rand((4, 3, 3, 3))
-    want = topi.testing.conv2d_nchw_python(a, w, stride, padding, dilation)
+    want = topi.testing.conv2d_nchw_python(a, w, stride, padding, dilation=dilation)
     outs = build_run(s, [A, W], [B, C] if epilogue else [B], [a, w], target)
     np.testing.assert_allclose(outs[-1], want * 2 if epilogue else want, rtol=1e-4, atol=1e-5)
 

@@ -554,3 +554,67 @@ def test_error_intrinsic_without_a_derivative():
     C = te.compute((N,), lambda i: tir.call_pure_extern("float32", "my_fn", A[i, 0]), name="C")
     with pytest.raises(TeccError, match=r"cannot differentiate 'C' with respect to 'A'.*intrinsic"):
         te.gradient(C, [A])
+
+
+# ---------------------------------------------------------------------------------------
+# through topi operators (TVM's test_basic_operation and test_topi call topi)
+# ---------------------------------------------------------------------------------------
+def _check_topi_grad(out, inputs, args=()):
+    """check_grad, and no Jacobian op in the gradient's graph (as TVM's check_grad)."""
+    grads = te.gradient(out, inputs, _ones_like(out))
+    assert all("jacobian" not in op.name for op in _graph_ops(grads))
+    return check_grad(out, inputs, args)
+
+
+def test_gradient_through_topi_tensordot_and_einsum():
+    from tecc import topi
+
+    X = te.placeholder((6,), name="X")
+    L = te.compute((6,), lambda i: X[i] + X[5 - i], name="L")
+    R = te.compute((6,), lambda i: X[i] * X[5 - i], name="R")
+    _check_topi_grad(topi.tensordot(L, R, 1), [X])
+    X = te.placeholder((3, 3), name="X")
+    (g,) = _check_topi_grad(topi.einsum("ii->i", X), [X])
+    np.testing.assert_allclose(g, np.eye(3))  # d(sum of the diagonal)
+
+
+def _topi_case(name):
+    from tecc import topi
+
+    X = te.placeholder((2, 5), name="X")
+    W = te.placeholder((2, 5), name="W")
+    if name == "softmax":
+        return topi.nn.softmax(X * W), [X, W], []
+    if name == "log_softmax":
+        return topi.nn.log_softmax(X * W), [W], [X]  # X an argument only
+    if name == "reshape":  # a valid reshape (the same element count), then sigmoid and tanh
+        P = te.placeholder((1, 2, 3, 2), name="P")
+        flat = topi.reshape(P, (1, 12))
+        return topi.sigmoid(flat) + topi.tanh(flat * 0.5), [P], []
+    if name == "concatenate":
+        P = te.placeholder((1, 2, 3, 2), name="P")
+        Q = te.placeholder((1, 2, 4, 2), name="Q")
+        return topi.concatenate((P, Q), 2), [P, Q], []
+    if name == "split":
+        P = te.placeholder((1, 2, 6, 2), name="P")
+        first, second = topi.split(P, 2, 2)
+        return topi.concatenate((second, first * 2.0), 2), [P], []
+    if name == "take":
+        P = te.placeholder((4, 5), name="P")
+        idx = te.placeholder((30,), name="idx", dtype="int32")
+        return topi.take(P, topi.abs(idx)), [P], [idx]
+    if name == "dense":  # a softmax over the rows of a dense layer, written out
+        P = te.placeholder((4, 5), name="P")
+        Wd = te.placeholder((3, 5), name="Wd")
+        e = topi.exp(topi.nn.dense(P, Wd))
+        return e / topi.sum(e, axis=-1, keepdims=True), [P, Wd], []
+    raise AssertionError(name)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "reshape", "concatenate", "split", "take", "dense"])
+def test_gradient_through_topi_operators(name):
+    out, inputs, args = _topi_case(name)
+    grads = _check_topi_grad(out, inputs, args)
+    if name == "split":  # each element is read once, the first half times 2
+        np.testing.assert_allclose(grads[0], np.concatenate([np.full((1, 2, 3, 2), 2.0),
+                                                             np.ones((1, 2, 3, 2))], axis=2))

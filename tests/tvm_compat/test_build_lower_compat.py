@@ -154,6 +154,15 @@ def test_node_constructors_take_equality_written_with_operators(target):
     np.testing.assert_allclose(c, want, rtol=1e-6)
 
 
+def test_buffer_store_and_load_take_python_numbers_and_lists():
+    b = tir.decl_buffer((2, 3), "float32", "b")
+    st = tir.BufferStore(b, 1.0, [0, 1])
+    ld = tir.BufferLoad(b, [1, 2])
+    assert str(st) == "b[0, 1] = 1f" and str(ld) == "b[1, 2]"
+    assert all(isinstance(i, tir.IntImm) for i in st.indices + ld.indices)
+    assert isinstance(st.value, tir.FloatImm) and st.value.dtype == "float32"
+
+
 def test_the_remaining_node_constructors_take_python_numbers():
     x = te.var("x")
     nodes = [tir.Not(True), tir.Cast("float32", 3), tir.Let(x, 1, x + 1), tir.Broadcast(1.0, 4),
@@ -167,3 +176,41 @@ def test_int_imm_compares_with_a_python_int_by_value():
     ten = tir.const(10, "int32")
     assert ten == 10
     assert not (ten != 10)
+
+
+def test_parallel_pragmas_lowered_then_built_for_c_exported_and_loaded(tmp_path):
+    # TVM's test_target_codegen_c_host.py::test_add_pipeline: a pipeline of copies and
+    # an add, the output's loops split twice, parallel and vectorized, with the three
+    # parallel pragmas; lowered first, the module then built for "c"
+    n = 1024
+    A = te.placeholder((n,), name="A")
+    B = te.placeholder((n,), name="B")
+    AA = te.compute((n,), lambda *i: A(*i), name="A")
+    BB = te.compute((n,), lambda *i: B(*i), name="B")
+    T = te.compute((n,), lambda *i: AA(*i) + BB(*i), name="T")
+    C = te.compute((n,), lambda *i: T(*i), name="C")
+    s = te.create_schedule(C.op)
+    xo, xi = s[C].split(C.op.axis[0], factor=4)
+    xoo, xoi = s[C].split(xo, factor=13)
+    s[C].parallel(xoi)
+    s[C].pragma(xoo, "parallel_launch_point")
+    s[C].pragma(xoi, "parallel_stride_pattern")
+    s[C].pragma(xoi, "parallel_barrier_when_finish")
+    s[C].vectorize(xi)
+    assert [k.value for k in s[C].iter_var_attrs[xoi].pragma_keys] == \
+        ["parallel_stride_pattern", "parallel_barrier_when_finish"]
+    mod = tecc.lower(s, [A, B, C], name="test_fadd_pipeline")
+    loops = {f.loop_var.name: f for f in _collect(mod["test_fadd_pipeline"].body, tir.For)}
+    assert "pragma_parallel_launch_point" in dict(loops[xoo.var.name].annotations)
+    inner = loops[xoi.var.name]
+    assert inner.kind == tir.ForKind.PARALLEL
+    assert {"pragma_parallel_stride_pattern", "pragma_parallel_barrier_when_finish"} <= set(dict(inner.annotations))
+    assert loops[xi.var.name].kind == tir.ForKind.VECTORIZED
+    built = tecc.build(mod, target="c")
+    assert "#pragma omp parallel for" in built.get_source()
+    built.export_library(str(tmp_path / "pipeline.so"))
+    f = tecc.runtime.load_module(str(tmp_path / "pipeline.so"))["test_fadd_pipeline"]
+    a, b = tecc.nd.array(rand(n)), tecc.nd.array(rand(n))
+    c = tecc.nd.array(np.zeros(n, "float32"))
+    f(a, b, c)
+    np.testing.assert_allclose(c.numpy(), a.numpy() + b.numpy(), rtol=1e-6)

@@ -11,7 +11,7 @@ from tecc import te, tir
 from compat_te import TARGETS, bind_blocks_threads, build, build_run, rand, run, source
 from irhelpers import private_cache_dir  # noqa: F401  (an autouse fixture)
 
-# the identities of te.min / te.max (TVM's are +-FLT_MAX; see the xfail'd test below)
+# the identities of te.min / te.max: +-FLT_MAX, as TVM's (test_float32_max_value_and_min_value_are_finite_as_in_tvm)
 MIN_IDENTITY = te.max_value("float32").value
 MAX_IDENTITY = te.min_value("float32").value
 
@@ -409,3 +409,29 @@ def test_rank0_sum_of_a_product_with_a_rank0_placeholder(target):
     a, sc, t = rand(23), np.array(3.0, "float32"), np.zeros((), "float32")
     build_run(s, [A, scale, T], [a, sc, t], target)
     np.testing.assert_allclose(t, 3.0 * a.sum(), rtol=1e-5)
+
+
+def test_softmax_reductions_store_to_no_reduce_temp_after_the_storage_passes():
+    # TVM's test_reduce_storage_reuse: after StorageFlatten, Simplify, StorageRewrite and
+    # LowerThreadAllreduce, no store writes a reduction's temporary (reduce_temp0) --
+    # in tecc the cross-thread reductions go through red_buf and their own stages
+    from tecc import topi
+    from tecc.driver.build_module import schedule_to_module
+
+    target = tecc.target.Target("cuda")
+    A = te.placeholder((16, 16), name="A")
+    B = topi.nn.softmax(A, axis=1) + 1.0
+    with target:
+        s = topi.cuda.schedule_softmax(B)
+    mod = schedule_to_module(s, [A, B])
+    mod = tir.transform.Apply(lambda f: f.with_attr("target", target))(mod)
+    mod = tecc.transform.Sequential([tir.transform.StorageFlatten(64), tir.transform.Simplify(),
+                                     tir.transform.StorageRewrite(), tir.transform.LowerThreadAllreduce()])(mod)
+    stored = set()
+    tir.stmt_functor.post_order_visit(
+        mod["main"].body, lambda x: stored.add(x.buffer.data.name) if isinstance(x, tir.BufferStore) else None)
+    assert stored and not any(name.startswith("reduce_temp") for name in stored)
+    assert B.op.name in stored
+    a, b = rand(16, 16), np.zeros((16, 16), "float32")
+    build_run(s, [A, B], [a, b], "cuda")
+    np.testing.assert_allclose(b, topi.testing.softmax_python(a) + 1.0, rtol=1e-5)

@@ -1,7 +1,9 @@
 """``te.scan`` as TVM's classic-TE tests use it: a cumulative sum with a consumer,
 several outputs, stages of the update ``compute_inline``'d, the scan axis's bound from
-``te.schedule.InferBound`` -- built for "llvm" and for "cuda" (a host loop of launches
-on the emulator, race-checked, with init, update and consumer bound to threads)."""
+``te.schedule.InferBound``, an LSTM cell (reductions in the update, ``inputs=``) and
+the group the update's stages form -- built for "llvm" and for "cuda" (a host loop of
+launches on the emulator, race-checked, with init, update and consumer bound to
+threads)."""
 import numpy as np
 import pytest
 
@@ -169,3 +171,97 @@ def test_scan_with_inlined_stages_of_its_updates(target, n_inline):
     w1, w2 = _two_scans_reference(n_inline, m, n)
     np.testing.assert_allclose(o1, w1)
     np.testing.assert_allclose(o2, w2)
+
+
+def test_lstm_scan_with_reductions_in_its_update_and_inlined_gates():
+    # TVM's test_te_schedule_lstm.py, small: two states (h, c), matrix products of
+    # the input and of the previous h in every step, the gates inlined; X is given as
+    # the scan's input (inputs=)
+    steps, batch, n_in, n_hid = 4, 2, 3, 5
+    X = te.placeholder((steps - 1, batch, n_in), name="X")
+    Wx = te.placeholder((4, n_hid, n_in), name="Wx")
+    Wh = te.placeholder((4, n_hid, n_hid), name="Wh")
+    h_state = te.placeholder((steps, batch, n_hid), name="h_state")
+    c_state = te.placeholder((steps, batch, n_hid), name="c_state")
+    h_init = te.compute((1, batch, n_hid), lambda *_: te.const(0.0), name="h_init")
+    c_init = te.compute((1, batch, n_hid), lambda *_: te.const(0.0), name="c_init")
+    kx = te.reduce_axis((0, n_in), name="kx")
+    xw = te.compute((steps, 4, batch, n_hid), lambda t, g, b, j: te.sum(X[t - 1, b, kx] * Wx[g, j, kx], axis=kx),
+                    name="xw")
+    kh = te.reduce_axis((0, n_hid), name="kh")
+    hw = te.compute((steps, 4, batch, n_hid),
+                    lambda t, g, b, j: te.sum(h_state[t - 1, b, kh] * Wh[g, j, kh], axis=kh), name="hw")
+    gates = te.compute(xw.shape, lambda *i: xw(*i) + hw(*i), name="gates")
+    shape = (steps, batch, n_hid)
+
+    def gate(g, fn):
+        return te.compute(shape, lambda t, b, j: fn(gates[t, g, b, j]), name=f"gate{g}")
+
+    in_gate, in_value, forget, out_gate = (gate(0, te.sigmoid), gate(1, te.tanh), gate(2, te.sigmoid),
+                                           gate(3, te.sigmoid))
+    c_next = te.compute(shape, lambda t, b, j: forget[t, b, j] * c_state[t - 1, b, j]
+                        + in_gate[t, b, j] * in_value[t, b, j], name="c_next")
+    h_next = te.compute(shape, lambda t, b, j: out_gate[t, b, j] * te.tanh(c_next[t, b, j]), name="h_next")
+    h_scan, c_scan = te.scan([h_init, c_init], [h_next, c_next], [h_state, c_state], inputs=[X], name="lstm")
+    assert list(h_scan.op.inputs) == [X] and h_scan.op.num_outputs == 2
+    s = te.create_schedule(h_scan.op)
+    for T in (gates, in_gate, in_value, forget, out_gate):
+        s[T].compute_inline()
+    # the reductions are stages of the update: computed in every step of the scan
+    assert s[xw].group is s[h_scan.op] and s[hw].group is s[h_scan.op]
+    f = build(s, [X, Wx, Wh, h_scan, c_scan], "llvm")
+    x = rand(steps - 1, batch, n_in, low=-1, high=1)
+    wx, wh = rand(4, n_hid, n_in, low=-1, high=1), rand(4, n_hid, n_hid, low=-1, high=1)
+    H, C = np.zeros(shape, "float32"), np.zeros(shape, "float32")
+    run(f, x, wx, wh, H, C)
+
+    def sigmoid(v):
+        return 1 / (1 + np.exp(-v))
+
+    h, c = np.zeros((batch, n_hid)), np.zeros((batch, n_hid))
+    want_h, want_c = [h], [c]
+    for t in range(1, steps):
+        g = np.einsum("bk,gjk->gbj", x[t - 1], wx) + np.einsum("bk,gjk->gbj", h, wh)
+        c = sigmoid(g[2]) * c + sigmoid(g[0]) * np.tanh(g[1])
+        h = sigmoid(g[3]) * np.tanh(c)
+        want_h.append(h)
+        want_c.append(c)
+    np.testing.assert_allclose(H, np.array(want_h), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(C, np.array(want_c), rtol=1e-5, atol=1e-6)
+
+
+def test_stages_of_a_scan_update_form_its_group():
+    # TVM's test_te_group.py::test_scan_group without create_group (not implemented):
+    # the update's stages belong to the scan, may be attached to each other, and
+    # nowhere outside it
+    m, n = te.size_var("m"), te.size_var("n")
+    x = te.compute((m, n), lambda i, j: (i + j).astype("float32"), name="x")
+    state = te.placeholder((m, n), name="state")
+    init = te.compute((1, n), lambda _, i: x[0, i], name="init")
+    u1 = te.compute((m, n), lambda t, i: state[t - 1, i] + x[t, i], name="u1")
+    u2 = te.compute((m, n), lambda t, i: u1[t, i] + 1, name="u2")
+    u3 = te.compute((m, n), lambda t, i: u2[t, i] * 2, name="u3")
+    res = te.scan(init, u3, state, inputs=x)
+    after = te.compute((m, n), lambda i, j: res[i, j] - 1, name="after")
+    s = te.create_schedule(after.op)
+    assert s[u1].group is not None and s[u2].group is s[u1].group and s[u1].group.op is res.op
+    assert s[init].group is None and s[x].group is None and s[after].group is None
+    s[u1].compute_at(s[u2], u2.op.axis[1])  # inside the group: fine
+    with pytest.raises(tecc.ScheduleError, match="stage 'init' does not consume 'u2'"):
+        s[u2].compute_at(s[init], init.op.axis[0])
+    with pytest.raises(tecc.ScheduleError, match="'u2' is computed in every step of scan 'scan'; it can only be "
+                                                 "attached to another stage of that scan's update, and 'after' "
+                                                 "is not one"):
+        s[u2].compute_at(s[after], after.op.axis[0])
+    with pytest.raises(tecc.error.TVMError, match="'u3' is the update of scan 'scan'"):
+        s[u3].compute_at(s[after], after.op.axis[0])
+    s[u2].compute_at(s[u3], u3.op.axis[1])
+    out = np.zeros((4, 3), "float32")
+    f = build(s, [after, m, n], "llvm")
+    f(out, 4, 3)
+    want = np.zeros((4, 3))
+    xv = np.add.outer(np.arange(4), np.arange(3))
+    want[0] = xv[0]
+    for t in range(1, 4):
+        want[t] = (want[t - 1] + xv[t] + 1) * 2
+    np.testing.assert_allclose(out, want - 1)

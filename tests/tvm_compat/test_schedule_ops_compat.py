@@ -236,7 +236,7 @@ def test_cache_read_and_cache_write_in_shared_memory(target):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_local_caches_in_the_middle_of_a_pipeline(target):
-    # (symbolic sizes on the CPU; constant ones on the GPU, see the xfail'd test below)
+    # (symbolic sizes on the CPU, constant ones on the GPU; the schedule builds for cuda with either)
     m, n = (te.var("m"), te.var("n")) if target == "llvm" else (6, 7)
     A, B, C = _mul(m, n)
     D = te.compute((m, n), lambda i, j: C(i, j), name="D")
@@ -297,7 +297,7 @@ def _relayout(case, m, n):
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("case", [1, 2, 3, 4], ids=["reorder", "split_reorder", "reduction", "two_outputs"])
 def test_cache_write_after_split_or_reorder_relayouts(target, case):
-    # (symbolic sizes on the CPU; constant ones on the GPU, see the xfail'd test below)
+    # (symbolic sizes on the CPU, constant ones on the GPU; the schedule builds for cuda with either)
     m, n = (te.var("m"), te.var("n")) if target == "llvm" else (12 if case == 1 else 3, 5)
     s, args, outs, cache, ref = _relayout(case, m, n)
     if case == 4:

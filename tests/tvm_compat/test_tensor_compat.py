@@ -1,15 +1,21 @@
 """Tensors and operations as TVM's test_te_tensor.py uses them: identity, hashing and
 outputs of operations, scalar shapes, slices of a compute, user-defined reducers,
-tuple-valued computes (with outputs that other stages do not read) and input
-tensors -- each also built for "llvm" and "cuda" (the emulator, race-checked) and
-compared with numpy.  (Its scan tests are in test_scan_compat.py, its extern tests
-in test_extern_compat.py, its reductions in test_reduce_compat.py.)"""
+tuple-valued computes (with outputs that other stages do not read), input tensors,
+save_json of a reduction and of a compute's attrs (test_te_tag.py), the invalid
+tuple computes (test_te_verify_compute.py) and a tensor minus or divided by a
+symbolic scalar (test_te_tensor_overload.py) -- most also built for "llvm" and
+"cuda" (the emulator, race-checked) and compared with numpy.  (Its scan tests are in
+test_scan_compat.py, its extern tests in test_extern_compat.py, its reductions in
+test_reduce_compat.py.)"""
+import json
+
 import numpy as np
 import pytest
 
 import tecc
-from tecc import te, tir
-from compat_te import TARGETS, bind_blocks_threads, bind_fused, build_run, rand
+from tecc import te, tir, topi
+from tecc.errors import TeccTypeError
+from compat_te import TARGETS, bind_blocks_threads, bind_fused, build_run, rand, run
 from irhelpers import private_cache_dir  # noqa: F401  (an autouse fixture)
 
 
@@ -114,6 +120,78 @@ def test_tensor_round_trips_through_save_json():
     c = tecc.nd.array(np.zeros(5, dtype="float32"))
     f(a, c)
     np.testing.assert_allclose(c.numpy(), np.arange(5) + 1)
+
+
+def test_reduction_round_trips_through_save_json():
+    # TVM's test_tensor_reduce: a sum over an offset read of a compute, saved and loaded
+    m, n, l = 3, 4, 6
+    A = te.placeholder((m, l), name="A")
+    B = te.placeholder((n, l), name="B")
+    T = te.compute((m, n, l), lambda i, j, k: A[i, k] * B[j, k], name="T")
+    rv = te.reduce_axis((0, l - 1), "k")
+    C = te.compute((m, n), lambda i, j: te.sum(T(i, j, rv + 1), axis=rv), name="C")
+    loaded = tecc.ir.load_json(tecc.ir.save_json(C))
+    assert isinstance(loaded, te.Tensor) and str(loaded) == str(C)
+    assert str(loaded.op.body) == str(C.op.body) and len(loaded.op.reduce_axis) == 1
+    (T2,) = loaded.op.input_tensors
+    A2, B2 = T2.op.input_tensors
+    assert (A2.name, B2.name) == ("A", "B") and A2 is not A
+    a, b, c = rand(m, l), rand(n, l), np.zeros((m, n), "float32")
+    build_run(te.create_schedule(loaded.op), [A2, B2, loaded], [a, b, c], "llvm")
+    np.testing.assert_allclose(c, a[:, 1:] @ b[:, 1:].T, rtol=1e-5)
+
+
+def test_compute_attrs_and_tag_round_trip_through_save_json():
+    # TVM's test_te_tag.py::test_with: attrs= of a compute made in a tag scope
+    n, m, l = te.size_var("n"), te.size_var("m"), te.size_var("l")
+    A = te.placeholder((n, l), name="A")
+    B = te.placeholder((m, l), name="B")
+    with te.tag_scope(tag="gemm"):
+        k = te.reduce_axis((0, l), name="k")
+        C = te.compute((n, m), lambda i, j: te.sum(A[i, k] * B[j, k], axis=k),
+                       attrs={"hello": 1, "arr": [10, 12]})
+    assert C.op.tag == "gemm"
+    assert "hello" in C.op.attrs and "xx" not in C.op.attrs
+    assert C.op.attrs["hello"].value == 1
+    loaded = tecc.ir.load_json(tecc.ir.save_json(C))
+    assert loaded.op.tag == "gemm"
+    assert loaded.op.attrs["hello"].value == 1
+    assert [x.value for x in loaded.op.attrs["arr"]] == [10, 12]
+    assert json.loads(str(loaded.op.attrs)) == {"hello": 1, "arr": [10, 12]}  # printed as JSON
+
+
+def test_invalid_tuple_computes_are_rejected():
+    # TVM's test_te_verify_compute.py, the two cases tecc rejects as TVM does (see (b)
+    # in the README for the nested reductions tecc accepts)
+    n, m = te.size_var("n"), te.size_var("m")
+    A = te.placeholder((n, m), name="A")
+    k = te.reduce_axis((0, m), "k")
+    k_ = te.reduce_axis((0, m - 1), "k_")
+    with pytest.raises(TeccTypeError, match="compute 'B': either every output is a reduction or none is"):
+        te.compute((n,), lambda i: (te.sum(A[i, k], axis=k), A[i, 0] + 1), name="B")
+    with pytest.raises(tecc.error.TVMError, match="compute 'B': all outputs must come from one "
+                                                  r"\(tuple\) reduction"):
+        te.compute((n,), lambda i: (te.sum(A[i, k], axis=k), te.sum(A[i, k_], axis=k_)), name="B")
+    # the valid forms next to them
+    assert te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B").op.num_outputs == 1
+    assert te.compute((n,), lambda i: A[i, 0] + 1, name="B").op.num_outputs == 1
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("op, shape", [("sub", (3, 5)), ("div", (2, 3, 1, 8))])
+def test_tensor_minus_or_divided_by_a_symbolic_scalar(target, op, shape):
+    # TVM's test_tensor_scalar_bop, "-" and "/", scheduled by get_elemwise_schedule
+    dims = [te.size_var(f"n{d}") for d in range(len(shape))]
+    k = te.var("k")
+    A = te.placeholder(dims, name="A")
+    B = A - k if op == "sub" else A / k
+    assert B.op.tag == topi.tag.ELEMWISE
+    with tecc.target.Target(target):
+        s = topi.testing.get_elemwise_schedule(target)(B)
+    f = tecc.build(s, [A, B, k] + dims, target)
+    a, b = rand(*shape), np.zeros(shape, "float32")
+    run(f, a, b, 2, *shape)
+    np.testing.assert_allclose(b, a - 2 if op == "sub" else a / 2, rtol=1e-6)
 
 
 # ---------------------------------------------------------------------------------------

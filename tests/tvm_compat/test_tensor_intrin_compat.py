@@ -10,6 +10,8 @@ from tecc import te, tir
 from tecc.errors import LoweringError, TeccTypeError
 from tecc.tir import stmt as S
 
+from compat_te import build, rand, run
+
 
 def _vadd(n, **buffer_params):
     """An intrinsic adding two vectors of ``n`` elements, written as TIR loops."""
@@ -199,8 +201,9 @@ def test_intrinsic_with_a_fixed_offset_cannot_move():
 # ---------------------------------------------------------------------------------------
 # tensorize: the loops of an ordinary compute replaced by an intrinsic
 # ---------------------------------------------------------------------------------------
-def _gemv_intrin(rows, width):
-    """z[i] = sum_j w[i, j] * x[j] with a reset and an accumulating update."""
+def _gemv_intrin(rows, width, with_reset=True):
+    """z[i] = sum_j w[i, j] * x[j] with a reset (or None in its place) and an
+    accumulating update."""
     w = te.placeholder((rows, width), name="w")
     x = te.placeholder((width,), name="x")
     r = te.reduce_axis((0, width), name="r")
@@ -221,6 +224,8 @@ def _gemv_intrin(rows, width):
                 ib.emit(S.BufferStore(zz, total, (i,)))
             return ib.get()
 
+        if not with_reset:
+            return loops(False), None, loops(True)
         ib = tir.ir_builder.create()
         with ib.for_range(0, rows, name="i") as i:
             ib.emit(S.BufferStore(zz, tecc.tir.const(0.0, "float32"), (i,)))
@@ -351,3 +356,327 @@ def test_tensorize_body_of_a_reduction_matches_up_to_its_variables():
     assert tecc.ir.structural_equal(ana.simplify(body[0]), ana.simplify(gemv.op.body[0]))
     other = te.compute((f,), lambda i: te.sum(w[i, kk] + v[kk], axis=kk), name="other")  # + is not *
     assert not tecc.ir.structural_equal(ana.simplify(body[0]), ana.simplify(other.op.body[0]))
+
+
+# ---------------------------------------------------------------------------------------
+# the TensorIntrin object; scalar parameters; packed-function intrinsics
+# ---------------------------------------------------------------------------------------
+def _packed(name):
+    """Register a Python packed function ``tvm_compat.<name>`` (the arrays it gets
+    are the regions of the tensorized block) and return its full name."""
+    impls = {
+        "vadd": lambda x, y, z: z.copyfrom(x.numpy() + y.numpy()),
+        "maxpool3x3": lambda a, p: p.copyfrom(np.max(np.lib.stride_tricks.sliding_window_view(
+            a.numpy(), (3, 3), axis=(-2, -1)), axis=(-2, -1))),
+        "fold3x3": lambda a, b: b.copyfrom(_fold3x3(a.numpy())),
+    }
+    full = "tvm_compat." + name
+    tecc.register_func(full, impls[name], override=True)
+    return full
+
+
+def _fold3x3(a):
+    """out[i, j] = a[j // 3 + i % 3, j % 3 + i // 3] over a 9x9 output (numpy)."""
+    i, j = np.meshgrid(np.arange(9), np.arange(9), indexing="ij")
+    return a[j // 3 + i % 3, j % 3 + i // 3]
+
+
+def test_intrinsic_fields_and_the_call_tensorize_leaves():
+    n = 4
+    x = te.placeholder((n,), name="x")
+    y = te.placeholder((n,), name="y")
+    z = te.compute((n,), lambda i: x[i] + y[i], name="z")
+
+    def by_pointer(ins, outs):
+        assert isinstance(ins[0], te.schedule.Buffer) and int(ins[0].shape[0]) == n
+        return tir.call_packed("vadd", ins[0].data, outs[0].data, ins[0].shape[0])
+
+    intrin = te.decl_tensor_intrin(z.op, by_pointer, default_buffer_params={"offset_factor": n})
+    assert intrin.op is z.op and intrin.reduce_init is None and intrin.reduce_update is None
+    assert tuple(intrin.inputs) == tuple(z.op.input_tensors)
+    assert [b.name for b in intrin.buffers] == ["x", "y", "z"] and int(intrin.buffers[0].shape[0]) == n
+    X = te.placeholder((12,), name="X")
+    Y = te.placeholder((12,), name="Y")
+    Z = te.compute((12,), lambda i: X[i] + Y[i], name="Z")
+    s = te.create_schedule(Z.op)
+    _, xi = s[Z].split(Z.op.axis[0], factor=n)
+    s[Z].tensorize(xi, intrin)
+    assert s[Z].iter_var_attrs[xi].tensor_intrin is intrin
+    assert s[Z].iter_var_attrs[xi].iter_type == te.schedule.IterVar.Tensorized
+    loop = tecc.lower(s, [X, Y, Z])["main"].body
+    assert isinstance(loop, S.For) and isinstance(loop.body, S.Evaluate)  # the inner loop is gone
+    assert [str(a) for a in loop.body.value.args] == ['"vadd"', "X", "Z", "4"]
+
+    # the same block handed to a Python function as arrays, built and run
+    name = _packed("vadd")
+    intrin = te.decl_tensor_intrin(z.op, lambda ins, outs: tir.call_packed(name, *ins, *outs),
+                                   default_buffer_params={"offset_factor": n})
+    s = te.create_schedule(Z.op)
+    _, xi = s[Z].split(Z.op.axis[0], factor=n)
+    s[Z].tensorize(xi, intrin)
+    a, b, c = rand(12), rand(12), np.zeros(12, "float32")
+    run(build(s, [X, Y, Z], "llvm"), a, b, c)
+    np.testing.assert_allclose(c, a + b, rtol=1e-6)
+
+
+def _axpb(length):
+    """z = x * v + w over ``length`` elements, with ``v`` and ``w`` scalar parameters."""
+    x = te.placeholder((length,), name="x")
+    v, w = te.var("v"), te.var("w")
+    z = te.compute((length,), lambda i: x[i] * v + w, name="z")
+    seen = []
+
+    def body(ins, outs, scalars):
+        seen.append(list(scalars))
+        ib = tir.ir_builder.create()
+        xs, zs = ib.buffer_ptr(ins[0]), ib.buffer_ptr(outs[0])
+        with ib.for_range(0, length, name="e") as e:
+            zs[e] = xs[e] * scalars[0].astype("float32") + scalars[1].astype("float32")
+        return ib.get()
+
+    intrin = te.decl_tensor_intrin(z.op, body, scalar_params=[v, w], default_buffer_params={"offset_factor": 1})
+    return intrin, (v, w), seen
+
+
+def test_scalar_params_are_declared_and_reach_the_emitted_call():
+    n, v, w = te.size_var("n"), te.size_var("v"), te.size_var("w")
+    x = te.placeholder((n,), name="x")
+    z = te.compute((n,), lambda i: x[i] * v + w, name="z")
+
+    def call(ins, outs, scalars):
+        assert list(scalars) == [v, w]
+        return tir.call_packed("hw_func", ins[0].data, outs[0].data, scalars[0], scalars[1])
+
+    intrin = te.decl_tensor_intrin(z.op, call, scalar_params=[v, w], default_buffer_params={"offset_factor": 1})
+    assert tuple(intrin.scalar_params) == (v, w) and intrin.buffers[0].shape[0].same_as(n)
+    A = te.placeholder((10, 10), name="A")
+    # scalar arguments interleaved with the tensor one
+    C = te.compute((10, 10), lambda i, j: intrin(i * i, A[i, j], i + j), name="C")
+    assert isinstance(C.op, te.TensorComputeOp)
+    s = te.create_schedule(C.op)
+    i, j = C.op.axis
+    call_ = tecc.lower(s, [A, C])["main"].body.body.body
+    assert isinstance(call_, S.Evaluate)
+    args = call_.value.args
+    assert len(args) == 5 and [str(a) for a in args[:3]] == ['"hw_func"', "A", "C"]
+    assert tecc.ir.structural_equal(args[3], i.var * i.var)
+    assert tecc.ir.structural_equal(args[4], i.var + j.var)
+    assert (str(args[3]), str(args[4])) == ("i*i", "i + j")  # (e): TVM prints "i * i"
+
+
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+def test_scalar_params_run_with_the_values_of_each_row(target):
+    intrin, (v, w), seen = _axpb(4)
+    A = te.placeholder((6, 4), name="A")
+    C = te.compute((6, 4), lambda i: intrin(i * i, A[i, 0:4], i + 3), name="C")
+    s = te.create_schedule(C.op)
+    if target == "cuda":
+        s[C].bind(C.op.axis[0], te.thread_axis("threadIdx.x"))
+    a, c = rand(6, 4), np.zeros((6, 4), "float32")
+    run(build(s, [A, C], target), a, c)
+    assert seen == [[v, w]]  # the body is built once, from the declared parameters
+    i = np.arange(6)[:, None]
+    np.testing.assert_allclose(c, a * i * i + i + 3, rtol=1e-6)
+
+
+def test_split_reorder_and_tile_of_an_intrinsic_stage():
+    # TVM's test_schedule_tensor_compute1: a stage of gemv blocks (reset/update over k)
+    # whose outer loops are split, reordered and tiled
+    f, r = 2, 3
+    w = te.placeholder((f, r), name="w")
+    x = te.placeholder((r,), name="x")
+    rr = te.reduce_axis((0, r), name="rr")
+    z = te.compute((f,), lambda a: te.sum(w[a, rr] * x[rr], axis=rr), name="z")
+
+    def intrin(ins, outs):
+        def loops(first):
+            ib = tir.ir_builder.create()
+            ww, xx, zz = (ib.buffer_ptr(b) for b in (ins[0], ins[1], outs[0]))
+            with ib.for_range(0, f, name="a") as a:
+                total = tecc.tir.const(0.0, "float32") if first else zz[a]
+                for b in range(r):
+                    total = total + ww[a, b] * xx[b]
+                zz[a] = total
+            return ib.get()
+
+        ib = tir.ir_builder.create()
+        zz = ib.buffer_ptr(outs[0])
+        with ib.for_range(0, f, name="a") as a:
+            zz[a] = tecc.tir.const(0.0, "float32")
+        return loops(True), ib.get(), loops(False)
+
+    gemv = te.decl_tensor_intrin(z.op, intrin, default_buffer_params={"offset_factor": 1})
+    I, J, K = 6, 8, 2
+    W = te.placeholder((I, K, f, r), name="W")
+    X = te.placeholder((J, K, r), name="X")
+    k = te.reduce_axis((0, K), name="k")
+    C = te.compute((I, J, f), lambda i, j: gemv(W[i, k, 0:f, 0:r], X[j, k, 0:r], reduce_axis=k), name="C")
+    s = te.create_schedule(C.op)
+    ai, aj, _ = s[C].op.axis
+    aio, aii = s[C].split(ai, 4)
+    s[C].reorder(aio, aj, aii)
+    tiles = s[C].tile(aio, aj, 2, 4)
+    assert list(s[C].leaf_iter_vars[:5]) == [*tiles, aii]
+    s = s.normalize()
+    te.schedule.ScheduleOps(s, te.schedule.InferBound(s))
+    wv, xv, c = rand(I, K, f, r), rand(J, K, r), np.zeros((I, J, f), "float32")
+    run(build(s, [W, X, C], "llvm"), wv, xv, c)
+    np.testing.assert_allclose(c, np.einsum("ikab,jkb->ija", wv, xv), rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# tensorize: more stages it applies to
+# ---------------------------------------------------------------------------------------
+def _masked_vadd(xo, length, factor):
+    """A vector add over ``factor`` elements of block ``xo`` that writes 0 past
+    ``length`` (the tail of a cache whose rows were padded to whole blocks)."""
+    vx = te.placeholder((factor,), name="vx")
+    vy = te.placeholder((factor,), name="vy")
+    vz = te.compute((factor,), lambda i: tir.Select(xo * factor + i < length, vx[i] + vy[i],
+                                                    tir.const(0, "float32")), name="vz")
+
+    def body(ins, outs):
+        ib = tir.ir_builder.create()
+        xs, ys, zs = (ib.buffer_ptr(b) for b in (ins[0], ins[1], outs[0]))
+        with ib.for_range(0, factor, name="e") as e:
+            with ib.if_scope(xo * factor + e < length):
+                zs[e] = xs[e] + ys[e]
+            with ib.else_scope():
+                zs[e] = tir.const(0, "float32")
+        return ib.get()
+
+    return te.decl_tensor_intrin(vz.op, body, default_buffer_params={"offset_factor": factor})
+
+
+def test_tensorize_a_cache_write_stage_with_a_masked_intrinsic():
+    # TVM's test_tensorize_vadd, second part: 33 elements split by 8, cache_write
+    # relayouts into 5 blocks of 8, each tensorized (its tail masked)
+    infer, match = _hooks()
+    m, factor = 33, 8
+    x, y = te.placeholder((m,), name="x"), te.placeholder((m,), name="y")
+    z = te.compute((m,), lambda i: x[i] + y[i], name="z")
+    s = te.create_schedule(z.op)
+    s[z].split(z.op.axis[0], factor=factor)
+    zg = s.cache_write(z, "global")
+    xo, xi = zg.op.axis
+    assert [int(d) for d in zg.shape] == [5, 8]
+    vadd = _masked_vadd(xo, m, factor)
+    s[zg].tensorize(xi, vadd)
+    s = s.normalize()
+    out_dom, in_dom = infer(s[zg], te.schedule.InferBound(s))
+    assert int(out_dom[xo].extent) == 1 and out_dom[xo].min is xo.var  # one block, at xo
+    body = match(s[zg], out_dom, in_dom, vadd)[0]
+    ana = tecc.arith.Analyzer()
+    want = tir.stmt_functor.substitute(vadd.op.body[0], {xo.var: out_dom[xo].min})
+    assert tecc.ir.structural_equal(ana.simplify(body), ana.simplify(want))
+    a, b, c = rand(m), rand(m), np.zeros(m, "float32")
+    run(build(s, [x, y, z], "llvm"), a, b, c)
+    np.testing.assert_allclose(c, a + b, rtol=1e-6)
+
+
+def test_tensorize_with_an_intrinsic_declared_from_the_stage_itself():
+    # TVM's test_tensorize_vadd, third part: the whole loop becomes one call
+    x, y = te.placeholder((32,), name="x"), te.placeholder((32,), name="y")
+    z = te.compute((32,), lambda i: x[i] + y[i], name="z")
+    name = _packed("vadd")
+    same = te.decl_tensor_intrin(z.op, lambda ins, outs: tir.call_packed(name, ins[0], ins[1], outs[0]))
+    s = te.create_schedule(z.op)
+    s[z].tensorize(z.op.axis[0], same)
+    assert isinstance(tecc.lower(s, [x, y, z])["main"].body, S.Evaluate)
+    a, b, c = rand(32), rand(32), np.zeros(32, "float32")
+    run(build(s, [x, y, z], "llvm"), a, b, c)
+    np.testing.assert_allclose(c, a + b, rtol=1e-6)
+
+
+@pytest.mark.parametrize("outer_loops", [1, 2])
+def test_tensorize_gemv_without_a_reset(outer_loops):
+    # TVM's test_tensorize_matmul (no-reset cases): the first block of k runs the
+    # whole body, the later ones accumulate with the update
+    infer, match = _hooks()
+    n, l, factor, rfactor = 8, 16, 4, 4
+    A = te.placeholder((n, l), name="A")
+    B = te.placeholder((n, l), name="B")
+    k = te.reduce_axis((0, l), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(B[j, k] * A[i, k], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    x, y = C.op.axis
+    yo, yi = s[C].split(y, factor=factor)
+    ro, ri = s[C].split(k, factor=rfactor)
+    if outer_loops == 1:
+        s[C].reorder(yo, ro, yi, ri)
+    else:
+        roo, roi = s[C].split(ro, factor=2)
+        s[C].reorder(yo, roo, roi, yi, ri)
+    gemv = _gemv_intrin(factor, rfactor, with_reset=False)
+    assert gemv.reduce_init is None and gemv.reduce_update is not None
+    s[C].tensorize(yi, gemv)
+    s = s.normalize()
+    out_dom, in_dom = infer(s[C], te.schedule.InferBound(s))
+    assert int(out_dom[x].extent) == 1 and int(out_dom[y].extent) == factor
+    assert tecc.ir.structural_equal(out_dom[y].min, yo.var * factor)
+    body = match(s[C], out_dom, in_dom, gemv)
+    ana = tecc.arith.Analyzer()
+    assert tecc.ir.structural_equal(ana.simplify(body[0]), ana.simplify(gemv.op.body[0]))
+    a, b, c = rand(n, l), rand(n, l), np.zeros((n, n), "float32")
+    run(build(s, [A, B, C], "llvm"), a, b, c)
+    np.testing.assert_allclose(c, a @ b.T, rtol=1e-5)
+
+
+def test_tensorize_matches_index_expressions_after_simplifying_them():
+    # TVM's test_tensorize_op: the stage and the intrinsic index with the same div/mod
+    # expressions, which must compare equal once simplified
+    def fold(src):
+        return te.compute((9, 9), lambda i, j: src[tir.indexdiv(j, 3) + tir.indexmod(i, 3),
+                                                   tir.indexmod(j, 3) + tir.indexdiv(i, 3)], name="fold")
+
+    name = _packed("fold3x3")
+    pattern = fold(te.placeholder((5, 5), name="a"))
+    intrin = te.decl_tensor_intrin(pattern.op, lambda ins, outs: tir.call_packed(name, ins[0], outs[0]),
+                                   default_buffer_params={"offset_factor": 2})
+    A = te.placeholder((5, 5), name="A")
+    B = fold(A)
+    s = te.create_schedule(B.op)
+    s[B].tensorize(B.op.axis[0], intrin)
+    s = s.normalize()
+    a, b = rand(5, 5), np.zeros((9, 9), "float32")
+    run(build(s, [A, B], "llvm"), a, b)
+    np.testing.assert_array_equal(b, _fold3x3(a))
+
+
+def test_tensorize_a_topi_max_pool():
+    # TVM's test_tensor_pool (smaller): the rows and columns of each channel of a
+    # 3x3 max pool computed by one pooling intrinsic
+    from tecc import topi
+
+    c, h = 4, 6
+    a_ = te.placeholder((c, h, h), name="a")
+    kh, kw = te.reduce_axis((0, 3), name="kh"), te.reduce_axis((0, 3), name="kw")
+    p_ = te.compute((c, h - 2, h - 2), lambda ch, y, x: te.max(a_[ch, y + kh, x + kw], axis=[kh, kw]), name="p")
+    name = _packed("maxpool3x3")
+    pool = te.decl_tensor_intrin(p_.op, lambda ins, outs: tir.call_packed(name, ins[0], outs[0]),
+                                 default_buffer_params={"offset_factor": 1})
+    A = te.placeholder((1, c, h, h), name="A")
+    P = topi.nn.pool2d(data=A, kernel=(3, 3), stride=(1, 1), dilation=(1, 1), padding=(0, 0, 0, 0),
+                       pool_type="max")
+    s = te.create_schedule(P.op)
+    _, rows, _, _ = P.op.axis
+    s[P].tensorize(rows, pool)
+    a, p = rand(1, c, h, h), np.zeros((1, c, h - 2, h - 2), "float32")
+    run(build(s, [A, P], "llvm"), a, p)
+    want = np.max(np.lib.stride_tricks.sliding_window_view(a, (3, 3), axis=(2, 3)), axis=(-2, -1))
+    np.testing.assert_array_equal(p, want)
+
+
+def test_tensorize_of_a_stage_computed_by_an_intrinsic_is_rejected():
+    # TVM's test_tensorize_tensor_compute_op: difference (g), tecc raises instead of
+    # ignoring the request
+    vadd = _vadd(16)
+    A = te.placeholder((4, 16), name="A")
+    B = te.placeholder((4, 16), name="B")
+    C = te.compute((4, 16), lambda i: vadd(A[i, 0:16], B[i, 0:16]), name="C")
+    other = _vadd(64)
+    s = te.create_schedule(C.op)
+    with pytest.raises(tecc.ScheduleError, match=r"stage 'C': tensorize applies to computed stages "
+                                                 r"\(te.compute\); 'C' is computed by a tensor intrinsic"):
+        s[C].tensorize(C.op.axis[0], other)
+    assert not s[C].iter_var_attrs.get(C.op.axis[0])  # nothing was recorded

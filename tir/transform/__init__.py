@@ -14,6 +14,7 @@ from .flatten import flatten
 from .inject_double_buffer import inject_double_buffer
 from .inject_virtual_thread import inject_virtual_thread
 from .loop_partition import loop_partition
+from .lower_division import lower_division
 from .lower_thread_allreduce import lower_thread_allreduce
 from .pipeline import (
     CPU_PIPELINE, CUDA_PIPELINE, GENERIC_PIPELINE, FunctionPass, ModulePass, Pass, PassConfigError, PassContext,

@@ -39,6 +39,7 @@ from .flatten import flatten
 from .inject_double_buffer import inject_double_buffer
 from .inject_virtual_thread import inject_virtual_thread
 from .loop_partition import loop_partition
+from .lower_division import lower_division
 from .lower_thread_allreduce import lower_thread_allreduce
 from .promote_local_registers import promote_local_registers
 from .remove_no_op import remove_no_op
@@ -241,6 +242,10 @@ def _remove_no_op(func, options):
     return remove_no_op(func)
 
 
+def _lower_division(func, options):
+    return lower_division(func)
+
+
 def _promote_local_registers(func, options):
     return promote_local_registers(func)
 
@@ -284,6 +289,8 @@ CPU_PIPELINE = [
                                            # is the target's register width
     FunctionPass("simplify", _simplify),   # fold the constants unroll substituted, tidy ramp bases
     FunctionPass("remove_no_op", _remove_no_op),  # clean up empty loops and ifs left by the others
+    FunctionPass("lower_division", _lower_division),  # after the last simplify, which reasons about floor
+                                           # division: non-negative indices get C's / and %
     FunctionPass("promote_local_registers", _promote_local_registers),  # last: after unroll and vectorize
                                            # made local indices constant; the printer declares each slot
 ]
@@ -302,6 +309,7 @@ CUDA_PIPELINE = [
     FunctionPass("thread_sync", _thread_sync, _kernels_only),  # barriers where threads exchange data
                                            # through shared memory
     FunctionPass("simplify", _simplify, _kernels_only),
+    FunctionPass("lower_division", _lower_division, _kernels_only),
     FunctionPass("promote_local_registers", _promote_local_registers, _kernels_only),
     FunctionPass("verify_gpu", _verify_gpu, _kernels_only),  # last: limits on threads and shared memory,
                                            # with stage names

@@ -167,11 +167,16 @@ def simplify(func):
     PrimFunc
         ``func`` itself if nothing changed.
     """
+    return func.with_body(simplify_stmt(func.body, analyzer_for(func)))
+
+
+def analyzer_for(func) -> Analyzer:
+    """An analyzer that knows what ``func``'s signature says: SizeVar parameters are
+    ``>= 0`` (the analyzer's own rule), and so is a variable that is itself the
+    extent of a buffer dimension."""
     ana = Analyzer()
-    # SizeVar parameters are known to be >= 0 by the analyzer; so is a variable that is
-    # itself the extent of a buffer dimension
     for buf in func.buffer_map.values():
         for dim in buf.shape:
             if isinstance(dim, E.Var) and not isinstance(dim, E.SizeVar):
                 ana.bind(dim, IntervalSet(E.IntImm(dim.dtype, 0), POS_INF), allow_override=True)
-    return func.with_body(simplify_stmt(func.body, ana))
+    return ana

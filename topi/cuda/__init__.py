@@ -13,15 +13,32 @@ module                 holds
 :mod:`.injective`      element-wise / broadcast / injective; ``fused_elementwise``
 :mod:`.reduction`      ``schedule_reduce``; ``schedule_rows`` (a block per row)
 :mod:`.softmax`        ``schedule_softmax``; ``softmax_rows``
-:mod:`.layer_norm`     ``schedule_layer_norm``; ``layernorm_rows``
+:mod:`.layer_norm`     ``schedule_layer_norm`` (instance, group norm); ``layernorm_rows``
 :mod:`.conv2d`         ``conv2d_nchw``, ``schedule_conv2d_nchw``
+:mod:`.conv2d_direct`  the direct convolution template (tunable, shared by all below)
+:mod:`.conv1d`         ``conv1d_ncw``, ``conv1d_nwc`` and their schedules
 :mod:`.pooling`        ``schedule_pool``
 :mod:`.gemm`           the tiled GEMM: ``sgemm``, ``classic_gemm_tvm``, ``matmul_bias_relu``
-:mod:`.batch_matmul`   ``batch_matmul``
+:mod:`.batch_matmul`   ``batch_matmul``, ``schedule_batch_matmul``, ``schedule_matmul``
+:mod:`.dense`          ``dense_small_batch``, ``dense_large_batch`` (tunable), ``dense``,
+                       ``schedule_dense``; the GEMM templates ``schedule_gemm_tiled``,
+                       ``schedule_gemv``
+:mod:`.norm`           ``schedule_batch_norm``, ``schedule_lrn``
 =====================  =============================================================
 """
 from .batch_matmul import batch_matmul, schedule_batch_matmul  # noqa: F401
+from .batch_matmul import schedule_batch_matmul_blocked, schedule_matmul  # noqa: F401
+from .dense import (  # noqa: F401
+    dense, dense_large_batch, dense_small_batch, schedule_dense, schedule_dense_large_batch,
+    schedule_dense_small_batch, schedule_gemm_tiled, schedule_gemv,
+)
+from .norm import schedule_batch_norm, schedule_lrn  # noqa: F401
 from .conv2d import conv2d_nchw, conv2d_nchw_workload, schedule_conv2d_direct, schedule_conv2d_nchw  # noqa: F401
+from .conv2d import conv2d_nhwc, schedule_conv2d_nhwc  # noqa: F401
+from .conv1d import conv1d_ncw, conv1d_nwc, schedule_conv1d_ncw, schedule_conv1d_nwc  # noqa: F401
+from .conv2d_transpose import conv2d_transpose_nchw, schedule_conv2d_transpose_nchw  # noqa: F401
+from .depthwise_conv2d import depthwise_conv2d_nchw, schedule_depthwise_conv2d_nchw  # noqa: F401
+from .group_conv2d_nchw import group_conv2d_nchw, schedule_group_conv2d_nchw  # noqa: F401
 from .gemm import (  # noqa: F401
     classic_gemm_tvm, matmul_bias_relu, schedule_classic_gemm, schedule_gemm, sgemm,
 )
@@ -29,6 +46,8 @@ from .injective import (  # noqa: F401
     fused_elementwise, schedule_broadcast, schedule_elemwise, schedule_injective, schedule_injective_from_existing,
 )
 from .layer_norm import layernorm_rows, schedule_layer_norm  # noqa: F401
+from .layer_norm import schedule_group_norm, schedule_instance_norm  # noqa: F401
 from .pooling import schedule_pool  # noqa: F401
+from .pooling import schedule_adaptive_pool  # noqa: F401
 from .reduction import schedule_reduce, schedule_rows  # noqa: F401
 from .softmax import schedule_log_softmax, schedule_softmax, schedule_softmax_op, softmax_rows  # noqa: F401

@@ -1,19 +1,28 @@
-"""Direct 2-D convolution (NCHW) on CUDA.
+"""2-D convolution (NCHW, NHWC) on CUDA, tunable (TVM's ``topi.cuda.conv2d_nchw``).
 
-:func:`schedule_conv2d_nchw` takes the operator's output(s), TVM's form, and finds the
-convolution under any element-wise epilogue (``conv2d_nchw(...) + 1``), which is
-then computed as each thread writes its outputs.  It also accepts tecc's earlier form
-``schedule_conv2d_nchw(s, Out, tile_co, tile_xy)`` on an existing schedule, and
-:func:`conv2d_nchw` both TVM's compute form and tecc's workload form (sizes in,
-``(schedule, tensors)`` out).
+:func:`conv2d_nchw` and :func:`schedule_conv2d_nchw` are registered for the tuner
+as the task ``"conv2d_nchw.cuda"`` (the compute records its workload on the output;
+the schedule reads it and follows the config dispatched for it, a fallback from the
+shapes without one).  The schedule is the direct template of :mod:`.conv2d_direct`:
+shared-memory tiles of input and filter, register tiles of the output, element-wise
+epilogues in the same kernel.
+
+Both keep tecc's earlier forms: ``conv2d_nchw(N, CI, H, W, CO, KH, KW, ...)`` with
+sizes builds a workload (:func:`conv2d_nchw_workload`), and
+``schedule_conv2d_nchw(s, Out, tile_co, tile_xy)`` schedules an existing schedule
+with the simple one-pixel-per-thread layout (:func:`schedule_conv2d_direct`).
 """
 from __future__ import annotations
 
 from ... import te
 from ...errors import ScheduleError
+from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
 from .. import nn, tag
-from ..generic.default import outputs_of
-from ..utils import get_const_tuple, traverse_inline
+from ..nn.conv2d import CONV2D_NCHW, CONV2D_NHWC
+from ..schedule_registry import register_schedule
+from ..tunable import config_without_workload, has_workload
+from ..utils import get_const_tuple
+from .conv2d_direct import schedule_direct_cuda
 from .utils import check_multiple
 
 
@@ -24,20 +33,152 @@ def _pad_stage(conv):
     return None
 
 
-def _largest_divisor(n, at_most):
-    if not isinstance(n, int):
-        return 1
-    return max(d for d in range(1, at_most + 1) if n % d == 0)
+def schedule_conv_anchor(outs, tags, what, apply):
+    """A new schedule of ``outs`` with ``apply(s, conv, out)`` called on the first
+    convolution tagged one of ``tags`` under the element-wise stages ending at
+    ``outs[0]`` (those inlined into it)."""
+    from ..generic.default import outputs_of  # noqa: PLC0415
+    from ..utils import traverse_inline  # noqa: PLC0415
+
+    outs = outputs_of(outs)
+    s = te.create_schedule([t.op for t in outs])
+    found = []
+
+    def visit(op):
+        if op.tag in tags and not found:
+            apply(s, op.output(0), outs[0])
+            found.append(op)
+
+    traverse_inline(s, outs[0].op, visit)
+    if not found:
+        raise ScheduleError(f"{what}: {outs[0].op.name!r} is not a {' or '.join(tags)} (tag {outs[0].op.tag!r}) "
+                            "nor an element-wise op after one")
+    return s
 
 
+def direct_template(tags, what):
+    """``template(cfg, outs)``: the direct schedule of the convolution tagged one of
+    ``tags`` under ``outs``."""
+
+    def template(cfg, outs):
+        return schedule_conv_anchor(outs, tags, what, lambda s, conv, out: schedule_direct_cuda(cfg, s, conv, out))
+
+    template.__name__ = what
+    return template
+
+
+def tunable_schedule(task_name, tags, what, doc):
+    """The public schedule ``schedule(outs)`` of a tunable convolution task: the
+    registered schedule when the outputs carry the task's workload (made by its
+    registered compute), else the direct template with a fallback config (also
+    for the outputs of the plain :mod:`tecc.topi.nn` compute)."""
+    template = direct_template(tags, what)
+    registered = register_topi_schedule(task_name)(template)
+
+    def schedule(outs):
+        outs = [outs] if isinstance(outs, te.Tensor) else list(outs)
+        if has_workload(outs, task_name):
+            return registered(outs)
+        return template(config_without_workload(), outs)
+
+    schedule.__name__ = schedule.__qualname__ = what
+    schedule.__doc__ = doc
+    for t in tags:
+        register_schedule(t, "cuda")(schedule)
+    return schedule
+
+
+# ---------------------------------------------------------------------------------------
+# conv2d_nchw: the tunable task
+# ---------------------------------------------------------------------------------------
+@register_topi_compute("conv2d_nchw.cuda")
+def _conv2d_nchw(cfg, data, kernel, strides, padding, dilation, out_dtype="float32"):
+    """The convolution compute (:func:`tecc.topi.nn.conv2d_nchw`) of the task."""
+    return nn.conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype)
+
+
+_conv2d_nchw_template = direct_template((CONV2D_NCHW,), "schedule_conv2d_nchw")
+_schedule_conv2d_nchw = register_topi_schedule("conv2d_nchw.cuda")(_conv2d_nchw_template)
+
+
+def conv2d_nchw(data, kernel, *args, **kwargs):
+    """The convolution compute for CUDA in TVM's form, ``conv2d_nchw(data, kernel,
+    strides, padding, dilation, out_dtype="float32")`` (the tunable task
+    ``"conv2d_nchw.cuda"``; :func:`tecc.topi.nn.conv2d_nchw`); or, when ``data``
+    is a size rather than a tensor, tecc's workload :func:`conv2d_nchw_workload`
+    ``(N, CI, H, W, CO, KH, KW, stride=1, pad=0, tile_co=8, tile_xy=8,
+    dtype="float32")`` -> ``(schedule, [Data, Weight, Out])``."""
+    if isinstance(data, te.Tensor):
+        return _conv2d_nchw(data, kernel, *args, **kwargs)
+    return conv2d_nchw_workload(data, kernel, *args, **kwargs)
+
+
+@register_schedule(CONV2D_NCHW, "cuda")
+def schedule_conv2d_nchw(outs, out=None, tile_co=8, tile_xy=8):
+    """The CUDA schedule of ``conv2d_nchw`` (and of element-wise ops after it, in
+    the same kernel): the direct template (:mod:`.conv2d_direct`) with the config
+    dispatched for the workload :func:`conv2d_nchw` recorded, or a fallback from
+    the shapes (also for a :func:`tecc.topi.nn.conv2d_nchw` output).
+
+    Parameters
+    ----------
+    outs : Tensor or list of Tensor
+        The operator's output(s) (TVM's form): a new schedule is made.  Or a
+        :class:`~tecc.te.Schedule`, with ``out`` the convolution (tecc's earlier
+        form): that schedule is changed by :func:`schedule_conv2d_direct` and
+        returned.
+    out : Tensor, optional
+        The convolution, in the second form only.
+    tile_co, tile_xy : int
+        The second form's tiles (:func:`schedule_conv2d_direct`).
+
+    Returns
+    -------
+    Schedule
+    """
+    if isinstance(outs, te.Schedule):
+        return schedule_conv2d_direct(outs, out, None, tile_co, tile_xy)
+    outs = [outs] if isinstance(outs, te.Tensor) else list(outs)
+    if has_workload(outs, "conv2d_nchw.cuda"):
+        return _schedule_conv2d_nchw(outs)
+    return _conv2d_nchw_template(config_without_workload(), outs)
+
+
+# ---------------------------------------------------------------------------------------
+# conv2d_nhwc
+# ---------------------------------------------------------------------------------------
+@register_topi_compute("conv2d_nhwc.cuda")
+def conv2d_nhwc(cfg, data, kernel, strides, padding, dilation, out_dtype="float32"):
+    """The NHWC convolution compute (:func:`tecc.topi.nn.conv2d_nhwc`; HWIO kernel)
+    of the tunable task ``"conv2d_nhwc.cuda"``."""
+    return nn.conv2d_nhwc(data, kernel, strides, padding, dilation, out_dtype)
+
+
+schedule_conv2d_nhwc = tunable_schedule("conv2d_nhwc.cuda", (CONV2D_NHWC,), "schedule_conv2d_nhwc", """The CUDA
+    schedule of ``conv2d_nhwc`` (and of element-wise ops after it, in the same kernel):
+    the direct template (:mod:`.conv2d_direct`) with threadIdx.x along the output
+    channels, the contiguous axis of the output and of the HWIO filter.
+
+    Parameters
+    ----------
+    outs : Tensor or list of Tensor
+
+    Returns
+    -------
+    Schedule
+    """)
+
+
+# ---------------------------------------------------------------------------------------
+# tecc's earlier forms
+# ---------------------------------------------------------------------------------------
 def schedule_conv2d_direct(s, conv, out=None, tile_co=8, tile_xy=8):
     """Schedule the convolution ``conv`` (and its epilogue ``out``, when ``conv``
-    feeds one) in ``s``.
-
-    A block per (image, output-channel tile, ``tile_xy`` squared pixels), one output
-    pixel per thread for ``tile_co`` channels accumulated in registers; the padded
-    input is computed inline (no padded copy in memory).  With an epilogue the
-    convolution is a per-thread local stage of it.
+    feeds one) in ``s`` the simple way: a block per (image, output-channel tile,
+    ``tile_xy`` squared pixels), one output pixel per thread for ``tile_co``
+    channels accumulated in registers; the padded input is computed inline (no
+    padded copy in memory).  With an epilogue the convolution is a per-thread
+    local stage of it.
     """
     padded = _pad_stage(conv)
     if padded is not None:
@@ -68,56 +209,6 @@ def schedule_conv2d_direct(s, conv, out=None, tile_co=8, tile_xy=8):
     s[OL].reorder(rc, ry, rx, ff)
     s[OL].unroll(ff)
     return s
-
-
-def schedule_conv2d_nchw(outs, out=None, tile_co=8, tile_xy=8):
-    """The CUDA schedule of ``conv2d_nchw`` (and of element-wise ops after it).
-
-    Parameters
-    ----------
-    outs : Tensor or list of Tensor
-        The operator's output(s) (TVM's form): a new schedule is made.  Or a
-        :class:`~tecc.te.Schedule`, with ``out`` the convolution (tecc's earlier
-        form): that schedule is changed and returned.
-    out : Tensor, optional
-        The convolution, in the second form only.
-    tile_co, tile_xy : int
-        Output channels per thread (a divisor of the channels is taken in TVM's
-        form) and the side of a block's square of pixels.
-
-    Returns
-    -------
-    Schedule
-    """
-    if isinstance(outs, te.Schedule):
-        return schedule_conv2d_direct(outs, out, None, tile_co, tile_xy)
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
-    found = []
-
-    def visit(op):
-        if op.tag == tag.CONV2D_NCHW:
-            conv = op.output(0)
-            co = get_const_tuple(conv.shape)[1]
-            schedule_conv2d_direct(s, conv, outs[0], _largest_divisor(co, tile_co), tile_xy)
-            found.append(op)
-
-    traverse_inline(s, outs[0].op, visit)
-    if not found:
-        raise ScheduleError(f"schedule_conv2d_nchw: {outs[0].op.name!r} is not a conv2d_nchw (tag "
-                            f"{outs[0].op.tag!r}) nor an element-wise op after one")
-    return s
-
-
-def conv2d_nchw(data, kernel, *args, **kwargs):
-    """The convolution compute in TVM's form, ``conv2d_nchw(data, kernel, strides,
-    padding, dilation, out_dtype=None)`` (:func:`tecc.topi.nn.conv2d_nchw`); or, when
-    ``data`` is a size rather than a tensor, tecc's workload
-    :func:`conv2d_nchw_workload` ``(N, CI, H, W, CO, KH, KW, stride=1, pad=0,
-    tile_co=8, tile_xy=8, dtype="float32")`` -> ``(schedule, [Data, Weight, Out])``."""
-    if isinstance(data, te.Tensor):
-        return nn.conv2d_nchw(data, kernel, *args, **kwargs)
-    return conv2d_nchw_workload(data, kernel, *args, **kwargs)
 
 
 def conv2d_nchw_workload(N, CI, H, W, CO, KH, KW, stride=1, pad=0, tile_co=8, tile_xy=8, dtype="float32"):

@@ -6,6 +6,7 @@ from ... import te
 from ...te.schedule import AutoInlineInjective
 from .. import nn, tag
 from ..generic.default import outputs_of
+from ..schedule_registry import register_schedule
 from ..utils import get_const_tuple, prod
 from .utils import max_threads
 
@@ -49,6 +50,7 @@ def _inline_injective_inputs(s, out):
             stack.extend(t.op.input_tensors)
 
 
+@register_schedule(("elemwise", "broadcast", "injective"), "cuda")
 def schedule_injective(outs, out=None, num_thread=256, vector=4):
     """The CUDA schedule of element-wise, broadcast and injective operators.
 

@@ -1,4 +1,5 @@
-"""Reductions on CUDA: rows reduced by the threads of a block together.
+"""Reductions on CUDA: rows reduced by the threads of a block together, or, for short
+reductions and column sums, each output element by one thread.
 
 :func:`schedule_rows` is the pattern shared by softmax, layer norm and plain
 reductions: one block per row of the output (the axes other than the reduced one,
@@ -11,7 +12,8 @@ from __future__ import annotations
 from ... import te
 from ...errors import ScheduleError
 from ..generic.default import outputs_of
-from ..utils import get_const_tuple, walk_to_reductions
+from ..reduce_plan import ReducePlan, elements, plan_reduce
+from ..schedule_registry import register_schedule
 from .injective import schedule_injective_from_existing
 from .utils import max_threads
 
@@ -63,28 +65,117 @@ def schedule_rows(s, out, reductions, num_thread, axis=-1):
     return s
 
 
-def _schedule_reduce_stage(s, R, num_thread):
-    """The reduction ``R`` (an output of ``s``) in its own kernel: a block per output
-    element (its data axes fused), the reduced elements across ``num_thread``
-    threads."""
-    st = s[R]
+#: fewer reduced elements than this: each thread reduces its output elements alone
+CROSS_THREAD_MIN = 32
+#: at least this many outputs, when the input's innermost axis is kept: threads over
+#: the outputs (neighbouring threads read neighbouring elements, coalesced)
+KEPT_THREADS_MIN_OUTPUTS = 1024
+
+
+def _fused_axis(st):
+    """The stage's data axes fused into one (a loop of extent 1 for rank 0)."""
+    axes = list(st.op.axis)
+    if not axes:
+        return st.fuse()
+    return axes[0] if len(axes) == 1 else st.fuse(*axes)
+
+
+def _pow2_at_least(n, cap):
+    p = 1
+    while p < n and p < cap:
+        p *= 2
+    return p
+
+
+def use_cross_thread(plan, outputs) -> bool:
+    """Whether to reduce across threads (True) or give each thread whole output
+    elements (False): across threads unless the reduction is short (fewer than
+    :data:`CROSS_THREAD_MIN` elements) or there are many outputs whose
+    neighbours read neighbouring input elements (the input's innermost axis kept)."""
+    k = plan.reduce_extent()
+    if k is None:
+        return True
+    if k < CROSS_THREAD_MIN:
+        return False
+    return not (plan.innermost_kept() and outputs is not None and outputs >= KEPT_THREADS_MIN_OUTPUTS)
+
+
+def _bind_reduce_axes(st, num_thread, tx):
+    """Fuse the stage's reduction axes and spread them over ``tx``."""
     rk = list(st.op.reduce_axis)
     kk = rk[0] if len(rk) == 1 else st.fuse(*rk)
     _, ki = st.split(kk, factor=num_thread)
-    tx = te.thread_axis((0, num_thread), "threadIdx.x")
     st.bind(ki, tx)
-    axes = list(st.op.axis)
-    if axes:
-        row = axes[0] if len(axes) == 1 else st.fuse(*axes)
-        st.bind(row, te.thread_axis("blockIdx.x"))
-    return s
 
 
+def _schedule_cross(s, plan, out, max_thread):
+    """Reduce across threads: ``threadIdx.x`` over the reduced elements, and
+    ``threadIdx.y`` over output elements when the reduction is short enough to leave
+    room in the block; ``out`` (a reduction, or the anchor of a fused chain) gives
+    one output element per ``(blockIdx.x, threadIdx.y)``."""
+    k = plan.reduce_extent()
+    num_x = threads_for(k, max_thread)
+    n_out = elements(out)
+    num_y = max(1, max_thread // num_x)
+    if n_out is not None:
+        num_y = min(num_y, _pow2_at_least(n_out, num_y))
+    tx = te.thread_axis((0, num_x), "threadIdx.x")
+    st = s[out]
+    fused = _fused_axis(st)
+    if num_y > 1:
+        bo, attach = st.split(fused, factor=num_y)
+    else:
+        bo = attach = fused
+    if out.op.reduce_axis:
+        _bind_reduce_axes(st, num_x, tx)
+    else:
+        # every thread of the row computes the anchor's element; one stores it
+        st.set_store_predicate(tx.var.equal(0))
+    if num_y > 1:
+        st.bind(attach, te.thread_axis((0, num_y), "threadIdx.y"))
+    st.bind(bo, te.thread_axis("blockIdx.x"))
+    for R in plan.reductions:
+        if R.op is out.op:
+            continue
+        s[R].compute_at(st, attach)
+        _bind_reduce_axes(s[R], num_x, tx)
+
+
+def _schedule_kept(s, plan, out, max_thread):
+    """Threads over the output elements: each thread reduces its own element(s)
+    serially (the reductions of a fused chain computed at the thread)."""
+    n_out = elements(out)
+    num = max_thread if n_out is None else max(1, _pow2_at_least(n_out, max_thread))
+    st = s[out]
+    fused = _fused_axis(st)
+    bo, ti = st.split(fused, factor=num)
+    st.bind(bo, te.thread_axis("blockIdx.x"))
+    st.bind(ti, te.thread_axis("threadIdx.x"))
+    for R in plan.reductions:
+        if R.op is not out.op:
+            s[R].compute_at(st, ti)
+
+
+@register_schedule("comm_reduce", "cuda")
 def schedule_reduce(outs):
-    """The CUDA schedule of a reduction (``topi.sum``, ``topi.max``, ``argmax``...):
-    element-wise and injective stages around it inlined, a block per output element
-    reducing across its threads; an element-wise output after the reduction gets a
-    kernel of its own.
+    """The CUDA schedule of a reduction (``topi.sum``, ``max``, ``argmax``,
+    ``mean``, ``variance``...) and of the element-wise stages around it.
+
+    Stages before the reduction are inlined.  When the outputs are one tensor of
+    the reductions' shape (the reduction itself, or an element-wise op of it),
+    everything is one kernel; otherwise each reduction and each other output get a
+    kernel of their own.  Per kernel:
+
+    * **across threads** (the usual case): the reduced axes, fused, are spread
+      over ``threadIdx.x`` (a power of two from 32 to 256 that covers them) and
+      combined by a cross-thread reduction (warp shuffles, shared memory across
+      warps); short reductions leave room for several output elements per block,
+      on ``threadIdx.y``.  Tuple reductions (argmax, argmin) too.
+    * **over the kept axes**, when the reduction is shorter than
+      :data:`CROSS_THREAD_MIN` or there are at least
+      :data:`KEPT_THREADS_MIN_OUTPUTS` outputs and the input's innermost axis is
+      kept (a column sum): one thread per output element, reducing serially, the
+      reads of neighbouring threads coalesced.
 
     Parameters
     ----------
@@ -93,19 +184,32 @@ def schedule_reduce(outs):
     Returns
     -------
     Schedule
+
+    Raises
+    ------
+    ScheduleError
+        When the outputs read no reduction.
     """
     outs = outputs_of(outs)
     s = te.create_schedule([t.op for t in outs])
-    reductions, others = walk_to_reductions(s, outs[0].op)
-    if not reductions:
+    plan = plan_reduce(s, outs)
+    if plan.degenerate:  # reductions over no axis (``sum(x, axis=())``): copies
+        for t in outs:
+            schedule_injective_from_existing(s, t)
+        return s
+    if not plan.reductions:
         raise ScheduleError(f"schedule_reduce: {outs[0].op.name!r} (tag {outs[0].op.tag!r}) is not a reduction "
                             "nor an element-wise op after one")
-    for op in reductions:
-        extent = 1
-        for iv in op.reduce_axis:
-            e = get_const_tuple([iv.dom.extent])[0]
-            extent = extent * e if isinstance(e, int) and isinstance(extent, int) else None
-        _schedule_reduce_stage(s, op.output(0), threads_for(extent, max_threads(256)))
-    for op in others:
-        schedule_injective_from_existing(s, op.output(0))
+    max_thread = max_threads(256)
+    if plan.anchor is not None:
+        kernels = [(plan, plan.anchor)]
+    else:
+        kernels = [(ReducePlan([R], [], R), R) for R in plan.reductions]
+        for t in plan.others:
+            schedule_injective_from_existing(s, t)
+    for sub, out in kernels:
+        if use_cross_thread(sub, elements(out)):
+            _schedule_cross(s, sub, out, max_thread)
+        else:
+            _schedule_kept(s, sub, out, max_thread)
     return s

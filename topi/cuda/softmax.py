@@ -1,9 +1,13 @@
-"""Softmax and log-softmax on CUDA: one kernel, a block per row.
+"""Softmax and log-softmax on CUDA, along any axis: one kernel.
 
-The row's maximum and sum of exponentials are reductions across the block's threads
-(:func:`.reduction.schedule_rows`); the exponential is recomputed where it is needed
-(inlined), and so is an element-wise op after the softmax (``softmax(x) + 1``):
-each thread then writes its elements of that op directly.
+Usually a block per row (the elements along the axis, the other indices fixed):
+the row's maximum and sum of exponentials are reductions across the block's
+threads (:func:`.reduction.schedule_rows`).  Along an outer axis with many rows and
+at least 32 elements after the axis (the channels of an NCHW tensor), a thread per
+row instead: its reads along the axis are strided, but neighbouring threads read
+neighbouring elements.  The exponential is recomputed where it is needed (inlined),
+and so is an element-wise op after the softmax (``softmax(x) + 1``): each thread
+then writes its elements of that op directly.
 """
 from __future__ import annotations
 
@@ -11,7 +15,8 @@ from ... import te
 from ...errors import ScheduleError
 from .. import nn, tag
 from ..generic.default import outputs_of
-from ..utils import get_const_int, get_const_tuple, traverse_inline
+from ..utils import get_const_int, get_const_tuple, prod, traverse_inline
+from ..schedule_registry import register_schedule
 from .reduction import schedule_rows, threads_for
 from .utils import input_tagged, max_threads
 
@@ -45,11 +50,41 @@ def schedule_softmax_op(s, sm_out, out=None, num_thread=None):
                 f"schedule_softmax: the output {out.op.name!r} {tuple(out.shape)} is not an element-wise op of the "
                 f"softmax {sm_out.op.name!r} {tuple(sm_out.shape)}; schedule the softmax as its own output")
         s[sm_out].compute_inline()
+    shape = get_const_tuple(sm_out.shape)
+    inner = prod(shape[axis + 1:])
+    rows = prod(shape[:axis] + shape[axis + 1:])
+    if isinstance(inner, int) and inner >= KEPT_THREADS_MIN_INNER and isinstance(rows, int) and \
+            rows >= KEPT_THREADS_MIN_ROWS:
+        return _schedule_thread_per_row(s, out, reductions, axis, num_thread or max_threads(256))
     if num_thread is None:
-        num_thread = threads_for(get_const_tuple(sm_out.shape)[axis], max_threads(256))
+        num_thread = threads_for(shape[axis], max_threads(256))
     return schedule_rows(s, out, reductions, num_thread, axis)
 
 
+#: a softmax along an axis with at least this many elements after it ...
+KEPT_THREADS_MIN_INNER = 32
+#: ... and at least this many rows gives each thread a whole row
+KEPT_THREADS_MIN_ROWS = 256
+
+
+def _schedule_thread_per_row(s, out, reductions, axis, num_thread):
+    """A softmax along an outer axis (the channels of NCHW): a thread per row, the
+    rows' maximum and sum reduced serially by it; neighbouring threads hold
+    neighbouring rows, so every read and write is coalesced."""
+    st = s[out]
+    axes = list(st.op.axis)
+    rows = [a for k, a in enumerate(axes) if k != axis]
+    st.reorder(*rows, axes[axis])
+    row = rows[0] if len(rows) == 1 else st.fuse(*rows)
+    bo, ti = st.split(row, factor=num_thread)
+    st.bind(bo, te.thread_axis("blockIdx.x"))
+    st.bind(ti, te.thread_axis("threadIdx.x"))
+    for R in reductions:
+        s[R].compute_at(st, ti)
+    return s
+
+
+@register_schedule(("softmax_output", "log_softmax_output"), "cuda")
 def schedule_softmax(outs, out=None, num_thread=128):
     """The CUDA schedule of ``softmax`` / ``log_softmax`` (and of an element-wise op
     after it).

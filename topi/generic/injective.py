@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ... import te
 from ...te.schedule import AutoInlineInjective
+from ..schedule_registry import register_schedule
 from .default import check_cpu_target, fuse_all, outputs_of
 
 
@@ -12,6 +13,7 @@ def schedule_injective_from_existing(sch, out):
     return sch
 
 
+@register_schedule(("elemwise", "broadcast", "injective"), "generic")
 def schedule_injective(outs):
     """Inline every injective stage and fuse the output's axes (one loop).
 

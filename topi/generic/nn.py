@@ -17,6 +17,11 @@ def _default(name, auto_inline):
 
 schedule_conv2d_nchw = _default("schedule_conv2d_nchw", False)
 schedule_conv2d_nhwc = _default("schedule_conv2d_nhwc", False)
+schedule_group_conv2d_nchw = _default("schedule_group_conv2d_nchw", False)
+schedule_depthwise_conv2d_nchw = _default("schedule_depthwise_conv2d_nchw", False)
+schedule_conv1d_ncw = _default("schedule_conv1d_ncw", False)
+schedule_conv1d_nwc = _default("schedule_conv1d_nwc", False)
+schedule_conv2d_transpose_nchw = _default("schedule_conv2d_transpose_nchw", False)
 schedule_dense = _default("schedule_dense", False)
 schedule_matmul = _default("schedule_matmul", False)
 schedule_batch_matmul = _default("schedule_batch_matmul", False)

@@ -8,20 +8,45 @@ carry a ``tag`` (and a name) by which a schedule finds them from the output
 ==================  ====================================================
 module              operators
 ==================  ====================================================
-:mod:`.dense`       matmul, dense, batch_matmul
+:mod:`.dense`       matmul, dense, batch_matmul, matmul_broadcast (numpy.matmul)
 :mod:`.conv2d`      conv2d, conv2d_nchw, conv2d_nhwc, pad_nchw
-:mod:`.pad`         pad
-:mod:`.pooling`     pool1d, pool2d, pool3d, global_pool
+:mod:`.conv1d`      conv1d, conv1d_ncw, conv1d_nwc
+:mod:`.pad`         pad, mirror_pad, edge_pad
+:mod:`.pooling`     pool1d, pool2d, pool3d, global_pool, adaptive_pool(1d/3d)
+:mod:`.flatten`     flatten
+:mod:`.space_to_depth`  space_to_depth, depth_to_space
 :mod:`.softmax`     softmax, log_softmax
-:mod:`.elemwise`    relu, leaky_relu, prelu; tecc's fused epilogues
-:mod:`.layer_norm`  layer_norm (2-D, last axis)
+:mod:`.elemwise`    relu, leaky_relu, prelu, gelu, hardswish, hardsigmoid, elu, selu,
+                    softplus, mish; tecc's fused epilogues
+:mod:`.layer_norm`  layer_norm (over any axes)
 ==================  ====================================================
+
+The other normalizations: :mod:`.instance_norm` (instance_norm), :mod:`.group_norm`
+(group_norm), :mod:`.batch_norm` (batch_norm) and :mod:`.local_response_norm` (lrn).
+
+The convolutions also have :mod:`.depthwise_conv2d` (depthwise_conv2d_nchw) and
+:mod:`.conv2d_transpose` (conv2d_transpose_nchw), and :mod:`.dilate` (dilate).
 """
 from .conv2d import conv2d, conv2d_nchw, conv2d_nhwc, pad_nchw  # noqa: F401
+from .conv2d import conv, group_conv2d_nchw  # noqa: F401
+from .conv1d import conv1d, conv1d_ncw, conv1d_nwc  # noqa: F401
+from .conv2d_transpose import conv2d_transpose_nchw  # noqa: F401
+from .depthwise_conv2d import depthwise_conv2d_nchw  # noqa: F401
+from .dilate import dilate  # noqa: F401
 from .dense import batch_matmul, dense, matmul  # noqa: F401
+from .dense import matmul_broadcast  # noqa: F401
 from .elemwise import bias_relu, leaky_relu, prelu, relu, scale_bias_relu_add  # noqa: F401
+from .elemwise import elu, gelu, hardsigmoid, hardswish, mish, selu, softplus  # noqa: F401
 from .layer_norm import layer_norm  # noqa: F401
+from .instance_norm import instance_norm  # noqa: F401
+from .group_norm import group_norm  # noqa: F401
+from .batch_norm import batch_norm  # noqa: F401
+from .local_response_norm import lrn  # noqa: F401
 from .pad import pad  # noqa: F401
+from .pad import edge_pad, mirror_pad  # noqa: F401
 from .pooling import global_pool, pool1d, pool2d, pool3d  # noqa: F401
+from .pooling import adaptive_pool, adaptive_pool1d, adaptive_pool3d  # noqa: F401
+from .flatten import flatten  # noqa: F401
+from .space_to_depth import depth_to_space, space_to_depth  # noqa: F401
 from .softmax import log_softmax, softmax  # noqa: F401
 from .utils import get_pad_tuple  # noqa: F401

@@ -1,5 +1,15 @@
-"""2-D convolution (TVM's ``topi.nn.conv2d``): direct NCHW and NHWC computes, their
-padded input a stage of its own."""
+"""Direct convolutions (TVM's ``topi.nn.conv2d``): one compute, :func:`conv`, for any
+data layout made of ``N``, ``C`` and one or two spatial axes, with groups; the
+named operators (``conv2d_nchw``, ``conv2d_nhwc``, ``group_conv2d_nchw``,
+``conv2d``) call it.  The padded input is a stage of its own (``Pad``, tagged
+``injective,pad``) that schedules inline or place; the convolution is tagged with
+its kind and layout (``conv2d_nchw``, ``group_conv2d_nchw``, ``conv1d_ncw``...), the
+tag the schedules look for.
+
+Attribute errors (a stride below 1, a negative pad, channels that groups do not
+divide, a filter that does not fit the padded input...) raise :class:`TopiError`
+when the operator is declared, naming the operator, the argument and the shapes.
+"""
 from __future__ import annotations
 
 from ... import te
@@ -7,33 +17,245 @@ from ...errors import TeccTypeError
 from ...tir import expr as E
 from ...tir import op as _op
 from .. import tag
-from ..utils import TopiError, simplify
+from ..utils import TopiError, equal_const_int, simplify
 from .pad import pad
-from .utils import get_pad_tuple, pair
+
+#: the tags of the convolutions (what their schedules look for)
+CONV2D_NCHW = tag.CONV2D_NCHW
+CONV2D_NHWC = "conv2d_nhwc"
+GROUP_CONV2D_NCHW = "group_conv2d_nchw"
+DEPTHWISE_CONV2D_NCHW = "depthwise_conv2d_nchw"
+CONV1D_NCW = "conv1d_ncw"
+CONV1D_NWC = "conv1d_nwc"
+CONV2D_TRANSPOSE_NCHW = "conv2d_transpose_nchw"
+
+#: the kernel layout each data layout uses when none is given (TVM's defaults)
+DEFAULT_KERNEL_LAYOUT = {"NCHW": "OIHW", "NHWC": "HWIO", "NCW": "OIW", "NWC": "WIO"}
 
 
-def _check(data, kernel, what):
-    for role, x in (("data", data), ("kernel", kernel)):
+def _shape(t):
+    return tuple(int(d.value) if isinstance(d, E.IntImm) else d for d in t.shape)
+
+
+def describe_call(op, data, kernel, extra=None):
+    """``op(data 'A' (1, 3, 8, 8), kernel 'W' (4, 3, 3, 3))``: how error messages name
+    the call (the operator, its tensors and their shapes)."""
+    parts = []
+    for role, t in (("data", data), ("kernel", kernel)):
+        if isinstance(t, te.Tensor):
+            parts.append(f"{role} {t.name!r} {_shape(t)}")
+        else:
+            parts.append(f"{role} {t!r}")
+    if extra:
+        parts.append(extra)
+    return f"{op}({', '.join(parts)})"
+
+
+def _const(x):
+    """The int value of ``x`` when it is a constant, else None."""
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, int):
+        return x
+    if isinstance(x, E.PrimExpr):
+        x = simplify(x)
+        if isinstance(x, E.IntImm):
+            return int(x.value)
+    return None
+
+
+def check_tensors(what, rank, **tensors):
+    """Raise unless every named argument is a tensor of rank ``rank``."""
+    for role, x in tensors.items():
         if not isinstance(x, te.Tensor):
             raise TeccTypeError(f"{what}: {role} must be a tensor, got {x!r}")
-        if len(x.shape) != 4:
-            raise TopiError(f"{what}: {role} {x.name!r} has shape {tuple(x.shape)}; it must be 4-D")
+        if len(x.shape) != rank:
+            raise TopiError(f"{what}: {role} {x.name!r} has shape {_shape(x)}; it must be {rank}-D")
 
 
-def _window(stride, padding, dilation, kh, kw, what):
-    sh, sw = pair(stride, f"{what}: stride")
-    dh, dw = pair(dilation, f"{what}: dilation")
-    dkh = simplify((kh - 1) * dh + 1)  # the dilated window
-    dkw = simplify((kw - 1) * dw + 1)
-    top, left, bottom, right = get_pad_tuple(padding, (dkh, dkw))
-    return (sh, sw), (dh, dw), (top, left, bottom, right), (dkh, dkw)
+def spatial_tuple(value, k, what, arg, at_least):
+    """``value`` (an int or a sequence of ``k``) as a tuple of ``k``, each checked
+    to be at least ``at_least`` when constant (strides and dilations: 1)."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != k:
+            raise TopiError(f"{what}: {arg} {tuple(value)!r} must be an int or {k} int(s)")
+        values = tuple(value)
+    else:
+        values = (value,) * k
+    for v in values:
+        c = _const(v)
+        if c is not None and c < at_least:
+            raise TopiError(f"{what}: {arg} {value!r} must be at least {at_least}")
+        if not isinstance(v, (int, E.PrimExpr)) or isinstance(v, bool):
+            raise TeccTypeError(f"{what}: {arg} must be made of ints, got {value!r}")
+    return values
 
 
-def _tap(o, s, r, d):
-    """``o * s + r * d`` with the unit factors left out."""
-    first = o if isinstance(s, int) and s == 1 else o * s
-    second = r if isinstance(d, int) and d == 1 else r * d
-    return first + second
+def pad_tuple(padding, kernel, what):
+    """``(before, after)``, each a tuple per spatial axis, of ``padding`` for a
+    window of ``kernel`` (dilated) sizes.
+
+    ``padding`` is an int (every side), a sequence of ``k`` (each axis, both
+    sides), of ``2 k`` (all befores then all afters: ``(top, left, bottom, right)``
+    in 2-D), or ``"SAME"`` / ``"VALID"``.  Negative pads raise."""
+    k = len(kernel)
+    if isinstance(padding, str):
+        if padding == "VALID":
+            before, after = (0,) * k, (0,) * k
+        elif padding == "SAME":
+            before, after = [], []
+            for d in kernel:
+                c = _const(d)
+                if c is None:
+                    raise TopiError(f"{what}: padding 'SAME' needs a constant kernel size, got {d}")
+                before.append((c - 1) - (c - 1) // 2)
+                after.append((c - 1) // 2)
+            before, after = tuple(before), tuple(after)
+        else:
+            raise TopiError(f"{what}: padding {padding!r} is not 'SAME' or 'VALID'")
+    elif isinstance(padding, (list, tuple)):
+        if len(padding) == k:
+            before, after = tuple(padding), tuple(padding)
+        elif len(padding) == 2 * k:
+            before, after = tuple(padding[:k]), tuple(padding[k:])
+        else:
+            raise TopiError(f"{what}: padding {tuple(padding)!r} must have {k} or {2 * k} entries")
+    elif isinstance(padding, (int, E.PrimExpr)) and not isinstance(padding, bool):
+        before, after = (padding,) * k, (padding,) * k
+    else:
+        raise TeccTypeError(f"{what}: padding must be an int, a tuple or 'SAME'/'VALID', got {padding!r}")
+    for p in before + after:
+        c = _const(p)
+        if c is not None and c < 0:
+            raise TopiError(f"{what}: padding {padding!r} is negative; pads must be >= 0")
+    return before, after
+
+
+def _scaled(i, factor):
+    """``i * factor`` with a unit factor left out."""
+    return i if equal_const_int(factor, 1) else i * factor
+
+
+def _layout_positions(layout, what, arg, letters):
+    """``{letter: position}`` of ``layout``; it must hold exactly ``letters``."""
+    if not isinstance(layout, str) or sorted(layout) != sorted(letters) or len(set(layout)) != len(layout):
+        raise TopiError(f"{what}: {arg} {layout!r} is not supported; it must order the letters "
+                        f"{''.join(sorted(letters))!r} (e.g. {letters!r})")
+    return {ch: i for i, ch in enumerate(layout)}
+
+
+def conv(inp, filt, stride, padding, dilation, groups, data_layout, kernel_layout="", out_dtype=None,
+         name="Out", op_tag=None, what=None):
+    """Direct convolution in any layout of ``N``, ``C`` and 1 or 2 spatial axes
+    (``W``, or ``H`` and ``W``), with groups (TVM's ``topi.nn.conv``).
+
+    Parameters
+    ----------
+    inp : Tensor
+        The data in ``data_layout``.
+    filt : Tensor
+        The filter in ``kernel_layout``: ``O`` output channels, ``I`` input channels
+        per group (``in_channel // groups``) and the spatial axes.
+    stride, dilation : int or tuple of int
+        Per spatial axis (an int for all).
+    padding : int, tuple or "SAME" / "VALID"
+        See :func:`pad_tuple`.
+    groups : int
+        The channels split into this many independent groups.
+    data_layout : str
+        ``"NCHW"``, ``"NHWC"``, ``"NCW"``, ``"NWC"``, or another order of those letters.
+    kernel_layout : str
+        ``"OIHW"``... (the default for ``data_layout`` when empty).
+    out_dtype : str, optional
+        Accumulation and output dtype (``inp``'s by default); each operand is cast
+        to it before the product.
+    name : str
+    op_tag : str, optional
+        The convolution's tag (``[group_]conv{k}d_{layout}`` by default).
+
+    Returns
+    -------
+    Tensor
+        In ``data_layout`` with ``O`` channels.
+    """
+    k = len(data_layout) - 2
+    what = what or describe_call(f"conv{k}d_{str(data_layout).lower()}", inp, filt)
+    if k not in (1, 2):
+        raise TopiError(f"{what}: data_layout {data_layout!r} is not supported; use 'NCHW', 'NHWC', 'NCW' or 'NWC'")
+    spatial = "HW"[2 - k:] if k == 2 else "W"
+    dpos = _layout_positions(data_layout, what, "data_layout", "NC" + spatial)
+    kernel_layout = kernel_layout or DEFAULT_KERNEL_LAYOUT.get(data_layout, "OI" + spatial)
+    kpos = _layout_positions(kernel_layout, what, "kernel_layout", "OI" + spatial)
+    check_tensors(what, k + 2, data=inp, kernel=filt)
+    if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1:
+        raise TopiError(f"{what}: groups={groups!r} must be an int >= 1")
+    batch, in_channel = inp.shape[dpos["N"]], inp.shape[dpos["C"]]
+    num_filter, filter_in = filt.shape[kpos["O"]], filt.shape[kpos["I"]]
+    sizes = [inp.shape[dpos[a]] for a in spatial]
+    ksizes = [filt.shape[kpos[a]] for a in spatial]
+    ci, cik, co = _const(in_channel), _const(filter_in), _const(num_filter)
+    if ci is not None and ci % groups:
+        raise TopiError(f"{what}: groups={groups} does not divide the {ci} input channels")
+    if co is not None and co % groups:
+        raise TopiError(f"{what}: groups={groups} does not divide the {co} output channels (filters)")
+    if ci is not None and cik is not None and ci != cik * groups:
+        if groups == 1:
+            raise TopiError(f"{what}: the input has {ci} channels but the filter expects {cik}; the filter must "
+                            f"be {kernel_layout} with I = in_channel")
+        raise TopiError(f"{what}: the input has {ci} channels but the filter expects {cik} per group x "
+                        f"{groups} groups; the filter ({kernel_layout}) must have I = in_channel // groups")
+    strides = spatial_tuple(stride, k, what, "stride", 1)
+    dilations = spatial_tuple(dilation, k, what, "dilation", 1)
+    dilated = [simplify((kk - 1) * d + 1) for kk, d in zip(ksizes, dilations)]
+    before, after = pad_tuple(padding, dilated, what)
+    out_sizes = []
+    for a, letter in enumerate(spatial):
+        padded = simplify(sizes[a] + before[a] + after[a])
+        pc, kc = _const(padded), _const(dilated[a])
+        if pc is not None and kc is not None and kc > pc:
+            raise TopiError(f"{what}: the kernel (dilated: {kc} along {letter}) is larger than the padded input "
+                            f"({pc} along {letter}, padding {padding!r})")
+        out_sizes.append(simplify((padded - dilated[a]) // strides[a] + 1))
+    out_dtype = out_dtype or inp.dtype
+
+    pad_before, pad_after = [0] * (k + 2), [0] * (k + 2)
+    for a, letter in enumerate(spatial):
+        pad_before[dpos[letter]] = before[a]
+        pad_after[dpos[letter]] = after[a]
+    padded = pad(inp, pad_before, pad_after, name="Pad")
+
+    per_group_in = simplify(in_channel // groups)
+    per_group_out = simplify(num_filter // groups)
+    rc = te.reduce_axis((0, per_group_in), name="rc")
+    rs = [te.reduce_axis((0, kk), name={"H": "ry", "W": "rx"}[letter]) for kk, letter in zip(ksizes, spatial)]
+    # the reduction in the data's order: channels first for NCHW, last for NHWC
+    order = sorted([("C", rc)] + list(zip(spatial, rs)), key=lambda p: dpos[p[0]])
+    reduce_axes = [r for _, r in order]
+
+    out_shape = [None] * (k + 2)
+    out_shape[dpos["N"]] = batch
+    out_shape[dpos["C"]] = num_filter
+    for a, letter in enumerate(spatial):
+        out_shape[dpos[letter]] = out_sizes[a]
+
+    def body(*idx):
+        n, f = idx[dpos["N"]], idx[dpos["C"]]
+        channel = rc if groups == 1 else f // per_group_out * per_group_in + rc
+        di = [None] * (k + 2)
+        di[dpos["N"]] = n
+        di[dpos["C"]] = channel
+        ki = [None] * (k + 2)
+        ki[kpos["O"]] = f
+        ki[kpos["I"]] = rc
+        for a, letter in enumerate(spatial):
+            di[dpos[letter]] = _scaled(idx[dpos[letter]], strides[a]) + _scaled(rs[a], dilations[a])
+            ki[kpos[letter]] = rs[a]
+        return te.sum(_op.cast(out_dtype, padded(*di)) * _op.cast(out_dtype, filt(*ki)), axis=reduce_axes)
+
+    op_tag = op_tag or f"{'group_' if groups > 1 else ''}conv{k}d_{data_layout.lower()}"
+    return te.compute(tuple(out_shape), body, name=name, tag=op_tag,
+                      attrs={"strides": list(strides), "dilation": list(dilations), "groups": groups,
+                             "data_layout": data_layout, "kernel_layout": kernel_layout})
 
 
 def conv2d_nchw(Input, Filter, stride=1, padding=0, dilation=1, out_dtype=None, name="Out"):
@@ -46,7 +268,7 @@ def conv2d_nchw(Input, Filter, stride=1, padding=0, dilation=1, out_dtype=None, 
     Filter : Tensor
         ``[num_filter, in_channel, filter_height, filter_width]``
     stride : int or (int, int)
-    padding : int, (int, int), (int, int, int, int) or "SAME" / "VALID"
+    padding : int, (int, int), (top, left, bottom, right) or "SAME" / "VALID"
     dilation : int or (int, int)
     out_dtype : str, optional
         The accumulation and output dtype (``Input``'s by default).
@@ -58,56 +280,47 @@ def conv2d_nchw(Input, Filter, stride=1, padding=0, dilation=1, out_dtype=None, 
         ``[batch, num_filter, out_height, out_width]``, tagged ``conv2d_nchw``; the
         padded input is the stage ``Pad`` (tagged ``injective,pad``).
     """
-    what = f"conv2d_nchw({getattr(Input, 'name', Input)!r}, {getattr(Filter, 'name', Filter)!r})"
-    _check(Input, Filter, what)
-    N, CI, H, W = Input.shape
-    CO, CIK, KH, KW = Filter.shape
-    if isinstance(CI, E.IntImm) and isinstance(CIK, E.IntImm) and CI.value != CIK.value:
-        raise TopiError(f"{what}: the input has {CI} channels but the filter expects {CIK}; "
-                        "the filter must be [num_filter, in_channel, kh, kw]")
-    (sh, sw), (dh, dw), (top, left, bottom, right), (dkh, dkw) = _window(stride, padding, dilation, KH, KW, what)
-    OH = simplify((H + top + bottom - dkh) // sh + 1)
-    OW = simplify((W + left + right - dkw) // sw + 1)
-    out_dtype = out_dtype or Input.dtype
-    padded = pad(Input, (0, 0, top, left), (0, 0, bottom, right), name="Pad")
-    rc = te.reduce_axis((0, CI), name="rc")
-    ry = te.reduce_axis((0, KH), name="ry")
-    rx = te.reduce_axis((0, KW), name="rx")
-    return te.compute((N, CO, OH, OW), lambda n, f, y, x: te.sum(
-        _op.cast(out_dtype, padded[n, rc, _tap(y, sh, ry, dh), _tap(x, sw, rx, dw)])
-        * _op.cast(out_dtype, Filter[f, rc, ry, rx]), axis=[rc, ry, rx]), name=name, tag=tag.CONV2D_NCHW)
+    return conv(Input, Filter, stride, padding, dilation, 1, "NCHW", "OIHW", out_dtype, name, CONV2D_NCHW,
+                what=describe_call("conv2d_nchw", Input, Filter))
 
 
 def conv2d_nhwc(Input, Filter, stride=1, padding=0, dilation=1, out_dtype=None, name="Out"):
     """Direct convolution of NHWC ``Input`` with an HWIO ``Filter``
-    (``[filter_height, filter_width, in_channel, num_filter]``); tagged
-    ``conv2d_nhwc``."""
-    what = f"conv2d_nhwc({getattr(Input, 'name', Input)!r}, {getattr(Filter, 'name', Filter)!r})"
-    _check(Input, Filter, what)
-    N, H, W, CI = Input.shape
-    KH, KW, _, CO = Filter.shape
-    (sh, sw), (dh, dw), (top, left, bottom, right), (dkh, dkw) = _window(stride, padding, dilation, KH, KW, what)
-    OH = simplify((H + top + bottom - dkh) // sh + 1)
-    OW = simplify((W + left + right - dkw) // sw + 1)
-    out_dtype = out_dtype or Input.dtype
-    padded = pad(Input, (0, top, left, 0), (0, bottom, right, 0), name="Pad")
-    rc = te.reduce_axis((0, CI), name="rc")
-    ry = te.reduce_axis((0, KH), name="ry")
-    rx = te.reduce_axis((0, KW), name="rx")
-    return te.compute((N, OH, OW, CO), lambda n, y, x, f: te.sum(
-        _op.cast(out_dtype, padded[n, _tap(y, sh, ry, dh), _tap(x, sw, rx, dw), rc])
-        * _op.cast(out_dtype, Filter[ry, rx, rc, f]), axis=[rc, ry, rx]), name=name, tag="conv2d_nhwc")
+    (``[filter_height, filter_width, in_channel, num_filter]``).
+
+    Returns
+    -------
+    Tensor
+        ``[batch, out_height, out_width, num_filter]``, tagged ``conv2d_nhwc``.
+    """
+    return conv(Input, Filter, stride, padding, dilation, 1, "NHWC", "HWIO", out_dtype, name, CONV2D_NHWC,
+                what=describe_call("conv2d_nhwc", Input, Filter))
+
+
+def group_conv2d_nchw(Input, Filter, stride, padding, dilation, groups, out_dtype=None, name="Out"):
+    """Grouped convolution of NCHW ``Input`` with an OIHW ``Filter`` of
+    ``in_channel // groups`` input channels: output channel ``f`` reads only the
+    input channels of its group ``f // (num_filter // groups)``.
+
+    Returns
+    -------
+    Tensor
+        ``[batch, num_filter, out_height, out_width]``, tagged ``group_conv2d_nchw``.
+    """
+    return conv(Input, Filter, stride, padding, dilation, groups, "NCHW", "OIHW", out_dtype, name,
+                GROUP_CONV2D_NCHW, what=describe_call("group_conv2d_nchw", Input, Filter))
 
 
 def conv2d(input, filter, strides, padding, dilation, data_layout="NCHW",  # noqa: A002  (TVM's names)
            kernel_layout="", out_dtype=None):
-    """2-D convolution in ``data_layout`` ``"NCHW"`` (OIHW filter) or ``"NHWC"``
-    (HWIO filter)."""
-    if data_layout == "NCHW":
-        return conv2d_nchw(input, filter, strides, padding, dilation, out_dtype)
-    if data_layout == "NHWC":
-        return conv2d_nhwc(input, filter, strides, padding, dilation, out_dtype)
-    raise TopiError(f"conv2d: data_layout {data_layout!r} is not supported; use 'NCHW' or 'NHWC'")
+    """2-D convolution in ``data_layout`` ``"NCHW"`` (OIHW filter by default) or
+    ``"NHWC"`` (HWIO filter by default); ``kernel_layout`` may order ``OIHW``
+    otherwise."""
+    if data_layout not in ("NCHW", "NHWC"):
+        raise TopiError(f"conv2d: data_layout {data_layout!r} is not supported; use 'NCHW' or 'NHWC'")
+    return conv(input, filter, strides, padding, dilation, 1, data_layout, kernel_layout, out_dtype,
+                op_tag=f"conv2d_{data_layout.lower()}",
+                what=describe_call("conv2d", input, filter, f"data_layout={data_layout!r}"))
 
 
 def pad_nchw(data, pad_width, name="Pad"):

@@ -21,7 +21,7 @@ import inspect
 from ... import te
 from ...errors import TeccTypeError
 from .. import tag
-from ..utils import normalize_axis
+from ..reduction import normalize_tensor_axis
 
 
 def _named(fn, names):
@@ -45,7 +45,7 @@ def _stages(x, axis, what):
     if not isinstance(x, te.Tensor):
         raise TeccTypeError(f"{what}: expected a tensor, got {x!r}")
     ndim = len(x.shape)
-    axis = normalize_axis(axis, ndim, f"{what}({x.name!r})")
+    axis = normalize_tensor_axis(x, axis, what)
     names = _axis_names(ndim)
     row_names = [n for k, n in enumerate(names) if k != axis]
     reduced_shape = tuple(d for k, d in enumerate(x.shape) if k != axis)

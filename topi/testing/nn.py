@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .conv import conv2d_nchw_python  # noqa: F401  (it lives with the other convolutions)
+
 
 def matmul_python(a, b, transpose_b=False):
     b = b.T if transpose_b else b
@@ -12,57 +14,6 @@ def matmul_python(a, b, transpose_b=False):
 
 def batch_matmul_python(a, b):
     return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(a.dtype)
-
-
-def conv2d_nchw_python(a_np, w_np, stride=1, padding=0, dilation=1, groups=1):
-    """Direct convolution of NCHW ``a_np`` with an OIHW ``w_np`` (float64
-    accumulation).
-
-    Parameters
-    ----------
-    stride, dilation : int or (int, int)
-    padding : int, (int, int), (top, left, bottom, right), "SAME" or "VALID"
-    groups : int
-        Input channels split into ``groups`` (``w_np`` has ``C / groups`` input
-        channels).
-    """
-    N, C, H, W = a_np.shape
-    CO, CIG, KH, KW = w_np.shape
-    sh, sw = _pair(stride)
-    dh, dw = _pair(dilation)
-    top, left, bottom, right = _pad4(padding, ((KH - 1) * dh + 1, (KW - 1) * dw + 1))
-    if C != CIG * groups or CO % groups:
-        raise ValueError(f"conv2d_nchw_python: {C} input channels, {CO} filters and kernel {w_np.shape} do not make "
-                         f"{groups} group(s)")
-    OH = (H + top + bottom - (KH - 1) * dh - 1) // sh + 1
-    OW = (W + left + right - (KW - 1) * dw - 1) // sw + 1
-    padded = np.pad(a_np.astype(np.float64), ((0, 0), (0, 0), (top, bottom), (left, right)))
-    out = np.zeros((N, CO, OH, OW), np.float64)
-    per_group = CO // groups
-    for g in range(groups):
-        cin = slice(g * CIG, (g + 1) * CIG)
-        cout = slice(g * per_group, (g + 1) * per_group)
-        for kh in range(KH):
-            for kw in range(KW):
-                patch = padded[:, cin, kh * dh: kh * dh + sh * (OH - 1) + 1: sh,
-                               kw * dw: kw * dw + sw * (OW - 1) + 1: sw]
-                out[:, cout] += np.einsum("nchw,oc->nohw", patch, w_np[cout, :, kh, kw].astype(np.float64))
-    return out.astype(a_np.dtype)
-
-
-def _pair(v):
-    return tuple(v) if isinstance(v, (list, tuple)) else (v, v)
-
-
-def _pad4(padding, dilated_kernel):
-    if isinstance(padding, str):
-        if padding == "VALID":
-            return 0, 0, 0, 0
-        ph, pw = dilated_kernel[0] - 1, dilated_kernel[1] - 1
-        return ph - ph // 2, pw - pw // 2, ph // 2, pw // 2
-    if isinstance(padding, (list, tuple)):
-        return tuple(padding) * 2 if len(padding) == 2 else tuple(padding)
-    return (padding,) * 4
 
 
 def softmax_python(a_np, axis=1):
@@ -78,12 +29,20 @@ def log_softmax_python(a_np, axis=1):
     return (shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))).astype(a_np.dtype)
 
 
-def layer_norm_python(x, gamma, beta, epsilon=1e-5):
-    """Layer normalization over the last axis."""
-    x64 = x.astype(np.float64)
-    mean = x64.mean(axis=-1, keepdims=True)
-    var = x64.var(axis=-1, keepdims=True)
-    return ((x64 - mean) / np.sqrt(var + epsilon) * gamma + beta).astype(x.dtype)
+def layer_norm_python(data, gamma, beta, axis=-1, epsilon=1e-5):
+    """Layer normalization over ``axis`` (an int or a tuple; the last axis by
+    default), ``gamma`` and ``beta`` (None allowed) shaped like those axes."""
+    x64 = data.astype(np.float64)
+    axes = tuple(a % x64.ndim for a in ((axis,) if np.isscalar(axis) else axis))
+    mean = x64.mean(axis=axes, keepdims=True)
+    var = x64.var(axis=axes, keepdims=True)
+    out = (x64 - mean) / np.sqrt(var + epsilon)
+    shape = [x64.shape[d] if d in axes else 1 for d in range(x64.ndim)]
+    if gamma is not None:
+        out = out * np.asarray(gamma, np.float64).reshape(shape)
+    if beta is not None:
+        out = out + np.asarray(beta, np.float64).reshape(shape)
+    return out.astype(data.dtype)
 
 
 def bias_relu_python(x, bias):
@@ -139,7 +98,9 @@ def poolnd_python(np_data, kernel, strides, dilation, padding_before, padding_af
         taps = [pos[d] * strides[d] + np.arange(kernel[d]) * dilation[d] for d in range(k)]
         window = padded[(slice(None), slice(None)) + np.ix_(*taps)].reshape(data.shape[:2] + (-1,))
         if pool_type == "max":
-            value = np.where(np.isnan(window), -np.inf, window).max(axis=-1)
+            # padding is the dtype's lowest value (a window of padding only gives it, as topi)
+            lowest = np.finfo(dtype).min if np.dtype(dtype).kind == "f" else np.iinfo(dtype).min
+            value = np.where(np.isnan(window), lowest, window).max(axis=-1)
         elif pool_type == "avg":
             total = np.nansum(window, axis=-1)
             if count_include_pad:

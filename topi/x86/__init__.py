@@ -7,11 +7,28 @@ module                 holds
 :mod:`.reduction`      ``schedule_reduce``, ``schedule_softmax``
 :mod:`.conv2d`         ``conv2d_nchw``, ``schedule_conv2d_nchw``
 :mod:`.matmul`         the packed, register-tiled matmul (``matmul_packed``)
+:mod:`.norm`           ``schedule_layer_norm`` (instance, group norm), ``schedule_batch_norm``,
+                       ``schedule_lrn``
+:mod:`.dense`          ``dense`` (``dense_pack``, ``dense_nopack``), ``batch_matmul``,
+                       ``schedule_dense``, ``schedule_batch_matmul``, ``schedule_matmul``
 =====================  ========================================================
 """
 from .conv2d import conv2d_nchw, schedule_conv2d_nchw  # noqa: F401
+from .conv2d import (  # noqa: F401
+    conv1d_ncw, conv2d_nhwc, conv2d_transpose_nchw, depthwise_conv2d_nchw, group_conv2d_nchw, schedule_conv1d_ncw,
+    schedule_conv1d_nwc, schedule_conv2d_nhwc, schedule_conv2d_transpose_nchw, schedule_depthwise_conv2d_nchw,
+    schedule_group_conv2d_nchw,
+)
 from .injective import (  # noqa: F401
     schedule_broadcast, schedule_elemwise, schedule_injective, schedule_injective_from_existing,
 )
 from .matmul import matmul_packed, matmul_packed_compute, register_tile, schedule_matmul_packed  # noqa: F401
 from .reduction import schedule_reduce, schedule_softmax  # noqa: F401
+from .pooling import schedule_adaptive_pool, schedule_pool  # noqa: F401
+from .dense import (  # noqa: F401
+    batch_matmul, dense, dense_nopack, dense_pack, schedule_batch_matmul, schedule_dense, schedule_dense_nopack,
+    schedule_dense_pack, schedule_matmul,
+)
+from .norm import (  # noqa: F401
+    schedule_batch_norm, schedule_group_norm, schedule_instance_norm, schedule_layer_norm, schedule_lrn,
+)

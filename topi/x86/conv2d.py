@@ -1,11 +1,38 @@
-"""Direct NCHW convolution on CPUs."""
+"""Direct convolutions on CPUs: NCHW, NHWC, grouped, depthwise, 1-D and transposed.
+
+Every schedule here has the same shape, that of a register-tiled GEMM:
+
+* the padded input (``Pad``, or the spread ``DilatePad`` of a transposed
+  convolution) is computed once, at the root, over all cores (it is inlined when
+  it pads nothing);
+* the output is cut into tiles of ``oc_bn`` channels by ``ow_bn`` pixels of a row
+  (channels-first layouts: the pixels are the vector lanes; channels-last: the
+  channels are); the images and output rows are fused into one loop spread over
+  the cores, the tiles of a row inside it (so the input rows it reads stay in
+  cache while every channel tile uses them);
+* each tile is accumulated in a local buffer (the registers): the reduction
+  (channels, kernel rows, kernel columns) outside, the tile's channels unrolled
+  and its lanes vectorized inside, so every input value loaded is used
+  ``oc_bn`` times and every filter value ``ow_bn`` times;
+* an element-wise epilogue (bias, relu, batch-norm scale and shift, a residual
+  add, chains of them) is inlined into the output stage, which the convolution
+  is computed at: the tile is finished in registers and written once.
+"""
 from __future__ import annotations
 
 from ... import te
 from ...errors import ScheduleError
+from ...target import Target
+from ...tir import dtype as _dt
 from .. import nn, tag
 from ..generic.default import outputs_of
-from ..utils import traverse_inline
+from ..schedule_registry import register_schedule
+from ..nn.conv2d import (
+    CONV1D_NCW, CONV1D_NWC, CONV2D_NCHW, CONV2D_NHWC, CONV2D_TRANSPOSE_NCHW, DEPTHWISE_CONV2D_NCHW,
+    GROUP_CONV2D_NCHW,
+)
+from ..utils import get_const_tuple, traverse_inline
+from .injective import schedule_injective_from_existing
 
 
 def conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype=None):
@@ -13,42 +40,286 @@ def conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype=None):
     return nn.conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype)
 
 
-def schedule_conv2d_nchw(outs):
-    """The CPU schedule of ``conv2d_nchw`` (and of element-wise ops after it): the
-    padding inlined, (image, channel) pairs spread over the cores; an epilogue
-    computes each output row right after the convolution's.
+def conv2d_nhwc(data, kernel, strides, padding, dilation, out_dtype=None):
+    """The NHWC convolution compute (:func:`tecc.topi.nn.conv2d_nhwc`)."""
+    return nn.conv2d_nhwc(data, kernel, strides, padding, dilation, out_dtype)
+
+
+def group_conv2d_nchw(data, kernel, strides, padding, dilation, groups, out_dtype=None):
+    """The grouped convolution compute (:func:`tecc.topi.nn.group_conv2d_nchw`)."""
+    return nn.group_conv2d_nchw(data, kernel, strides, padding, dilation, groups, out_dtype)
+
+
+def depthwise_conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype=None):
+    """The depthwise convolution compute (:func:`tecc.topi.nn.depthwise_conv2d_nchw`)."""
+    return nn.depthwise_conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype)
+
+
+def conv1d_ncw(data, kernel, strides=1, padding="VALID", dilation=1, out_dtype=None):
+    """The 1-D convolution compute (:func:`tecc.topi.nn.conv1d_ncw`)."""
+    return nn.conv1d_ncw(data, kernel, strides, padding, dilation, out_dtype)
+
+
+def conv2d_transpose_nchw(data, kernel, strides, padding, out_dtype=None, output_padding=(0, 0)):
+    """The transposed convolution compute (:func:`tecc.topi.nn.conv2d_transpose_nchw`)."""
+    return nn.conv2d_transpose_nchw(data, kernel, strides, padding, out_dtype, output_padding)
+
+
+# ---------------------------------------------------------------------------------
+# tile sizes
+# ---------------------------------------------------------------------------------
+def _lanes(dtype) -> int:
+    """Vector lanes of ``dtype`` on the current CPU target (16-byte vectors without
+    one)."""
+    target = Target.current(allow_none=True)
+    vector_bytes = 16
+    if target is not None and "cpu" in target.keys:
+        vector_bytes = target.vector_bytes()
+    return max(vector_bytes // _dt.parse(dtype).bytes, 1)
+
+
+def _registers() -> int:
+    target = Target.current(allow_none=True)
+    if target is not None and "cpu" in target.keys and target.vector_bytes() >= 64:
+        return 32
+    return 16
+
+
+def pick_factor(extent, most) -> int:
+    """A tile of ``extent``: all of it when it is at most ``most``; else the largest
+    divisor in ``[most / 2, most]`` (no partial tile); else ``most`` (the last tile
+    partial).  A symbolic ``extent`` gets ``most``."""
+    most = max(int(most), 1)
+    if not isinstance(extent, int):
+        return most
+    if extent <= most:
+        return extent
+    for d in range(most, (most + 1) // 2 - 1, -1):
+        if d >= 1 and extent % d == 0:
+            return d
+    return most
+
+
+def _pow2_pieces(n, lanes) -> bool:
+    """True if ``n`` lanes make whole vectors and at most one power-of-two piece
+    (tecc's vectorizer emits those as native vectors; other widths, 6 lanes say,
+    become partial vectors that run several times slower)."""
+    rest = n % lanes
+    return rest & (rest - 1) == 0
+
+
+def pick_vector(extent, lanes) -> tuple:
+    """``(tile, vectorize)``: the tile of the lanes axis and whether to vectorize
+    it.  The widest of two vectors, one, half of one... whose last tile, when
+    partial, is a power of two (tecc's vectorizer emits other widths, 6 lanes
+    say, as partial vectors that run several times slower than whole ones)."""
+    if not isinstance(extent, int):
+        return lanes, True
+    width = 2 * lanes
+    while width >= 2:
+        if width <= extent and _pow2_pieces(extent % width, lanes):
+            return width, True
+        width //= 2
+    return extent, False
+
+
+def _tiles(out_dtype, width, channels, lanes_on_width):
+    """``(oc_bn, ow_bn, vectorize)``: channels and pixels per register tile, and
+    whether the lanes axis is vectorized (else unrolled).  With
+    ``lanes_on_width`` (channels-first) a tile is ``oc_bn`` rows of ``ow_bn``
+    pixels (one or two vectors); otherwise ``ow_bn`` pixels of ``oc_bn``
+    channels.  Half the vector registers hold accumulators."""
+    lanes = _lanes(out_dtype)
+    budget = _registers() // 2
+    if lanes_on_width:
+        ow_bn, vector = pick_vector(width, lanes)
+        vectors = -(-ow_bn // lanes)
+        oc_bn = pick_factor(channels, max(1, min(8, budget // vectors)))
+        return oc_bn, ow_bn, vector
+    oc_bn, vector = pick_vector(channels, lanes)
+    vectors = -(-oc_bn // lanes)
+    ow_bn = pick_factor(width, max(1, min(8, budget // vectors)))
+    return oc_bn, ow_bn, vector
+
+
+# ---------------------------------------------------------------------------------
+# the shared schedule
+# ---------------------------------------------------------------------------------
+def _place_padding(s, conv):
+    """The padded input at the root over all cores (inlined when it only copies)."""
+    for t in conv.op.input_tensors:
+        if not tag.has(t.op.tag, tag.PAD) or not isinstance(t.op, te.ComputeOp):
+            continue
+        if t.op.input_tensors and all(get_const_tuple(t.shape) == get_const_tuple(x.shape)
+                                      for x in t.op.input_tensors):
+            s[t].compute_inline()  # nothing padded: a plain read of the data
+            continue
+        axes = list(s[t].op.axis)
+        s[t].parallel(s[t].fuse(*axes[:2]))
+
+
+def schedule_conv_from_existing(s, conv, out, channels_last=False, channels_per_group=None):
+    """Schedule the convolution ``conv`` (a direct convolution compute of
+    :mod:`tecc.topi.nn`) in ``s``, with ``out`` its element-wise epilogue's output
+    (``conv`` itself when there is none; every injective stage between them
+    already inlined).
 
     Parameters
     ----------
-    outs : Tensor or list of Tensor
+    channels_last : bool
+        The layout puts channels last (NHWC, NWC): channels are the vector lanes.
+    channels_per_group : int, optional
+        A channel tile divides this when it can (grouped convolutions).
 
     Returns
     -------
     Schedule
     """
+    if out.op is not conv.op and (conv.op in s.outputs
+                                  or get_const_tuple(out.shape) != get_const_tuple(conv.shape)):
+        # the convolution is an output itself (an output stage cannot be computed
+        # inside another), or the epilogue reshapes: the epilogue is a loop nest of its
+        # own after the convolution's
+        schedule_injective_from_existing(s, out)
+        return schedule_conv_from_existing(s, conv, conv, channels_last, channels_per_group)
+    _place_padding(s, conv)
+    if conv.op is out.op:
+        acc = s.cache_write(conv, "local")
+    else:
+        s[conv].set_scope("local")
+        acc = conv
+    shape = get_const_tuple(out.shape)
+    if channels_last:
+        width, channels = shape[-2], shape[-1]
+    else:
+        width, channels = shape[-1], shape[1]
+    if isinstance(channels_per_group, int) and isinstance(channels, int):
+        channels = channels_per_group
+    oc_bn, ow_bn, vector = _tiles(acc.dtype, width, channels, not channels_last)
+
+    def lanes_loop(stage, axis):
+        if vector:
+            stage.vectorize(axis)
+        else:
+            stage.unroll(axis)  # the C compiler vectorizes it (see pick_vector)
+
+    axes = list(s[out].op.axis)
+    if channels_last:
+        n, rows, x, f = axes[0], axes[1:-2], axes[-2], axes[-1]
+    else:
+        n, f, rows, x = axes[0], axes[1], axes[2:-1], axes[-1]
+    fo, fi = s[out].split(f, factor=oc_bn)
+    xo, xi = s[out].split(x, factor=ow_bn)
+    if channels_last:
+        s[out].reorder(n, *rows, xo, fo, xi, fi)
+        outer = s[out].fuse(n, *rows) if rows else s[out].fuse(n, xo)
+        lanes, unrolled = fi, xi
+    else:
+        s[out].reorder(n, *rows, fo, xo, fi, xi)
+        outer = s[out].fuse(n, rows[0]) if rows else s[out].fuse(n, fo)
+        lanes, unrolled = xi, fi
+    s[out].parallel(outer)
+    s[out].unroll(unrolled)
+    lanes_loop(s[out], lanes)
+    at = fo if channels_last else xo
+
+    s[acc].compute_at(s[out], at)
+    a_axes = list(s[acc].op.axis)
+    if channels_last:
+        a_outer, a_unrolled, a_lanes = a_axes[:-2], a_axes[-2], a_axes[-1]
+    else:
+        a_outer, a_unrolled, a_lanes = [a_axes[0]] + a_axes[2:-1], a_axes[1], a_axes[-1]
+    s[acc].reorder(*a_outer, *s[acc].op.reduce_axis, a_unrolled, a_lanes)
+    s[acc].unroll(a_unrolled)
+    lanes_loop(s[acc], a_lanes)
+    return s
+
+
+def _schedule(outs, tags, what, channels_last=False, per_group=False):
     outs = outputs_of(outs)
     s = te.create_schedule([t.op for t in outs])
     out = outs[0]
     found = []
 
     def visit(op):
-        if op.tag != tag.CONV2D_NCHW:
+        if op.tag not in tags:
             return
         conv = op.output(0)
-        for t in op.input_tensors:
-            if tag.has(t.op.tag, tag.PAD):
-                s[t].compute_inline()
-        if op is out.op:
-            n, f, _, _ = s[conv].op.axis
-            s[conv].parallel(s[conv].fuse(n, f))
-        else:
-            n, f, y, _ = s[out].op.axis
-            s[out].parallel(s[out].fuse(n, f))
-            s[conv].compute_at(s[out], y)
-        found.append(op)
+        per = _channels_per_group(conv) if per_group else None
+        schedule_conv_from_existing(s, conv, out, channels_last, per)
+        found.append(conv)
 
     traverse_inline(s, out.op, visit)
     if not found:
-        raise ScheduleError(f"schedule_conv2d_nchw: {out.op.name!r} (tag {out.op.tag!r}) is not a conv2d_nchw nor "
-                            "an element-wise op after one")
+        raise ScheduleError(f"{what}: {out.op.name!r} (tag {out.op.tag!r}) is not a {' or '.join(tags)} nor an "
+                            "element-wise op after one")
     return s
+
+
+def _channels_per_group(conv):
+    """Output channels per group of a grouped convolution (None when unknown)."""
+    groups = conv.op.attrs.get("groups")
+    groups = get_const_tuple([groups])[0] if groups is not None else None
+    channels = get_const_tuple(conv.shape)[1]
+    if not isinstance(groups, int) or not isinstance(channels, int) or groups < 1:
+        return None
+    return channels // groups
+
+
+@register_schedule(CONV2D_NCHW, "cpu")
+def schedule_conv2d_nchw(outs):
+    """The CPU schedule of ``conv2d_nchw`` (and of element-wise ops after it):
+    register tiles of output channels by a row's pixels, vectorized along the
+    row, the tiles spread over the cores (see the module's description).
+
+    Parameters
+    ----------
+    outs : Tensor or list of Tensor
+        The operator's output(s); the first is the final one.
+
+    Returns
+    -------
+    Schedule
+    """
+    return _schedule(outs, (CONV2D_NCHW,), "schedule_conv2d_nchw")
+
+
+@register_schedule(CONV2D_NHWC, "cpu")
+def schedule_conv2d_nhwc(outs):
+    """The CPU schedule of ``conv2d_nhwc``: register tiles of a row's pixels by
+    output channels, vectorized along the channels."""
+    return _schedule(outs, (CONV2D_NHWC,), "schedule_conv2d_nhwc", channels_last=True)
+
+
+@register_schedule(GROUP_CONV2D_NCHW, "cpu")
+def schedule_group_conv2d_nchw(outs):
+    """The CPU schedule of ``group_conv2d_nchw``: as :func:`schedule_conv2d_nchw`,
+    a channel tile inside one group when the group's channels allow."""
+    return _schedule(outs, (GROUP_CONV2D_NCHW, CONV2D_NCHW), "schedule_group_conv2d_nchw", per_group=True)
+
+
+@register_schedule(DEPTHWISE_CONV2D_NCHW, "cpu")
+def schedule_depthwise_conv2d_nchw(outs):
+    """The CPU schedule of ``depthwise_conv2d_nchw``: tiles of channels by a row's
+    pixels, vectorized along the row."""
+    return _schedule(outs, (DEPTHWISE_CONV2D_NCHW,), "schedule_depthwise_conv2d_nchw")
+
+
+@register_schedule(CONV1D_NCW, "cpu")
+def schedule_conv1d_ncw(outs):
+    """The CPU schedule of ``conv1d_ncw``: tiles of channels by pixels, vectorized
+    along the width."""
+    return _schedule(outs, (CONV1D_NCW,), "schedule_conv1d_ncw")
+
+
+@register_schedule(CONV1D_NWC, "cpu")
+def schedule_conv1d_nwc(outs):
+    """The CPU schedule of ``conv1d_nwc``: vectorized along the channels."""
+    return _schedule(outs, (CONV1D_NWC,), "schedule_conv1d_nwc", channels_last=True)
+
+
+@register_schedule(CONV2D_TRANSPOSE_NCHW, "cpu")
+def schedule_conv2d_transpose_nchw(outs):
+    """The CPU schedule of ``conv2d_transpose_nchw``: the spread and padded input
+    at the root, then as :func:`schedule_conv2d_nchw`."""
+    return _schedule(outs, (CONV2D_TRANSPOSE_NCHW,), "schedule_conv2d_transpose_nchw")

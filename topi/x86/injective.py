@@ -5,6 +5,7 @@ from __future__ import annotations
 from ... import te
 from ...te.schedule import AutoInlineInjective
 from ..generic.default import outputs_of
+from ..schedule_registry import register_schedule
 from ..utils import get_const_tuple, prod
 
 #: fewer elements than this run on one core (a parallel region costs more)
@@ -29,6 +30,7 @@ def schedule_injective_from_existing(sch, out):
     return sch
 
 
+@register_schedule(("elemwise", "broadcast", "injective"), "cpu")
 def schedule_injective(outs):
     """The CPU schedule of element-wise, broadcast and injective operators: every
     injective stage that is not an output inlined, each output one

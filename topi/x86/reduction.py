@@ -5,20 +5,68 @@ from ... import te
 from ...errors import ScheduleError
 from .. import tag
 from ..generic.default import outputs_of
-from ..utils import get_const_int, traverse_inline, walk_to_reductions
+from ..reduce_plan import ReducePlan, elements, plan_reduce
+from ..schedule_registry import register_schedule
+from ..utils import get_const_int, get_const_tuple, traverse_inline
 from .injective import schedule_injective_from_existing
 
 
-def _parallel_outer(s, t):
-    axes = list(s[t].op.axis)
-    if axes:
-        s[t].parallel(s[t].fuse(*axes) if len(axes) > 1 else axes[0])
+#: less work than this (output elements times reduced elements) runs on one core
+PARALLEL_MIN_WORK = 1 << 15
+#: the vector width (float32 lanes of AVX2) of the kept innermost axis
+VECTOR = 8
 
 
+def _schedule_chain(s, plan, out):
+    """``out`` (a reduction, or the anchor of a fused chain) as one loop nest: its
+    outer axes fused and parallel, its innermost axis split by :data:`VECTOR` and
+    vectorized when every reduction keeps the input's innermost axis; each
+    reduction computed at the parallel loop with its reduction loops outside its
+    innermost (vector) axis."""
+    st = s[out]
+    axes = list(st.op.axis)
+    shape = get_const_tuple(out.shape)
+    inner_ok = (axes and plan.innermost_kept() and isinstance(shape[-1], int) and shape[-1] >= VECTOR)
+    if not axes:  # a rank-0 output: a loop of extent 1 to compute the reductions at
+        outer, vec = (st.fuse() if not out.op.reduce_axis else None), None
+    elif inner_ok:
+        io, vec = st.split(axes[-1], factor=VECTOR)
+        outer = st.fuse(*axes[:-1], io) if len(axes) > 1 else io
+    else:
+        outer, vec = (st.fuse(*axes) if len(axes) > 1 else axes[0]), None
+    k = plan.reduce_extent()
+    n = elements(out)
+    if outer is not None and axes and (k is None or n is None or n * k >= PARALLEL_MIN_WORK):
+        st.parallel(outer)
+    if out.op.reduce_axis and vec is not None:
+        # the reduction loops outside the vector lanes: lanes of neighbouring outputs
+        st.reorder(outer, *st.op.reduce_axis, vec)
+    if vec is not None:
+        st.vectorize(vec)
+    for R in plan.reductions:
+        if R.op is out.op:
+            continue
+        if outer is None:  # a rank-0 reduction as the output: the others stay at the root
+            continue
+        s[R].compute_at(st, outer)
+        if vec is not None:
+            r_axes = list(s[R].op.axis)
+            s[R].reorder(*r_axes[:-1], *s[R].op.reduce_axis, r_axes[-1])
+            s[R].vectorize(r_axes[-1])
+
+
+@register_schedule("comm_reduce", "cpu")
 def schedule_reduce(outs):
-    """The CPU schedule of a reduction: element-wise and injective stages around it
-    inlined, the output's elements spread over the cores (each reduced serially); an
-    element-wise output after the reduction gets a loop of its own.
+    """The CPU schedule of a reduction (``topi.sum``, ``max``, ``argmax``, ``mean``,
+    ``variance``...) and of the element-wise stages around it.
+
+    Stages before the reduction are inlined.  When the outputs are one tensor of
+    the reductions' shape (the reduction itself, or an element-wise op of it),
+    everything is one loop nest: the output's elements spread over the cores, each
+    reduction computed right before the elements that need it; when the input's
+    innermost axis is kept (a column sum), 8 neighbouring outputs are reduced
+    together in vector lanes.  Otherwise each reduction and each other output get a
+    loop nest of their own.
 
     Parameters
     ----------
@@ -30,17 +78,25 @@ def schedule_reduce(outs):
     """
     outs = outputs_of(outs)
     s = te.create_schedule([t.op for t in outs])
-    reductions, others = walk_to_reductions(s, outs[0].op)
-    if not reductions:
+    plan = plan_reduce(s, outs)
+    if plan.degenerate:  # reductions over no axis (``sum(x, axis=())``): copies
+        for t in outs:
+            schedule_injective_from_existing(s, t)
+        return s
+    if not plan.reductions:
         raise ScheduleError(f"schedule_reduce: {outs[0].op.name!r} (tag {outs[0].op.tag!r}) is not a reduction "
                             "nor an element-wise op after one")
-    for op in reductions:
-        _parallel_outer(s, op.output(0))
-    for op in others:
-        schedule_injective_from_existing(s, op.output(0))
+    if plan.anchor is not None:
+        _schedule_chain(s, plan, plan.anchor)
+    else:
+        for R in plan.reductions:
+            _schedule_chain(s, ReducePlan([R], [], R), R)
+        for t in plan.others:
+            schedule_injective_from_existing(s, t)
     return s
 
 
+@register_schedule(("softmax_output", "log_softmax_output"), "cpu")
 def schedule_softmax(outs):
     """The CPU schedule of ``softmax`` / ``log_softmax`` (and of an element-wise op
     after it): the rows spread over the cores, each row's maximum, exponentials and

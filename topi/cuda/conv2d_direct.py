@@ -1,0 +1,280 @@
+"""The direct-convolution template for CUDA (TVM's ``conv2d_direct`` knobs), shared by
+every convolution of :mod:`tecc.topi.nn`: NCHW, NHWC, grouped, depthwise, 1-D and
+transposed.
+
+A block computes a tile of the output: ``tile_f`` channels by ``tile_y`` rows by
+``tile_x`` columns, each split four ways (block, virtual thread, thread, inner).
+Each thread accumulates its inner tile (times the virtual threads) in registers.
+The reduction walks chunks of ``tile_rc`` input channels (and, when split, of
+kernel rows and columns: ``tile_ry``, ``tile_rx``); for each chunk, the block's
+threads copy the input window it needs (the padding computed on the way: no
+padded copy in memory) and the matching filter slice into shared memory together,
+consecutive threads on consecutive addresses, then every thread reads them from
+there.  ``auto_unroll_max_step`` and ``unroll_explicit`` unroll the inner loops.
+
+Element-wise stages after the convolution (bias, relu, batch-norm scale and shift,
+a residual add, chains of them) are computed as each thread writes its outputs:
+one kernel, the convolution's result never in global memory.
+
+Without a tuned config, :func:`fallback` picks the knobs from the shapes: a block
+of 64 to 256 threads along the output's columns, rows and channels (a divisor of
+each extent when a good one exists, else a partial last tile, so odd and prime
+sizes work), a few output channels per thread, shared tiles well under 48 KiB.
+"""
+from __future__ import annotations
+
+from ... import te
+from ...errors import ScheduleError
+from ...tir import dtype as _dt
+from ...tuner.task.space import OtherOptionEntity, SplitEntity
+from .. import tag
+from ..nn.conv2d import (
+    CONV1D_NCW, CONV1D_NWC, CONV2D_NCHW, CONV2D_NHWC, CONV2D_TRANSPOSE_NCHW, DEPTHWISE_CONV2D_NCHW,
+    GROUP_CONV2D_NCHW,
+)
+from ..utils import get_const_tuple
+from .injective import schedule_injective_from_existing
+from .utils import max_threads
+
+#: the output layout of each convolution the template knows
+LAYOUTS = {
+    CONV2D_NCHW: "NCHW", GROUP_CONV2D_NCHW: "NCHW", DEPTHWISE_CONV2D_NCHW: "NCHW",
+    CONV2D_TRANSPOSE_NCHW: "NCHW", CONV2D_NHWC: "NHWC", CONV1D_NCW: "NCW", CONV1D_NWC: "NWC",
+}
+
+#: the reduction axes of the computes, by name: channels, kernel rows, kernel columns
+_REDUCE_ROLES = {"rc": "rc", "ry": "ry", "rx": "rx"}
+
+#: shared memory the fallback stays under (bytes), a quarter of what a block may take
+_SHARED_BUDGET = 12 * 1024
+
+
+def _const(extent, default):
+    value = get_const_tuple([extent])[0]
+    return value if isinstance(value, int) else default
+
+
+def _split_size(extent, most):
+    """A tile of ``extent`` of at most ``most``: the extent itself when it fits, else
+    its largest divisor from ``most / 2`` to ``most`` (no partial tile), else
+    ``most`` (a partial last tile)."""
+    most = max(1, int(most))
+    if extent <= most:
+        return extent
+    for d in range(most, (most + 1) // 2 - 1, -1):
+        if extent % d == 0:
+            return d
+    return most
+
+
+class _Roles:
+    """Which axis of the output (and of the reduction) plays which role."""
+
+    def __init__(self, conv):
+        layout = LAYOUTS.get(conv.op.tag)
+        if layout is None:
+            raise ScheduleError(f"the direct-convolution template does not know {conv.op.name!r} (tag "
+                                f"{conv.op.tag!r}); it schedules {sorted(LAYOUTS)}")
+        self.layout = layout
+        self.channels_last = layout[-1] == "C"
+        self.pos = {{"N": "n", "C": "f", "H": "y", "W": "x"}[ch]: i for i, ch in enumerate(layout)}
+        self.reduce = {}
+        for r in conv.op.reduce_axis:
+            role = _REDUCE_ROLES.get(r.var.name)
+            if role is None:
+                raise ScheduleError(f"the direct-convolution template: {conv.op.name!r} has the reduction axis "
+                                    f"{r.var.name!r}; it expects rc, ry and rx")
+            self.reduce[role] = r
+
+    def extents(self, conv):
+        """``{role: extent}`` of the output axes and the reduction axes (1 when absent)."""
+        shape = get_const_tuple(conv.shape)
+        ext = {role: _const(shape[i], 1) for role, i in self.pos.items()}
+        ext.setdefault("y", 1)
+        for role in ("rc", "ry", "rx"):
+            r = self.reduce.get(role)
+            ext[role] = _const(r.dom.extent, 1) if r is not None else 1
+        return ext
+
+
+def define_knobs(cfg, roles, ext):
+    """TVM's conv2d_direct knobs: ``tile_f``, ``tile_y``, ``tile_x`` (4-way),
+    ``tile_rc``, ``tile_ry``, ``tile_rx`` (2-way), ``auto_unroll_max_step``,
+    ``unroll_explicit``."""
+    cfg.define_split("tile_f", ext["f"], num_outputs=4)
+    cfg.define_split("tile_y", ext["y"], num_outputs=4)
+    cfg.define_split("tile_x", ext["x"], num_outputs=4)
+    cfg.define_split("tile_rc", ext["rc"], num_outputs=2)
+    cfg.define_split("tile_ry", ext["ry"], num_outputs=2)
+    cfg.define_split("tile_rx", ext["rx"], num_outputs=2)
+    cfg.define_knob("auto_unroll_max_step", [0, 512, 1500])
+    cfg.define_knob("unroll_explicit", [0, 1])
+
+
+def fallback(cfg, roles, ext, stride=(1, 1), dilation=(1, 1), dtype_bytes=4, depthwise=False):
+    """Set every knob of a fallback ``cfg`` from the extents (see the module's
+    description)."""
+    budget = max_threads(256)
+    sy, sx = stride
+    dy, dx = dilation
+    # threads: along the contiguous axis first (columns, or channels when last)
+    if roles.channels_last:
+        tf = _split_size(ext["f"], 32)
+        tx = _split_size(ext["x"], max(1, budget // (4 * tf)))
+        ty = _split_size(ext["y"], max(1, budget // (4 * tf * tx)))
+        fi = 1
+    else:
+        tx = _split_size(ext["x"], 16)
+        ty = _split_size(ext["y"], max(1, 64 // tx))
+        fi = 1 if depthwise else _split_size(ext["f"], 4) if ext["f"] >= 8 else 1
+        left = -(-ext["f"] // fi)
+        tf = _split_size(left, max(1, min(16, budget // (tx * ty))))
+    # the reduction: the whole kernel window per chunk, channels while the tiles fit
+    rows = (ty - 1) * sy + (ext["ry"] - 1) * dy + 1
+    cols = (tx - 1) * sx + (ext["rx"] - 1) * dx + 1
+    per_channel = (rows * cols + tf * fi * ext["ry"] * ext["rx"]) * dtype_bytes
+    rc = _split_size(ext["rc"], max(1, min(16, _SHARED_BUDGET // max(per_channel, 1))))
+    cfg["tile_f"] = SplitEntity([-1, 1, tf, fi])
+    cfg["tile_y"] = SplitEntity([-1, 1, ty, 1])
+    cfg["tile_x"] = SplitEntity([-1, 1, tx, 1])
+    cfg["tile_rc"] = SplitEntity([-1, rc])
+    cfg["tile_ry"] = SplitEntity([-1, ext["ry"]])
+    cfg["tile_rx"] = SplitEntity([-1, ext["rx"]])
+    cfg["auto_unroll_max_step"] = OtherOptionEntity(512)
+    cfg["unroll_explicit"] = OtherOptionEntity(0)
+
+
+def _window_attrs(conv, roles):
+    """``(stride, dilation, depthwise)`` of a convolution compute, as (rows, columns)
+    steps through its padded input (a transposed convolution steps by 1 through
+    its spread input)."""
+    attrs = conv.op.attrs
+    k = 2 if "y" in roles.pos else 1
+    stride = [1] * k
+    dilation = [1] * k
+    if conv.op.tag != CONV2D_TRANSPOSE_NCHW:
+        stride = [_const(v, 1) for v in attrs.get("strides", stride)]
+        dilation = [_const(v, 1) for v in attrs.get("dilation", dilation)]
+    if k == 1:
+        stride, dilation = [1] + stride, [1] + dilation
+    return tuple(stride), tuple(dilation), conv.op.tag == DEPTHWISE_CONV2D_NCHW
+
+
+def _bytes(conv):
+    """Bytes of an element of the convolution's inputs."""
+    return max(_dt.parse(t.dtype).bytes for t in conv.op.input_tensors)
+
+
+def _inputs(conv):
+    """``(padded data, kernel)`` of a convolution compute."""
+    padded = kernel = None
+    for t in conv.op.input_tensors:
+        if isinstance(t.op, te.ComputeOp) and tag.has(t.op.tag, tag.PAD):
+            padded = t
+        else:
+            kernel = t
+    if padded is None or kernel is None:
+        raise ScheduleError(f"the direct-convolution template: {conv.op.name!r} does not read a padded input "
+                            "(a stage tagged 'injective,pad') and a kernel")
+    return padded, kernel
+
+
+def schedule_direct_cuda(cfg, s, conv, out=None):
+    """Schedule the convolution ``conv`` in ``s`` with the knobs of ``cfg`` (set
+    from the shapes when ``cfg.is_fallback``); ``out`` is the element-wise
+    epilogue's output (``conv`` itself, or None, when there is none).
+
+    Returns
+    -------
+    Schedule
+        ``s``.
+    """
+    roles = _Roles(conv)
+    ext = roles.extents(conv)
+    out = conv if out is None else out
+    if out.op is not conv.op and (conv.op in s.outputs
+                                  or get_const_tuple(out.shape) != get_const_tuple(conv.shape)):
+        # the convolution is an output itself (an output stage cannot be computed
+        # inside another), or the epilogue reshapes: the epilogue is a kernel of its
+        # own after the convolution's
+        schedule_injective_from_existing(s, out)
+        out = conv
+    define_knobs(cfg, roles, ext)
+    if cfg.is_fallback:
+        stride, dilation, depthwise = _window_attrs(conv, roles)
+        fallback(cfg, roles, ext, stride, dilation, _bytes(conv), depthwise)
+
+    padded, kernel = _inputs(conv)
+    s[padded].compute_inline()
+    if isinstance(kernel.op, te.ComputeOp) and tag.is_injective(kernel.op.tag):
+        s[kernel].compute_inline()
+    if conv.op is out.op:
+        OL = s.cache_write(conv, "local")
+    else:
+        s[conv].set_scope("local")
+        OL = conv
+    AA = s.cache_read(padded, "shared", [OL])
+    WW = s.cache_read(kernel, "shared", [OL])
+
+    # the output: blocks, virtual threads, threads, inner tiles
+    axes = list(s[out].op.axis)
+    n = axes[roles.pos["n"]]
+    kernel_scope, n = s[out].split(n, nparts=1)
+    split = {}
+    for role, knob in (("f", "tile_f"), ("y", "tile_y"), ("x", "tile_x")):
+        if role in roles.pos:
+            split[role] = cfg[knob].apply(s, out, axes[roles.pos[role]])
+    # threadIdx.x on the contiguous axis: the last of the layout
+    order = [r for r in ("n", "f", "y", "x") if r in roles.pos]
+    order.sort(key=lambda r: roles.pos[r])
+    inner_order = [r for r in order if r != "n"]
+    thread_tags = {r: t for r, t in zip(reversed(inner_order), ("threadIdx.x", "threadIdx.y", "threadIdx.z"))}
+    block_tags = {r: t for r, t in zip(reversed(inner_order), ("blockIdx.x", "blockIdx.y", "blockIdx.z"))}
+    # the batch joins the block axis of the outermost role (blockIdx.z, or .y in 1-D)
+    first = inner_order[0]
+    s[out].reorder(kernel_scope, n, *[split[r][0] for r in inner_order], *[split[r][1] for r in inner_order],
+                   *[split[r][2] for r in inner_order], *[split[r][3] for r in inner_order])
+    for r in inner_order:
+        b = s[out].fuse(n, split[r][0]) if r == first else split[r][0]
+        s[out].bind(b, te.thread_axis(block_tags[r]))
+    for r in inner_order:
+        s[out].bind(split[r][1], te.thread_axis("vthread", name=f"v{r}"))
+    for r in inner_order:
+        s[out].bind(split[r][2], te.thread_axis(thread_tags[r]))
+    innermost_thread = split[inner_order[-1]][2]
+    s[OL].compute_at(s[out], innermost_thread)
+
+    # the reduction: chunks outside, each chunk's taps and the thread's tile inside
+    outer, inner = [], []
+    for role, knob in (("rc", "tile_rc"), ("ry", "tile_ry"), ("rx", "tile_rx")):
+        r = roles.reduce.get(role)
+        if r is None:
+            continue
+        o, i = cfg[knob].apply(s, OL, r)
+        outer.append(o)
+        inner.append(i)
+    s[OL].reorder(*outer, *inner, *s[OL].op.axis)
+    s[AA].compute_at(s[OL], outer[-1])
+    s[WW].compute_at(s[OL], outer[-1])
+
+    # cooperative fetching: all the block's threads, consecutive ones on consecutive addresses
+    threads = {r: cfg[k].size[2] for r, k in (("f", "tile_f"), ("y", "tile_y"), ("x", "tile_x")) if r in split}
+    for load in (AA, WW):
+        fused = s[load].fuse(*s[load].op.axis)
+        tx_n = threads[inner_order[-1]]
+        rest, tx = s[load].split(fused, factor=tx_n)
+        s[load].bind(tx, te.thread_axis("threadIdx.x"))
+        if len(inner_order) > 1:
+            rest, ty = s[load].split(rest, factor=threads[inner_order[-2]])
+            s[load].bind(ty, te.thread_axis("threadIdx.y"))
+        if len(inner_order) > 2:
+            rest, tz = s[load].split(rest, factor=threads[inner_order[-3]])
+            s[load].bind(tz, te.thread_axis("threadIdx.z"))
+
+    s[out].pragma(kernel_scope, "auto_unroll_max_step", cfg["auto_unroll_max_step"].val)
+    s[out].pragma(kernel_scope, "unroll_explicit", cfg["unroll_explicit"].val)
+    flop = 2
+    for role in ("n", "f", "y", "x", "rc", "ry", "rx"):
+        flop *= ext.get(role, 1)
+    cfg.add_flop(flop)
+    return s

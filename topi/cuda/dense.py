@@ -1,0 +1,296 @@
+"""Dense layers and matrix products on CUDA, tunable (TVM's
+``topi.cuda.dense_small_batch`` / ``dense_large_batch``).
+
+Two schedule templates serve every product (``dense``, ``matmul``,
+``batch_matmul``, ``matmul_broadcast``):
+
+:func:`schedule_gemm_tiled` -- many rows (a large batch)
+    The classic two-level tiling: a block computes a tile of the output
+    (``tile_y`` x ``tile_x``: block, virtual thread, thread, inner), each thread an
+    inner tile accumulated in registers; the reduction walks ``tile_k`` slices whose
+    tiles of both operands are staged through shared memory (fetched by all the
+    block's threads together, consecutive threads on consecutive addresses) and from
+    there into registers.  Leading (batch) axes go to ``blockIdx.z``.
+:func:`schedule_gemv` -- few rows (a small batch, a vector)
+    Each output element's reduction is split over the ``tile_k`` threads of
+    ``threadIdx.x`` (a cross-thread reduction: warp shuffles), ``tile_x`` columns
+    per block along ``threadIdx.y``.
+
+Element-wise stages after the product (bias, activation, residual add, chained)
+are computed as each thread writes its outputs: one kernel, the product never in
+global memory.  Element-wise stages before it (a cast, a transpose...) are inlined
+into the loads.
+
+Knobs (``cfg``), each with a shape-derived fallback: ``tile_y``, ``tile_x``,
+``tile_k``, ``auto_unroll_max_step``.
+"""
+from __future__ import annotations
+
+from ... import te
+from ...tuner.task.space import OtherOptionEntity, SplitEntity
+from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
+from .. import nn, tag
+from ..generic.default import outputs_of
+from ..schedule_registry import register_schedule
+from ..tunable import config_without_workload, has_workload, schedule_anchor
+from ..utils import get_const_tuple
+from .reduction import threads_for
+
+#: from this batch on, dense() uses the shared-memory tiled template
+LARGE_BATCH = 32
+
+
+def _static(d, default):
+    d = get_const_tuple([d])[0]
+    return d if isinstance(d, int) else default
+
+
+def _pow2_at_least(n, cap):
+    p = 1
+    while p < n and p < cap:
+        p *= 2
+    return p
+
+
+def add_flop(cfg, out_shape, K):
+    """Count a product's multiply-adds (2 flops each) in ``cfg``."""
+    n = 2 * K
+    for d in out_shape:
+        n *= d
+    cfg.add_flop(n)
+
+
+def inline_injective_inputs(s, C):
+    """Inline the injective stages that ``C`` reads (a cast, a transpose, a pad...),
+    so the product's loads compute them."""
+    stack = list(C.op.input_tensors)
+    seen = set()
+    while stack:
+        t = stack.pop()
+        if t.op in seen or not isinstance(t.op, te.ComputeOp):
+            continue
+        seen.add(t.op)
+        if tag.is_injective(t.op.tag) or (not t.op.tag and not t.op.reduce_axis):
+            s[t].compute_inline()
+            stack.extend(t.op.input_tensors)
+
+
+# ---------------------------------------------------------------------------------------
+# the shared-memory tiled template
+# ---------------------------------------------------------------------------------------
+def _fallback_tile(n):
+    """``[blocks, vthreads, threads, inner]`` for an output axis of length ``n``."""
+    if n >= 64:
+        return [-1, 2, 8, 2]
+    if n >= 32:
+        return [-1, 1, 8, 2]
+    return [-1, 1, _pow2_at_least(n, 8), 1]
+
+
+def _define_gemm_knobs(cfg, M, N, K):
+    cfg.define_split("tile_y", M, num_outputs=4)
+    cfg.define_split("tile_x", N, num_outputs=4)
+    cfg.define_split("tile_k", K, num_outputs=3)
+    cfg.define_knob("auto_unroll_max_step", [0, 64, 512, 1500])
+    if cfg.is_fallback:
+        cfg["tile_y"] = SplitEntity(_fallback_tile(M))
+        cfg["tile_x"] = SplitEntity(_fallback_tile(N))
+        cfg["tile_k"] = SplitEntity([-1, min(8, K), 1])
+        cfg["auto_unroll_max_step"] = OtherOptionEntity(64)
+
+
+def _cooperative_fetch(s, T, thread_y, thread_x, num_y, num_x):
+    """The block's threads copy the shared tile ``T`` together, ``threadIdx.x``
+    along its innermost (contiguous) axis."""
+    fused = s[T].fuse(*s[T].op.axis)
+    rest, tx = s[T].split(fused, factor=num_x)
+    _, ty = s[T].split(rest, factor=num_y)
+    s[T].bind(ty, thread_y)
+    s[T].bind(tx, thread_x)
+
+
+def schedule_gemm_tiled(cfg, s, C, out):
+    """Schedule the product ``C`` (a reduction over one axis, its output axes
+    ``[batch..., i, j]``, at least ``i, j``) written through ``out`` (``C`` itself
+    or an element-wise op of it) with the two-level shared-memory tiling."""
+    inline_injective_inputs(s, C)
+    (k,) = s[C].op.reduce_axis
+    shape = [_static(d, 64) for d in C.shape]
+    M, N, K = shape[-2], shape[-1], _static(k.dom.extent, 64)
+    _define_gemm_knobs(cfg, M, N, K)
+    add_flop(cfg, shape, K)
+    n_ty, n_tx = cfg["tile_y"].size[2], cfg["tile_x"].size[2]
+    if n_ty * n_tx > 1024:
+        cfg.raise_error(f"tile_y x tile_x threads = {n_ty * n_tx} > 1024")
+    if C.op is out.op:
+        CC = s.cache_write(C, "local")
+    else:
+        CC = C
+        s[CC].set_scope("local")
+    operands = []  # each operand once (X @ X.T reads one tensor)
+    for t in CC.op.input_tensors:
+        if all(t is not u for u in operands):
+            operands.append(t)
+    shared = [s.cache_read(t, "shared", [CC]) for t in operands]
+    local = [s.cache_read(t, "local", [CC]) for t in shared]
+
+    axes = list(s[out].op.axis)
+    batch, y, x = axes[:-2], axes[-2], axes[-1]
+    by, vy, ty, yi = cfg["tile_y"].apply(s, out, y)
+    bx, vx, tx, xi = cfg["tile_x"].apply(s, out, x)
+    s[out].reorder(*batch, by, bx, vy, vx, ty, tx, yi, xi)
+    if batch:
+        bz = s[out].fuse(*batch) if len(batch) > 1 else batch[0]
+        s[out].bind(bz, te.thread_axis("blockIdx.z"))
+        s[out].pragma(bz, "auto_unroll_max_step", cfg["auto_unroll_max_step"].val)
+    else:
+        s[out].pragma(by, "auto_unroll_max_step", cfg["auto_unroll_max_step"].val)
+    thread_y = te.thread_axis((0, n_ty), "threadIdx.y")
+    thread_x = te.thread_axis((0, n_tx), "threadIdx.x")
+    s[out].bind(by, te.thread_axis("blockIdx.y"))
+    s[out].bind(bx, te.thread_axis("blockIdx.x"))
+    s[out].bind(vy, te.thread_axis("vthread", name="vy"))
+    s[out].bind(vx, te.thread_axis("vthread", name="vx"))
+    s[out].bind(ty, thread_y)
+    s[out].bind(tx, thread_x)
+
+    s[CC].compute_at(s[out], tx)
+    ko, kt, ki = cfg["tile_k"].apply(s, CC, s[CC].op.reduce_axis[0])
+    cax = list(s[CC].op.axis)
+    s[CC].reorder(ko, kt, ki, *cax)
+    s[CC].unroll(kt)
+    for tile, regs in zip(shared, local):
+        s[tile].compute_at(s[CC], ko)
+        s[regs].compute_at(s[CC], kt)
+        _cooperative_fetch(s, tile, thread_y, thread_x, n_ty, n_tx)
+
+
+# ---------------------------------------------------------------------------------------
+# the cross-thread reduction template
+# ---------------------------------------------------------------------------------------
+def _define_gemv_knobs(cfg, N, K):
+    cfg.define_split("tile_k", K, num_outputs=2)
+    cfg.define_split("tile_x", N, num_outputs=2)
+    if cfg.is_fallback:
+        cfg["tile_k"] = SplitEntity([-1, threads_for(K, 64)])
+        cfg["tile_x"] = SplitEntity([-1, min(4, _pow2_at_least(N, 4))])
+
+
+def schedule_gemv(cfg, s, C, out):
+    """Schedule the product ``C`` (any output rank) written through ``out`` with one
+    cross-thread reduction per output element: ``tile_k``'s inner threads
+    (``threadIdx.x``) share the reduction, ``tile_x``'s inner columns go to
+    ``threadIdx.y``, every other output index to ``blockIdx.x``."""
+    inline_injective_inputs(s, C)
+    (k,) = s[C].op.reduce_axis
+    shape = [_static(d, 64) for d in C.shape]
+    N, K = (shape[-1] if shape else 1), _static(k.dom.extent, 64)
+    _define_gemv_knobs(cfg, N, K)
+    add_flop(cfg, shape, K)
+    n_tx, n_ty = cfg["tile_k"].size[-1], cfg["tile_x"].size[-1]
+    if n_ty * n_tx > 1024:
+        cfg.raise_error(f"tile_x x tile_k threads = {n_ty * n_tx} > 1024")
+    thread_x = te.thread_axis((0, n_tx), "threadIdx.x")
+    axes = list(s[out].op.axis)
+    if axes:
+        jo, ji = cfg["tile_x"].apply(s, out, axes[-1])
+        blocks = axes[:-1] + [jo]
+        s[out].reorder(*blocks, ji)
+        s[out].bind(s[out].fuse(*blocks) if len(blocks) > 1 else blocks[0], te.thread_axis("blockIdx.x"))
+        s[out].bind(ji, te.thread_axis((0, n_ty), "threadIdx.y"))
+        inner = ji
+    else:  # a scalar: one block
+        inner = s[out].fuse()
+        s[out].bind(inner, te.thread_axis("blockIdx.x"))
+    if C.op is not out.op:
+        s[C].compute_at(s[out], inner)
+        s[out].set_store_predicate(thread_x.var.equal(0))
+    _, kx = cfg["tile_k"].apply(s, C, k)
+    s[C].bind(kx, thread_x)
+
+
+# ---------------------------------------------------------------------------------------
+# dense
+# ---------------------------------------------------------------------------------------
+@register_topi_compute("dense_small_batch.cuda")
+def dense_small_batch(cfg, data, weight, bias=None, out_dtype=None):
+    """The dense compute (:func:`tecc.topi.nn.dense`) for :func:`schedule_dense_small_batch`."""
+    return nn.dense(data, weight, bias, out_dtype)
+
+
+def _small_batch_template(cfg, outs):
+    """The CUDA schedule of a dense layer with a small batch (and of element-wise ops
+    after it): a cross-thread reduction over ``in_dim`` per output
+    (:func:`schedule_gemv`)."""
+    return schedule_anchor(outs, (tag.DENSE,), "schedule_dense_small_batch",
+                           lambda s, op, out: schedule_gemv(cfg, s, op.output(0), out))
+
+
+schedule_dense_small_batch = register_topi_schedule("dense_small_batch.cuda")(_small_batch_template)
+
+
+@register_topi_compute("dense_large_batch.cuda")
+def dense_large_batch(cfg, data, weight, bias=None, out_dtype=None):
+    """The dense compute (:func:`tecc.topi.nn.dense`) for :func:`schedule_dense_large_batch`."""
+    return nn.dense(data, weight, bias, out_dtype)
+
+
+def _large_batch_template(cfg, outs):
+    """The CUDA schedule of a dense layer with a large batch (and of element-wise ops
+    after it): shared-memory tiles (:func:`schedule_gemm_tiled`)."""
+    return schedule_anchor(outs, (tag.DENSE,), "schedule_dense_large_batch",
+                           lambda s, op, out: schedule_gemm_tiled(cfg, s, op.output(0), out))
+
+
+schedule_dense_large_batch = register_topi_schedule("dense_large_batch.cuda")(_large_batch_template)
+
+
+def dense(data, weight, bias=None, out_dtype=None):
+    """``dense`` for CUDA: :func:`dense_large_batch` from a batch of ``LARGE_BATCH``
+    on, :func:`dense_small_batch` below, :func:`tecc.topi.nn.dense` for symbolic
+    shapes.  Schedule it with :func:`schedule_dense`."""
+    nn.dense(data, weight, bias, out_dtype)  # the argument checks
+    shape = get_const_tuple(data.shape) + get_const_tuple(weight.shape)
+    if not all(isinstance(d, int) for d in shape):
+        return nn.dense(data, weight, bias, out_dtype)
+    if shape[0] >= LARGE_BATCH:
+        return dense_large_batch(data, weight, bias, out_dtype)
+    return dense_small_batch(data, weight, bias, out_dtype)
+
+
+@register_schedule(tag.DENSE, "cuda")
+def schedule_dense(outs):
+    """The CUDA schedule of a dense layer (and of element-wise ops after it): the
+    template its compute was registered with (:func:`dense_small_batch`,
+    :func:`dense_large_batch`), or, for :func:`tecc.topi.nn.dense`, the one for its
+    batch size (with a fallback config).
+
+    Parameters
+    ----------
+    outs : Tensor or list of Tensor
+
+    Returns
+    -------
+    Schedule
+    """
+    outs = outputs_of(outs)
+    if has_workload(outs, "dense_large_batch.cuda"):
+        return schedule_dense_large_batch(outs)
+    if has_workload(outs, "dense_small_batch.cuda"):
+        return schedule_dense_small_batch(outs)
+    template = _large_batch_template if _dense_batch(outs) >= LARGE_BATCH else _small_batch_template
+    return template(config_without_workload(), outs)
+
+
+def _dense_batch(outs) -> int:
+    """The batch (rows) of the dense layer under ``outs`` (0 when unknown)."""
+    seen, todo = set(), [t.op for t in outs]
+    while todo:
+        op = todo.pop()
+        if op in seen or not isinstance(op, te.ComputeOp):
+            continue
+        seen.add(op)
+        if op.tag == tag.DENSE:
+            return _static(op.output(0).shape[0], 0)
+        todo.extend(t.op for t in op.input_tensors)
+    return 0

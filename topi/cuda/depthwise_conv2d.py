@@ -1,0 +1,32 @@
+"""Depthwise 2-D convolution (NCHW) on CUDA, tunable as the task
+``"depthwise_conv2d_nchw.cuda"`` (TVM's ``topi.cuda.depthwise_conv2d_nchw``): the
+direct template of :mod:`.conv2d_direct` with one output channel per thread and
+the block's input window shared by its threads."""
+from __future__ import annotations
+
+from ...tuner.task.topi_integration import register_topi_compute
+from .. import nn
+from ..nn.conv2d import DEPTHWISE_CONV2D_NCHW
+from .conv2d import tunable_schedule
+
+
+@register_topi_compute("depthwise_conv2d_nchw.cuda")
+def depthwise_conv2d_nchw(cfg, data, kernel, strides, padding, dilation, out_dtype="float32"):
+    """The depthwise convolution compute (:func:`tecc.topi.nn.depthwise_conv2d_nchw`)
+    of the tunable task."""
+    return nn.depthwise_conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype)
+
+
+schedule_depthwise_conv2d_nchw = tunable_schedule(
+    "depthwise_conv2d_nchw.cuda", (DEPTHWISE_CONV2D_NCHW,), "schedule_depthwise_conv2d_nchw",
+    """The CUDA schedule of ``depthwise_conv2d_nchw`` (and of element-wise ops after
+    it, in the same kernel).
+
+    Parameters
+    ----------
+    outs : Tensor or list of Tensor
+
+    Returns
+    -------
+    Schedule
+    """)

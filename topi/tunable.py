@@ -1,0 +1,74 @@
+"""Running a tunable schedule template on outputs that no registered compute made.
+
+A schedule registered with ``register_topi_schedule`` finds its config through the
+workload that the registered compute recorded on the output; the output of a plain
+:mod:`.nn` compute (``topi.nn.dense``) has none.  The tecc entry points
+(``topi.cuda.schedule_dense``, ``topi.x86.schedule_batch_matmul``...) accept both:
+the registered schedule when the workload is there, the template with a fresh
+fallback config (or the config of an enclosing ``ApplyConfig``) otherwise.
+"""
+from __future__ import annotations
+
+from .. import te
+from ..errors import ScheduleError
+from ..tuner.task.dispatcher import DispatchContext, FallbackContext
+from ..tuner.task.space import FallbackConfigEntity
+from ..tuner.task.topi_integration import get_workload
+from .generic.default import outputs_of
+from .utils import get_const_tuple, traverse_inline
+
+
+def has_workload(outs, task_name) -> bool:
+    """True when ``outs`` (or a stage they read) carry a workload of ``task_name``."""
+    return get_workload(outs, task_name) is not None
+
+
+def config_without_workload():
+    """The config for a template applied to outputs without a workload: the one of
+    an enclosing ``ApplyConfig`` (a tuning run), else a fresh fallback (never one
+    shared between workloads)."""
+    ctx = DispatchContext.current
+    if isinstance(ctx, FallbackContext):
+        return FallbackConfigEntity()
+    from ..target import Target  # noqa: PLC0415
+
+    return ctx.query(Target.current(allow_none=True), None)
+
+
+def schedule_either(outs, task_name, registered, template):
+    """``registered(outs)`` when ``outs`` carry ``task_name``'s workload, else
+    ``template(cfg, outs)`` with :func:`config_without_workload`."""
+    if has_workload(outs, task_name):
+        return registered(outs)
+    return template(config_without_workload(), outs)
+
+
+def schedule_anchor(outs, anchor_tags, what, apply):
+    """A schedule of ``outs``: the injective stages inlined, ``apply(s, op, out)``
+    called on the first operation tagged one of ``anchor_tags`` (``out`` the first
+    output, which must be that operation or an element-wise op of it).
+
+    Raises
+    ------
+    ScheduleError
+        When there is no such operation, or the output's shape is not its shape.
+    """
+    outs = outputs_of(outs)
+    s = te.create_schedule([t.op for t in outs])
+    out = outs[0]
+    found = []
+
+    def visit(op):
+        if op.tag in anchor_tags and not found:
+            if op is not out.op and get_const_tuple(op.output(0).shape) != get_const_tuple(out.shape):
+                raise ScheduleError(f"{what}: the output {out.op.name!r} {get_const_tuple(out.shape)} is not an "
+                                    f"element-wise op of {op.name!r} {get_const_tuple(op.output(0).shape)}; "
+                                    "schedule the product as its own output")
+            apply(s, op, out)
+            found.append(op)
+
+    traverse_inline(s, out.op, visit)
+    if not found:
+        raise ScheduleError(f"{what}: {out.op.name!r} (tag {out.op.tag!r}) is not a {' / '.join(anchor_tags)} nor "
+                            "an element-wise op after one")
+    return s

@@ -1,0 +1,138 @@
+"""Normalizations on CPUs: layer/instance/group norm, batch norm, LRN.
+
+``schedule_layer_norm`` (also instance and group norm)
+    The rows (the axes that share a mean) spread over the cores; a row's sum and
+    sum of squares computed right before its elements, which are written in one
+    loop vectorized along the row (an element-wise op after the norm included).
+``schedule_batch_norm``
+    Injective outputs vectorized and parallel; in training, the per-channel sums
+    spread over the cores.
+``schedule_lrn``
+    The window sums of a row computed right before it, vectorized along the last
+    axis; rows spread over the cores.
+"""
+from __future__ import annotations
+
+from ... import te
+from ...errors import ScheduleError
+from ...te.schedule import AutoInlineInjective
+from ..generic.default import outputs_of
+from ..generic.norm import find_norm, fuse, norm_parts, rows_and_elements
+from ..nn.batch_norm import SUM_TAG as BN_SUM_TAG
+from ..nn.local_response_norm import SQR_SUM_TAG, inline_padding
+from ..schedule_registry import register_schedule
+from ..utils import traverse_inline
+from .dense import vector_lanes
+from .injective import schedule_injective_from_existing
+
+
+def _vectorize_inner(s, t, axis, dtype):
+    """Split ``axis`` of ``t`` by the vector width and vectorize the inner part."""
+    lanes = vector_lanes(dtype)
+    if lanes > 1:
+        _, inner = s[t].split(axis, factor=lanes)
+        s[t].vectorize(inner)
+
+
+@register_schedule(("layer_norm", "instance_norm", "group_norm"), "cpu")
+def schedule_layer_norm(outs):
+    """The CPU schedule of ``layer_norm``, ``instance_norm`` and ``group_norm`` (and
+    of an element-wise op after them).
+
+    Parameters
+    ----------
+    outs : Tensor or list of Tensor
+
+    Returns
+    -------
+    Schedule
+    """
+    outs = outputs_of(outs)
+    s = te.create_schedule([t.op for t in outs])
+    norm, out = find_norm(s, outs, "schedule_layer_norm")
+    _, _, _, sums = norm_parts(norm)
+    rows, _, elements = rows_and_elements(s, out, norm)
+    row = fuse(s, out, rows)
+    inner = fuse(s, out, elements)
+    if row is not None:
+        s[out].parallel(row)
+    _vectorize_inner(s, out, inner, out.dtype)
+    if norm is not out.op and norm in s.outputs:
+        # the normalization is an output too: its own loop, the sums before both
+        schedule_injective_from_existing(s, norm.output(0))
+        for t in sums:
+            s[t].parallel(fuse(s, t, list(s[t].op.axis)))
+    elif row is not None:
+        for t in sums:
+            s[t].compute_at(s[out], row)
+    return s
+
+
+schedule_instance_norm = schedule_layer_norm
+schedule_group_norm = schedule_layer_norm
+
+
+@register_schedule(BN_SUM_TAG, "cpu")
+def schedule_batch_norm(outs):
+    """The CPU schedule of ``batch_norm``'s outputs (``[out, moving_mean,
+    moving_var]``, or any of them): each output one vectorized, parallel loop; in
+    training the per-channel sums spread over the cores.
+
+    Parameters
+    ----------
+    outs : Tensor or list of Tensor
+
+    Returns
+    -------
+    Schedule
+    """
+    outs = outputs_of(outs)
+    s = te.create_schedule([t.op for t in outs])
+    AutoInlineInjective(s)
+    for t in outs:
+        schedule_injective_from_existing(s, t)
+    for stage in s.stages:
+        if isinstance(stage.op, te.ComputeOp) and stage.op.tag == BN_SUM_TAG:
+            (c,) = stage.op.axis
+            stage.parallel(c)
+    return s
+
+
+@register_schedule(SQR_SUM_TAG, "cpu")
+def schedule_lrn(outs):
+    """The CPU schedule of ``lrn`` (and of an element-wise op after it).
+
+    Parameters
+    ----------
+    outs : Tensor or list of Tensor
+
+    Returns
+    -------
+    Schedule
+    """
+    outs = outputs_of(outs)
+    s = te.create_schedule([t.op for t in outs])
+    out = outs[0]
+    found = []
+
+    def visit(op):
+        if op.tag == SQR_SUM_TAG and not found:
+            found.append(op)
+
+    traverse_inline(s, out.op, visit)
+    if not found:
+        raise ScheduleError(f"schedule_lrn: {out.op.name!r} (tag {out.op.tag!r}) is not an lrn nor an element-wise "
+                            "op after one")
+    sqr = found[0].output(0)
+    inline_padding(s, found[0])
+    axes = list(s[out].op.axis)
+    row = fuse(s, out, axes[:-1])
+    _vectorize_inner(s, out, axes[-1], out.dtype)
+    if row is not None:
+        s[out].parallel(row)
+        s[sqr].compute_at(s[out], row)
+    last = s[sqr].op.axis[-1]
+    (r,) = s[sqr].op.reduce_axis
+    s[sqr].reorder(r, last)
+    _vectorize_inner(s, sqr, last, sqr.dtype)
+    return s
