@@ -16,6 +16,10 @@ indices (a loop-carried dependence).  The last two rules make each lane touch
 only its own elements of every written buffer, which is what makes running the
 lanes together equal to running the iterations in order.
 
+A loop whose extent is not a power of two becomes vectors whose widths are the
+powers of two that sum to it (6 lanes: 4 then 2; no machine has 6-lane vectors, and
+the C compiler would emulate one through memory).
+
 Vectors are kept no wider than the target's registers (``max_vector_bytes``; the C
 compiler keeps such vectors in registers, wider ones spill): a longer loop is cut
 into chunks of the largest power of two that fits and divides the extent, written
@@ -321,7 +325,20 @@ def vectorize_loop(loop: S.For, max_vector_bytes: int = 64) -> S.Stmt:
             from ..functor import substitute
             return substitute(loop.body, {loop.loop_var: loop.min})
         if extent <= min(limit, MAX_LANES):
-            return _vectorize_body(loop, extent, loop.min)
+            if extent & (extent - 1) == 0:
+                return _vectorize_body(loop, extent, loop.min)
+            # 6 lanes are no machine's vector: 4 + 2 (7: 4 + 2 + 1), each a whole vector
+            parts, start = [], 0
+            for width in (1 << b for b in range(extent.bit_length() - 1, -1, -1)):
+                if extent & width:
+                    base = _add(loop.min, _op.const(start, loop.min.dtype))
+                    if width == 1:
+                        from ..functor import substitute
+                        parts.append(substitute(loop.body, {loop.loop_var: base}))
+                    else:
+                        parts.append(_vectorize_body(loop, width, base))
+                    start += width
+            return S.seq(*parts)
         lanes = _chunk_lanes(extent, limit)
         if lanes < 2:
             return loop

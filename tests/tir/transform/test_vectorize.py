@@ -125,3 +125,20 @@ def test_vectorize_refuses_overlapping_stores_of_one_buffer():
     f = lowered_func("f", [A, B], loop(i, 4, body, ForKind.VECTORIZED))
     g = vectorize(f)
     assert g is f
+
+
+def test_extent_that_is_not_a_power_of_two_becomes_power_of_two_vectors():
+    A, B = buf("A", (7,)), buf("B", (7,))
+    i = var("i")
+    f = lowered_func("f", [A, B], loop(i, 7, BufferStore(B, A[i] * 2.0, (i,)), ForKind.VECTORIZED))
+    g = vectorize(f)
+
+    def store(base, lanes):
+        if lanes == 1:
+            return BufferStore(B, A[c(base)] * 2.0, (c(base),))
+        r = E.Ramp(c(base), c(1), lanes)
+        return BufferStore(B, E.Mul(E.BufferLoad(A, (r,)), E.Broadcast(c(2.0), lanes)), (r,))
+
+    tir.assert_structural_equal(g.body, SeqStmt((store(0, 4), store(4, 2), store(6, 1))))
+    verify_well_formed(g)
+    assert_same_results(f, g, RNG.random(7, dtype=np.float32), np.zeros(7, np.float32))
