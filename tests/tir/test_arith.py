@@ -535,3 +535,20 @@ def test_analyzer_int_set_uses_bindings():
     ana.bind(i, R(0, 16))
     assert _ends(ana.int_set(i * 2 + j)) == ("j", "j + 30")
     assert _ends(ana.int_set(i + j, {j: R(0, 4)})) == ("0", "18")
+
+
+def test_can_prove_with_symbolic_loop_bounds():
+    # whole tiles of a symbolic extent: io < m and ii < 8 give io*8 + ii < m*8
+    from tecc import te, tir
+    from tecc.tir.arith import Analyzer
+
+    m, io, ii = te.var("m"), te.var("io"), te.var("ii")
+    ana = Analyzer()
+    ana.bind(m, tir.arith.IntervalSet(tir.const(1), tir.const(2 ** 31 - 1)))
+    ana.bind(io, tir.Range(0, m))
+    ana.bind(ii, tir.Range(0, 8))
+    assert ana.can_prove(io * 8 + ii < m * 8)
+    assert ana.can_prove(m * 8 > io * 8 + ii)
+    assert ana.can_prove(io * 8 + ii <= m * 8 - 1)
+    assert not ana.can_prove(io * 8 + ii < m * 8 - 1)  # false for the last element
+    assert not ana.can_prove(io * 9 + ii < m * 8)

@@ -269,6 +269,37 @@ class Analyzer:
         """True only if ``cond`` is proven to hold (False means "not proven")."""
         cond = convert(cond)
         r = self.simplify(cond)
+        if type(r) is E.IntImm:
+            return bool(r.value)
+        return self._prove_by_symbolic_bounds(r)
+
+    def _prove_by_symbolic_bounds(self, cond) -> bool:
+        """``a < b`` where the variables of ``a - b`` range up to symbolic bounds:
+        ``io*8 + ii < m*8`` with ``io < m`` and ``ii < 8`` (the bound of the
+        difference, ``(m - 1)*8 + 7 - m*8``, is ``-1``)."""
+        if not self._ranges or not isinstance(cond, (E.LT, E.LE, E.GT, E.GE)):
+            return False
+        a, b = (cond.a, cond.b) if isinstance(cond, (E.LT, E.LE)) else (cond.b, cond.a)
+        if not (is_index_dtype(a.dtype) and a.dtype == b.dtype):
+            return False
+        # relax the variables whose ranges are known; keep symbolic the ones those
+        # ranges are written in (m above), so that their terms cancel
+        from ..functor import collect_vars
+        from .int_set import _eval_set
+        in_bounds = set()
+        for r in self._ranges.values():
+            for end in (r.min_value, r.max_value):
+                if isinstance(end, E.PrimExpr):
+                    in_bounds |= collect_vars(end)
+        doms = {v: r for v, r in self._ranges.items() if v not in in_bounds}
+        if not doms:
+            return False
+        s = _eval_set(convert(a - b), doms, self)
+        hi = s.max_value
+        if not isinstance(hi, E.PrimExpr):
+            return False
+        zero = E.IntImm(a.dtype, 0)
+        r = self.simplify(E.LT(hi, zero) if isinstance(cond, (E.LT, E.GT)) else E.LE(hi, zero))
         return type(r) is E.IntImm and bool(r.value)
 
     def can_prove_equal(self, a, b) -> bool:
