@@ -162,7 +162,8 @@ class Stage:
         self.attach_stage = None
         self.attach_ivar = None
         self.store_predicate = None
-        self.group = None              # the scan stage whose update this stage belongs to
+        self.group = None              # the scan stage whose update this stage belongs to, or the
+                                       # StageGroup (s.create_group) it was put in
         self.scope = ""                # storage scope; "" means global
         self.is_output = False
         self.storage_align_ = {}       # root axis index -> (factor, offset)
@@ -179,6 +180,15 @@ class Stage:
 
     def _err(self, msg):
         return ScheduleError(f"stage {self.name!r}: {msg}")
+
+    @property
+    def scan_group(self):
+        """The scan stage whose time loop computes this stage, or None (through
+        any groups of ``s.create_group`` in between)."""
+        g = self.group
+        while isinstance(g, StageGroup):
+            g = g.group
+        return g
 
     def _leaf_names(self):
         return ", ".join(iv.var.name for iv in self.leaf_iter_vars)
@@ -442,6 +452,11 @@ class Stage:
                 f"compute_at: stage {parent.name!r} does not consume {self.name!r} (directly or through "
                 f"other stages), so there is no loop of it where {self.name!r} would be needed")
         if self.group is not None and parent.group is not self.group:
+            if isinstance(self.group, StageGroup):
+                raise self._err(
+                    f"compute_at: {self.name!r} belongs to {self.group.name!r} (s.create_group); it can only be "
+                    f"attached to another stage of that group, and {parent.name!r} is not one -- attach the "
+                    f"group instead ({self.group.name}.compute_at(...))")
             raise self._err(
                 f"compute_at: {self.name!r} is computed in every step of scan {self.group.name!r}; it can only "
                 f"be attached to another stage of that scan's update, and {parent.name!r} is not one")
@@ -484,10 +499,11 @@ class Stage:
         self._attach_root()
 
     def _attach_root(self):
-        if self.group is not None:
+        scan = self.scan_group
+        if scan is not None:
             self.attach_type = AttachType.SCAN_UPDATE
-            self.attach_stage = self.group
-            self.attach_ivar = self.group.op.scan_axis
+            self.attach_stage = scan
+            self.attach_ivar = scan.op.scan_axis
         else:
             self.attach_type = AttachType.ROOT
             self.attach_stage = self.attach_ivar = None
@@ -532,6 +548,59 @@ class Stage:
 # the schedule
 # ----------------------------------------------------------------------------
 
+class StageGroup:
+    """Stages that are attached together (TVM's group stage, ``s.create_group``).
+
+    ``group`` is the enclosing group (or scan stage) and ``num_child_stages`` the
+    number of stages and groups directly in this one.  ``compute_at`` attaches every
+    stage of the group that is computed at the group's root."""
+
+    def __init__(self, schedule, group, name):
+        self.schedule = schedule
+        self.group = group
+        self.name = name
+        self.op = None
+        self.attach_type = AttachType.ROOT
+        self.attach_stage = None
+        self.attach_ivar = None
+
+    @property
+    def num_child_stages(self) -> int:
+        sch = self.schedule
+        return sum(1 for x in list(sch.stages) + list(sch.groups) if x.group is self)
+
+    def compute_at(self, parent, scope):
+        """Compute the group's stages at loop ``scope`` of stage ``parent``."""
+        if self.group is not None and parent.group is not self.group:
+            raise ScheduleError(f"{self.name}.compute_at: the group is inside {self.group.name!r}; it can only be "
+                                f"attached to a stage of that group, and {parent.name!r} is not one")
+        members = [st for st in self.schedule.stages if self._holds(st)]
+        if parent in members:
+            raise ScheduleError(f"{self.name}.compute_at: {parent.name!r} belongs to the group itself")
+        if not any(self.schedule._reads_transitively(parent.op, st.op) for st in members):
+            raise ScheduleError(f"{self.name}.compute_at: {parent.name!r} reads none of the group's stages "
+                                f"{[st.name for st in members]}")
+        self.attach_type = AttachType.SCOPE
+        self.attach_stage = parent
+        self.attach_ivar = parent._check_leaf(scope, f"{self.name}.compute_at")
+
+    def compute_root(self):
+        """Compute the group's stages at the root again (of the scan step, in a scan)."""
+        self.attach_type = AttachType.ROOT
+        self.attach_stage = self.attach_ivar = None
+
+    def _holds(self, st) -> bool:
+        g = st.group
+        while isinstance(g, StageGroup):
+            if g is self:
+                return True
+            g = g.group
+        return False
+
+    def __repr__(self):
+        return f"group({self.name}, {self.num_child_stages} child stages)"
+
+
 class Schedule:
     """All stages of a computation, in producer-before-consumer order."""
 
@@ -547,6 +616,7 @@ class Schedule:
             self.stage_map[op] = st
         for op in self.outputs:
             self.stage_map[op].is_output = True
+        self.groups = []
         for st in list(self.stages):
             if isinstance(st.op, ScanOp):
                 self._make_scan_group(st)
@@ -577,7 +647,7 @@ class Schedule:
             reaches(t.op)
         for o, hit in on_path.items():
             st = self.stage_map.get(o)
-            if hit and st is not None and isinstance(o, ComputeOp) and st.group is None:
+            if hit and st is not None and isinstance(o, ComputeOp) and st.scan_group is None:
                 st.group = scan_stage
                 st._attach_root()
 
@@ -585,6 +655,59 @@ class Schedule:
     def _record(self, name):
         self.schedule_record.append(self.copy())
         self.primitive_record.append(name)
+
+    def create_group(self, outputs, inputs, include_inputs=False):
+        """Group the stages between ``inputs`` and ``outputs`` (the stages that
+        compute ``outputs`` from ``inputs``; with ``include_inputs`` the inputs' stages
+        too) so that they can be attached together: ``g.compute_at(s[C], axis)``
+        puts every stage of the group that is computed at the group's root there.
+        Stages of a group can be attached only to each other.  Groups nest: a group
+        whose stages all fall into a new one becomes part of it."""
+        outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+        ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        stop = {t.op for t in ins}
+        members, seen = [], set()
+
+        def walk(op):
+            if op in seen:
+                return
+            seen.add(op)
+            if op in stop:
+                if include_inputs and op in self.stage_map and not isinstance(op, PlaceholderOp):
+                    members.append(self.stage_map[op])
+                return
+            if isinstance(op, PlaceholderOp):
+                raise ScheduleError(f"create_group: {op.name!r} is an input of the computation, not one of the "
+                                    f"group's inputs {[t.name for t in ins]}; the group would reach past them")
+            members.append(self[op])
+            for t in op.input_tensors:
+                walk(t.op)
+
+        for t in outs:
+            walk(t.op)
+        if not members:
+            raise ScheduleError("create_group: no stage lies between the inputs and the outputs")
+
+        def chain(x):
+            out, g = [], x.group
+            while g is not None:
+                out.append(g)
+                g = g.group if isinstance(g, StageGroup) else None
+            return out
+
+        common = chain(members[0])
+        for m in members[1:]:
+            c = set(chain(m))
+            common = [g for g in common if g in c]
+        parent = common[0] if common else None
+        group = StageGroup(self, parent, f"group{len(self.groups)}")
+        for m in members:
+            top = m  # the member itself, or the group under ``parent`` that holds it
+            while top.group is not parent:
+                top = top.group
+            top.group = group
+        self.groups.append(group)
+        return group
 
     def copy(self):
         """An independent copy of this schedule (its stages and their relations)."""
@@ -602,9 +725,13 @@ class Schedule:
             c.iter_var_attrs = {iv: _copy.copy(a) for iv, a in st.iter_var_attrs.items()}
             c.storage_align_ = dict(st.storage_align_)
             smap[st] = c
+        for g in self.groups:
+            smap[g] = _copy.copy(g)
+            smap[g].schedule = new
         for c in smap.values():
             c.attach_stage = smap.get(c.attach_stage, c.attach_stage)
             c.group = smap.get(c.group, c.group)
+        new.groups = [smap[g] for g in self.groups]
         new.stages = [smap[st] for st in self.stages]
         new.stage_map = {op: smap[st] for op, st in self.stage_map.items()}
         return new
@@ -647,7 +774,16 @@ class Schedule:
     def normalize(self):
         """Re-target every ``compute_at`` whose loop a later split or fuse replaced:
         to the inner loop of the split, to the fused loop (as TVM's normalize does).
+        A stage computed at the root of a group (``s.create_group``) that is itself
+        attached somewhere is computed there (the innermost attached group decides).
         Lowering calls it; it returns the schedule itself."""
+        for st in self.stages:
+            if st.attach_type in (AttachType.ROOT, AttachType.SCAN_UPDATE):
+                g = st.group
+                while isinstance(g, StageGroup) and g.attach_type != AttachType.SCOPE:
+                    g = g.group
+                if isinstance(g, StageGroup):
+                    st.attach_type, st.attach_stage, st.attach_ivar = AttachType.SCOPE, g.attach_stage, g.attach_ivar
         for st in self.stages:
             if st.attach_type != AttachType.SCOPE:
                 continue

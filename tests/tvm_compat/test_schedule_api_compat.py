@@ -264,3 +264,98 @@ def test_schedule_round_trips_and_lowers_the_same(how):
         a, b, t = rand(20, 6), rand(3, 6), np.zeros((20, 3, 6), "float32")
         run(build(loaded, args, "llvm"), a, b, t)
         np.testing.assert_allclose(t, (a * 2)[:, None, :] * b[None, :, :], rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------
+# groups (s.create_group): stages attached together
+# ---------------------------------------------------------------------------------------
+def _chain(shape=None):
+    m, n = shape if shape is not None else (te.size_var("m"), te.size_var("n"))
+    x = te.compute((m, n), lambda i, j: tir.const(1, "float32") * i + j, name="x")
+    x1 = te.compute(x.shape, lambda *i: x(*i) + 1, name="x1")
+    x2 = te.compute(x.shape, lambda *i: x1(*i) + 2, name="x2")
+    return (m, n), x, x1, x2
+
+
+def test_create_group_bookkeeping_and_nesting():
+    _, x, x1, x2 = _chain()
+    s = te.create_schedule(x2.op)
+    g1 = s.create_group(outputs=x1, inputs=x)
+    g2 = s.create_group(outputs=x1, inputs=x, include_inputs=True)
+    assert set(s.groups) == {g1, g2}
+    assert s[x1].group is g1 and s[x].group is g2 and g1.group is g2
+    assert g1.num_child_stages == 1 and g2.num_child_stages == 2
+    assert s[x2].group is None
+
+
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+def test_group_attached_computes_its_stages_per_row(target):
+    # symbolic sizes on the CPU; on cuda the group's buffers (under a block) need a
+    # constant size
+    (m, n), x, x1, x2 = _chain(None if target == "llvm" else (5, 7))
+    s = te.create_schedule(x2.op)
+    g = s.create_group(outputs=x1, inputs=x, include_inputs=True)
+    g.compute_at(s[x2], x2.op.axis[0])
+    assert g.attach_stage is s[x2] and g.num_child_stages == 2
+    bounds = te.schedule.InferBound(s.normalize())
+    assert int(bounds[x.op.axis[0]].extent) == 1
+    tecc.testing.assert_prim_expr_equal(bounds[x.op.axis[1]].extent, n)
+    out = np.zeros((5, 7), "float32")
+    if target == "cuda":
+        s[x2].bind(x2.op.axis[0], te.thread_axis("blockIdx.x"))
+        f = tecc.build(s, [x2], target)
+        assert f.check(out) == []
+        f(out)
+    else:
+        tecc.build(s, [x2, m, n], target)(out, 5, 7)
+    i, j = np.meshgrid(np.arange(5), np.arange(7), indexing="ij")
+    np.testing.assert_allclose(out, i + j + 3)
+
+
+def test_nested_groups_attach_each_at_its_own_loop():
+    (m, n), x, x1, x2 = _chain()
+    s = te.create_schedule(x2.op)
+    g1 = s.create_group(outputs=x, inputs=x, include_inputs=True)
+    g2 = s.create_group(outputs=x1, inputs=x, include_inputs=True)
+    g2.compute_at(s[x2], x2.op.axis[0])
+    g1.compute_at(s[x1], x1.op.axis[1])
+    bounds = te.schedule.InferBound(s.normalize())
+    assert [int(bounds[iv].extent) for iv in x.op.axis] == [1, 1]
+    assert int(bounds[x1.op.axis[0]].extent) == 1 and bounds[x1.op.axis[1]].extent is n
+    f = tecc.build(s, [x2, m, n], "llvm")
+    out = np.zeros((3, 4), "float32")
+    f(out, 3, 4)
+    i, j = np.meshgrid(np.arange(3), np.arange(4), indexing="ij")
+    np.testing.assert_allclose(out, i + j + 3)
+
+
+def test_stages_of_a_group_attach_only_inside_it():
+    _, x, x1, x2 = _chain()
+    s = te.create_schedule(x2.op)
+    s.create_group(outputs=x1, inputs=x)
+    with pytest.raises(tecc.error.ScheduleError, match="'x1' belongs to 'group0'.*attach the group instead"):
+        s[x1].compute_at(s[x2], x2.op.axis[0])
+
+
+def test_group_inside_a_scan_attaches_within_the_step():
+    m, n = te.size_var("m"), te.size_var("n")
+    x = te.compute((m, n), lambda i, j: tir.const(1, "float32"), name="x")
+    state = te.placeholder((m, n), name="state")
+    init = te.compute((1, n), lambda _, i: x[0, i], name="init")
+    u1 = te.compute((m, n), lambda t, i: state[t - 1, i] + x[t, i], name="u1")
+    u2 = te.compute((m, n), lambda t, i: u1[t, i] + 1, name="u2")
+    u3 = te.compute((m, n), lambda t, i: u2[t, i] + 1, name="u3")
+    res = te.scan(init, u3, state, inputs=x)
+    s = te.create_schedule(res.op)
+    scan = s[u1].group
+    assert scan is not None and s[u2].group is scan
+    s[u1].compute_at(s[u2], u2.op.axis[1])
+    g = s.create_group(outputs=u2, inputs=[state, x])
+    assert g.group is scan and s[u2].group is g and s[u1].group is g
+    g.compute_at(s[u3], u3.op.axis[1])
+    with pytest.raises(tecc.error.ScheduleError):  # outside the group (init does not even read u2)
+        s[u2].compute_at(s[init], init.op.axis[0])
+    f = tecc.build(s, [res, m, n], "llvm")
+    out = np.zeros((4, 3), "float32")
+    f(out, 4, 3)
+    np.testing.assert_allclose(out, 1 + 3 * np.arange(4)[:, None] * np.ones((1, 3)))
