@@ -20,6 +20,9 @@ from enum import IntEnum
 from ..errors import ScheduleError
 from ..tir import expr as E
 from ..tir.op import const, convert
+from .graph import (  # noqa: F401  (TVM has them in te.schedule)
+    CreateAttachPath, CreateReadGraph, PostDFSOrder, ScanFixPointAnalysis, ScanGetBody, post_dfs_order, scan_body,
+)
 from .tensor import ComputeOp, ExternOp, Operation, PlaceholderOp, ScanOp, Tensor, TensorComputeOp
 
 
@@ -628,26 +631,11 @@ class Schedule:
             self._record("vanilla")
 
     def _make_scan_group(self, scan_stage):
-        """Mark the stages of a scan's update -- those on a path from the state
-        placeholders (and the scan's declared inputs) to the update tensors -- to be
-        computed inside the scan's time loop."""
-        op = scan_stage.op
-        sources = {t.op for t in op.state_placeholder} | {t.op for t in op.inputs}
-        on_path = {}
-
-        def reaches(o):
-            if o in sources:
-                return True
-            if o not in on_path:
-                on_path[o] = False
-                on_path[o] = any([reaches(t.op) for t in o.input_tensors])
-            return on_path[o]
-
-        for t in op.update:
-            reaches(t.op)
-        for o, hit in on_path.items():
+        """Mark the stages a scan recomputes in every step (:func:`.graph.scan_body`)
+        to be computed inside its time loop."""
+        for o in scan_body(scan_stage.op)[:-1]:
             st = self.stage_map.get(o)
-            if hit and st is not None and isinstance(o, ComputeOp) and st.scan_group is None:
+            if st is not None and isinstance(o, ComputeOp) and st.scan_group is None:
                 st.group = scan_stage
                 st._attach_root()
 
@@ -1160,23 +1148,6 @@ def pass_down_index(stage, value, ext, simplify=lambda e: e):
         else:
             value[rel.iter] = const(0, "int32")
     return value
-
-
-def post_dfs_order(ops):
-    """Operations reachable from ``ops``, producers before consumers."""
-    order, seen = [], set()
-
-    def visit(op):
-        if id(op) in seen:
-            return
-        seen.add(id(op))
-        for t in op.input_tensors:
-            visit(t.op)
-        order.append(op)
-
-    for op in ops:
-        visit(op)
-    return order
 
 
 def create_schedule(ops):
