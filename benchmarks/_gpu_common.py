@@ -1,4 +1,5 @@
-"""Shared pieces of tecc's GPU benchmarks (``gpu_sgemm.py``, ``gpu_norms.py``).
+"""Shared pieces of tecc's GPU benchmarks (``gpu_sgemm.py``, ``gpu_norms.py``,
+``topi_gpu.py``).
 
 - :func:`device_facts`: what the figures were measured on (GPU, SM count, clocks,
   memory, driver, CUDA runtime, NVRTC, library versions, date).
@@ -455,12 +456,13 @@ def add_common_args(ap, bench: str, number: int, graph_calls: int, tol: float) -
     ap.add_argument("--tol", type=float, default=tol, help=f"relative error bound (default {tol:g})")
 
 
-def run_and_report(name, opts, bench, items, run_item, label, payload) -> int:
+def run_and_report(name, opts, bench, items, run_item, label, payload, stem=None) -> int:
     """The body every GPU benchmark shares: the device header, ``run_item`` for each of
     ``items``, the tables and summary, and (with ``--out``) the result files.
 
     ``payload(summary)`` gives the benchmark's own JSON fields; ``opts``, the timing
-    and the summary are added.  Returns the exit code (2 without a GPU unless
+    and the summary are added.  The result files are named for ``stem`` (by default
+    ``name`` after its first ``_``: ``gpu_sgemm`` -> ``sgemm``).  Returns the exit code (2 without a GPU unless
     ``--dry-run``, 1 when a variant failed its correctness check).
     """
     import dataclasses
@@ -486,6 +488,6 @@ def run_and_report(name, opts, bench, items, run_item, label, payload) -> int:
         data = {"options": vars(opts), "timing": dataclasses.asdict(bench.timing)}
         data.update(payload(summary))
         data["summary"] = summary
-        paths = write_results(opts.out, name.split("_", 1)[1], facts, data, md)
+        paths = write_results(opts.out, stem or name.split("_", 1)[1], facts, data, md)
         print("wrote " + ", ".join(paths))
     return 1 if bench.failures else 0

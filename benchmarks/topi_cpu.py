@@ -1,7 +1,7 @@
 """topi's default CPU schedules, untuned, side by side with onnxruntime and numpy.
 
     python benchmarks/topi_cpu.py [--target "llvm -mcpu=native"] [--out results.json]
-                                  [--ops conv2d,dense,...] [--repeat 5] [--quick]
+                                  [--ops conv2d,dense,...] [--repeat 5] [--quick] [--min-ms 50]
 
 Each operator is built from ``topi`` with the schedule ``topi.schedule`` picks for the
 target (no tuning), checked against topi.testing's numpy reference, and timed with
@@ -242,7 +242,7 @@ def onnxruntime_available():
     return None
 
 
-def run_one(name, family, p, target, repeat, rng, ort_missing):
+def run_one(name, family, p, target, repeat, rng, ort_missing, min_ms=50.0):
     row = {"workload": name, "family": family}
     tensors, out, arrays, ref, np_fn, onnx_build = make(family, p, rng)
     t0 = time.perf_counter()
@@ -259,9 +259,9 @@ def run_one(name, family, p, target, repeat, rng, ort_missing):
     if not err <= 1e-4:
         row["error"] = f"FAILED: relative error {err:.3g} against the numpy reference"
         return row
-    ev = f.time_evaluator(f.entry_name, dev, number=1, repeat=1, min_repeat_ms=50)
+    ev = f.time_evaluator(f.entry_name, dev, number=1, repeat=1, min_repeat_ms=min_ms)
     row["tecc_ms"] = float(np.median([ev(*args, res).mean * 1e3 for _ in range(repeat)]))
-    row["numpy_ms"] = time_callable(np_fn, repeat)
+    row["numpy_ms"] = time_callable(np_fn, repeat, min_ms)
     if ort_missing is None:
         import onnxruntime as ort  # noqa: PLC0415
 
@@ -273,7 +273,7 @@ def run_one(name, family, p, target, repeat, rng, ort_missing):
         ort_err = float(np.linalg.norm(got - ref) / max(np.linalg.norm(ref), 1e-30))
         if not ort_err <= 1e-4:
             row["ort_error"] = f"onnxruntime disagrees with the reference ({ort_err:.3g})"
-        row["ort_ms"] = time_callable(lambda: sess.run(None, feed), repeat)
+        row["ort_ms"] = time_callable(lambda: sess.run(None, feed), repeat, min_ms)
     return row
 
 
@@ -284,6 +284,8 @@ def main(argv=None):
                                               "layer_norm,max_pool); default all")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="small shapes: a smoke run of the script")
+    ap.add_argument("--min-ms", type=float, default=50.0,
+                    help="shortest timed sample in ms (more calls per sample until it lasts this long)")
     ap.add_argument("--out", default="", help="write the rows and machine facts as JSON here")
     args = ap.parse_args(argv)
     workloads = QUICK if args.quick else WORKLOADS
@@ -295,7 +297,7 @@ def main(argv=None):
         if families and family not in families:
             continue
         try:
-            row = run_one(name, family, p, args.target, args.repeat, rng, ort_missing)
+            row = run_one(name, family, p, args.target, args.repeat, rng, ort_missing, args.min_ms)
         except Exception as e:  # noqa: BLE001 -- reported in the table, the run goes on
             row = {"workload": name, "family": family, "error": f"FAILED: {type(e).__name__}: {e}"}
         rows.append(row)

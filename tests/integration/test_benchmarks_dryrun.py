@@ -1,5 +1,6 @@
 """The GPU benchmarks' ``--dry-run``: every kernel config built for sm_90 and checked
-on the CPU emulation, the tables and result files written, no GPU needed.
+on the CPU emulation, the tables and result files written, no GPU needed.  Also a
+quick run of the CPU operator benchmark (``topi_cpu.py --quick``): every row correct.
 
 The sizes and configs are cut down to keep this under half a minute with a cold
 compile cache; ``python benchmarks/gpu_sgemm.py --dry-run`` runs the full set."""
@@ -80,3 +81,45 @@ def test_needs_gpu_without_dry_run():
     if bench.G.has_gpu():
         pytest.skip("a GPU is present: the real run would start")
     assert bench.main(["--shapes", "4x4096"]) == 2
+
+
+def test_topi_gpu_dry_run(tmp_path, capsys):
+    rc = run_main("topi_gpu", ["--dry-run", "--out", str(tmp_path)])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "DRY RUN" in printed and "t(reference) / t(tecc)" in printed
+    data = json.load(open(one_file(tmp_path, "_topi.json")))
+    one_file(tmp_path, "_topi.md")
+    assert data["device"]["dry_run"] is True and data["device"]["target"] == "cuda -arch=sm_90"
+    bench = load("topi_gpu")
+    # topi_cpu's workloads plus the first conv2d at batch 8; the dry run has a cut-down twin of each
+    cpu = load("topi_cpu").WORKLOADS
+    batched = "conv2d 56x56x64->64 3x3 batch 8"
+    assert list(bench.WORKLOADS) == [*list(cpu)[:1], batched, *list(cpu)[1:]]
+    assert bench.WORKLOADS[batched][1] == dict(cpu["conv2d 56x56x64->64 3x3"][1], n=8)
+    assert list(bench.DRY_RUN) == list(bench.WORKLOADS)
+    assert all(bench.DRY_RUN[n][0] == bench.WORKLOADS[n][0] for n in bench.WORKLOADS)
+    assert not [r for r in data["rows"] if "skipped" in r]
+    tecc_rows = [r for r in data["rows"] if r["kind"] == "tecc"]
+    assert [r["workload"] for r in tecc_rows] == list(bench.DRY_RUN)
+    assert all(r["ok"] and r["rel_err"] < 1e-5 and r["ms"] is None for r in tecc_rows)
+    assert all(r["schedule"].startswith("topi.cuda.") for r in tecc_rows), [r["schedule"] for r in tecc_rows]
+    refs = [r for r in data["rows"] if r["kind"] == "cupy"]  # the cupy formulations, run with numpy
+    assert len(refs) == len(tecc_rows) and all(r["ok"] and "dry run" in r["variant"] for r in refs)
+    assert [r["workload"] for r in data["ratios"]] == list(bench.DRY_RUN)
+
+
+def test_topi_gpu_failed_check_sets_exit_code(capsys):
+    rc = run_main("topi_gpu", ["--dry-run", "--ops", "softmax", "--tol", "0"])
+    assert rc == 1
+    assert "FAILED" in capsys.readouterr().out
+
+
+def test_topi_cpu_quick(tmp_path):
+    out = tmp_path / "topi_cpu.json"
+    rc = run_main("topi_cpu", ["--quick", "--repeat", "1", "--min-ms", "1", "--out", str(out)])
+    rows = json.load(open(out))["rows"]
+    assert [r["workload"] for r in rows] == list(load("topi_cpu").QUICK)
+    assert not [r for r in rows if "error" in r], [r["error"] for r in rows if "error" in r]
+    assert all(r["rel_err"] <= 1e-4 and r["tecc_ms"] > 0 and r["numpy_ms"] > 0 for r in rows)
+    assert rc == 0
