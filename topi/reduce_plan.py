@@ -8,11 +8,14 @@ then the *anchor* -- its elements are spread over the threads or cores -- and ea
 reduction is computed, for the anchor's element(s), right before it
 (``compute_at``).  Otherwise (an output of another shape, several outputs) each
 reduction gets its own kernel or loop nest and each other output its own
-injective one.
+injective one.  :func:`schedule_reduce_chain` is that choice, shared by the
+targets' ``schedule_reduce``.
 """
 from __future__ import annotations
 
 from .. import te
+from ..errors import ScheduleError
+from .generic.default import new_schedule
 from .tag import is_reduce
 from .utils import get_const_int, get_const_tuple, prod
 
@@ -111,6 +114,39 @@ def plan_reduce(s, outs) -> ReducePlan:
         if all(_same_shape(get_const_tuple(r.shape), shape) for r in reductions):
             anchor = out
     return ReducePlan(reductions, others, anchor, degenerate=not found and bool(tagged))
+
+
+def schedule_reduce_chain(outs, schedule_nest, schedule_injective_from_existing):
+    """A new schedule of the reductions that ``outs`` are or read (and of the
+    element-wise stages around them), as every target schedules them: the stages
+    that are neither reductions nor outputs inlined (:func:`plan_reduce`); a fused
+    chain scheduled as ``schedule_nest(s, plan, plan.anchor)``; otherwise each
+    reduction ``R`` as ``schedule_nest(s, ReducePlan([R], [], R), R)`` and each
+    other output as ``schedule_injective_from_existing(s, t)``.  Reductions over no
+    axis (``sum(x, axis=())``, copies) are all scheduled as injective.
+
+    Raises
+    ------
+    ScheduleError
+        When the outputs read no reduction.
+    """
+    outs, s = new_schedule(outs)
+    plan = plan_reduce(s, outs)
+    if plan.degenerate:  # reductions over no axis (``sum(x, axis=())``): copies
+        for t in outs:
+            schedule_injective_from_existing(s, t)
+        return s
+    if not plan.reductions:
+        raise ScheduleError(f"schedule_reduce: {outs[0].op.name!r} (tag {outs[0].op.tag!r}) is not a reduction "
+                            "nor an element-wise op after one")
+    if plan.anchor is not None:
+        schedule_nest(s, plan, plan.anchor)
+    else:
+        for R in plan.reductions:
+            schedule_nest(s, ReducePlan([R], [], R), R)
+        for t in plan.others:
+            schedule_injective_from_existing(s, t)
+    return s
 
 
 def _same_shape(a, b) -> bool:

@@ -9,13 +9,12 @@ fallback config (or the config of an enclosing ``ApplyConfig``) otherwise.
 """
 from __future__ import annotations
 
-from .. import te
 from ..errors import ScheduleError
 from ..tuner.task.dispatcher import DispatchContext, FallbackContext
 from ..tuner.task.space import FallbackConfigEntity
 from ..tuner.task.topi_integration import get_workload
-from .generic.default import outputs_of
-from .utils import get_const_tuple, traverse_inline
+from .generic.default import new_schedule
+from .utils import find_anchors, get_const_tuple
 
 
 def has_workload(outs, task_name) -> bool:
@@ -53,22 +52,12 @@ def schedule_anchor(outs, anchor_tags, what, apply):
     ScheduleError
         When there is no such operation, or the output's shape is not its shape.
     """
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
+    outs, s = new_schedule(outs)
     out = outs[0]
-    found = []
-
-    def visit(op):
-        if op.tag in anchor_tags and not found:
-            if op is not out.op and get_const_tuple(op.output(0).shape) != get_const_tuple(out.shape):
-                raise ScheduleError(f"{what}: the output {out.op.name!r} {get_const_tuple(out.shape)} is not an "
-                                    f"element-wise op of {op.name!r} {get_const_tuple(op.output(0).shape)}; "
-                                    "schedule the product as its own output")
-            apply(s, op, out)
-            found.append(op)
-
-    traverse_inline(s, out.op, visit)
-    if not found:
-        raise ScheduleError(f"{what}: {out.op.name!r} (tag {out.op.tag!r}) is not a {' / '.join(anchor_tags)} nor "
-                            "an element-wise op after one")
+    op = find_anchors(s, out, anchor_tags, what, f"a {' / '.join(anchor_tags)}")[0]
+    if op is not out.op and get_const_tuple(op.output(0).shape) != get_const_tuple(out.shape):
+        raise ScheduleError(f"{what}: the output {out.op.name!r} {get_const_tuple(out.shape)} is not an "
+                            f"element-wise op of {op.name!r} {get_const_tuple(op.output(0).shape)}; "
+                            "schedule the product as its own output")
+    apply(s, op, out)
     return s

@@ -1,9 +1,12 @@
 """Helpers shared by topi's computes and schedules (TVM's ``topi.utils``): constant
-shapes and integers, simplification, index arithmetic, and :func:`traverse_inline`."""
+shapes and integers, simplification, index arithmetic, and what the schedules of
+every target share: walks of the operation graph (:func:`traverse_inline`,
+:func:`find_anchors`, :func:`find_op`) and loop fusion (:func:`fuse_axes`,
+:func:`fuse_rows`)."""
 from __future__ import annotations
 
 from .. import te
-from ..errors import TeccError, TeccTypeError
+from ..errors import ScheduleError, TeccError, TeccTypeError
 from ..tir import expr as E
 from ..tir.arith import Analyzer
 from ..tir.op import const, convert
@@ -60,6 +63,13 @@ def get_const_int(expr) -> int:
     if not isinstance(e, E.IntImm):
         raise TeccTypeError(f"expected a constant integer, got `{expr}`; this needs a static size")
     return int(e.value)
+
+
+def const_int_or(expr, default):
+    """The value of a constant integer expression, ``default`` when it is symbolic
+    (a tunable knob needs a length even for a dimension ``n``)."""
+    value = get_const_tuple([expr])[0]
+    return value if isinstance(value, int) else default
 
 
 def get_const_float(expr) -> float:
@@ -214,3 +224,80 @@ def walk_to_reductions(s, final_op) -> tuple:
 
     visit(final_op)
     return reductions, others
+
+
+def find_op(outs, predicate, through=None):
+    """The first compute operation, walking back from ``outs`` depth first (each
+    operation once), for which ``predicate(op)``; None when there is none.  The walk
+    goes on into the inputs of every operation, or, with ``through``, of those for
+    which ``through(op)``."""
+    seen, todo = set(), [t.op for t in outs]
+    while todo:
+        op = todo.pop()
+        if op in seen or not isinstance(op, te.ComputeOp):
+            continue
+        seen.add(op)
+        if predicate(op):
+            return op
+        if through is None or through(op):
+            todo.extend(t.op for t in op.input_tensors)
+    return None
+
+
+def find_anchors(s, out, tags, what, kind) -> list:
+    """The operations tagged one of ``tags`` that ``out`` is, or reads through
+    element-wise and injective stages, in the order :func:`traverse_inline` from
+    ``out`` reaches them (producers first); the injective stages on the way that are
+    not outputs are inlined.
+
+    Raises
+    ------
+    ScheduleError
+        When there is none: ``"{what}: 'name' (tag 't') is not {kind} nor an
+        element-wise op after one"`` (``kind`` is e.g. ``"a softmax"``).
+    """
+    found = []
+
+    def visit(op):
+        if op.tag in tags:
+            found.append(op)
+
+    traverse_inline(s, out.op, visit)
+    if not found:
+        raise ScheduleError(f"{what}: {out.op.name!r} (tag {out.op.tag!r}) is not {kind} nor an element-wise op "
+                            "after one")
+    return found
+
+
+def inline_padding(s, op):
+    """Inline the padding stages (tagged ``pad``) that ``op`` reads."""
+    for t in op.input_tensors:
+        if tag.has(t.op.tag, tag.PAD):
+            s[t].compute_inline()
+
+
+def fuse_axes(s, t, axes):
+    """The loops ``axes`` of ``t``'s stage fused into one: the loop itself when there
+    is one, None when there are none."""
+    if not axes:
+        return None
+    return axes[0] if len(axes) == 1 else s[t].fuse(*axes)
+
+
+def fuse_all(s, t):
+    """The data axes of ``t``'s stage fused into one (:func:`fuse_axes`; None for a
+    rank-0 stage)."""
+    return fuse_axes(s, t, list(s[t].op.axis))
+
+
+def fuse_rows(s, t, axis):
+    """``(row, j)``: the loop along ``axis`` of ``t``'s stage (``j``) moved innermost
+    and every other data axis fused into one loop before it (``row``; None when
+    ``axis`` is the only axis)."""
+    axes = list(s[t].op.axis)
+    axis = axis + len(axes) if axis < 0 else axis
+    j = axes[axis]
+    rows = [a for k, a in enumerate(axes) if k != axis]
+    if rows and axis != len(axes) - 1:
+        s[t].reorder(*rows, j)
+    return fuse_axes(s, t, rows), j

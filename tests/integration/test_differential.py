@@ -270,7 +270,8 @@ def test_symbolic_shapes():
         a = rand(shape)
         r = tecc.nd.array(np.zeros(shape[0], "float32"))
         f(tecc.nd.array(a), r)
-        np.testing.assert_allclose(r.numpy(), (a * 3 + 1).sum(axis=1), rtol=1e-5)
+        # a row's sum may lie near 0, where a relative tolerance alone is too tight
+        np.testing.assert_allclose(r.numpy(), (a * 3 + 1).sum(axis=1), rtol=1e-5, atol=1e-4)
 
 
 def test_storage_align_and_cache_read_shared_scope_on_cpu():

@@ -22,17 +22,8 @@ def conv1d_nwc(cfg, data, kernel, strides, padding, dilation, out_dtype="float32
     return nn.conv1d_nwc(data, kernel, strides, padding, dilation, out_dtype)
 
 
-_DOC = """The CUDA schedule of ``conv1d_{}`` (and of element-wise ops after it, in the
-    same kernel).
+_SUMMARY = """The CUDA schedule of ``conv1d_{}`` (and of element-wise ops after it, in the
+    same kernel)."""
 
-    Parameters
-    ----------
-    outs : Tensor or list of Tensor
-
-    Returns
-    -------
-    Schedule
-    """
-
-schedule_conv1d_ncw = tunable_schedule("conv1d_ncw.cuda", (CONV1D_NCW,), "schedule_conv1d_ncw", _DOC.format("ncw"))
-schedule_conv1d_nwc = tunable_schedule("conv1d_nwc.cuda", (CONV1D_NWC,), "schedule_conv1d_nwc", _DOC.format("nwc"))
+schedule_conv1d_ncw = tunable_schedule("conv1d_ncw.cuda", (CONV1D_NCW,), "schedule_conv1d_ncw", _SUMMARY.format("ncw"))
+schedule_conv1d_nwc = tunable_schedule("conv1d_nwc.cuda", (CONV1D_NWC,), "schedule_conv1d_nwc", _SUMMARY.format("nwc"))

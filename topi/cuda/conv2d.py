@@ -18,10 +18,11 @@ from ... import te
 from ...errors import ScheduleError
 from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
 from .. import nn, tag
+from ..generic.default import new_schedule, outputs_of
 from ..nn.conv2d import CONV2D_NCHW, CONV2D_NHWC
 from ..schedule_registry import register_schedule
-from ..tunable import config_without_workload, has_workload
-from ..utils import get_const_tuple
+from ..tunable import schedule_either
+from ..utils import find_anchors, get_const_tuple
 from .conv2d_direct import schedule_direct_cuda
 from .utils import check_multiple
 
@@ -37,22 +38,9 @@ def schedule_conv_anchor(outs, tags, what, apply):
     """A new schedule of ``outs`` with ``apply(s, conv, out)`` called on the first
     convolution tagged one of ``tags`` under the element-wise stages ending at
     ``outs[0]`` (those inlined into it)."""
-    from ..generic.default import outputs_of  # noqa: PLC0415
-    from ..utils import traverse_inline  # noqa: PLC0415
-
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
-    found = []
-
-    def visit(op):
-        if op.tag in tags and not found:
-            apply(s, op.output(0), outs[0])
-            found.append(op)
-
-    traverse_inline(s, outs[0].op, visit)
-    if not found:
-        raise ScheduleError(f"{what}: {outs[0].op.name!r} is not a {' or '.join(tags)} (tag {outs[0].op.tag!r}) "
-                            "nor an element-wise op after one")
+    outs, s = new_schedule(outs)
+    conv = find_anchors(s, outs[0], tags, what, f"a {' or '.join(tags)}")[0]
+    apply(s, conv.output(0), outs[0])
     return s
 
 
@@ -67,22 +55,20 @@ def direct_template(tags, what):
     return template
 
 
-def tunable_schedule(task_name, tags, what, doc):
+def tunable_schedule(task_name, tags, what, summary):
     """The public schedule ``schedule(outs)`` of a tunable convolution task: the
     registered schedule when the outputs carry the task's workload (made by its
     registered compute), else the direct template with a fallback config (also
-    for the outputs of the plain :mod:`tecc.topi.nn` compute)."""
+    for the outputs of the plain :mod:`tecc.topi.nn` compute), documented by
+    ``summary``."""
     template = direct_template(tags, what)
     registered = register_topi_schedule(task_name)(template)
 
     def schedule(outs):
-        outs = [outs] if isinstance(outs, te.Tensor) else list(outs)
-        if has_workload(outs, task_name):
-            return registered(outs)
-        return template(config_without_workload(), outs)
+        return schedule_either(outputs_of(outs), task_name, registered, template)
 
     schedule.__name__ = schedule.__qualname__ = what
-    schedule.__doc__ = doc
+    schedule.__doc__ = summary
     for t in tags:
         register_schedule(t, "cuda")(schedule)
     return schedule
@@ -138,10 +124,7 @@ def schedule_conv2d_nchw(outs, out=None, tile_co=8, tile_xy=8):
     """
     if isinstance(outs, te.Schedule):
         return schedule_conv2d_direct(outs, out, None, tile_co, tile_xy)
-    outs = [outs] if isinstance(outs, te.Tensor) else list(outs)
-    if has_workload(outs, "conv2d_nchw.cuda"):
-        return _schedule_conv2d_nchw(outs)
-    return _conv2d_nchw_template(config_without_workload(), outs)
+    return schedule_either(outputs_of(outs), "conv2d_nchw.cuda", _schedule_conv2d_nchw, _conv2d_nchw_template)
 
 
 # ---------------------------------------------------------------------------------------
@@ -157,16 +140,7 @@ def conv2d_nhwc(cfg, data, kernel, strides, padding, dilation, out_dtype="float3
 schedule_conv2d_nhwc = tunable_schedule("conv2d_nhwc.cuda", (CONV2D_NHWC,), "schedule_conv2d_nhwc", """The CUDA
     schedule of ``conv2d_nhwc`` (and of element-wise ops after it, in the same kernel):
     the direct template (:mod:`.conv2d_direct`) with threadIdx.x along the output
-    channels, the contiguous axis of the output and of the HWIO filter.
-
-    Parameters
-    ----------
-    outs : Tensor or list of Tensor
-
-    Returns
-    -------
-    Schedule
-    """)
+    channels, the contiguous axis of the output and of the HWIO filter.""")
 
 
 # ---------------------------------------------------------------------------------------

@@ -20,13 +20,4 @@ def conv2d_transpose_nchw(cfg, data, kernel, stride, padding, out_dtype="float32
 schedule_conv2d_transpose_nchw = tunable_schedule(
     "conv2d_transpose_nchw.cuda", (CONV2D_TRANSPOSE_NCHW,), "schedule_conv2d_transpose_nchw",
     """The CUDA schedule of ``conv2d_transpose_nchw`` (and of element-wise ops after
-    it, in the same kernel).
-
-    Parameters
-    ----------
-    outs : Tensor or list of Tensor
-
-    Returns
-    -------
-    Schedule
-    """)
+    it, in the same kernel).""")

@@ -31,25 +31,15 @@ from ...tuner.task.space import OtherOptionEntity, SplitEntity
 from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
 from .. import nn, tag
 from ..generic.default import outputs_of
+from ..nn.dense import dense_by_batch
 from ..schedule_registry import register_schedule
 from ..tunable import config_without_workload, has_workload, schedule_anchor
-from ..utils import get_const_tuple
+from ..utils import const_int_or, find_op
 from .reduction import threads_for
+from .utils import pow2_at_least
 
 #: from this batch on, dense() uses the shared-memory tiled template
 LARGE_BATCH = 32
-
-
-def _static(d, default):
-    d = get_const_tuple([d])[0]
-    return d if isinstance(d, int) else default
-
-
-def _pow2_at_least(n, cap):
-    p = 1
-    while p < n and p < cap:
-        p *= 2
-    return p
 
 
 def add_flop(cfg, out_shape, K):
@@ -84,7 +74,7 @@ def _fallback_tile(n):
         return [-1, 2, 8, 2]
     if n >= 32:
         return [-1, 1, 8, 2]
-    return [-1, 1, _pow2_at_least(n, 8), 1]
+    return [-1, 1, pow2_at_least(n, 8), 1]
 
 
 def _define_gemm_knobs(cfg, M, N, K):
@@ -115,8 +105,8 @@ def schedule_gemm_tiled(cfg, s, C, out):
     or an element-wise op of it) with the two-level shared-memory tiling."""
     inline_injective_inputs(s, C)
     (k,) = s[C].op.reduce_axis
-    shape = [_static(d, 64) for d in C.shape]
-    M, N, K = shape[-2], shape[-1], _static(k.dom.extent, 64)
+    shape = [const_int_or(d, 64) for d in C.shape]
+    M, N, K = shape[-2], shape[-1], const_int_or(k.dom.extent, 64)
     _define_gemm_knobs(cfg, M, N, K)
     add_flop(cfg, shape, K)
     n_ty, n_tx = cfg["tile_y"].size[2], cfg["tile_x"].size[2]
@@ -173,7 +163,7 @@ def _define_gemv_knobs(cfg, N, K):
     cfg.define_split("tile_x", N, num_outputs=2)
     if cfg.is_fallback:
         cfg["tile_k"] = SplitEntity([-1, threads_for(K, 64)])
-        cfg["tile_x"] = SplitEntity([-1, min(4, _pow2_at_least(N, 4))])
+        cfg["tile_x"] = SplitEntity([-1, min(4, pow2_at_least(N, 4))])
 
 
 def schedule_gemv(cfg, s, C, out):
@@ -183,8 +173,8 @@ def schedule_gemv(cfg, s, C, out):
     ``threadIdx.y``, every other output index to ``blockIdx.x``."""
     inline_injective_inputs(s, C)
     (k,) = s[C].op.reduce_axis
-    shape = [_static(d, 64) for d in C.shape]
-    N, K = (shape[-1] if shape else 1), _static(k.dom.extent, 64)
+    shape = [const_int_or(d, 64) for d in C.shape]
+    N, K = (shape[-1] if shape else 1), const_int_or(k.dom.extent, 64)
     _define_gemv_knobs(cfg, N, K)
     add_flop(cfg, shape, K)
     n_tx, n_ty = cfg["tile_k"].size[-1], cfg["tile_x"].size[-1]
@@ -249,13 +239,7 @@ def dense(data, weight, bias=None, out_dtype=None):
     """``dense`` for CUDA: :func:`dense_large_batch` from a batch of ``LARGE_BATCH``
     on, :func:`dense_small_batch` below, :func:`tecc.topi.nn.dense` for symbolic
     shapes.  Schedule it with :func:`schedule_dense`."""
-    nn.dense(data, weight, bias, out_dtype)  # the argument checks
-    shape = get_const_tuple(data.shape) + get_const_tuple(weight.shape)
-    if not all(isinstance(d, int) for d in shape):
-        return nn.dense(data, weight, bias, out_dtype)
-    if shape[0] >= LARGE_BATCH:
-        return dense_large_batch(data, weight, bias, out_dtype)
-    return dense_small_batch(data, weight, bias, out_dtype)
+    return dense_by_batch(data, weight, bias, out_dtype, LARGE_BATCH, dense_large_batch, dense_small_batch)
 
 
 @register_schedule(tag.DENSE, "cuda")
@@ -284,13 +268,5 @@ def schedule_dense(outs):
 
 def _dense_batch(outs) -> int:
     """The batch (rows) of the dense layer under ``outs`` (0 when unknown)."""
-    seen, todo = set(), [t.op for t in outs]
-    while todo:
-        op = todo.pop()
-        if op in seen or not isinstance(op, te.ComputeOp):
-            continue
-        seen.add(op)
-        if op.tag == tag.DENSE:
-            return _static(op.output(0).shape[0], 0)
-        todo.extend(t.op for t in op.input_tensors)
-    return 0
+    op = find_op(outs, lambda op: op.tag == tag.DENSE)
+    return 0 if op is None else const_int_or(op.output(0).shape[0], 0)

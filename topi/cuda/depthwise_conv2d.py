@@ -20,13 +20,4 @@ def depthwise_conv2d_nchw(cfg, data, kernel, strides, padding, dilation, out_dty
 schedule_depthwise_conv2d_nchw = tunable_schedule(
     "depthwise_conv2d_nchw.cuda", (DEPTHWISE_CONV2D_NCHW,), "schedule_depthwise_conv2d_nchw",
     """The CUDA schedule of ``depthwise_conv2d_nchw`` (and of element-wise ops after
-    it, in the same kernel).
-
-    Parameters
-    ----------
-    outs : Tensor or list of Tensor
-
-    Returns
-    -------
-    Schedule
-    """)
+    it, in the same kernel).""")

@@ -20,13 +20,4 @@ def group_conv2d_nchw(cfg, data, kernel, stride, padding, dilation, groups, out_
 schedule_group_conv2d_nchw = tunable_schedule(
     "group_conv2d_nchw.cuda", (GROUP_CONV2D_NCHW,), "schedule_group_conv2d_nchw",
     """The CUDA schedule of ``group_conv2d_nchw`` (and of element-wise ops after it,
-    in the same kernel).
-
-    Parameters
-    ----------
-    outs : Tensor or list of Tensor
-
-    Returns
-    -------
-    Schedule
-    """)
+    in the same kernel).""")

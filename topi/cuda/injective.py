@@ -3,12 +3,11 @@ into one loop spread over blocks of threads, every injective stage before it inl
 from __future__ import annotations
 
 from ... import te
-from ...te.schedule import AutoInlineInjective
 from .. import nn, tag
-from ..generic.default import outputs_of
+from ..generic.default import schedule_injective_outputs
 from ..schedule_registry import register_schedule
-from ..utils import get_const_tuple, prod
-from .utils import max_threads
+from ..utils import fuse_all, get_const_tuple, prod
+from .utils import bind_blocks_threads, max_threads
 
 
 def schedule_injective_from_existing(sch, out, num_thread=None, vector=None):
@@ -22,19 +21,16 @@ def schedule_injective_from_existing(sch, out, num_thread=None, vector=None):
         ``sch``.
     """
     num_thread = num_thread or max_threads(256)
-    axes = list(sch[out].op.axis)
-    if not axes:  # a rank-0 output: one thread, on a loop of extent 1
+    fused = fuse_all(sch, out)
+    if fused is None:  # a rank-0 output: one thread, on a loop of extent 1
         sch[out].bind(sch[out].fuse(), te.thread_axis("threadIdx.x"))
         return sch
-    fused = sch[out].fuse(*axes) if len(axes) > 1 else axes[0]
     if vector is None:
         total = prod(get_const_tuple(out.shape))
         vector = 4 if isinstance(total, int) and total % 4 == 0 and total >= 4 * num_thread else 1
     if vector > 1:
         fused, v = sch[out].split(fused, factor=vector)
-    bx, tx = sch[out].split(fused, factor=num_thread)
-    sch[out].bind(bx, te.thread_axis("blockIdx.x"))
-    sch[out].bind(tx, te.thread_axis("threadIdx.x"))
+    bind_blocks_threads(sch[out], fused, num_thread)
     if vector > 1:
         sch[out].vectorize(v)
     return sch
@@ -72,12 +68,7 @@ def schedule_injective(outs, out=None, num_thread=256, vector=4):
     if isinstance(outs, te.Schedule):
         _inline_injective_inputs(outs, out)
         return schedule_injective_from_existing(outs, out, num_thread, vector)
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
-    AutoInlineInjective(s)
-    for t in outs:
-        schedule_injective_from_existing(s, t)
-    return s
+    return schedule_injective_outputs(outs, schedule_injective_from_existing)
 
 
 schedule_elemwise = schedule_injective

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from ... import te
 from .. import nn
-from ..generic.default import outputs_of
-from ..generic.norm import find_norm, fuse, norm_parts, rows_and_elements
+from ..generic.default import new_schedule
+from ..generic.norm import find_norm, norm_parts, rows_and_elements
 from ..schedule_registry import register_schedule
-from ..utils import get_const_tuple
-from .reduction import threads_for
+from ..utils import fuse_axes, get_const_tuple
+from .reduction import bind_row_blocks, threads_for
 from .utils import max_threads
 
 
@@ -36,21 +36,8 @@ def schedule_norm_rows(s, out, norm_op, num_thread=None):
     if num_thread is None:
         num_thread = threads_for(_row_length(norm_op), max_threads(256))
     rows, _, elements = rows_and_elements(s, out, norm_op)
-    thread_x = te.thread_axis((0, num_thread), "threadIdx.x")
-    row = fuse(s, out, rows)
-    inner = fuse(s, out, elements)
-    if row is None:  # every axis normalized: one row, one block
-        row, inner = s[out].split(inner, nparts=1)
-    s[out].bind(row, te.thread_axis("blockIdx.x"))
-    _, ti = s[out].split(inner, factor=num_thread)
-    s[out].bind(ti, thread_x)
-    for t in sums:
-        s[t].compute_at(s[out], row)
-        rk = list(s[t].op.reduce_axis)
-        kk = rk[0] if len(rk) == 1 else s[t].fuse(*rk)
-        _, ki = s[t].split(kk, factor=num_thread)
-        s[t].bind(ki, thread_x)
-    return s
+    row = fuse_axes(s, out, rows)  # None when every axis is normalized: one row, one block
+    return bind_row_blocks(s, out, row, fuse_axes(s, out, elements), sums, num_thread)
 
 
 @register_schedule(("layer_norm", "instance_norm", "group_norm"), "cuda")
@@ -72,8 +59,7 @@ def schedule_layer_norm(outs, out=None, num_thread=None):
     """
     if isinstance(outs, te.Schedule):
         return schedule_norm_rows(outs, out, out.op, 128 if num_thread is None else num_thread)
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
+    outs, s = new_schedule(outs)
     norm, final = find_norm(s, outs, "schedule_layer_norm")
     return schedule_norm_rows(s, final, norm, num_thread)
 

@@ -12,16 +12,16 @@
 from __future__ import annotations
 
 from ... import te
-from ...errors import ScheduleError
-from ...te.schedule import AutoInlineInjective
-from ..generic.default import outputs_of
+from ..generic.default import new_schedule
+from ..generic.norm import find_lrn
 from ..nn.batch_norm import SUM_TAG as BN_SUM_TAG
-from ..nn.local_response_norm import SQR_SUM_TAG, inline_padding
+from ..nn.local_response_norm import SQR_SUM_TAG
+from ..reduce_plan import reduce_extent
 from ..schedule_registry import register_schedule
-from ..utils import get_const_tuple, prod, traverse_inline
-from .injective import schedule_injective_from_existing
+from ..utils import fuse_all
+from .injective import schedule_injective
 from .reduction import threads_for
-from .utils import max_threads
+from .utils import bind_blocks_threads, bind_reduce_axes, max_threads
 
 
 @register_schedule(BN_SUM_TAG, "cuda")
@@ -37,20 +37,12 @@ def schedule_batch_norm(outs):
     -------
     Schedule
     """
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
-    AutoInlineInjective(s)
-    for t in outs:
-        schedule_injective_from_existing(s, t)
+    s = schedule_injective(outs)
     for stage in s.stages:
         op = stage.op
         if isinstance(op, te.ComputeOp) and op.tag == BN_SUM_TAG:
-            extent = prod(get_const_tuple([iv.dom.extent for iv in op.reduce_axis]))
-            num_thread = threads_for(extent, max_threads(256))
-            rk = list(stage.op.reduce_axis)
-            kk = rk[0] if len(rk) == 1 else stage.fuse(*rk)
-            _, ki = stage.split(kk, factor=num_thread)
-            stage.bind(ki, te.thread_axis((0, num_thread), "threadIdx.x"))
+            num_thread = threads_for(reduce_extent(op), max_threads(256))
+            bind_reduce_axes(stage, num_thread, te.thread_axis((0, num_thread), "threadIdx.x"))
             (c,) = stage.op.axis
             stage.bind(c, te.thread_axis("blockIdx.x"))
     return s
@@ -68,24 +60,8 @@ def schedule_lrn(outs):
     -------
     Schedule
     """
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
-    out = outs[0]
-    found = []
-
-    def visit(op):
-        if op.tag == SQR_SUM_TAG and not found:
-            found.append(op)
-
-    traverse_inline(s, out.op, visit)
-    if not found:
-        raise ScheduleError(f"schedule_lrn: {out.op.name!r} (tag {out.op.tag!r}) is not an lrn nor an element-wise "
-                            "op after one")
-    inline_padding(s, found[0])
-    num_thread = max_threads(256)
-    fused = s[out].fuse(*s[out].op.axis)
-    bx, tx = s[out].split(fused, factor=num_thread)
-    s[out].bind(bx, te.thread_axis("blockIdx.x"))
-    s[out].bind(tx, te.thread_axis("threadIdx.x"))
-    s[found[0]].compute_at(s[out], tx)
+    outs, s = new_schedule(outs)
+    sqr, out = find_lrn(s, outs)
+    _, tx = bind_blocks_threads(s[out], fuse_all(s, out), max_threads(256))
+    s[sqr].compute_at(s[out], tx)
     return s

@@ -3,41 +3,26 @@ register; consecutive threads take consecutive output elements (coalesced writes
 and reads along the innermost axis)."""
 from __future__ import annotations
 
-from ... import te
-from ...errors import ScheduleError
-from .. import tag
-from ..generic.default import outputs_of
+from ..generic.default import new_schedule
 from ..nn.pooling import POOL_REDUCTIONS
 from ..schedule_registry import register_schedule
-from ..utils import traverse_inline
+from ..utils import find_anchors, inline_padding
 from .injective import schedule_injective_from_existing
 
 
 def _schedule(outs, what):
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
+    outs, s = new_schedule(outs)
     out = outs[0]
-    found = []
-
-    def visit(op):
-        if op.tag in POOL_REDUCTIONS:
-            pool = op.output(0)
-            for t in op.input_tensors:
-                if tag.has(t.op.tag, tag.PAD):
-                    s[t].compute_inline()
-            if op is not out.op:
-                s[pool].set_scope("local")
-            found.append(pool)
-
-    traverse_inline(s, out.op, visit)
-    if not found:
-        raise ScheduleError(f"{what}: {out.op.name!r} (tag {out.op.tag!r}) is not a pooling output nor an "
-                            "element-wise op after one")
+    pools = find_anchors(s, out, POOL_REDUCTIONS, what, "a pooling output")
+    for op in pools:
+        inline_padding(s, op)
+        if op is not out.op:
+            s[op].set_scope("local")
     schedule_injective_from_existing(s, out, vector=1)
     thread = s[out].leaf_iter_vars[-1]
-    for pool in found:
-        if pool.op is not out.op:
-            s[pool].compute_at(s[out], thread)
+    for op in pools:
+        if op is not out.op:
+            s[op].compute_at(s[out], thread)
     return s
 
 

@@ -5,17 +5,17 @@ reductions and column sums, each output element by one thread.
 reductions: one block per row of the output (the axes other than the reduced one,
 fused), the row's reductions computed in that block as cross-thread reductions
 (warp shuffles, or a tree through shared memory; ``lower_thread_allreduce``), and
-the row's outputs spread over the same threads.
+the row's outputs spread over the same threads (:func:`bind_row_blocks`, which
+layer norm calls with its own row loop).
 """
 from __future__ import annotations
 
 from ... import te
-from ...errors import ScheduleError
-from ..generic.default import outputs_of
-from ..reduce_plan import ReducePlan, elements, plan_reduce
+from ..reduce_plan import elements, schedule_reduce_chain
 from ..schedule_registry import register_schedule
+from ..utils import fuse_all, fuse_rows
 from .injective import schedule_injective_from_existing
-from .utils import max_threads
+from .utils import bind_blocks_threads, bind_reduce_axes, max_threads, pow2_at_least
 
 
 def threads_for(extent, default=256) -> int:
@@ -29,39 +29,29 @@ def threads_for(extent, default=256) -> int:
     return n
 
 
-def _row_axis(s, out, axis):
-    """Put ``out``'s axes other than ``axis`` first and fuse them: ``(row, j)``, the
-    row loop (made by splitting ``axis`` when there is no other axis) and the
-    loop along ``axis``."""
-    axes = list(s[out].op.axis)
-    j = axes[axis]
-    rows = [a for k, a in enumerate(axes) if k != axis]
-    if not rows:
-        return s[out].split(j, nparts=1)
-    if axis != len(axes) - 1:
-        s[out].reorder(*rows, j)
-    row = rows[0] if len(rows) == 1 else s[out].fuse(*rows)
-    return row, j
-
-
 def schedule_rows(s, out, reductions, num_thread, axis=-1):
     """One block per row of ``out`` (the indices other than ``axis``); every stage of
     ``reductions`` (each reducing along ``axis`` to one value per row) computed in
     the row's block as a reduction across ``num_thread`` threads, which then compute
     the row's elements of ``out``, ``num_thread`` apart."""
-    ndim = len(out.shape)
-    axis = axis + ndim if axis < 0 else axis
+    row, j = fuse_rows(s, out, axis)
+    return bind_row_blocks(s, out, row, j, reductions, num_thread)
+
+
+def bind_row_blocks(s, out, row, j, reductions, num_thread):
+    """A block per iteration of ``out``'s loop ``row`` (one block when ``row`` is
+    None), the row's elements (the loop ``j``) spread over its ``num_thread``
+    threads, and every stage of ``reductions`` computed in the row's block as a
+    reduction across the same threads; ``s``."""
+    if row is None:
+        row, j = s[out].split(j, nparts=1)
     tx = te.thread_axis((0, num_thread), "threadIdx.x")
-    row, j = _row_axis(s, out, axis)
     s[out].bind(row, te.thread_axis("blockIdx.x"))
     _, ji = s[out].split(j, factor=num_thread)
     s[out].bind(ji, tx)
     for R in reductions:
         s[R].compute_at(s[out], row)
-        rk = list(s[R].op.reduce_axis)
-        kk = rk[0] if len(rk) == 1 else s[R].fuse(*rk)
-        _, ki = s[R].split(kk, factor=num_thread)
-        s[R].bind(ki, tx)
+        bind_reduce_axes(s[R], num_thread, tx)
     return s
 
 
@@ -72,19 +62,10 @@ CROSS_THREAD_MIN = 32
 KEPT_THREADS_MIN_OUTPUTS = 1024
 
 
-def _fused_axis(st):
-    """The stage's data axes fused into one (a loop of extent 1 for rank 0)."""
-    axes = list(st.op.axis)
-    if not axes:
-        return st.fuse()
-    return axes[0] if len(axes) == 1 else st.fuse(*axes)
-
-
-def _pow2_at_least(n, cap):
-    p = 1
-    while p < n and p < cap:
-        p *= 2
-    return p
+def _fused_axis(s, out):
+    """``out``'s data axes fused into one (a loop of extent 1 for rank 0)."""
+    fused = fuse_all(s, out)
+    return s[out].fuse() if fused is None else fused
 
 
 def use_cross_thread(plan, outputs) -> bool:
@@ -100,14 +81,6 @@ def use_cross_thread(plan, outputs) -> bool:
     return not (plan.innermost_kept() and outputs is not None and outputs >= KEPT_THREADS_MIN_OUTPUTS)
 
 
-def _bind_reduce_axes(st, num_thread, tx):
-    """Fuse the stage's reduction axes and spread them over ``tx``."""
-    rk = list(st.op.reduce_axis)
-    kk = rk[0] if len(rk) == 1 else st.fuse(*rk)
-    _, ki = st.split(kk, factor=num_thread)
-    st.bind(ki, tx)
-
-
 def _schedule_cross(s, plan, out, max_thread):
     """Reduce across threads: ``threadIdx.x`` over the reduced elements, and
     ``threadIdx.y`` over output elements when the reduction is short enough to leave
@@ -118,16 +91,16 @@ def _schedule_cross(s, plan, out, max_thread):
     n_out = elements(out)
     num_y = max(1, max_thread // num_x)
     if n_out is not None:
-        num_y = min(num_y, _pow2_at_least(n_out, num_y))
+        num_y = min(num_y, pow2_at_least(n_out, num_y))
     tx = te.thread_axis((0, num_x), "threadIdx.x")
     st = s[out]
-    fused = _fused_axis(st)
+    fused = _fused_axis(s, out)
     if num_y > 1:
         bo, attach = st.split(fused, factor=num_y)
     else:
         bo = attach = fused
     if out.op.reduce_axis:
-        _bind_reduce_axes(st, num_x, tx)
+        bind_reduce_axes(st, num_x, tx)
     else:
         # every thread of the row computes the anchor's element; one stores it
         st.set_store_predicate(tx.var.equal(0))
@@ -138,19 +111,16 @@ def _schedule_cross(s, plan, out, max_thread):
         if R.op is out.op:
             continue
         s[R].compute_at(st, attach)
-        _bind_reduce_axes(s[R], num_x, tx)
+        bind_reduce_axes(s[R], num_x, tx)
 
 
 def _schedule_kept(s, plan, out, max_thread):
     """Threads over the output elements: each thread reduces its own element(s)
     serially (the reductions of a fused chain computed at the thread)."""
     n_out = elements(out)
-    num = max_thread if n_out is None else max(1, _pow2_at_least(n_out, max_thread))
+    num = max_thread if n_out is None else max(1, pow2_at_least(n_out, max_thread))
     st = s[out]
-    fused = _fused_axis(st)
-    bo, ti = st.split(fused, factor=num)
-    st.bind(bo, te.thread_axis("blockIdx.x"))
-    st.bind(ti, te.thread_axis("threadIdx.x"))
+    _, ti = bind_blocks_threads(st, _fused_axis(s, out), num)
     for R in plan.reductions:
         if R.op is not out.op:
             s[R].compute_at(st, ti)
@@ -190,26 +160,12 @@ def schedule_reduce(outs):
     ScheduleError
         When the outputs read no reduction.
     """
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
-    plan = plan_reduce(s, outs)
-    if plan.degenerate:  # reductions over no axis (``sum(x, axis=())``): copies
-        for t in outs:
-            schedule_injective_from_existing(s, t)
-        return s
-    if not plan.reductions:
-        raise ScheduleError(f"schedule_reduce: {outs[0].op.name!r} (tag {outs[0].op.tag!r}) is not a reduction "
-                            "nor an element-wise op after one")
     max_thread = max_threads(256)
-    if plan.anchor is not None:
-        kernels = [(plan, plan.anchor)]
-    else:
-        kernels = [(ReducePlan([R], [], R), R) for R in plan.reductions]
-        for t in plan.others:
-            schedule_injective_from_existing(s, t)
-    for sub, out in kernels:
-        if use_cross_thread(sub, elements(out)):
-            _schedule_cross(s, sub, out, max_thread)
+
+    def schedule_kernel(s, plan, out):
+        if use_cross_thread(plan, elements(out)):
+            _schedule_cross(s, plan, out, max_thread)
         else:
-            _schedule_kept(s, sub, out, max_thread)
-    return s
+            _schedule_kept(s, plan, out, max_thread)
+
+    return schedule_reduce_chain(outs, schedule_kernel, schedule_injective_from_existing)

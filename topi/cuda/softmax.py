@@ -14,11 +14,11 @@ from __future__ import annotations
 from ... import te
 from ...errors import ScheduleError
 from .. import nn, tag
-from ..generic.default import outputs_of
-from ..utils import get_const_int, get_const_tuple, prod, traverse_inline
+from ..generic.default import new_schedule
+from ..utils import find_anchors, fuse_rows, get_const_int, get_const_tuple, prod
 from ..schedule_registry import register_schedule
 from .reduction import schedule_rows, threads_for
-from .utils import input_tagged, max_threads
+from .utils import bind_blocks_threads, input_tagged, max_threads
 
 
 def _softmax_parts(sm_out):
@@ -71,16 +71,10 @@ def _schedule_thread_per_row(s, out, reductions, axis, num_thread):
     """A softmax along an outer axis (the channels of NCHW): a thread per row, the
     rows' maximum and sum reduced serially by it; neighbouring threads hold
     neighbouring rows, so every read and write is coalesced."""
-    st = s[out]
-    axes = list(st.op.axis)
-    rows = [a for k, a in enumerate(axes) if k != axis]
-    st.reorder(*rows, axes[axis])
-    row = rows[0] if len(rows) == 1 else st.fuse(*rows)
-    bo, ti = st.split(row, factor=num_thread)
-    st.bind(bo, te.thread_axis("blockIdx.x"))
-    st.bind(ti, te.thread_axis("threadIdx.x"))
+    row, _ = fuse_rows(s, out, axis)
+    _, ti = bind_blocks_threads(s[out], row, num_thread)
     for R in reductions:
-        s[R].compute_at(st, ti)
+        s[R].compute_at(s[out], ti)
     return s
 
 
@@ -103,19 +97,9 @@ def schedule_softmax(outs, out=None, num_thread=128):
     """
     if isinstance(outs, te.Schedule):
         return schedule_softmax_op(outs, out, None, num_thread)
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
-    found = []
-
-    def visit(op):
-        if op.tag in (tag.SOFTMAX_OUTPUT, tag.LOG_SOFTMAX_OUTPUT):
-            schedule_softmax_op(s, op.output(0), outs[0])
-            found.append(op)
-
-    traverse_inline(s, outs[0].op, visit)
-    if not found:
-        raise ScheduleError(f"schedule_softmax: {outs[0].op.name!r} (tag {outs[0].op.tag!r}) is not a softmax nor "
-                            "an element-wise op after one")
+    outs, s = new_schedule(outs)
+    for op in find_anchors(s, outs[0], (tag.SOFTMAX_OUTPUT, tag.LOG_SOFTMAX_OUTPUT), "schedule_softmax", "a softmax"):
+        schedule_softmax_op(s, op.output(0), outs[0])
     return s
 
 

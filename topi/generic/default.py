@@ -6,6 +6,7 @@ from ... import te
 from ...errors import ScheduleError
 from ...target import Target
 from ...te.schedule import AutoInlineInjective
+from ..utils import fuse_all
 
 
 def outputs_of(outs) -> list:
@@ -14,6 +15,13 @@ def outputs_of(outs) -> list:
     if not outs or not all(isinstance(t, te.Tensor) for t in outs):
         raise ScheduleError(f"a schedule expects the output tensor(s) of the operator, got {outs!r}")
     return outs
+
+
+def new_schedule(outs) -> tuple:
+    """``(outs, s)``: ``outs`` as a list of tensors (:func:`outputs_of`) and a new
+    schedule of their operations."""
+    outs = outputs_of(outs)
+    return outs, te.create_schedule([t.op for t in outs])
 
 
 def check_cpu_target(what: str):
@@ -25,22 +33,35 @@ def check_cpu_target(what: str):
                             f"use topi.cuda.{what} (or topi.testing's dispatch) for GPUs")
 
 
-def fuse_all(s, t):
-    """Fuse the data axes of ``t``'s stage into one (rank-0 stages are left
-    alone); the fused axis, or None."""
-    axes = list(s[t].op.axis)
-    if not axes:
-        return None
-    return s[t].fuse(*axes) if len(axes) > 1 else axes[0]
-
-
 def default_schedule(outs, auto_inline: bool, what="default_schedule"):
     """A schedule of ``outs`` with every stage at the root; with ``auto_inline``
     the injective stages are inlined and the first output's axes fused."""
     check_cpu_target(what)
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
+    outs, s = new_schedule(outs)
     if auto_inline:
         AutoInlineInjective(s)
         fuse_all(s, outs[0])
+    return s
+
+
+def named_default_schedule(name, auto_inline, doc):
+    """:func:`default_schedule` as the public schedule ``name(outs)`` with the
+    docstring ``doc``."""
+
+    def schedule(outs):
+        return default_schedule(outs, auto_inline, name)
+
+    schedule.__name__ = schedule.__qualname__ = name
+    schedule.__doc__ = doc
+    return schedule
+
+
+def schedule_injective_outputs(outs, schedule_from_existing):
+    """A new schedule of ``outs`` with every injective stage that is not an output
+    inlined and ``schedule_from_existing(s, t)`` applied to each output ``t`` (the
+    injective schedule of every target)."""
+    outs, s = new_schedule(outs)
+    AutoInlineInjective(s)
+    for t in outs:
+        schedule_from_existing(s, t)
     return s

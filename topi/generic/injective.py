@@ -1,10 +1,9 @@
 """Generic (CPU) schedules of element-wise, broadcast and injective operators."""
 from __future__ import annotations
 
-from ... import te
-from ...te.schedule import AutoInlineInjective
 from ..schedule_registry import register_schedule
-from .default import check_cpu_target, fuse_all, outputs_of
+from ..utils import fuse_all
+from .default import check_cpu_target, schedule_injective_outputs
 
 
 def schedule_injective_from_existing(sch, out):
@@ -27,12 +26,7 @@ def schedule_injective(outs):
     Schedule
     """
     check_cpu_target("schedule_injective")
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
-    AutoInlineInjective(s)
-    for t in outs:
-        schedule_injective_from_existing(s, t)
-    return s
+    return schedule_injective_outputs(outs, schedule_injective_from_existing)
 
 
 schedule_elemwise = schedule_injective

@@ -2,17 +2,13 @@
 as TVM's generic ones (correct everywhere, fast nowhere); :mod:`..x86` has tuned ones."""
 from __future__ import annotations
 
-from .default import default_schedule
+from .default import default_schedule, named_default_schedule
 
 
 def _default(name, auto_inline):
-    def schedule(outs):
-        return default_schedule(outs, auto_inline, name)
-
-    schedule.__name__ = schedule.__qualname__ = name
-    schedule.__doc__ = (f"The default schedule of the operator's output(s) ``outs`` "
-                        f"({'injective stages inlined' if auto_inline else 'every stage at the root'}).")
-    return schedule
+    return named_default_schedule(
+        name, auto_inline, f"The default schedule of the operator's output(s) ``outs`` "
+                           f"({'injective stages inlined' if auto_inline else 'every stage at the root'}).")
 
 
 schedule_conv2d_nchw = _default("schedule_conv2d_nchw", False)

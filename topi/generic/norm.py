@@ -1,24 +1,21 @@
 """The normalizations' generic (CPU) schedules, and what every target's norm
-schedules share: finding the normalization under the element-wise ops after it, and
-splitting its output's loops into rows (one mean and variance each) and the
-elements of a row."""
+schedules share: finding the normalization (or the lrn's window sum) under the
+element-wise ops after it, and splitting its output's loops into rows (one mean and
+variance each) and the elements of a row."""
 from __future__ import annotations
 
 from ... import te
 from ...errors import ScheduleError
 from ..nn.layer_norm import NORM_TAGS, SUM_TAG
-from ..utils import get_const_int, get_const_tuple, traverse_inline
-from .default import default_schedule
+from ..nn.local_response_norm import SQR_SUM_TAG
+from ..utils import find_anchors, get_const_int, get_const_tuple, inline_padding
+from .default import named_default_schedule
 
 
 def _default(name):
-    def schedule(outs):
-        return default_schedule(outs, False, name)
-
-    schedule.__name__ = schedule.__qualname__ = name
-    schedule.__doc__ = ("The default schedule of the operator's output(s) ``outs`` (every stage at the root; "
-                        "correct on any CPU, fast nowhere: :mod:`tecc.topi.x86` has the tuned one).")
-    return schedule
+    return named_default_schedule(name, False, "The default schedule of the operator's output(s) ``outs`` (every "
+                                               "stage at the root; correct on any CPU, fast nowhere: "
+                                               ":mod:`tecc.topi.x86` has the tuned one).")
 
 
 schedule_layer_norm = _default("schedule_layer_norm")
@@ -79,17 +76,7 @@ def find_norm(s, outs, what):
     element-wise ops of its shape); the normalization is inlined into ``out`` when
     it is not an output itself."""
     out = outs[0]
-    found = []
-
-    def visit(op):
-        if op.tag in NORM_TAGS and not found:
-            found.append(op)
-
-    traverse_inline(s, out.op, visit)
-    if not found:
-        raise ScheduleError(f"{what}: {out.op.name!r} (tag {out.op.tag!r}) is not a normalization "
-                            f"({', '.join(NORM_TAGS)}) nor an element-wise op after one")
-    norm = found[0]
+    norm = find_anchors(s, out, NORM_TAGS, what, f"a normalization ({', '.join(NORM_TAGS)})")[0]
     if norm is not out.op:
         if get_const_tuple(norm.output(0).shape) != get_const_tuple(out.shape):
             raise ScheduleError(f"{what}: the output {out.op.name!r} {get_const_tuple(out.shape)} is not an "
@@ -100,11 +87,13 @@ def find_norm(s, outs, what):
     return norm, out
 
 
-def fuse(s, t, axes):
-    """The loops ``axes`` of ``t``'s stage fused into one (None for none)."""
-    if not axes:
-        return None
-    return axes[0] if len(axes) == 1 else s[t].fuse(*axes)
+def find_lrn(s, outs):
+    """``(sqr_sum, out)``: the window sum (the stage tagged ``sqr_sum``) of the lrn
+    that ``outs[0]`` is or ends (through element-wise ops), its padding inlined."""
+    out = outs[0]
+    sqr_op = find_anchors(s, out, (SQR_SUM_TAG,), "schedule_lrn", "an lrn")[0]
+    inline_padding(s, sqr_op)
+    return sqr_op.output(0), out
 
 
 def is_schedule(x) -> bool:

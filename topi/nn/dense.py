@@ -190,6 +190,20 @@ def dense(data, weight, bias=None, out_dtype=None, auto_scheduler_rewritten_layo
     return out if bias is None else _add_bias(out, bias, out_dtype, "T_add")
 
 
+def dense_by_batch(data, weight, bias, out_dtype, min_batch, large, small):
+    """``dense`` computed by one of a target's two computes, picked by the batch:
+    ``large(data, weight, bias, out_dtype)`` from a batch (``data``'s rows) of
+    ``min_batch`` on, ``small(...)`` below, and :func:`dense` itself when a shape is
+    symbolic; :func:`dense`'s argument checks first."""
+    dense(data, weight, bias, out_dtype)  # the argument checks
+    shape = get_const_tuple(data.shape) + get_const_tuple(weight.shape)
+    if not all(isinstance(d, int) for d in shape):
+        return dense(data, weight, bias, out_dtype)
+    if shape[0] >= min_batch:
+        return large(data, weight, bias, out_dtype)
+    return small(data, weight, bias, out_dtype)
+
+
 def _batch_index(b, size):
     """The batch index of an operand of batch ``size`` (0 when it broadcasts)."""
     return 0 if _const(size) == 1 else b

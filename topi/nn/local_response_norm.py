@@ -85,11 +85,3 @@ def lrn(data, size, axis=1, alpha=0.0001, beta=0.75, bias=2):
         return _cast(_cast(data(*idx), acc) / denom, data.dtype)
 
     return te.compute(data.shape, norm, name="T_lrn", tag=LRN_TAG, attrs={"axis": axis, "size": size})
-
-
-def inline_padding(s, sqr_sum_op):
-    """Inline the padding stage that the window sum ``sqr_sum_op`` reads (every
-    schedule of lrn does)."""
-    for t in sqr_sum_op.input_tensors:
-        if tag.has(t.op.tag, tag.PAD):
-            s[t].compute_inline()

@@ -21,17 +21,16 @@ Every schedule here has the same shape, that of a register-tiled GEMM:
 from __future__ import annotations
 
 from ... import te
-from ...errors import ScheduleError
 from ...target import Target
 from ...tir import dtype as _dt
 from .. import nn, tag
-from ..generic.default import outputs_of
+from ..generic.default import new_schedule
 from ..schedule_registry import register_schedule
 from ..nn.conv2d import (
     CONV1D_NCW, CONV1D_NWC, CONV2D_NCHW, CONV2D_NHWC, CONV2D_TRANSPOSE_NCHW, DEPTHWISE_CONV2D_NCHW,
     GROUP_CONV2D_NCHW,
 )
-from ..utils import get_const_tuple, traverse_inline
+from ..utils import find_anchors, get_const_tuple
 from .injective import schedule_injective_from_existing
 
 
@@ -236,23 +235,12 @@ def schedule_conv_from_existing(s, conv, out, channels_last=False, channels_per_
 
 
 def _schedule(outs, tags, what, channels_last=False, per_group=False):
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
+    outs, s = new_schedule(outs)
     out = outs[0]
-    found = []
-
-    def visit(op):
-        if op.tag not in tags:
-            return
+    for op in find_anchors(s, out, tags, what, f"a {' or '.join(tags)}"):
         conv = op.output(0)
         per = _channels_per_group(conv) if per_group else None
         schedule_conv_from_existing(s, conv, out, channels_last, per)
-        found.append(conv)
-
-    traverse_inline(s, out.op, visit)
-    if not found:
-        raise ScheduleError(f"{what}: {out.op.name!r} (tag {out.op.tag!r}) is not a {' or '.join(tags)} nor an "
-                            "element-wise op after one")
     return s
 
 

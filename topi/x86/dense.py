@@ -37,30 +37,18 @@ from ...tuner.task.space import SplitEntity
 from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
 from .. import nn, tag
 from ..generic.default import outputs_of
+from ..nn.dense import dense_by_batch
 from ..schedule_registry import register_schedule
 from ..tunable import config_without_workload, schedule_anchor, schedule_either
-from ..utils import get_const_int, get_const_tuple
+from ..utils import const_int_or, find_op, get_const_int
 from .matmul import register_tile
+from .utils import vector_lanes
 
 #: the tags of the packed product and of the packed weight
 DENSE_PACK = "dense_pack"
 DENSE_PACK_WEIGHT = "dense_pack_weight"
 #: below this batch, dense() does not pack the weight
 PACK_MIN_BATCH = 8
-
-
-def vector_lanes(dtype: str, target=None) -> int:
-    """Elements of ``dtype`` in one vector register of ``target`` (the current one,
-    else plain ``llvm``)."""
-    target = Target.canon(target or Target.current(allow_none=True) or "llvm")
-    bits = int("".join(c for c in dtype if c.isdigit()) or 32)
-    return max(1, target.vector_bytes() * 8 // bits)
-
-
-def _static(d, default):
-    """A dimension as an int (``default`` for a symbolic one: knobs need a length)."""
-    d = get_const_tuple([d])[0]
-    return d if isinstance(d, int) else default
 
 
 def _largest_divisor(n, limit):
@@ -96,9 +84,9 @@ def _dot_products(cfg, s, C, out):
     unrolled (they share the loads of the left operand); (batch, row, column) tiles
     spread over the cores."""
     (k,) = s[C].op.reduce_axis
-    shape = [_static(d, 32) for d in C.shape]
+    shape = [const_int_or(d, 32) for d in C.shape]
     M, N = (shape[-2] if len(shape) > 1 else 1), (shape[-1] if shape else 1)
-    K = _static(k.dom.extent, 32)
+    K = const_int_or(k.dom.extent, 32)
     lanes = vector_lanes(C.dtype)
     cfg.add_flop(2 * K * math.prod(shape))
     cfg.define_split("tile_y", M, num_outputs=2, max_factor=8)
@@ -148,7 +136,7 @@ def dense_pack_compute(data, weight, bias=None, out_dtype=None, nr=16):
     out_dtype = out_dtype or data.dtype
     M, K = data.shape
     N = weight.shape[0]
-    n = _static(N, None)
+    n = const_int_or(N, None)
     panels = (N + nr - 1) // nr
 
     def pack(jo, kk, ji):
@@ -190,8 +178,8 @@ def dense_pack(cfg, data, weight, bias=None, out_dtype=None):
     """``dense`` with the weight packed into column panels as wide as the ``tile_x``
     knob (:func:`dense_pack_compute`; scheduled by :func:`schedule_dense_pack`)."""
     nn.dense(data, weight, bias, out_dtype)  # argument checks first
-    M, K = (_static(d, 32) for d in data.shape)
-    N = _static(weight.shape[0], 32)
+    M, K = (const_int_or(d, 32) for d in data.shape)
+    N = const_int_or(weight.shape[0], 32)
     _define_tile_knobs(cfg, M, N, K, out_dtype or data.dtype)
     return dense_pack_compute(data, weight, bias, out_dtype, cfg["tile_x"].size[-1])
 
@@ -212,8 +200,8 @@ schedule_dense_pack = register_topi_schedule("dense_pack.x86")(_pack_template)
 
 def _schedule_pack(cfg, s, C, out):
     (packed,) = [t for t in C.op.input_tensors if t.op.tag == DENSE_PACK_WEIGHT]
-    M, N = (_static(d, 32) for d in C.shape)
-    K = _static(C.op.reduce_axis[0].dom.extent, 32)
+    M, N = (const_int_or(d, 32) for d in C.shape)
+    K = const_int_or(C.op.reduce_axis[0].dom.extent, 32)
     _define_tile_knobs(cfg, M, N, K, C.dtype)
     cfg.add_flop(2 * M * N * K)
     nr = get_const_int(C.op.attrs["nr"])
@@ -271,8 +259,8 @@ def _schedule_product(cfg, s, C, out):
     contiguous, dot products vectorized along the reduction when its rows are
     (``transpose_b``) or the output has fewer than 2 axes."""
     if len(C.shape) >= 2 and not _flag(C.op, "transpose_b", False):
-        shape = [_static(d, 32) for d in C.shape]
-        K = _static(C.op.reduce_axis[0].dom.extent, 32)
+        shape = [const_int_or(d, 32) for d in C.shape]
+        K = const_int_or(C.op.reduce_axis[0].dom.extent, 32)
         _define_tile_knobs(cfg, shape[-2], shape[-1], K, C.dtype)
         cfg.add_flop(2 * K * math.prod(shape))
         _register_tile(cfg, s, C, out)
@@ -336,13 +324,7 @@ def dense(data, weight, bias=None, out_dtype=None):
     ``PACK_MIN_BATCH`` (packing pays off over the rows), :func:`dense_nopack`
     otherwise, :func:`tecc.topi.nn.dense` for symbolic shapes.  Schedule it with
     :func:`schedule_dense`."""
-    nn.dense(data, weight, bias, out_dtype)  # the argument checks
-    shape = get_const_tuple(data.shape) + get_const_tuple(weight.shape)
-    if not all(isinstance(d, int) for d in shape):
-        return nn.dense(data, weight, bias, out_dtype)
-    if shape[0] >= PACK_MIN_BATCH:
-        return dense_pack(data, weight, bias, out_dtype)
-    return dense_nopack(data, weight, bias, out_dtype)
+    return dense_by_batch(data, weight, bias, out_dtype, PACK_MIN_BATCH, dense_pack, dense_nopack)
 
 
 @register_schedule(tag.DENSE, "cpu")
@@ -367,14 +349,5 @@ def schedule_dense(outs):
 
 def _reads_tag(outs, op_tag) -> bool:
     """True when ``outs`` read (through injective stages) an operation tagged ``op_tag``."""
-    seen, todo = set(), [t.op for t in outs]
-    while todo:
-        op = todo.pop()
-        if op in seen or not isinstance(op, te.ComputeOp):
-            continue
-        seen.add(op)
-        if op.tag == op_tag:
-            return True
-        if tag.is_injective(op.tag) or op is outs[0].op:
-            todo.extend(t.op for t in op.input_tensors)
-    return False
+    return find_op(outs, lambda op: op.tag == op_tag,
+                   through=lambda op: tag.is_injective(op.tag) or op is outs[0].op) is not None

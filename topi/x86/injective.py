@@ -2,11 +2,10 @@
 output, vectorized inside and spread over the cores outside."""
 from __future__ import annotations
 
-from ... import te
-from ...te.schedule import AutoInlineInjective
-from ..generic.default import outputs_of
+from ..generic.default import schedule_injective_outputs
 from ..schedule_registry import register_schedule
-from ..utils import get_const_tuple, prod
+from ..utils import fuse_all, get_const_tuple, prod
+from .utils import vector_width
 
 #: fewer elements than this run on one core (a parallel region costs more)
 PARALLEL_MIN = 4096
@@ -15,13 +14,12 @@ PARALLEL_MIN = 4096
 def schedule_injective_from_existing(sch, out):
     """Fuse ``out``'s axes, vectorize the innermost 4, 8 or 16 elements when the
     shape is static and allows, and parallelize the rest when large; ``sch``."""
-    axes = list(sch[out].op.axis)
-    if not axes:
+    fused = fuse_all(sch, out)
+    if fused is None:
         return sch
-    fused = sch[out].fuse(*axes) if len(axes) > 1 else axes[0]
     total = prod(get_const_tuple(out.shape))
     static = isinstance(total, int)
-    vector = next((v for v in (16, 8, 4) if static and total % v == 0 and total >= 4 * v), 1)
+    vector = vector_width(total, min_vectors=4)
     if vector > 1:
         fused, inner = sch[out].split(fused, factor=vector)
         sch[out].vectorize(inner)
@@ -44,12 +42,7 @@ def schedule_injective(outs):
     -------
     Schedule
     """
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
-    AutoInlineInjective(s)
-    for t in outs:
-        schedule_injective_from_existing(s, t)
-    return s
+    return schedule_injective_outputs(outs, schedule_injective_from_existing)
 
 
 schedule_elemwise = schedule_injective

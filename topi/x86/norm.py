@@ -14,16 +14,14 @@
 from __future__ import annotations
 
 from ... import te
-from ...errors import ScheduleError
-from ...te.schedule import AutoInlineInjective
-from ..generic.default import outputs_of
-from ..generic.norm import find_norm, fuse, norm_parts, rows_and_elements
+from ..generic.default import new_schedule
+from ..generic.norm import find_lrn, find_norm, norm_parts, rows_and_elements
 from ..nn.batch_norm import SUM_TAG as BN_SUM_TAG
-from ..nn.local_response_norm import SQR_SUM_TAG, inline_padding
+from ..nn.local_response_norm import SQR_SUM_TAG
 from ..schedule_registry import register_schedule
-from ..utils import traverse_inline
-from .dense import vector_lanes
-from .injective import schedule_injective_from_existing
+from ..utils import fuse_all, fuse_axes
+from .injective import schedule_injective, schedule_injective_from_existing
+from .utils import vector_lanes
 
 
 def _vectorize_inner(s, t, axis, dtype):
@@ -47,13 +45,12 @@ def schedule_layer_norm(outs):
     -------
     Schedule
     """
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
+    outs, s = new_schedule(outs)
     norm, out = find_norm(s, outs, "schedule_layer_norm")
     _, _, _, sums = norm_parts(norm)
     rows, _, elements = rows_and_elements(s, out, norm)
-    row = fuse(s, out, rows)
-    inner = fuse(s, out, elements)
+    row = fuse_axes(s, out, rows)
+    inner = fuse_axes(s, out, elements)
     if row is not None:
         s[out].parallel(row)
     _vectorize_inner(s, out, inner, out.dtype)
@@ -61,7 +58,7 @@ def schedule_layer_norm(outs):
         # the normalization is an output too: its own loop, the sums before both
         schedule_injective_from_existing(s, norm.output(0))
         for t in sums:
-            s[t].parallel(fuse(s, t, list(s[t].op.axis)))
+            s[t].parallel(fuse_all(s, t))
     elif row is not None:
         for t in sums:
             s[t].compute_at(s[out], row)
@@ -86,11 +83,7 @@ def schedule_batch_norm(outs):
     -------
     Schedule
     """
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
-    AutoInlineInjective(s)
-    for t in outs:
-        schedule_injective_from_existing(s, t)
+    s = schedule_injective(outs)
     for stage in s.stages:
         if isinstance(stage.op, te.ComputeOp) and stage.op.tag == BN_SUM_TAG:
             (c,) = stage.op.axis
@@ -110,23 +103,10 @@ def schedule_lrn(outs):
     -------
     Schedule
     """
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
-    out = outs[0]
-    found = []
-
-    def visit(op):
-        if op.tag == SQR_SUM_TAG and not found:
-            found.append(op)
-
-    traverse_inline(s, out.op, visit)
-    if not found:
-        raise ScheduleError(f"schedule_lrn: {out.op.name!r} (tag {out.op.tag!r}) is not an lrn nor an element-wise "
-                            "op after one")
-    sqr = found[0].output(0)
-    inline_padding(s, found[0])
+    outs, s = new_schedule(outs)
+    sqr, out = find_lrn(s, outs)
     axes = list(s[out].op.axis)
-    row = fuse(s, out, axes[:-1])
+    row = fuse_axes(s, out, axes[:-1])
     _vectorize_inner(s, out, axes[-1], out.dtype)
     if row is not None:
         s[out].parallel(row)

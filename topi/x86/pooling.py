@@ -2,40 +2,26 @@
 reduced with the innermost output axis vectorized (the window loops outside it)."""
 from __future__ import annotations
 
-from ... import te
 from ...errors import ScheduleError
 from ...tir.functor import uses_var
-from .. import tag
-from ..generic.default import outputs_of
+from ..generic.default import new_schedule
 from ..nn.pooling import POOL_REDUCTIONS
 from ..schedule_registry import register_schedule
-from ..utils import get_const_tuple, traverse_inline
-
-#: the widest vector of output elements (the innermost axis is split by the
-#: largest of 16, 8, 4 dividing it)
-VECTOR_WIDTHS = (16, 8, 4)
-
-
-def _vector_width(extent) -> int:
-    if not isinstance(extent, int):
-        return 1
-    return next((v for v in VECTOR_WIDTHS if extent % v == 0), 1)
+from ..utils import find_anchors, fuse_axes, get_const_tuple, inline_padding
+from .utils import vector_width
 
 
 def _split_rows(s, t):
     """Fuse all of ``t``'s data axes but the innermost into one loop; ``(row,
     inner)`` (row None for a 1-D stage)."""
     axes = list(s[t].op.axis)
-    if len(axes) == 1:
-        return None, axes[0]
-    row = s[t].fuse(*axes[:-1]) if len(axes) > 2 else axes[0]
-    return row, axes[-1]
+    return fuse_axes(s, t, axes[:-1]), axes[-1]
 
 
 def _vectorize_inner(s, t, row, inner, reduce_axes=()):
-    """Split ``inner`` by a vector width, put ``reduce_axes`` between the halves
-    and vectorize the inner half."""
-    width = _vector_width(get_const_tuple(t.shape)[-1])
+    """Split ``inner`` by the widest vector dividing it (16, 8 or 4), put
+    ``reduce_axes`` between the halves and vectorize the inner half."""
+    width = vector_width(get_const_tuple(t.shape)[-1])
     if width == 1:
         return
     outer, lanes = s[t].split(inner, factor=width)
@@ -68,25 +54,13 @@ def _schedule_window(s, pool, out):
 
 
 def _schedule(outs, what):
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
+    outs, s = new_schedule(outs)
     out = outs[0]
-    found = []
-
-    def visit(op):
-        if op.tag in POOL_REDUCTIONS:
-            for t in op.input_tensors:
-                if tag.has(t.op.tag, tag.PAD):
-                    s[t].compute_inline()
-            found.append(op.output(0))
-
-    traverse_inline(s, out.op, visit)
-    if not found:
-        raise ScheduleError(f"{what}: {out.op.name!r} (tag {out.op.tag!r}) is not a pooling output nor an "
-                            "element-wise op after one")
+    found = find_anchors(s, out, POOL_REDUCTIONS, what, "a pooling output")
     if len(found) > 1:
         raise ScheduleError(f"{what}: {out.op.name!r} reads {len(found)} pooling stages; schedule one at a time")
-    _schedule_window(s, found[0], out)
+    inline_padding(s, found[0])
+    _schedule_window(s, found[0].output(0), out)
     return s
 
 

@@ -1,13 +1,11 @@
 """Reductions and softmax on CPUs: the output's rows spread over the cores."""
 from __future__ import annotations
 
-from ... import te
-from ...errors import ScheduleError
 from .. import tag
-from ..generic.default import outputs_of
-from ..reduce_plan import ReducePlan, elements, plan_reduce
+from ..generic.default import new_schedule
+from ..reduce_plan import elements, schedule_reduce_chain
 from ..schedule_registry import register_schedule
-from ..utils import get_const_int, get_const_tuple, traverse_inline
+from ..utils import find_anchors, fuse_axes, fuse_rows, get_const_int, get_const_tuple
 from .injective import schedule_injective_from_existing
 
 
@@ -31,9 +29,9 @@ def _schedule_chain(s, plan, out):
         outer, vec = (st.fuse() if not out.op.reduce_axis else None), None
     elif inner_ok:
         io, vec = st.split(axes[-1], factor=VECTOR)
-        outer = st.fuse(*axes[:-1], io) if len(axes) > 1 else io
+        outer = fuse_axes(s, out, axes[:-1] + [io])
     else:
-        outer, vec = (st.fuse(*axes) if len(axes) > 1 else axes[0]), None
+        outer, vec = fuse_axes(s, out, axes), None
     k = plan.reduce_extent()
     n = elements(out)
     if outer is not None and axes and (k is None or n is None or n * k >= PARALLEL_MIN_WORK):
@@ -76,24 +74,7 @@ def schedule_reduce(outs):
     -------
     Schedule
     """
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
-    plan = plan_reduce(s, outs)
-    if plan.degenerate:  # reductions over no axis (``sum(x, axis=())``): copies
-        for t in outs:
-            schedule_injective_from_existing(s, t)
-        return s
-    if not plan.reductions:
-        raise ScheduleError(f"schedule_reduce: {outs[0].op.name!r} (tag {outs[0].op.tag!r}) is not a reduction "
-                            "nor an element-wise op after one")
-    if plan.anchor is not None:
-        _schedule_chain(s, plan, plan.anchor)
-    else:
-        for R in plan.reductions:
-            _schedule_chain(s, ReducePlan([R], [], R), R)
-        for t in plan.others:
-            schedule_injective_from_existing(s, t)
-    return s
+    return schedule_reduce_chain(outs, _schedule_chain, schedule_injective_from_existing)
 
 
 @register_schedule(("softmax_output", "log_softmax_output"), "cpu")
@@ -110,35 +91,18 @@ def schedule_softmax(outs):
     -------
     Schedule
     """
-    outs = outputs_of(outs)
-    s = te.create_schedule([t.op for t in outs])
+    outs, s = new_schedule(outs)
     out = outs[0]
-    found = []
-
-    def visit(op):
-        if op.tag not in (tag.SOFTMAX_OUTPUT, tag.LOG_SOFTMAX_OUTPUT):
-            return
+    for op in find_anchors(s, out, (tag.SOFTMAX_OUTPUT, tag.LOG_SOFTMAX_OUTPUT), "schedule_softmax", "a softmax"):
         sm_out = op.output(0)
-        ndim = len(sm_out.shape)
-        axis = get_const_int(op.attrs.get("axis", ndim - 1))
+        axis = get_const_int(op.attrs.get("axis", len(sm_out.shape) - 1))
         if op is not out.op:
             s[sm_out].compute_inline()
-        axes = list(s[out].op.axis)
-        rows = [a for k, a in enumerate(axes) if k != axis]
-        stages = [t for t in _softmax_stages(sm_out)]
-        if rows:
-            if axis != ndim - 1:
-                s[out].reorder(*rows, axes[axis])
-            row = rows[0] if len(rows) == 1 else s[out].fuse(*rows)
+        row, _ = fuse_rows(s, out, axis)
+        if row is not None:
             s[out].parallel(row)
-            for t in stages:
+            for t in _softmax_stages(sm_out):
                 s[t].compute_at(s[out], row)
-        found.append(op)
-
-    traverse_inline(s, out.op, visit)
-    if not found:
-        raise ScheduleError(f"schedule_softmax: {out.op.name!r} (tag {out.op.tag!r}) is not a softmax nor an "
-                            "element-wise op after one")
     return s
 
 
