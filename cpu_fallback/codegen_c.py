@@ -497,6 +497,47 @@ class CodeGenC(IRVisitor):
             "}"])
         return self.use_helper(name, text)
 
+    def vector_exp_helper(self, dtype: str) -> str:
+        """``exp`` of a float32 vector in vector arithmetic (no call per lane).
+
+        exp(x) = 2^n * exp(r) with n = round(x / ln 2) and r = x - n ln 2 (ln 2 in two
+        parts, so r is exact), exp(r) a degree-7 polynomial on |r| <= ln 2 / 2 (the
+        Cephes coefficients; within 2 ulp of libm's ``expf``), and 2^n built in the
+        exponent bits.  Above 88.72 the result is +inf, below -87.33 it is 0 (libm
+        gives denormals there, all below 1.2e-38), NaN stays NaN.
+        """
+        lanes = _dt.lanes(dtype)
+        ft, it = self.type_name(dtype), self.type_name(f"int32x{lanes}")
+        name = f"tecc_vexp_{dtype}"
+        if name in self._helpers:
+            return name
+        text = "\n".join([
+            f"static inline {ft} {name}({ft} x) {{",
+            f"    const {ft} zero = {{0}};",
+            f"    {it} big = x > 88.72283935546875f, tiny = x < -87.33654022216797f, nan = x != x;",
+            f"    {ft} xc = ({ft})(({it})x & ~(big | tiny | nan));  /* out-of-range lanes: 0 */",
+            f"    {ft} fx = xc * 1.44269504088896341f + 0.5f;",
+            f"    {it} n = __builtin_convertvector(fx, {it});",
+            f"    {ft} nf = __builtin_convertvector(n, {ft});",
+            f"    n -= ({it})(nf > fx) & 1;  /* floor */",
+            f"    nf = __builtin_convertvector(n, {ft});",
+            f"    {ft} r = xc - nf * 0.693359375f;",
+            f"    r = r - nf * -2.12194440e-4f;",
+            f"    {ft} p = zero + 1.9875691500e-4f;",
+            "    p = p * r + 1.3981999507e-3f;",
+            "    p = p * r + 8.3334519073e-3f;",
+            "    p = p * r + 4.1665795894e-2f;",
+            "    p = p * r + 1.6666665459e-1f;",
+            "    p = p * r + 5.0000001201e-1f;",
+            "    p = p * (r * r) + r + 1.0f;",
+            f"    {it} n1 = n >> 1, n2 = n - n1;  /* 2^n in two factors: n reaches 128 and -126 */",
+            f"    {ft} y = p * ({ft})((n1 + 127) << 23) * ({ft})((n2 + 127) << 23);",
+            f"    {ft} inf = zero + __builtin_inff();",
+            f"    y = ({ft})((({it})y & ~(big | tiny | nan)) | (({it})inf & big) | (({it})x & nan));",
+            "    return y;",
+            "}"])
+        return self.use_helper(name, text)
+
     def lane_loop_helper(self, name: str, params: str, lanes: int, lane_stmt: str, result=None,
                           init: str = "") -> str:
         """A ``static inline`` helper whose body loops ``l`` over the lanes running
@@ -1157,7 +1198,12 @@ class CodeGenC(IRVisitor):
             f"the C backend does not know the intrinsic {e.op!r} (in `{e}`); "
             "known: math functions, if_then_else, likely, bitwise_*, shift_*, popcount, abs")
 
+    #: GCC vector extensions (the C backend); the CUDA printer's vectors are structs
+    GCC_VECTORS = True
+
     def call_math(self, op, args, dtype):
+        if op == "exp" and self.GCC_VECTORS and _dt.lanes(dtype) > 1 and _dt.element(dtype) == "float32":
+            return f"{self.vector_exp_helper(dtype)}({self.expr(args[0])})", P_PRIMARY
         if any(_dt.lanes(a.dtype) > 1 for a in args) or _dt.lanes(dtype) > 1:
             arg_dtypes = tuple(a.dtype for a in args)
             edtype = _dt.element(args[0].dtype)

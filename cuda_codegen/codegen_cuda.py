@@ -154,6 +154,8 @@ class CodeGenCUDA(CodeGenC):
     buffer parameter).
     """
 
+    GCC_VECTORS = False  # CUDA's vectors are float4-style structs
+
     SCALAR_TYPES = {**CodeGenC.SCALAR_TYPES, "float16": "__half"}
     STORAGE_TYPES = {"bfloat16": "__nv_bfloat16"}
     INCLUDES = ()
