@@ -204,10 +204,22 @@ def test_adaptive_pool_1d_3d_and_global(target):
 def test_x86_pool_schedule_is_parallel_and_vectorized():
     A = te.placeholder((1, 16, 12, 32), name="A")
     for pool_type in ("max", "avg"):
-        P = topi.nn.relu(topi.nn.pool2d(A, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), pool_type))
-        text = str(tecc.lower(topi.x86.schedule_pool(P, "NCHW"), [A, P], simple_mode=True))
+        # NCHW: the window slides along W, the innermost axis: each element's window
+        # reduced in a register, its loops unrolled; no vector lanes (they would gather)
+        for make in (lambda a: a, topi.nn.relu):
+            P = make(topi.nn.pool2d(A, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), pool_type))
+            text = str(tecc.lower(topi.x86.schedule_pool(P, "NCHW"), [A, P], simple_mode=True))
+            assert "parallel for" in text and "unrolled for (rv0" in text and "unrolled for (rv1" in text
+            assert "vectorized" not in text
+            assert "pad_temp" not in text  # the padding is inlined
+        if pool_type == "max":  # the output is the reduction: accumulated in a local cache
+            P = topi.nn.pool2d(A, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), pool_type)
+            assert ".local" in str(tecc.lower(topi.x86.schedule_pool(P, "NCHW"), [A, P], simple_mode=True))
+        # NHWC: the window does not touch C, the innermost axis: C vectorized, the window loops outside
+        P = topi.nn.relu(topi.nn.pool2d(A, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), pool_type, layout="NHWC"))
+        text = str(tecc.lower(topi.x86.schedule_pool(P, "NHWC"), [A, P], simple_mode=True))
         assert "parallel for" in text and "vectorized for" in text
-        assert "pad_temp" not in text  # the padding is inlined
+        assert "pad_temp" not in text
     # the window of an adaptive pool depends on W: its loops stay inside, W is not vectorized there
     Q = topi.nn.adaptive_pool(A, (5, 7), "max")
     text = str(tecc.lower(topi.x86.schedule_adaptive_pool(Q), [A, Q], simple_mode=True))

@@ -4,6 +4,8 @@
     The rows (the axes that share a mean) spread over the cores; a row's sum and
     sum of squares computed right before its elements, which are written in one
     loop vectorized along the row (an element-wise op after the norm included).
+    When the innermost axis is normalized, the sums accumulate in vector lanes
+    (``rfactor``), then add their lanes.
 ``schedule_batch_norm``
     Injective outputs vectorized and parallel; in training, the per-channel sums
     spread over the cores.
@@ -19,9 +21,9 @@ from ..generic.norm import find_lrn, find_norm, norm_parts, rows_and_elements
 from ..nn.batch_norm import SUM_TAG as BN_SUM_TAG
 from ..nn.local_response_norm import SQR_SUM_TAG
 from ..schedule_registry import register_schedule
-from ..utils import fuse_all, fuse_axes
+from ..utils import fuse_all, fuse_axes, get_const_tuple
 from .injective import schedule_injective, schedule_injective_from_existing
-from .utils import vector_lanes
+from .utils import vector_lanes, vector_width
 
 
 def _vectorize_inner(s, t, axis, dtype):
@@ -60,9 +62,32 @@ def schedule_layer_norm(outs):
         for t in sums:
             s[t].parallel(fuse_all(s, t))
     elif row is not None:
+        axes = norm_parts(norm)[0]
         for t in sums:
+            rf = _rfactor_sum(s, t, axes, len(out.shape))
+            if rf is not None:
+                s[rf].compute_at(s[out], row)
             s[t].compute_at(s[out], row)
     return s
+
+
+def _rfactor_sum(s, t, axes, ndim):
+    """Sum ``t`` (over ``axes`` of ``ndim``-D data) with partial sums in vector lanes
+    -- its innermost reduction axis split by 16, 8 or 4 and factored out -- when
+    that axis is the data's innermost one; the partial sums' stage (vectorized,
+    each lane summing every ``width``-th element), or None."""
+    if not axes or axes[-1] != ndim - 1:
+        return None
+    k = t.op.reduce_axis[-1]
+    width = vector_width(get_const_tuple([k.dom.extent])[0], min_vectors=2)
+    if width == 1:
+        return None
+    _, ki = s[t].split(k, factor=width)
+    rf = s.rfactor(t, ki, factor_axis=len(t.op.axis))
+    lane = s[rf].op.axis[-1]
+    s[rf].reorder(*s[rf].op.reduce_axis, lane)
+    s[rf].vectorize(lane)
+    return rf
 
 
 schedule_instance_norm = schedule_layer_norm

@@ -1,9 +1,16 @@
-"""Pooling on CPUs: the output's rows spread over the cores, each row's windows
-reduced with the innermost output axis vectorized (the window loops outside it)."""
+"""Pooling on CPUs: the output's rows spread over the cores.
+
+When the window slides along the innermost axis (``NCHW``, ``NCW``...), each
+output element's window is reduced in a register (``cache_write`` to ``local``),
+its loops unrolled when small: vector lanes along that axis would read the input
+with the stride's step, one lane at a time, and re-load and store the partial
+result at every tap.  Otherwise (``NHWC``: the window does not touch the innermost
+axis) the innermost output axis is vectorized with the window loops outside it."""
 from __future__ import annotations
 
 from ...errors import ScheduleError
-from ...tir.functor import uses_var
+from ...tir.expr import ProducerLoad
+from ...tir.functor import post_order_visit, uses_var
 from ..generic.default import new_schedule
 from ..nn.pooling import POOL_REDUCTIONS
 from ..schedule_registry import register_schedule
@@ -28,6 +35,61 @@ def _vectorize_inner(s, t, row, inner, reduce_axes=()):
     order = ([row] if row is not None else []) + [outer] + list(reduce_axes) + [lanes]
     s[t].reorder(*order)
     s[t].vectorize(lanes)
+
+
+#: window loops with at most this many taps (constant extents) are fully unrolled
+UNROLL_TAPS = 32
+
+
+def _window_along_inner(pool):
+    """Whether a read of ``pool``'s input has a window (reduction) variable in its
+    innermost index."""
+    rvars = [rv.var for rv in pool.op.reduce_axis]
+    found = []
+
+    def visit(node):
+        if isinstance(node, ProducerLoad) and node.indices:
+            if uses_var(node.indices[-1], lambda v: any(v is r for r in rvars)):
+                found.append(node)
+
+    for body in pool.op.body:
+        post_order_visit(body, visit)
+    return bool(found)
+
+
+def _unroll_window(s, t):
+    """Unroll the window loops of ``t``'s stage: all of them when their extents are
+    constant and multiply to at most :data:`UNROLL_TAPS`, else the innermost one
+    when constant and at most 8."""
+    rvs = list(s[t].op.reduce_axis)
+    extents = get_const_tuple([rv.dom.extent for rv in rvs])
+    if not rvs or not isinstance(extents[-1], int):
+        return
+    taps = 1
+    for e in extents:
+        taps = taps * e if isinstance(e, int) else None
+        if taps is None:
+            break
+    if taps is not None and taps <= UNROLL_TAPS:
+        for rv in rvs:
+            s[t].unroll(rv)
+    elif extents[-1] <= 8:
+        s[t].unroll(rvs[-1])
+
+
+def _schedule_window_inner(s, pool, out):
+    """The window sliding along the innermost axis: each output element's window
+    reduced in a register right before the element is written; rows in
+    parallel."""
+    if pool.op is out.op:
+        acc = s.cache_write(pool, "local")
+    else:
+        acc = pool
+    row, inner = _split_rows(s, out)
+    if row is not None:
+        s[out].parallel(row)
+    s[acc].compute_at(s[out], inner)
+    _unroll_window(s, acc)
 
 
 def _schedule_window(s, pool, out):
@@ -60,7 +122,11 @@ def _schedule(outs, what):
     if len(found) > 1:
         raise ScheduleError(f"{what}: {out.op.name!r} reads {len(found)} pooling stages; schedule one at a time")
     inline_padding(s, found[0])
-    _schedule_window(s, found[0].output(0), out)
+    pool = found[0].output(0)
+    if _window_along_inner(pool):
+        _schedule_window_inner(s, pool, out)
+    else:
+        _schedule_window(s, pool, out)
     return s
 
 
@@ -68,8 +134,11 @@ def _schedule(outs, what):
 def schedule_pool(outs, layout="NCHW"):
     """The CPU schedule of ``pool1d/2d/3d``, ``global_pool`` and ``adaptive_pool``
     (and of element-wise ops after them): the padding inlined, the output's rows
-    (every axis but the innermost, fused) in parallel, the innermost axis
-    vectorized by 16, 8 or 4 when its size allows, the window loops outside it.
+    (every axis but the innermost, fused) in parallel.  When the window slides
+    along the innermost axis, each element's window is reduced in a register (its
+    loops unrolled when at most :data:`UNROLL_TAPS` taps); otherwise the
+    innermost axis is vectorized by 16, 8 or 4 when its size allows, the window
+    loops outside it.
 
     Parameters
     ----------
