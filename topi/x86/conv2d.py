@@ -20,6 +20,8 @@ Every schedule here has the same shape, that of a register-tiled GEMM:
 """
 from __future__ import annotations
 
+import math
+
 from ... import te
 from ...target import Target
 from ...tir import dtype as _dt
@@ -194,6 +196,9 @@ def schedule_conv_from_existing(s, conv, out, channels_last=False, channels_per_
         width, channels = shape[-1], shape[1]
     if isinstance(channels_per_group, int) and isinstance(channels, int):
         channels = channels_per_group
+    if not channels_last and _pointwise(conv, out):
+        _schedule_pointwise(s, acc, out, shape, channels)
+        return s
     oc_bn, ow_bn, vector = _tiles(acc.dtype, width, channels, not channels_last)
 
     def lanes_loop(stage, axis):
@@ -232,6 +237,63 @@ def schedule_conv_from_existing(s, conv, out, channels_last=False, channels_per_
     s[acc].unroll(a_unrolled)
     lanes_loop(s[acc], a_lanes)
     return s
+
+
+def _pointwise(conv, out) -> bool:
+    """True for a channels-first 2-D convolution that is a plain GEMM over the
+    pixels: a 1x1 kernel, stride 1, no padding (the input's pixels of a channel
+    contiguous, row after row, as the output's are)."""
+    shape = get_const_tuple(out.shape)
+    if len(shape) != 4 or not all(isinstance(d, int) for d in shape):
+        return False
+    attrs = conv.op.attrs or {}
+    strides = attrs.get("strides")
+    if strides is None or any(v != 1 for v in get_const_tuple(list(strides))):
+        return False
+    if len(conv.op.input_tensors) != 2:
+        return False
+    data, kernel = conv.op.input_tensors
+    kshape, dshape = get_const_tuple(kernel.shape), get_const_tuple(data.shape)
+    return len(kshape) == 4 and tuple(kshape[2:]) == (1, 1) and tuple(dshape[2:]) == tuple(shape[2:])
+
+
+def _schedule_pointwise(s, acc, out, shape, channels):
+    """A 1x1 convolution as a register-tiled GEMM: a tile of ``oc_bn`` channels by
+    ``rh`` whole rows (``rh * width`` pixels, contiguous in the input and the
+    output, vectorized as one run), the channels of the input the reduction
+    outside; channel tiles spread over the cores, the row tiles of one channel tile
+    inside (its filter rows stay in L1 while the input streams by)."""
+    lanes = _lanes(acc.dtype)
+    height, width = shape[2], shape[3]
+    best = None
+    for rh in range(1, height + 1):
+        px = rh * width
+        if height % rh or not _pow2_pieces(px, lanes):
+            continue
+        vectors = -(-px // lanes)
+        if vectors > 4:
+            break
+        best = rh
+    rh = best or 1
+    # a run that is not whole vectors is emitted in narrower ones (28 floats: 7 of 4)
+    vectors = rh * width // math.gcd(rh * width, lanes)
+    oc_bn = pick_factor(channels, max(1, min(8, _registers() // 2 // vectors)))
+    n, f, y, x = s[out].op.axis
+    fo, fi = s[out].split(f, factor=oc_bn)
+    yo, yi = s[out].split(y, factor=rh)
+    s[out].reorder(n, fo, yo, fi, yi, x)
+    outer = s[out].fuse(n, fo)
+    at = yo
+    px = s[out].fuse(yi, x)
+    s[out].parallel(outer)
+    s[out].unroll(fi)
+    s[out].vectorize(px)
+    s[acc].compute_at(s[out], at)
+    an, af, ay, ax = s[acc].op.axis
+    apx = s[acc].fuse(ay, ax)
+    s[acc].reorder(an, *s[acc].op.reduce_axis, af, apx)
+    s[acc].unroll(af)
+    s[acc].vectorize(apx)
 
 
 def _schedule(outs, tags, what, channels_last=False, per_group=False):

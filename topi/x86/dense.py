@@ -51,6 +51,23 @@ DENSE_PACK_WEIGHT = "dense_pack_weight"
 PACK_MIN_BATCH = 8
 
 
+def _dot_tile(M, N, registers=12):
+    """``(rows, columns)`` of outputs per step of the dot products: whole divisors
+    of ``M`` and ``N``, at most ``registers`` partial-sum vectors, the most
+    multiply-adds per vector loaded (``rows * cols / (rows + cols)``)."""
+    best, key = (1, 1), None
+    for ty in range(1, min(M, 6) + 1):
+        if M % ty:
+            continue
+        for tx in range(1, min(N, 8) + 1):
+            if N % tx or ty * tx > registers:
+                continue
+            k = (ty * tx / (ty + tx), ty * tx)
+            if key is None or k > key:
+                best, key = (ty, tx), k
+    return best
+
+
 def _largest_divisor(n, limit):
     return max(f for f in range(1, max(1, min(n, limit)) + 1) if n % f == 0)
 
@@ -93,8 +110,9 @@ def _dot_products(cfg, s, C, out):
     cfg.define_split("tile_x", N, num_outputs=2, max_factor=8)
     cfg.define_split("tile_k", K, num_outputs=2, max_factor=4 * lanes)
     if cfg.is_fallback:
-        cfg["tile_y"] = SplitEntity([-1, 1])
-        cfg["tile_x"] = SplitEntity([-1, _largest_divisor(N, 4)])
+        ty, tx = _dot_tile(M, N)
+        cfg["tile_y"] = SplitEntity([-1, ty])
+        cfg["tile_x"] = SplitEntity([-1, tx])
         cfg["tile_k"] = SplitEntity([-1, lanes if K % lanes == 0 and K >= lanes else 1])
     kv = cfg["tile_k"].size[-1]
     axes = list(s[out].op.axis)
@@ -106,8 +124,11 @@ def _dot_products(cfg, s, C, out):
         inner, outer = [], []
     if axes:
         xo, xi = cfg["tile_x"].apply(s, out, axes[-1])
-        s[out].reorder(*outer, xo, *inner, xi)
-        tile = s[out].fuse(*outer, xo)
+        # columns outside rows: a tile of weight rows stays in cache while every
+        # row tile of the (small) left operand goes through it
+        outer = outer[:-1] + [xo] + outer[-1:] if inner else outer + [xo]
+        s[out].reorder(*outer, *inner, xi)
+        tile = s[out].fuse(*outer)
         s[out].parallel(tile)
         s[out].unroll(xi)
     if C.op is not out.op:
@@ -120,8 +141,8 @@ def _dot_products(cfg, s, C, out):
         if axes:
             s[CF].compute_at(s[out], tile)
         s[CF].reorder(kr, *cax)
-        if len(cax) > 1:
-            s[CF].unroll(cax[-2])
+        for ax in cax[-3:-1]:  # the tile's rows and columns: one register each
+            s[CF].unroll(ax)
         s[CF].vectorize(cax[-1])
 
 
