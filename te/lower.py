@@ -502,15 +502,14 @@ class Lowerer:
             lo, hi = self._region(info, fixed, per_thread=True)
             own = self._own_thread_vars(st)
             window = None
-            if any(collect_vars(x) & own for x in lo if x is not None):
-                # (a cross-thread reduction binds a reduction loop: its threads all
-                # hold the one result, so only data loops bound to the thread make
-                # the per-thread window of _thread_window)
+            lo_vars = set().union(*(collect_vars(x) for x in lo if x is not None))
+            if lo_vars & own:
                 # the stage binds its own loops to a thread index its region depends
-                # on: its loops cover every thread's reads, and its buffer holds one
-                # thread's part (_thread_window)
-                if self._own_thread_vars(st, data_only=True) & set().union(
-                        *(collect_vars(x) for x in lo if x is not None)):
+                # on: its loops cover every thread's reads.  Where those are data
+                # loops, its buffer holds one thread's part (_thread_window); a
+                # cross-thread reduction (a reduction loop bound) has one result that
+                # every thread holds
+                if lo_vars & self._own_thread_vars(st, data_only=True):
                     window = (lo, hi)
                 lo, hi = self._region(info, fixed, per_thread=False)
             for d, iv in enumerate(op.axis):

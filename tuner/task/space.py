@@ -373,6 +373,11 @@ def _entity_from(kind, value):
     return {"sp": SplitEntity, "re": ReorderEntity, "an": AnnotateEntity, "ot": OtherOptionEntity}[kind](value)
 
 
+def _outputs(name, n) -> list:
+    """The axes a knob's definition returns (for later knobs to name them)."""
+    return [VirtualAxis(1, f"{name}.{i}") for i in range(n)]
+
+
 # ---------------------------------------------------------------------------------------
 # the space and its points
 # ---------------------------------------------------------------------------------------
@@ -430,13 +435,13 @@ class ConfigSpace:
     def _add_new_transform(self, space_class, name, axes, policy, **kwargs):
         if self._collect:
             if name in self.space_map:  # the compute and the schedule may both define it
-                return [VirtualAxis(1, f"{name}.{i}") for i in range(self.space_map[name].num_output)]
+                return _outputs(name, self.space_map[name].num_output)
             space = space_class(axes, policy, **kwargs)
             self.space_map[name] = space
             self._entity_map[name] = space[0]
             self._length = None
-            return [VirtualAxis(1, f"{name}.{i}") for i in range(space.num_output)]
-        return [VirtualAxis(1, f"{name}.{i}") for i in range(space_class.get_num_output(axes, policy, **kwargs))]
+            return _outputs(name, space.num_output)
+        return _outputs(name, space_class.get_num_output(axes, policy, **kwargs))
 
     # the points ---------------------------------------------------------------------
     def __len__(self):
@@ -549,8 +554,7 @@ class FallbackConfigEntity(ConfigSpace):
 
     def _add_new_transform(self, space_class, name, axes, policy, **kwargs):
         if name in self._entity_map:  # the template defines its knobs again: keep what was set
-            return [VirtualAxis(1, f"{name}.{i}")
-                    for i in range(space_class.get_num_output(axes, policy, **kwargs))]
+            return _outputs(name, space_class.get_num_output(axes, policy, **kwargs))
         axes_out = super()._add_new_transform(space_class, name, axes, policy, **kwargs)
         space = self.space_map[name]
         if isinstance(space, SplitSpace):

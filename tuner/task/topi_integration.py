@@ -49,7 +49,7 @@ def register_topi_compute(task_name: str, func=None):
     the returned function is called without ``cfg``."""
 
     def register(topi_compute):
-        _register_task_compute(task_name, _ComputeWithoutWorkload(topi_compute))
+        _register_task_compute(task_name, _WithConfigInEffect(topi_compute))
 
         @functools.wraps(topi_compute)
         def wrapper(*args, **kwargs):
@@ -69,16 +69,17 @@ def register_topi_compute(task_name: str, func=None):
     return register(func) if func is not None else register
 
 
-class _ComputeWithoutWorkload:
-    """The raw compute, called by a task with the config in effect."""
+class _WithConfigInEffect:
+    """A registered compute or schedule as a task calls it: with the config of the
+    dispatch context in effect (``ApplyConfig`` around the call), no workload lookup."""
 
     def __init__(self, f):
         self.f = f
         functools.update_wrapper(self, f)
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         cfg = DispatchContext.current.query(_current_target(), None)
-        return self.f(cfg, *args)
+        return self.f(cfg, *args, **kwargs)
 
 
 def get_workload(outs, task_name=None):
@@ -105,7 +106,7 @@ def register_topi_schedule(task_name: str, func=None):
     the returned function is called as ``schedule(outs)``."""
 
     def register(topi_schedule):
-        _register_task_schedule(task_name, _ScheduleWithoutWorkload(topi_schedule))
+        _register_task_schedule(task_name, _WithConfigInEffect(topi_schedule))
 
         @functools.wraps(topi_schedule)
         def wrapper(outs, *args, **kwargs):
@@ -124,16 +125,6 @@ def register_topi_schedule(task_name: str, func=None):
         return wrapper
 
     return register(func) if func is not None else register
-
-
-class _ScheduleWithoutWorkload:
-    def __init__(self, f):
-        self.f = f
-        functools.update_wrapper(self, f)
-
-    def __call__(self, outs, *args, **kwargs):
-        cfg = DispatchContext.current.query(_current_target(), None)
-        return self.f(cfg, outs, *args, **kwargs)
 
 
 __all__ = ["FallbackConfigEntity", "get_workload", "register_topi_compute", "register_topi_schedule"]
