@@ -498,45 +498,101 @@ class CodeGenC(IRVisitor):
         return self.use_helper(name, text)
 
     def vector_exp_helper(self, dtype: str) -> str:
-        """``exp`` of a float32 vector in vector arithmetic (no call per lane).
+        """``exp`` of a float32 vector in vector arithmetic (no call per lane), within
+        1 ulp of the correctly rounded result over the whole float range.
 
         exp(x) = 2^n * exp(r) with n = round(x / ln 2) and r = x - n ln 2 (ln 2 in two
         parts, so r is exact), exp(r) a degree-7 polynomial on |r| <= ln 2 / 2 (the
-        Cephes coefficients; within 2 ulp of libm's ``expf``), and 2^n built in the
-        exponent bits.  Above 88.72 the result is +inf, below -87.33 it is 0 (libm
-        gives denormals there, all below 1.2e-38), NaN stays NaN.
+        Cephes coefficients).  n is rounded by adding 1.5 * 2^23 (the sum's low bits
+        are then n itself).
+
+        Two paths.  When every lane lies in [-126 ln 2, 127.49 ln 2] (where 2^n and the
+        result are normal floats) 2^n is added into the exponent bits: about 17
+        instructions.  Otherwise (:meth:`vector_exp_full_helper`) 2^n is two factors
+        whose product overflows to +inf and rounds to denormals and 0 as libm does.
         """
         lanes = _dt.lanes(dtype)
         ft, it = self.type_name(dtype), self.type_name(f"int32x{lanes}")
         name = f"tecc_vexp_{dtype}"
         if name in self._helpers:
             return name
+        full = self.vector_exp_full_helper(dtype)
+        all_lanes = self.vector_all_helper(f"int32x{lanes}")
         text = "\n".join([
             f"static inline {ft} {name}({ft} x) {{",
             f"    const {ft} zero = {{0}};",
-            f"    {it} big = x > 88.72283935546875f, tiny = x < -87.33654022216797f, nan = x != x;",
-            f"    {ft} xc = ({ft})(({it})x & ~(big | tiny | nan));  /* out-of-range lanes: 0 */",
-            f"    {ft} fx = xc * 1.44269504088896341f + 0.5f;",
-            f"    {it} n = __builtin_convertvector(fx, {it});",
-            f"    {ft} nf = __builtin_convertvector(n, {ft});",
-            f"    n -= ({it})(nf > fx) & 1;  /* floor */",
-            f"    nf = __builtin_convertvector(n, {ft});",
-            f"    {ft} r = xc - nf * 0.693359375f;",
-            f"    r = r - nf * -2.12194440e-4f;",
-            f"    {ft} p = zero + 1.9875691500e-4f;",
-            "    p = p * r + 1.3981999507e-3f;",
+            f"    const {ft} lo = zero - 87.33654022216797f, hi = zero + 88.37f, shifter = zero + 12582912.0f;",
+            f"    if (__builtin_expect(!{all_lanes}((x >= lo) & (x <= hi)), 0)) {{  /* also NaN */",
+            f"        return {full}(x);",
+            "    }",
+            f"    {ft} fx = x * 1.44269504088896341f + shifter;  /* round(x / ln 2) + 1.5 * 2^23 */",
+            f"    {ft} nf = fx - shifter;",
+            f"    {ft} r = x - nf * 0.693359375f;",
+            "    r = r - nf * -2.12194440e-4f;",
+            *self._exp_polynomial_lines(ft),
+            f"    return ({ft})(({it})p + (({it})fx << 23));  /* the low bits of fx are n */",
+            "}"])
+        return self.use_helper(name, text)
+
+    @staticmethod
+    def _exp_polynomial_lines(ft: str) -> list:
+        """C lines computing ``p = exp(r)`` for |r| <= ln 2 / 2 (1 + r + r^2 P(r))."""
+        return [
+            f"    {ft} p = r * 1.9875691500e-4f + 1.3981999507e-3f;",
             "    p = p * r + 8.3334519073e-3f;",
             "    p = p * r + 4.1665795894e-2f;",
             "    p = p * r + 1.6666665459e-1f;",
             "    p = p * r + 5.0000001201e-1f;",
-            "    p = p * (r * r) + r + 1.0f;",
-            f"    {it} n1 = n >> 1, n2 = n - n1;  /* 2^n in two factors: n reaches 128 and -126 */",
-            f"    {ft} y = p * ({ft})((n1 + 127) << 23) * ({ft})((n2 + 127) << 23);",
-            f"    {ft} inf = zero + __builtin_inff();",
-            f"    y = ({ft})((({it})y & ~(big | tiny | nan)) | (({it})inf & big) | (({it})x & nan));",
-            "    return y;",
+            "    p = p * (r * r) + r + 1.0f;"]
+
+    def vector_exp_full_helper(self, dtype: str) -> str:
+        """The range-safe path of :meth:`vector_exp_helper`: x clamped to [-104, 89]
+        (where the result is 0 and +inf; a NaN passes the clamp and the arithmetic),
+        2^n as two factors 2^(n/2) each a normal float for n in [-150, 128]."""
+        lanes = _dt.lanes(dtype)
+        ft, it = self.type_name(dtype), self.type_name(f"int32x{lanes}")
+        name = f"tecc_vexp_full_{dtype}"
+        storage = pow2_ceil(lanes)
+        text = "\n".join([
+            f"static inline {ft} {name}({ft} x) {{",
+            f"    const {ft} zero = {{0}};",
+            f"    const {ft} lo = zero - 104.0f, hi = zero + 89.0f, shifter = zero + 12582912.0f;",
+            f"    {ft} xm, xc;  /* max, then min, in the operand order of x86's maxps/minps: NaN stays */",
+            f"    for (int l = 0; l < {storage}; ++l) xm[l] = lo[l] > x[l] ? lo[l] : x[l];",
+            f"    for (int l = 0; l < {storage}; ++l) xc[l] = hi[l] < xm[l] ? hi[l] : xm[l];",
+            f"    {ft} fx = xc * 1.44269504088896341f + shifter;",
+            f"    {ft} nf = fx - shifter;",
+            f"    {it} n = ({it})fx - 0x4B400000;",
+            f"    {ft} r = xc - nf * 0.693359375f;",
+            "    r = r - nf * -2.12194440e-4f;",
+            *self._exp_polynomial_lines(ft),
+            f"    {it} n1 = n >> 1, n2 = n - n1;",
+            f"    return p * ({ft})((n1 + 127) << 23) * ({ft})((n2 + 127) << 23);",
             "}"])
         return self.use_helper(name, text)
+
+    def vector_all_helper(self, mask_dtype: str) -> str:
+        """``tecc_all_<mask>(m)``: whether every lane of a comparison mask is set; one
+        ``movmskps`` where the compiler targets SSE/AVX, else the lanes ANDed."""
+        vt = self.type_name(mask_dtype)
+        storage = pow2_ceil(_dt.lanes(mask_dtype))
+        name = f"tecc_all_{mask_dtype}"
+        fast = {4: ("__SSE__", "__builtin_ia32_movmskps", 4),
+                8: ("__AVX__", "__builtin_ia32_movmskps256", 8)}.get(storage)
+        lines = [f"static inline int {name}({vt} m) {{"]
+        if fast is not None:
+            macro, builtin, n = fast
+            lines += [f"#if defined({macro})",
+                      f"    typedef float tecc_all_f{n} __attribute__((vector_size({4 * n})));",
+                      f"    return {builtin}((tecc_all_f{n})m) == {(1 << n) - 1};",
+                      "#else"]
+        lines += ["    int r = -1;",
+                  f"    for (int l = 0; l < {storage}; ++l) r &= m[l];",
+                  "    return r != 0;"]
+        if fast is not None:
+            lines.append("#endif")
+        lines.append("}")
+        return self.use_helper(name, "\n".join(lines))
 
     def lane_loop_helper(self, name: str, params: str, lanes: int, lane_stmt: str, result=None,
                           init: str = "") -> str:

@@ -487,7 +487,9 @@ def test_bad_function_name_and_unknown_intrinsic():
 
 def test_vectorized_exp_is_vector_arithmetic_within_one_ulp():
     # exp of a float32 vector: no libm call per lane; 1 ulp of the correctly rounded
-    # result over the whole finite range, inf above it, 0 below it, NaN kept
+    # result over the whole float range (denormals included), inf above it, 0 below
+    # it, NaN kept -- on both paths: vectors whose lanes are all in the normal range
+    # (the fast one) and vectors with a lane outside it
     import tecc
     from tecc import te
 
@@ -501,14 +503,19 @@ def test_vectorized_exp_is_vector_arithmetic_within_one_ulp():
     src = f.get_source()
     assert "tecc_vexp_float32x" in src and "expf(" not in src  # (x4 or x8: the target's vector width)
     rng = np.random.default_rng(3)
-    x = rng.uniform(-87.3, 88.7, n).astype("float32")
-    x[:8] = [np.nan, np.inf, -np.inf, 0.0, 88.72, 89.0, -87.0, -90.0]
+    x = rng.uniform(-87.3, 88.3, n).astype("float32")  # the first half: vectors on the fast path
+    x[n // 2:] = rng.uniform(-110, 95, n // 2)  # the second: almost every vector takes the full path
+    special = [np.nan, np.inf, -np.inf, 0.0, 88.72, 89.0, -87.0, -90.0, -103.9, -104.5]
+    x[n // 2:n // 2 + len(special)] = special
+    x[n // 2 + 16:n // 2 + 48] = np.linspace(-88, -86, 32)  # both edges of the fast path's range
+    x[n // 2 + 48:n // 2 + 80] = np.linspace(88.2, 88.8, 32)
     out = np.zeros(n, "float32")
     f(x, out)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", under="ignore"):
         want = np.exp(x.astype("float64")).astype("float32")
-    finite = np.isfinite(want) & (want > 1.2e-38)
+    finite = np.isfinite(want)
     ulp = np.abs(out[finite].astype("float64") - want[finite]) / np.spacing(want[finite])
-    assert ulp.max() <= 1.0
-    assert np.isnan(out[0]) and out[1] == np.inf and out[2] == 0 and out[3] == 1
-    assert out[5] == np.inf and out[7] == 0  # beyond the float range: inf; below it: 0
+    assert ulp.max() <= 1.0  # (np.spacing of a denormal is the denormal step: exact there)
+    got = out[n // 2:n // 2 + len(special)]
+    assert np.isnan(got[0]) and got[1] == np.inf and got[2] == 0 and got[3] == 1
+    assert got[5] == np.inf and got[7] == want[n // 2 + 7] > 0 and got[9] == 0  # inf; denormal; 0

@@ -8,7 +8,7 @@ stage    tag                  holds
 ``Mx``   ``softmax_max``      the maximum along the axis (the other axes kept)
 ``Ex``   ``softmax_exp``      ``exp(x - Mx)`` (softmax only)
 ``Sm``   ``softmax_sum``      the sum of the exponentials along the axis
-output   ``softmax_output``   ``Ex / Sm``
+output   ``softmax_output``   ``Ex * (1 / Sm)`` (one division per row, as onnxruntime and torch)
          ``log_softmax_output``  ``x - Mx - log(Sm)``
 =======  ===================  ===============================================
 
@@ -85,7 +85,8 @@ def softmax(x, axis=-1, name="Out"):
     k2 = te.reduce_axis((0, x.shape[axis]), name="k2")
     sm = te.compute(reduced_shape, _named(lambda *r: te.sum(ex(*with_axis(r, k2)), axis=k2), row_names),
                     name="Sm", tag="softmax_sum")
-    return te.compute(x.shape, _named(lambda *i: ex(*i) / sm(*row(i)), names), name=name,
+    # the reciprocal once per row: a vector multiply per element instead of a divide
+    return te.compute(x.shape, _named(lambda *i: ex(*i) * (te.const(1.0, x.dtype) / sm(*row(i))), names), name=name,
                       tag=tag.SOFTMAX_OUTPUT, attrs={"axis": axis})
 
 
