@@ -167,6 +167,8 @@ class CodeGenC(IRVisitor):
     restrict_keyword = "__restrict__"
     #: indentation unit
     indent_unit = "    "
+    #: GNU C vector shuffles (``__builtin_shuffle``) print a stride-2 vector load
+    vector_shuffles = True
     #: C types of scalar dtypes (values); bfloat16 values are computed as float
     SCALAR_TYPES = {
         "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
@@ -640,6 +642,32 @@ class CodeGenC(IRVisitor):
             "    return r;",
             "}"]))
 
+    def load_stride2_helper(self, dtype: str) -> str:
+        """``p[0], p[2], ..., p[2(L-1)]`` as a vector: two contiguous loads (at ``p``
+        and ``p + L - 1``, so nothing past the last element is read) and one shuffle
+        of their even / odd lanes, instead of L scalar loads."""
+        vt = self.type_name(dtype)
+        elem = _dt.parse(_dt.element(dtype))
+        et = self.storage_type(_dt.element(dtype))
+        lanes = _dt.lanes(dtype)
+        nbytes = lanes * elem.bytes
+        mt = self.type_name(f"int{elem.bits}x{lanes}")
+        picks = [2 * l for l in range(lanes // 2)] + [lanes + 1 + 2 * l for l in range(lanes // 2)]
+        idx = ", ".join(map(str, picks))
+        name = f"tecc_load_stride2_{dtype}"
+        return self.use_helper(name, "\n".join([
+            f"static inline {vt} {name}(const {et}* p) {{",
+            f"    {vt} a, b;",
+            f"    memcpy(&a, p, {nbytes});",
+            f"    memcpy(&b, p + {lanes - 1}, {nbytes});",
+            "#if defined(__clang__)",
+            f"    return __builtin_shufflevector(a, b, {idx});",
+            "#else",
+            f"    const {mt} pick = {{{idx}}};",
+            "    return __builtin_shuffle(a, b, pick);",
+            "#endif",
+            "}"]))
+
     def store_helper(self, dtype: str) -> str:
         vt = self.type_name(dtype)
         et = self.storage_type(_dt.element(dtype))
@@ -1004,7 +1032,7 @@ class CodeGenC(IRVisitor):
             name = self.divisor_helper(e.dtype)
             return f"{name}({self.expr(args[0])}, {c_string_literal(args[1].value)})", P_PRIMARY
         if op == "if_then_else":
-            if self.is_vector(e):
+            if self.is_vector(e) and _dt.lanes(args[0].dtype) > 1:
                 return self.lazy_vector_select(e)
             return (f"{self.expr(args[0], P_OR)} ? {self.expr(args[1], P_OR)} : "
                     f"{self.expr(args[2], P_COND)}"), P_COND
@@ -1360,6 +1388,10 @@ class CodeGenC(IRVisitor):
         dtype = _dt.with_lanes(buf.dtype, lanes)
         if isinstance(index, E.Ramp) and E.is_const_int(index.stride, 1):
             name = self.load_helper(dtype)
+            return f"{name}({ptr} + {self.expr(index.base, P_ADD + 1)})", P_PRIMARY
+        if self.vector_shuffles and isinstance(index, E.Ramp) and E.is_const_int(index.stride, 2) \
+                and lanes in (2, 4, 8, 16, 32, 64) and _dt.parse(buf.dtype).code != "bfloat" and not _dt.is_bool(buf.dtype):
+            name = self.load_stride2_helper(dtype)
             return f"{name}({ptr} + {self.expr(index.base, P_ADD + 1)})", P_PRIMARY
         name = self.gather_helper(dtype, index.dtype)
         return f"{name}({ptr}, {self.expr(index)})", P_PRIMARY

@@ -154,6 +154,9 @@ class CodeGenCUDA(CodeGenC):
     buffer parameter).
     """
 
+    #: NVRTC has no GNU vector shuffles: a strided vector load is per lane
+    vector_shuffles = False
+
     GCC_VECTORS = False  # CUDA's vectors are float4-style structs
 
     SCALAR_TYPES = {**CodeGenC.SCALAR_TYPES, "float16": "__half"}

@@ -519,3 +519,25 @@ def test_vectorized_exp_is_vector_arithmetic_within_one_ulp():
     got = out[n // 2:n // 2 + len(special)]
     assert np.isnan(got[0]) and got[1] == np.inf and got[2] == 0 and got[3] == 1
     assert got[5] == np.inf and got[7] == want[n // 2 + 7] > 0 and got[9] == 0  # inf; denormal; 0
+
+
+@pytest.mark.parametrize("dtype,lanes", [("float32", 4), ("float32", 8), ("float32", 16), ("int8", 16),
+                                         ("float64", 4), ("int32", 8)])
+def test_stride2_vector_load_is_two_loads_and_a_shuffle(dtype, lanes):
+    # B[i] = A[2i] vectorized: two contiguous loads and one shuffle, never reading past
+    # A's last element (A holds exactly the 2n - 1 elements read)
+    import tecc
+    from tecc import te
+
+    n = lanes * 3
+    A = te.placeholder((2 * n - 1,), name="A", dtype=dtype)
+    B = te.compute((n,), lambda i: A[2 * i], name="B")
+    s = te.create_schedule(B.op)
+    _, vi = s[B].split(B.op.axis[0], factor=lanes)
+    s[B].vectorize(vi)
+    f = tecc.build(s, [A, B], "llvm")
+    assert f"tecc_load_stride2_{dtype}x" in f.get_source()  # (as wide as the target's registers allow)
+    a = (np.arange(2 * n - 1) % 100).astype(dtype)
+    b = np.zeros(n, dtype)
+    f(a, b)
+    np.testing.assert_array_equal(b, a[::2])

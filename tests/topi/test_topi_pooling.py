@@ -3,6 +3,7 @@ count_include_pad; NCHW, NHWC, NCHW4c; float32, float16, int8), adaptive_pool(1d
 and global_pool, with the CPU and CUDA schedules (sm_80/sm_90 builds, the emulator's
 race and bounds check), against the numpy references; the declaration errors; and
 the CUDA schedules on a real GPU (``gpu``)."""
+import re
 import warnings
 
 import numpy as np
@@ -204,14 +205,21 @@ def test_adaptive_pool_1d_3d_and_global(target):
 def test_x86_pool_schedule_is_parallel_and_vectorized():
     A = te.placeholder((1, 16, 12, 32), name="A")
     for pool_type in ("max", "avg"):
-        # NCHW: the window slides along W, the innermost axis: each element's window
-        # reduced in a register, its loops unrolled; no vector lanes (they would gather)
+        # NCHW: the window slides along W, the innermost axis.  Stride 2 and a row of 16:
+        # a vector of outputs reduced in registers, the (unrolled) window loops outside
+        # the lanes; each tap a stride-2 vector load
         for make in (lambda a: a, topi.nn.relu):
             P = make(topi.nn.pool2d(A, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), pool_type))
-            text = str(tecc.lower(topi.x86.schedule_pool(P, "NCHW"), [A, P], simple_mode=True))
+            s = topi.x86.schedule_pool(P, "NCHW")
+            text = str(tecc.lower(s, [A, P], simple_mode=True))
             assert "parallel for" in text and "unrolled for (rv0" in text and "unrolled for (rv1" in text
-            assert "vectorized" not in text
+            assert re.search(r"unrolled for \(rv1[^\n]*\n\s*vectorized for \(i3", text)
             assert "pad_temp" not in text  # the padding is inlined
+            assert "tecc_load_stride2_float32x" in tecc.build(s, [A, P], "llvm").get_source()
+        # stride 3: lanes would gather; each element's window reduced in a register
+        P = topi.nn.pool2d(A, (3, 3), (3, 3), (1, 1), (0, 0, 0, 1), pool_type)
+        text = str(tecc.lower(topi.x86.schedule_pool(P, "NCHW"), [A, P], simple_mode=True))
+        assert "parallel for" in text and "unrolled for (rv1" in text and "vectorized" not in text
         if pool_type == "max":  # the output is the reduction: accumulated in a local cache
             P = topi.nn.pool2d(A, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), pool_type)
             assert ".local" in str(tecc.lower(topi.x86.schedule_pool(P, "NCHW"), [A, P], simple_mode=True))

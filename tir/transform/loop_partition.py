@@ -19,6 +19,12 @@ loop variables, and splits the loop into
   (or drop it, with the ``then`` branch, where it is provably false), and
 * a main part ``[lo, hi)`` without the guard.
 
+The same holds for a lazy select ``if_then_else(c1 && c2 ..., a, b)`` in a stored
+value (what an inlined ``pad`` leaves in a pooling or convolution): the main part
+reads ``a`` alone, a piece where the condition surely fails reads ``b``.  Such a
+select is not partitioned on a vectorized loop (that would split the vector; its
+lanes are selected instead), nor when the same select object sits at two places.
+
 The interval is derived exactly on affine forms (``k*x + r <= 0`` for all inner
 values iff ``k*x + max(r) <= 0``), so the rewrite never changes results; the
 :class:`~tecc.tir.arith.Analyzer` simplifies the split points and proves pieces
@@ -163,10 +169,30 @@ def _conjuncts(c):
     return [c]
 
 
+def _is_select(n) -> bool:
+    return isinstance(n, E.Call) and n.op == "if_then_else"
+
+
 def _guard_condition(s):
+    """The condition of a guard: a ``likely`` bounds check or a lazy select's."""
     if isinstance(s, S.IfThenElse) and isinstance(s.condition, E.Call) and s.condition.op == "likely":
         return s.condition.args[0]
+    if _is_select(s):
+        c = s.args[0]
+        return c.args[0] if isinstance(c, E.Call) and c.op == "likely" else c
     return None
+
+
+def _guard_holds(guard):
+    """What replaces ``guard`` where its condition holds."""
+    return guard.args[1] if _is_select(guard) else guard.then_case
+
+
+def _guard_fails(guard):
+    """What replaces ``guard`` where its condition fails."""
+    if _is_select(guard):
+        return guard.args[2]
+    return guard.else_case if guard.else_case is not None else S.Evaluate(E.IntImm("int32", 0))
 
 
 # ----------------------------------------------------------------------------
@@ -192,9 +218,24 @@ def _bound_vars(stmt):
     return out
 
 
+def _find_selects(stmt, path, out):
+    """Collect the lazy selects of a store's value and indices."""
+    from ..functor import post_order_visit
+
+    def visit(n):
+        if _is_select(n) and _dt.lanes(n.dtype) == 1:
+            out.append((n, path))
+
+    post_order_visit(stmt.value, visit)
+    for i in stmt.indices:
+        post_order_visit(i, visit)
+
+
 def _find_guards(stmt, path, out):
     """Collect ``(guard, path)`` pairs, ``path`` being the enclosing inner loops."""
-    if isinstance(stmt, S.For):
+    if isinstance(stmt, S.BufferStore):
+        _find_selects(stmt, path, out)
+    elif isinstance(stmt, S.For):
         _find_guards(stmt.body, path + (stmt,), out)
     elif isinstance(stmt, S.SeqStmt):
         for x in stmt.seq:
@@ -262,11 +303,16 @@ def _extreme(r, path, inner, x, use_max):
 
 
 def _plan_guard(loop, guard, path, inner):
-    """The per-conjunct bounds of ``guard`` for ``loop``, or None."""
+    """``(bounds, kept)``: the bounds of the conjuncts of ``guard`` that depend on
+    ``loop``'s variable, and the conjuncts that do not (they stay in the main part);
+    None when no conjunct depends on it, or one does other than linearly."""
     x = loop.loop_var
     cond = _guard_condition(guard)
-    bounds = []
+    bounds, kept = [], []
     for c in _conjuncts(cond):
+        if not uses_var(c, lambda v: v is x):
+            kept.append(c)
+            continue
         d = _normalize(c)
         if d is None or c.a.dtype != x.dtype:
             return None
@@ -279,7 +325,21 @@ def _plan_guard(loop, guard, path, inner):
         if rmax is None or rmin is None:
             return None
         bounds.append(_Bounds(k, rmax, rmin))
-    return bounds
+    if not bounds:
+        return None
+    return bounds, kept
+
+
+def _guard_with(guard, kept):
+    """``guard`` reduced to the conjuncts ``kept`` (what holds for the others)."""
+    if not kept:
+        return _guard_holds(guard)
+    cond = kept[0]
+    for c in kept[1:]:
+        cond = _op.logical_and(cond, c)
+    if _is_select(guard):
+        return E.Call(guard.dtype, "if_then_else", (cond, guard.args[1], guard.args[2]))
+    return replace(guard, condition=E.Call(guard.condition.dtype, "likely", (cond,)))
 
 
 # ----------------------------------------------------------------------------
@@ -355,16 +415,21 @@ class _LoopPartition(IRMutator):
         if not guards:
             return self.descend(loop)
         inner = _bound_vars(loop.body)
+        places = {}
+        for guard, _ in guards:
+            places[id(guard)] = places.get(id(guard), 0) + 1
         for guard, path in guards:
-            bounds = _plan_guard(loop, guard, path, inner)
-            if bounds is None:
+            if _is_select(guard) and (places[id(guard)] > 1 or loop.kind is S.ForKind.VECTORIZED):
                 continue
-            result = self.split(loop, guard, bounds)
+            plan = _plan_guard(loop, guard, path, inner)
+            if plan is None:
+                continue
+            result = self.split(loop, guard, *plan)
             if result is not None:
                 return result
         return self.descend(loop)
 
-    def split(self, loop, guard, bounds):
+    def split(self, loop, guard, bounds, kept):
         x = loop.loop_var
         dtype = x.dtype
         start = loop.min
@@ -387,7 +452,8 @@ class _LoopPartition(IRMutator):
             hi = self.smax(hi, lo)
         if self.prove_le(hi, lo):
             return None  # the guard holds nowhere for sure: nothing to gain
-        main_body = ir_transform(loop.body, preorder=lambda n: guard.then_case if n is guard else None)
+        holds = _guard_with(guard, kept)
+        main_body = ir_transform(loop.body, preorder=lambda n: holds if n is guard else None)
         pieces = []
         if not self.prove_le(lo, start):
             pieces.append(("head", start, lo))
@@ -414,7 +480,7 @@ class _LoopPartition(IRMutator):
             fails = (flo is not None and self.prove(_op.ge(a, self.simplify(flo)))) or (
                 fhi is not None and self.prove(_op.le(b, self.simplify(fhi))))
             if fails:
-                other = guard.else_case if guard.else_case is not None else S.Evaluate(E.IntImm("int32", 0))
+                other = _guard_fails(guard)
                 return ir_transform(body, preorder=lambda n: other if n is guard else None)
         return body
 

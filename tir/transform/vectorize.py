@@ -9,7 +9,8 @@ index such as ``i*64 + v`` becomes ``ramp(i*64, 1, L)``.
 The loop is left alone (still ``VECTORIZED``, so the backend emits a SIMD
 pragma) when the body is anything but a sequence of stores and lets over
 vectorizable expressions: an inner loop, an ``if``, an allocation, an unknown
-call, a lazy ``if_then_else`` that depends on the loop variable, an index that
+call, a lazy ``if_then_else`` whose condition depends on the loop variable (one
+whose condition does not chooses between whole vectors), an index that
 is neither scalar nor a ramp (a gather), a store whose index does not depend on
 the loop variable, or a written buffer that is accessed at two different
 indices (a loop-carried dependence).  The last two rules make each lane touch
@@ -171,8 +172,13 @@ class _Vectorizer(IRMutator):
             return e
         if all(_lanes(a) == 1 for a in args):
             return E.Call(e.dtype, e.op, args)
+        if e.op == "if_then_else" and _lanes(args[0]) == 1:
+            # a condition the same for every lane: one branch chooses between whole vectors
+            return E.Call(_dt.with_lanes(e.dtype, self.lanes), e.op,
+                          (args[0], self.bcast(args[1]), self.bcast(args[2])))
         if e.op not in _LANEWISE_CALLS:
-            # if_then_else is lazy per lane, likely() is a branch hint, others unknown
+            # if_then_else with a condition per lane is lazy per lane, likely() is a
+            # branch hint, others unknown
             raise _CannotVectorize(f"call {e.op} depends on the vectorized variable")
         return E.Call(_dt.with_lanes(e.dtype, self.lanes), e.op, tuple(self.bcast(a) for a in args))
 

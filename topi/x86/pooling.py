@@ -1,16 +1,20 @@
 """Pooling on CPUs: the output's rows spread over the cores.
 
-When the window slides along the innermost axis (``NCHW``, ``NCW``...), each
-output element's window is reduced in a register (``cache_write`` to ``local``),
-its loops unrolled when small: vector lanes along that axis would read the input
-with the stride's step, one lane at a time, and re-load and store the partial
-result at every tap.  Otherwise (``NHWC``: the window does not touch the innermost
-axis) the innermost output axis is vectorized with the window loops outside it."""
+When the window slides along the innermost axis (``NCHW``, ``NCW``...) with a
+stride of 1 or 2 and the row's length is a multiple of 4, 8 or 16, a vector of
+outputs along that axis is reduced in registers (``cache_write`` to ``local``), the
+window loops (unrolled when small) outside the vector lanes: each tap is one vector
+load (stride 2: two loads and a shuffle) and one vector max/add.  The padding's
+conditions go out of the main part of the loops through ``loop_partition``.  With
+another stride or length, each output element's window is reduced in a register,
+element by element.  When the window does not touch the innermost axis (``NHWC``)
+the innermost output axis is vectorized with the window loops outside it."""
 from __future__ import annotations
 
 from ...errors import ScheduleError
-from ...tir.expr import ProducerLoad
-from ...tir.functor import post_order_visit, uses_var
+from ...tir.arith import Analyzer
+from ...tir.expr import IntImm, ProducerLoad
+from ...tir.functor import post_order_visit, substitute, uses_var
 from ..generic.default import new_schedule
 from ..nn.pooling import POOL_REDUCTIONS
 from ..schedule_registry import register_schedule
@@ -77,10 +81,33 @@ def _unroll_window(s, t):
         s[t].unroll(rvs[-1])
 
 
+def _inner_stride(pool):
+    """The step of the innermost input index per step of the output's innermost axis
+    (the pooling stride along it), or None when it is not one constant."""
+    var = pool.op.axis[-1].var
+    steps = set()
+
+    def visit(node):
+        if isinstance(node, ProducerLoad) and node.indices:
+            idx = node.indices[-1]
+            step = Analyzer().simplify(substitute(idx, {var: var + 1}) - idx)
+            steps.add(step.value if isinstance(step, IntImm) else None)
+
+    for body in pool.op.body:
+        post_order_visit(body, visit)
+    return steps.pop() if len(steps) == 1 else None
+
+
+def _window_outside_lanes(pool) -> bool:
+    """Whether the window's extents do not depend on the innermost output axis (so the
+    window loops can go outside a vector of outputs along it; adaptive pools' do)."""
+    inner_var = pool.op.axis[-1].var
+    return not any(uses_var(rv.dom.extent, lambda v: v is inner_var) for rv in pool.op.reduce_axis)
+
+
 def _schedule_window_inner(s, pool, out):
-    """The window sliding along the innermost axis: each output element's window
-    reduced in a register right before the element is written; rows in
-    parallel."""
+    """The window sliding along the innermost axis: a vector of outputs (or one
+    output) reduced in registers right before it is written; rows in parallel."""
     if pool.op is out.op:
         acc = s.cache_write(pool, "local")
     else:
@@ -88,7 +115,16 @@ def _schedule_window_inner(s, pool, out):
     row, inner = _split_rows(s, out)
     if row is not None:
         s[out].parallel(row)
-    s[acc].compute_at(s[out], inner)
+    width = vector_width(get_const_tuple(out.shape)[-1])
+    if width > 1 and _inner_stride(pool) in (1, 2) and _window_outside_lanes(pool):
+        outer, lanes = s[out].split(inner, factor=width)
+        s[out].vectorize(lanes)
+        s[acc].compute_at(s[out], outer)
+        axes = list(s[acc].op.axis)
+        s[acc].reorder(*axes[:-1], *s[acc].op.reduce_axis, axes[-1])
+        s[acc].vectorize(axes[-1])
+    else:
+        s[acc].compute_at(s[out], inner)
     _unroll_window(s, acc)
 
 
@@ -96,9 +132,8 @@ def _schedule_window(s, pool, out):
     """The stage reducing the windows (``pool``, a tensor): at the output's row
     (when it is not the output), its innermost axis vectorized with the window
     loops outside -- where the window does not depend on that axis."""
-    inner_var = pool.op.axis[-1].var
     rvs = list(pool.op.reduce_axis)
-    movable = not any(uses_var(rv.dom.extent, lambda v: v is inner_var) for rv in rvs)
+    movable = _window_outside_lanes(pool)
     if pool.op is out.op:
         row, inner = _split_rows(s, pool)
         if movable:

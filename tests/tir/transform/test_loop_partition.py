@@ -87,3 +87,88 @@ def test_loop_partition_then_vectorize():
     main = g.body.seq[0]
     assert isinstance(main.body, BufferStore) and main.body.indices[0].lanes == 8
     assert_same_results(g0, g, RNG.random(30, dtype=np.float32), np.zeros(30, np.float32))
+
+
+# ---------------------------------------------------------------------------------------
+# lazy selects (an inlined pad): the main part reads the value alone
+# ---------------------------------------------------------------------------------------
+def _selects(stmt):
+    found = []
+    tir.post_order_visit(stmt, lambda n: found.append(n) if isinstance(n, E.Call) and n.op == "if_then_else"
+                         else None)
+    return found
+
+
+def test_loop_partition_select_of_padding_both_edges():
+    # B[x] = A[x-1] + A[x+1] with zero padding: head x=0, main [1, 7) guard-free, tail x=7
+    A, B = buf("A", (8,)), buf("B", (8,))
+    x = var("x")
+    left = tir.if_then_else(x >= 1, A[x - 1], c(0.0))
+    right = tir.if_then_else(x < 7, A[x + 1], c(0.0))
+    f = lowered_func("f", [A, B], loop(x, 8, BufferStore(B, left + right, (x,))))
+    g = loop_partition(f)
+    assert isinstance(g.body, S.SeqStmt) and len(g.body.seq) == 3
+    head, main, tail = g.body.seq
+    assert isinstance(main, S.For) and (main.min.value, main.extent.value) == (1, 6)
+    assert not _selects(main)
+    tir.assert_structural_equal(main.body, BufferStore(B, A[x - 1] + A[x + 1], (x,)))
+    # the edges are single iterations, inlined, with the failing select's else value
+    assert isinstance(head, BufferStore) and isinstance(tail, BufferStore)
+    verify_well_formed(g)
+    assert_same_results(f, g, RNG.random(8, dtype=np.float32), np.zeros(8, np.float32))
+
+
+def test_loop_partition_select_keeps_the_conjuncts_of_other_loops():
+    # a 2-D pad: partitioning the row loop leaves the column's conjunct in the main rows
+    A, B = buf("A", (4, 8)), buf("B", (4, 8))
+    y, x = var("y"), var("x")
+    sel = tir.if_then_else(tir.all(y >= 1, x >= 1), A[y - 1, x - 1], c(-1.0))
+    f = lowered_func("f", [A, B], loop(y, 4, loop(x, 8, BufferStore(B, sel, (y, x)))))
+    g = loop_partition(f)
+    head, main = g.body.seq
+    # the first row fails the row conjunct everywhere: the else value, no select
+    assert not _selects(head)
+    # the other rows: the column loop partitioned in turn, nothing left to select
+    assert isinstance(main, S.For) and (main.min.value, main.extent.value) == (1, 3)
+    assert not _selects(main.body.seq[1])
+    verify_well_formed(g)
+    assert_same_results(f, g, RNG.random((4, 8), dtype=np.float32), np.zeros((4, 8), np.float32))
+
+
+def test_loop_partition_leaves_select_on_a_vectorized_loop():
+    # partitioning would split the vector: the lanes select instead
+    A, B = buf("A", (8,)), buf("B", (8,))
+    x = var("x")
+    sel = tir.if_then_else(x >= 1, A[x - 1], c(0.0))
+    f = lowered_func("f", [A, B], loop(x, 8, BufferStore(B, sel, (x,)), kind=ForKind.VECTORIZED))
+    assert loop_partition(f) is f
+
+
+def test_loop_partition_leaves_a_select_object_used_twice():
+    # one select object at two places: the proof made for one place need not hold at the other
+    A, B = buf("A", (8,)), buf("B", (16,))
+    x, j = var("x"), var("j")
+    sel = tir.if_then_else(x + j >= 2, A[x], c(0.0))
+    body = seq(loop(j, 1, BufferStore(B, sel, (x,))), loop(j, 3, BufferStore(B, sel, (x + 8,))))
+    f = lowered_func("f", [A, B], loop(x, 8, body))
+    assert loop_partition(f) is f
+
+
+def test_loop_partition_select_then_vectorize_strided_pool():
+    # what a max pool of stride 2 with an inlined pad leaves: after partitioning, the main
+    # part vectorizes (a stride-2 ramp; the row condition, uniform over the lanes, selects
+    # whole vectors)
+    from tecc.tir import op as tirop
+
+    A, B = buf("A", (64,)), buf("B", (32,))
+    r, x, v = var("r"), var("x"), var("v")
+    # (the row condition is not linear in r, as a fused row loop's r % rows >= 1)
+    sel = tir.if_then_else(tir.all(tir.floormod(r, 3) >= 1, x * 16 + v * 2 >= 1), A[x * 16 + v * 2 - 1],
+                           c(-3.0e38))
+    body = loop(v, 8, BufferStore(B, tirop.max(B[x * 8 + v], sel), (x * 8 + v,)), kind=ForKind.VECTORIZED)
+    f = lowered_func("f", [A, B], loop(r, 4, loop(x, 4, body)))
+    g = vectorize(loop_partition(f))
+    vector_selects = [n for n in _selects(g.body) if n.dtype == "float32x8"]
+    assert vector_selects, "the main part is not vectorized"
+    assert all(n.args[0].dtype == "bool" for n in vector_selects)  # one condition for all lanes
+    assert_same_results(f, g, RNG.random(64, dtype=np.float32), RNG.random(32, dtype=np.float32))
