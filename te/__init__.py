@@ -8,7 +8,7 @@ from ..tir.op import (  # noqa: F401  (TVM exposes these under te too)
 )
 from .autodiff import gradient  # noqa: F401
 from .operation import compute, extern, placeholder, reduce_axis, scan, size_var, thread_axis, var  # noqa: F401
-from .reduction import comm_reducer, max, min, prod, sum  # noqa: F401,A004
+from ..tir.reduction import comm_reducer, max, min, prod, sum  # noqa: F401,A004
 from .schedule import AttachType, Schedule, Stage, create_schedule  # noqa: F401
 from .tensor import ComputeOp, ExternOp, Operation, PlaceholderOp, ScanOp, Tensor, TensorComputeOp  # noqa: F401
 from .tensor_intrin import TensorIntrin, decl_tensor_intrin  # noqa: F401

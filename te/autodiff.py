@@ -37,7 +37,7 @@ from ..tir.functor import IRMutator, substitute, uses_var
 from .autodiff_rules import NotDifferentiable, derivative, is_zero, mul
 from .autodiff_simplify import SumTerm, solve
 from .operation import compute
-from .reduction import sum as _sum
+from ..tir.reduction import sum as _sum
 from .tensor import ComputeOp, Tensor
 
 

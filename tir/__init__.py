@@ -24,6 +24,7 @@ from .structural import assert_structural_equal, structural_equal, structural_ha
 from .printer import to_text
 from . import analysis, keys  # noqa: E402  (after the node modules they build on)
 from . import ir_builder, stmt_functor  # noqa: E402  (TVM's tir.ir_builder, tir.stmt_functor)
+from .reduction import comm_reducer, max, min, sum  # noqa: E402,F401,A004  (TVM's reducers; two expressions: element-wise)
 
 # TVM spells the select node as a function too
 Select_ = select

@@ -103,14 +103,23 @@ class PrimExpr(Node):
     def __xor__(self, other):
         return _op.bitwise_xor(self, other)
 
+    def __rxor__(self, other):
+        return _op.bitwise_xor(other, self)
+
     def __invert__(self):
         return _op.bitwise_not(self)
 
     def __lshift__(self, other):
         return _op.shift_left(self, other)
 
+    def __rlshift__(self, other):
+        return _op.shift_left(other, self)
+
     def __rshift__(self, other):
         return _op.shift_right(self, other)
+
+    def __rrshift__(self, other):
+        return _op.shift_right(other, self)
 
     # comparison --------------------------------------------------------------
     def __lt__(self, other):
@@ -626,6 +635,45 @@ class IterVar(Node):
 
     def __neg__(self):
         return -self.var
+
+    def __rfloordiv__(self, o):
+        return o // self.var
+
+    def __rmod__(self, o):
+        return o % self.var
+
+    def __rtruediv__(self, o):
+        return o / self.var
+
+    def __lshift__(self, o):
+        return self.var << o
+
+    def __rlshift__(self, o):
+        return o << self.var
+
+    def __rshift__(self, o):
+        return self.var >> o
+
+    def __rrshift__(self, o):
+        return o >> self.var
+
+    def __and__(self, o):
+        return self.var & o
+
+    def __rand__(self, o):
+        return o & self.var
+
+    def __or__(self, o):
+        return self.var | o
+
+    def __ror__(self, o):
+        return o | self.var
+
+    def __xor__(self, o):
+        return self.var ^ o
+
+    def __rxor__(self, o):
+        return o ^ self.var
 
     @property
     def name(self):

@@ -23,9 +23,9 @@ the C compiler would emulate one through memory).
 
 Vectors are kept no wider than the target's registers (``max_vector_bytes``; the C
 compiler keeps such vectors in registers, wider ones spill): a longer loop is cut
-into chunks of the largest power of two that fits and divides the extent, written
-out one after another when there are at most :data:`MAX_UNROLLED_CHUNKS` of them
-and as a serial loop over chunks otherwise.
+into chunks of a register's lanes, written out one after another when there are at
+most :data:`MAX_UNROLLED_CHUNKS` of them and as a serial loop over chunks otherwise,
+and the lanes left over (less than a register) as narrower whole vectors.
 """
 from __future__ import annotations
 
@@ -294,13 +294,29 @@ def _vectorize_body(loop: S.For, lanes: int, base):
     return body
 
 
-def _chunk_lanes(extent: int, limit: int) -> int:
+def _register_lanes(limit: int) -> int:
+    """The widest power of two of at most ``limit`` (and :data:`MAX_LANES`) lanes."""
     lanes = 1
     while lanes * 2 <= min(limit, MAX_LANES):
         lanes *= 2
-    while lanes > 1 and extent % lanes:
-        lanes //= 2
     return lanes
+
+
+def _pow2_pieces(loop: S.For, extent: int, start: int) -> list:
+    """``extent`` lanes from ``start`` as vectors of decreasing powers of two (6: 4 then
+    2; 7: 4, 2 and a scalar iteration), each a whole vector."""
+    from ..functor import substitute
+
+    parts = []
+    for width in (1 << b for b in range(extent.bit_length() - 1, -1, -1)):
+        if extent & width:
+            base = _add(loop.min, _op.const(start, loop.min.dtype))
+            if width == 1:
+                parts.append(substitute(loop.body, {loop.loop_var: base}))
+            else:
+                parts.append(_vectorize_body(loop, width, base))
+            start += width
+    return parts
 
 
 def _element_bytes(stmt) -> int:
@@ -330,33 +346,26 @@ def vectorize_loop(loop: S.For, max_vector_bytes: int = 64) -> S.Stmt:
         if extent == 1:
             from ..functor import substitute
             return substitute(loop.body, {loop.loop_var: loop.min})
-        if extent <= min(limit, MAX_LANES):
+        lanes = _register_lanes(limit)
+        if extent <= lanes:
             if extent & (extent - 1) == 0:
                 return _vectorize_body(loop, extent, loop.min)
             # 6 lanes are no machine's vector: 4 + 2 (7: 4 + 2 + 1), each a whole vector
-            parts, start = [], 0
-            for width in (1 << b for b in range(extent.bit_length() - 1, -1, -1)):
-                if extent & width:
-                    base = _add(loop.min, _op.const(start, loop.min.dtype))
-                    if width == 1:
-                        from ..functor import substitute
-                        parts.append(substitute(loop.body, {loop.loop_var: base}))
-                    else:
-                        parts.append(_vectorize_body(loop, width, base))
-                    start += width
-            return S.seq(*parts)
-        lanes = _chunk_lanes(extent, limit)
+            return S.seq(*_pow2_pieces(loop, extent, 0))
         if lanes < 2:
             return loop
-        chunks = extent // lanes
+        # registers' worth of lanes, then the rest as narrower whole vectors (28 floats
+        # in 8-lane registers: 8, 8, 8 and 4)
+        chunks, rest = divmod(extent, lanes)
+        tail = _pow2_pieces(loop, rest, chunks * lanes) if rest else []
         if chunks <= MAX_UNROLLED_CHUNKS:
             return S.seq(*[_vectorize_body(loop, lanes, _add(loop.min, _op.const(c * lanes, loop.min.dtype)))
-                           for c in range(chunks)])
+                           for c in range(chunks)], *tail)
         outer = E.Var(loop.loop_var.name + ".outer", loop.loop_var.dtype)
         base = _add(loop.min, _mul(outer, _op.const(lanes, outer.dtype)))
         body = _vectorize_body(loop, lanes, base)
-        return S.For(outer, _op.const(0, outer.dtype), _op.const(chunks, outer.dtype),
-                     S.ForKind.SERIAL, body)
+        return S.seq(S.For(outer, _op.const(0, outer.dtype), _op.const(chunks, outer.dtype),
+                           S.ForKind.SERIAL, body), *tail)
     except _CannotVectorize:
         return loop
 

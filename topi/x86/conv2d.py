@@ -20,8 +20,6 @@ Every schedule here has the same shape, that of a register-tiled GEMM:
 """
 from __future__ import annotations
 
-import math
-
 from ... import te
 from ...target import Target
 from ...tir import dtype as _dt
@@ -275,8 +273,9 @@ def _schedule_pointwise(s, acc, out, shape, channels):
             break
         best = rh
     rh = best or 1
-    # a run that is not whole vectors is emitted in narrower ones (28 floats: 7 of 4)
-    vectors = rh * width // math.gcd(rh * width, lanes)
+    # registers per channel: a run that is not whole vectors ends in one narrower
+    # vector (28 floats in 8 lanes: 8 + 8 + 8 + 4, four registers)
+    vectors = -(-rh * width // lanes)
     oc_bn = pick_factor(channels, max(1, min(8, _registers() // 2 // vectors)))
     n, f, y, x = s[out].op.axis
     fo, fi = s[out].split(f, factor=oc_bn)

@@ -95,6 +95,24 @@ def test_vectorize_long_loop_is_chunked():
     assert_same_results(f, h, RNG.random(128, dtype=np.float32), np.zeros(128, np.float32))
 
 
+@pytest.mark.parametrize("extent,widths", [(28, [8, 8, 8, 4]), (21, [8, 8, 4, 1]), (6 + 17 * 8, None)])
+def test_vectorize_long_loop_keeps_register_width_with_a_narrower_tail(extent, widths):
+    # 28 float32 lanes in 32-byte registers: three 8-lane vectors and one of 4 (not
+    # seven of 4); a loop of more chunks than are written out keeps its tail after it
+    A, B = buf("A", (extent,)), buf("B", (extent,))
+    i = var("i")
+    f = lowered_func("f", [A, B], loop(i, extent, BufferStore(B, A[i] + 1.0, (i,)), ForKind.VECTORIZED))
+    g = vectorize(f, max_vector_bytes=32)
+    if widths is not None:
+        assert [st.indices[0].lanes if st.indices[0].dtype != "int32" else 1 for st in g.body.seq] == widths
+    else:
+        main, *tail = g.body.seq
+        assert isinstance(main, For) and main.extent.value == 17 and main.body.indices[0].lanes == 8
+        assert [st.indices[0].lanes for st in tail] == [4, 2]
+    verify_well_formed(g)
+    assert_same_results(f, g, RNG.random(extent, dtype=np.float32), np.zeros(extent, np.float32))
+
+
 def test_vectorize_let_and_cast():
     A, B = buf("A", (8,), "int32"), buf("B", (8,))
     i, t = var("i"), var("t")

@@ -1,10 +1,11 @@
-"""Commutative reducers: ``te.sum``, ``te.max``, ``te.min`` and ``te.comm_reducer``."""
+"""Commutative reducers: ``tir.comm_reducer``, ``sum``, ``max``, ``min`` and ``prod`` (TVM's
+``tvm.tir.comm_reducer``...; ``te`` exports the same objects as ``te.sum``...)."""
 from __future__ import annotations
 
 from ..errors import TeccTypeError
-from ..tir import expr as E
-from ..tir import op as _op
-from ..tir.op import convert
+from . import expr as E
+from . import op as _op
+from .op import convert
 
 
 def comm_reducer(fcombine, fidentity, name="reduce"):
