@@ -12,8 +12,12 @@ module                    holds
 :mod:`.tensor`            ``full``, ``full_like``, ``elemwise_sum``
 :mod:`.transform`         ``reshape``, ``concatenate``, ``split``, ``take``, ``tensordot``...
 :mod:`.einsum`            ``einsum("ij,jk->ik", A, B)``
+:mod:`.sort`              ``sort``, ``argsort``, ``topk`` (stable; extern statements, CPU and CUDA)
+:mod:`.scan`              ``cumsum``, ``cumprod``, ``scanop``
+:mod:`.scatter`           ``scatter_elements``, ``scatter_nd``, ``scatter``
 :mod:`.reduction`         ``sum``, ``max``, ``min``, ``prod``, ``argmax``, ``mean``, ``variance``...
 :mod:`.nn`                neural-network computes (conv2d, dense, softmax, pool2d, ...)
+:mod:`.image`             ``resize1d``, ``resize2d`` (ONNX's Resize)
 :mod:`.generic`           default (CPU) schedules
 :mod:`.x86`               CPU schedules
 :mod:`.cuda`              CUDA schedules and workloads (``sgemm``, ``softmax_rows``...)
@@ -47,7 +51,12 @@ from .transform import (  # noqa: F401
     arange, flip, gather, gather_elements, gather_nd, layout_transform, one_hot, repeat, strided_slice, tile,
 )
 from .einsum import einsum  # noqa: F401
+from .sort import argsort, sort, topk  # noqa: F401
+from .scan import cumprod, cumsum, scanop  # noqa: F401
+from .scatter import scatter, scatter_elements, scatter_nd  # noqa: F401
+from .transform import meshgrid, reverse_sequence, sequence_mask, trilu  # noqa: F401
 from . import nn  # noqa: F401,E402
+from . import image  # noqa: F401,E402
 from . import generic, x86, cuda, testing  # noqa: F401,E402
 from .nn import batch_matmul, conv2d_nchw, layer_norm, matmul, softmax  # noqa: F401,E402
 from .nn import matmul_broadcast  # noqa: F401,E402

@@ -8,12 +8,16 @@ convolution, a reduction, a softmax...) -- and by the target:
 * the anchor's tag (``"conv2d_nchw"``, ``"comm_reduce"``, ``"softmax_output"``...)
   is matched against the registered *tag prefixes*: a tag matches a prefix when one
   of its comma-separated parts starts with it (``"pool"`` matches ``"pool_max"``,
-  ``"injective,pad"`` matches ``"pad"``); the longest matching prefix wins;
+  ``"injective,pad"`` matches ``"pad"``); a prefix of a specific operation
+  (``"pad"``) wins over the generic kinds (``"elemwise"``, ``"broadcast"``,
+  ``"injective"``), then the longest matching prefix wins;
 * the target's keys are tried in order (``("cuda", "gpu")`` for cuda,
   ``("cpu",)`` for llvm and c), then ``"generic"``.
 
 Outputs with no anchor (a chain of element-wise and injective operators) use the
-schedule registered under ``"injective"``.
+schedule of the first of those operators, from the outputs back, whose tag has a
+specific part registered for the target (``"injective,resize"``: the ``"resize"``
+schedule), else the one registered under ``"injective"``.
 
 Registering a schedule
 ----------------------
@@ -96,11 +100,13 @@ def _matches(tag: str, prefix: str) -> bool:
 def find_anchor(outs):
     """The first operation, walking back from ``outs`` (breadth first), that is a
     compute with reduction axes or with a tag other than element-wise, broadcast
-    and injective (an untagged compute without reductions counts as injective);
-    None when there is none."""
+    and injective (an untagged compute without reductions counts as injective), or
+    an extern stage with such a tag (sort, cumsum, scatter); None when there is none."""
     seen, todo = set(), [t.op for t in outs]
     while todo:
         op = todo.pop(0)
+        if isinstance(op, te.ExternOp) and op.tag and not _tag.is_injective(op.tag):
+            return op  # a tagged extern stage (sort, scan, scatter): its tag picks the schedule
         if op in seen or not isinstance(op, te.ComputeOp):
             continue
         seen.add(op)
@@ -118,8 +124,31 @@ def lookup(op_tag: str, target):
     for key in tuple(target.keys) + (FALLBACK_KEY,):
         prefixes = [p for (p, k) in SCHEDULES if k == key and _matches(op_tag, p)]
         if prefixes:
-            return SCHEDULES[(max(prefixes, key=len), key)]
+            return SCHEDULES[(max(prefixes, key=lambda p: (p not in _GENERIC_KINDS, len(p))), key)]
     return None
+
+
+#: the tag prefixes of the generic kinds, which a specific prefix beats in :func:`lookup`
+_GENERIC_KINDS = (_tag.ELEMWISE, _tag.BROADCAST, _tag.INJECTIVE)
+
+
+def _injective_chain_tag(outs, target) -> str:
+    """The tag that picks the schedule of a chain of injective operators: the tag of
+    the first of them (breadth first from ``outs``) with a part other than the
+    generic kinds that a prefix registered for ``target`` matches, else
+    ``"injective"``."""
+    keys = tuple(target.keys) + (FALLBACK_KEY,)
+    specific = [p for (p, k) in SCHEDULES if k in keys and p not in _GENERIC_KINDS]
+    seen, todo = set(), [t.op for t in outs]
+    while todo:
+        op = todo.pop(0)
+        if op in seen or not isinstance(op, te.ComputeOp):
+            continue
+        seen.add(op)
+        if op.tag and any(_matches(op.tag, p) for p in specific):
+            return op.tag
+        todo.extend(t.op for t in op.input_tensors)
+    return _tag.INJECTIVE
 
 
 def schedule(outs, target=None):
@@ -159,7 +188,7 @@ def schedule(outs, target=None):
                                 "'cuda', or call it inside `with tecc.target.Target(...)`")
     target = Target.canon(target)
     anchor = find_anchor(outs)
-    op_tag = _tag.INJECTIVE if anchor is None else anchor.tag
+    op_tag = _injective_chain_tag(outs, target) if anchor is None else anchor.tag
     fn = lookup(op_tag, target)
     if fn is None:
         what = "a chain of injective operators" if anchor is None else f"{anchor.name!r}"

@@ -18,6 +18,10 @@ operator                   what
 ``tile``, ``repeat``       numpy's ``tile`` / ``repeat``
 ``one_hot``, ``arange``    built from indices / a range
 ``layout_transform``       ``NCHW`` <-> ``NCHW16c`` and other split layouts
+``trilu``                  upper / lower triangle of the last two axes (ONNX ``Trilu``)
+``reverse_sequence``       each batch's first ``len[b]`` steps reversed
+``sequence_mask``          steps past each batch's length set to a value
+``meshgrid``               coordinate grids (``"ij"`` / ``"xy"``)
 =========================  ============================================================
 
 Errors (shapes that do not fit, an axis out of range, indices that are not
@@ -942,3 +946,185 @@ def tensordot(a, b, axes):
         return te.sum(value, axis=rvs) if rvs else value
 
     return te.compute(out_shape, f, name="T_tensordot", tag=tag.MATMUL)
+
+
+# ---------------------------------------------------------------------------- triangles, sequences, grids
+
+
+def trilu(data, k, upper):
+    """The upper (``upper=True``) or lower triangle of the last two axes of ``data``,
+    the rest zero (ONNX ``Trilu``, numpy's ``triu``/``tril``): element ``(r, c)``
+    is kept when ``c - r >= k`` (upper) or ``c - r <= k`` (lower).
+
+    Parameters
+    ----------
+    data : Tensor
+        Of rank 2 or more (batches of matrices).
+    k : int, expression, or Tensor of one integer
+        The diagonal: 0 the main one, positive above it, negative below.  ONNX's
+        ``k`` input (a rank-0 or 1-element int64 tensor) is read at run time.
+    upper : bool
+
+    Returns
+    -------
+    Tensor
+        ``data``'s shape and dtype, named ``trilu``, tagged injective.
+    """
+    _check_tensor(data, "trilu")
+    what = f"trilu({_describe(data)}, upper={upper})"
+    if len(data.shape) < 2:
+        raise TopiError(f"{what}: data must have rank 2 or more (matrices), got rank {len(data.shape)}")
+    if isinstance(k, te.Tensor):
+        if not _dt.is_integer(k.dtype):
+            raise TopiTypeError(f"{what}: k {_describe(k)} must be an integer tensor, got dtype {k.dtype}")
+        ksize = prod(get_const_tuple(k.shape))
+        if ksize != 1:
+            raise TopiError(f"{what}: k must hold one integer, got the tensor {_describe(k)}")
+        kt = k
+
+        def kval():
+            return _op.cast("int32", kt(*([0] * len(kt.shape))))
+    else:
+        if isinstance(k, E.PrimExpr) and _dt.is_integer(k.dtype):
+            kc = _op.cast("int32", k)
+        elif hasattr(k, "__index__") and not isinstance(k, (bool, E.PrimExpr)):
+            kc = _op.const(int(k.__index__()), "int32")
+        else:
+            raise TopiError(f"{what}: k must be an integer, an integer expression or a tensor, got {k!r}")
+
+        def kval():
+            return kc
+
+    def f(*i):
+        r, c = _op.cast("int32", i[-2]), _op.cast("int32", i[-1])
+        keep = (c - r >= kval()) if upper else (c - r <= kval())
+        return _op.select(keep, data(*i), _op.const(0, data.dtype))
+
+    return te.compute(data.shape, f, name="trilu", tag=tag.INJECTIVE)
+
+
+def reverse_sequence(a, seq_lengths, seq_axis=1, batch_axis=0):
+    """Reverse the first ``seq_lengths[b]`` elements along ``seq_axis`` of each slice
+    ``b`` along ``batch_axis`` (ONNX ``ReverseSequence``); the rest stay in place.
+    Lengths above the axis size count as the size, below 1 as 1 (as TVM).
+
+    Parameters
+    ----------
+    a : Tensor
+    seq_lengths : Tensor of integers, of shape ``(a.shape[batch_axis],)``
+    seq_axis, batch_axis : int
+        Different axes of ``a``.
+
+    Returns
+    -------
+    Tensor
+        ``a``'s shape and dtype, named ``T_reverse_sequence``, tagged injective.
+    """
+    _check_tensor(a, "reverse_sequence")
+    _check_tensor(seq_lengths, "reverse_sequence")
+    what = (f"reverse_sequence({_describe(a)}, seq_lengths {_describe(seq_lengths)}, seq_axis={seq_axis}, "
+            f"batch_axis={batch_axis})")
+    ndim = len(a.shape)
+    if ndim < 2:
+        raise TopiError(f"{what}: a must have rank 2 or more (a batch axis and a sequence axis)")
+    seq_axis = normalize_axis(seq_axis, ndim, what)
+    batch_axis = normalize_axis(batch_axis, ndim, what)
+    if seq_axis == batch_axis:
+        raise TopiError(f"{what}: seq_axis and batch_axis must be different axes")
+    _check_integer_indices(seq_lengths, what)
+    if len(seq_lengths.shape) != 1 or not Analyzer().can_prove_equal(seq_lengths.shape[0], a.shape[batch_axis]):
+        raise TopiError(f"{what}: seq_lengths must have shape ({a.shape[batch_axis]},) (the size of the batch axis), "
+                        f"got {tuple(seq_lengths.shape)}")
+    n = _op.cast("int32", a.shape[seq_axis])
+
+    def f(*i):
+        length = _op.cast("int32", seq_lengths(i[batch_axis]))
+        length = _op.max(_op.min(length, n), _op.const(1, "int32"))
+        s = _op.cast("int32", i[seq_axis])
+        idx = list(i)
+        idx[seq_axis] = _op.select(s < length, length - 1 - s, s)
+        return a(*idx)
+
+    return te.compute(a.shape, f, name="T_reverse_sequence", tag=tag.INJECTIVE)
+
+
+def sequence_mask(data, valid_length, mask_value=0, axis=0):
+    """``data`` with the elements past each sequence's length set to ``mask_value``
+    (TVM's ``sequence_mask``; attention masks).
+
+    Parameters
+    ----------
+    data : Tensor
+        ``[MAX_LENGTH, batch, ...]`` (``axis=0``) or ``[batch, MAX_LENGTH, ...]``
+        (``axis=1``).
+    valid_length : Tensor of integers, of shape ``(batch,)``
+    mask_value : float
+    axis : int
+        0 or 1: the length axis.
+
+    Returns
+    -------
+    Tensor
+        ``data``'s shape and dtype, named ``T_sequence_mask``, tagged injective.
+    """
+    _check_tensor(data, "sequence_mask")
+    _check_tensor(valid_length, "sequence_mask")
+    what = (f"sequence_mask({_describe(data)}, valid_length {_describe(valid_length)}, mask_value={mask_value}, "
+            f"axis={axis})")
+    if len(data.shape) < 2:
+        raise TopiError(f"{what}: data must have rank 2 or more, got rank {len(data.shape)}")
+    if axis not in (0, 1):
+        raise TopiError(f"{what}: axis must be 0 or 1 (the length axis), got {axis}")
+    _check_integer_indices(valid_length, what)
+    batch_axis = 1 - axis
+    if len(valid_length.shape) != 1 or not Analyzer().can_prove_equal(valid_length.shape[0], data.shape[batch_axis]):
+        raise TopiError(f"{what}: valid_length must have shape ({data.shape[batch_axis]},) (the batch axis "
+                        f"{batch_axis} of data), got {tuple(valid_length.shape)}")
+
+    def f(*i):
+        length = _op.cast("int32", valid_length(i[batch_axis]))
+        keep = _op.cast("int32", i[axis]) < length
+        return _op.select(keep, data(*i), _op.const(mask_value, data.dtype))
+
+    return te.compute(data.shape, f, name="T_sequence_mask", tag=tag.INJECTIVE)
+
+
+def meshgrid(a_tuple, indexing):
+    """Coordinate grids from 1-D (or rank-0) tensors (numpy's ``meshgrid``).
+
+    Parameters
+    ----------
+    a_tuple : list of Tensor
+    indexing : str
+        ``"ij"`` (matrix: output axis ``k`` follows input ``k``) or ``"xy"``
+        (Cartesian: the first two output axes swapped).
+
+    Returns
+    -------
+    list of Tensor
+        One grid per input, all of the same shape, named ``T_meshgrid``, tagged
+        injective.
+    """
+    tensors = _tensor_list(a_tuple, "meshgrid")
+    what = f"meshgrid({[_describe(t) for t in tensors]}, indexing={indexing!r})"
+    if indexing not in ("ij", "xy"):
+        raise TopiError(f"{what}: indexing must be 'ij' or 'xy', got {indexing!r}")
+    for t in tensors:
+        if len(t.shape) > 1:
+            raise TopiError(f"{what}: every input must be 1-D (or rank 0), {_describe(t)} is not")
+    sizes = [t.shape[0] if len(t.shape) == 1 else 1 for t in tensors]
+    out_shape = list(sizes)
+    axis_of = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) >= 2:
+        out_shape[0], out_shape[1] = out_shape[1], out_shape[0]
+        axis_of[0], axis_of[1] = 1, 0
+
+    def grid(k):
+        t = tensors[k]
+
+        def f(*i):
+            return t(i[axis_of[k]]) if len(t.shape) == 1 else t()
+
+        return te.compute(tuple(out_shape), f, name="T_meshgrid", tag=tag.INJECTIVE)
+
+    return [grid(k) for k in range(len(tensors))]

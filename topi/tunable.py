@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..errors import ScheduleError
 from ..tuner.task.dispatcher import DispatchContext, FallbackContext
-from ..tuner.task.space import FallbackConfigEntity
+from ..tuner.task.space import FallbackConfigEntity, InstantiationError
 from ..tuner.task.topi_integration import get_workload
 from .generic.default import new_schedule
 from .utils import find_anchors, get_const_tuple
@@ -61,3 +61,32 @@ def schedule_anchor(outs, anchor_tags, what, apply):
                             "schedule the product as its own output")
     apply(s, op, out)
     return s
+
+
+def knob_name(name, kernel):
+    """The name of knob ``name`` for kernel (or loop nest) number ``kernel`` of a
+    template that schedules several: ``name`` for the first, ``name_<kernel>`` after."""
+    return name if kernel == 0 else f"{name}_{kernel}"
+
+
+def knob_int(cfg, name, what, low=1, high=None, limit_what=None):
+    """The value of the knob ``name`` of ``cfg``, checked: an int in ``[low, high]``
+    (``high`` None: no upper bound; ``limit_what`` says where ``high`` comes from).
+
+    Raises
+    ------
+    InstantiationError
+        When ``cfg`` has no such knob, or its value is not such an int; the message
+        names the template ``what``, the knob, the value and what was expected.
+    """
+    if name not in cfg:
+        raise InstantiationError(f"{what}: the config has no knob {name!r}: it is a config of another template "
+                                 "or workload")
+    value = getattr(cfg[name], "val", cfg[name])
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= low and (high is None or value <= high)
+    if not ok:
+        expected = f"an int >= {low}" if high is None else f"an int in [{low}, {high}]"
+        if limit_what and high is not None:
+            expected += f" ({limit_what})"
+        raise InstantiationError(f"{what}: knob {name!r} = {value!r} is not valid; expected {expected}")
+    return value

@@ -18,6 +18,7 @@ module                 holds
 :mod:`.conv2d_direct`  the direct convolution template (tunable, shared by all below)
 :mod:`.conv1d`         ``conv1d_ncw``, ``conv1d_nwc`` and their schedules
 :mod:`.pooling`        ``schedule_pool``
+:mod:`.resize`         ``schedule_resize`` (resize1d/2d, upsampling): a thread per element
 :mod:`.gemm`           the tiled GEMM: ``sgemm``, ``classic_gemm_tvm``, ``matmul_bias_relu``
 :mod:`.batch_matmul`   ``batch_matmul``, ``schedule_batch_matmul``, ``schedule_matmul``
 :mod:`.dense`          ``dense_small_batch``, ``dense_large_batch`` (tunable), ``dense``,
@@ -37,7 +38,9 @@ from .conv2d import conv2d_nchw, conv2d_nchw_workload, schedule_conv2d_direct, s
 from .conv2d import conv2d_nhwc, schedule_conv2d_nhwc  # noqa: F401
 from .conv1d import conv1d_ncw, conv1d_nwc, schedule_conv1d_ncw, schedule_conv1d_nwc  # noqa: F401
 from .conv2d_transpose import conv2d_transpose_nchw, schedule_conv2d_transpose_nchw  # noqa: F401
+from .conv2d_transpose import group_conv2d_transpose_nchw, schedule_group_conv2d_transpose_nchw  # noqa: F401
 from .depthwise_conv2d import depthwise_conv2d_nchw, schedule_depthwise_conv2d_nchw  # noqa: F401
+from .depthwise_conv2d import depthwise_conv2d_nhwc, schedule_depthwise_conv2d_nhwc  # noqa: F401
 from .group_conv2d_nchw import group_conv2d_nchw, schedule_group_conv2d_nchw  # noqa: F401
 from .gemm import (  # noqa: F401
     classic_gemm_tvm, matmul_bias_relu, schedule_classic_gemm, schedule_gemm, sgemm,
@@ -49,5 +52,13 @@ from .layer_norm import layernorm_rows, schedule_layer_norm  # noqa: F401
 from .layer_norm import schedule_group_norm, schedule_instance_norm  # noqa: F401
 from .pooling import schedule_pool  # noqa: F401
 from .pooling import schedule_adaptive_pool  # noqa: F401
+from .pooling import adaptive_pool, global_pool, pool1d, pool2d, pool3d  # noqa: F401
 from .reduction import schedule_reduce, schedule_rows  # noqa: F401
+from .resize import schedule_resize, schedule_upsampling  # noqa: F401
+from .reduction import reduce  # noqa: F401
 from .softmax import schedule_log_softmax, schedule_softmax, schedule_softmax_op, softmax_rows  # noqa: F401
+from .sort import argsort, schedule_argsort, schedule_sort, schedule_topk, sort, topk  # noqa: F401
+from .scan import cumprod, cumsum, scanop, schedule_scan  # noqa: F401
+from .scatter import (  # noqa: F401
+    scatter_elements, scatter_nd, schedule_scatter, schedule_scatter_elements, schedule_scatter_nd,
+)

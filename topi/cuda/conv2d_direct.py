@@ -1,6 +1,6 @@
 """The direct-convolution template for CUDA (TVM's ``conv2d_direct`` knobs), shared by
-every convolution of :mod:`tecc.topi.nn`: NCHW, NHWC, grouped, depthwise, 1-D and
-transposed.
+every convolution of :mod:`tecc.topi.nn`: NCHW, NHWC, grouped, depthwise (NCHW and
+NHWC), 1-D and transposed (grouped too).
 
 A block computes a tile of the output: ``tile_f`` channels by ``tile_y`` rows by
 ``tile_x`` columns, each split four ways (block, virtual thread, thread, inner).
@@ -32,6 +32,8 @@ from ..nn.conv2d import (
     CONV1D_NCW, CONV1D_NWC, CONV2D_NCHW, CONV2D_NHWC, CONV2D_TRANSPOSE_NCHW, DEPTHWISE_CONV2D_NCHW,
     GROUP_CONV2D_NCHW,
 )
+from ..nn.conv2d_transpose import GROUP_CONV2D_TRANSPOSE_NCHW
+from ..nn.depthwise_conv2d import DEPTHWISE_CONV2D_NHWC
 from ..utils import get_const_tuple
 from .injective import schedule_injective_from_existing
 from .utils import max_threads
@@ -40,7 +42,11 @@ from .utils import max_threads
 LAYOUTS = {
     CONV2D_NCHW: "NCHW", GROUP_CONV2D_NCHW: "NCHW", DEPTHWISE_CONV2D_NCHW: "NCHW",
     CONV2D_TRANSPOSE_NCHW: "NCHW", CONV2D_NHWC: "NHWC", CONV1D_NCW: "NCW", CONV1D_NWC: "NWC",
+    DEPTHWISE_CONV2D_NHWC: "NHWC", GROUP_CONV2D_TRANSPOSE_NCHW: "NCHW",
 }
+
+#: the transposed convolutions: they step by 1 through their spread input
+_TRANSPOSED = (CONV2D_TRANSPOSE_NCHW, GROUP_CONV2D_TRANSPOSE_NCHW)
 
 #: the reduction axes of the computes, by name: channels, kernel rows, kernel columns
 _REDUCE_ROLES = {"rc": "rc", "ry": "ry", "rx": "rx"}
@@ -152,12 +158,12 @@ def _window_attrs(conv, roles):
     k = 2 if "y" in roles.pos else 1
     stride = [1] * k
     dilation = [1] * k
-    if conv.op.tag != CONV2D_TRANSPOSE_NCHW:
+    if conv.op.tag not in _TRANSPOSED:
         stride = [_const(v, 1) for v in attrs.get("strides", stride)]
         dilation = [_const(v, 1) for v in attrs.get("dilation", dilation)]
     if k == 1:
         stride, dilation = [1] + stride, [1] + dilation
-    return tuple(stride), tuple(dilation), conv.op.tag == DEPTHWISE_CONV2D_NCHW
+    return tuple(stride), tuple(dilation), conv.op.tag in (DEPTHWISE_CONV2D_NCHW, DEPTHWISE_CONV2D_NHWC)
 
 
 def _bytes(conv):

@@ -2,6 +2,10 @@
 ones (:mod:`..x86`, :mod:`..cuda`).  Each takes the operator's output tensor(s) and
 returns a new schedule."""
 from .default import default_schedule  # noqa: F401
+from .resize import schedule_resize, schedule_upsampling  # noqa: F401
+from .nn import schedule_depthwise_conv2d_nhwc, schedule_group_conv2d_transpose_nchw  # noqa: F401
+from .extern import schedule_argsort, schedule_scan, schedule_sort, schedule_topk  # noqa: F401
+from .extern import schedule_scatter, schedule_scatter_elements, schedule_scatter_nd  # noqa: F401
 from .nn import (  # noqa: F401
     schedule_conv1d_ncw, schedule_conv1d_nwc, schedule_conv2d_transpose_nchw, schedule_depthwise_conv2d_nchw,
     schedule_group_conv2d_nchw,

@@ -24,14 +24,18 @@ module              operators
 The other normalizations: :mod:`.instance_norm` (instance_norm), :mod:`.group_norm`
 (group_norm), :mod:`.batch_norm` (batch_norm) and :mod:`.local_response_norm` (lrn).
 
-The convolutions also have :mod:`.depthwise_conv2d` (depthwise_conv2d_nchw) and
-:mod:`.conv2d_transpose` (conv2d_transpose_nchw), and :mod:`.dilate` (dilate).
+The convolutions also have :mod:`.depthwise_conv2d` (depthwise_conv2d_nchw,
+depthwise_conv2d_nhwc) and :mod:`.conv2d_transpose` (conv2d_transpose_nchw,
+group_conv2d_transpose_nchw), and :mod:`.dilate` (dilate).  :mod:`.upsampling`
+(upsampling) is a resize of :mod:`tecc.topi.image`.
 """
 from .conv2d import conv2d, conv2d_nchw, conv2d_nhwc, pad_nchw  # noqa: F401
 from .conv2d import conv, group_conv2d_nchw  # noqa: F401
 from .conv1d import conv1d, conv1d_ncw, conv1d_nwc  # noqa: F401
 from .conv2d_transpose import conv2d_transpose_nchw  # noqa: F401
 from .depthwise_conv2d import depthwise_conv2d_nchw  # noqa: F401
+from .depthwise_conv2d import depthwise_conv2d_nhwc  # noqa: F401
+from .conv2d_transpose import group_conv2d_transpose_nchw  # noqa: F401
 from .dilate import dilate  # noqa: F401
 from .dense import batch_matmul, dense, matmul  # noqa: F401
 from .dense import matmul_broadcast  # noqa: F401
@@ -49,4 +53,5 @@ from .pooling import adaptive_pool, adaptive_pool1d, adaptive_pool3d  # noqa: F4
 from .flatten import flatten  # noqa: F401
 from .space_to_depth import depth_to_space, space_to_depth  # noqa: F401
 from .softmax import log_softmax, softmax  # noqa: F401
+from .upsampling import upsampling  # noqa: F401
 from .utils import get_pad_tuple  # noqa: F401

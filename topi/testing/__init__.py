@@ -14,6 +14,11 @@ from .conv import (  # noqa: F401
     group_conv1d_ncw_python,
 )
 from .conv import dilate_python  # noqa: F401
+from .conv import depthwise_conv2d_python_nhwc  # noqa: F401
+from .resize_python import resize1d_python, resize2d_python, upsampling_python  # noqa: F401
+from .common import (  # noqa: F401
+    get_depthwise_conv2d_nhwc_implement, get_group_conv2d_transpose_nchw_implement, get_resize_schedule,
+)
 from .nn import (  # noqa: F401
     batch_matmul_python, bias_relu_python, conv2d_nchw_python, dense_python, layer_norm_python,
     log_softmax_python, matmul_python, poolnd_python, relu_python, scale_bias_relu_add_python, softmax_python,
@@ -34,3 +39,7 @@ from .common import (  # noqa: F401
     get_batch_matmul_implement, get_batch_norm_schedule, get_dense_implement, get_group_norm_schedule,
     get_instance_norm_schedule, get_layer_norm_schedule, get_lrn_schedule, get_matmul_schedule,
 )
+from .common import get_extern_implement  # noqa: F401
+from .sort_scan import argsort_python, cumprod_python, cumsum_python, sort_python, topk_python  # noqa: F401
+from .scatter import scatter_elements_python, scatter_nd_python  # noqa: F401
+from .sequence import meshgrid_python, reverse_sequence_python, sequence_mask, trilu_python  # noqa: F401

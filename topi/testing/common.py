@@ -100,6 +100,27 @@ def get_conv2d_transpose_nchw_implement(target):
     return dispatch(target, _implements("conv2d_transpose_nchw"))
 
 
+def get_depthwise_conv2d_nhwc_implement(target):
+    """``(compute, schedule)`` of depthwise_conv2d_nhwc for ``target``: the compute
+    called as ``compute(data, kernel, strides, padding, dilation, kernel_layout="HWOI",
+    out_dtype=None)`` (a dtype in ``kernel_layout``'s place is taken as ``out_dtype``,
+    as TVM's tests pass it)."""
+    return dispatch(target, _implements("depthwise_conv2d_nhwc"))
+
+
+def get_group_conv2d_transpose_nchw_implement(target):
+    """``(compute, schedule)`` of group_conv2d_transpose_nchw for ``target``: the
+    compute called as ``compute(data, kernel, strides, padding, out_dtype,
+    output_padding, groups)``."""
+    return dispatch(target, _implements("group_conv2d_transpose_nchw"))
+
+
+def get_resize_schedule(target):
+    """The schedule of ``topi.image.resize1d`` / ``resize2d`` and
+    ``topi.nn.upsampling`` for ``target`` (called as ``schedule(outs)``)."""
+    return dispatch(target, _schedules("schedule_resize"))
+
+
 def get_dense_implement(target):
     """``(compute, schedule)`` of dense for ``target``: the compute called as
     ``compute(data, weight, bias=None, out_dtype=None)``, the schedule as
@@ -137,3 +158,25 @@ def get_batch_norm_schedule(target):
 def get_lrn_schedule(target):
     """The schedule of lrn for ``target``."""
     return dispatch(target, _schedules("schedule_lrn"))
+
+
+#: the operators declared as extern statements, and the name of their schedule
+_EXTERN_SCHEDULES = {
+    "sort": "schedule_sort", "argsort": "schedule_argsort", "topk": "schedule_topk",
+    "cumsum": "schedule_scan", "cumprod": "schedule_scan",
+    "scatter_elements": "schedule_scatter", "scatter_nd": "schedule_scatter",
+}
+
+
+def get_extern_implement(target, name):
+    """``(compute, schedule)`` of the extern operator ``name`` (``"sort"``,
+    ``"argsort"``, ``"topk"``, ``"cumsum"``, ``"cumprod"``, ``"scatter_elements"``,
+    ``"scatter_nd"``) for ``target``: ``topi.<name>`` with the CPU schedule, or
+    ``topi.cuda.<name>`` with the CUDA one.  Call the compute with keyword
+    arguments (``topi.cuda.argsort`` has TVM's CUDA signature, without
+    ``valid_count`` second)."""
+    from ... import topi as _topi
+    sched = _EXTERN_SCHEDULES[name]
+    return dispatch(target, {"generic": (getattr(_topi, name), getattr(generic, sched)),
+                             "cpu": (getattr(_topi, name), getattr(x86, sched)),
+                             "gpu": (getattr(cuda, name), getattr(cuda, sched))})

@@ -114,6 +114,22 @@ def depthwise_conv2d_python_nchw(input_np, filter_np, stride, padding, dilation=
     return _conv_nc(input_np, filter_np.reshape(C * M, 1, KH, KW), stride, padding, dilation, C, out_dtype)
 
 
+def depthwise_conv2d_python_nhwc(input_np, filter_np, stride, padding, dilation=1, out_dtype=None,
+                                 kernel_layout="HWOI"):
+    """Depthwise convolution of NHWC ``input_np`` with ``filter_np`` ``[filter_height,
+    filter_width, in_channel, channel_multiplier]`` (``kernel_layout="HWOI"``, TVM's;
+    ``"HWIO"``: ``[filter_height, filter_width, channel_multiplier, in_channel]``):
+    output channel ``c * channel_multiplier + m`` is input channel ``c`` convolved with
+    ``filter_np[:, :, c, m]``; the result is NHWC."""
+    if kernel_layout == "HWIO":
+        filter_np = filter_np.transpose(0, 1, 3, 2)
+    elif kernel_layout != "HWOI":
+        raise ValueError(f"kernel_layout {kernel_layout!r} is not 'HWOI' or 'HWIO'")
+    out = depthwise_conv2d_python_nchw(input_np.transpose(0, 3, 1, 2), filter_np.transpose(2, 3, 0, 1), stride,
+                                       padding, dilation, out_dtype)
+    return out.transpose(0, 2, 3, 1)
+
+
 def conv1d_ncw_python(a_np, w_np, stride, padding, dilation=1, out_dtype=None):
     """1-D convolution of NCW ``a_np`` with an OIW ``w_np``; ``padding`` an int,
     ``(left, right)``, "SAME" or "VALID"."""

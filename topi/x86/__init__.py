@@ -7,13 +7,19 @@ module                 holds
 :mod:`.reduction`      ``schedule_reduce``, ``schedule_softmax``
 :mod:`.conv2d`         ``conv2d_nchw``, ``schedule_conv2d_nchw``
 :mod:`.matmul`         the packed, register-tiled matmul (``matmul_packed``)
+:mod:`.resize`         ``schedule_resize`` (resize1d/2d, upsampling): tables once, rows over cores
 :mod:`.norm`           ``schedule_layer_norm`` (instance, group norm), ``schedule_batch_norm``,
                        ``schedule_lrn``
 :mod:`.dense`          ``dense`` (``dense_pack``, ``dense_nopack``), ``batch_matmul``,
                        ``schedule_dense``, ``schedule_batch_matmul``, ``schedule_matmul``
 =====================  ========================================================
+
+:mod:`.depthwise_conv2d` has ``depthwise_conv2d_nhwc`` and its schedule,
+:mod:`.conv2d_transpose` ``group_conv2d_transpose_nchw`` and its schedule.
 """
 from .conv2d import conv2d_nchw, schedule_conv2d_nchw  # noqa: F401
+from .sort import schedule_argsort, schedule_scan, schedule_sort, schedule_topk  # noqa: F401
+from .sort import schedule_scatter, schedule_scatter_elements, schedule_scatter_nd  # noqa: F401
 from .conv2d import (  # noqa: F401
     conv1d_ncw, conv2d_nhwc, conv2d_transpose_nchw, depthwise_conv2d_nchw, group_conv2d_nchw, schedule_conv1d_ncw,
     schedule_conv1d_nwc, schedule_conv2d_nhwc, schedule_conv2d_transpose_nchw, schedule_depthwise_conv2d_nchw,
@@ -24,7 +30,12 @@ from .injective import (  # noqa: F401
 )
 from .matmul import matmul_packed, matmul_packed_compute, register_tile, schedule_matmul_packed  # noqa: F401
 from .reduction import schedule_reduce, schedule_softmax  # noqa: F401
+from .resize import schedule_resize, schedule_upsampling  # noqa: F401
+from .depthwise_conv2d import depthwise_conv2d_nhwc, schedule_depthwise_conv2d_nhwc  # noqa: F401
+from .conv2d_transpose import group_conv2d_transpose_nchw, schedule_group_conv2d_transpose_nchw  # noqa: F401
+from .reduction import reduce  # noqa: F401
 from .pooling import schedule_adaptive_pool, schedule_pool  # noqa: F401
+from .pooling import adaptive_pool, global_pool, pool1d, pool2d, pool3d  # noqa: F401
 from .dense import (  # noqa: F401
     batch_matmul, dense, dense_nopack, dense_pack, schedule_batch_matmul, schedule_dense, schedule_dense_nopack,
     schedule_dense_pack, schedule_matmul,

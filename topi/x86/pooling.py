@@ -8,18 +8,40 @@ load (stride 2: two loads and a shuffle) and one vector max/add.  The padding's
 conditions go out of the main part of the loops through ``loop_partition``.  With
 another stride or length, each output element's window is reduced in a register,
 element by element.  When the window does not touch the innermost axis (``NHWC``)
-the innermost output axis is vectorized with the window loops outside it."""
+the innermost output axis is vectorized with the window loops outside it.
+
+Tuning
+------
+The schedule is a template with knobs, registered for the tuner with the tasks
+``"pool1d.x86"``, ``"pool2d.x86"``, ``"pool3d.x86"``, ``"adaptive_pool.x86"`` and
+``"global_pool.x86"`` (the computes :func:`pool1d` & co., :mod:`tecc.topi.nn`'s with
+their signatures; TVM had no AutoTVM template for pooling, the names are tecc's in
+TVM's ``<operator>.<target>`` form, as ``"pool2d.cuda"``).  The knobs:
+
+``vec``
+    outputs along the innermost axis per vector (1: none; else a width dividing
+    the axis, where vectors are possible at all).
+``parallel``
+    1: the rows (every output axis but the innermost, fused) spread over the cores.
+``unroll_window``
+    1: the window loops unrolled when small (:func:`_unroll_window`).
+
+The fallback config is the default schedule described above."""
 from __future__ import annotations
 
 from ...errors import ScheduleError
+from ...tuner.task.space import InstantiationError, OtherOptionEntity
+from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
+from .. import nn
 from ...tir.arith import Analyzer
 from ...tir.expr import IntImm, ProducerLoad
 from ...tir.functor import post_order_visit, substitute, uses_var
-from ..generic.default import new_schedule
+from ..generic.default import new_schedule, outputs_of
 from ..nn.pooling import POOL_REDUCTIONS
 from ..schedule_registry import register_schedule
 from ..utils import find_anchors, fuse_axes, get_const_tuple, inline_padding
-from .utils import vector_width
+from ..tunable import config_without_workload, has_workload, knob_int
+from .utils import VECTOR_WIDTHS, vector_width
 
 
 def _split_rows(s, t):
@@ -29,10 +51,10 @@ def _split_rows(s, t):
     return fuse_axes(s, t, axes[:-1]), axes[-1]
 
 
-def _vectorize_inner(s, t, row, inner, reduce_axes=()):
-    """Split ``inner`` by the widest vector dividing it (16, 8 or 4), put
-    ``reduce_axes`` between the halves and vectorize the inner half."""
-    width = vector_width(get_const_tuple(t.shape)[-1])
+def _vectorize_inner(s, t, row, inner, reduce_axes=(), width=None):
+    """Split ``inner`` by ``width`` (default: the widest vector dividing it, 16, 8 or
+    4), put ``reduce_axes`` between the halves and vectorize the inner half."""
+    width = vector_width(get_const_tuple(t.shape)[-1]) if width is None else width
     if width == 1:
         return
     outer, lanes = s[t].split(inner, factor=width)
@@ -61,11 +83,11 @@ def _window_along_inner(pool):
     return bool(found)
 
 
-def _unroll_window(s, t):
+def _unroll_window(s, t, enabled=True):
     """Unroll the window loops of ``t``'s stage: all of them when their extents are
     constant and multiply to at most :data:`UNROLL_TAPS`, else the innermost one
-    when constant and at most 8."""
-    rvs = list(s[t].op.reduce_axis)
+    when constant and at most 8 (nothing when not ``enabled``)."""
+    rvs = list(s[t].op.reduce_axis) if enabled else []
     extents = get_const_tuple([rv.dom.extent for rv in rvs])
     if not rvs or not isinstance(extents[-1], int):
         return
@@ -105,19 +127,47 @@ def _window_outside_lanes(pool) -> bool:
     return not any(uses_var(rv.dom.extent, lambda v: v is inner_var) for rv in pool.op.reduce_axis)
 
 
-def _schedule_window_inner(s, pool, out):
-    """The window sliding along the innermost axis: a vector of outputs (or one
-    output) reduced in registers right before it is written; rows in parallel."""
+def _vector_choices(extent):
+    """1 and the vector widths that divide ``extent``."""
+    return [1] + [v for v in sorted(VECTOR_WIDTHS) if isinstance(extent, int) and extent % v == 0]
+
+
+def _define_knobs(cfg, pool, out):
+    """The knobs (module docs) and, for a fallback config, the default schedule's
+    values; ``(vec, parallel, unroll)``."""
+    inner = get_const_tuple(out.shape)[-1]
+    if _window_along_inner(pool):
+        ok = _inner_stride(pool) in (1, 2) and _window_outside_lanes(pool)
+    else:
+        ok = pool.op is not out.op or _window_outside_lanes(pool)
+    vecs = _vector_choices(inner) if ok else [1]
+    cfg.define_knob("vec", vecs)
+    cfg.define_knob("parallel", [1, 0])
+    cfg.define_knob("unroll_window", [1, 0])
+    if cfg.is_fallback:
+        cfg["vec"] = OtherOptionEntity(vector_width(inner) if ok else 1)
+        cfg["parallel"] = OtherOptionEntity(1)
+        cfg["unroll_window"] = OtherOptionEntity(1)
+    vec = knob_int(cfg, "vec", "schedule_pool", 1)
+    if vec not in vecs:
+        raise InstantiationError(f"schedule_pool: knob 'vec' = {vec} is not one of {vecs} for {out.op.name!r} "
+                                 f"(innermost axis {inner})")
+    return vec, knob_int(cfg, "parallel", "schedule_pool", 0, 1), knob_int(cfg, "unroll_window", "schedule_pool", 0, 1)
+
+
+def _schedule_window_inner(s, pool, out, vec, parallel, unroll):
+    """The window sliding along the innermost axis: ``vec`` outputs along it (a
+    vector, or one output) reduced in registers right before they are written;
+    rows in parallel."""
     if pool.op is out.op:
         acc = s.cache_write(pool, "local")
     else:
         acc = pool
     row, inner = _split_rows(s, out)
-    if row is not None:
+    if row is not None and parallel:
         s[out].parallel(row)
-    width = vector_width(get_const_tuple(out.shape)[-1])
-    if width > 1 and _inner_stride(pool) in (1, 2) and _window_outside_lanes(pool):
-        outer, lanes = s[out].split(inner, factor=width)
+    if vec > 1:
+        outer, lanes = s[out].split(inner, factor=vec)
         s[out].vectorize(lanes)
         s[acc].compute_at(s[out], outer)
         axes = list(s[acc].op.axis)
@@ -125,32 +175,32 @@ def _schedule_window_inner(s, pool, out):
         s[acc].vectorize(axes[-1])
     else:
         s[acc].compute_at(s[out], inner)
-    _unroll_window(s, acc)
+    _unroll_window(s, acc, unroll)
 
 
-def _schedule_window(s, pool, out):
+def _schedule_window(s, pool, out, vec, parallel):
     """The stage reducing the windows (``pool``, a tensor): at the output's row
-    (when it is not the output), its innermost axis vectorized with the window
-    loops outside -- where the window does not depend on that axis."""
+    (when it is not the output), its innermost axis vectorized by ``vec`` with the
+    window loops outside -- where the window does not depend on that axis."""
     rvs = list(pool.op.reduce_axis)
     movable = _window_outside_lanes(pool)
     if pool.op is out.op:
         row, inner = _split_rows(s, pool)
         if movable:
-            _vectorize_inner(s, pool, row, inner, rvs)
-        if row is not None:
+            _vectorize_inner(s, pool, row, inner, rvs, vec)
+        if row is not None and parallel:
             s[pool].parallel(row)
         return
     row, inner = _split_rows(s, out)
-    if row is not None:
+    if row is not None and parallel:
         s[out].parallel(row)
-    _vectorize_inner(s, out, row, inner)
+    _vectorize_inner(s, out, row, inner, width=vec)
     s[pool].compute_at(s[out], row if row is not None else inner)
     if movable and row is not None:
-        _vectorize_inner(s, pool, None, pool.op.axis[-1], rvs)
+        _vectorize_inner(s, pool, None, pool.op.axis[-1], rvs, vec)
 
 
-def _schedule(outs, what):
+def _pool_template(cfg, outs, what="schedule_pool"):
     outs, s = new_schedule(outs)
     out = outs[0]
     found = find_anchors(s, out, POOL_REDUCTIONS, what, "a pooling output")
@@ -158,11 +208,69 @@ def _schedule(outs, what):
         raise ScheduleError(f"{what}: {out.op.name!r} reads {len(found)} pooling stages; schedule one at a time")
     inline_padding(s, found[0])
     pool = found[0].output(0)
+    vec, parallel, unroll = _define_knobs(cfg, pool, out)
     if _window_along_inner(pool):
-        _schedule_window_inner(s, pool, out)
+        _schedule_window_inner(s, pool, out, vec, parallel, unroll)
     else:
-        _schedule_window(s, pool, out)
+        _schedule_window(s, pool, out, vec, parallel)
     return s
+
+
+# ---------------------------------------------------------------------------------------
+# the tunable tasks
+# ---------------------------------------------------------------------------------------
+@register_topi_compute("pool1d.x86")
+def pool1d(cfg, data, kernel, stride, dilation, padding, pool_type, ceil_mode=False, layout="NCW",
+           count_include_pad=True):
+    """:func:`tecc.topi.nn.pool1d`, tunable as ``"pool1d.x86"`` (:func:`schedule_pool`)."""
+    return nn.pool1d(data, kernel, stride, dilation, padding, pool_type, ceil_mode, layout, count_include_pad)
+
+
+@register_topi_compute("pool2d.x86")
+def pool2d(cfg, data, kernel, stride, dilation, padding, pool_type, ceil_mode=False, layout="NCHW",
+           count_include_pad=True):
+    """:func:`tecc.topi.nn.pool2d`, tunable as ``"pool2d.x86"`` (:func:`schedule_pool`)."""
+    return nn.pool2d(data, kernel, stride, dilation, padding, pool_type, ceil_mode, layout, count_include_pad)
+
+
+@register_topi_compute("pool3d.x86")
+def pool3d(cfg, data, kernel, stride, dilation, padding, pool_type, ceil_mode=False, layout="NCDHW",
+           count_include_pad=True):
+    """:func:`tecc.topi.nn.pool3d`, tunable as ``"pool3d.x86"`` (:func:`schedule_pool`)."""
+    return nn.pool3d(data, kernel, stride, dilation, padding, pool_type, ceil_mode, layout, count_include_pad)
+
+
+@register_topi_compute("adaptive_pool.x86")
+def adaptive_pool(cfg, data, output_size, pool_type, layout="NCHW"):
+    """:func:`tecc.topi.nn.adaptive_pool`, tunable as ``"adaptive_pool.x86"``."""
+    return nn.adaptive_pool(data, output_size, pool_type, layout)
+
+
+@register_topi_compute("global_pool.x86")
+def global_pool(cfg, data, pool_type, layout="NCHW"):
+    """:func:`tecc.topi.nn.global_pool`, tunable as ``"global_pool.x86"``."""
+    return nn.global_pool(data, pool_type, layout)
+
+
+def _task_schedule(task_name, what):
+    def template(cfg, outs, layout="NCHW"):
+        return _pool_template(cfg, outs, what)
+
+    template.__name__ = what
+    return register_topi_schedule(task_name)(template)
+
+
+#: task name -> its registered schedule (``schedule(outs, layout)``)
+POOL_TASKS = {name: _task_schedule(name, "schedule_pool")
+              for name in ("pool1d.x86", "pool2d.x86", "pool3d.x86", "adaptive_pool.x86", "global_pool.x86")}
+
+
+def _schedule(outs, what):
+    outs = outputs_of(outs)
+    for name, registered in POOL_TASKS.items():
+        if has_workload(outs, name):
+            return registered(outs)
+    return _pool_template(config_without_workload(), outs, what)
 
 
 @register_schedule(("pool", "adaptive_pool"), "cpu")

@@ -1,10 +1,42 @@
-"""Reductions and softmax on CPUs: the output's rows spread over the cores."""
+"""Reductions and softmax on CPUs: the output's rows spread over the cores.
+
+Tuning
+------
+:func:`schedule_reduce` is a template with knobs, registered for the tuner as the
+task ``"reduce.x86"`` with the compute :func:`reduce` (``reduce(data, axis=None,
+keepdims=False, reduce_type="sum")``, any reduction of :mod:`tecc.topi.reduction`
+by name).  TVM had no AutoTVM template for reductions: the name is tecc's, in
+TVM's ``<operator>.<target>`` form (``"reduce.cuda"`` on CUDA).  The knobs, per
+loop nest of the chain (the first one's unsuffixed, the ``i``-th's with the suffix
+``_i``):
+
+``vec``
+    vector lanes along the innermost axis: when every reduction keeps the input's
+    innermost axis (a column sum), that many neighbouring outputs reduced together
+    in the lanes of a vector; when the innermost axis is reduced (a row sum), the
+    reduction split into that many partial results kept in vector lanes
+    (``rfactor``), added up at the end (a divisor of the axis' length; the sum then
+    adds in another order than one loop).  1: no vectors.
+``parallel_axes``
+    how many of the output's outer loops (the innermost one's vector split
+    excluded) are fused into the loop spread over the cores; 0: one core.
+``auto_unroll_max_step``
+    unroll every loop nest of at most this many steps inside (0: none).
+
+The fallback config is the default schedule of :func:`schedule_reduce`.
+"""
 from __future__ import annotations
 
+import itertools
+
+from ...tuner.task.space import InstantiationError, OtherOptionEntity
+from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
 from .. import tag
-from ..generic.default import new_schedule
+from ..generic.default import new_schedule, outputs_of
+from ..reduce_compute import reduce_by_type
 from ..reduce_plan import elements, schedule_reduce_chain
 from ..schedule_registry import register_schedule
+from ..tunable import knob_int, knob_name, schedule_either
 from ..utils import find_anchors, fuse_axes, fuse_rows, get_const_int, get_const_tuple
 from .injective import schedule_injective_from_existing
 from .utils import vector_width
@@ -14,50 +46,158 @@ from .utils import vector_width
 PARALLEL_MIN_WORK = 1 << 15
 #: the vector width (float32 lanes of AVX2) of the kept innermost axis
 VECTOR = 8
+#: the choices of ``vec`` (1 and those that fit the axis)
+VECTORS = (1, 4, 8, 16)
+#: the choices of ``auto_unroll_max_step``
+UNROLL_STEPS = (0, 16, 64)
 
 
-def _schedule_chain(s, plan, out):
-    """``out`` (a reduction, or the anchor of a fused chain) as one loop nest: its
-    outer axes fused and parallel, its innermost axis split by :data:`VECTOR` and
-    vectorized when every reduction keeps the input's innermost axis; each
-    reduction computed at the parallel loop with its reduction loops outside its
-    innermost (vector) axis."""
-    st = s[out]
-    axes = list(st.op.axis)
-    shape = get_const_tuple(out.shape)
-    inner_ok = (axes and plan.innermost_kept() and isinstance(shape[-1], int) and shape[-1] >= VECTOR)
-    if not axes:  # a rank-0 output: a loop of extent 1 to compute the reductions at
-        outer, vec = (st.fuse() if not out.op.reduce_axis else None), None
-    elif inner_ok:
-        io, vec = st.split(axes[-1], factor=VECTOR)
-        outer = fuse_axes(s, out, axes[:-1] + [io])
-    else:
-        outer, vec = fuse_axes(s, out, axes), None
-    k = plan.reduce_extent()
-    n = elements(out)
-    if outer is not None and axes and (k is None or n is None or n * k >= PARALLEL_MIN_WORK):
-        st.parallel(outer)
-    if out.op.reduce_axis and vec is not None:
-        # the reduction loops outside the vector lanes: lanes of neighbouring outputs
-        st.reorder(outer, *st.op.reduce_axis, vec)
-    if vec is not None:
-        st.vectorize(vec)
+def _innermost_reduced(op) -> bool:
+    """True if the reduction ``op`` (a topi reduction, with ``attrs["axis"]`` and
+    ``attrs["ndim"]``) reduces its input's innermost axis (its last reduction axis)."""
+    attrs = op.attrs
+    if "axis" not in attrs or "ndim" not in attrs or attrs["axis"] is None:
+        return False
+    return get_const_int(attrs["ndim"]) - 1 in [get_const_int(a) for a in attrs["axis"]]
+
+
+def _row_lanes_ok(plan):
+    """The length of the innermost reduced axis that every reduction of ``plan``
+    shares when each can be split into vector lanes there (``rfactor``), else None."""
+    lengths = set()
     for R in plan.reductions:
-        if R.op is out.op:
+        if not _innermost_reduced(R.op) or R.dtype == "bool":
+            return None
+        n = get_const_tuple([R.op.reduce_axis[-1].dom.extent])[0]
+        if not isinstance(n, int):
+            return None
+        lengths.add(n)
+    return lengths.pop() if len(lengths) == 1 else None
+
+
+def _define_knobs(cfg, plan, out, kernel):
+    """Define the knobs of one loop nest (``out`` and ``plan.reductions``);
+    ``(mode, rank)``: ``mode`` ``"kept"`` (vectors across outputs along the kept
+    innermost axis), ``"rows"`` (vector lanes of partial results along the reduced
+    innermost axis) or None (no vectors)."""
+    shape = get_const_tuple(out.shape)
+    rank = len(shape)
+    inner = shape[-1] if rank else None
+    row_len = _row_lanes_ok(plan)
+    if rank and plan.innermost_kept() and isinstance(inner, int):
+        mode, vecs = "kept", [v for v in VECTORS if v <= inner]
+    elif row_len is not None:
+        mode, vecs = "rows", [v for v in VECTORS if row_len % v == 0]
+    else:
+        mode, vecs = None, [1]
+    cfg.define_knob(knob_name("vec", kernel), vecs)
+    cfg.define_knob(knob_name("parallel_axes", kernel), list(range(rank + 1)))
+    cfg.define_knob(knob_name("auto_unroll_max_step", kernel), list(UNROLL_STEPS))
+    if cfg.is_fallback:
+        k, n = plan.reduce_extent(), elements(out)
+        parallel = rank and (k is None or n is None or n * k >= PARALLEL_MIN_WORK)
+        cfg[knob_name("vec", kernel)] = OtherOptionEntity(VECTOR if mode == "kept" and inner >= VECTOR else 1)
+        cfg[knob_name("parallel_axes", kernel)] = OtherOptionEntity(rank if parallel else 0)
+        cfg[knob_name("auto_unroll_max_step", kernel)] = OtherOptionEntity(0)
+    return mode, rank, row_len
+
+
+def _schedule_chain(cfg, s, plan, out, kernel=0, what="schedule_reduce"):
+    """``out`` (a reduction, or the anchor of a fused chain) as one loop nest, with
+    the knobs of ``cfg`` for ``kernel``: the leading ``parallel_axes`` of its outer
+    loops fused and parallel, the others fused inside; the innermost axis split by
+    ``vec`` and vectorized when every reduction keeps the input's innermost axis,
+    or each reduction's innermost axis split into ``vec`` lanes of partial results
+    otherwise; each reduction computed at the innermost outer loop with its
+    reduction loops outside its vector lanes."""
+    mode, rank, row_len = _define_knobs(cfg, plan, out, kernel)
+    vec = knob_int(cfg, knob_name("vec", kernel), what, 1)
+    par = knob_int(cfg, knob_name("parallel_axes", kernel), what, 0, rank, "the output's rank")
+    unroll = knob_int(cfg, knob_name("auto_unroll_max_step", kernel), what, 0)
+    if vec > 1 and mode is None:
+        raise InstantiationError(f"{what}: knob 'vec' = {vec} but {out.op.name!r} has no innermost axis to "
+                                 "vectorize (the input's innermost axis is not kept by every reduction nor "
+                                 "reduced by all alike); use 1")
+    if vec > 1 and mode == "rows" and row_len % vec:
+        raise InstantiationError(f"{what}: knob 'vec' = {vec} does not divide the innermost reduced axis "
+                                 f"({row_len} elements)")
+    st = s[out]
+    factored = []
+    if mode == "rows" and vec > 1:
+        # first, while the reductions' loops are untouched: partial results in lanes
+        for R in plan.reductions:
+            _, ki = s[R].split(s[R].op.reduce_axis[-1], factor=vec)
+            rf = s.rfactor(R, ki, factor_axis=len(R.op.axis))
+            factored.append(rf[0] if isinstance(rf, (list, tuple)) else rf)
+    axes = list(st.op.axis)
+    vec_axis = None
+    if not axes:  # a rank-0 output: a loop of extent 1 to compute the reductions at
+        loops = [] if out.op.reduce_axis else [st.fuse()]
+    elif mode == "kept" and vec > 1:
+        io, vec_axis = st.split(axes[-1], factor=vec)
+        loops = axes[:-1] + [io]
+    else:
+        loops = axes
+    head = fuse_axes(s, out, loops[:par]) if axes else None
+    tail = fuse_axes(s, out, loops[par:]) if axes else (loops[0] if loops else None)
+    attach = tail if tail is not None else head
+    if head is not None:
+        st.parallel(head)
+    if unroll and attach is not None:
+        st.pragma(head if head is not None else tail, "auto_unroll_max_step", unroll)
+    if out.op.reduce_axis and vec_axis is not None:
+        # the reduction loops outside the vector lanes: lanes of neighbouring outputs
+        st.reorder(*[x for x in (head, tail) if x is not None], *st.op.reduce_axis, vec_axis)
+    if vec_axis is not None:
+        st.vectorize(vec_axis)
+    for R in plan.reductions:
+        if R.op is out.op or attach is None:  # (a rank-0 reduction as the output: the others at the root)
             continue
-        if outer is None:  # a rank-0 reduction as the output: the others stay at the root
-            continue
-        s[R].compute_at(st, outer)
-        if vec is not None:
+        s[R].compute_at(st, attach)
+        if vec_axis is not None:
             r_axes = list(s[R].op.axis)
             s[R].reorder(*r_axes[:-1], *s[R].op.reduce_axis, r_axes[-1])
             s[R].vectorize(r_axes[-1])
+    for RF in factored:
+        if attach is not None:
+            s[RF].compute_at(st, attach)
+        lane = s[RF].op.axis[-1]
+        s[RF].reorder(*s[RF].op.reduce_axis, lane)
+        s[RF].vectorize(lane)
+
+
+@register_topi_compute("reduce.x86")
+def reduce(cfg, data, axis=None, keepdims=False, reduce_type="sum"):  # noqa: A001
+    """A reduction of :mod:`tecc.topi.reduction` by name (``reduce_type``: ``"sum"``,
+    ``"max"``, ``"argmax"``, ``"mean"``... :data:`~..reduce_compute.REDUCE_TYPES`)
+    over ``axis`` -- the compute of the tunable task ``"reduce.x86"``; schedule it
+    with :func:`schedule_reduce`.
+
+    Raises
+    ------
+    TopiError
+        On an unknown ``reduce_type`` (and the reduction's own errors).
+    """
+    return reduce_by_type(data, axis, keepdims, reduce_type, "topi.x86.reduce")
+
+
+def _reduce_template(cfg, outs):
+    """The template of "reduce.x86": :func:`schedule_reduce` with ``cfg``."""
+    nests = itertools.count()
+    return schedule_reduce_chain(outs, lambda s, plan, out: _schedule_chain(cfg, s, plan, out, next(nests)),
+                                 schedule_injective_from_existing)
+
+
+_schedule_reduce_task = register_topi_schedule("reduce.x86")(_reduce_template)
 
 
 @register_schedule("comm_reduce", "cpu")
 def schedule_reduce(outs):
     """The CPU schedule of a reduction (``topi.sum``, ``max``, ``argmax``, ``mean``,
-    ``variance``...) and of the element-wise stages around it.
+    ``variance``...) and of the element-wise stages around it: the template of the
+    task ``"reduce.x86"`` with the config dispatched for the workload :func:`reduce`
+    recorded, or, for the outputs of the plain computes, with a fallback config (or
+    the one of an enclosing ``ApplyConfig``).
 
     Stages before the reduction are inlined.  When the outputs are one tensor of
     the reductions' shape (the reduction itself, or an element-wise op of it),
@@ -65,7 +205,8 @@ def schedule_reduce(outs):
     reduction computed right before the elements that need it; when the input's
     innermost axis is kept (a column sum), 8 neighbouring outputs are reduced
     together in vector lanes.  Otherwise each reduction and each other output get a
-    loop nest of their own.
+    loop nest of their own.  (That is the fallback config; a tuned one chooses the
+    vectors, the parallel loop and the unrolling: the module's docs.)
 
     Parameters
     ----------
@@ -74,8 +215,13 @@ def schedule_reduce(outs):
     Returns
     -------
     Schedule
+
+    Raises
+    ------
+    InstantiationError
+        When a tuned config's knobs are out of range.
     """
-    return schedule_reduce_chain(outs, _schedule_chain, schedule_injective_from_existing)
+    return schedule_either(outputs_of(outs), "reduce.x86", _schedule_reduce_task, _reduce_template)
 
 
 @register_schedule(("softmax_output", "log_softmax_output"), "cpu")

@@ -1,0 +1,87 @@
+"""Upsampling (TVM's ``topi.nn.upsampling``): a :func:`~tecc.topi.image.resize2d`
+by scale factors, with ``asymmetric`` coordinates (or ``align_corners``)."""
+from __future__ import annotations
+
+from ... import te
+from ...errors import TeccTypeError
+from ...tir import expr as E
+from ...tir import op as _op
+from ..image.resize import resize2d
+from ..utils import TopiError, get_const_tuple, simplify
+
+_METHODS = {"nearest_neighbor": "nearest_neighbor", "linear": "linear", "bilinear": "linear", "cubic": "cubic",
+            "bicubic": "cubic"}
+
+
+def _scaled_size(size, scale):
+    """``round(size * scale)`` (half to even, as TVM's constant folding): an int
+    for a constant ``size``, else an int32 expression (``size * scale`` for a whole
+    ``scale``; a float one, which only CPU targets can compute on the host,
+    otherwise)."""
+    n = get_const_tuple([size])[0]
+    if isinstance(n, int):
+        return int(round(n * scale))
+    if float(scale).is_integer():  # integer arithmetic: a GPU launch plan can hold it
+        return simplify(size * int(scale))
+    return simplify(_op.cast("int32", _op.nearbyint(_op.cast("float32", size) * _op.const(float(scale), "float32"))))
+
+
+def upsampling(data, scale_h, scale_w, layout="NCHW", method="nearest_neighbor", align_corners=False,
+               output_shape=None):
+    """Upsample the height and width of ``data`` by ``scale_h`` and ``scale_w``.
+
+    Parameters
+    ----------
+    data : Tensor
+        ``[batch, channel, in_height, in_width]`` (``"NCHW"``) or ``[batch,
+        in_height, in_width, channel]`` (``"NHWC"``).
+    scale_h, scale_w : float
+        Positive factors; the output is ``round(in_height * scale_h)`` by
+        ``round(in_width * scale_w)``.
+    layout : str
+    method : str
+        ``"nearest_neighbor"``, ``"bilinear"`` or ``"bicubic"`` (``"linear"`` and
+        ``"cubic"`` too).
+    align_corners : bool
+        ``align_corners`` coordinates instead of ``asymmetric`` ones.
+    output_shape : list, optional
+        The whole output shape, when it is known otherwise (a dynamic shape):
+        its height and width are the resize's sizes.
+
+    Returns
+    -------
+    Tensor
+        Tagged ``injective,resize`` (the resize schedules).
+
+    Raises
+    ------
+    TopiError
+        For a layout other than NCHW/NHWC, an unknown method, a scale that is not
+        positive.
+    """
+    if not isinstance(data, te.Tensor):
+        raise TeccTypeError(f"upsampling: data must be a tensor, got {data!r}")
+    what = f"upsampling(data {data.name!r} {get_const_tuple(data.shape)})"
+    if layout not in ("NCHW", "NHWC"):
+        raise TopiError(f"{what}: layout {layout!r} is not supported; use 'NCHW' or 'NHWC'")
+    if not isinstance(method, str) or method.lower() not in _METHODS:
+        raise TopiError(f"{what}: method {method!r} is not supported; use 'nearest_neighbor', 'bilinear' or "
+                        "'bicubic'")
+    for name, s in (("scale_h", scale_h), ("scale_w", scale_w)):
+        if isinstance(s, bool) or not isinstance(s, (int, float)):
+            raise TeccTypeError(f"{what}: {name} must be a number, got {s!r}")
+        if not s > 0:
+            raise TopiError(f"{what}: {name}={s!r} must be positive")
+    if len(data.shape) != 4:
+        raise TopiError(f"{what}: data has rank {len(data.shape)}; upsampling needs a 4-D {layout} tensor")
+    h, w = (2, 3) if layout == "NCHW" else (1, 2)
+    if output_shape is not None:
+        if len(output_shape) != 4:
+            raise TopiError(f"{what}: output_shape {tuple(output_shape)!r} must have 4 entries")
+        size = [output_shape[h], output_shape[w]]
+        size = [s if isinstance(s, (int, E.PrimExpr)) else int(s) for s in size]
+    else:
+        size = [_scaled_size(data.shape[h], scale_h), _scaled_size(data.shape[w], scale_w)]
+    mode = "align_corners" if align_corners else "asymmetric"
+    return resize2d(data, [0.0] * 4, size, layout=layout, method=_METHODS[method.lower()],
+                    coordinate_transformation_mode=mode, output_shape=output_shape)

@@ -1,0 +1,32 @@
+"""The compute behind the tunable reduction tasks ("reduce.cuda", "reduce.x86").
+
+A task is rebuilt from its workload, so one compute has to stand for every
+reduction of :mod:`.reduction`: :func:`reduce_by_type` takes the reduction's name
+(``reduce_type``) as an ordinary argument and calls that reduction.
+"""
+from __future__ import annotations
+
+from . import reduction
+from .utils import TopiError
+
+#: the reductions a tunable reduction task can compute, by name
+REDUCE_TYPES = {
+    "sum": reduction.sum, "max": reduction.max, "min": reduction.min, "prod": reduction.prod,
+    "all": reduction.all, "any": reduction.any, "argmax": reduction.argmax, "argmin": reduction.argmin,
+    "mean": reduction.mean, "variance": reduction.variance, "std": reduction.std,
+}
+
+
+def reduce_by_type(data, axis=None, keepdims=False, reduce_type="sum", what="reduce"):
+    """``topi.<reduce_type>(data, axis, keepdims)``.
+
+    Raises
+    ------
+    TopiError
+        When ``reduce_type`` is not one of :data:`REDUCE_TYPES`.
+    """
+    f = REDUCE_TYPES.get(reduce_type)
+    if f is None:
+        raise TopiError(f"{what}({getattr(data, 'name', data)!r}): reduce_type {reduce_type!r} is not one of "
+                        f"{sorted(REDUCE_TYPES)}")
+    return f(data, axis, keepdims)
