@@ -41,13 +41,11 @@ The fallback config is the default schedule: ``reduce_thread`` 1, ``out_thread``
 from __future__ import annotations
 
 from ...tuner.task.space import InstantiationError
-from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
-from .. import nn
-from ..generic.default import new_schedule, outputs_of
+from ..generic.default import new_schedule
 from ..nn.pooling import POOL_REDUCTIONS
+from ..pool_tasks import register_pool_computes, register_pool_schedules
 from ..reduce_plan import elements, reduce_extent
 from ..schedule_registry import register_schedule
-from ..tunable import config_without_workload, has_workload
 from ..utils import find_anchors, inline_padding
 from .injective import schedule_injective_from_existing
 from .reduction import define_reduce_knobs, reduce_knobs, schedule_cross_thread
@@ -95,61 +93,8 @@ def _pool_template(cfg, outs, layout="NCHW", what="schedule_pool"):
 # ---------------------------------------------------------------------------------------
 # the tunable tasks
 # ---------------------------------------------------------------------------------------
-@register_topi_compute("pool1d.cuda")
-def pool1d(cfg, data, kernel, stride, dilation, padding, pool_type, ceil_mode=False, layout="NCW",
-           count_include_pad=True):
-    """:func:`tecc.topi.nn.pool1d`, tunable as ``"pool1d.cuda"`` (:func:`schedule_pool`)."""
-    return nn.pool1d(data, kernel, stride, dilation, padding, pool_type, ceil_mode, layout, count_include_pad)
-
-
-@register_topi_compute("pool2d.cuda")
-def pool2d(cfg, data, kernel, stride, dilation, padding, pool_type, ceil_mode=False, layout="NCHW",
-           count_include_pad=True):
-    """:func:`tecc.topi.nn.pool2d`, tunable as ``"pool2d.cuda"`` (:func:`schedule_pool`)."""
-    return nn.pool2d(data, kernel, stride, dilation, padding, pool_type, ceil_mode, layout, count_include_pad)
-
-
-@register_topi_compute("pool3d.cuda")
-def pool3d(cfg, data, kernel, stride, dilation, padding, pool_type, ceil_mode=False, layout="NCDHW",
-           count_include_pad=True):
-    """:func:`tecc.topi.nn.pool3d`, tunable as ``"pool3d.cuda"`` (:func:`schedule_pool`)."""
-    return nn.pool3d(data, kernel, stride, dilation, padding, pool_type, ceil_mode, layout, count_include_pad)
-
-
-@register_topi_compute("adaptive_pool.cuda")
-def adaptive_pool(cfg, data, output_size, pool_type, layout="NCHW"):
-    """:func:`tecc.topi.nn.adaptive_pool`, tunable as ``"adaptive_pool.cuda"``
-    (:func:`schedule_adaptive_pool`)."""
-    return nn.adaptive_pool(data, output_size, pool_type, layout)
-
-
-@register_topi_compute("global_pool.cuda")
-def global_pool(cfg, data, pool_type, layout="NCHW"):
-    """:func:`tecc.topi.nn.global_pool`, tunable as ``"global_pool.cuda"``
-    (:func:`schedule_adaptive_pool`)."""
-    return nn.global_pool(data, pool_type, layout)
-
-
-def _task_schedule(task_name, what):
-    def template(cfg, outs, layout="NCHW"):
-        return _pool_template(cfg, outs, layout, what)
-
-    template.__name__ = what
-    return register_topi_schedule(task_name)(template)
-
-
-#: task name -> its registered schedule (``schedule(outs, layout)``)
-POOL_TASKS = {name: _task_schedule(name, "schedule_pool") for name in ("pool1d.cuda", "pool2d.cuda", "pool3d.cuda")}
-POOL_TASKS.update({name: _task_schedule(name, "schedule_adaptive_pool")
-                   for name in ("adaptive_pool.cuda", "global_pool.cuda")})
-
-
-def _schedule(outs, layout, what):
-    outs = outputs_of(outs)
-    for name, registered in POOL_TASKS.items():
-        if has_workload(outs, name):
-            return registered(outs, layout)
-    return _pool_template(config_without_workload(), outs, layout, what)
+pool1d, pool2d, pool3d, adaptive_pool, global_pool = register_pool_computes("cuda")
+_schedule = register_pool_schedules("cuda", _pool_template)
 
 
 @register_schedule(("pool", "adaptive_pool"), "cuda")

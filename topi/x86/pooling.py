@@ -31,16 +31,15 @@ from __future__ import annotations
 
 from ...errors import ScheduleError
 from ...tuner.task.space import InstantiationError, OtherOptionEntity
-from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
-from .. import nn
 from ...tir.arith import Analyzer
 from ...tir.expr import IntImm, ProducerLoad
 from ...tir.functor import post_order_visit, substitute, uses_var
-from ..generic.default import new_schedule, outputs_of
+from ..generic.default import new_schedule
 from ..nn.pooling import POOL_REDUCTIONS
+from ..pool_tasks import register_pool_computes, register_pool_schedules
 from ..schedule_registry import register_schedule
 from ..utils import find_anchors, fuse_axes, get_const_tuple, inline_padding
-from ..tunable import config_without_workload, has_workload, knob_int
+from ..tunable import knob_int
 from .utils import VECTOR_WIDTHS, vector_width
 
 
@@ -219,58 +218,12 @@ def _pool_template(cfg, outs, what="schedule_pool"):
 # ---------------------------------------------------------------------------------------
 # the tunable tasks
 # ---------------------------------------------------------------------------------------
-@register_topi_compute("pool1d.x86")
-def pool1d(cfg, data, kernel, stride, dilation, padding, pool_type, ceil_mode=False, layout="NCW",
-           count_include_pad=True):
-    """:func:`tecc.topi.nn.pool1d`, tunable as ``"pool1d.x86"`` (:func:`schedule_pool`)."""
-    return nn.pool1d(data, kernel, stride, dilation, padding, pool_type, ceil_mode, layout, count_include_pad)
-
-
-@register_topi_compute("pool2d.x86")
-def pool2d(cfg, data, kernel, stride, dilation, padding, pool_type, ceil_mode=False, layout="NCHW",
-           count_include_pad=True):
-    """:func:`tecc.topi.nn.pool2d`, tunable as ``"pool2d.x86"`` (:func:`schedule_pool`)."""
-    return nn.pool2d(data, kernel, stride, dilation, padding, pool_type, ceil_mode, layout, count_include_pad)
-
-
-@register_topi_compute("pool3d.x86")
-def pool3d(cfg, data, kernel, stride, dilation, padding, pool_type, ceil_mode=False, layout="NCDHW",
-           count_include_pad=True):
-    """:func:`tecc.topi.nn.pool3d`, tunable as ``"pool3d.x86"`` (:func:`schedule_pool`)."""
-    return nn.pool3d(data, kernel, stride, dilation, padding, pool_type, ceil_mode, layout, count_include_pad)
-
-
-@register_topi_compute("adaptive_pool.x86")
-def adaptive_pool(cfg, data, output_size, pool_type, layout="NCHW"):
-    """:func:`tecc.topi.nn.adaptive_pool`, tunable as ``"adaptive_pool.x86"``."""
-    return nn.adaptive_pool(data, output_size, pool_type, layout)
-
-
-@register_topi_compute("global_pool.x86")
-def global_pool(cfg, data, pool_type, layout="NCHW"):
-    """:func:`tecc.topi.nn.global_pool`, tunable as ``"global_pool.x86"``."""
-    return nn.global_pool(data, pool_type, layout)
-
-
-def _task_schedule(task_name, what):
-    def template(cfg, outs, layout="NCHW"):
-        return _pool_template(cfg, outs, what)
-
-    template.__name__ = what
-    return register_topi_schedule(task_name)(template)
-
-
-#: task name -> its registered schedule (``schedule(outs, layout)``)
-POOL_TASKS = {name: _task_schedule(name, "schedule_pool")
-              for name in ("pool1d.x86", "pool2d.x86", "pool3d.x86", "adaptive_pool.x86", "global_pool.x86")}
+pool1d, pool2d, pool3d, adaptive_pool, global_pool = register_pool_computes("x86")
+_schedule_task = register_pool_schedules("x86", lambda cfg, outs, layout, what: _pool_template(cfg, outs, what))
 
 
 def _schedule(outs, what):
-    outs = outputs_of(outs)
-    for name, registered in POOL_TASKS.items():
-        if has_workload(outs, name):
-            return registered(outs)
-    return _pool_template(config_without_workload(), outs, what)
+    return _schedule_task(outs, "NCHW", what)
 
 
 @register_schedule(("pool", "adaptive_pool"), "cpu")
