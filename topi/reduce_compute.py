@@ -6,6 +6,7 @@ reduction of :mod:`.reduction`: :func:`reduce_by_type` takes the reduction's nam
 """
 from __future__ import annotations
 
+from ..tuner.task.topi_integration import register_topi_compute
 from . import reduction
 from .utils import TopiError
 
@@ -30,3 +31,24 @@ def reduce_by_type(data, axis=None, keepdims=False, reduce_type="sum", what="red
         raise TopiError(f"{what}({getattr(data, 'name', data)!r}): reduce_type {reduce_type!r} is not one of "
                         f"{sorted(REDUCE_TYPES)}")
     return f(data, axis, keepdims)
+
+
+def register_reduce_compute(key):
+    """``reduce(cfg, data, axis=None, keepdims=False, reduce_type="sum")``: the
+    compute of the tunable task ``"reduce.<key>"`` (``key`` "cuda" or "x86"), which
+    users call without ``cfg`` as ``topi.<key>.reduce``."""
+
+    def reduce(cfg, data, axis=None, keepdims=False, reduce_type="sum"):  # noqa: A001
+        return reduce_by_type(data, axis, keepdims, reduce_type, f"topi.{key}.reduce")
+
+    reduce.__doc__ = (f"""A reduction of :mod:`tecc.topi.reduction` by name (``reduce_type``: ``"sum"``,
+    ``"max"``, ``"argmax"``, ``"mean"``... :data:`~tecc.topi.reduce_compute.REDUCE_TYPES`)
+    over ``axis`` -- the compute of the tunable task ``"reduce.{key}"``; schedule it
+    with ``schedule_reduce``.
+
+    Raises
+    ------
+    TopiError
+        On an unknown ``reduce_type`` (and the reduction's own errors).
+    """)
+    return register_topi_compute(f"reduce.{key}")(reduce)

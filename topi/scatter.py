@@ -163,13 +163,29 @@ def _cpu_scatter_elements_ir(data, indices, updates, out, axis, combine):
     lines = prod(ushape) // ushape[axis] if ushape[axis] else 0
     if lines and ushape[axis]:
         with ib.for_range(0, lines, name="line", kind="parallel" if lines > 1 else "serial") as f:
-            with ib.for_range(0, ushape[axis], name="j") as j:
-                src = elements_source(ushape, axis, f, j)
-                idx, ok = wrap_index(ind[src], dshape[axis])
-                with ib.if_scope(ok):
-                    dst = elements_target(dshape, ushape, axis, f, j, idx)
-                    o_[dst] = combine(o_[dst], upd[src])
+            scatter_line(ib, dshape, ushape, axis, f, ind, upd, o_, combine)
     return ib.get()
+
+
+def scatter_line(ib, dshape, ushape, axis, f, ind, upd, o_, combine):
+    """The updates of line ``f`` (along ``axis``) of ``scatter_elements``, in order:
+    each index wrapped, an update whose index is still out of range dropped (both
+    targets' statements)."""
+    with ib.for_range(0, ushape[axis], name="j") as j:
+        src = elements_source(ushape, axis, f, j)
+        idx, ok = wrap_index(ind[src], dshape[axis])
+        with ib.if_scope(ok):
+            dst = elements_target(dshape, ushape, axis, f, j, idx)
+            o_[dst] = combine(o_[dst], upd[src])
+
+
+def scatter_nd_slice_element(ib, dshape, m, ind, upd, o_, x, nx, ny, combine):
+    """Element ``x`` of the trailing slice of every update of ``scatter_nd``, in
+    order (both targets' statements)."""
+    with ib.for_range(0, ny, name="y") as y:
+        dst, ok = nd_target(dshape, m, ind, y, ny, x, nx)
+        with ib.if_scope(ok):
+            o_[dst] = combine(o_[dst], upd[y * nx + x])
 
 
 def _cpu_scatter_nd_ir(data, indices, updates, out, m, ny, nx, combine):
@@ -179,10 +195,7 @@ def _cpu_scatter_nd_ir(data, indices, updates, out, m, ny, nx, combine):
     _cpu_copy(ib, d, o_, prod(dshape))
     if ny and nx:
         with ib.for_range(0, nx, name="x", kind="parallel" if nx >= 64 else "serial") as x:
-            with ib.for_range(0, ny, name="y") as y:
-                dst, ok = nd_target(dshape, m, ind, y, ny, x, nx)
-                with ib.if_scope(ok):
-                    o_[dst] = combine(o_[dst], upd[y * nx + x])
+            scatter_nd_slice_element(ib, dshape, m, ind, upd, o_, x, nx, ny, combine)
     return ib.get()
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from ... import te, tir
 from ..scatter import (
-    SCATTER_ELEMENTS_TAG, SCATTER_ND_TAG, elements_source, elements_target, nd_target, scatter_elements_impl,
-    scatter_nd_impl, wrap_index,
+    SCATTER_ELEMENTS_TAG, SCATTER_ND_TAG, scatter_elements_impl, scatter_line, scatter_nd_impl,
+    scatter_nd_slice_element,
 )
 from ..sort import static_shape
 from ..utils import prod
@@ -53,12 +53,7 @@ def gpu_scatter_elements_ir(data, indices, updates, out, axis, combine):
         with ib.new_scope():
             f = _kernel(ib, lines)
             with ib.if_scope(f < lines):
-                with ib.for_range(0, ushape[axis], name="j") as j:
-                    src = elements_source(ushape, axis, f, j)
-                    idx, ok = wrap_index(ind[src], dshape[axis])
-                    with ib.if_scope(ok):
-                        dst = elements_target(dshape, ushape, axis, f, j, idx)
-                        o_[dst] = combine(o_[dst], upd[src])
+                scatter_line(ib, dshape, ushape, axis, f, ind, upd, o_, combine)
     return ib.get()
 
 
@@ -72,10 +67,7 @@ def gpu_scatter_nd_ir(data, indices, updates, out, m, ny, nx, combine):
         with ib.new_scope():
             x = _kernel(ib, nx)
             with ib.if_scope(x < nx):
-                with ib.for_range(0, ny, name="y") as y:
-                    dst, ok = nd_target(dshape, m, ind, y, ny, x, nx)
-                    with ib.if_scope(ok):
-                        o_[dst] = combine(o_[dst], upd[y * nx + x])
+                scatter_nd_slice_element(ib, dshape, m, ind, upd, o_, x, nx, ny, combine)
     return ib.get()
 
 

@@ -11,6 +11,29 @@ from .pad import pad
 from ..utils import TopiError, simplify
 
 
+def _window(H, W, KH, KW, stride, padding, dilation, what):
+    """``(sh, sw, dh, dw, (top, left), (bottom, right), OH, OW)``: the strides,
+    dilations, padding and output size of a depthwise window over an ``H x W`` input.
+
+    Raises
+    ------
+    TopiError
+        When the dilated kernel is larger than the padded input.
+    """
+    (sh, sw) = spatial_tuple(stride, 2, what, "stride", 1)
+    (dh, dw) = spatial_tuple(dilation, 2, what, "dilation", 1)
+    dkh, dkw = simplify((KH - 1) * dh + 1), simplify((KW - 1) * dw + 1)
+    (top, left), (bottom, right) = pad_tuple(padding, (dkh, dkw), what)
+    PH, PW = simplify(H + top + bottom), simplify(W + left + right)
+    for letter, p, kk in (("H", PH, dkh), ("W", PW, dkw)):
+        if _const(p) is not None and _const(kk) is not None and _const(kk) > _const(p):
+            raise TopiError(f"{what}: the kernel (dilated: {_const(kk)} along {letter}) is larger than the padded "
+                            f"input ({_const(p)} along {letter}, padding {padding!r})")
+    OH = simplify((PH - dkh) // sh + 1)
+    OW = simplify((PW - dkw) // sw + 1)
+    return sh, sw, dh, dw, (top, left), (bottom, right), OH, OW
+
+
 def depthwise_conv2d_nchw(Input, Filter, stride, padding, dilation, out_dtype=None, name="Out"):
     """Depthwise convolution of NCHW ``Input``.
 
@@ -41,17 +64,7 @@ def depthwise_conv2d_nchw(Input, Filter, stride, padding, dilation, out_dtype=No
     if _const(C) is not None and _const(FC) is not None and _const(C) != _const(FC):
         raise TopiError(f"{what}: the input has {_const(C)} channels but the filter has {_const(FC)}; the filter "
                         f"must be [in_channel, channel_multiplier, kh, kw]")
-    (sh, sw) = spatial_tuple(stride, 2, what, "stride", 1)
-    (dh, dw) = spatial_tuple(dilation, 2, what, "dilation", 1)
-    dkh, dkw = simplify((KH - 1) * dh + 1), simplify((KW - 1) * dw + 1)
-    (top, left), (bottom, right) = pad_tuple(padding, (dkh, dkw), what)
-    PH, PW = simplify(H + top + bottom), simplify(W + left + right)
-    for letter, p, kk in (("H", PH, dkh), ("W", PW, dkw)):
-        if _const(p) is not None and _const(kk) is not None and _const(kk) > _const(p):
-            raise TopiError(f"{what}: the kernel (dilated: {_const(kk)} along {letter}) is larger than the padded "
-                            f"input ({_const(p)} along {letter}, padding {padding!r})")
-    OH = simplify((PH - dkh) // sh + 1)
-    OW = simplify((PW - dkw) // sw + 1)
+    sh, sw, dh, dw, (top, left), (bottom, right), OH, OW = _window(H, W, KH, KW, stride, padding, dilation, what)
     out_dtype = out_dtype or Input.dtype
     padded = pad(Input, (0, 0, top, left), (0, 0, bottom, right), name="Pad")
     ry = te.reduce_axis((0, KH), name="ry")
@@ -137,17 +150,7 @@ def depthwise_conv2d_nhwc(Input, Filter, stride, padding, dilation, kernel_layou
     if _const(C) is not None and _const(FC) is not None and _const(C) != _const(FC):
         raise TopiError(f"{what}: the input has {_const(C)} channels but the filter ({kernel_layout}) has "
                         f"{_const(FC)}")
-    (sh, sw) = spatial_tuple(stride, 2, what, "stride", 1)
-    (dh, dw) = spatial_tuple(dilation, 2, what, "dilation", 1)
-    dkh, dkw = simplify((KH - 1) * dh + 1), simplify((KW - 1) * dw + 1)
-    (top, left), (bottom, right) = pad_tuple(padding, (dkh, dkw), what)
-    PH, PW = simplify(H + top + bottom), simplify(W + left + right)
-    for letter, p, kk in (("H", PH, dkh), ("W", PW, dkw)):
-        if _const(p) is not None and _const(kk) is not None and _const(kk) > _const(p):
-            raise TopiError(f"{what}: the kernel (dilated: {_const(kk)} along {letter}) is larger than the padded "
-                            f"input ({_const(p)} along {letter}, padding {padding!r})")
-    OH = simplify((PH - dkh) // sh + 1)
-    OW = simplify((PW - dkw) // sw + 1)
+    sh, sw, dh, dw, (top, left), (bottom, right), OH, OW = _window(H, W, KH, KW, stride, padding, dilation, what)
     out_dtype = out_dtype or Input.dtype
     padded = pad(Input, (0, top, left, 0), (0, bottom, right, 0), name="Pad")
     ry = te.reduce_axis((0, KH), name="ry")

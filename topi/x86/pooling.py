@@ -131,11 +131,12 @@ def _vector_choices(extent):
     return [1] + [v for v in sorted(VECTOR_WIDTHS) if isinstance(extent, int) and extent % v == 0]
 
 
-def _define_knobs(cfg, pool, out):
+def _define_knobs(cfg, pool, out, along_inner):
     """The knobs (module docs) and, for a fallback config, the default schedule's
-    values; ``(vec, parallel, unroll)``."""
+    values; ``(vec, parallel, unroll)``.  ``along_inner``: the window slides along the
+    innermost axis (:func:`_window_along_inner`)."""
     inner = get_const_tuple(out.shape)[-1]
-    if _window_along_inner(pool):
+    if along_inner:
         ok = _inner_stride(pool) in (1, 2) and _window_outside_lanes(pool)
     else:
         ok = pool.op is not out.op or _window_outside_lanes(pool)
@@ -207,8 +208,9 @@ def _pool_template(cfg, outs, what="schedule_pool"):
         raise ScheduleError(f"{what}: {out.op.name!r} reads {len(found)} pooling stages; schedule one at a time")
     inline_padding(s, found[0])
     pool = found[0].output(0)
-    vec, parallel, unroll = _define_knobs(cfg, pool, out)
-    if _window_along_inner(pool):
+    along_inner = _window_along_inner(pool)
+    vec, parallel, unroll = _define_knobs(cfg, pool, out, along_inner)
+    if along_inner:
         _schedule_window_inner(s, pool, out, vec, parallel, unroll)
     else:
         _schedule_window(s, pool, out, vec, parallel)

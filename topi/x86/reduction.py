@@ -30,10 +30,10 @@ from __future__ import annotations
 import itertools
 
 from ...tuner.task.space import InstantiationError, OtherOptionEntity
-from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
+from ...tuner.task.topi_integration import register_topi_schedule
 from .. import tag
 from ..generic.default import new_schedule, outputs_of
-from ..reduce_compute import reduce_by_type
+from ..reduce_compute import register_reduce_compute
 from ..reduce_plan import elements, schedule_reduce_chain
 from ..schedule_registry import register_schedule
 from ..tunable import knob_int, knob_name, schedule_either
@@ -166,19 +166,7 @@ def _schedule_chain(cfg, s, plan, out, kernel=0, what="schedule_reduce"):
         s[RF].vectorize(lane)
 
 
-@register_topi_compute("reduce.x86")
-def reduce(cfg, data, axis=None, keepdims=False, reduce_type="sum"):  # noqa: A001
-    """A reduction of :mod:`tecc.topi.reduction` by name (``reduce_type``: ``"sum"``,
-    ``"max"``, ``"argmax"``, ``"mean"``... :data:`~..reduce_compute.REDUCE_TYPES`)
-    over ``axis`` -- the compute of the tunable task ``"reduce.x86"``; schedule it
-    with :func:`schedule_reduce`.
-
-    Raises
-    ------
-    TopiError
-        On an unknown ``reduce_type`` (and the reduction's own errors).
-    """
-    return reduce_by_type(data, axis, keepdims, reduce_type, "topi.x86.reduce")
+reduce = register_reduce_compute("x86")  # noqa: A001
 
 
 def _reduce_template(cfg, outs):
