@@ -271,7 +271,8 @@ _AVX512_CPUS = {
 }
 _AVX2_CPUS = {
     "haswell", "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake", "znver1", "znver2",
-    "znver3", "x86-64-v3", "sandybridge", "ivybridge",
+    "znver3", "x86-64-v3", "sandybridge", "ivybridge", "core-avx2", "core-avx-i", "corei7-avx", "bdver4",
+    "arrowlake", "lunarlake",
 }
 
 

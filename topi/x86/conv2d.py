@@ -107,14 +107,15 @@ def _pow2_pieces(n, lanes) -> bool:
     return rest & (rest - 1) == 0
 
 
-def pick_vector(extent, lanes) -> tuple:
+def pick_vector(extent, lanes, vectors=2) -> tuple:
     """``(tile, vectorize)``: the tile of the lanes axis and whether to vectorize
-    it.  The widest of two vectors, one, half of one... whose last tile, when
-    partial, is a power of two (tecc's vectorizer emits other widths, 6 lanes
-    say, as partial vectors that run several times slower than whole ones)."""
+    it.  The widest of ``vectors`` vectors, ..., one, half of one... whose last
+    tile, when partial, is a power of two (tecc's vectorizer emits other widths,
+    6 lanes say, as partial vectors that run several times slower than whole
+    ones)."""
     if not isinstance(extent, int):
         return lanes, True
-    width = 2 * lanes
+    width = vectors * lanes
     while width >= 2:
         if width <= extent and _pow2_pieces(extent % width, lanes):
             return width, True
@@ -126,12 +127,14 @@ def _tiles(out_dtype, width, channels, lanes_on_width):
     """``(oc_bn, ow_bn, vectorize)``: channels and pixels per register tile, and
     whether the lanes axis is vectorized (else unrolled).  With
     ``lanes_on_width`` (channels-first) a tile is ``oc_bn`` rows of ``ow_bn``
-    pixels (one or two vectors); otherwise ``ow_bn`` pixels of ``oc_bn``
-    channels.  Half the vector registers hold accumulators."""
+    pixels (one vector: a row tile of two vectors with half the channels ran at
+    60% of the speed on the ResNet-50 3x3 layers, see benchmarks/topi_cpu.py);
+    otherwise ``ow_bn`` pixels of ``oc_bn`` channels (one or two vectors).  Half
+    the vector registers hold accumulators."""
     lanes = _lanes(out_dtype)
     budget = _registers() // 2
     if lanes_on_width:
-        ow_bn, vector = pick_vector(width, lanes)
+        ow_bn, vector = pick_vector(width, lanes, vectors=1)
         vectors = -(-ow_bn // lanes)
         oc_bn = pick_factor(channels, max(1, min(8, budget // vectors)))
         return oc_bn, ow_bn, vector
@@ -181,7 +184,6 @@ def schedule_conv_from_existing(s, conv, out, channels_last=False, channels_per_
         # own after the convolution's
         schedule_injective_from_existing(s, out)
         return schedule_conv_from_existing(s, conv, conv, channels_last, channels_per_group)
-    _place_padding(s, conv)
     if conv.op is out.op:
         acc = s.cache_write(conv, "local")
     else:
@@ -197,6 +199,7 @@ def schedule_conv_from_existing(s, conv, out, channels_last=False, channels_per_
     if not channels_last and _pointwise(conv, out):
         _schedule_pointwise(s, acc, out, shape, channels)
         return s
+    _place_padding(s, acc)
     oc_bn, ow_bn, vector = _tiles(acc.dtype, width, channels, not channels_last)
 
     def lanes_loop(stage, axis):
@@ -255,12 +258,32 @@ def _pointwise(conv, out) -> bool:
     return len(kshape) == 4 and tuple(kshape[2:]) == (1, 1) and tuple(dshape[2:]) == tuple(shape[2:])
 
 
+#: tasks a parallel loop should offer at least, so that cores finishing early find
+#: work (7 tasks on 2 cores leave one core idle for a seventh of the time)
+MIN_TASKS = 16
+
+
+def _channel_block(channels, oc_bn, tasks) -> int:
+    """Channels per task: the largest multiple of ``oc_bn`` dividing ``channels``
+    that leaves at least :data:`MIN_TASKS` tasks when ``tasks`` other tasks
+    (images by row tiles) multiply them (all channels when nothing divides)."""
+    if not isinstance(channels, int) or channels % oc_bn:
+        return channels
+    tiles = channels // oc_bn
+    for blocks in range(1, tiles + 1):
+        if tiles % blocks == 0 and blocks * tasks >= MIN_TASKS:
+            return channels // blocks
+    return oc_bn
+
+
 def _schedule_pointwise(s, acc, out, shape, channels):
     """A 1x1 convolution as a register-tiled GEMM: a tile of ``oc_bn`` channels by
     ``rh`` whole rows (``rh * width`` pixels, contiguous in the input and the
     output, vectorized as one run), the channels of the input the reduction
-    outside; channel tiles spread over the cores, the row tiles of one channel tile
-    inside (its filter rows stay in L1 while the input streams by)."""
+    outside.  A task of the cores is a block of channels by a row tile: it first
+    copies the row tile of every input channel into one contiguous panel (the
+    rows of a panel sit in fewer cache lines and stay in L1 while the channel
+    tiles of the block sweep it), then runs the channel tiles of the block."""
     lanes = _lanes(acc.dtype)
     height, width = shape[2], shape[3]
     best = None
@@ -277,17 +300,25 @@ def _schedule_pointwise(s, acc, out, shape, channels):
     # vector (28 floats in 8 lanes: 8 + 8 + 8 + 4, four registers)
     vectors = -(-rh * width // lanes)
     oc_bn = pick_factor(channels, max(1, min(8, _registers() // 2 // vectors)))
+    block = _channel_block(channels, oc_bn, shape[0] * (height // rh))
+    data = acc.op.input_tensors[0]
+    panel = s.cache_read(data, "global", [acc])
+    _place_padding(s, panel)
     n, f, y, x = s[out].op.axis
+    fb, f = s[out].split(f, factor=block)
     fo, fi = s[out].split(f, factor=oc_bn)
     yo, yi = s[out].split(y, factor=rh)
-    s[out].reorder(n, fo, yo, fi, yi, x)
-    outer = s[out].fuse(n, fo)
-    at = yo
+    s[out].reorder(n, fb, yo, fo, fi, yi, x)
+    outer = s[out].fuse(n, fb, yo)
     px = s[out].fuse(yi, x)
     s[out].parallel(outer)
     s[out].unroll(fi)
     s[out].vectorize(px)
-    s[acc].compute_at(s[out], at)
+    s[panel].compute_at(s[out], outer)
+    pc, py, pw = s[panel].op.axis[1:]
+    s[panel].storage_align(pc, lanes, 0)
+    s[panel].vectorize(s[panel].fuse(py, pw))
+    s[acc].compute_at(s[out], fo)
     an, af, ay, ax = s[acc].op.axis
     apx = s[acc].fuse(ay, ax)
     s[acc].reorder(an, *s[acc].op.reduce_axis, af, apx)
