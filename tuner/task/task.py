@@ -154,3 +154,188 @@ def get_config():
     ``with ApplyConfig(...)`` or a tuning run, the chosen point; otherwise the
     workload's fallback)."""
     return DispatchContext.current.query(_current_target(), None)
+
+
+# ---------------------------------------------------------------------------------
+# tasks
+# ---------------------------------------------------------------------------------
+class Task:
+    """A tuning task: one template applied to one workload on one target.
+
+    Attributes
+    ----------
+    name : str
+        The template's task name.
+    args : tuple
+        The workload's arguments as plain data (tensors as ``("TENSOR", shape, dtype)``).
+    target, target_host : Target
+    config_space : ConfigSpace
+        The knobs the template defines for these arguments (set by :func:`create`).
+    flop : float
+        Floating-point operations of one run: the template's ``cfg.add_flop`` count,
+        else what :func:`compute_flop` counts in the compute.
+    """
+
+    def __init__(self, name, args, target=None, target_host=None):
+        if name not in TASK_TABLE:
+            raise TemplateError(f"no template is registered as {name!r}; register one with "
+                                f"@autotvm.template({name!r}) (or autotvm.register_topi_compute/_schedule)")
+        self.name = name
+        self.args = serialize_args(args)
+        self.kwargs = {}
+        self.func = TASK_TABLE[name]
+        self.target = _as_target(target) if target is not None else None
+        self.target_host = _as_target(target_host) if target_host is not None else None
+        self.config_space = None
+        self.flop = None
+
+    @property
+    def workload(self) -> tuple:
+        """``(name, *args)``: what records and dispatch contexts key configs by."""
+        return (self.name,) + self.args
+
+    def instantiate(self, config):
+        """``(schedule, tensors)`` of the template under ``config`` (a point of the
+        space), built for this task's target."""
+        from ...target import Target  # noqa: PLC0415
+
+        config.flop = 0
+        with ApplyConfig(config):
+            if self.target is not None:
+                with Target(self.target):
+                    sch, arg_bufs = self.func(*self.args)
+            else:
+                sch, arg_bufs = self.func(*self.args)
+        if not config.valid():
+            from .space import InstantiationError  # noqa: PLC0415
+
+            raise InstantiationError("; ".join(config.errors))
+        return sch, arg_bufs
+
+    # a task crosses to worker processes by value: the template is found again by name
+    def __getstate__(self):
+        return {"name": self.name, "args": self.args, "kwargs": self.kwargs, "config_space": self.config_space,
+                "flop": self.flop, "target": str(self.target) if self.target is not None else None,
+                "target_host": str(self.target_host) if self.target_host is not None else None}
+
+    def __setstate__(self, state):
+        self.name, self.args, self.kwargs = state["name"], state["args"], state["kwargs"]
+        self.func = TASK_TABLE.get(self.name)
+        if self.func is None:
+            raise TemplateError(f"task {self.name!r}: its template is not registered in this process; import the "
+                                "module that defines it before unpickling the task")
+        self.config_space, self.flop = state["config_space"], state["flop"]
+        self.target = _as_target(state["target"]) if state["target"] is not None else None
+        self.target_host = _as_target(state["target_host"]) if state["target_host"] is not None else None
+
+    def __repr__(self):
+        return (f"Task(func_name={self.name}, args={self.args!r}, kwargs={self.kwargs}, "
+                f"workload={self.workload!r})")
+
+
+def _as_target(target):
+    from ...target import Target  # noqa: PLC0415
+
+    if isinstance(target, Target):
+        return target
+    try:
+        return Target(target)
+    except Exception as e:  # noqa: BLE001 -- re-raised with the task's words
+        raise TemplateError(f"unknown target {target!r}: {e}") from None
+
+
+def create(task_name, args, target, target_host=None):
+    """The task of template ``task_name`` on ``args`` for ``target``, with its config
+    space (collected by running the template once) and its flop count.
+
+    Raises
+    ------
+    TemplateError
+        If no template is registered as ``task_name``, the target is unknown, or the
+        template raised while its knobs were collected (the message says which).
+    """
+    from ...target import Target  # noqa: PLC0415
+    from .space import ConfigSpace  # noqa: PLC0415
+
+    args = tuple(args) if isinstance(args, (list, tuple)) else (args,)
+    task = Task(task_name, args, target=target, target_host=target_host)
+    if task.target is None:
+        raise TemplateError(f"autotvm.task.create({task_name!r}): give a target (\"llvm\" or \"cuda\")")
+    space = ConfigSpace()
+    space.code_hash = None
+    try:
+        with ApplyConfig(space), Target(task.target):
+            sch, arg_bufs = task.func(*task.args)
+    except TeccError:
+        raise
+    except Exception as e:  # noqa: BLE001 -- the user's template failed; say where
+        raise TemplateError(f"template {task_name!r} raised {type(e).__name__} while its knobs were collected "
+                            f"for workload {task.workload!r}: {e}") from e
+    for name, knob in space.space_map.items():
+        if len(knob) == 0:
+            raise TemplateError(f"template {task_name!r}: knob {name!r} has no values; give it at least one "
+                                "candidate")
+    task.config_space = space
+    task.flop = space.flop or compute_flop(sch)
+    return task
+
+
+# ---------------------------------------------------------------------------------
+# flop counting
+# ---------------------------------------------------------------------------------
+def compute_flop(sch) -> float:
+    """Floating-point operations of the computes of ``sch``: per compute, its output
+    points times the reduction's points times the arithmetic of its body (a
+    reduction's combiner counts once per point).  Integer arithmetic and index
+    expressions count nothing.  0 when there is no float arithmetic."""
+    from ...te.tensor import ComputeOp  # noqa: PLC0415
+    from ...tir import expr as E  # noqa: PLC0415
+
+    arith = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Max, E.Min)
+    compare = (E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE)
+
+    def is_float(e) -> bool:
+        return str(getattr(e, "dtype", "")).startswith(("float", "bfloat"))
+
+    def count(e) -> int:
+        if isinstance(e, E.Reduce):
+            body = sum(count(s) for s in e.source)
+            combiner = sum(count(r) for r in e.combiner.result)
+            return body + max(combiner, 1 if any(is_float(s) for s in e.source) else 0)
+        if isinstance(e, arith):
+            return (1 if is_float(e) else 0) + count(e.a) + count(e.b)
+        if isinstance(e, compare):
+            return (1 if is_float(e.a) else 0) + count(e.a) + count(e.b)
+        if isinstance(e, E.Select):
+            return count(e.condition) + count(e.true_value) + count(e.false_value)
+        if isinstance(e, E.Cast):
+            return count(e.value)
+        if isinstance(e, E.Call):
+            return (1 if is_float(e) else 0) + sum(count(a) for a in e.args)
+        if isinstance(e, E.ProducerLoad):
+            return 0
+        return 0
+
+    total = 0.0
+    for stage in sch.stages:
+        op = stage.op
+        if not isinstance(op, ComputeOp):
+            continue
+        points = 1
+        for iv in op.axis:
+            ext = E.const_int_value(iv.dom.extent)
+            if ext is None:
+                raise TemplateError(f"compute_flop: stage {op.name!r} has a symbolic extent; count the flops "
+                                    "in the template with cfg.add_flop(...)")
+            points *= ext
+        per_point = 0
+        for body in op.body:
+            if isinstance(body, E.Reduce):
+                rpoints = 1
+                for iv in body.axis:
+                    rpoints *= E.const_int_value(iv.dom.extent) or 0
+                per_point += rpoints * count(body)
+            else:
+                per_point += count(body)
+        total += points * per_point
+    return float(total)

@@ -1,0 +1,144 @@
+"""What a measurement is (AutoTVM's ``autotvm.measure.measure``): the input (target,
+task, config), the result (costs or an error), the error kinds, the two halves of a
+measurement (a :class:`Builder` compiles candidates, a :class:`Runner` runs and times
+them) and :func:`create_measure_batch`, which the tuners call.
+
+The local builder and runner (parallel worker processes, one isolated subprocess
+per run with a timeout, the correctness oracle) are in :mod:`.local`.
+"""
+from __future__ import annotations
+
+import enum
+import time
+from collections import namedtuple
+
+from ...errors import TeccError
+
+
+class MeasureError(TeccError, ValueError):
+    """Measurement set up wrongly (an unknown builder or runner, a bad option)."""
+
+
+class MeasureInput(namedtuple("MeasureInput", ["target", "task", "config"])):
+    """One candidate: ``config`` (a point of ``task.config_space``) of ``task`` on
+    ``target``."""
+
+
+class MeasureResult(namedtuple("MeasureResult", ["costs", "error_no", "all_cost", "timestamp"])):
+    """What measuring a candidate gave.
+
+    costs : list of float
+        Seconds per run, one per repeat, when ``error_no`` is 0; otherwise
+        ``[message]`` (a string saying what went wrong, and where).
+    error_no : int
+        A :class:`MeasureErrorNo`.
+    all_cost : float
+        Seconds the whole measurement took (compiling included).
+    timestamp : float
+        When it finished (``time.time()``).
+    """
+
+    def __repr__(self):
+        err = MeasureErrorNo(self.error_no).name if self.error_no in _ERRORS else self.error_no
+        return (f"MeasureResult(costs={self.costs!r}, error_no={err}, all_cost={self.all_cost:.3f}, "
+                f"timestamp={self.timestamp:.0f})")
+
+
+class MeasureErrorNo(enum.IntEnum):
+    """Why a candidate has no time (AutoTVM's numbering, kept in records)."""
+
+    NO_ERROR = 0
+    INSTANTIATION_ERROR = 1  # the template refused the config, or it breaks a target limit
+    COMPILE_HOST = 2         # lowering or the C compiler / host code failed
+    COMPILE_DEVICE = 3       # NVRTC failed
+    RUNTIME_DEVICE = 4       # the run crashed or raised (the process died, a CUDA error)
+    WRONG_ANSWER = 5         # the output differs from the reference
+    BUILD_TIMEOUT = 6
+    RUN_TIMEOUT = 7
+    UNKNOWN_ERROR = 8
+
+
+_ERRORS = {e.value for e in MeasureErrorNo}
+
+
+class Builder:
+    """Compiles candidates.  ``set_task`` is called once per tuning run; ``build``
+    takes a list of :class:`MeasureInput` and returns one build result per input
+    (each either a built artifact or a :class:`MeasureResult` holding the error)."""
+
+    def __init__(self, timeout=10, n_parallel=None, build_kwargs=None):
+        self.timeout = timeout
+        self.n_parallel = n_parallel
+        self.build_kwargs = dict(build_kwargs or {})
+        self.task = None
+
+    def set_task(self, task, build_kwargs=None):
+        self.task = task
+        self.build_kwargs.update(build_kwargs or {})
+
+    def build(self, measure_inputs):
+        raise NotImplementedError
+
+
+class Runner:
+    """Runs and times built candidates.  ``run(measure_inputs, build_results)``
+    returns one :class:`MeasureResult` per input."""
+
+    def __init__(self, timeout=5, n_parallel=None):
+        self.timeout = timeout
+        self.n_parallel = n_parallel
+        self.task = None
+
+    def set_task(self, task):
+        self.task = task
+
+    def get_build_kwargs(self) -> dict:
+        """What the builder must know about the device the runner uses."""
+        return {}
+
+    def run(self, measure_inputs, build_results):
+        raise NotImplementedError
+
+
+def measure_option(builder, runner):
+    """The builder and runner of a tuning run (``builder="local"`` and
+    ``runner="local"`` are the defaults of :mod:`.local`)."""
+    from .local import LocalBuilder, LocalRunner  # noqa: PLC0415
+
+    if isinstance(builder, str):
+        if builder != "local":
+            raise MeasureError(f"measure_option: unknown builder {builder!r}; use \"local\" or "
+                               "autotvm.LocalBuilder(...)")
+        builder = LocalBuilder()
+    if isinstance(runner, str):
+        if runner != "local":
+            raise MeasureError(f"measure_option: unknown runner {runner!r}; use \"local\" or "
+                               "autotvm.LocalRunner(...)")
+        runner = LocalRunner()
+    if not isinstance(builder, Builder):
+        raise MeasureError(f"measure_option: builder must be a Builder or \"local\", not {type(builder).__name__}")
+    if not isinstance(runner, Runner):
+        raise MeasureError(f"measure_option: runner must be a Runner or \"local\", not {type(runner).__name__}")
+    return {"builder": builder, "runner": runner}
+
+
+def create_measure_batch(task, option):
+    """``measure_batch(inputs) -> results``: build then run a batch of candidates of
+    ``task`` with ``option`` (from :func:`measure_option`).  The callable has
+    ``n_parallel`` (how many candidates a batch should hold) and ``close()``."""
+    builder, runner = option["builder"], option["runner"]
+    runner.set_task(task)
+    builder.set_task(task, runner.get_build_kwargs())
+
+    def measure_batch(measure_inputs):
+        start = time.time()
+        build_results = builder.build(measure_inputs)
+        results = runner.run(measure_inputs, build_results)
+        if len(results) != len(measure_inputs):
+            raise MeasureError(f"the runner returned {len(results)} results for {len(measure_inputs)} inputs")
+        del start
+        return results
+
+    measure_batch.n_parallel = builder.n_parallel or 1
+    measure_batch.close = lambda: (getattr(builder, "close", lambda: None)(), getattr(runner, "close", lambda: None)())
+    return measure_batch
