@@ -7,8 +7,16 @@ for ``tvm.autotvm`` runs with only the import changed.
 import sys as _sys
 
 from .. import tuner as _tuner
-from ..tuner import *  # noqa: F401,F403
-from ..tuner import task  # noqa: F401
+from ..tuner import measure, record, task, tuner  # noqa: F401
+from ..tuner.task import (  # noqa: F401
+    ApplyConfig, ConfigEntity, ConfigSpace, DispatchContext, FallbackConfigEntity, FallbackContext,
+    get_config, register_topi_compute, register_topi_schedule, template,
+)
+from ..tuner.measure.measure import (  # noqa: F401
+    MeasureErrorNo, MeasureInput, MeasureResult, create_measure_batch, measure_option,
+)
+from ..tuner.record import ApplyHistoryBest, apply_history_best  # noqa: F401
+from ..tuner.tuner import callback  # noqa: F401
 
 
 def _alias(prefix, package):

@@ -24,7 +24,8 @@ class MeasureInput(namedtuple("MeasureInput", ["target", "task", "config"])):
     ``target``."""
 
 
-class MeasureResult(namedtuple("MeasureResult", ["costs", "error_no", "all_cost", "timestamp"])):
+class MeasureResult(namedtuple("MeasureResult", ["costs", "error_no", "all_cost", "timestamp", "emulated"],
+                               defaults=(False,))):
     """What measuring a candidate gave.
 
     costs : list of float
@@ -36,6 +37,11 @@ class MeasureResult(namedtuple("MeasureResult", ["costs", "error_no", "all_cost"
         Seconds the whole measurement took (compiling included).
     timestamp : float
         When it finished (``time.time()``).
+    emulated : bool
+        The "cuda" candidate ran on tecc's CPU emulator of CUDA (no GPU): it was
+        verified and checked for correctness, but its costs are emulator time, which
+        says nothing about a GPU (``apply_history_best`` never picks such a time for
+        a real GPU).
     """
 
     def __repr__(self):
@@ -103,17 +109,19 @@ class Runner:
 def measure_option(builder, runner):
     """The builder and runner of a tuning run (``builder="local"`` and
     ``runner="local"`` are the defaults of :mod:`.local`)."""
-    from .local import LocalBuilder, LocalRunner  # noqa: PLC0415
-
     if isinstance(builder, str):
         if builder != "local":
             raise MeasureError(f"measure_option: unknown builder {builder!r}; use \"local\" or "
                                "autotvm.LocalBuilder(...)")
+        from .local import LocalBuilder  # noqa: PLC0415
+
         builder = LocalBuilder()
     if isinstance(runner, str):
         if runner != "local":
             raise MeasureError(f"measure_option: unknown runner {runner!r}; use \"local\" or "
                                "autotvm.LocalRunner(...)")
+        from .local import LocalRunner  # noqa: PLC0415
+
         runner = LocalRunner()
     if not isinstance(builder, Builder):
         raise MeasureError(f"measure_option: builder must be a Builder or \"local\", not {type(builder).__name__}")

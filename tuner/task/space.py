@@ -390,6 +390,7 @@ class ConfigSpace:
         self._entity_map = OrderedDict()  # name -> the entity in use
         self._collect = True
         self._length = None
+        self._dims = None
         self._constraints = []
         self.errors = []
         self.flop = 0
@@ -452,7 +453,9 @@ class ConfigSpace:
     @property
     def dims(self) -> list:
         """The number of choices of each knob, in definition order."""
-        return [len(s) for s in self.space_map.values()]
+        if self._dims is None or len(self._dims) != len(self.space_map):
+            self._dims = [len(s) for s in self.space_map.values()]
+        return self._dims
 
     def point2knob(self, point: int) -> list:
         """The choice index of each knob for point ``point`` (mixed radix, first knob

@@ -177,13 +177,10 @@ class Task:
     """
 
     def __init__(self, name, args, target=None, target_host=None):
-        if name not in TASK_TABLE:
-            raise TemplateError(f"no template is registered as {name!r}; register one with "
-                                f"@autotvm.template({name!r}) (or autotvm.register_topi_compute/_schedule)")
         self.name = name
         self.args = serialize_args(args)
         self.kwargs = {}
-        self.func = TASK_TABLE[name]
+        self.func = TASK_TABLE.get(name)  # None for a task read from records whose template is not imported
         self.target = _as_target(target) if target is not None else None
         self.target_host = _as_target(target_host) if target_host is not None else None
         self.config_space = None
@@ -199,6 +196,10 @@ class Task:
         space), built for this task's target."""
         from ...target import Target  # noqa: PLC0415
 
+        if self.func is None:
+            self.func = TASK_TABLE.get(self.name)
+            if self.func is None:
+                raise TemplateError(_unregistered(self.name))
         config.flop = 0
         with ApplyConfig(config):
             if self.target is not None:
@@ -221,9 +222,6 @@ class Task:
     def __setstate__(self, state):
         self.name, self.args, self.kwargs = state["name"], state["args"], state["kwargs"]
         self.func = TASK_TABLE.get(self.name)
-        if self.func is None:
-            raise TemplateError(f"task {self.name!r}: its template is not registered in this process; import the "
-                                "module that defines it before unpickling the task")
         self.config_space, self.flop = state["config_space"], state["flop"]
         self.target = _as_target(state["target"]) if state["target"] is not None else None
         self.target_host = _as_target(state["target_host"]) if state["target_host"] is not None else None
@@ -231,6 +229,11 @@ class Task:
     def __repr__(self):
         return (f"Task(func_name={self.name}, args={self.args!r}, kwargs={self.kwargs}, "
                 f"workload={self.workload!r})")
+
+
+def _unregistered(name) -> str:
+    return (f"no template is registered as {name!r}; register one with @autotvm.template({name!r}) (or "
+            "autotvm.register_topi_compute/_schedule), or import the module that defines it")
 
 
 def _as_target(target):
@@ -258,6 +261,8 @@ def create(task_name, args, target, target_host=None):
     from .space import ConfigSpace  # noqa: PLC0415
 
     args = tuple(args) if isinstance(args, (list, tuple)) else (args,)
+    if task_name not in TASK_TABLE:
+        raise TemplateError(_unregistered(task_name))
     task = Task(task_name, args, target=target, target_host=target_host)
     if task.target is None:
         raise TemplateError(f"autotvm.task.create({task_name!r}): give a target (\"llvm\" or \"cuda\")")

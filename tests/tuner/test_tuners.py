@@ -1,0 +1,202 @@
+"""The tuners, the tuning loop, records and apply_history_best, on a synthetic
+builder and runner whose costs are a known function of the knobs (tests/tuner/
+synthetic.py): the search is tested exactly and fast; test_measure.py tests the real
+builder and runner, test_tune_end_to_end.py the whole flow on the C backend."""
+import json
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import tecc
+from tecc import autotvm
+from tecc.tuner import record
+from tecc.tuner.tuner import GATuner, GridSearchTuner, RandomTuner, XGBTuner, submodular_pick
+from tecc.tuner.tuner.tuner import TunerError
+
+import synthetic as S
+
+
+@pytest.fixture(scope="module")
+def task():
+    return autotvm.task.create("test/synthetic_matmul", args=(256,), target="llvm")
+
+
+def tuners(task, seed=0):
+    return {
+        "random": RandomTuner(task, seed=seed),
+        "grid": GridSearchTuner(task),
+        "ga": GATuner(task, pop_size=16, seed=seed),
+        "xgb-rank": XGBTuner(task, plan_size=16, feature_type="knob", loss_type="rank", seed=seed),
+        "xgb-reg": XGBTuner(task, plan_size=16, feature_type="knob", loss_type="reg", seed=seed,
+                            diversity_filter_ratio=2),
+    }
+
+
+@pytest.mark.parametrize("name", ["random", "grid", "ga", "xgb-rank", "xgb-reg"])
+def test_every_tuner_measures_distinct_configs_and_keeps_the_best(task, name):
+    opt, builder = S.synthetic_option()
+    tuner = tuners(task)[name]
+    monitor = autotvm.callback.Monitor()
+    tuner.tune(60, opt, callbacks=[monitor])
+    assert len(builder.built) == 60 and len(set(builder.built)) == 60  # no config measured twice
+    scores = monitor.trial_scores()
+    assert tuner.best_flops == pytest.approx(scores.max())
+    assert S.landscape(tuner.best_config) == pytest.approx(task.flop / tuner.best_flops)
+    assert all(s == 0 for s, i in zip(scores, builder.built) if i % 13 == 0)  # failures score 0
+
+
+def test_xgb_tuner_finds_the_optimum_in_far_fewer_trials_than_random(task):
+    """The model learns the landscape: over three seeds, XGBTuner reaches the
+    optimum in a third of the trials RandomTuner needs or fewer."""
+    best = S.optimum(task.config_space)
+
+    def trials_to_optimum(tuner, budget):
+        opt, _ = S.synthetic_option()
+        monitor = autotvm.callback.Monitor()
+        tuner.tune(budget, opt, callbacks=[monitor])
+        hits = np.nonzero(monitor.trial_scores() >= task.flop / best * (1 - 1e-9))[0]
+        return int(hits[0]) + 1 if len(hits) else budget + 1
+
+    space = len(task.config_space)
+    rnd = [trials_to_optimum(RandomTuner(task, seed=s), space) for s in range(3)]
+    budget = int(np.mean(rnd)) // 3 + 8  # enough to pass the test, not to search everything
+    xgb = [trials_to_optimum(XGBTuner(task, plan_size=16, feature_type="knob", seed=s), budget) for s in range(3)]
+    assert np.mean(xgb) * 3 <= np.mean(rnd), (xgb, rnd)
+
+
+def test_early_stopping_and_an_exhausted_space(task):
+    opt, builder = S.synthetic_option()
+    tuner = GridSearchTuner(task)
+    tuner.tune(len(task.config_space) + 50, opt, early_stopping=20)
+    assert len(builder.built) <= tuner.best_iter + 20 + 8  # stops within a batch of the limit
+    small = autotvm.task.create("test/synthetic_matmul", args=(4,), target="llvm")
+    opt, builder = S.synthetic_option()
+    RandomTuner(small, seed=1).tune(1000, opt)
+    assert sorted(builder.built) == list(range(len(small.config_space)))  # each once, then it stops
+
+
+def test_log_to_file_resume_pick_best_and_apply_history_best(task, tmp_path):
+    log = str(tmp_path / "matmul.json")
+    opt, builder = S.synthetic_option()
+    RandomTuner(task, seed=3).tune(40, opt, callbacks=[autotvm.callback.log_to_file(log)])
+    lines = open(log).read().splitlines()
+    assert len(lines) == 40
+    row = json.loads(lines[0])
+    for field in ("device", "cc", "tecc", "nvrtc", "compute_capability", "emulated"):
+        assert field in row["env"]
+    failed = [json.loads(line) for line in lines if json.loads(line)["result"][1] != 0]
+    assert all(f["error"] == "synthetic failure" for f in failed)
+
+    # a second run with the same log resumes: the 40 trials are not measured again
+    opt, builder2 = S.synthetic_option()
+    tuner = XGBTuner(task, plan_size=16, feature_type="knob", seed=3)
+    tuner.tune(70, opt, callbacks=[autotvm.callback.log_to_file(log)])
+    assert len(builder2.built) == 30 and not set(builder2.built) & set(builder.built)
+    assert len(open(log).read().splitlines()) == 70
+
+    best_file = str(tmp_path / "best.json")
+    assert record.pick_best(log, best_file) == 1
+    (inp, res), = record.load_from_file(best_file)
+    everything = list(record.load_from_file(log))
+    ok = [r for r in everything if r[1].error_no == 0]
+    assert np.mean(res.costs) == min(np.mean(r[1].costs) for r in ok)
+
+    # apply_history_best: calling the template builds the best config
+    with autotvm.apply_history_best(log) as ctx:
+        with tecc.target.Target("llvm"):
+            s, args = S.synthetic_matmul(256)
+        cfg = ctx.query(tecc.target.Target("llvm"), ("test/synthetic_matmul", 256))
+    assert cfg.index == inp.config.index
+    lowered = str(tecc.lower(s, args))
+    assert f"for (i.inner, 0, {cfg['tile_y'].size[-1]})" in lowered  # the best config's splits
+    assert f"for (j.inner, 0, {cfg['tile_x'].size[-1]})" in lowered
+
+
+def test_a_truncated_last_record_is_skipped_with_a_warning(task, tmp_path):
+    log = str(tmp_path / "killed.json")
+    opt, _ = S.synthetic_option()
+    RandomTuner(task, seed=4).tune(10, opt, callbacks=[autotvm.callback.log_to_file(log)])
+    text = open(log).read()
+    with open(log, "w") as f:  # the process was killed while writing the 10th line
+        f.write(text[: len(text) - 40])
+    with pytest.warns(record.RecordWarning, match="line 10 is a truncated record"):
+        rows = list(record.load_from_file(log))
+    assert len(rows) == 9
+    # and tuning resumes from it
+    opt, builder = S.synthetic_option()
+    with pytest.warns(record.RecordWarning):
+        RandomTuner(task, seed=5).tune(15, opt, callbacks=[autotvm.callback.log_to_file(log)])
+    assert len(builder.built) == 6
+
+
+def test_records_of_another_format_or_corrupt_lines_are_errors(tmp_path):
+    other = tmp_path / "tvm.json"
+    other.write_text(json.dumps({"input": ["llvm", "x", [], {}], "config": {}, "result": [[1], 0, 1, 1],
+                                 "version": 0.2, "tvm_version": "0.13.0"}) + "\n")
+    with pytest.raises(record.RecordError, match=r"tvm.json, line 1: not a tecc tuning record \(format 0.2"):
+        list(record.load_from_file(str(other)))
+    corrupt = tmp_path / "corrupt.json"
+    corrupt.write_text("{not json\n" + "{}\n")
+    with pytest.raises(record.RecordError, match="corrupt.json, line 1: not a JSON record"):
+        list(record.load_from_file(str(corrupt)))
+    with pytest.raises(record.RecordError, match="no records file"):
+        list(record.load_from_file(str(tmp_path / "missing.json")))
+
+
+def test_records_from_another_device_warn_and_emulated_times_skip_a_real_gpu(task, tmp_path, monkeypatch):
+    log = str(tmp_path / "other.json")
+    opt, _ = S.synthetic_option()
+    RandomTuner(task, seed=6).tune(12, opt, callbacks=[autotvm.callback.log_to_file(log)])
+    rows = [json.loads(line) for line in open(log)]
+    for r in rows:
+        r["env"]["device"] = "Some Other CPU"
+    with open(log, "w") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.warns(record.RecordWarning, match="measured with device 'Some Other CPU'"):
+        autotvm.apply_history_best(log)
+
+    # an emulated "cuda" record is applied without a GPU, never with one
+    inp, res = next((i, r) for i, r in record.load_from_file(log) if r.error_no == 0)
+    cuda_inp = autotvm.MeasureInput(tecc.target.Target("cuda"), inp.task, inp.config)
+    emu = res._replace(emulated=True)
+    env = record.environment("cuda")
+    line = record.encode(cuda_inp, emu, env=env)
+    wl = inp.task.workload
+    assert autotvm.ApplyHistoryBest([record.decode(line)])._query_inside(tecc.target.Target("cuda"), wl) is not None
+    monkeypatch.setattr(record, "_gpu_environment", lambda: ("NVIDIA H100", "9.0", "580.0", False))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ctx = autotvm.ApplyHistoryBest([record.decode(line)])
+    assert ctx._query_inside(tecc.target.Target("cuda"), wl) is None
+
+
+def test_submodular_pick_prefers_good_and_different_configs():
+    scores = [1.0, 0.99, 0.98, 0.2]
+    knobs = [[0, 0], [0, 0], [1, 1], [2, 2]]
+    assert submodular_pick(scores, knobs, 2) == [0, 2]  # not the near-copy of the best
+
+
+def test_tuner_errors(task):
+    with pytest.raises(TunerError, match="range_idx .* is outside the space of 324 configs"):
+        RandomTuner(task, range_idx=(0, 1000))
+    with pytest.raises(TunerError, match="feature_type must be one of"):
+        XGBTuner(task, feature_type="pixels")
+    with pytest.raises(TunerError, match="loss_type must be one of"):
+        XGBTuner(task, loss_type="hinge")
+    with pytest.raises(TunerError, match="elite_num"):
+        GATuner(task, pop_size=2, elite_num=3)
+    with pytest.raises(TunerError, match="n_trial must be a non-negative integer"):
+        RandomTuner(task).tune(-1, S.synthetic_option()[0])
+    with pytest.raises(tecc.errors.TeccError, match="the folder .* does not exist"):
+        autotvm.callback.log_to_file("/no/such/folder/log.json")
+    with pytest.raises(tecc.errors.TeccError, match="unknown builder 'remote'"):
+        autotvm.measure_option(builder="remote", runner="local")
+
+
+def test_progress_bar_reports_trials_errors_and_best(task, capsys):
+    opt, _ = S.synthetic_option()
+    RandomTuner(task, seed=7).tune(26, opt, callbacks=[autotvm.callback.progress_bar(26, prefix="mm")])
+    err = capsys.readouterr().err
+    assert "mm" in err and "26/26" in err and "GFLOPS" in err and "errors" in err

@@ -1,0 +1,206 @@
+"""The tuning loop every tuner shares (AutoTVM's ``autotvm.tuner.Tuner``).
+
+A tuner proposes configs in batches (:meth:`Tuner.next_batch`), the measure batch
+builds and runs them, the tuner learns from the results (:meth:`Tuner.update`) and
+the callbacks see each batch (the log file, the progress bar).  The loop is anytime:
+after any batch, ``best_config`` is the best measured so far and every trial is in
+the log.
+
+Resuming: when a ``log_to_file`` callback writes to a file that already holds
+records of this task (same target and workload), those trials count as done, are
+never measured again, and the tuner learns from them first.
+"""
+from __future__ import annotations
+
+import logging
+import os
+
+import numpy as np
+
+from ...errors import TeccError
+from ..measure.measure import MeasureErrorNo, MeasureInput, create_measure_batch
+
+logger = logging.getLogger("tecc.autotvm")
+
+
+class TunerError(TeccError, ValueError):
+    """A tuner used wrongly (no config space, a bad argument)."""
+
+
+class Tuner:
+    """The base of the tuners: subclasses implement :meth:`next_batch`,
+    :meth:`has_next` and, when they learn, :meth:`update` and :meth:`load_history`.
+
+    Attributes
+    ----------
+    best_config, best_flops, best_measure_pair, best_iter
+        The best trial so far (``best_flops`` is FLOP/s; 0 before any success).
+    """
+
+    def __init__(self, task, **kwargs):
+        if getattr(task, "config_space", None) is None:
+            raise TunerError(f"{type(self).__name__}: the task has no config space; make it with "
+                             "autotvm.task.create(name, args, target)")
+        if len(task.config_space) == 0:
+            raise TunerError(f"{type(self).__name__}: task {task.name!r} has an empty config space")
+        self.param = kwargs
+        self.task = task
+        self.space = task.config_space
+        self.visited = set()
+        self.reset_best()
+        self.n_trial = 0
+        self.early_stopping = None
+        self.ttl = None
+        self.error_ct = 0
+
+    def reset_best(self):
+        self.best_config = None
+        self.best_flops = 0.0
+        self.best_measure_pair = None
+        self.best_iter = 0
+
+    # what subclasses provide -------------------------------------------------------
+    def has_next(self) -> bool:
+        """Whether there are configs left to try."""
+        raise NotImplementedError
+
+    def next_batch(self, batch_size):
+        """Up to ``batch_size`` configs (points of the space) not tried yet."""
+        raise NotImplementedError
+
+    def update(self, inputs, results):
+        """Learn from measured ``inputs`` and their ``results``."""
+
+    def load_history(self, data_set, min_seed_records=500):
+        """Learn from records of earlier tuning runs (other workloads too)."""
+
+    # the loop ----------------------------------------------------------------------
+    def tune(self, n_trial, measure_option, early_stopping=None, callbacks=(), si_prefix="G"):
+        """Measure up to ``n_trial`` configs.
+
+        Parameters
+        ----------
+        n_trial : int
+            Trials to run (resumed trials count).
+        measure_option : dict
+            From ``autotvm.measure_option``.
+        early_stopping : int, optional
+            Stop when the best has not improved for this many trials.
+        callbacks : list of callables
+            ``callback(tuner, inputs, results)`` after each batch.
+        si_prefix : str
+            The prefix of FLOP/s in log messages ("G": GFLOPS).
+        """
+        if not isinstance(n_trial, int) or n_trial < 0:
+            raise TunerError(f"tune: n_trial must be a non-negative integer, got {n_trial!r}")
+        callbacks = list(callbacks or ())
+        self.n_trial = n_trial
+        self.early_stopping = early_stopping if early_stopping is not None else 1e9
+        scale = _si_scale(si_prefix)
+        i = self._resume(callbacks)
+        for callback in callbacks:  # the progress bar learns where a resumed run starts
+            if hasattr(callback, "resumed"):
+                callback.resumed(self, i)
+        if i >= n_trial or not self.has_next():
+            return
+        measure_batch = create_measure_batch(self.task, measure_option)
+        n_parallel = max(int(getattr(measure_batch, "n_parallel", 1) or 1), 1)
+        try:
+            while i < n_trial and self.has_next():
+                configs = self.next_batch(min(n_parallel, n_trial - i))
+                if not configs:
+                    break
+                inputs = [MeasureInput(self.task.target, self.task, config) for config in configs]
+                results = measure_batch(inputs)
+                self._account(inputs, results, i, scale)
+                i += len(results)
+                self.ttl = min(self.early_stopping + self.best_iter, n_trial) - i
+                self.update(inputs, results)
+                for callback in callbacks:
+                    callback(self, inputs, results)
+                if i >= self.best_iter + self.early_stopping:
+                    logger.info("early stopping: no better config in the last %d trials", self.early_stopping)
+                    break
+                if self.error_ct > 150:
+                    logger.warning("%d trials in a row failed; check the template and the measure option "
+                                   "(the log's error messages say why)", self.error_ct)
+        finally:
+            measure_batch.close()
+
+    def _account(self, inputs, results, start, scale):
+        for k, (inp, res) in enumerate(zip(inputs, results)):
+            self.visited.add(inp.config.index)
+            if res.error_no == MeasureErrorNo.NO_ERROR:
+                flops = (self.task.flop or 0.0) / max(float(np.mean(res.costs)), 1e-12)
+                self.error_ct = 0
+            else:
+                flops = 0.0
+                self.error_ct += 1
+            if flops > self.best_flops or (self.best_config is None and res.error_no == 0):
+                self.best_flops = flops
+                self.best_config = inp.config
+                self.best_measure_pair = (inp, res)
+                self.best_iter = start + k
+            logger.debug("no. %d: %.2f %sFLOPS (best %.2f), %s", start + k + 1, flops / scale, "G",
+                         self.best_flops / scale, inp.config)
+
+    def _resume(self, callbacks) -> int:
+        """Trials of this task already in the log files of ``callbacks``: marked
+        visited, learned from; their count."""
+        from .. import record  # noqa: PLC0415
+
+        files = [cb.filename for cb in callbacks if getattr(cb, "filename", None)]
+        inputs, results = [], []
+        seen = set()
+        for path in files:
+            if not os.path.exists(path):
+                continue
+            for inp, res in record.load_from_file(path):
+                if (str(inp.target) != str(self.task.target) or inp.task.workload != self.task.workload
+                        or inp.config.index in seen or inp.config.index >= len(self.space)):
+                    continue
+                seen.add(inp.config.index)
+                config = self.space.get(inp.config.index)
+                inputs.append(MeasureInput(self.task.target, self.task, config))
+                results.append(res)
+        if not inputs:
+            return 0
+        logger.info("resuming: %d trials of %s already in %s", len(inputs), self.task.name, ", ".join(files))
+        self._account(inputs, results, 0, 1.0)
+        self.update(inputs, results)
+        return len(inputs)
+
+    def reset(self):
+        """Forget what was measured (a new tuning run from scratch)."""
+        self.visited = set()
+        self.reset_best()
+
+
+def _si_scale(prefix) -> float:
+    scales = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+    if prefix not in scales:
+        raise TunerError(f"si_prefix must be one of {sorted(scales)}, got {prefix!r}")
+    return scales[prefix]
+
+
+def _unvisited(space_len, visited, rng, n):
+    """Up to ``n`` distinct random indexes of a space of ``space_len`` points not in
+    ``visited`` (a rejection sample for big spaces, an exact one for small)."""
+    left = space_len - len(visited)
+    n = min(n, left)
+    if n <= 0:
+        return []
+    if space_len <= 4 * (len(visited) + n) or space_len < 1 << 16:
+        pool = [i for i in range(space_len) if i not in visited] if left < space_len else None
+        if pool is None:
+            return [int(i) for i in rng.choice(space_len, size=n, replace=False)]
+        picks = rng.choice(len(pool), size=n, replace=False)
+        return [pool[int(p)] for p in picks]
+    out, taken = [], set()
+    while len(out) < n:
+        i = int(rng.integers(space_len))
+        if i not in visited and i not in taken:
+            taken.add(i)
+            out.append(i)
+    return out
+
