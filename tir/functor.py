@@ -22,15 +22,22 @@ def _children(node):
     return type(node)._children
 
 
+def _table(cls) -> dict:
+    """The dispatch table of visitor class ``cls`` (node class -> method), kept on
+    the class itself: it lives as long as the class (a visitor class defined inside
+    a function is collected with its table)."""
+    table = cls.__dict__.get("_dispatch_table")
+    if table is None:
+        table = {}
+        cls._dispatch_table = table
+    return table
+
+
 class IRVisitor:
     """Walks expressions and statements; override ``visit_<Class>`` methods."""
 
-    _tables: dict = {}
-
     def visit(self, node):
-        table = IRVisitor._tables.get(type(self))
-        if table is None:
-            table = IRVisitor._tables[type(self)] = {}
+        table = _table(type(self))
         fn = table.get(type(node))
         if fn is None:
             fn = table[type(node)] = self._resolve(type(node))
@@ -66,12 +73,8 @@ class IRVisitor:
 class IRMutator(IRVisitor):
     """Rebuilds the IR bottom-up; returns the same object where nothing changed."""
 
-    _tables: dict = {}
-
     def visit(self, node):
-        table = IRMutator._tables.get(type(self))
-        if table is None:
-            table = IRMutator._tables[type(self)] = {}
+        table = _table(type(self))
         fn = table.get(type(node))
         if fn is None:
             fn = table[type(node)] = self._resolve(type(node))
@@ -211,28 +214,33 @@ def ir_transform(node, preorder=None, postorder=None, only=None):
     return _Transform(preorder, postorder, only).visit(node)
 
 
+class _FindVar(IRVisitor):
+    def __init__(self, pred):
+        self.pred = pred
+        self.found = False
+
+    def visit_Var(self, v):
+        if not self.found and self.pred(v):
+            self.found = True
+
+
 def uses_var(node, pred) -> bool:
     """True if any :class:`Var` below ``node`` satisfies ``pred``."""
-    from .expr import Var
+    finder = _FindVar(pred)
+    finder.visit(node)
+    return finder.found
 
-    found = []
 
-    class _Find(IRVisitor):
-        def visit_Var(self, v):
-            if not found and pred(v):
-                found.append(v)
+class _CollectVars(IRVisitor):
+    def __init__(self):
+        self.out = set()
 
-    _Find().visit(node)
-    return bool(found)
+    def visit_Var(self, v):
+        self.out.add(v)
 
 
 def collect_vars(node) -> set:
     """All variables read below ``node``."""
-    out = set()
-
-    class _Collect(IRVisitor):
-        def visit_Var(self, v):
-            out.add(v)
-
-    _Collect().visit(node)
-    return out
+    collector = _CollectVars()
+    collector.visit(node)
+    return collector.out

@@ -26,6 +26,7 @@ from .threads import (
 from .verify import verify_well_formed
 from .verify_gpu import GPULimits, gpu_limits, verify_gpu
 from .interp import InterpError, Interpreter, run_prim_func
+from .features import FunctionFeatures, estimate_occupancy, extract_features  # noqa: F401 (the tuner's features)
 
 __all__ = [
     "allocations", "buffer_size", "buffer_strides", "buffers_read", "buffers_written", "const_size",
