@@ -12,8 +12,8 @@ from ..tuner.task import (  # noqa: F401
     ApplyConfig, ConfigEntity, ConfigSpace, DispatchContext, FallbackConfigEntity, FallbackContext,
     get_config, register_topi_compute, register_topi_schedule, template,
 )
-from ..tuner.measure.measure import (  # noqa: F401
-    MeasureErrorNo, MeasureInput, MeasureResult, create_measure_batch, measure_option,
+from ..tuner.measure import (  # noqa: F401
+    LocalBuilder, LocalRunner, MeasureErrorNo, MeasureInput, MeasureResult, create_measure_batch, measure_option,
 )
 from ..tuner.record import ApplyHistoryBest, apply_history_best  # noqa: F401
 from ..tuner.tuner import callback  # noqa: F401

@@ -546,11 +546,7 @@ def task_feature(task, config, feature_type="itervar"):
         return np.asarray(config.get_flatten_feature(), dtype=np.float32)
     arch = _arch_of(str(task.target)) if task.target is not None else None
     try:
-        if task.target is not None:
-            with Target(task.target):
-                sch, args = task.instantiate(config)
-        else:
-            sch, args = task.instantiate(config)
+        sch, args = task.instantiate(config)  # under the task's target
         ff = extract_features(lower_for_features(sch, args), arch=arch)
     except Exception:  # noqa: BLE001 -- a candidate that does not lower has no features
         return None

@@ -47,7 +47,7 @@ class MeasureResult(namedtuple("MeasureResult", ["costs", "error_no", "all_cost"
     def __repr__(self):
         err = MeasureErrorNo(self.error_no).name if self.error_no in _ERRORS else self.error_no
         return (f"MeasureResult(costs={self.costs!r}, error_no={err}, all_cost={self.all_cost:.3f}, "
-                f"timestamp={self.timestamp:.0f})")
+                f"timestamp={self.timestamp:.0f}" + (", emulated=True)" if self.emulated else ")"))
 
 
 class MeasureErrorNo(enum.IntEnum):

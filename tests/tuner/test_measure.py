@@ -1,0 +1,507 @@
+"""The local builder and runner (tecc.tuner.measure.local): parallel builds with a
+timeout, isolated runs (crash, hang, exception), the correctness oracle, the
+emulated CUDA path and the GPU limit checks done before compiling."""
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+import tecc
+from tecc import autotvm, te, tir
+from tecc.tuner import measure
+from tecc.tuner.measure import (
+    BuildResult, LocalBuilder, LocalRunner, MeasureError, MeasureErrorNo, MeasureInput, MeasureResult,
+    create_measure_batch, measure_option,
+)
+from tecc.tuner.measure.local import build_candidate, compare_output, reference_inputs
+
+
+# ---------------------------------------------------------------------------------
+# templates
+# ---------------------------------------------------------------------------------
+@autotvm.template("test_measure/matmul")
+def matmul(N, L, M, dtype):
+    A = te.placeholder((N, L), name="A", dtype=dtype)
+    B = te.placeholder((L, M), name="B", dtype=dtype)
+    k = te.reduce_axis((0, L), name="k")
+    C = te.compute((N, M), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    y, x = s[C].op.axis
+    cfg = autotvm.get_config()
+    cfg.define_split("tile_y", y, num_outputs=2)
+    cfg.define_split("tile_x", x, num_outputs=2)
+    yo, yi = cfg["tile_y"].apply(s, C, y)
+    xo, xi = cfg["tile_x"].apply(s, C, x)
+    s[C].reorder(yo, xo, s[C].op.reduce_axis[0], yi, xi)
+    return s, [A, B, C]
+
+
+#: what each value of the "mode" knob of test_measure/faulty does
+MODES = ["ok", "crash", "hang", "wrong", "refuse", "bad_split", "slow_build", "die_building", "abort"]
+
+
+@autotvm.template("test_measure/faulty")
+def faulty(N):
+    """An add whose "mode" knob picks a way to fail (the first, "ok", is the
+    reference's)."""
+    A = te.placeholder((N,), name="A")
+    cfg = autotvm.get_config()
+    cfg.define_knob("mode", MODES)
+    cfg.define_knob("factor", [4, 8])
+    mode = cfg["mode"].val
+    if mode == "slow_build":
+        time.sleep(60)
+    if mode == "die_building":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if mode in ("crash", "hang", "abort"):
+        def body(ins, outs):
+            ib = tir.ir_builder.create()
+            a, b = ib.buffer_ptr(ins[0]), ib.buffer_ptr(outs[0])
+            if mode == "crash":  # a store a gigabyte away
+                with ib.for_range(0, N, name="i") as i:
+                    b[i * 100000000] = a[i]
+            elif mode == "abort":
+                ib.emit(tir.call_extern("int32", "abort"))
+            else:  # never ends
+                with ib.while_loop(a[0] < a[0] + 1.0):
+                    b[0] = b[0] + 1.0
+            return ib.get()
+
+        B = te.extern((N,), [A], body, name="B", dtype="float32")
+        return te.create_schedule(B.op), [A, B]
+    B = te.compute((N,), lambda i: A[i] + (2.0 if mode == "wrong" else 1.0), name="B")
+    s = te.create_schedule(B.op)
+    if mode == "refuse":
+        cfg.raise_error("this config is refused by the template")
+    s[B].split(B.op.axis[0], factor=0 if mode == "bad_split" else cfg["factor"].val)
+    return s, [A, B]
+
+
+@autotvm.template("test_measure/scale_cuda")
+def scale_cuda(N):
+    A = te.placeholder((N,), name="A")
+    cfg = autotvm.get_config()
+    cfg.define_knob("threads", [32, 64, 2048])
+    cfg.define_knob("wrong", [0, 1])
+    B = te.compute((N,), lambda i: A[i] * 2.0 + float(cfg["wrong"].val), name="B")
+    s = te.create_schedule(B.op)
+    bx, tx = s[B].split(B.op.axis[0], factor=cfg["threads"].val)
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    return s, [A, B]
+
+
+@autotvm.template("test_measure/block2d_cuda")
+def block2d_cuda(N, M):
+    A = te.placeholder((N, M), name="A")
+    cfg = autotvm.get_config()
+    cfg.define_knob("ty", [4, 16, 64])
+    B = te.compute((N, M), lambda i, j: A[i, j] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    i, j = B.op.axis
+    by, ty = s[B].split(i, factor=cfg["ty"].val)
+    bx, tx = s[B].split(j, factor=32)
+    s[B].bind(by, te.thread_axis("blockIdx.y"))
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(ty, te.thread_axis("threadIdx.y"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    return s, [A, B]
+
+
+@autotvm.template("test_measure/gather")
+def gather(N, M):
+    """``C[i] = A[Idx[i]] * 2``: the integer input is an index into A."""
+    A = te.placeholder((M,), name="A")
+    Idx = te.placeholder((N,), name="Idx", dtype="int32")
+    C = te.compute((N,), lambda i: A[Idx[i]] * 2.0, name="C")
+    s = te.create_schedule(C.op)
+    cfg = autotvm.get_config()
+    cfg.define_split("tile", C.op.axis[0], num_outputs=2)
+    cfg["tile"].apply(s, C, C.op.axis[0])
+    return s, [A, Idx, C]
+
+
+@autotvm.template("test_measure/int_add")
+def int_add(N):
+    A = te.placeholder((N,), name="A", dtype="int32")
+    cfg = autotvm.get_config()
+    cfg.define_knob("variant", ["ok", "off", "div0"])
+    variant = cfg["variant"].val
+    if variant == "div0":  # 7 // 0 where A is 0: the compiled code reports it, the run raises
+        B = te.compute((N,), lambda i: A[i] * 3 + te.indexdiv(7, A[i]), name="B")
+    else:
+        B = te.compute((N,), lambda i: A[i] * 3 + (1 if variant == "off" else 0), name="B")
+    return te.create_schedule(B.op), [A, B]
+
+
+def _inputs(task, indices=None):
+    space = task.config_space
+    indices = range(len(space)) if indices is None else indices
+    return [MeasureInput(task.target, task, space.get(i)) for i in indices]
+
+
+def _config(task, **knobs):
+    """The input whose knobs have the given values."""
+    space = task.config_space
+    for i in range(len(space)):
+        cfg = space.get(i)
+        if all(cfg[k].val == v for k, v in knobs.items()):
+            return MeasureInput(task.target, task, cfg)
+    raise AssertionError(f"no config with {knobs}")
+
+
+def _batch(task, builder, runner):
+    return create_measure_batch(task, measure_option(builder, runner))
+
+
+# ---------------------------------------------------------------------------------
+# llvm: measured, refused, broken
+# ---------------------------------------------------------------------------------
+def test_llvm_matmul_configs_are_built_in_parallel_and_timed():
+    task = autotvm.task.create("test_measure/matmul", args=(16, 16, 16, "float32"), target="llvm")
+    builder = LocalBuilder(n_parallel=2)
+    runner = LocalRunner(number=2, repeat=3, min_repeat_ms=1, cooldown_interval=0)
+    batch = _batch(task, builder, runner)
+    try:
+        assert batch.n_parallel == 2
+        inputs = _inputs(task, [0, 7, 13, len(task.config_space) - 1])
+        built = builder.build(inputs)
+        assert all(isinstance(b, BuildResult) and os.path.isfile(b.filename) for b in built)
+        assert built[0].arg_info == (((16, 16), "float32"),) * 3
+        results = runner.run(inputs, built)
+        assert [r.error_no for r in results] == [0] * 4
+        for r in results:  # seconds per run, one per repeat (each repeat ran >= 1 ms)
+            assert len(r.costs) == 3 and all(isinstance(c, float) and 0 < c < 1e-3 for c in r.costs)
+            assert r.all_cost > 3e-3
+            assert r.all_cost > 0 and not r.emulated
+        assert batch(inputs[:1])[0].error_no == 0  # the same again, through the batch function
+    finally:
+        batch.close()
+    assert builder.tmp_dir is None
+
+
+def test_crash_hang_abort_and_wrong_answer_each_cost_one_trial():
+    task = autotvm.task.create("test_measure/faulty", args=(64,), target="llvm")
+    modes = ["ok", "crash", "ok", "hang", "abort", "wrong", "ok"]
+    inputs = [_config(task, mode=m, factor=4 if k % 2 else 8) for k, m in enumerate(modes)]
+    batch = _batch(task, LocalBuilder(n_parallel=2), LocalRunner(timeout=1, number=1, repeat=1, cooldown_interval=0))
+    try:
+        results = batch(inputs)
+    finally:
+        batch.close()
+    by_mode = list(zip(modes, results))
+    for mode, r in by_mode:
+        if mode == "ok":
+            assert r.error_no == 0 and r.costs[0] > 0, r
+    crash, hang, abort, wrong = (results[modes.index(m)] for m in ("crash", "hang", "abort", "wrong"))
+    assert crash.error_no == MeasureErrorNo.RUNTIME_DEVICE and "SIGSEGV" in crash.costs[0]
+    assert abort.error_no == MeasureErrorNo.RUNTIME_DEVICE and "SIGABRT" in abort.costs[0]
+    assert hang.error_no == MeasureErrorNo.RUN_TIMEOUT and "timeout of 1 s" in hang.costs[0]
+    assert wrong.error_no == MeasureErrorNo.WRONG_ANSWER
+    assert "largest absolute difference 1 " in wrong.costs[0] and "output 'B'" in wrong.costs[0]
+    assert "64 of 64 elements" in wrong.costs[0]
+
+
+def test_instantiation_errors_and_build_failures_do_not_stop_the_batch():
+    task = autotvm.task.create("test_measure/faulty", args=(64,), target="llvm")
+    modes = ["refuse", "ok", "bad_split", "slow_build", "die_building", "ok"]
+    inputs = [_config(task, mode=m, factor=8) for m in modes]
+    builder = LocalBuilder(timeout=2, n_parallel=2)
+    runner = LocalRunner(number=1, repeat=1, cooldown_interval=0)
+    batch = _batch(task, builder, runner)
+    try:
+        t0 = time.time()
+        built = builder.build(inputs)
+        took = time.time() - t0
+        results = runner.run(inputs, built)
+        again = builder.build(inputs[1:2])  # the killed workers were replaced
+    finally:
+        batch.close()
+    assert took < 20
+    refuse, ok1, bad_split, slow, died, ok2 = results
+    assert refuse.error_no == MeasureErrorNo.INSTANTIATION_ERROR and "refused by the template" in refuse.costs[0]
+    assert bad_split.error_no == MeasureErrorNo.INSTANTIATION_ERROR and "factor" in bad_split.costs[0]
+    assert slow.error_no == MeasureErrorNo.BUILD_TIMEOUT and "timeout of 2 s" in slow.costs[0]
+    assert died.error_no == MeasureErrorNo.COMPILE_HOST and "SIGKILL" in died.costs[0]
+    assert ok1.error_no == 0 and ok2.error_no == 0
+    assert isinstance(again[0], BuildResult)
+
+
+def test_integer_outputs_compare_exactly_index_inputs_stay_in_bounds_and_errors_are_reported():
+    task = autotvm.task.create("test_measure/gather", args=(64, 5), target="llvm")
+    itask = autotvm.task.create("test_measure/int_add", args=(32,), target="llvm")
+    runner = LocalRunner(number=1, repeat=1, cooldown_interval=0)
+    builder = LocalBuilder(n_parallel=2)
+    try:
+        batch = _batch(task, builder, runner)
+        assert [r.error_no for r in batch(_inputs(task, [0, 1]))] == [0, 0]
+        idx = runner._reference.inputs[1]
+        assert idx.dtype == np.int32 and idx.min() >= 0 and idx.max() < 5 and len(set(idx.tolist())) > 1
+        batch = _batch(itask, builder, runner)
+        assert 0 in runner._reference.inputs[0]
+        ok, off, div0, ok2 = batch(_inputs(itask, [0, 1, 2, 0]))
+        assert ok.error_no == 0 and ok2.error_no == 0
+        assert off.error_no == MeasureErrorNo.WRONG_ANSWER and "32 of 32" in off.costs[0] and "exact" in off.costs[0]
+        assert div0.error_no == MeasureErrorNo.RUNTIME_DEVICE
+        assert "KernelError" in div0.costs[0] and "integer division by zero" in div0.costs[0]
+
+        # a template registered after the workers were forked: they are forked again
+        @autotvm.template("test_measure/registered_late")
+        def late(N):
+            A = te.placeholder((N,), name="A")
+            B = te.compute((N,), lambda i: A[i] - 1.0, name="B")
+            return te.create_schedule(B.op), [A, B]
+
+        ltask = autotvm.task.create("test_measure/registered_late", args=(8,), target="llvm")
+        assert _batch(ltask, builder, runner)(_inputs(ltask))[0].error_no == 0
+    finally:
+        builder.close()
+        runner.close()
+
+
+def test_ref_input_and_ref_output_replace_the_generated_reference():
+    task = autotvm.task.create("test_measure/faulty", args=(16,), target="llvm")
+    runner = LocalRunner(number=1, repeat=1, cooldown_interval=0)
+    a = np.arange(16, dtype="float32")
+    runner.ref_input = [a, np.zeros(16, "float32")]
+    runner.ref_output = [a + 2.0]  # what mode "wrong" computes
+    batch = _batch(task, LocalBuilder(n_parallel=2), runner)
+    try:
+        ok, wrong = batch([_config(task, mode="ok", factor=4), _config(task, mode="wrong", factor=4)])
+        assert ok.error_no == MeasureErrorNo.WRONG_ANSWER and "got 1, expected 2" in ok.costs[0]
+        assert wrong.error_no == 0
+        runner.ref_output = None  # the naive schedule's outputs again, on the given inputs
+        ok, wrong = batch([_config(task, mode="ok", factor=4), _config(task, mode="wrong", factor=4)])
+        assert (ok.error_no, wrong.error_no) == (0, MeasureErrorNo.WRONG_ANSWER)
+        assert np.array_equal(runner._reference.expected[1], a + 1.0)
+    finally:
+        batch.close()
+    runner.set_task(task)  # usable again after close()
+    try:
+        assert runner.run([_config(task, mode="ok", factor=4)], [MeasureResult(["x"], 1, 0.0, 0.0)])[0].costs == ["x"]
+    finally:
+        runner.close()
+
+
+def test_cache_flush_still_times_each_repeat():
+    task = autotvm.task.create("test_measure/faulty", args=(64,), target="llvm")
+    runner = LocalRunner(number=1, repeat=2, cooldown_interval=0, enable_cpu_cache_flush=True)
+    batch = _batch(task, LocalBuilder(n_parallel=1), runner)
+    try:
+        (r,) = batch([_config(task, mode="ok", factor=8)])
+    finally:
+        batch.close()
+    assert r.error_no == 0 and len(r.costs) == 2 and all(c > 0 for c in r.costs)
+
+
+# ---------------------------------------------------------------------------------
+# cuda without a GPU: the emulator, and the limits checked before compiling
+# ---------------------------------------------------------------------------------
+@pytest.mark.skipif(tecc.cuda(0).exist, reason="checks the emulated path (no GPU)")
+def test_cuda_candidates_run_on_the_emulator_and_oversized_blocks_are_refused():
+    task = autotvm.task.create("test_measure/scale_cuda", args=(256,), target="cuda")
+    builder = LocalBuilder(n_parallel=2)
+    runner = LocalRunner(number=1, repeat=1, cooldown_interval=0)
+    batch = _batch(task, builder, runner)
+    try:
+        inputs = [_config(task, threads=t, wrong=w) for t, w in ((32, 0), (64, 0), (2048, 0), (64, 1))]
+        r32, r64, r2048, wrong = batch(inputs)
+    finally:
+        batch.close()
+    assert builder.build_kwargs["cuda_arch"] == "sm_80"
+    for r in (r32, r64):
+        assert r.error_no == 0 and r.emulated and r.costs[0] > 0
+    assert r2048.error_no == MeasureErrorNo.INSTANTIATION_ERROR and not r2048.emulated
+    assert "threadIdx.x has extent 2048, over the limit of 1024" in r2048.costs[0]
+    assert wrong.error_no == MeasureErrorNo.WRONG_ANSWER and wrong.emulated
+
+
+def _no_nvrtc(monkeypatch):
+    import tecc.cuda_codegen as cg
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("NVRTC was called")
+
+    monkeypatch.setattr(cg, "compile_cuda_resources", refuse)
+
+
+def test_gpu_limits_are_checked_before_nvrtc(monkeypatch, tmp_path):
+    task = autotvm.task.create("test_measure/block2d_cuda", args=(128, 64), target="cuda")
+    _no_nvrtc(monkeypatch)
+    big = build_candidate(_config(task, ty=64), str(tmp_path), {"cuda_arch": "sm_80"})
+    assert isinstance(big, MeasureResult) and big.error_no == MeasureErrorNo.INSTANTIATION_ERROR
+    assert "2048 threads per block" in big.costs[0] and "limit of 1024" in big.costs[0]
+    # TVM-style limits from build_kwargs tighten the check
+    small = build_candidate(_config(task, ty=4), str(tmp_path),
+                            {"cuda_arch": "sm_80", "checks": {"gpu": {"max_threads_per_block": 64}}})
+    assert small.error_no == MeasureErrorNo.INSTANTIATION_ERROR and "limit of 64" in small.costs[0]
+    # within the limits, compiling is reached (and here refused: NVRTC is patched away)
+    fits = build_candidate(_config(task, ty=4), str(tmp_path), {"cuda_arch": "sm_80"})
+    assert fits.error_no == MeasureErrorNo.COMPILE_DEVICE and "NVRTC was called" in fits.costs[0]
+
+
+def test_too_many_registers_per_block_is_an_instantiation_error(monkeypatch, tmp_path):
+    import dataclasses
+
+    import tecc.cuda_codegen as cg
+
+    real = cg.compile_cuda_resources
+
+    def greedy(source, arch):
+        cubin, resources = real(source, arch)
+        return cubin, {k: dataclasses.replace(r, registers=255) for k, r in resources.items()}
+
+    monkeypatch.setattr(cg, "compile_cuda_resources", greedy)
+    task = autotvm.task.create("test_measure/block2d_cuda", args=(128, 64), target="cuda")
+    r = build_candidate(_config(task, ty=16), str(tmp_path), {"cuda_arch": "sm_80"})
+    assert r.error_no == MeasureErrorNo.INSTANTIATION_ERROR
+    assert "255 registers per thread x 512 threads = 130560 registers per block" in r.costs[0]
+    assert "over the limit of 65536 registers per block of sm_80" in r.costs[0]
+    fits = build_candidate(_config(task, ty=4), str(tmp_path), {"cuda_arch": "sm_80"})  # 255 x 128 fits
+    assert isinstance(fits, BuildResult)
+
+
+# ---------------------------------------------------------------------------------
+# the oracle's pieces
+# ---------------------------------------------------------------------------------
+def test_reference_inputs_are_deterministic_and_typed():
+    info = (((4, 5), "float32"), ((8,), "int8"), ((8,), "uint8"), ((6,), "bool"), ((3,), "bfloat16"),
+            ((50,), "int32"))
+    first, again = reference_inputs(info, {5: 3}), reference_inputs(info, {5: 3})
+    for a, b in zip(first, again):
+        assert np.array_equal(a, b)
+    f, i8, u8, flags, bf, idx = first
+    assert f.dtype == np.float32 and -1 <= f.min() and f.max() < 1
+    assert i8.dtype == np.int8 and -8 <= i8.min() and i8.max() < 8
+    assert u8.dtype == np.uint8 and u8.max() < 16 and flags.dtype == np.bool_
+    assert bf.dtype == np.uint16 and idx.min() >= 0 and idx.max() < 3
+    assert not np.array_equal(reference_inputs(info, seed=1)[0], f)
+
+
+def test_compare_output_tolerances_by_dtype():
+    e = np.linspace(-3, 3, 12, dtype="float32").reshape(3, 4)
+    assert compare_output(e + 1e-6, e, "float32", "C") is None
+    msg = compare_output(e + np.eye(3, 4, dtype="float32") * 0.5, e, "float32", "C")
+    assert msg.startswith("C differs from the reference in 3 of 12 elements: largest absolute difference 0.5")
+    nan = e.copy()
+    nan[1, 2] = np.nan
+    assert "1 of 12" in compare_output(nan, e, "float32", "C")
+    assert compare_output(nan, nan, "float32", "C") is None
+    assert compare_output(np.array([3], "int32"), np.array([3], "int32"), "int32", "D") is None
+    assert "exact" in compare_output(np.array([4], "int32"), np.array([3], "int32"), "int32", "D")
+    assert "shape" in compare_output(e[:2], e, "float32", "C")
+
+
+# ---------------------------------------------------------------------------------
+# bad options
+# ---------------------------------------------------------------------------------
+def test_measure_option_rejects_unknown_builders_and_runners():
+    with pytest.raises(MeasureError, match="unknown builder 'rpc'"):
+        measure_option(builder="rpc", runner="local")
+    with pytest.raises(MeasureError, match="unknown runner 'remote'"):
+        measure_option(builder="local", runner="remote")
+    with pytest.raises(MeasureError, match="builder must be a Builder"):
+        measure_option(builder=3, runner="local")
+    with pytest.raises(MeasureError, match="runner must be a Runner"):
+        measure_option(builder="local", runner=object())
+    opt = measure_option(builder="local", runner="local")
+    assert isinstance(opt["builder"], LocalBuilder) and isinstance(opt["runner"], LocalRunner)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"build_func": "ndk"}, "unknown build_func 'ndk'"),
+    ({"timeout": 0}, "timeout must be a positive number"),
+    ({"n_parallel": 0}, "n_parallel must be a positive int"),
+    ({"build_kwargs": {"opt": 3}}, "unknown build option 'opt'"),
+    ({"build_kwargs": {"checks": {"gpu": {"max_warps": 4}}}}, "unknown GPU limit 'max_warps'"),
+    ({"build_kwargs": {"checks": {"gpu": {"max_threads_per_block": -1}}}}, "must be a positive int"),
+    ({"build_kwargs": {"checks": {"cpu": {}}}}, "must be \\{'gpu'"),
+])
+def test_bad_builder_options(kwargs, match):
+    with pytest.raises(MeasureError, match=match):
+        LocalBuilder(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"number": 0}, "number must be an int >= 1"),
+    ({"repeat": 1.5}, "repeat must be an int >= 1"),
+    ({"timeout": -1}, "timeout must be a positive number"),
+    ({"min_repeat_ms": -5}, "min_repeat_ms must be a non-negative number"),
+    ({"cooldown_interval": "x"}, "cooldown_interval must be a non-negative number"),
+    ({"module_loader": lambda path: None}, "module_loader must be a module-level function"),
+])
+def test_bad_runner_options(kwargs, match):
+    with pytest.raises(MeasureError, match=match):
+        LocalRunner(**kwargs)
+
+
+def test_bad_reference_overrides_are_refused_at_set_task():
+    task = autotvm.task.create("test_measure/faulty", args=(16,), target="llvm")
+    runner = LocalRunner()
+    try:
+        runner.ref_input = [np.zeros(16, "float32")]
+        with pytest.raises(MeasureError, match="ref_input has 1 arrays, but task 'test_measure/faulty' has 2"):
+            runner.set_task(task)
+        runner.ref_input = [np.zeros(16, "float64"), np.zeros(16, "float32")]
+        with pytest.raises(MeasureError, match=r"ref_input\[0\] is float64\[16\], but argument 0"):
+            runner.set_task(task)
+        runner.ref_input = None
+        runner.ref_output = [np.zeros(16, "float32")]
+        with pytest.raises(MeasureError, match="ref_output needs ref_input"):
+            runner.set_task(task)
+        runner.ref_input = [np.zeros(16, "float32")] * 2
+        runner.ref_output = [np.zeros(16, "float32")] * 2
+        with pytest.raises(MeasureError, match="ref_output has 2 arrays, but task .* has 1 outputs"):
+            runner.set_task(task)
+        with pytest.raises(MeasureError, match="2 inputs but 1 build results"):
+            runner.run([1, 2], [3])
+    finally:
+        runner.close()
+
+
+@autotvm.template("test_measure/always_refused")
+def always_refused(N):
+    A = te.placeholder((N,), name="A")
+    B = te.compute((N,), lambda i: A[i] * 2.0, name="B")
+    cfg = autotvm.get_config()
+    cfg.define_knob("k", [1, 2])
+    cfg.raise_error("never valid")
+    return te.create_schedule(B.op), [A, B]
+
+
+def test_a_task_without_a_reference_is_refused_at_set_task():
+    task = autotvm.task.create("test_measure/always_refused", args=(8,), target="llvm")
+    runner = LocalRunner()
+    try:
+        with pytest.raises(MeasureError, match="reference of task 'test_measure/always_refused' cannot be made: "
+                                               "its template failed .*never valid"):
+            runner.set_task(task)
+    finally:
+        runner.close()
+
+
+def test_an_input_that_cannot_reach_the_workers_gets_an_error_result():
+    task = autotvm.task.create("test_measure/faulty", args=(16,), target="llvm")
+    builder = LocalBuilder(n_parallel=1)
+    try:
+        (r,) = builder.build([MeasureInput("llvm", task, lambda: "not a config")])
+    finally:
+        builder.close()
+    assert r.error_no == MeasureErrorNo.UNKNOWN_ERROR and "cannot be sent to the build workers" in r.costs[0]
+
+
+def test_run_without_a_task_is_refused():
+    runner = LocalRunner()
+    try:
+        with pytest.raises(MeasureError, match="call runner.set_task"):
+            runner.run([], [])
+    finally:
+        runner.close()
+
+
+def test_measure_package_exports():
+    for name in ("MeasureInput", "MeasureResult", "MeasureErrorNo", "Builder", "Runner", "measure_option",
+                 "create_measure_batch", "LocalBuilder", "LocalRunner", "BuildResult"):
+        assert hasattr(measure, name), name
