@@ -6,8 +6,11 @@ reduction of :mod:`.reduction`: :func:`reduce_by_type` takes the reduction's nam
 """
 from __future__ import annotations
 
-from ..tuner.task.topi_integration import register_topi_compute
+import itertools
+
+from ..tuner.task.topi_integration import register_topi_compute, register_topi_schedule
 from . import reduction
+from .reduce_plan import schedule_reduce_chain
 from .utils import TopiError
 
 #: the reductions a tunable reduction task can compute, by name
@@ -52,3 +55,19 @@ def register_reduce_compute(key):
         On an unknown ``reduce_type`` (and the reduction's own errors).
     """)
     return register_topi_compute(f"reduce.{key}")(reduce)
+
+
+def register_reduce_schedule(key, schedule_one, schedule_injective):
+    """``(template, task_schedule)`` of the tunable task ``"reduce.<key>"``: the
+    template ``template(cfg, outs)`` schedules the chain of reductions of ``outs``,
+    ``schedule_one(cfg, s, plan, out, number)`` each reduction (numbered from 0, so
+    that each gets knobs of its own) and ``schedule_injective(s, out)`` every other
+    output; ``task_schedule(outs)`` is the template registered for the task."""
+
+    def template(cfg, outs):
+        numbers = itertools.count()
+        return schedule_reduce_chain(outs, lambda s, plan, out: schedule_one(cfg, s, plan, out, next(numbers)),
+                                     schedule_injective)
+
+    template.__doc__ = f"""The template of "reduce.{key}": ``schedule_reduce`` with ``cfg``."""
+    return template, register_topi_schedule(f"reduce.{key}")(template)

@@ -176,9 +176,7 @@ def decode(row: str, protocol="json"):
         result = MeasureResult(costs, error_no, all_cost, timestamp, bool(env.get("emulated", False)))
     except (KeyError, TypeError, ValueError) as e:
         raise RecordError(f"a tecc record with a malformed field: {type(e).__name__}: {e}") from None
-    inp = MeasureInput(task.target, task, config)
-    inp_env = env
-    return _Record(inp, result, inp_env)
+    return _Record(MeasureInput(task.target, task, config), result, env)
 
 
 class _Record(tuple):
@@ -274,7 +272,8 @@ def pick_best(in_file, out_file) -> int:
 # ---------------------------------------------------------------------------------
 def _target_key(target) -> str:
     """What must agree between a record's target and the target being built: its
-    kind (and for CUDA the architecture when both name one)."""
+    kind ("llvm", "cuda"); the environment check of :meth:`ApplyHistoryBest.load`
+    warns about the rest."""
     return str(target).split()[0] if target is not None else ""
 
 

@@ -34,14 +34,11 @@ which :mod:`.pooling` shares.
 """
 from __future__ import annotations
 
-import itertools
-
 from ... import te
 from ...tuner.task.space import InstantiationError, OtherOptionEntity
-from ...tuner.task.topi_integration import register_topi_schedule
 from ..generic.default import outputs_of
-from ..reduce_compute import register_reduce_compute
-from ..reduce_plan import elements, schedule_reduce_chain
+from ..reduce_compute import register_reduce_compute, register_reduce_schedule
+from ..reduce_plan import elements
 from ..schedule_registry import register_schedule
 from ..tunable import knob_int, knob_name, schedule_either
 from ..utils import fuse_all, fuse_rows
@@ -239,14 +236,8 @@ def schedule_reduce_kernel(cfg, s, plan, out, kernel=0, what="schedule_reduce"):
 reduce = register_reduce_compute("cuda")  # noqa: A001
 
 
-def _reduce_template(cfg, outs):
-    """The template of "reduce.cuda": :func:`schedule_reduce` with ``cfg``."""
-    kernels = itertools.count()
-    return schedule_reduce_chain(outs, lambda s, plan, out: schedule_reduce_kernel(cfg, s, plan, out, next(kernels)),
-                                 schedule_injective_from_existing)
-
-
-_schedule_reduce_task = register_topi_schedule("reduce.cuda")(_reduce_template)
+_reduce_template, _schedule_reduce_task = register_reduce_schedule(
+    "cuda", schedule_reduce_kernel, schedule_injective_from_existing)
 
 
 @register_schedule("comm_reduce", "cuda")

@@ -27,14 +27,11 @@ The fallback config is the default schedule of :func:`schedule_reduce`.
 """
 from __future__ import annotations
 
-import itertools
-
 from ...tuner.task.space import InstantiationError, OtherOptionEntity
-from ...tuner.task.topi_integration import register_topi_schedule
 from .. import tag
 from ..generic.default import new_schedule, outputs_of
-from ..reduce_compute import register_reduce_compute
-from ..reduce_plan import elements, schedule_reduce_chain
+from ..reduce_compute import register_reduce_compute, register_reduce_schedule
+from ..reduce_plan import elements
 from ..schedule_registry import register_schedule
 from ..tunable import knob_int, knob_name, schedule_either
 from ..utils import find_anchors, fuse_axes, fuse_rows, get_const_int, get_const_tuple
@@ -169,14 +166,8 @@ def _schedule_chain(cfg, s, plan, out, kernel=0, what="schedule_reduce"):
 reduce = register_reduce_compute("x86")  # noqa: A001
 
 
-def _reduce_template(cfg, outs):
-    """The template of "reduce.x86": :func:`schedule_reduce` with ``cfg``."""
-    nests = itertools.count()
-    return schedule_reduce_chain(outs, lambda s, plan, out: _schedule_chain(cfg, s, plan, out, next(nests)),
-                                 schedule_injective_from_existing)
-
-
-_schedule_reduce_task = register_topi_schedule("reduce.x86")(_reduce_template)
+_reduce_template, _schedule_reduce_task = register_reduce_schedule(
+    "x86", _schedule_chain, schedule_injective_from_existing)
 
 
 @register_schedule("comm_reduce", "cpu")

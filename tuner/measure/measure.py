@@ -9,7 +9,6 @@ per run with a timeout, the correctness oracle) are in :mod:`.local`.
 from __future__ import annotations
 
 import enum
-import time
 from collections import namedtuple
 
 from ...errors import TeccError
@@ -139,12 +138,10 @@ def create_measure_batch(task, option):
     builder.set_task(task, runner.get_build_kwargs())
 
     def measure_batch(measure_inputs):
-        start = time.time()
         build_results = builder.build(measure_inputs)
         results = runner.run(measure_inputs, build_results)
         if len(results) != len(measure_inputs):
             raise MeasureError(f"the runner returned {len(results)} results for {len(measure_inputs)} inputs")
-        del start
         return results
 
     measure_batch.n_parallel = builder.n_parallel or 1

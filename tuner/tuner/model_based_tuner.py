@@ -136,7 +136,6 @@ class ModelBasedTuner(Tuner):
         base = self.cost_model.spawn_base_model()
         if not base.fit_log(records, self.plan_size, min_seed_records=min_seed_records):
             return False
-        self.cost_model.upper_model = None
         self.cost_model.base_model = base
         # plan the first batch with the transferred model
         self.trials = self.model_optimizer.find_maximums(base, self.plan_size, self.visited)

@@ -52,6 +52,7 @@ class Tuner:
         self.early_stopping = None
         self.ttl = None
         self.error_ct = 0
+        self.si_prefix = "G"
 
     def reset_best(self):
         self.best_config = None
@@ -96,6 +97,7 @@ class Tuner:
         callbacks = list(callbacks or ())
         self.n_trial = n_trial
         self.early_stopping = early_stopping if early_stopping is not None else 1e9
+        self.si_prefix = si_prefix
         scale = _si_scale(si_prefix)
         i = self._resume(callbacks)
         for callback in callbacks:  # the progress bar learns where a resumed run starts
@@ -141,8 +143,8 @@ class Tuner:
                 self.best_config = inp.config
                 self.best_measure_pair = (inp, res)
                 self.best_iter = start + k
-            logger.debug("no. %d: %.2f %sFLOPS (best %.2f), %s", start + k + 1, flops / scale, "G",
-                         self.best_flops / scale, inp.config)
+            logger.debug("no. %d: %.2f %sFLOPS (best %.2f), %s", start + k + 1, flops / scale,
+                         self.si_prefix, self.best_flops / scale, inp.config)
 
     def _resume(self, callbacks) -> int:
         """Trials of this task already in the log files of ``callbacks``: marked
