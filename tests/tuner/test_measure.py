@@ -110,6 +110,24 @@ def block2d_cuda(N, M):
     return s, [A, B]
 
 
+@autotvm.template("test_measure/thread_tile_cuda")
+def thread_tile_cuda(N):
+    """Each thread writes ``tile`` outputs through a local array of ``tile`` floats."""
+    A = te.placeholder((N,), name="A")
+    cfg = autotvm.get_config()
+    cfg.define_knob("tile", [4, 512])
+    cfg.define_knob("threads", [64, 1024])
+    B = te.compute((N,), lambda i: A[i] * 2.0, name="B")
+    s = te.create_schedule(B.op)
+    BL = s.cache_write(B, "local")
+    rest, inner = s[B].split(B.op.axis[0], factor=cfg["tile"].val)
+    bx, tx = s[B].split(rest, factor=cfg["threads"].val)
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    s[BL].compute_at(s[B], tx)
+    return s, [A, B]
+
+
 @autotvm.template("test_measure/gather")
 def gather(N, M):
     """``C[i] = A[Idx[i]] * 2``: the integer input is an index into A."""
@@ -340,6 +358,28 @@ def test_gpu_limits_are_checked_before_nvrtc(monkeypatch, tmp_path):
     # within the limits, compiling is reached (and here refused: NVRTC is patched away)
     fits = build_candidate(_config(task, ty=4), str(tmp_path), {"cuda_arch": "sm_80"})
     assert fits.error_no == MeasureErrorNo.COMPILE_DEVICE and "NVRTC was called" in fits.costs[0]
+
+
+def test_thread_tiles_that_cannot_stay_in_registers_are_refused_before_nvrtc(monkeypatch, tmp_path):
+    from tecc.tir.analysis.occupancy import REGISTERS_OVERHEAD_MIN, registers_per_thread_cap
+
+    assert registers_per_thread_cap(64, "sm_80") == 255
+    assert registers_per_thread_cap(1024, "sm_80") == 64
+    assert registers_per_thread_cap(512, "sm_90") == 128
+    assert registers_per_thread_cap(100, "sm_80") == 255  # 4 warps
+    task = autotvm.task.create("test_measure/thread_tile_cuda", args=(1 << 20,), target="cuda")
+    _no_nvrtc(monkeypatch)
+    # 512 floats per thread: at least 16 + 512 registers, over the 255 a thread can have
+    big = build_candidate(_config(task, tile=512, threads=64), str(tmp_path), {"cuda_arch": "sm_80"})
+    assert big.error_no == MeasureErrorNo.INSTANTIATION_ERROR
+    assert f"keeps 2048 bytes of arrays per thread (B.local 2048 B): at least {REGISTERS_OVERHEAD_MIN + 512}" \
+        in big.costs[0]
+    assert "over the 255 a thread of a 64-thread block gets on sm_80" in big.costs[0]
+    assert "use a smaller tile per thread or fewer threads per block" in big.costs[0]
+    # 4 floats per thread fit even with 1024 threads (16 + 4 <= 64): NVRTC is reached
+    for threads in (64, 1024):
+        fits = build_candidate(_config(task, tile=4, threads=threads), str(tmp_path), {"cuda_arch": "sm_80"})
+        assert fits.error_no == MeasureErrorNo.COMPILE_DEVICE and "NVRTC was called" in fits.costs[0]
 
 
 def test_too_many_registers_per_block_is_an_instantiation_error(monkeypatch, tmp_path):

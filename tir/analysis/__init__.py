@@ -11,6 +11,8 @@ module                       answers
 :mod:`.threads`              GPU thread indices bound and their extents, launch dims
 :mod:`.verify`               is the IR well formed (:func:`verify_well_formed`)
 :mod:`.verify_gpu`           does a kernel fit the GPU (:func:`verify_gpu`, :func:`gpu_limits`)
+:mod:`.occupancy`            per-SM resources, estimated occupancy and register pressure
+:mod:`.features`             the tuner's numbers about a function (:func:`extract_features`)
 :mod:`.interp`               the reference interpreter (:func:`run_prim_func`)
 ===========================  ===============================================================
 
@@ -26,7 +28,8 @@ from .threads import (
 from .verify import verify_well_formed
 from .verify_gpu import GPULimits, gpu_limits, verify_gpu
 from .interp import InterpError, Interpreter, run_prim_func
-from .features import FunctionFeatures, estimate_occupancy, extract_features  # noqa: F401 (the tuner's features)
+from .occupancy import estimate_occupancy, register_pressure, sm_limits
+from .features import FunctionFeatures, extract_features
 
 __all__ = [
     "allocations", "buffer_size", "buffer_strides", "buffers_read", "buffers_written", "const_size",
@@ -34,5 +37,6 @@ __all__ = [
     "flat_index", "is_flat", "passed_data", "storage_bytes", "uses", "vars_used", "written_data", "written_params",
     "binds_gpu_threads", "gpu_loops", "launch_dims", "thread_extent_lists", "thread_extents", "thread_vars",
     "threads_per_block", "verify_well_formed", "GPULimits", "gpu_limits", "verify_gpu", "InterpError",
-    "Interpreter", "run_prim_func",
+    "Interpreter", "run_prim_func", "estimate_occupancy", "register_pressure", "sm_limits", "FunctionFeatures",
+    "extract_features",
 ]

@@ -54,19 +54,14 @@ from ..functor import IRVisitor, post_order_visit
 from ..op import BINARY_MATH, UNARY_MATH
 from .buffers import buffer_strides, const_size
 from .threads import launch_dims
-from .verify_gpu import gpu_limits
+from .occupancy import (  # noqa: F401 (re-exported: the features' occupancy)
+    REGISTERS_PER_THREAD_ESTIMATE, SHARED_RESERVED_PER_BLOCK, Occupancy, SMLimits, estimate_occupancy, sm_limits,
+)
 
 #: loop kinds, in the order of the tuner's one-hot columns
 LOOP_KINDS = ("serial", "parallel", "vectorized", "unrolled", "blockIdx", "threadIdx", "vthread")
 #: memory levels; "register" and "warp" buffers count as "local"
 SCOPE_LEVELS = ("global", "shared", "local")
-
-#: registers per thread assumed by :func:`estimate_occupancy`: the IR does not say how
-#: many registers the compiled kernel uses, so a typical count for a tiled kernel is
-#: assumed, plus one per 4 bytes of local (register-promoted) arrays
-REGISTERS_PER_THREAD_ESTIMATE = 32
-#: shared memory the CUDA runtime reserves per block on sm_80 and later
-SHARED_RESERVED_PER_BLOCK = 1024
 
 _FOR_KINDS = {
     S.ForKind.SERIAL: "serial",
@@ -78,121 +73,6 @@ _AUTO_UNROLL = "pragma_auto_unroll_max_step"
 _UNROLL_PRAGMA = "pragma_unroll"
 _MATH_CALLS = frozenset(UNARY_MATH + BINARY_MATH)
 _ARITH = (E.Add, E.Sub, E.Mul, E.Div, E.Mod, E.FloorDiv, E.FloorMod, E.Min, E.Max)
-
-
-# ----------------------------------------------------------------------------
-# GPU occupancy
-# ----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SMLimits:
-    """Per-SM resources of one compute capability (CUDA programming guide, table of
-    technical specifications per compute capability)."""
-
-    arch: str
-    max_threads: int
-    max_blocks: int
-    shared_bytes: int
-    registers: int = 65536
-    register_unit: int = 256  # registers are allocated per warp in units of this many
-    max_registers_per_thread: int = 255
-    warp_size: int = 32
-
-
-# arch number -> (threads per SM, resident blocks per SM, shared memory per SM in KiB)
-_SM_TABLE = {
-    75: (1024, 16, 64),
-    80: (2048, 32, 164),
-    86: (1536, 16, 100),
-    87: (2048, 32, 164),
-    89: (1536, 24, 100),
-    90: (2048, 32, 228),
-    100: (2048, 32, 228),
-    120: (1536, 24, 100),
-}
-
-
-def sm_limits(arch="sm_80") -> SMLimits:
-    """The per-SM limits of ``arch`` (``"sm_80"``, ``"sm_90"``, ``80``...).
-
-    Raises
-    ------
-    TargetError
-        If ``arch`` is not a known compute capability (as :func:`gpu_limits`).
-    """
-    name = gpu_limits(arch).arch
-    threads, blocks, shared_kib = _SM_TABLE[int(name[3:])]
-    return SMLimits(name, threads, blocks, shared_kib * 1024)
-
-
-@dataclass(frozen=True)
-class Occupancy:
-    """How many blocks of a kernel an SM holds at once, and what limits it.
-
-    Attributes
-    ----------
-    arch : str
-    threads_per_block, warps_per_block : int
-    registers_per_thread : int
-        The estimate (:data:`REGISTERS_PER_THREAD_ESTIMATE` plus local arrays).
-    shared_bytes : int
-        Shared memory per block.
-    blocks_per_sm : int
-        0 when the block cannot launch at all.
-    limited_by : str
-        ``"threads"``, ``"shared"``, ``"registers"``, ``"blocks"`` or ``"launch"`` (the
-        block exceeds a per-block limit).
-    occupancy : float
-        Resident warps over the SM's maximum, in [0, 1].
-    """
-
-    arch: str
-    threads_per_block: int
-    warps_per_block: int
-    registers_per_thread: int
-    shared_bytes: int
-    blocks_per_sm: int
-    limited_by: str
-    occupancy: float
-
-
-def estimate_occupancy(threads_per_block: int, shared_bytes: int = 0, local_bytes: int = 0,
-                       arch="sm_80") -> Occupancy:
-    """Estimate the occupancy of a kernel from what its IR says.
-
-    Parameters
-    ----------
-    threads_per_block : int
-    shared_bytes : int
-        Shared memory per block.
-    local_bytes : int
-        Local (register) arrays per thread; each 4 bytes adds a register to
-        :data:`REGISTERS_PER_THREAD_ESTIMATE` -- the real count is known only after
-        NVRTC compiles the kernel.
-    arch : str
-
-    Returns
-    -------
-    Occupancy
-    """
-    sm = sm_limits(arch)
-    per_block = gpu_limits(arch)
-    threads = max(int(threads_per_block), 1)
-    warps = -(-threads // sm.warp_size)
-    regs = min(REGISTERS_PER_THREAD_ESTIMATE + -(-int(local_bytes) // 4), sm.max_registers_per_thread)
-    if threads > per_block.max_threads_per_block or shared_bytes > per_block.max_shared_bytes_optin:
-        return Occupancy(sm.arch, threads, warps, regs, int(shared_bytes), 0, "launch", 0.0)
-    regs_per_warp = -(-regs * sm.warp_size // sm.register_unit) * sm.register_unit
-    # blocks per SM as each resource allows; on a tie the first named is reported
-    limits = {
-        "threads": sm.max_threads // (warps * sm.warp_size),
-        "shared": sm.shared_bytes // (shared_bytes + SHARED_RESERVED_PER_BLOCK) if shared_bytes else sm.max_blocks,
-        "registers": sm.registers // (regs_per_warp * warps),
-        "blocks": sm.max_blocks,
-    }
-    limited_by = min(limits, key=limits.get)
-    blocks = limits[limited_by]
-    occupancy = min(blocks * warps / (sm.max_threads // sm.warp_size), 1.0)
-    return Occupancy(sm.arch, threads, warps, regs, int(shared_bytes), blocks, limited_by, occupancy)
 
 
 # ----------------------------------------------------------------------------

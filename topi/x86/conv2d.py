@@ -30,12 +30,17 @@ from ..nn.conv2d import (
     CONV1D_NCW, CONV1D_NWC, CONV2D_NCHW, CONV2D_NHWC, CONV2D_TRANSPOSE_NCHW, DEPTHWISE_CONV2D_NCHW,
     GROUP_CONV2D_NCHW,
 )
+from ..tunable import schedule_either
 from ..utils import find_anchors, get_const_tuple
 from .injective import schedule_injective_from_existing
+from ...tuner.task.space import InstantiationError
+from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
 
 
-def conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype=None):
-    """The convolution compute (:func:`tecc.topi.nn.conv2d_nchw`; TVM's x86 form)."""
+@register_topi_compute("conv2d_nchw.x86")
+def conv2d_nchw(cfg, data, kernel, strides, padding, dilation, out_dtype=None):
+    """The convolution compute (:func:`tecc.topi.nn.conv2d_nchw`; TVM's x86 form) of
+    the tunable task ``"conv2d_nchw.x86"`` (called without ``cfg``)."""
     return nn.conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype)
 
 
@@ -346,11 +351,99 @@ def _channels_per_group(conv):
     return channels // groups
 
 
+# ---------------------------------------------------------------------------------
+# conv2d_nchw: the tunable task
+# ---------------------------------------------------------------------------------
+def define_conv_knobs(cfg, conv, out):
+    """The knobs of the ``"conv2d_nchw.x86"`` template for the convolution ``conv``
+    (its output ``out``), and the flop count:
+
+    ``tile_oc``
+        output channels per register tile (its inner factor; unrolled);
+    ``tile_ow``
+        pixels of a row per register tile (its inner factor; the vector lanes);
+    ``tile_ic``
+        the input channels' reduction split: the inner factor runs innermost of
+        the reduction, under the kernel's rows and columns (1: channels outermost);
+    ``unroll_kw``
+        unroll the loop over the kernel's columns.
+    """
+    shape = get_const_tuple(out.shape)
+    rc, ry, rx = conv.op.reduce_axis
+    extents = get_const_tuple([rc.dom.extent, ry.dom.extent, rx.dom.extent])
+    if not all(isinstance(d, int) for d in tuple(shape) + tuple(extents)):
+        raise InstantiationError(f"conv2d_nchw.x86: the convolution {conv.op.name!r} has the symbolic shape "
+                                 f"{shape}; tune it with constant shapes")
+    channels, width = shape[1], shape[3]
+    cfg.define_split("tile_oc", channels, num_outputs=2, max_factor=16)
+    cfg.define_split("tile_ow", width, num_outputs=2, max_factor=32)
+    cfg.define_split("tile_ic", extents[0], num_outputs=2, max_factor=64)
+    cfg.define_knob("unroll_kw", [True, False])
+    flop = 2 * extents[0] * extents[1] * extents[2]
+    for d in shape:
+        flop *= d
+    cfg.add_flop(flop)
+
+
+def schedule_conv_tuned(cfg, s, conv, out):
+    """Schedule ``conv`` (channels first) with ``cfg``'s register tile: as
+    :func:`schedule_conv_from_existing`'s general path, the tile sizes, the
+    reduction's order and the unrolling from the knobs of :func:`define_conv_knobs`."""
+    if out.op is not conv.op and (conv.op in s.outputs
+                                  or get_const_tuple(out.shape) != get_const_tuple(conv.shape)):
+        schedule_injective_from_existing(s, out)
+        return schedule_conv_tuned(cfg, s, conv, conv)
+    if conv.op is out.op:
+        acc = s.cache_write(conv, "local")
+    else:
+        s[conv].set_scope("local")
+        acc = conv
+    _place_padding(s, acc)
+    n, f, y, x = s[out].op.axis
+    fo, fi = cfg["tile_oc"].apply(s, out, f)
+    xo, xi = cfg["tile_ow"].apply(s, out, x)
+    s[out].reorder(n, y, fo, xo, fi, xi)
+    s[out].parallel(s[out].fuse(n, y))
+    s[out].unroll(fi)
+    s[out].vectorize(xi)
+    s[acc].compute_at(s[out], xo)
+    an, af, ay, ax = s[acc].op.axis
+    rc, ry, rx = s[acc].op.reduce_axis
+    rco, rci = cfg["tile_ic"].apply(s, acc, rc)
+    s[acc].reorder(an, ay, rco, ry, rx, rci, af, ax)
+    if cfg["unroll_kw"].val:
+        s[acc].unroll(rx)
+    s[acc].unroll(af)
+    s[acc].vectorize(ax)
+    return s
+
+
+def _conv2d_nchw_template(cfg, outs):
+    """The ``"conv2d_nchw.x86"`` template: the knobs of :func:`define_conv_knobs`;
+    with no tuned config (the fallback), the hand-picked schedule of
+    :func:`schedule_conv_from_existing` (1x1 convolutions as packed GEMMs)."""
+    outs, s = new_schedule(outs)
+    out = outs[0]
+    for op in find_anchors(s, out, (CONV2D_NCHW,), "schedule_conv2d_nchw", f"a {CONV2D_NCHW}"):
+        conv = op.output(0)
+        define_conv_knobs(cfg, conv, out)
+        if cfg.is_fallback:
+            schedule_conv_from_existing(s, conv, out)
+        else:
+            schedule_conv_tuned(cfg, s, conv, out)
+    return s
+
+
+_schedule_conv2d_nchw_task = register_topi_schedule("conv2d_nchw.x86")(_conv2d_nchw_template)
+
+
 @register_schedule(CONV2D_NCHW, "cpu")
 def schedule_conv2d_nchw(outs):
     """The CPU schedule of ``conv2d_nchw`` (and of element-wise ops after it):
     register tiles of output channels by a row's pixels, vectorized along the
-    row, the tiles spread over the cores (see the module's description).
+    row, the tiles spread over the cores (see the module's description); the
+    tuned config of the task ``"conv2d_nchw.x86"`` when one is dispatched
+    (``autotvm.apply_history_best``).
 
     Parameters
     ----------
@@ -361,7 +454,8 @@ def schedule_conv2d_nchw(outs):
     -------
     Schedule
     """
-    return _schedule(outs, (CONV2D_NCHW,), "schedule_conv2d_nchw")
+    outs = [outs] if isinstance(outs, te.Tensor) else list(outs)
+    return schedule_either(outs, "conv2d_nchw.x86", _schedule_conv2d_nchw_task, _conv2d_nchw_template)
 
 
 @register_schedule(CONV2D_NHWC, "cpu")

@@ -5,7 +5,8 @@ The builder compiles a batch of candidates in parallel worker processes forked f
 this one (so a template defined in ``__main__`` or in a test module is registered
 there too).  For each :class:`~.measure.MeasureInput` a worker instantiates the
 template under the config, checks a "cuda" kernel against the GPU's limits (threads,
-shared memory, then registers once NVRTC has reported them), compiles it, and
+shared memory, per-thread arrays that could not stay in registers; then registers
+once NVRTC has reported them), compiles it, and
 exports the module to a temporary folder.  A worker that overruns ``timeout`` is
 killed and replaced; one that dies is replaced; the batch goes on either way.
 
@@ -256,7 +257,7 @@ def _compile_cuda(sch, args, target, build_kwargs, path):
     import tecc  # noqa: PLC0415
     from ...cuda_codegen import cuda_arch  # noqa: PLC0415
     from ...errors import VerifyError  # noqa: PLC0415
-    from ...tir.analysis import verify_gpu  # noqa: PLC0415
+    from ...tir.analysis import register_pressure, verify_gpu  # noqa: PLC0415
 
     arch = _step(MeasureErrorNo.COMPILE_HOST, cuda_arch, target)
     try:
@@ -270,6 +271,10 @@ def _compile_cuda(sch, args, target, build_kwargs, path):
         raise _Failed(MeasureErrorNo.INSTANTIATION_ERROR, _message(err)) from None
     except Exception as err:  # noqa: BLE001 -- lowering failed
         raise _Failed(MeasureErrorNo.COMPILE_HOST, _message(err)) from None
+    for kernel in _kernels(lowered):  # arrays that cannot stay in registers: refused before NVRTC too
+        spills = register_pressure(kernel, arch)
+        if spills:
+            raise _Failed(MeasureErrorNo.INSTANTIATION_ERROR, spills)
     built = _step(MeasureErrorNo.COMPILE_DEVICE, tecc.build, lowered, target=target)  # CUDA C -> NVRTC
     too_many = _check_registers(built, _kernels(lowered), arch)
     if too_many:

@@ -1,0 +1,202 @@
+"""How a kernel's resources limit it on an SM: occupancy and register pressure.
+
+The lowered IR says how many threads a block has, how much shared memory it
+allocates and how large its per-thread (local, register) arrays are; it does not say
+how many registers the compiled kernel uses -- ptxas decides that.  This module
+estimates from the IR:
+
+* :func:`estimate_occupancy`: resident blocks and warps per SM, and what limits them
+  (the tuner's features, ``autotvm.explain``);
+* :func:`register_pressure`: whether a kernel's per-thread arrays certainly do not fit
+  in the registers a thread may have at its block size (the tuner refuses such a
+  config before compiling it).
+
+The per-SM resources come from the CUDA programming guide's table of compute
+capabilities; the per-block limits are :func:`.verify_gpu.gpu_limits`'.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import dtype as _dt
+from .. import keys
+from .buffers import allocations, buffer_size
+from .threads import threads_per_block
+from .verify_gpu import gpu_limits
+
+#: registers per thread assumed by :func:`estimate_occupancy`: the IR does not say how
+#: many registers the compiled kernel uses, so a typical count for a tiled kernel is
+#: assumed, plus one per 4 bytes of local (register-promoted) arrays
+REGISTERS_PER_THREAD_ESTIMATE = 32
+#: shared memory the CUDA runtime reserves per block on sm_80 and later
+SHARED_RESERVED_PER_BLOCK = 1024
+
+
+@dataclass(frozen=True)
+class SMLimits:
+    """Per-SM resources of one compute capability (CUDA programming guide, table of
+    technical specifications per compute capability)."""
+
+    arch: str
+    max_threads: int
+    max_blocks: int
+    shared_bytes: int
+    registers: int = 65536
+    register_unit: int = 256  # registers are allocated per warp in units of this many
+    max_registers_per_thread: int = 255
+    warp_size: int = 32
+
+
+# arch number -> (threads per SM, resident blocks per SM, shared memory per SM in KiB)
+_SM_TABLE = {
+    75: (1024, 16, 64),
+    80: (2048, 32, 164),
+    86: (1536, 16, 100),
+    87: (2048, 32, 164),
+    89: (1536, 24, 100),
+    90: (2048, 32, 228),
+    100: (2048, 32, 228),
+    120: (1536, 24, 100),
+}
+
+
+def sm_limits(arch="sm_80") -> SMLimits:
+    """The per-SM limits of ``arch`` (``"sm_80"``, ``"sm_90"``, ``80``...).
+
+    Raises
+    ------
+    TargetError
+        If ``arch`` is not a known compute capability (as :func:`gpu_limits`).
+    """
+    name = gpu_limits(arch).arch
+    threads, blocks, shared_kib = _SM_TABLE[int(name[3:])]
+    return SMLimits(name, threads, blocks, shared_kib * 1024)
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """How many blocks of a kernel an SM holds at once, and what limits it.
+
+    Attributes
+    ----------
+    arch : str
+    threads_per_block, warps_per_block : int
+    registers_per_thread : int
+        The estimate (:data:`REGISTERS_PER_THREAD_ESTIMATE` plus local arrays).
+    shared_bytes : int
+        Shared memory per block.
+    blocks_per_sm : int
+        0 when the block cannot launch at all.
+    limited_by : str
+        ``"threads"``, ``"shared"``, ``"registers"``, ``"blocks"`` or ``"launch"`` (the
+        block exceeds a per-block limit).
+    occupancy : float
+        Resident warps over the SM's maximum, in [0, 1].
+    """
+
+    arch: str
+    threads_per_block: int
+    warps_per_block: int
+    registers_per_thread: int
+    shared_bytes: int
+    blocks_per_sm: int
+    limited_by: str
+    occupancy: float
+
+
+def estimate_occupancy(threads_per_block: int, shared_bytes: int = 0, local_bytes: int = 0,
+                       arch="sm_80") -> Occupancy:
+    """Estimate the occupancy of a kernel from what its IR says.
+
+    Parameters
+    ----------
+    threads_per_block : int
+    shared_bytes : int
+        Shared memory per block.
+    local_bytes : int
+        Local (register) arrays per thread; each 4 bytes adds a register to
+        :data:`REGISTERS_PER_THREAD_ESTIMATE` -- the real count is known only after
+        NVRTC compiles the kernel.
+    arch : str
+
+    Returns
+    -------
+    Occupancy
+    """
+    sm = sm_limits(arch)
+    per_block = gpu_limits(arch)
+    threads = max(int(threads_per_block), 1)
+    warps = -(-threads // sm.warp_size)
+    regs = min(REGISTERS_PER_THREAD_ESTIMATE + -(-int(local_bytes) // 4), sm.max_registers_per_thread)
+    if threads > per_block.max_threads_per_block or shared_bytes > per_block.max_shared_bytes_optin:
+        return Occupancy(sm.arch, threads, warps, regs, int(shared_bytes), 0, "launch", 0.0)
+    regs_per_warp = -(-regs * sm.warp_size // sm.register_unit) * sm.register_unit
+    # blocks per SM as each resource allows; on a tie the first named is reported
+    limits = {
+        "threads": sm.max_threads // (warps * sm.warp_size),
+        "shared": sm.shared_bytes // (shared_bytes + SHARED_RESERVED_PER_BLOCK) if shared_bytes else sm.max_blocks,
+        "registers": sm.registers // (regs_per_warp * warps),
+        "blocks": sm.max_blocks,
+    }
+    limited_by = min(limits, key=limits.get)
+    blocks = limits[limited_by]
+    occupancy = min(blocks * warps / (sm.max_threads // sm.warp_size), 1.0)
+    return Occupancy(sm.arch, threads, warps, regs, int(shared_bytes), blocks, limited_by, occupancy)
+
+
+#: registers a thread needs besides its arrays, at the least: indices, addresses, the
+#: loop counters (a compiled tiled kernel uses 20 to 40)
+REGISTERS_OVERHEAD_MIN = 16
+
+
+def local_bytes_per_thread(kernel) -> int | None:
+    """Bytes of the local and register arrays a thread of ``kernel`` allocates (None
+    when one has a symbolic size)."""
+    total = 0
+    for buf in allocations(kernel.body, (keys.LOCAL, keys.REGISTER)):
+        size = buffer_size(buf)
+        if not hasattr(size, "value"):
+            return None
+        total += int(size.value) * _dt.parse(buf.dtype).bytes
+    return total
+
+
+def registers_per_thread_cap(threads: int, arch="sm_80") -> int:
+    """Registers a thread may use in a block of ``threads`` threads: the kernels are
+    compiled with ``__launch_bounds__(threads)``, so ptxas keeps a block within the
+    SM's register file (a warp's registers in units of ``register_unit``) and at most
+    255 per thread; what does not fit spills to local memory."""
+    sm = sm_limits(arch)
+    warps = -(-max(int(threads), 1) // sm.warp_size)
+    per_warp = sm.registers // warps // sm.register_unit * sm.register_unit
+    return min(sm.max_registers_per_thread, per_warp // sm.warp_size)
+
+
+def register_pressure(kernel, arch="sm_80") -> str | None:
+    """Why ``kernel``'s per-thread arrays cannot stay in registers, or None.
+
+    A thread needs at least :data:`REGISTERS_OVERHEAD_MIN` registers plus one per 4
+    bytes of its local arrays (the accumulators of a thread tile, the register copies
+    of shared tiles); when that lower bound exceeds :func:`registers_per_thread_cap`
+    for the kernel's block size, the compiled kernel certainly spills.  The message
+    names the kernel, the arrays, the bound, the cap and the fix.
+    """
+    threads = threads_per_block(kernel)
+    local = local_bytes_per_thread(kernel)
+    if threads is None or local is None:
+        return None
+    need = REGISTERS_OVERHEAD_MIN + -(-local // 4)
+    cap = registers_per_thread_cap(threads, arch)
+    if need <= cap:
+        return None
+    arrays = ", ".join(f"{b.name} {int(buffer_size(b).value) * _dt.parse(b.dtype).bytes} B"
+                       for b in allocations(kernel.body, (keys.LOCAL, keys.REGISTER)))
+    return (f"kernel {kernel.name!r} keeps {local} bytes of arrays per thread ({arrays}): at least {need} "
+            f"registers per thread, over the {cap} a thread of a {threads}-thread block gets on "
+            f"{sm_limits(arch).arch}; they would spill to local memory: use a smaller tile per thread "
+            "or fewer threads per block")
+
+
+__all__ = ["Occupancy", "REGISTERS_OVERHEAD_MIN", "REGISTERS_PER_THREAD_ESTIMATE", "SHARED_RESERVED_PER_BLOCK",
+           "SMLimits", "estimate_occupancy", "local_bytes_per_thread", "register_pressure",
+           "registers_per_thread_cap", "sm_limits"]
