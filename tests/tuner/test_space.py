@@ -1,6 +1,7 @@
 """The schedule side of the tuner (tecc.autotvm.task): knob spaces, their points,
 the dispatch of configs to templates, and tunable topi-style operators."""
 import json
+import re
 
 import numpy as np
 import pytest
@@ -176,3 +177,32 @@ def test_template_arguments_must_be_constant():
 
     with pytest.raises(TemplateError, match="needs constant arguments; 'n' is a variable"):
         f(te.var("n"))
+
+
+@pytest.mark.parametrize("k, n, shown", [(0, 0, "0"), (1, -2, "-2"), (2, "3", "'3'"), (3, 9, "9"), (4, True, "True")])
+def test_a_split_into_an_impossible_number_of_loops_names_the_template_and_knob(k, n, shown):
+    name = f"test_space/bad_split_{k}"
+
+    @autotvm.template(name)
+    def bad(N):
+        A = te.placeholder((N,), name="A")
+        B = te.compute((N,), lambda i: A[i] + 1.0, name="B")
+        s = te.create_schedule(B.op)
+        autotvm.get_config().define_split("tile_i", B.op.axis[0], num_outputs=n)
+        return s, [A, B]
+
+    with pytest.raises(TemplateError, match=rf"template '{re.escape(name)}', workload .*: "
+                                            rf"define_split\('tile_i'\): num_outputs must be an int from 1 to 8 "
+                                            rf"\(the loops the axis is split into\), got {re.escape(shown)}"):
+        autotvm.task.create(name, args=(16,), target="llvm")
+
+
+def test_split_policy_and_max_factor_errors():
+    cfg = S.ConfigSpace()
+    with pytest.raises(S.InstantiationError, match=r"define_split\('t'\): max_factor must be a positive int, got 0"):
+        cfg.define_split("t", 64, num_outputs=2, max_factor=0)
+    with pytest.raises(S.InstantiationError, match="unknown policy 'halves'"):
+        cfg.define_split("t", 64, policy="halves", num_outputs=2)
+    with pytest.raises(S.InstantiationError, match=r"splitting length 1073741824 into 8 loops gives more than "
+                                                   r"262144 choices; use fewer num_outputs"):
+        cfg.define_split("t", 1 << 30, policy="power2", num_outputs=8)

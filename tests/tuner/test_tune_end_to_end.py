@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tecc as tvm
-from tecc import autotvm, te
+from tecc import autotvm, te, topi
 
 
 @autotvm.template("test_e2e/matmul")
@@ -58,3 +58,120 @@ def test_matmul_tutorial_flow_on_the_c_backend(tmp_path, tuner_name):
     c_tvm = tvm.nd.empty((N, M))
     func(tvm.nd.array(a_np), tvm.nd.array(b_np), c_tvm)
     tvm.testing.assert_allclose(a_np.dot(b_np), c_tvm.numpy(), rtol=1e-4)
+
+
+# ---------------------------------------------------------------------------------------
+# topi's conv2d task on the CPU, with every tuner
+# ---------------------------------------------------------------------------------------
+CONV = dict(data=(1, 4, 6, 6), kernel=(8, 4, 3, 3))
+CONV_ARGS = (("TENSOR", CONV["data"], "float32"), ("TENSOR", CONV["kernel"], "float32"), (1, 1), (1, 1), (1, 1),
+             "float32")
+
+
+def _tuner(name, task):
+    if name == "random":
+        return autotvm.tuner.RandomTuner(task, seed=1)
+    if name == "gridsearch":
+        return autotvm.tuner.GridSearchTuner(task)
+    if name == "ga":
+        return autotvm.tuner.GATuner(task, pop_size=4)
+    return autotvm.tuner.XGBTuner(task, plan_size=4, seed=1)
+
+
+@pytest.mark.parametrize("tuner_name", ["random", "gridsearch", "ga", "xgb"])
+def test_topi_conv2d_task_tuned_on_the_cpu_with_each_tuner(tmp_path, tuner_name):
+    task = autotvm.task.create("conv2d_nchw.x86", args=CONV_ARGS, target="llvm")
+    space = task.config_space
+    assert [k for k in space.space_map] == ["tile_oc", "tile_ow", "tile_ic", "unroll_kw"]
+    assert len(space) == 4 * 4 * 3 * 2 and task.flop == 2 * 4 * 9 * 8 * 36
+    log = str(tmp_path / "conv.log")
+    measure_option = autotvm.measure_option(builder=autotvm.LocalBuilder(n_parallel=2),
+                                            runner=autotvm.LocalRunner(number=1, repeat=1, cooldown_interval=0))
+    tuner = _tuner(tuner_name, task)
+    tuner.tune(n_trial=6, measure_option=measure_option, callbacks=[autotvm.callback.log_to_file(log)])
+    records = list(autotvm.record.load_from_file(log))
+    assert len(records) == 6 and all(res.error_no == 0 for _, res in records), [r.costs for _, r in records]
+    assert len({inp.config.index for inp, _ in records}) == 6
+    best_inp, _ = min(records, key=lambda r: np.mean(r[1].costs))
+
+    # topi's own compute and schedule follow the best record under apply_history_best
+    rng = np.random.default_rng(0)
+    d = rng.uniform(-1, 1, CONV["data"]).astype("float32")
+    w = rng.uniform(-1, 1, CONV["kernel"]).astype("float32")
+    with autotvm.apply_history_best(log) as ctx:
+        with tvm.target.Target("llvm"):
+            data = te.placeholder(CONV["data"], name="data")
+            kernel = te.placeholder(CONV["kernel"], name="kernel")
+            out = topi.x86.conv2d_nchw(data, kernel, (1, 1), (1, 1), (1, 1), "float32")
+            s = topi.x86.schedule_conv2d_nchw([out])
+            func = tvm.build(s, [data, kernel, out])
+        assert ctx.query(tvm.target.Target("llvm"), task.workload).index == best_inp.config.index
+    oc = best_inp.config["tile_oc"].size[-1]
+    text = str(tvm.lower(s, [data, kernel, out]))
+    if oc > 1:
+        assert f"i1.inner" in text or f"Out.local_{0}" in text
+    o = tvm.nd.empty((1, 8, 6, 6))
+    func(tvm.nd.array(d), tvm.nd.array(w), o)
+    tvm.testing.assert_allclose(o.numpy(), topi.testing.conv2d_nchw_python(d, w, 1, 1), rtol=1e-4, atol=1e-5)
+
+
+_KILLED_RUN = r"""
+import sys
+from tecc import autotvm, topi
+args = (("TENSOR", (1, 4, 6, 6), "float32"), ("TENSOR", (8, 4, 3, 3), "float32"), (1, 1), (1, 1), (1, 1), "float32")
+task = autotvm.task.create("conv2d_nchw.x86", args=args, target="llvm")
+opt = autotvm.measure_option(builder=autotvm.LocalBuilder(n_parallel=1),
+                             runner=autotvm.LocalRunner(number=1, repeat=1, cooldown_interval=0))
+autotvm.tuner.RandomTuner(task, seed=3).tune(n_trial=90, measure_option=opt,
+                                             callbacks=[autotvm.callback.log_to_file(sys.argv[1])])
+"""
+
+
+def test_a_killed_tuning_run_leaves_a_log_that_resumes(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    log = tmp_path / "killed.log"
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_RUN, str(log)], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None:
+            if log.exists() and log.read_text().count("\n") >= 4:
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the tuner and its worker processes, mid-batch
+        proc.wait()
+    before = list(autotvm.record.load_from_file(str(log)))
+    assert len(before) >= 4
+    task = autotvm.task.create("conv2d_nchw.x86", args=CONV_ARGS, target="llvm")
+    measure_option = autotvm.measure_option(builder=autotvm.LocalBuilder(n_parallel=2),
+                                            runner=autotvm.LocalRunner(number=1, repeat=1, cooldown_interval=0))
+    n_trial = len(before) + 4
+    tuner = autotvm.tuner.RandomTuner(task, seed=4)
+    tuner.tune(n_trial=n_trial, measure_option=measure_option, callbacks=[autotvm.callback.log_to_file(str(log))])
+    after = list(autotvm.record.load_from_file(str(log)))
+    assert [r[0].config.index for r in after[:len(before)]] == [r[0].config.index for r in before]
+    assert len(after) == n_trial  # the resumed trials count; only the rest was measured
+    assert len({inp.config.index for inp, _ in after}) == n_trial  # nothing measured twice
+    best = min((r for r in after if r[1].error_no == 0), key=lambda r: np.mean(r[1].costs))
+    assert tuner.best_config.index == best[0].config.index
+
+
+def test_a_topi_task_name_without_topi_imported_says_to_import_it(monkeypatch):
+    import sys
+
+    from tecc.tuner.task.task import TemplateError
+
+    monkeypatch.delitem(sys.modules, "tecc.topi")
+    with pytest.raises(TemplateError, match=r"'conv3d_ncdhw.cuda': topi's tasks are registered when tecc.topi is "
+                                            r"imported; add `from tecc import topi`"):
+        autotvm.task.create("conv3d_ncdhw.cuda", args=(), target="cuda")
+    with pytest.raises(TemplateError, match=r"no template is registered as 'my/conv'; register one with "
+                                            r"@autotvm.template\('my/conv'\)"):
+        autotvm.task.create("my/conv", args=(), target="llvm")

@@ -133,6 +133,13 @@ class SplitEntity:
         return f"sp{self.size}"
 
 
+#: the most loops ``define_split`` splits an axis into (a 4-level GPU tile uses 4 or 5)
+MAX_SPLIT_OUTPUTS = 8
+#: the most entities one knob may enumerate (a space this large is a mistake, and
+#: listing it would hang the template)
+MAX_KNOB_ENTITIES = 1 << 18
+
+
 class SplitSpace(TransformSpace):
     """The ways to split an axis of length ``n`` into ``num_outputs`` loops.
 
@@ -158,7 +165,8 @@ class SplitSpace(TransformSpace):
             elif policy == "verbose":
                 choices, tail = sorted(set(get_factors(self.product)) | set(get_pow2s(self.product))), True
             else:
-                raise ValueError(f"define_split: unknown policy {policy!r} (factors, power2, verbose, candidate)")
+                raise InstantiationError(f"define_split: unknown policy {policy!r} (factors, power2, verbose, "
+                                         "candidate)")
             choices = [c for c in choices if c <= max_factor]
             entities = []
             self._generate(choices, tail, [], entities)
@@ -172,6 +180,10 @@ class SplitSpace(TransformSpace):
         if len(inner) == self.num_output - 1:
             out.append(SplitEntity([-1] + inner[::-1]))
             return
+        if len(out) > MAX_KNOB_ENTITIES:
+            raise InstantiationError(
+                f"define_split: splitting length {self.product} into {self.num_output} loops gives more than "
+                f"{MAX_KNOB_ENTITIES} choices; use fewer num_outputs, a max_factor or policy='factors'")
         used = math.prod(inner)
         for c in choices:
             if tail:
@@ -407,6 +419,13 @@ class ConfigSpace:
 
     def define_split(self, name, axis, policy="factors", **kwargs):
         """A knob splitting ``axis`` into ``num_outputs`` loops (see :class:`SplitSpace`)."""
+        n = kwargs.get("num_outputs", 2)
+        if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_SPLIT_OUTPUTS:
+            raise InstantiationError(f"define_split({name!r}): num_outputs must be an int from 1 to "
+                                     f"{MAX_SPLIT_OUTPUTS} (the loops the axis is split into), got {n!r}")
+        most = kwargs.get("max_factor", 1)
+        if not isinstance(most, int) or isinstance(most, bool) or most < 1:
+            raise InstantiationError(f"define_split({name!r}): max_factor must be a positive int, got {most!r}")
         return self._add_new_transform(SplitSpace, name, axis, policy, **kwargs)
 
     def define_reorder(self, name, axes, policy, **kwargs):

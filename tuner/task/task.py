@@ -10,6 +10,8 @@ separate.
 """
 from __future__ import annotations
 
+import sys
+
 from ...errors import TeccError
 from .dispatcher import ApplyConfig, DispatchContext
 
@@ -231,7 +233,14 @@ class Task:
                 f"workload={self.workload!r})")
 
 
+#: the target suffixes of topi's task names ("conv2d_nchw.cuda", "dense_pack.x86")
+_TOPI_SUFFIXES = ("cuda", "x86", "generic", "cpu", "arm_cpu", "gpu")
+
+
 def _unregistered(name) -> str:
+    if "." in name and name.rsplit(".", 1)[1] in _TOPI_SUFFIXES and "tecc.topi" not in sys.modules:
+        return (f"no template is registered as {name!r}: topi's tasks are registered when tecc.topi is "
+                "imported; add `from tecc import topi` before creating the task")
     return (f"no template is registered as {name!r}; register one with @autotvm.template({name!r}) (or "
             "autotvm.register_topi_compute/_schedule), or import the module that defines it")
 
@@ -268,9 +277,13 @@ def create(task_name, args, target, target_host=None):
         raise TemplateError(f"autotvm.task.create({task_name!r}): give a target (\"llvm\" or \"cuda\")")
     space = ConfigSpace()
     space.code_hash = None
+    from .space import InstantiationError  # noqa: PLC0415
+
     try:
         with ApplyConfig(space), Target(task.target):
             sch, arg_bufs = task.func(*task.args)
+    except InstantiationError as e:  # a knob that cannot be defined: no space at all
+        raise TemplateError(f"template {task_name!r}, workload {task.workload!r}: {e}") from e
     except TeccError:
         raise
     except Exception as e:  # noqa: BLE001 -- the user's template failed; say where
