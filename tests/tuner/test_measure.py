@@ -336,6 +336,35 @@ def test_cuda_candidates_run_on_the_emulator_and_oversized_blocks_are_refused():
     assert wrong.error_no == MeasureErrorNo.WRONG_ANSWER and wrong.emulated
 
 
+@pytest.mark.skipif(tecc.cuda(0).exist, reason="checks the emulated path (no GPU)")
+def test_l2_flush_option_is_accepted_and_ignored_by_the_emulator():
+    task = autotvm.task.create("test_measure/scale_cuda", args=(256,), target="cuda")
+    runner = LocalRunner(number=1, repeat=2, cooldown_interval=0, enable_l2_flush=True)
+    batch = _batch(task, LocalBuilder(n_parallel=1), runner)
+    try:
+        (r,) = batch([_config(task, threads=64, wrong=0)])
+    finally:
+        batch.close()
+    assert runner.enable_l2_flush and r.error_no == 0 and r.emulated and len(r.costs) == 2
+
+
+@pytest.mark.gpu
+def test_l2_flush_makes_every_timed_run_start_cold():  # pragma: no cover - GPU machines
+    # 2 x 8 MiB read and written: fits the L2 of an A100/H100, so warm runs hit it
+    task = autotvm.task.create("test_measure/scale_cuda", args=(1 << 21,), target="cuda")
+    costs = {}
+    for flush in (False, True):
+        runner = LocalRunner(number=20, repeat=5, cooldown_interval=0, enable_l2_flush=flush)
+        batch = _batch(task, LocalBuilder(n_parallel=1), runner)
+        try:
+            (r,) = batch([_config(task, threads=64, wrong=0)])
+        finally:
+            batch.close()
+        assert r.error_no == 0 and not r.emulated, r
+        costs[flush] = min(r.costs)
+    assert costs[True] > costs[False], costs
+
+
 def _no_nvrtc(monkeypatch):
     import tecc.cuda_codegen as cg
 

@@ -971,6 +971,9 @@ def _worker_measure(state, job):
     number, repeat, min_repeat_ms = job["number"], job["repeat"], job["min_repeat_ms"]
     if job["flush"] and not job["cuda"]:
         costs = _time_with_flush(mod, arrays, number, repeat, min_repeat_ms)
+    elif job["cuda"]:  # CUDA events on a GPU (the emulator's wall clock without one)
+        costs = list(mod.time_evaluator(mod.entry_name, dev, number=number, repeat=repeat, min_repeat_ms=min_repeat_ms,
+                                        flush_l2=job.get("flush_l2", False))(*arrays).results)
     else:
         costs = list(mod.time_evaluator(mod.entry_name, dev, number=number, repeat=repeat,
                                         min_repeat_ms=min_repeat_ms)(*arrays).results)
@@ -1022,6 +1025,10 @@ class LocalRunner(Runner):
     enable_cpu_cache_flush : bool
         Overwrite the CPU caches before every timed run (CPU targets; best with
         ``number=1``).
+    enable_l2_flush : bool
+        Overwrite the GPU's L2 cache (a buffer twice its size) before every timed
+        run of a "cuda" candidate on a GPU, untimed: each run starts cold, as a
+        kernel in a model whose neighbours evicted its inputs does.
     module_loader : callable, optional
         ``loader(path) -> Module`` run in the worker instead of
         ``tecc.runtime.load_module``; it must be importable there (a module-level
@@ -1038,7 +1045,7 @@ class LocalRunner(Runner):
     """
 
     def __init__(self, timeout=10, number=4, repeat=3, min_repeat_ms=0, cooldown_interval=0.1,
-                 enable_cpu_cache_flush=False, module_loader=None):
+                 enable_cpu_cache_flush=False, module_loader=None, enable_l2_flush=False):
         _check_positive("LocalRunner", "timeout", timeout)
         for name, value in (("number", number), ("repeat", repeat)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -1055,6 +1062,7 @@ class LocalRunner(Runner):
         self.number, self.repeat, self.min_repeat_ms = number, repeat, min_repeat_ms
         self.cooldown_interval = cooldown_interval
         self.enable_cpu_cache_flush = bool(enable_cpu_cache_flush)
+        self.enable_l2_flush = bool(enable_l2_flush)
         self.module_loader = module_loader
         self._ref_input = None
         self._ref_output = None
@@ -1215,7 +1223,7 @@ class LocalRunner(Runner):
         start = time.time()
         job = {"path": built.filename, "reference_key": ref.key, "cuda": cuda, "loader": self.module_loader,
                "number": self.number, "repeat": self.repeat, "min_repeat_ms": self.min_repeat_ms,
-               "flush": self.enable_cpu_cache_flush}
+               "flush": self.enable_cpu_cache_flush, "flush_l2": self.enable_l2_flush}
         kind, reply = worker.request(("measure", job), self.timeout)
         worker.runs += 1
         if kind == "timeout":
