@@ -39,7 +39,7 @@ from .. import nn, tag
 from ..generic.default import outputs_of
 from ..nn.dense import dense_by_batch
 from ..schedule_registry import register_schedule
-from ..tunable import config_without_workload, schedule_anchor, schedule_either
+from ..tunable import schedule_anchor, schedule_either
 from ..utils import const_int_or, find_op, get_const_int
 from .matmul import register_tile
 from .utils import vector_lanes
@@ -328,13 +328,31 @@ def schedule_batch_matmul(outs):
                            _batch_matmul_template)
 
 
+@register_topi_compute("matmul.x86")
+def matmul_default(cfg, tensor_a, tensor_b, bias=None, out_dtype=None, transpose_a=False, transpose_b=False):
+    """The compute of :func:`tecc.topi.nn.matmul` as the tunable task ``"matmul.x86"``
+    (scheduled by :func:`schedule_matmul`)."""
+    return nn.matmul(tensor_a, tensor_b, bias, out_dtype, transpose_a, transpose_b)
+
+
+def _matmul_template(cfg, outs):
+    """The CPU schedule of ``matmul`` (and of element-wise ops after it, a bias
+    included): :func:`_schedule_product` with no batch; the knobs of
+    :func:`_batch_matmul_template`."""
+    return schedule_anchor(outs, (tag.MATMUL,), "schedule_matmul",
+                           lambda s, op, out: _schedule_product(cfg, s, op.output(0), out))
+
+
+_schedule_matmul_task = register_topi_schedule("matmul.x86")(_matmul_template)
+
+
 @register_schedule(tag.MATMUL, "cpu")
 def schedule_matmul(outs):
     """The CPU schedule of :func:`tecc.topi.nn.matmul` (and of element-wise ops
-    after it, a bias included), as :func:`schedule_batch_matmul` with no batch."""
-    cfg = config_without_workload()
-    return schedule_anchor(outputs_of(outs), (tag.MATMUL,), "schedule_matmul",
-                           lambda s, op, out: _schedule_product(cfg, s, op.output(0), out))
+    after it, a bias included), as :func:`schedule_batch_matmul` with no batch;
+    tunable as ``"matmul.x86"`` (the config found through the workload
+    :func:`matmul_default` records; a fallback for a plain ``topi.nn.matmul``)."""
+    return schedule_either(outputs_of(outs), "matmul.x86", _schedule_matmul_task, _matmul_template)
 
 
 # ---------------------------------------------------------------------------------------
