@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import warnings
 
 import numpy as np
@@ -34,6 +35,7 @@ from ..errors import KernelError, RuntimeArgError, TeccError
 from . import dtypes, timing
 from .device import CUDA, _cupy, cuda
 from .launch import KernelSpec, LaunchPlan, run_plan
+from .cache import atomic_write
 from .module import Module, _cached_file, last_error, load_library, zip_bytes
 from .ndarray import NDArray
 
@@ -435,8 +437,10 @@ class CUDAModule(Module):
                           "emulation.so": emulation})
 
 
-def load_cuda_module(entries: dict, meta: dict, signatures: dict, path: str = "") -> CUDAModule:
-    """A :class:`CUDAModule` from the files of an exported one (``load_module`` calls this)."""
+def load_cuda_module(entries: dict, meta: dict, signatures: dict, path: str = "", cache: bool = True) -> CUDAModule:
+    """A :class:`CUDAModule` from the files of an exported one (``load_module`` calls
+    this); with ``cache`` False its CPU emulation is written beside ``path`` when
+    first needed, not into tecc's cache."""
     try:
         cubin = entries["kernels.cubin"]
         source = entries["source.cu"].decode("utf-8")
@@ -446,6 +450,16 @@ def load_cuda_module(entries: dict, meta: dict, signatures: dict, path: str = ""
     plans = {d["name"]: LaunchPlan.from_json(d) for d in meta["plans"]}
     kernels = {d["name"]: KernelSpec.from_json(d) for d in meta["kernels"]}
     resources = {name: KernelResources.from_json(r) for name, r in meta.get("resources", {}).items()}
-    library = _cached_file(emulation, "so")
+    if cache:
+        library = _cached_file(emulation, "so")
+
+        def emulation_library():
+            return library
+    else:
+        def emulation_library():
+            beside = f"{path}.emulation.so"
+            if not os.path.exists(beside):
+                atomic_write(beside, emulation)
+            return beside
     return CUDAModule(signatures, plans, kernels, source, cubin, meta["arch"], meta["target"],
-                      lambda: library, None, resources)
+                      emulation_library, None, resources)

@@ -432,8 +432,18 @@ def _cached_file(data: bytes, suffix: str) -> str:
     return str(path)
 
 
-def load_module(path) -> Module:
+def load_module(path, cache: bool = True) -> Module:
     """Load a module written by :meth:`Module.export_library` (no compiling).
+
+    Parameters
+    ----------
+    path : str
+    cache : bool
+        Load the library from a content-addressed copy in tecc's cache (the default:
+        the file at ``path`` may be rewritten or removed later).  With False it is
+        loaded from ``path`` itself (a CUDA module's CPU emulation from a file beside
+        it, written on first use): for short-lived files that nothing rewrites, the
+        tuner's candidates, which would otherwise fill the cache.
 
     Raises
     ------
@@ -459,7 +469,7 @@ def load_module(path) -> Module:
     if meta.get("type_key") == "cuda":
         from .cuda_module import load_cuda_module
 
-        return load_cuda_module(entries, meta, signatures, path)
+        return load_cuda_module(entries, meta, signatures, path, cache)
     # the library is the whole file (the appended zip is ignored by the loader)
-    lib_path = _cached_file(data, "so")
+    lib_path = _cached_file(data, "so") if cache else path
     return CModule(lib_path, signatures, entries["source.c"].decode("utf-8"), meta["target"])

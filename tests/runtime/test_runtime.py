@@ -429,3 +429,37 @@ def test_a_loaded_module_cannot_check(add2d, tmp_path):
     a = np.ones((2, 4), "float32")
     with pytest.raises(TeccError, match="add2d: this module has no checker"):
         loaded.check(a, a, np.zeros((2, 4), "float32"))
+
+
+def test_load_module_without_the_cache_loads_in_place(tmp_path, monkeypatch):
+    import tecc
+    import tecc.runtime.cuda_module as cm
+    import tecc.runtime.module as mm
+    from tecc import te
+
+    A = te.placeholder((64,), name="A")
+    B = te.compute((64,), lambda i: A[i] * 3.0 + 1.25, name="B")
+    s = te.create_schedule(B.op)
+    c_path = str(tmp_path / "c.so")
+    tecc.build(s, [A, B], "llvm").export_library(c_path)
+    s = te.create_schedule(B.op)
+    bx, tx = s[B].split(B.op.axis[0], factor=32)
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    cuda_path = str(tmp_path / "k.tecc")
+    tecc.build(s, [A, B], "cuda -arch=sm_80").export_library(cuda_path)
+
+    def no_copy(*args):
+        raise AssertionError("copied into the module cache")
+
+    monkeypatch.setattr(mm, "_cached_file", no_copy)
+    monkeypatch.setattr(cm, "_cached_file", no_copy)
+    a = np.arange(64, dtype="float32")
+    for path in (c_path, cuda_path):
+        out = np.zeros(64, "float32")
+        tecc.runtime.load_module(path, cache=False)(a, out)
+        np.testing.assert_allclose(out, a * 3 + 1.25)
+    if not tecc.cuda(0).exist:  # the emulation was written beside the exported file
+        assert (tmp_path / "k.tecc.emulation.so").exists()
+    with pytest.raises(AssertionError, match="copied into the module cache"):
+        tecc.runtime.load_module(c_path)  # the default copies

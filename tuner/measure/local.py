@@ -937,7 +937,11 @@ def _run_worker_main(read_fd: int, write_fd: int) -> None:
 def _load(path, loader):
     import tecc  # noqa: PLC0415
 
-    return (loader or tecc.runtime.load_module)(path)
+    if loader is not None:
+        return loader(path)
+    # a candidate's file lives as long as its batch: loaded in place, not copied into
+    # the module cache (a tuning run would leave one copy per trial there)
+    return tecc.runtime.load_module(path, cache=False)
 
 
 def _worker_reference(state, reference, path):
