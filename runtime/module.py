@@ -443,7 +443,9 @@ def load_module(path, cache: bool = True) -> Module:
         the file at ``path`` may be rewritten or removed later).  With False it is
         loaded from ``path`` itself (a CUDA module's CPU emulation from a file beside
         it, written on first use): for short-lived files that nothing rewrites, the
-        tuner's candidates, which would otherwise fill the cache.
+        tuner's candidates, which would otherwise fill the cache.  A process keeps
+        the library it loaded from a path: a file rewritten under the same name
+        needs the default.
 
     Raises
     ------

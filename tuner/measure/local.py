@@ -787,7 +787,9 @@ def _naive_reference(task, ref_input, tmp_dir):
         inputs = _check_ref_input(ref_input, arg_info, task)
     try:
         built = tecc.build(sch, list(args), target="llvm")
-        path = os.path.join(tmp_dir, "reference.so")
+        # a new name per reference: the runner's worker loads files in place, and a
+        # process keeps a library it loaded by its path
+        path = os.path.join(tmp_dir, f"reference_{os.getpid()}_{time.time_ns()}.so")
         built.export_library(path)
     except Exception as err:  # noqa: BLE001
         raise MeasureError(f"the correctness reference of task {task.name!r} (its compute with a naive "
@@ -1171,7 +1173,7 @@ class LocalRunner(Runner):
         kind, reply = worker.request(("reference", reference, path), max(60.0, 10 * self.timeout))
         if kind != "ok" or reply.get("error_no"):
             why = {"timeout": "it ran past the timeout", "died": f"the process died ({reply})"}.get(
-                kind, (reply or {}).get("message", ""))
+                kind, reply.get("message", "") if isinstance(reply, dict) else str(reply))
             tail = worker.stderr_tail() if kind == "died" else ""
             self._drop_worker()
             raise MeasureError(f"the correctness reference of task {task.name!r} (its compute with a naive "
