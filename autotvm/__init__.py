@@ -17,6 +17,7 @@ from ..tuner.measure import (  # noqa: F401
 )
 from ..tuner.record import ApplyHistoryBest, apply_history_best  # noqa: F401
 from ..tuner.tuner import callback  # noqa: F401
+from ..tuner import explain, plot_tuning_curve, tuning_curve  # noqa: F401  (explain: the function)
 
 
 def _alias(prefix, package):

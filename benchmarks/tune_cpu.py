@@ -331,7 +331,7 @@ def main(argv=None):
     os.makedirs(args.out_dir, exist_ok=True)
     png = plot(results, os.path.join(args.out_dir, f"{stem}.png"))
     payload = {
-        "date": date.strftime("%Y-%m-%dT%H:%M:%SZ"), "host": platform.node(), "cpu": autotvm.record.environment(args.target)["device"],
+        "date": date.strftime("%Y-%m-%dT%H:%M:%SZ"), "host": platform.node(), "cpu": tecc.runtime.peaks.cpu_name(),
         "cores": len(os.sched_getaffinity(0)), "python": sys.version.split()[0], "numpy": np.__version__,
         "tecc": getattr(tecc, "__version__", "?"), "target": args.target, "trials": args.trials,
         "seeds": args.seeds, "number": args.number, "repeat": args.repeat, "summary": lines,

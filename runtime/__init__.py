@@ -12,6 +12,7 @@ from .ndarray import NDArray
 from .signature import ArgSpec, Signature
 from .module import CModule, Function, Module, ProfileResult, load_module
 from .cuda_module import CUDAModule, KernelResources
+from .peaks import Peaks, device_peaks
 from .packed_func import (
     PackedFunc, get_global_func, list_global_func_names, register_func, remove_global_func,
 )
@@ -19,8 +20,8 @@ from .packed_func import (
 __all__ = [
     "CPU", "CUDA", "Device", "convert", "cpu", "cuda", "device", "enabled", "gpu", "ndarray", "NDArray", "ArgSpec", "Signature",
     "CModule", "CUDAModule", "Function", "FunctionNotFoundError", "KernelError", "KernelResources", "Module",
-    "PackedFunc", "ProfileResult", "get_global_func", "list_global_func_names", "load_module", "register_func",
-    "remove_global_func",
+    "PackedFunc", "Peaks", "ProfileResult", "device_peaks", "get_global_func", "list_global_func_names", "load_module",
+    "register_func", "remove_global_func",
 ]
 
 

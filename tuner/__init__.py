@@ -14,10 +14,15 @@ module                        holds
                               XGBoost); callbacks (log file, progress bar)
 :mod:`.record`                tuning records: JSON lines, pick_best,
                               apply_history_best
+:mod:`.explain`               why the best config won: knobs, kernel facts,
+                              roofline, the cost model's SHAP contributions
+:mod:`.plot`                  tuning curves (best so far against the trial)
 ============================  ======================================================
 
-Only :mod:`.task` loads with this package (topi's schedules use it); the rest loads
-on first use (``tecc.autotvm`` loads it all).
+Only :mod:`.task` and the light :mod:`.explain` load with this package (topi's
+schedules use the first; the second shares its name with its function, so the
+function is bound here before anything can import the module under that name); the
+rest loads on first use (``tecc.autotvm`` loads it all).
 """
 import importlib as _importlib
 
@@ -26,6 +31,7 @@ from .task import (  # noqa: F401
     ApplyConfig, ConfigEntity, ConfigSpace, DispatchContext, FallbackConfigEntity, FallbackContext,
     get_config, register_topi_compute, register_topi_schedule, template,
 )
+from .explain import explain  # noqa: F401  (imports nothing heavy; see above)
 
 #: name -> (module, attribute or None for the module itself), loaded on first use
 _LAZY = {
@@ -36,11 +42,13 @@ _LAZY = {
     "MeasureErrorNo": (".measure", "MeasureErrorNo"), "measure_option": (".measure", "measure_option"),
     "create_measure_batch": (".measure", "create_measure_batch"),
     "ApplyHistoryBest": (".record", "ApplyHistoryBest"), "apply_history_best": (".record", "apply_history_best"),
+    "plot": (".plot", None), "plot_tuning_curve": (".plot", "plot_tuning_curve"),
+    "tuning_curve": (".plot", "tuning_curve"),
 }
 
 __all__ = ["task", "ApplyConfig", "ConfigEntity", "ConfigSpace", "DispatchContext", "FallbackConfigEntity",
            "FallbackContext", "get_config", "register_topi_compute", "register_topi_schedule", "template",
-           *_LAZY]
+           "explain", *_LAZY]
 
 
 def __getattr__(name):

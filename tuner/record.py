@@ -20,6 +20,7 @@ import platform
 import warnings
 
 from ..errors import TeccError
+from ..runtime.peaks import cpu_name
 from .measure.measure import MeasureErrorNo, MeasureInput, MeasureResult
 from .task.dispatcher import DispatchContext
 from .task.space import ConfigEntity
@@ -42,18 +43,6 @@ class RecordWarning(UserWarning):
 # ---------------------------------------------------------------------------------
 # where a trial was measured
 # ---------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 @functools.lru_cache(maxsize=None)
 def _c_compiler() -> str:
     from .. import config  # noqa: PLC0415
@@ -111,7 +100,7 @@ def environment(target) -> dict:
         env.update(device=device, compute_capability=cc, arch=arch, driver=driver, nvrtc=_nvrtc(),
                    emulated=emulated)
     else:
-        env.update(device=_cpu_name(), compute_capability="", arch=platform.machine(), driver="", nvrtc="",
+        env.update(device=cpu_name(), compute_capability="", arch=platform.machine(), driver="", nvrtc="",
                    emulated=False)
     return env
 

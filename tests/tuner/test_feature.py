@@ -123,6 +123,8 @@ def test_occupancy_estimate_by_hand():
     assert (regs.registers_per_thread, regs.blocks_per_sm, regs.limited_by) == (56, 4, "registers")
     # over a per-block limit: cannot launch
     assert TF.estimate_occupancy(2048, arch="sm_80").limited_by == "launch"
+    # no shared memory: never limited by it (32 one-warp blocks fill the block slots)
+    assert TF.estimate_occupancy(32, 0, 0, "sm_80").limited_by == "blocks"
     assert TF.estimate_occupancy(64, 200 * 1024, arch="sm_80").blocks_per_sm == 0
 
 

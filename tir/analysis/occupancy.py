@@ -131,13 +131,14 @@ def estimate_occupancy(threads_per_block: int, shared_bytes: int = 0, local_byte
     if threads > per_block.max_threads_per_block or shared_bytes > per_block.max_shared_bytes_optin:
         return Occupancy(sm.arch, threads, warps, regs, int(shared_bytes), 0, "launch", 0.0)
     regs_per_warp = -(-regs * sm.warp_size // sm.register_unit) * sm.register_unit
-    # blocks per SM as each resource allows; on a tie the first named is reported
+    # blocks per SM as each resource allows; on a tie the first listed is reported
     limits = {
         "threads": sm.max_threads // (warps * sm.warp_size),
-        "shared": sm.shared_bytes // (shared_bytes + SHARED_RESERVED_PER_BLOCK) if shared_bytes else sm.max_blocks,
         "registers": sm.registers // (regs_per_warp * warps),
         "blocks": sm.max_blocks,
     }
+    if shared_bytes:  # a kernel without shared memory is never limited by it
+        limits["shared"] = sm.shared_bytes // (shared_bytes + SHARED_RESERVED_PER_BLOCK)
     limited_by = min(limits, key=limits.get)
     blocks = limits[limited_by]
     occupancy = min(blocks * warps / (sm.max_threads // sm.warp_size), 1.0)
