@@ -82,16 +82,13 @@ def tune_one(task, kind, seed, n_trial, log_path, measure_option):
     return time.perf_counter() - start
 
 
-def curve_of(log_path, flop, n_trial) -> np.ndarray:
-    """Best GFLOP/s after each trial (errors count as trials, 0 until the first valid)."""
-    best, out = 0.0, []
-    for _, res in autotvm.record.load_from_file(log_path):
-        if res.error_no == 0 and res.costs:
-            best = max(best, flop / float(np.mean(res.costs)) / 1e9)
-        out.append(best)
-    out = out[:n_trial]
-    out += [best] * (n_trial - len(out))
-    return np.asarray(out)
+def curve_of(log_path, n_trial) -> np.ndarray:
+    """Best GFLOP/s after each trial (``autotvm.tuning_curve``), padded to ``n_trial``
+    with the last value when the run stopped early."""
+    _, best = autotvm.tuning_curve(log_path)
+    best = list(best[:n_trial])
+    best += [best[-1] if best else 0.0] * (n_trial - len(best))
+    return np.asarray(best, dtype=float)
 
 
 def first_reaching(curve, value) -> int | None:
@@ -286,7 +283,7 @@ def main(argv=None):
             for kind in TUNERS:
                 log = os.path.join(log_dir, f"{key}_{kind}_{seed}.jsonl")
                 wall = tune_one(task, kind, seed, args.trials, log, measure_option)
-                curve = curve_of(log, task.flop, args.trials)
+                curve = curve_of(log, args.trials)
                 res["curves"][kind].append(curve.tolist())
                 res["wall_s"][kind].append(wall)
                 res["logs"].append(log)
