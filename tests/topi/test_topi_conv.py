@@ -409,7 +409,7 @@ def test_cuda_conv2d_nchw_is_a_tunable_task():
     with autotvm.ApplyConfig(space):
         topi.cuda.schedule_conv2d_nchw([topi.cuda.conv2d_nchw(A, W, 1, 1, 1)])
     assert set(space.space_map) == {"tile_f", "tile_y", "tile_x", "tile_rc", "tile_ry", "tile_rx",
-                                    "auto_unroll_max_step", "unroll_explicit"}
+                                    "auto_unroll_max_step", "unroll_explicit", "vec"}
     # one point of it, with virtual threads and a split reduction, scheduled and run
     knobs = {"tile_f": [-1, 2, 2, 2], "tile_y": [-1, 1, 3, 1], "tile_x": [-1, 3, 3, 1],
              "tile_rc": [-1, 2], "tile_ry": [-1, 1], "tile_rx": [-1, 3]}

@@ -234,7 +234,8 @@ def test_matmul_broadcast_int8_to_int32():
 # the tunable templates under configs of their spaces
 # ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("target, compute, schedule, knobs", [
-    ("cuda", K.dense_large_batch, K.schedule_dense_large_batch, {"tile_y", "tile_x", "tile_k", "auto_unroll_max_step"}),
+    ("cuda", K.dense_large_batch, K.schedule_dense_large_batch, {"tile_y", "tile_x", "tile_k", "auto_unroll_max_step",
+                                                                         "vec"}),
     ("cuda", K.dense_small_batch, K.schedule_dense_small_batch, {"tile_x", "tile_k"}),
     ("llvm", x86.dense_pack, x86.schedule_dense_pack, {"tile_y", "tile_x", "tile_k"}),
     ("llvm", x86.dense_nopack, x86.schedule_dense_nopack, {"tile_y", "tile_x", "tile_k"}),

@@ -16,6 +16,7 @@ capabilities; the per-block limits are :func:`.verify_gpu.gpu_limits`'.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .. import dtype as _dt
@@ -190,8 +191,18 @@ def register_pressure(kernel, arch="sm_80") -> str | None:
     cap = registers_per_thread_cap(threads, arch)
     if need <= cap:
         return None
-    arrays = ", ".join(f"{b.name} {int(buffer_size(b).value) * _dt.parse(b.dtype).bytes} B"
-                       for b in allocations(kernel.body, (keys.LOCAL, keys.REGISTER)))
+    # unrolled and vthread-injected tiles are many arrays of one stage ("C.local_0",
+    # "C.local_8", ...): one entry per stage, the largest first
+    stages = {}
+    for b in allocations(kernel.body, (keys.LOCAL, keys.REGISTER)):
+        name = re.sub(r"_\d+$", "", b.name)
+        count, nbytes = stages.get(name, (0, 0))
+        stages[name] = (count + 1, nbytes + int(buffer_size(b).value) * _dt.parse(b.dtype).bytes)
+    ranked = sorted(stages.items(), key=lambda kv: -kv[1][1])
+    arrays = ", ".join(f"{name} {nbytes} B" + (f" in {count} arrays" if count > 1 else "")
+                       for name, (count, nbytes) in ranked[:4])
+    if len(ranked) > 4:
+        arrays += f", {len(ranked) - 4} more"
     return (f"kernel {kernel.name!r} keeps {local} bytes of arrays per thread ({arrays}): at least {need} "
             f"registers per thread, over the {cap} a thread of a {threads}-thread block gets on "
             f"{sm_limits(arch).arch}; they would spill to local memory: use a smaller tile per thread "

@@ -9,8 +9,10 @@ The reduction walks chunks of ``tile_rc`` input channels (and, when split, of
 kernel rows and columns: ``tile_ry``, ``tile_rx``); for each chunk, the block's
 threads copy the input window it needs (the padding computed on the way: no
 padded copy in memory) and the matching filter slice into shared memory together,
-consecutive threads on consecutive addresses, then every thread reads them from
-there.  ``auto_unroll_max_step`` and ``unroll_explicit`` unroll the inner loops.
+consecutive threads on consecutive addresses (``vec`` elements each per step: 1, 2
+or 4, narrower for a tile whose rows it does not divide), then every thread reads
+them from there.  ``auto_unroll_max_step`` and ``unroll_explicit`` unroll the inner
+loops.
 
 Element-wise stages after the convolution (bias, relu, batch-norm scale and shift,
 a residual add, chains of them) are computed as each thread writes its outputs:
@@ -35,6 +37,7 @@ from ..nn.conv2d import (
 from ..nn.conv2d_transpose import GROUP_CONV2D_TRANSPOSE_NCHW
 from ..nn.depthwise_conv2d import DEPTHWISE_CONV2D_NHWC
 from ..utils import get_const_tuple
+from .dense import cooperative_fetch, define_fetch_knob, fetch_width_knob, plan_fetches
 from .injective import schedule_injective_from_existing
 from .utils import max_threads
 
@@ -106,7 +109,8 @@ class _Roles:
 def define_knobs(cfg, roles, ext):
     """TVM's conv2d_direct knobs: ``tile_f``, ``tile_y``, ``tile_x`` (4-way),
     ``tile_rc``, ``tile_ry``, ``tile_rx`` (2-way), ``auto_unroll_max_step``,
-    ``unroll_explicit``."""
+    ``unroll_explicit``; and ``vec``, the width of the cooperative fetches
+    (:func:`~tecc.topi.cuda.dense.plan_fetches`)."""
     cfg.define_split("tile_f", ext["f"], num_outputs=4)
     cfg.define_split("tile_y", ext["y"], num_outputs=4)
     cfg.define_split("tile_x", ext["x"], num_outputs=4)
@@ -115,6 +119,7 @@ def define_knobs(cfg, roles, ext):
     cfg.define_split("tile_rx", ext["rx"], num_outputs=2)
     cfg.define_knob("auto_unroll_max_step", [0, 512, 1500])
     cfg.define_knob("unroll_explicit", [0, 1])
+    define_fetch_knob(cfg)
 
 
 def fallback(cfg, roles, ext, stride=(1, 1), dilation=(1, 1), dtype_bytes=4, depthwise=False):
@@ -148,6 +153,7 @@ def fallback(cfg, roles, ext, stride=(1, 1), dilation=(1, 1), dtype_bytes=4, dep
     cfg["tile_rx"] = SplitEntity([-1, ext["rx"]])
     cfg["auto_unroll_max_step"] = OtherOptionEntity(512)
     cfg["unroll_explicit"] = OtherOptionEntity(0)
+    cfg["vec"] = OtherOptionEntity(1)
 
 
 def _window_attrs(conv, roles):
@@ -209,6 +215,7 @@ def schedule_direct_cuda(cfg, s, conv, out=None):
     if cfg.is_fallback:
         stride, dilation, depthwise = _window_attrs(conv, roles)
         fallback(cfg, roles, ext, stride, dilation, _bytes(conv), depthwise)
+    vec = fetch_width_knob(cfg, "the direct-convolution template")
 
     padded, kernel = _inputs(conv)
     s[padded].compute_inline()
@@ -263,19 +270,14 @@ def schedule_direct_cuda(cfg, s, conv, out=None):
     s[AA].compute_at(s[OL], outer[-1])
     s[WW].compute_at(s[OL], outer[-1])
 
-    # cooperative fetching: all the block's threads, consecutive ones on consecutive addresses
+    # cooperative fetching: all the block's threads, consecutive ones on consecutive
+    # addresses, ``vec`` elements per thread and step where the tile's rows allow
     threads = {r: cfg[k].size[2] for r, k in (("f", "tile_f"), ("y", "tile_y"), ("x", "tile_x")) if r in split}
-    for load in (AA, WW):
-        fused = s[load].fuse(*s[load].op.axis)
-        tx_n = threads[inner_order[-1]]
-        rest, tx = s[load].split(fused, factor=tx_n)
-        s[load].bind(tx, te.thread_axis("threadIdx.x"))
-        if len(inner_order) > 1:
-            rest, ty = s[load].split(rest, factor=threads[inner_order[-2]])
-            s[load].bind(ty, te.thread_axis("threadIdx.y"))
-        if len(inner_order) > 2:
-            rest, tz = s[load].split(rest, factor=threads[inner_order[-3]])
-            s[load].bind(tz, te.thread_axis("threadIdx.z"))
+    plans = plan_fetches(cfg, s, [AA, WW], vec, "the direct-convolution template")
+    for load, (width, axes) in zip((AA, WW), plans):
+        fetch_threads = [(te.thread_axis(tag), threads[r])
+                         for r, tag in zip(reversed(inner_order), ("threadIdx.x", "threadIdx.y", "threadIdx.z"))]
+        cooperative_fetch(s, load, fetch_threads, width, axes)
 
     s[out].pragma(kernel_scope, "auto_unroll_max_step", cfg["auto_unroll_max_step"].val)
     s[out].pragma(kernel_scope, "unroll_explicit", cfg["unroll_explicit"].val)

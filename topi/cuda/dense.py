@@ -22,24 +22,33 @@ global memory.  Element-wise stages before it (a cast, a transpose...) are inlin
 into the loads.
 
 Knobs (``cfg``), each with a shape-derived fallback: ``tile_y``, ``tile_x``,
-``tile_k``, ``auto_unroll_max_step``.
+``tile_k``, ``auto_unroll_max_step``, and for the tiled template ``vec``: the width
+of the vectors in which the block's threads copy the shared tiles (1, 2 or 4
+elements, see :func:`plan_fetches`; the fallback copies element by element).
 """
 from __future__ import annotations
 
 from ... import te
-from ...tuner.task.space import OtherOptionEntity, SplitEntity
+from ...tir import dtype as _dt
+from ...tuner.task.space import InstantiationError, OtherOptionEntity, SplitEntity
 from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
 from .. import nn, tag
 from ..generic.default import outputs_of
 from ..nn.dense import dense_by_batch
 from ..schedule_registry import register_schedule
-from ..tunable import config_without_workload, has_workload, schedule_anchor
+from ..tunable import config_without_workload, has_workload, knob_int, schedule_anchor
 from ..utils import const_int_or, find_op
 from .reduction import threads_for
 from .utils import pow2_at_least
 
 #: from this batch on, dense() uses the shared-memory tiled template
 LARGE_BATCH = 32
+
+#: the values of the ``vec`` knob: elements per thread and step of a cooperative fetch
+FETCH_WIDTHS = (1, 2, 4)
+
+#: the widest load a CUDA thread makes in one instruction (a float4)
+MAX_VECTOR_BYTES = 16
 
 
 def add_flop(cfg, out_shape, K):
@@ -82,6 +91,7 @@ def _define_gemm_knobs(cfg, M, N, K):
     cfg.define_split("tile_x", N, num_outputs=4)
     cfg.define_split("tile_k", K, num_outputs=3)
     cfg.define_knob("auto_unroll_max_step", [0, 64, 512, 1500])
+    define_fetch_knob(cfg)
     if cfg.is_fallback:
         cfg["tile_y"] = SplitEntity(_fallback_tile(M))
         cfg["tile_x"] = SplitEntity(_fallback_tile(N))
@@ -89,14 +99,130 @@ def _define_gemm_knobs(cfg, M, N, K):
         cfg["auto_unroll_max_step"] = OtherOptionEntity(64)
 
 
-def _cooperative_fetch(s, T, thread_y, thread_x, num_y, num_x):
-    """The block's threads copy the shared tile ``T`` together, ``threadIdx.x``
-    along its innermost (contiguous) axis."""
-    fused = s[T].fuse(*s[T].op.axis)
-    rest, tx = s[T].split(fused, factor=num_x)
-    _, ty = s[T].split(rest, factor=num_y)
-    s[T].bind(ty, thread_y)
-    s[T].bind(tx, thread_x)
+# ---------------------------------------------------------------------------------------
+# cooperative fetching of shared tiles (also used by the direct convolution template)
+# ---------------------------------------------------------------------------------------
+def define_fetch_knob(cfg):
+    """The knob ``vec``: how many consecutive elements each thread copies per step
+    of a cooperative fetch (:data:`FETCH_WIDTHS`; 1 without tuning)."""
+    cfg.define_knob("vec", list(FETCH_WIDTHS))
+    if cfg.is_fallback:
+        cfg["vec"] = OtherOptionEntity(1)
+
+
+def fetch_width_knob(cfg, what) -> int:
+    """The value of the knob ``vec`` of ``cfg``, checked.
+
+    Raises
+    ------
+    InstantiationError
+        When ``cfg`` has no knob ``vec`` or its value is not one of :data:`FETCH_WIDTHS`.
+    """
+    vec = knob_int(cfg, "vec", what, 1)
+    if vec not in FETCH_WIDTHS:
+        raise InstantiationError(f"{what}: knob 'vec' = {vec} is not one of {list(FETCH_WIDTHS)} (elements per "
+                                 "thread and step of a cooperative fetch)")
+    return vec
+
+
+def _tile_extents(s, bounds, tile) -> list:
+    """The extent of each axis of the attached ``tile`` (1 where not constant)."""
+    return [const_int_or(bounds[iv].extent, 1) if iv in bounds else 1 for iv in s[tile].op.axis]
+
+
+def _contiguous_run(s, extents, tile) -> int:
+    """How many consecutive elements of the shared ``tile`` (axis ``extents``) are
+    consecutive in the tensor it copies too: its innermost extent, times the next
+    ones while the tile spans the tensor's whole axis -- when that tensor is in
+    memory with its own dense layout (a stage inlined into the copy, a padding,
+    has none: the innermost extent only)."""
+    source = tile.op.input_tensors[0]
+    in_memory = not isinstance(source.op, te.ComputeOp) or s[source].attach_type != te.AttachType.INLINE
+    full = [const_int_or(d, -1) for d in source.shape]
+    run = extents[-1] if extents else 1
+    if in_memory:
+        for i in range(len(extents) - 1, 0, -1):
+            if extents[i] != full[i]:
+                break
+            run *= extents[i - 1]
+    return max(1, run)
+
+
+def plan_fetches(cfg, s, tiles, vec, what) -> list:
+    """How each shared tile is fetched for the knob value ``vec``: ``(width,
+    axes)``, the vector width -- ``vec``, or the widest power of two below it that
+    divides the tile's contiguous run (so that no vector straddles two rows of the
+    tensor) within :data:`MAX_VECTOR_BYTES` -- and how many innermost axes of the
+    tile make up a multiple of it.  Call it once the tiles are attached
+    (``compute_at``): it infers their bounds.
+
+    When no tile takes the full ``vec``, the config repeats one with a narrower
+    ``vec``: it is refused (``cfg.raise_error``); the schedule stays valid.
+
+    Parameters
+    ----------
+    cfg : ConfigEntity or FallbackConfigEntity
+    s : Schedule
+    tiles : list of Tensor
+        The shared-memory copies (``cache_read(..., "shared", ...)``).
+    vec : int
+        The knob's value (:func:`fetch_width_knob`).
+    what : str
+        The template, as refusals name it.
+
+    Returns
+    -------
+    list of (int, int)
+        ``(width, axes)`` per tile, for :func:`cooperative_fetch`.
+    """
+    if vec == 1:
+        return [(1, 1)] * len(tiles)
+    bounds = te.schedule.InferBound(s)
+    plans, facts = [], []
+    for tile in tiles:
+        extents = _tile_extents(s, bounds, tile)
+        run = _contiguous_run(s, extents, tile)
+        nbytes = _dt.parse(tile.dtype).bytes
+        width = vec
+        while width > 1 and (run % width or width * nbytes > MAX_VECTOR_BYTES):
+            width //= 2
+        axes, size = 1, extents[-1]
+        while size % width:
+            axes += 1
+            size *= extents[-axes]
+        plans.append((width, axes))
+        facts.append(f"{tile.op.name!r} {'x'.join(map(str, extents))}: runs of {run} {tile.dtype} -> {width}")
+    widest = max(w for w, _ in plans)
+    if widest < vec:
+        cfg.raise_error(f"{what}: knob 'vec' = {vec} fits no shared tile ({', '.join(facts)}; at most "
+                        f"{MAX_VECTOR_BYTES} bytes a vector): the config repeats 'vec' = {widest}")
+    return plans
+
+
+def cooperative_fetch(s, tile, threads, width=1, axes=1):
+    """The block's threads copy the shared ``tile`` together, ``threads`` --
+    ``[(thread_axis, count), ...]``, ``threadIdx.x`` first -- on consecutive
+    elements, or with ``width`` > 1 on consecutive vectors of ``width`` elements
+    taken from the tile's ``axes`` innermost axes (fused), whose extent ``width``
+    divides (:func:`plan_fetches`): consecutive threads touch consecutive
+    addresses.
+
+    A vector within the innermost axis becomes one native load and store (CUDA
+    ``float2``/``float4``) where the addresses are provably aligned; one spanning
+    several axes (a filter slice ``[channels, 3, 3]``) is copied lane by lane until
+    the simplifier folds ``x//9*9 + x//3%3*3 + x%3`` back into ``x``."""
+    loops = list(s[tile].op.axis)
+    lanes = None
+    if width > 1:
+        inner = s[tile].fuse(*loops[-axes:]) if axes > 1 else loops[-1]
+        outer, lanes = s[tile].split(inner, factor=width)
+        loops = loops[:-axes] + [outer]
+    fused = s[tile].fuse(*loops)
+    for axis, count in threads:
+        fused, t = s[tile].split(fused, factor=count)
+        s[tile].bind(t, axis)
+    if lanes is not None:
+        s[tile].vectorize(lanes)
 
 
 def schedule_gemm_tiled(cfg, s, C, out):
@@ -110,6 +236,7 @@ def schedule_gemm_tiled(cfg, s, C, out):
     _define_gemm_knobs(cfg, M, N, K)
     add_flop(cfg, shape, K)
     n_ty, n_tx = cfg["tile_y"].size[2], cfg["tile_x"].size[2]
+    vec = fetch_width_knob(cfg, "schedule_gemm_tiled")
     if n_ty * n_tx > 1024:
         cfg.raise_error(f"tile_y x tile_x threads = {n_ty * n_tx} > 1024")
     if C.op is out.op:
@@ -152,7 +279,9 @@ def schedule_gemm_tiled(cfg, s, C, out):
     for tile, regs in zip(shared, local):
         s[tile].compute_at(s[CC], ko)
         s[regs].compute_at(s[CC], kt)
-        _cooperative_fetch(s, tile, thread_y, thread_x, n_ty, n_tx)
+    plans = plan_fetches(cfg, s, shared, vec, "schedule_gemm_tiled")
+    for tile, (width, axes) in zip(shared, plans):
+        cooperative_fetch(s, tile, [(thread_x, n_tx), (thread_y, n_ty)], width, axes)
 
 
 # ---------------------------------------------------------------------------------------
