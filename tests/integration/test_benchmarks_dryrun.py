@@ -123,3 +123,55 @@ def test_topi_cpu_quick(tmp_path):
     assert not [r for r in rows if "error" in r], [r["error"] for r in rows if "error" in r]
     assert all(r["rel_err"] <= 1e-4 and r["tecc_ms"] > 0 and r["numpy_ms"] > 0 for r in rows)
     assert rc == 0
+
+
+def test_tune_gpu_dry_run(tmp_path, capsys):
+    # the smallest run that still tunes every part: SGEMM 64, one conv2d layer, 2 trials
+    # a task (one batch of the 2 build workers; plan_size 64: no model fit)
+    small = ["--dry-run", "--sgemm-size", "64", "--convs", "56x56x64->64 3x3", "--sgemm-trials", "2",
+             "--conv-trials", "2", "--plan-size", "64", "--n-parallel", "2"]
+    rc = run_main("tune_gpu", small + ["--trials", "2", "--out", str(tmp_path)])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "DRY RUN" in printed and "## Tuning runs" in printed and "dry run: not judged" in printed
+    data = json.load(open(one_file(tmp_path, "_tune.json")))
+    one_file(tmp_path, "_tune.md")
+    assert data["device"]["dry_run"] is True and data["device"]["target"] == "cuda -arch=sm_90"
+    assert [(t["task"], t["trials_logged"], t["trials_measured_now"]) for t in data["tunings"]] == [
+        ("sgemm.cuda", 2, 2), ("dense_large_batch.cuda", 2, 2), ("conv2d_nchw.cuda", 2, 2)]
+    assert all(t["emulated"] and t["valid"] >= 1 and len(t["curve_gflops"]) == 2 for t in data["tunings"])
+    # every tuned kernel (the best of its log, under apply_history_best) and every default is correct
+    tecc_rows = [r for r in data["sgemm"] + data["conv2d"] if r.get("kind") == "tecc"]
+    assert not [r for r in data["sgemm"] + data["conv2d"] if "skipped" in r and r.get("kind") != "torch"]
+    assert sorted((r.get("task"), r["tuned"]) for r in tecc_rows) == sorted(
+        (t, tuned) for t in ("sgemm.cuda", "dense_large_batch.cuda", "conv2d_nchw.cuda") for tuned in (True, False))
+    assert all(r["ok"] and r["rel_err"] < 1e-5 and r["ms"] is None for r in tecc_rows)
+    tuned = {r["task"]: r for r in tecc_rows if r["tuned"]}
+    best = {t["task"]: t["best_config_tuning"] for t in data["tunings"]}
+    assert {k: r["config"] for k, r in tuned.items()} == best
+    torch_rows = [r for r in data["conv2d"] if r.get("kind") == "torch"]
+    assert [r["skipped"] for r in torch_rows] == ["dry run"]
+    png = data["png"]
+    assert png is None or os.path.exists(tmp_path / png)
+    log_dir = tmp_path / "tune_gpu_logs"
+    assert sorted(os.listdir(log_dir)) == ["tune_gpu.jsonl", "tune_gpu_wall.json"]
+
+    # again on the same log, as after a killed run (its last record half written): the
+    # logged trials count, the deadline (already past) stops any new one, the best are
+    # applied from the log
+    with open(log_dir / "tune_gpu.jsonl", "a") as fh:
+        fh.write('{"input": ["cuda -arch=sm_90", "sgemm.cu')
+    again = tmp_path / "again"
+    rc = run_main("tune_gpu", small + ["--tasks", "sgemm,dense", "--trials", "3", "--deadline-min", "1e-6",
+                                       "--out", str(again), "--log-dir", str(log_dir)])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "cut a half-written last record" in printed and "tuning stopped at --deadline-min" in printed
+    data = json.load(open(one_file(again, "_tune.json")))
+    notes = [(t["task"], t["trials_logged"], t["trials_measured_now"], t.get("note", "")) for t in data["tunings"]]
+    assert notes == [("sgemm.cuda", 2, 0, "all 2 trials already in the log"),
+                     ("dense_large_batch.cuda", 2, 0, "not tuned: --deadline-min reached")]
+    assert [t["invocations"] for t in data["tunings"]] == [1, 1] and data["conv2d"] == []
+    again_tuned = {r["task"]: r["config"] for r in data["sgemm"] if r.get("tuned") and "ok" in r}
+    assert again_tuned == {k: best[k] for k in ("sgemm.cuda", "dense_large_batch.cuda")}
+    assert all(r["ok"] for r in data["sgemm"])

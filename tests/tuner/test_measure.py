@@ -401,7 +401,8 @@ def test_thread_tiles_that_cannot_stay_in_registers_are_refused_before_nvrtc(mon
     # 512 floats per thread: at least 16 + 512 registers, over the 255 a thread can have
     big = build_candidate(_config(task, tile=512, threads=64), str(tmp_path), {"cuda_arch": "sm_80"})
     assert big.error_no == MeasureErrorNo.INSTANTIATION_ERROR
-    assert f"keeps 2048 bytes of arrays per thread (B.local 2048 B): at least {REGISTERS_OVERHEAD_MIN + 512}" \
+    assert f"keeps 2048 bytes of arrays per thread in use at once (B.local 2048 B): at least " \
+        f"{REGISTERS_OVERHEAD_MIN + 512}" \
         in big.costs[0]
     assert "over the 255 a thread of a 64-thread block gets on sm_80" in big.costs[0]
     assert "use a smaller tile per thread or fewer threads per block" in big.costs[0]

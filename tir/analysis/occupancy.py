@@ -163,6 +163,41 @@ def local_bytes_per_thread(kernel) -> int | None:
     return total
 
 
+def live_local_bytes(kernel) -> tuple:
+    """``(bytes, arrays)``: the most bytes of local and register arrays in use at once
+    in ``kernel`` (an array is in use from its first access to its last, in program
+    order; the copies of a register tile that an unrolled loop makes are used one
+    after another, not together), and the arrays in use at that point.  ``(None,
+    [])`` when an array has a symbolic size."""
+    from ..functor import post_order_visit  # noqa: PLC0415
+    from .. import expr as E  # noqa: PLC0415
+    from .. import stmt as S  # noqa: PLC0415
+
+    sizes = {}
+    for buf in allocations(kernel.body, (keys.LOCAL, keys.REGISTER)):
+        size = buffer_size(buf)
+        if not hasattr(size, "value"):
+            return None, []
+        sizes[buf.data] = (buf, int(size.value) * _dt.parse(buf.dtype).bytes)
+    spans = {}
+    clock = [0]
+
+    def visit(node):
+        if isinstance(node, (E.BufferLoad, S.BufferStore)) and node.buffer.data in sizes:
+            clock[0] += 1
+            first, _ = spans.get(node.buffer.data, (clock[0], clock[0]))
+            spans[node.buffer.data] = (first, clock[0])
+
+    post_order_visit(kernel.body, visit)
+    best, at = 0, []
+    for t in sorted({first for first, _ in spans.values()}):
+        live = [v for v, (first, last) in spans.items() if first <= t <= last]
+        total = sum(sizes[v][1] for v in live)
+        if total > best:
+            best, at = total, [sizes[v][0] for v in live]
+    return best, at
+
+
 def registers_per_thread_cap(threads: int, arch="sm_80") -> int:
     """Registers a thread may use in a block of ``threads`` threads: the kernels are
     compiled with ``__launch_bounds__(threads)``, so ptxas keeps a block within the
@@ -178,13 +213,13 @@ def register_pressure(kernel, arch="sm_80") -> str | None:
     """Why ``kernel``'s per-thread arrays cannot stay in registers, or None.
 
     A thread needs at least :data:`REGISTERS_OVERHEAD_MIN` registers plus one per 4
-    bytes of its local arrays (the accumulators of a thread tile, the register copies
+    bytes of the local arrays it uses at once (:func:`live_local_bytes`) (the accumulators of a thread tile, the register copies
     of shared tiles); when that lower bound exceeds :func:`registers_per_thread_cap`
     for the kernel's block size, the compiled kernel certainly spills.  The message
     names the kernel, the arrays, the bound, the cap and the fix.
     """
     threads = threads_per_block(kernel)
-    local = local_bytes_per_thread(kernel)
+    local, live = live_local_bytes(kernel)
     if threads is None or local is None:
         return None
     need = REGISTERS_OVERHEAD_MIN + -(-local // 4)
@@ -194,7 +229,7 @@ def register_pressure(kernel, arch="sm_80") -> str | None:
     # unrolled and vthread-injected tiles are many arrays of one stage ("C.local_0",
     # "C.local_8", ...): one entry per stage, the largest first
     stages = {}
-    for b in allocations(kernel.body, (keys.LOCAL, keys.REGISTER)):
+    for b in live:
         name = re.sub(r"_\d+$", "", b.name)
         count, nbytes = stages.get(name, (0, 0))
         stages[name] = (count + 1, nbytes + int(buffer_size(b).value) * _dt.parse(b.dtype).bytes)
@@ -203,7 +238,7 @@ def register_pressure(kernel, arch="sm_80") -> str | None:
                        for name, (count, nbytes) in ranked[:4])
     if len(ranked) > 4:
         arrays += f", {len(ranked) - 4} more"
-    return (f"kernel {kernel.name!r} keeps {local} bytes of arrays per thread ({arrays}): at least {need} "
+    return (f"kernel {kernel.name!r} keeps {local} bytes of arrays per thread in use at once ({arrays}): at least {need} "
             f"registers per thread, over the {cap} a thread of a {threads}-thread block gets on "
             f"{sm_limits(arch).arch}; they would spill to local memory: use a smaller tile per thread "
             "or fewer threads per block")
@@ -211,4 +246,4 @@ def register_pressure(kernel, arch="sm_80") -> str | None:
 
 __all__ = ["Occupancy", "REGISTERS_OVERHEAD_MIN", "REGISTERS_PER_THREAD_ESTIMATE", "SHARED_RESERVED_PER_BLOCK",
            "SMLimits", "estimate_occupancy", "local_bytes_per_thread", "register_pressure",
-           "registers_per_thread_cap", "sm_limits"]
+           "registers_per_thread_cap", "sm_limits", "live_local_bytes"]

@@ -1,5 +1,6 @@
 """The classic two-level tiled GEMM for CUDA and the workloads built on it
-(``sgemm``, ``classic_gemm_tvm``, ``matmul_bias_relu``).
+(``sgemm``, ``classic_gemm_tvm``, ``matmul_bias_relu``), and the same SGEMM as a
+tunable template (the task ``"sgemm.cuda"``, :func:`sgemm_template`).
 
 ``schedule_*`` functions take a schedule, the stages and the knobs; the workload
 functions declare the placeholders, call the compute of :mod:`..nn` and apply the
@@ -7,7 +8,14 @@ schedule: ``(schedule, [tensors...])`` ready for ``tecc.build(s, args, target="c
 """
 from __future__ import annotations
 
+import numbers
+
 from ... import te
+from ...errors import ScheduleError
+from ...tir.analysis import GPULimits
+from ...tuner.task import get_config as _get_config
+from ...tuner.task import template as _template
+from ...tuner.task.space import OtherOptionEntity
 from .. import nn
 from .utils import check_multiple as _check_multiple
 
@@ -184,3 +192,143 @@ def matmul_bias_relu(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32"
     s[C].set_scope("local")
     schedule_gemm(s, D, C, A, B, block, thread_tile, k_tile, double_buffer, AT)
     return s, [A, B, bias, D]
+
+
+# ---------------------------------------------------------------------------------------
+# the tunable SGEMM: the task "sgemm.cuda"
+# ---------------------------------------------------------------------------------------
+#: the task the template is registered as
+SGEMM_TASK = "sgemm.cuda"
+#: its knobs (the parameters of :func:`sgemm`) and their candidates, in definition order
+SGEMM_KNOBS = {"block": [32, 64, 128], "thread_tile": [2, 4, 8], "k_tile": [4, 8, 16, 32],
+               "double_buffer": [0, 1], "a_kmajor": [0, 1]}
+#: the config of a workload nobody tuned: the default the hand-picked configs of
+#: ``benchmarks/gpu_sgemm.py`` start from
+SGEMM_FALLBACK = {"block": 64, "thread_tile": 4, "k_tile": 8, "double_buffer": 0, "a_kmajor": 0}
+#: threads a CUDA block may have (on every architecture: tir.analysis's GPU limits)
+MAX_THREADS_PER_BLOCK = GPULimits.max_threads_per_block
+
+
+def _fetch_width(block, thread_tile, k_tile) -> int:
+    """Elements each thread copies per step of the cooperative fetch of a shared
+    tile, as :func:`schedule_gemm` picks it (a float4 when the tile splits evenly
+    into float4s over the block's threads)."""
+    num_thread = block // (2 * thread_tile)
+    return 4 if (block * k_tile) % (4 * num_thread * num_thread) == 0 else 1
+
+
+def sgemm_config_errors(M, N, K, block, thread_tile, k_tile, double_buffer=False) -> list:
+    """Why :func:`schedule_gemm` cannot schedule an ``M x N x K`` product with these
+    knobs (an empty list when it can): each reason names the knobs, the sizes and
+    the rule they break.
+
+    The rules: 2x2 virtual threads of ``thread_tile x thread_tile`` outputs per
+    thread tile the block, so ``block`` is a multiple of ``2 * thread_tile``; the
+    block has ``(block / (2 * thread_tile))^2`` threads, at most
+    :data:`MAX_THREADS_PER_BLOCK`; ``block`` divides ``M`` and ``N`` and ``k_tile``
+    divides ``K`` (no partial tiles); the ``block x k_tile`` shared tiles spread
+    evenly over the block's threads (every thread copies the same number of
+    elements, in float4s where they split so, :func:`_fetch_width`); and double
+    buffering needs a reduction loop of at least two ``k_tile`` slices to overlap.
+    """
+    out = []
+    if block % (2 * thread_tile):
+        return [f"block={block} is not a multiple of 2 x thread_tile={thread_tile} (2x2 virtual threads of "
+                f"{thread_tile}x{thread_tile} outputs each tile the block): use a block that is"]
+    num_thread = block // (2 * thread_tile)
+    threads = num_thread * num_thread
+    if threads > MAX_THREADS_PER_BLOCK:
+        out.append(f"block={block}, thread_tile={thread_tile}: {num_thread}x{num_thread} = {threads} threads per "
+                   f"block, over CUDA's {MAX_THREADS_PER_BLOCK}: use a larger thread_tile or a smaller block")
+    for what, size in (("M", M), ("N", N)):
+        if size % block:
+            out.append(f"{what}={size} is not a multiple of block={block} (the schedule has no partial tiles)")
+    if K % k_tile:
+        out.append(f"K={K} is not a multiple of k_tile={k_tile} (the schedule has no partial reduction slices)")
+    width = _fetch_width(block, thread_tile, k_tile)
+    if (block * k_tile) % (width * threads):
+        out.append(f"block={block}, k_tile={k_tile}: a {block}x{k_tile} shared tile ({block * k_tile} elements) "
+                   f"does not spread evenly over the block's {threads} threads (thread_tile={thread_tile}); "
+                   "part of the block would idle in every fetch: use a larger k_tile or thread_tile")
+    if double_buffer and K < 2 * k_tile:
+        out.append(f"double_buffer=1 with K={K}, k_tile={k_tile}: the reduction is a single slice, there is no "
+                   "next slice to fetch while one is multiplied: use double_buffer=0 or a smaller k_tile")
+    return out
+
+
+def _check_workload(M, N, K, dtype):
+    for what, size in (("M", M), ("N", N), ("K", K)):
+        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+            raise ScheduleError(f"{SGEMM_TASK}: {what} must be a positive int (a matrix size), got {size!r}")
+    if not isinstance(dtype, str):
+        raise ScheduleError(f"{SGEMM_TASK}: dtype must be a string such as \"float32\", got {dtype!r}")
+
+
+def _fallback_knobs(M, N, K) -> dict:
+    """:data:`SGEMM_FALLBACK`, or where it does not fit the sizes the valid config
+    nearest to it (blocks 64, 128, 32; k_tiles 8, 16, 4, 32; thread tiles 4, 2);
+    None when no config fits."""
+    for block in (64, 128, 32):
+        for k_tile in (8, 16, 4, 32):
+            for thread_tile in (4, 2):
+                if not sgemm_config_errors(M, N, K, block, thread_tile, k_tile, SGEMM_FALLBACK["double_buffer"]):
+                    return dict(SGEMM_FALLBACK, block=block, thread_tile=thread_tile, k_tile=k_tile)
+    return None
+
+
+@_template(SGEMM_TASK)
+def _sgemm_task(M, N, K, dtype):
+    """The template of ``"sgemm.cuda"`` (called through :func:`sgemm_template`)."""
+    _check_workload(M, N, K, dtype)
+    cfg = _get_config()
+    for name, candidates in SGEMM_KNOBS.items():
+        cfg.define_knob(name, candidates)
+    if cfg.is_fallback:
+        knobs = _fallback_knobs(M, N, K)
+        if knobs is None:
+            raise ScheduleError(
+                f"{SGEMM_TASK}: no config of the template fits M={M}, N={N}, K={K}: M and N must be multiples "
+                f"of a block ({', '.join(map(str, SGEMM_KNOBS['block']))}) and K of a k_tile "
+                f"({', '.join(map(str, SGEMM_KNOBS['k_tile']))}); pad the matrices, or use topi.cuda.dense")
+        for name, value in knobs.items():
+            cfg[name] = OtherOptionEntity(value)
+    cfg.add_flop(2 * M * N * K)
+    block, thread_tile, k_tile = (cfg[k].val for k in ("block", "thread_tile", "k_tile"))
+    double_buffer, a_kmajor = bool(cfg["double_buffer"].val), bool(cfg["a_kmajor"].val)
+    # the sizes are checked below: a config that does not fit is refused, not an exception
+    A, B, C, AT = _gemm_decl(M, N, K, 1, 1, dtype, a_kmajor)
+    s = te.create_schedule(C.op)
+    errors = sgemm_config_errors(M, N, K, block, thread_tile, k_tile, double_buffer)
+    if errors:
+        for reason in errors:
+            cfg.raise_error(reason)
+        return s, [A, B, C]  # declared, not scheduled: the tuner records the refusal
+    CC = s.cache_write(C, "local")
+    schedule_gemm(s, C, CC, A, B, block, thread_tile, k_tile, double_buffer, AT)
+    return s, [A, B, C]
+
+
+def sgemm_template(M, N, K, dtype="float32"):
+    """``C[M, N] = A[M, K] @ B[K, N]``: :func:`sgemm` as the tunable task
+    ``"sgemm.cuda"`` (workload ``(M, N, K, dtype)``), whose knobs are its
+    parameters (:data:`SGEMM_KNOBS`: ``block``, ``thread_tile``, ``k_tile``,
+    ``double_buffer``, ``a_kmajor``).
+
+    Under ``autotvm.apply_history_best(log)`` it builds the best config tuned for
+    the workload; with nothing tuned, the fallback :data:`SGEMM_FALLBACK` (64/4/8,
+    single-buffered, A row-major), or the nearest config that fits the sizes.
+    Configs that do not fit (:func:`sgemm_config_errors`) are refused while tuning
+    (``cfg.raise_error``: recorded as an instantiation error, nothing compiled).
+
+    Returns
+    -------
+    (Schedule, [A, B, C])
+
+    Raises
+    ------
+    ScheduleError
+        When a size is not a positive int, or (nothing tuned) no config fits the sizes.
+    """
+    M, N, K = (int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v for v in (M, N, K))
+    _check_workload(M, N, K, dtype)
+    return _sgemm_task(M, N, K, dtype)
