@@ -1,6 +1,6 @@
 """Sample efficiency of the tuners on the CPU: XGBTuner against RandomTuner.
 
-    python benchmarks/tune_cpu.py [--trials 96] [--seeds 3] [--target "llvm -mcpu=native"]
+    python benchmarks/tune_cpu.py [--trials 200] [--seeds 3] [--plan-size 16] [--target "llvm -mcpu=native"]
                                   [--workloads matmul,conv2d] [--out-dir benchmarks/results]
 
 Two workloads, each a registered topi task tuned through the AutoTVM interface:
@@ -66,16 +66,16 @@ SAMPLE_EFFICIENCY_GOAL = 1 / 3
 MATMUL_VS_NUMPY_GOAL = 0.9
 
 
-def make_tuner(kind, task, seed):
+def make_tuner(kind, task, seed, plan_size):
     if kind == "random":
         return autotvm.tuner.RandomTuner(task, seed=seed)
-    return autotvm.tuner.XGBTuner(task, feature_type="itervar", loss_type="rank", seed=seed)
+    return autotvm.tuner.XGBTuner(task, plan_size=plan_size, feature_type="itervar", loss_type="rank", seed=seed)
 
 
-def tune_one(task, kind, seed, n_trial, log_path, measure_option):
+def tune_one(task, kind, seed, n_trial, log_path, measure_option, plan_size):
     if os.path.exists(log_path):
         os.remove(log_path)
-    tuner = make_tuner(kind, task, seed)
+    tuner = make_tuner(kind, task, seed, plan_size)
     start = time.perf_counter()
     tuner.tune(n_trial=n_trial, measure_option=measure_option,
                callbacks=[autotvm.callback.log_to_file(log_path)])
@@ -250,8 +250,11 @@ def plot(results, path):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--trials", type=int, default=96)
+    ap.add_argument("--trials", type=int, default=200)
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--plan-size", type=int, default=16,
+                    help="XGBTuner's plan_size: the model is first trained after this many trials (random "
+                         "until then) and retrained every plan_size trials")
     ap.add_argument("--target", default="llvm -mcpu=native")
     ap.add_argument("--workloads", default="matmul,conv2d")
     ap.add_argument("--number", type=int, default=3, help="runs per measurement (LocalRunner number)")
@@ -282,7 +285,7 @@ def main(argv=None):
         for seed in range(args.seeds):
             for kind in TUNERS:
                 log = os.path.join(log_dir, f"{key}_{kind}_{seed}.jsonl")
-                wall = tune_one(task, kind, seed, args.trials, log, measure_option)
+                wall = tune_one(task, kind, seed, args.trials, log, measure_option, args.plan_size)
                 curve = curve_of(log, args.trials)
                 res["curves"][kind].append(curve.tolist())
                 res["wall_s"][kind].append(wall)
@@ -331,7 +334,7 @@ def main(argv=None):
         "date": date.strftime("%Y-%m-%dT%H:%M:%SZ"), "host": platform.node(), "cpu": tecc.runtime.peaks.cpu_name(),
         "cores": len(os.sched_getaffinity(0)), "python": sys.version.split()[0], "numpy": np.__version__,
         "tecc": getattr(tecc, "__version__", "?"), "target": args.target, "trials": args.trials,
-        "seeds": args.seeds, "number": args.number, "repeat": args.repeat, "summary": lines,
+        "seeds": args.seeds, "plan_size": args.plan_size, "number": args.number, "repeat": args.repeat, "summary": lines,
         "results": results, "png": os.path.basename(png) if png else None,
     }
     path = os.path.join(args.out_dir, f"{stem}.json")
