@@ -311,6 +311,29 @@ def optional_torch():
     return torch
 
 
+def torch_fp32(cudnn_benchmark: bool = True):
+    """``(torch, settings)``: torch set up to compare float32 with float32 (no TF32 in
+    matmul or cuDNN; cuDNN's autotuner as asked) and the settings as a dict for the
+    result file; ``(None, None)`` when torch does not import."""
+    torch = optional_torch()
+    if torch is None:
+        return None, None
+    tb = torch.backends
+    tb.cuda.matmul.allow_tf32 = False
+    tb.cudnn.allow_tf32 = False
+    tb.cudnn.benchmark = bool(cudnn_benchmark)
+    return torch, {"version": torch.__version__, "cuda_matmul_allow_tf32": False, "cudnn_allow_tf32": False,
+                   "cudnn_benchmark": tb.cudnn.benchmark, "cudnn_version": tb.cudnn.version()}
+
+
+def ratio(base, row, key):
+    """``base[key] / row[key]`` (a reference's time over a variant's: above 1 the
+    variant is faster), None when either is missing."""
+    if base is None or base.get(key) is None or row.get(key) is None:
+        return None
+    return base[key] / row[key]
+
+
 def torch_on_cupy_stream(fn):
     """Wrap a torch callable so its kernels go to cupy's current stream (the one the
     cupy events are recorded on)."""

@@ -204,8 +204,8 @@ class Bench(G.BenchBase):
                "ms": ev.median_ms if ev else None, "ms_graph": gr.median_ms if gr else None}
         row["tflops"] = flops / (row["ms"] / 1e3) / 1e12 if row["ms"] else None
         row["tflops_graph"] = flops / (row["ms_graph"] / 1e3) / 1e12 if row["ms_graph"] else None
-        row["ratio"] = _ratio(base, row, "ms")
-        row["ratio_graph"] = _ratio(base, row, "ms_graph")
+        row["ratio"] = G.ratio(base, row, "ms")
+        row["ratio_graph"] = G.ratio(base, row, "ms_graph")
         self.rows.append(row)
         return row
 
@@ -213,8 +213,8 @@ class Bench(G.BenchBase):
         row = {"n": n, "variant": variant, "config": cfg, "rel_err": err,
                "ok": self._check(f"n={n} {variant} {cfg}", err), "events": ev, "graph": gr, "graph_failure": why,
                "ms": ev.median_ms if ev else None, "ms_graph": gr.median_ms if gr else None}
-        row["ratio"] = _ratio(base, row, "ms")
-        row["ratio_graph"] = _ratio(base, row, "ms_graph")
+        row["ratio"] = G.ratio(base, row, "ms")
+        row["ratio_graph"] = G.ratio(base, row, "ms_graph")
         self.fused_rows.append(row)
         return row
 
@@ -264,11 +264,6 @@ class Bench(G.BenchBase):
             lines.append(f"graph capture failed for some variants: {why}")
         return lines
 
-
-def _ratio(base, row, key):
-    if base is None or base.get(key) is None or row.get(key) is None:
-        return None
-    return base[key] / row[key]
 
 
 def build_parser():

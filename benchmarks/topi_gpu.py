@@ -300,16 +300,8 @@ class Bench(G.BenchBase):
 
     def __init__(self, opts):
         super().__init__(opts)
-        self.torch = None if self.dry or opts.no_torch else G.optional_torch()
-        self.torch_settings = None
-        if self.torch is not None:
-            tb = self.torch.backends
-            tb.cuda.matmul.allow_tf32 = False  # float32 against float32
-            tb.cudnn.allow_tf32 = False
-            tb.cudnn.benchmark = not opts.no_cudnn_benchmark
-            self.torch_settings = {"version": self.torch.__version__, "cuda_matmul_allow_tf32": False,
-                                   "cudnn_allow_tf32": False, "cudnn_benchmark": tb.cudnn.benchmark,
-                                   "cudnn_version": tb.cudnn.version()}
+        self.torch, self.torch_settings = ((None, None) if self.dry or opts.no_torch
+                                           else G.torch_fp32(not opts.no_cudnn_benchmark))
         self.rows = []
         self.peak = {"fp32_gflops": None, "memory_gbps": None}
         self.workloads = opts.workloads

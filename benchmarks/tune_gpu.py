@@ -197,18 +197,10 @@ class Bench(G.BenchBase):
         self.log_path = os.path.join(opts.log_dir, LOG_NAME)
         _repair_log(self.log_path)
         self.wall = WallLog(os.path.join(opts.log_dir, WALL_NAME))
-        self.torch = None if self.dry or opts.no_torch else G.optional_torch()
+        self.torch, self.torch_settings = ((None, None) if self.dry or opts.no_torch
+                                           else G.torch_fp32(not opts.no_cudnn_benchmark))
         self.torch_note = ("dry run" if self.dry else "disabled (--no-torch)" if opts.no_torch
                            else "not installed" if self.torch is None else None)
-        self.torch_settings = None
-        if self.torch is not None:
-            tb = self.torch.backends
-            tb.cuda.matmul.allow_tf32 = False  # float32 against float32
-            tb.cudnn.allow_tf32 = False
-            tb.cudnn.benchmark = not opts.no_cudnn_benchmark
-            self.torch_settings = {"version": self.torch.__version__, "cuda_matmul_allow_tf32": False,
-                                   "cudnn_allow_tf32": False, "cudnn_benchmark": tb.cudnn.benchmark,
-                                   "cudnn_version": tb.cudnn.version()}
         self.peak = {"fp32_gflops": None, "memory_gbps": None}
         self.tunings = []  # one per tuned task
         self.gemm_rows = []
@@ -479,8 +471,8 @@ class Bench(G.BenchBase):
             except Exception as exc:  # noqa: BLE001 - a FAILED row, and on with the rest
                 self._crashed(self.gemm_rows, row_base, variant, exc)
                 continue
-            row["ratio"] = _ratio(cublas, row, "ms")
-            row["ratio_graph"] = _ratio(cublas, row, "ms_graph")
+            row["ratio"] = G.ratio(cublas, row, "ms")
+            row["ratio_graph"] = G.ratio(cublas, row, "ms_graph")
 
     # conv2d ---------------------------------------------------------------------------
     def run_conv(self, name):
@@ -536,10 +528,10 @@ class Bench(G.BenchBase):
         tuned_row, untuned_row = rows.get(True), rows.get(False)
         for row in (tuned_row, untuned_row):
             if row is not None:
-                row["x_torch"] = _ratio(torch_row, row, "ms")
+                row["x_torch"] = G.ratio(torch_row, row, "ms")
         if tuned_row is not None:
-            tuned_row["x_untuned"] = _ratio(untuned_row, tuned_row, "ms")
-            tuned_row["x_untuned_graph"] = _ratio(untuned_row, tuned_row, "ms_graph")
+            tuned_row["x_untuned"] = G.ratio(untuned_row, tuned_row, "ms")
+            tuned_row["x_untuned_graph"] = G.ratio(untuned_row, tuned_row, "ms_graph")
 
     def _torch_conv(self, base, x, wt, pad, ref64, flops):
         if self.torch is None:
@@ -688,11 +680,6 @@ class Bench(G.BenchBase):
             lines.append(f"graph capture failed for some variants: {why}")
         return lines
 
-
-def _ratio(base, row, key):
-    if base is None or base.get(key) is None or row.get(key) is None:
-        return None
-    return base[key] / row[key]
 
 
 def _pct(v):
