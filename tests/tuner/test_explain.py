@@ -14,6 +14,7 @@ import pytest
 
 import tecc
 from tecc import autotvm, te
+from templates import tiled_matmul
 from tecc.errors import TargetError
 from tecc.runtime import peaks as peaks_mod
 from tecc.tir import keys
@@ -30,22 +31,7 @@ HAS_GPU = tecc.cuda(0).exist
 
 @autotvm.template("test_explain/matmul")
 def matmul(N, L, M, dtype):
-    A = te.placeholder((N, L), name="A", dtype=dtype)
-    B = te.placeholder((L, M), name="B", dtype=dtype)
-    k = te.reduce_axis((0, L), name="k")
-    C = te.compute((N, M), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    s = te.create_schedule(C.op)
-    y, x = s[C].op.axis
-    cfg = autotvm.get_config()
-    cfg.define_split("tile_y", y, num_outputs=2)
-    cfg.define_split("tile_x", x, num_outputs=2)
-    cfg.define_knob("vec", [0, 1])
-    yo, yi = cfg["tile_y"].apply(s, C, y)
-    xo, xi = cfg["tile_x"].apply(s, C, x)
-    s[C].reorder(yo, xo, s[C].op.reduce_axis[0], yi, xi)
-    if cfg["vec"].val:
-        s[C].vectorize(xi)
-    return s, [A, B, C]
+    return tiled_matmul(N, L, M, dtype, vec_knob=True)
 
 
 @autotvm.template("test_explain/matmul_cuda")

@@ -9,6 +9,7 @@ import pytest
 
 import tecc
 from tecc import autotvm, te, tir
+from templates import tiled_matmul
 from tecc.errors import TargetError, TeccTypeError
 from tecc.target import Target
 from tecc.tir import expr as E
@@ -145,24 +146,7 @@ def test_split_kernel_thread_extent_attributes():
 # ----------------------------------------------------------------------------
 @autotvm.template("test_feature/matmul")
 def _matmul(N, L, M, dtype):
-    A = te.placeholder((N, L), name="A", dtype=dtype)
-    B = te.placeholder((L, M), name="B", dtype=dtype)
-    k = te.reduce_axis((0, L), name="k")
-    C = te.compute((N, M), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    s = te.create_schedule(C.op)
-    y, x = s[C].op.axis
-    cfg = autotvm.get_config()
-    cfg.define_split("tile_y", y, num_outputs=2)
-    cfg.define_split("tile_x", x, num_outputs=2)
-    cfg.define_knob("vec", [0, 1])
-    yo, yi = cfg["tile_y"].apply(s, C, y)
-    xo, xi = cfg["tile_x"].apply(s, C, x)
-    s[C].reorder(yo, xo, s[C].op.reduce_axis[0], yi, xi)
-    if cfg["vec"].val:
-        s[C].vectorize(xi)
-    if cfg["tile_x"].size[-1] == 1 and cfg["vec"].val:
-        cfg.raise_error("vectorizing a loop of one iteration")
-    return s, [A, B, C]
+    return tiled_matmul(N, L, M, dtype, vec_knob=True, refuse_vec_of_one=True)
 
 
 @autotvm.template("test_feature/cuda_matmul")

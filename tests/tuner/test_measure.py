@@ -10,6 +10,7 @@ import pytest
 
 import tecc
 from tecc import autotvm, te, tir
+from templates import tiled_matmul
 from tecc.tuner import measure
 from tecc.tuner.measure import (
     BuildResult, LocalBuilder, LocalRunner, MeasureError, MeasureErrorNo, MeasureInput, MeasureResult,
@@ -23,19 +24,7 @@ from tecc.tuner.measure.local import build_candidate, compare_output, reference_
 # ---------------------------------------------------------------------------------
 @autotvm.template("test_measure/matmul")
 def matmul(N, L, M, dtype):
-    A = te.placeholder((N, L), name="A", dtype=dtype)
-    B = te.placeholder((L, M), name="B", dtype=dtype)
-    k = te.reduce_axis((0, L), name="k")
-    C = te.compute((N, M), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    s = te.create_schedule(C.op)
-    y, x = s[C].op.axis
-    cfg = autotvm.get_config()
-    cfg.define_split("tile_y", y, num_outputs=2)
-    cfg.define_split("tile_x", x, num_outputs=2)
-    yo, yi = cfg["tile_y"].apply(s, C, y)
-    xo, xi = cfg["tile_x"].apply(s, C, x)
-    s[C].reorder(yo, xo, s[C].op.reduce_axis[0], yi, xi)
-    return s, [A, B, C]
+    return tiled_matmul(N, L, M, dtype)
 
 
 #: what each value of the "mode" knob of test_measure/faulty does
