@@ -20,7 +20,10 @@ import re
 from dataclasses import dataclass
 
 from .. import dtype as _dt
+from .. import expr as E
 from .. import keys
+from .. import stmt as S
+from ..functor import post_order_visit
 from .buffers import allocations, buffer_size
 from .threads import threads_per_block
 from .verify_gpu import gpu_limits
@@ -169,10 +172,6 @@ def live_local_bytes(kernel) -> tuple:
     order; the copies of a register tile that an unrolled loop makes are used one
     after another, not together), and the arrays in use at that point.  ``(None,
     [])`` when an array has a symbolic size."""
-    from ..functor import post_order_visit  # noqa: PLC0415
-    from .. import expr as E  # noqa: PLC0415
-    from .. import stmt as S  # noqa: PLC0415
-
     sizes = {}
     for buf in allocations(kernel.body, (keys.LOCAL, keys.REGISTER)):
         size = buffer_size(buf)

@@ -24,7 +24,7 @@ from ... import te
 from ...target import Target
 from ...tir import dtype as _dt
 from .. import nn, tag
-from ..generic.default import new_schedule
+from ..generic.default import new_schedule, outputs_of
 from ..schedule_registry import register_schedule
 from ..nn.conv2d import (
     CONV1D_NCW, CONV1D_NWC, CONV2D_NCHW, CONV2D_NHWC, CONV2D_TRANSPOSE_NCHW, DEPTHWISE_CONV2D_NCHW,
@@ -454,8 +454,7 @@ def schedule_conv2d_nchw(outs):
     -------
     Schedule
     """
-    outs = [outs] if isinstance(outs, te.Tensor) else list(outs)
-    return schedule_either(outs, "conv2d_nchw.x86", _schedule_conv2d_nchw_task, _conv2d_nchw_template)
+    return schedule_either(outputs_of(outs), "conv2d_nchw.x86", _schedule_conv2d_nchw_task, _conv2d_nchw_template)
 
 
 @register_schedule(CONV2D_NHWC, "cpu")
