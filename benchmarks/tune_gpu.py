@@ -294,7 +294,7 @@ class Bench(G.BenchBase):
                 first[name] = f"config {inp.config.index}: {str(res.costs[0])[:400]}"
             if res.error_no == MeasureErrorNo.NO_ERROR:
                 emulated = emulated or bool(res.emulated)
-                gflops = task.flop / float(np.mean(res.costs)) / 1e9
+                gflops = task.flop / res.mean_cost / 1e9
                 if gflops > best:
                     best, best_cfg = gflops, inp.config
         if records:  # best GFLOP/s after each trial
@@ -325,7 +325,7 @@ class Bench(G.BenchBase):
         records = self._best_records(task)
         if not records:
             return None, None
-        best_inp = min(records, key=lambda r: float(np.mean(r[1].costs)))[0]
+        best_inp = min(records, key=lambda r: r[1].mean_cost)[0]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", autotvm.record.RecordWarning)
             ctx = autotvm.apply_history_best(records)

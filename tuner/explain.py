@@ -501,10 +501,6 @@ def _error_summary(records) -> str:
     return text + (f"; the first says: {first}" if first else "")
 
 
-def _mean_cost(res) -> float:
-    return float(sum(res.costs) / len(res.costs))
-
-
 # ---------------------------------------------------------------------------------
 # one workload
 # ---------------------------------------------------------------------------------
@@ -553,13 +549,13 @@ def _knobs(cfg) -> dict:
 def _explain_records(group, valid, task, top, model_trials, TunerError) -> WorkloadExplanation:
     best = None
     for r in valid:  # the first of the lowest mean cost, as pick_best chooses
-        if best is None or _mean_cost(r[1]) < _mean_cost(best[1]):
+        if best is None or r[1].mean_cost < best[1].mean_cost:
             best = r
     inp, res = best[0], best[1]
     task = _task_for(inp, task, TunerError)
     cfg = _config_of(task, inp.config, TunerError)
     flop = float(task.flop or 0.0)
-    cost = _mean_cost(res)
+    cost = res.mean_cost
     emulated = bool(getattr(res, "emulated", False))
     env = getattr(best, "env", None) or {}
     ff, facts_kernel, facts_cpu, nest = _facts(task, cfg, env, TunerError)
@@ -756,8 +752,8 @@ def _model_part(task, valid, best_index, top, model_trials) -> ModelExplanation:
     by_index = {}
     for inp, res in valid:
         i = inp.config.index
-        if i not in by_index or _mean_cost(res) < by_index[i]:
-            by_index[i] = _mean_cost(res)
+        if i not in by_index or res.mean_cost < by_index[i]:
+            by_index[i] = res.mean_cost
     indexes = list(by_index)
     if model_trials is not None and len(indexes) > model_trials:
         indexes = indexes[:model_trials]

@@ -106,7 +106,7 @@ def tuning_curve(log, metric="gflops") -> tuple:
     so_far = 0.0 if metric == "gflops" else np.nan
     for k, (_, res) in enumerate(records):
         if res.error_no == 0 and res.costs:
-            cost = float(sum(res.costs) / len(res.costs))
+            cost = res.mean_cost
             if metric == "gflops":
                 so_far = max(so_far, flop / cost / 1e9 if cost > 0 else 0.0)
             elif np.isnan(so_far) or cost < so_far:

@@ -236,10 +236,6 @@ def measure_str_key(inp, include_config=True) -> str:
     return key + (f"|{inp.config.index}" if include_config else "")
 
 
-def _cost(res) -> float:
-    return sum(res.costs) / len(res.costs)
-
-
 def pick_best(in_file, out_file) -> int:
     """Write to ``out_file`` the best valid record of each (target, workload) in
     ``in_file``; return how many were written."""
@@ -248,7 +244,7 @@ def pick_best(in_file, out_file) -> int:
         if res.error_no != MeasureErrorNo.NO_ERROR:
             continue
         key = measure_str_key(inp, include_config=False) + ("|emulated" if res.emulated else "")
-        if key not in best or _cost(res) < _cost(best[key][1]):
+        if key not in best or res.mean_cost < best[key][1].mean_cost:
             best[key] = (inp, res)
     with open(out_file, "w", encoding="utf-8") as f:
         for record in best.values():
@@ -304,7 +300,7 @@ class ApplyHistoryBest(DispatchContext):
                 if env.get(field, mine.get(field)) != mine.get(field):
                     differs.add((field, env.get(field), mine.get(field)))
             key = (kind, inp.task.workload)
-            if key not in self.best_by_targetkey or _cost(res) < _cost(self.best_by_targetkey[key][1]):
+            if key not in self.best_by_targetkey or res.mean_cost < self.best_by_targetkey[key][1].mean_cost:
                 self.best_by_targetkey[key] = (inp, res)
         for field, theirs, ours in sorted(differs, key=str):
             warnings.warn(f"apply_history_best: records measured with {field} {theirs!r}, this machine has "

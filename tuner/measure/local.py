@@ -750,7 +750,6 @@ def _naive_reference(task, ref_input, tmp_dir):
     schedule, built for "llvm" and exported to ``tmp_dir``."""
     import tecc  # noqa: PLC0415
     from ... import te  # noqa: PLC0415
-    from ...target import Target  # noqa: PLC0415
     from ...te.tensor import PlaceholderOp  # noqa: PLC0415
     from ..task.space import FallbackConfigEntity  # noqa: PLC0415
 

@@ -43,6 +43,15 @@ class MeasureResult(namedtuple("MeasureResult", ["costs", "error_no", "all_cost"
         a real GPU).
     """
 
+    @property
+    def mean_cost(self) -> float:
+        """Seconds per run: the mean of ``costs`` (the one measure of a config that
+        tuners, records and plots compare, as in AutoTVM); infinity for a failed or
+        empty measurement."""
+        if self.error_no != 0 or not self.costs:
+            return float("inf")
+        return float(sum(self.costs) / len(self.costs))
+
     def __repr__(self):
         err = MeasureErrorNo(self.error_no).name if self.error_no in _ERRORS else self.error_no
         return (f"MeasureResult(costs={self.costs!r}, error_no={err}, all_cost={self.all_cost:.3f}, "

@@ -52,7 +52,7 @@ class Monitor:
     def __call__(self, tuner, inputs, results):
         for inp, res in zip(inputs, results):
             ok = res.error_no == MeasureErrorNo.NO_ERROR
-            self.scores.append(inp.task.flop / np.mean(res.costs) if ok else 0.0)
+            self.scores.append(inp.task.flop / res.mean_cost if ok else 0.0)
             self.timestamps.append(res.timestamp)
 
     def reset(self):

@@ -51,7 +51,7 @@ class GATuner(Tuner):
         for inp, res in zip(inputs, results):
             flops = 0.0
             if res.error_no == MeasureErrorNo.NO_ERROR:
-                flops = (self.task.flop or 1.0) / max(float(np.mean(res.costs)), 1e-12)
+                flops = (self.task.flop or 1.0) / max(res.mean_cost, 1e-12)
             self.scores.append((self.space.point2knob(inp.config.index), flops))
 
     def _breed(self):

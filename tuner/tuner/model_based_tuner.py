@@ -104,7 +104,7 @@ class ModelBasedTuner(Tuner):
         for inp, res in zip(inputs, results):
             index = inp.config.index
             if res.error_no == MeasureErrorNo.NO_ERROR:
-                flops = (self.task.flop or 1.0) / max(float(np.mean(res.costs)), 1e-12)
+                flops = (self.task.flop or 1.0) / max(res.mean_cost, 1e-12)
             else:
                 flops = 0.0
             self.xs.append(index)

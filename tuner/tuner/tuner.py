@@ -15,8 +15,6 @@ from __future__ import annotations
 import logging
 import os
 
-import numpy as np
-
 from ...errors import TeccError
 from ..measure.measure import MeasureErrorNo, MeasureInput, create_measure_batch
 
@@ -133,7 +131,7 @@ class Tuner:
         for k, (inp, res) in enumerate(zip(inputs, results)):
             self.visited.add(inp.config.index)
             if res.error_no == MeasureErrorNo.NO_ERROR:
-                flops = (self.task.flop or 0.0) / max(float(np.mean(res.costs)), 1e-12)
+                flops = (self.task.flop or 0.0) / max(res.mean_cost, 1e-12)
                 self.error_ct = 0
             else:
                 flops = 0.0

@@ -132,7 +132,7 @@ class XGBoostCostModel(CostModel):
                 continue
             flops = 0.0
             if res.error_no == 0:
-                flops = 1.0 / max(float(np.mean(res.costs)), 1e-12)
+                flops = 1.0 / max(res.mean_cost, 1e-12)
             by_workload.setdefault((str(inp.target), inp.task.args), []).append((inp.config.index, flops))
         xs_all, ys_all, groups = [], [], []
         for (target, args), rows in by_workload.items():
