@@ -18,13 +18,17 @@ ROOT = Path(tecc.__file__).resolve().parent
 
 #: folder -> top-level tecc parts it must not import
 FORBIDDEN = {
-    "runtime": {"te", "tir", "cpu_fallback", "cuda_codegen", "driver", "target", "tuner", "topi"},
-    "tir": {"te", "cpu_fallback", "cuda_codegen", "driver", "target", "tuner", "topi"},
-    "te": {"cpu_fallback", "cuda_codegen", "driver", "tuner", "topi"},
-    "topi": {"cpu_fallback", "cuda_codegen", "driver", "tuner"},  # tuner.task (knobs, configs) allowed
-    "tuner/task": {"cpu_fallback", "cuda_codegen", "driver", "topi", "tuner"},
-    "cpu_fallback": {"te", "cuda_codegen", "driver", "topi", "tuner"},
-    "cuda_codegen": {"te", "driver", "topi", "tuner"},
+    "runtime": {"te", "tir", "cpu_fallback", "cuda_codegen", "driver", "target", "tuner", "topi", "graph"},
+    "tir": {"te", "cpu_fallback", "cuda_codegen", "driver", "target", "tuner", "topi", "graph"},
+    "te": {"cpu_fallback", "cuda_codegen", "driver", "tuner", "topi", "graph"},
+    "topi": {"cpu_fallback", "cuda_codegen", "driver", "tuner", "graph"},  # tuner.task (knobs, configs) allowed
+    "tuner/task": {"cpu_fallback", "cuda_codegen", "driver", "topi", "tuner", "graph"},
+    "tuner": {"graph"},
+    "cpu_fallback": {"te", "cuda_codegen", "driver", "topi", "tuner", "graph"},
+    "cuda_codegen": {"te", "driver", "topi", "tuner", "graph"},
+    # the model layer builds on everything below it but not on the code generators directly
+    # (it compiles through tecc.build) nor on the emulator
+    "graph": {"cpu_fallback", "cuda_codegen"},
 }
 COMPILER = ("tecc.te", "tecc.tir", "tecc.cpu_fallback", "tecc.cuda_codegen", "tecc.driver",
             "tecc.target")

@@ -1,0 +1,118 @@
+"""Type inference: the shape and dtype of every value of a graph.
+
+Each node's type comes from its operands' types: a :class:`~tecc.graph.ir.Var` has
+its annotation, a :class:`~tecc.graph.ir.Constant` its array's, a call of an operator
+what the operator's ``infer`` says (:mod:`tecc.graph.op`), a call of a fused
+:class:`~tecc.graph.ir.Function` its body's type once its parameters take the
+arguments' types.  Types are recorded on the nodes (``node.checked_type``); the
+graph itself is unchanged, so the pass returns the same function.
+"""
+from __future__ import annotations
+
+from ..ir import Call, Constant, Function, GraphError, Tuple, TupleGetItem, TupleType, Type, Var
+from ..op import Op
+
+
+def _describe(call: Call) -> str:
+    name = call.op.name if isinstance(call.op, Op) else "a fused function"
+    span = f" (node {call.span!r})" if call.span else ""
+    return f"{name}{span}"
+
+
+def _infer_node(node) -> Type:
+    if isinstance(node, Var):
+        if node.type_annotation is None:
+            raise GraphError(f"input %{node.name_hint} has no type: give it a shape and dtype "
+                             "(Var(name, TensorType(shape, dtype)))")
+        return node.type_annotation
+    if isinstance(node, Constant):
+        return node.tensor_type
+    if isinstance(node, Tuple):
+        return TupleType([f.checked_type for f in node.fields])
+    if isinstance(node, TupleGetItem):
+        ty = node.tuple_value.checked_type
+        if not isinstance(ty, TupleType):
+            raise GraphError(f"TupleGetItem .{node.index} of a value of type {ty}, which is not a tuple")
+        if not 0 <= node.index < len(ty.fields):
+            raise GraphError(f"TupleGetItem .{node.index} of a tuple of {len(ty.fields)} fields")
+        return ty.fields[node.index]
+    if isinstance(node, Function):
+        return node.body.checked_type
+    if isinstance(node, Call):
+        arg_types = [a.checked_type for a in node.args]
+        if isinstance(node.op, Function):
+            fn = node.op
+            if len(fn.params) != len(arg_types):
+                raise GraphError(f"a call of a function of {len(fn.params)} parameters with {len(arg_types)} "
+                                 "arguments")
+            for p, t in zip(fn.params, arg_types):
+                if p.type_annotation is not None and p.type_annotation != t:
+                    raise GraphError(f"parameter %{p.name_hint} of a fused function expects {p.type_annotation}, "
+                                     f"got {t}")
+            return fn.body.checked_type
+        try:
+            ty = node.op.infer(arg_types, node.attrs)
+        except GraphError as err:
+            msg = str(err)
+            where = _describe(node)
+            raise GraphError(msg if msg.startswith(node.op.name) else f"{where}: {msg}") from None
+        assert isinstance(ty, Type), f"{node.op.name}.infer returned {ty!r}"
+        return ty
+    raise TypeError(f"infer_type: unknown node {type(node).__name__}")
+
+
+def _scope_order(root) -> list:
+    """The nodes of one scope, operands first: a called fused Function is not
+    entered (its body is a scope of its own, typed from the call's arguments)."""
+    order, seen = [], set()
+    stack = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if node in seen:
+            continue
+        if expanded:
+            seen.add(node)
+            order.append(node)
+            continue
+        stack.append((node, True))
+        if isinstance(node, Call):
+            kids = list(node.args)
+        elif isinstance(node, Function):
+            kids = [node.body]
+        elif isinstance(node, Tuple):
+            kids = list(node.fields)
+        elif isinstance(node, TupleGetItem):
+            kids = [node.tuple_value]
+        else:
+            kids = []
+        for k in reversed(kids):
+            if k not in seen:
+                stack.append((k, False))
+    return order
+
+
+def infer_type(expr):
+    """Record the type of every node reachable from ``expr`` (a Function, an
+    expression, or a :class:`~tecc.graph.ir.Module`, all of whose functions are
+    typed); return ``expr``.  An operator that cannot take its operands raises a
+    :class:`~tecc.graph.ir.GraphError` naming it."""
+    from ..ir import Module  # noqa: PLC0415
+
+    if isinstance(expr, Module):
+        for _, fn in expr.items():
+            infer_type(fn)
+        return expr
+    for node in _scope_order(expr):
+        if node.has_type:
+            continue
+        if isinstance(node, Call) and isinstance(node.op, Function):
+            fn = node.op
+            if not fn.body.has_type:
+                for p, a in zip(fn.params, node.args):
+                    if not p.has_type and p.type_annotation is None:
+                        p._set_type(a.checked_type)
+                infer_type(fn.body)
+            if not fn.has_type:
+                fn._set_type(fn.body.checked_type)
+        node._set_type(_infer_node(node))
+    return expr
