@@ -45,6 +45,10 @@ _LAZY = {
     "_ffi": ("tecc._ffi", None),
     "topi": ("tecc.topi", None),
     "autotvm": ("tecc.autotvm", None),
+    "graph": ("tecc.graph", None),
+    "relay": ("tecc.relay", None),
+    "relax": ("tecc.relax", None),
+    "compile": ("tecc.relax.vm", "compile"),
 }
 
 

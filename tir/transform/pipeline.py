@@ -348,8 +348,9 @@ def _check(mod, label, require_flat):
             raise AssertionError(f"TIR verification failed {label} (function {name!r}):\n{err}") from None
 
 
-def _text(mod: IRModule) -> str:
-    return mod.script()
+def _text(mod) -> str:
+    # a TIR module prints as TIR script; a graph module (tecc.graph.Module) as its text form
+    return mod.script() if isinstance(mod, IRModule) else mod.astext()
 
 
 def _remaining(mod: IRModule, options: PassOptions) -> list:
@@ -455,6 +456,9 @@ _CONFIG_KEYS = {
     "tir.unroll_max_extent": "int: largest extent unrolled explicitly (default 16)",
     "te.keep_schedule_record": "bool: schedules keep a copy of themselves after each primitive "
                                "(Schedule.schedule_record / primitive_record)",
+    "graph.print_after": "graph pass names (or 'all') after which to print the model graph",
+    "graph.print_before": "graph pass names (or 'all') before which to print the model graph",
+    "graph.timing": "bool: print the time spent in each graph pass",
 }
 
 _state = threading.local()

@@ -1,0 +1,155 @@
+"""Constant folding: compute at build time every value that depends on constants only.
+
+A value is constant when it is a :class:`~tecc.graph.ir.Constant`, or an operator
+call, tuple or tuple access whose operands are all constant; ``shape_of`` of a
+tensor with a static shape is constant too (a shape subgraph: ``shape_of`` ->
+``take`` -> ``concatenate`` ... folds to one array).  The values to replace are the
+constant ones that a non-constant node reads (or that ``main`` returns).
+
+They are evaluated the way the model itself will run: all of them together as one
+small graph, fused and compiled for ``"llvm"`` by the C backend
+(:func:`tecc.graph.build.compile_graph`), then run; so no operator needs a second,
+numpy implementation.  The compiled library is cached by the graph's structure
+(operators, attributes, shapes, scalar constants): folding the same weight
+transform of another model of the same shapes compiles nothing.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Call, Constant, Function, Module, TensorType, Tuple, TupleGetItem, TupleType, Var
+from ..op import Op, OpPattern
+from .fuse_ops import _operands, _rebuild, _scope_nodes
+from .infer_type import infer_type
+
+#: operators whose value is never folded (nothing is known of their effects)
+NO_FOLD = frozenset()
+
+
+def _shape_constant(node):
+    """``shape_of(x)`` (or ``ndarray_size``) of a statically shaped ``x`` as a
+    Constant, else None."""
+    if not (isinstance(node, Call) and isinstance(node.op, Op)):
+        return None
+    name = node.op.name
+    if name not in ("shape_of", "ndarray_size"):
+        return None
+    ty = node.args[0].checked_type
+    if not isinstance(ty, TensorType) or not ty.is_static:
+        return None
+    out = node.checked_type
+    value = np.array(ty.shape) if name == "shape_of" else np.array(ty.size)
+    return Constant(value.astype(out.dtype).reshape(out.shape))
+
+
+def _is_foldable_call(node) -> bool:
+    if not (isinstance(node, Call) and isinstance(node.op, Op)) or node.op.name in NO_FOLD:
+        return False
+    return node.op.pattern != OpPattern.OPAQUE or _is_dropout(node)
+
+
+def _is_dropout(node) -> bool:
+    return isinstance(node, Call) and isinstance(node.op, Op) and node.op.name == "nn.dropout"
+
+
+def _fold_function(fn: Function) -> Function:
+    infer_type(fn)
+    nodes = _scope_nodes(fn.body)
+    const = {}   # node -> True when its value is known at build time
+    new = {}     # node -> the node replacing it
+    for node in nodes:
+        shape = _shape_constant(node)
+        if shape is not None:
+            new[node] = shape
+            const[node] = True
+            continue
+        ops = _operands(node)
+        if isinstance(node, Constant):
+            const[node] = True
+        elif isinstance(node, Var):
+            const[node] = False
+        elif isinstance(node, (Tuple, TupleGetItem)) or _is_foldable_call(node):
+            const[node] = all(const[a] for a in ops)
+        else:
+            const[node] = False
+        new[node] = _rebuild(node, [new[a] for a in ops])
+
+    # the constant values a non-constant node reads, or that the function returns
+    frontier = []
+    for node in nodes:
+        if const[node]:
+            continue
+        for a in _operands(node):
+            if const[a] and not isinstance(new[a], Constant) and a not in frontier:
+                frontier.append(a)
+    if const[fn.body] and not isinstance(new[fn.body], Constant) and fn.body not in frontier:
+        frontier.append(fn.body)
+    # a tuple of constants is folded already
+    frontier = [n for n in frontier
+                if not (isinstance(new[n], Tuple) and all(isinstance(f, Constant) for f in new[n].fields))]
+
+    if frontier:
+        values = dict(zip(frontier, _evaluate([new[n] for n in frontier])))
+        # rebuild on top of the folded values (constant nodes behind them become unused)
+        for node in nodes:
+            if node in values:
+                new[node] = values[node]
+            elif not isinstance(new[node], Constant):
+                new[node] = _rebuild(node, [new[a] for a in _operands(node)])
+    body = new[fn.body]
+    if body is fn.body:
+        return fn
+    return Function(fn.params, body, fn.ret_type, fn.attrs, fn.span)
+
+
+def _evaluate(values) -> list:
+    """The values of constant expressions, each a Constant (or a Tuple of them)."""
+    from ..build import evaluate_constants  # noqa: PLC0415 -- the builder imports the passes
+
+    fields, layout = [], []
+    for v in values:
+        infer_type(v)
+        ty = v.checked_type
+        if isinstance(ty, TupleType):
+            layout.append(len(ty.fields))
+            fields.extend(TupleGetItem(v, k) for k in range(len(ty.fields)))
+        else:
+            layout.append(None)
+            fields.append(v)
+    arrays = evaluate_constants(fields)
+    out, k = [], 0
+    for n in layout:
+        if n is None:
+            out.append(Constant(arrays[k]))
+            k += 1
+        else:
+            out.append(Tuple([Constant(a) for a in arrays[k:k + n]]))
+            k += n
+    return out
+
+
+def fold_constant(mod: Module) -> Module:
+    """Replace every constant value by its computed :class:`~tecc.graph.ir.Constant`
+    (see the module's docstring).
+
+    Parameters
+    ----------
+    mod : tecc.graph.Module
+
+    Returns
+    -------
+    tecc.graph.Module
+        The same module when nothing could be folded.
+    """
+    infer_type(mod)
+    out = mod
+    for name, fn in mod.items():
+        if fn.is_primitive:
+            continue
+        new = _fold_function(fn)
+        if new is not fn:
+            out = out.with_function(name, new)
+    return out
+
+
+__all__ = ["NO_FOLD", "fold_constant"]

@@ -1,0 +1,256 @@
+"""The graph passes as pass objects of tecc's one pass engine (TVM's
+``relay.transform``), and the graph pipeline :func:`build` runs.
+
+Each pass object maps a :class:`tecc.graph.Module` to a module (the same object when
+it changed nothing).  Calling one honours the current
+:class:`~tecc.transform.PassContext`:
+
+* it runs only when its ``opt_level`` is at most the context's, unless the context's
+  ``required_pass`` names it; ``disabled_pass`` turns it off (tecc's name,
+  ``"fold_constant"``, or TVM's, ``"FoldConstant"``);
+* the config key ``"graph.print_after"`` (``"graph.print_before"``) -- a list of pass
+  names or ``"all"`` -- prints the module after (before) those passes, with
+  ``(unchanged)`` when the pass returned its input; ``"graph.timing"`` prints the time
+  of each.  The printing and timing are the TIR pipeline's engine
+  (:func:`tecc.tir.transform.pipeline.run_passes`), shared.
+
+Example::
+
+    seq = Sequential([InferType(), SimplifyInference(), FoldConstant(), FuseOps()])
+    with tecc.transform.PassContext(opt_level=3, config={"graph.print_after": ["fuse_ops"]}):
+        mod = seq(mod)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ...errors import TeccTypeError
+from ...tir.transform.pipeline import Pass, PassConfigError, PassContext, run_passes
+from ..ir import GraphError, Module
+from .common_subexpr import eliminate_common_subexpr
+from .dead_code import dead_code_elimination
+from .fold_constant import fold_constant
+from .fold_scale_axis import fold_scale_axis
+from .fuse_ops import MAX_FUSED_OPS, fuse_ops
+from .infer_type import infer_type
+from .simplify_inference import simplify_inference
+
+#: tecc's graph pass name -> TVM's
+TVM_NAMES = {
+    "infer_type": "InferType",
+    "simplify_inference": "SimplifyInference",
+    "fold_constant": "FoldConstant",
+    "fold_scale_axis": "FoldScaleAxis",
+    "dead_code_elimination": "DeadCodeElimination",
+    "eliminate_common_subexpr": "EliminateCommonSubexpr",
+    "fuse_ops": "FuseOps",
+}
+
+
+@dataclass(frozen=True)
+class GraphPassOptions:
+    """What the engine reads of the context for a graph pass run (the graph
+    counterpart of :class:`~tecc.tir.transform.pipeline.PassOptions`)."""
+
+    print_after: tuple = ()
+    print_before: tuple = ()
+    timing: bool = False
+    verify: bool = False  # the TIR verifier does not apply to graphs
+
+
+def _names(ctx, key):
+    value = ctx.config.get(key, ())
+    if isinstance(value, str):
+        value = (value,)
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise TeccTypeError(f"PassContext config {key!r} must be graph pass names or 'all', got {value!r}")
+    known = set(TVM_NAMES) | {"all"}
+    for v in value:
+        if v not in known:
+            raise PassConfigError(f"PassContext config {key!r} names the unknown graph pass {v!r}; graph passes: "
+                                  f"{sorted(known)}")
+    return tuple(value)
+
+
+def graph_pass_options(ctx: PassContext | None = None) -> GraphPassOptions:
+    """The :class:`GraphPassOptions` of ``ctx`` (the current context by default)."""
+    ctx = ctx if ctx is not None else PassContext.current()
+    timing = ctx.config.get("graph.timing", False)
+    if not isinstance(timing, bool):
+        raise TeccTypeError(f"PassContext config 'graph.timing' must be a bool, got {timing!r}")
+    return GraphPassOptions(_names(ctx, "graph.print_after"), _names(ctx, "graph.print_before"), timing)
+
+
+def _graph_module(pass_name, mod) -> Module:
+    if isinstance(mod, Module):
+        return mod
+    raise TeccTypeError(f"graph pass {pass_name!r} maps a tecc.graph.Module to a Module, got a "
+                        f"{type(mod).__name__}; wrap a function with tecc.graph.Module.from_expr(func)")
+
+
+def _enabled(ctx: PassContext, name: str, opt_level: int) -> bool:
+    names = (name, TVM_NAMES.get(name))
+    if any(n in ctx.required_pass for n in names):
+        return True
+    if any(n in ctx.disabled_pass for n in names):
+        return False
+    return opt_level <= ctx.opt_level
+
+
+class GraphPass(Pass):
+    """A graph pass: ``p(mod) -> mod`` over :class:`tecc.graph.Module`.
+
+    Parameters
+    ----------
+    name : str
+        tecc's name (``"fold_constant"``), used by ``graph.print_after`` and
+        ``disabled_pass``.
+    fn : callable
+        ``fn(mod) -> mod``.
+    opt_level : int
+        The least ``PassContext.opt_level`` at which it runs.
+    """
+
+    __slots__ = ("name", "fn", "opt_level")
+
+    def __init__(self, name: str, fn: Callable, opt_level: int = 0):
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "fn", fn)
+        object.__setattr__(self, "opt_level", opt_level)
+
+    def __call__(self, mod, options=None):
+        mod = _graph_module(self.name, mod)
+        if options is None:
+            # called on its own: through the engine, so printing and timing apply
+            return run_passes(mod, [self], graph_pass_options())
+        if not _enabled(PassContext.current(), self.name, self.opt_level):
+            return mod
+        new = self.fn(mod)
+        if not isinstance(new, Module):
+            raise TeccTypeError(f"graph pass {self.name!r} returned a {type(new).__name__}, not a tecc.graph.Module")
+        return new
+
+    @property
+    def info(self):
+        from ...tir.transform.passes import PassInfo  # noqa: PLC0415
+
+        return PassInfo(self.opt_level, TVM_NAMES.get(self.name, self.name))
+
+    def __repr__(self):
+        return f"GraphPass({self.name!r}, opt_level={self.opt_level})"
+
+
+class Sequential(Pass):
+    """Graph passes run in order as one pass (TVM's ``transform.Sequential`` over
+    Relay passes).  Each keeps its own opt_level gate; the context's
+    ``disabled_pass`` and ``graph.print_after`` apply to each."""
+
+    __slots__ = ("passes", "opt_level", "name")
+
+    def __init__(self, passes=None, opt_level=0, name="sequential", required=None):
+        passes = list(passes or ())
+        for i, p in enumerate(passes):
+            if not isinstance(p, (GraphPass, Sequential)):
+                raise TeccTypeError(f"graph Sequential {name!r}: entry {i} is a {type(p).__name__}, not a graph pass "
+                                    "(relay.transform.FoldConstant() and the like)")
+        object.__setattr__(self, "passes", passes)
+        object.__setattr__(self, "opt_level", opt_level)
+        object.__setattr__(self, "name", name)
+
+    def __call__(self, mod, options=None):
+        mod = _graph_module(self.name, mod)
+        options = options if options is not None else graph_pass_options()
+        if not _enabled(PassContext.current(), self.name, self.opt_level):
+            return mod
+        return run_passes(mod, self.passes, options)
+
+    def __repr__(self):
+        return f"Sequential({self.name!r}, [{', '.join(p.name for p in self.passes)}])"
+
+
+# ---------------------------------------------------------------------------------------
+# the constructors (TVM's names)
+# ---------------------------------------------------------------------------------------
+def _typed(fn):
+    """``fn`` with types inferred on its input and output."""
+
+    def run(mod):
+        return infer_type(fn(infer_type(mod)))
+
+    return run
+
+
+def InferType():  # noqa: N802 -- TVM's names
+    """Infer the type of every node (records ``checked_type``; the module is unchanged)."""
+    return GraphPass("infer_type", infer_type, 0)
+
+
+def SimplifyInference():  # noqa: N802
+    """``batch_norm`` -> per-channel multiply and add, ``dropout`` removed (opt_level 0)."""
+    return GraphPass("simplify_inference", _typed(simplify_inference), 0)
+
+
+def FoldConstant():  # noqa: N802
+    """Precompute every value that depends on constants only (opt_level 2)."""
+    return GraphPass("fold_constant", _typed(fold_constant), 2)
+
+
+def FoldScaleAxis():  # noqa: N802
+    """Fold per-output-channel scales and shifts after conv2d / dense into its
+    weight and a bias (opt_level 3)."""
+    return GraphPass("fold_scale_axis", _typed(fold_scale_axis), 3)
+
+
+def DeadCodeElimination(inline_once=False, ignore_impurity=False):  # noqa: N802
+    """Remove what no output depends on (opt_level 1)."""
+    return GraphPass("dead_code_elimination", _typed(dead_code_elimination), 1)
+
+
+def EliminateCommonSubexpr(fskip=None):  # noqa: N802
+    """Merge equal computations (opt_level 3).  ``fskip(call) -> bool`` keeps a call
+    out of the merging."""
+    if fskip is not None and not callable(fskip):
+        raise TeccTypeError(f"EliminateCommonSubexpr: fskip must be a function of a call, got {fskip!r}")
+    return GraphPass("eliminate_common_subexpr", _typed(lambda mod: eliminate_common_subexpr(mod, fskip)), 3)
+
+
+def FuseOps(fuse_opt_level=-1, max_depth=MAX_FUSED_OPS):  # noqa: N802
+    """Group operators into fused kernels (runs at every opt_level; with
+    ``fuse_opt_level=-1`` the context's opt_level says how much: 0 fuses nothing)."""
+    if not isinstance(fuse_opt_level, int):
+        raise GraphError(f"FuseOps: fuse_opt_level must be an int, got {fuse_opt_level!r}")
+
+    def run(mod):
+        level = fuse_opt_level if fuse_opt_level >= 0 else PassContext.current().opt_level
+        return fuse_ops(mod, level, max_depth)
+
+    return GraphPass("fuse_ops", run, 0)
+
+
+# ---------------------------------------------------------------------------------------
+# the pipeline of a model build
+# ---------------------------------------------------------------------------------------
+GRAPH_PIPELINE = [
+    InferType(),                 # first: every pass below reads the operands' types
+    SimplifyInference(),         # batch_norm -> multiply/add before the passes that fold those; dropout gone
+    FoldConstant(),              # opt 2: weight transforms, the per-channel scale/shift batch norm left,
+                                 # shape subgraphs; before FoldScaleAxis, which needs them as constants
+    FoldScaleAxis(),             # opt 3: per-channel multiply/add after conv2d/dense into its weight and bias
+    FoldConstant(),              # opt 2: the weight * scale products FoldScaleAxis made
+    EliminateCommonSubexpr(),    # opt 3: after folding, so equal folded constants merge too
+    DeadCodeElimination(),       # opt 1: drops what the rewrites above left unused
+    FuseOps(),                   # last: groups what remains into kernels (no fusion at opt_level 0)
+]
+
+
+def optimize(mod: Module) -> Module:
+    """Run :data:`GRAPH_PIPELINE` under the current PassContext."""
+    return run_passes(_graph_module("optimize", mod), GRAPH_PIPELINE, graph_pass_options())
+
+
+__all__ = [
+    "DeadCodeElimination", "EliminateCommonSubexpr", "FoldConstant", "FoldScaleAxis", "FuseOps", "GRAPH_PIPELINE",
+    "GraphPass", "GraphPassOptions", "InferType", "Sequential", "SimplifyInference", "TVM_NAMES", "graph_pass_options",
+    "optimize",
+]

@@ -1,0 +1,151 @@
+"""Building a model: passes, fusion, one compiled module, the graph JSON, and the
+executor's results against numpy."""
+import json
+
+import numpy as np
+import pytest
+
+import tecc
+from tecc import graph as G
+from tecc.contrib.graph_executor import GraphModule
+from tecc.graph import GraphError, TensorType, TupleGetItem, Var, call, const
+from tecc.graph.build import build, extract_tasks, storage_report
+from tecc.topi.testing import conv2d_nchw_python
+
+RNG = np.random.default_rng(3)
+
+
+def _f32(a):
+    return np.asarray(a, dtype="float32")
+
+
+def _tiny_cnn():
+    """conv -> bias -> batch norm -> relu -> conv + residual -> relu -> pool -> dense -> softmax."""
+    x = Var("data", TensorType((1, 3, 8, 8)))
+    w1, b1 = Var("w1", TensorType((4, 3, 3, 3))), Var("b1", TensorType((4,)))
+    stats = [Var(n, TensorType((4,))) for n in ("gamma", "beta", "mean", "var")]
+    w2, fw = Var("w2", TensorType((4, 4, 3, 3))), Var("fw", TensorType((10, 64)))
+    c1 = call("nn.bias_add", call("nn.conv2d", x, w1, padding=(1, 1, 1, 1), channels=4, kernel_size=(3, 3)), b1)
+    r1 = call("nn.relu", TupleGetItem(call("nn.batch_norm", c1, *stats), 0))
+    r2 = call("nn.relu", call("add", call("nn.conv2d", r1, w2, padding=(1, 1, 1, 1)), r1))
+    pooled = call("nn.max_pool2d", r2, pool_size=(2, 2), strides=(2, 2))
+    out = call("nn.softmax", call("nn.dense", call("nn.batch_flatten", pooled), fw, units=10))
+    return G.Module.from_expr(G.Function([x, w1, b1, *stats, w2, fw], out))
+
+
+def _weights():
+    return {"w1": _f32(RNG.standard_normal((4, 3, 3, 3))), "b1": _f32(RNG.standard_normal(4)),
+            "gamma": _f32(RNG.uniform(0.5, 1.5, 4)), "beta": _f32(RNG.standard_normal(4)),
+            "mean": _f32(RNG.standard_normal(4)), "var": _f32(RNG.uniform(0.5, 1.5, 4)),
+            "w2": _f32(RNG.standard_normal((4, 4, 3, 3)) * 0.3), "fw": _f32(RNG.standard_normal((10, 64)) * 0.3)}
+
+
+def _reference(data, p):
+    c1 = conv2d_nchw_python(data, p["w1"], 1, 1) + p["b1"][None, :, None, None]
+    bn = (c1 - p["mean"][None, :, None, None]) / np.sqrt(p["var"][None, :, None, None] + 1e-5)
+    r1 = np.maximum(bn * p["gamma"][None, :, None, None] + p["beta"][None, :, None, None], 0)
+    r2 = np.maximum(conv2d_nchw_python(r1, p["w2"], 1, 1) + r1, 0)
+    pooled = r2.reshape(1, 4, 4, 2, 4, 2).max(axis=(3, 5))
+    logits = pooled.reshape(1, 64) @ p["fw"].T
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _kernel_nodes(factory):
+    return [n for n in json.loads(factory.get_graph_json())["nodes"] if n["op"] == "tvm_op"]
+
+
+@pytest.mark.filterwarnings("ignore:no CUDA GPU found")
+@pytest.mark.parametrize("target,opt_level", [("llvm", 0), ("llvm", 3), ("cuda", 3)])
+def test_tiny_cnn_matches_numpy(target, opt_level):
+    weights = _weights()
+    data = _f32(RNG.standard_normal((1, 3, 8, 8)))
+    with tecc.transform.PassContext(opt_level=opt_level):
+        factory = build(_tiny_cnn(), target, params=weights)
+    dev = tecc.cuda(0) if target == "cuda" and tecc.runtime.enabled("cuda") else tecc.cpu(0)
+    gmod = GraphModule(factory["default"](dev))
+    gmod.set_input("data", data)
+    gmod.run()
+    np.testing.assert_allclose(gmod.get_output(0).numpy(), _reference(data, weights), rtol=1e-4, atol=1e-6)
+    names = [n["attrs"]["func_name"] for n in _kernel_nodes(factory)]
+    if opt_level == 3:
+        # batch norm folded into conv1; bias, relu and the residual add fused into the convolutions
+        assert names == ["fused_nn_conv2d_nn_bias_add_nn_relu", "fused_nn_conv2d_add_nn_relu",
+                         "fused_nn_max_pool2d", "fused_nn_batch_flatten", "fused_nn_dense", "fused_nn_softmax"]
+        assert sorted(factory.get_params()) == ["p0", "p1", "p2", "p3"]
+    else:
+        assert len(names) > 10  # no fusion: a kernel per operator
+    report = storage_report(factory)
+    assert report["peak_bytes"] <= report["total_intermediate_bytes"]
+
+
+def test_identical_groups_compile_once_and_inputs_come_first():
+    x, y = Var("x", TensorType((4, 8))), Var("y", TensorType((4, 8)))
+    a = call("nn.relu", call("add", x, const(1.0)))
+    b = call("nn.relu", call("add", y, const(1.0)))
+    c = call("nn.relu", call("add", x, const(2.0)))
+    mod = G.Module.from_expr(G.Function([x, y], G.Tuple([a, b, c])))
+    factory = build(mod, "llvm")
+    graph = json.loads(factory.get_graph_json())
+    assert [n["name"] for n in graph["nodes"] if n["op"] == "null"] == ["x", "y"]
+    names = [n["attrs"]["func_name"] for n in _kernel_nodes(factory)]
+    assert names == ["fused_add_nn_relu", "fused_add_nn_relu", "fused_add_nn_relu_1"]
+    assert len(graph["heads"]) == 3
+    gmod = GraphModule(factory["default"](tecc.cpu(0)))
+    xv, yv = _f32(RNG.standard_normal((4, 8))), _f32(RNG.standard_normal((4, 8)))
+    gmod.run(x=xv, y=yv)
+    for k, ref in enumerate((np.maximum(xv + 1, 0), np.maximum(yv + 1, 0), np.maximum(xv + 2, 0))):
+        np.testing.assert_allclose(gmod.get_output(k).numpy(), ref, rtol=1e-6)
+
+
+def test_elementwise_chain_runs_in_place():
+    x = Var("x", TensorType((64,)))
+    y = call("nn.relu", call("exp", call("nn.relu", x)))
+    z = call("concatenate", G.Tuple([y, y]), axis=0)  # keeps the element-wise groups apart
+    with tecc.transform.PassContext(opt_level=0):
+        factory = build(G.Module.from_expr(G.Function([x], z)), "llvm")
+    nodes = _kernel_nodes(factory)
+    assert [n["attrs"]["inplace_input"] for n in nodes[:3]] == ["0", "0", "0"]
+    assert nodes[3]["attrs"]["inplace_input"] == "-1"
+    graph = json.loads(factory.get_graph_json())
+    sids = graph["attrs"]["storage_id"][1]
+    assert sids[2] == sids[3]  # exp wrote over the first relu's buffer
+
+
+def test_extract_tasks_counts_workloads():
+    x = Var("data", TensorType((1, 4, 8, 8)))
+    w = Var("w", TensorType((4, 4, 3, 3)))
+    y = x
+    for _ in range(3):
+        y = call("nn.relu", call("nn.conv2d", y, w, padding=(1, 1, 1, 1)))
+    d = call("nn.dense", call("nn.batch_flatten", y), Var("fw", TensorType((5, 256))), units=5)
+    mod = G.Module.from_expr(G.Function(G.free_vars(d), d))
+    tasks = extract_tasks(mod, target="llvm")
+    assert [(t.name, t.count) for t in tasks] == [("conv2d_nchw.x86", 3), ("dense_nopack.x86", 1)]
+    assert tasks[0].config_space is not None and tasks[0].flop > 0
+
+
+def test_symbolic_input_is_refused():
+    x = Var("data", TensorType(("batch", 8)))
+    mod = G.Module.from_expr(G.Function([x], call("nn.relu", x)))
+    with pytest.raises(GraphError, match=r"input %data has symbolic dimension\(s\) \['batch'\].*static shape"):
+        build(mod, "llvm")
+
+
+def test_bad_params_are_refused():
+    x, w = Var("x", TensorType((2, 3))), Var("w", TensorType((4, 3)))
+    mod = G.Module.from_expr(G.Function([x, w], call("nn.dense", x, w)))
+    with pytest.raises(GraphError, match="params has 'weight', which is not an input of main"):
+        build(mod, "llvm", params={"weight": np.zeros((4, 3), "float32")})
+    with pytest.raises(GraphError, match=r"param 'w' is float32\[3, 4\] but main's input %w is"):
+        build(mod, "llvm", params={"w": np.zeros((3, 4), "float32")})
+    with pytest.raises(GraphError, match="build takes a tecc.graph.Module"):
+        build("model.onnx", "llvm")
+
+
+def test_an_unfused_operator_is_named():
+    x = Var("x", TensorType((4,)))
+    mod = G.Module.from_expr(G.Function([x], call("nn.relu", x)))
+    with tecc.transform.PassContext(disabled_pass=["FuseOps"]):
+        with pytest.raises(GraphError, match="nn.relu in main is not inside a fused function"):
+            build(mod, "llvm")
