@@ -12,6 +12,8 @@ from .ndarray import NDArray
 from .signature import ArgSpec, Signature
 from .module import CModule, Function, Module, ProfileResult, load_module
 from .cuda_module import CUDAModule, KernelResources
+from .graph_executor import GraphExecutor, GraphExecutorFactoryModule, GraphJSONError
+from .artifact import ArtifactError
 from .peaks import Peaks, device_peaks
 from .packed_func import (
     PackedFunc, get_global_func, list_global_func_names, register_func, remove_global_func,
@@ -19,7 +21,8 @@ from .packed_func import (
 
 __all__ = [
     "CPU", "CUDA", "Device", "convert", "cpu", "cuda", "device", "enabled", "gpu", "ndarray", "NDArray", "ArgSpec", "Signature",
-    "CModule", "CUDAModule", "Function", "FunctionNotFoundError", "KernelError", "KernelResources", "Module",
+    "ArtifactError", "CModule", "CUDAModule", "Function", "GraphExecutor", "GraphExecutorFactoryModule",
+    "GraphJSONError", "FunctionNotFoundError", "KernelError", "KernelResources", "Module",
     "PackedFunc", "Peaks", "ProfileResult", "device_peaks", "get_global_func", "list_global_func_names", "load_module",
     "register_func", "remove_global_func",
 ]

@@ -433,7 +433,9 @@ def _cached_file(data: bytes, suffix: str) -> str:
 
 
 def load_module(path, cache: bool = True) -> Module:
-    """Load a module written by :meth:`Module.export_library` (no compiling).
+    """Load a module written by :meth:`Module.export_library` (no compiling), or a
+    model artifact written by ``GraphExecutorFactoryModule.export_library``, which
+    loads as a :class:`~tecc.runtime.graph_executor.GraphExecutorFactoryModule`.
 
     Parameters
     ----------
@@ -457,6 +459,10 @@ def load_module(path, cache: bool = True) -> Module:
         raise TeccError(f"load_module: no file {path!r}")
     with open(path, "rb") as f:
         data = f.read()
+    from . import artifact
+
+    if artifact.is_artifact(data):  # a whole model: graph, kernels, params
+        return artifact.load_artifact(path, cache, data)
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as z:
             meta = json.loads(z.read("metadata.json"))
