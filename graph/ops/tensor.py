@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..ir import TensorType
-from ..op import OpPattern, register_op
+from ..op import REQUIRED, OpPattern, register_op
 from ._util import broadcast_shapes, same_dtype, tensor_arg
 
 
@@ -72,3 +72,53 @@ for _name, _path in (("nn.relu", "nn.relu"), ("sigmoid", "sigmoid"), ("tanh", "t
                      ("round", "round"), ("sign", "sign"), ("sin", "sin"), ("cos", "cos"),
                      ("reciprocal", "reciprocal"), ("logical_not", "logical_not"), ("copy", "identity")):
     _register_unary(_name, _path)
+
+
+# ---------------------------------------------------------------------------------------
+# element-wise with attributes
+# ---------------------------------------------------------------------------------------
+def _clip_infer(types, attrs):
+    from ..ir import GraphError  # noqa: PLC0415
+
+    data = tensor_arg("clip", types, 0)
+    for name in ("a_min", "a_max"):
+        v = attrs[name]
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise GraphError(f"clip: {name} must be a number, got {v!r}")
+    if attrs["a_min"] > attrs["a_max"]:
+        raise GraphError(f"clip: a_min {attrs['a_min']} is above a_max {attrs['a_max']}")
+    return data
+
+
+def _clip_lower(inputs, attrs, out_type):
+    return _topi().clip(inputs[0], attrs["a_min"], attrs["a_max"])
+
+
+register_op("clip", pattern=OpPattern.ELEMWISE, infer=_clip_infer, lower=_clip_lower, num_inputs=1,
+            defaults={"a_min": REQUIRED, "a_max": REQUIRED}, inplace=True,
+            doc="values limited to ``[a_min, a_max]``")
+
+# more unary math ONNX models use
+for _name, _path in (("trunc", "trunc"), ("tan", "tan"), ("asin", "asin"), ("acos", "acos"), ("atan", "atan"),
+                     ("sinh", "sinh"), ("cosh", "cosh"), ("log2", "log2"), ("log10", "log10")):
+    _register_unary(_name, _path)
+
+
+def _bool_infer(name):
+    def infer(types, attrs):
+        data = tensor_arg(name, types, 0)
+        return TensorType(data.shape, "bool")
+
+    return infer
+
+
+def _register_test(name):
+    def lower(inputs, attrs, out_type):
+        return getattr(_topi(), name)(inputs[0])
+
+    register_op(name, pattern=OpPattern.ELEMWISE, infer=_bool_infer(name), lower=lower, num_inputs=1,
+                doc=f"element-wise ``topi.{name}`` (a bool result)")
+
+
+for _name in ("isnan", "isinf", "isfinite"):
+    _register_test(_name)

@@ -1,0 +1,50 @@
+"""Image operators (Relay's ``image.*``): ``image.resize2d``, what ONNX's
+``Resize`` and torch's ``interpolate`` become."""
+from __future__ import annotations
+
+from ..ir import GraphError, TensorType
+from ..op import REQUIRED, OpPattern, register_op
+from ._util import check_choice, check_dtype, int_tuple, tensor_arg, topi
+
+_METHODS = ("nearest_neighbor", "linear", "cubic")
+_MODES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn",
+          "tf_crop_and_resize")
+_ROUNDING = ("", "round", "round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+def _resize2d_infer(types, attrs):
+    op = "image.resize2d"
+    data = tensor_arg(op, types, 0)
+    if data.ndim != 4:
+        raise GraphError(f"{op}: data must be 4-D, got shape {data.shape}")
+    layout = check_choice(op, "layout", attrs["layout"], ("NCHW", "NHWC"))
+    check_choice(op, "method", attrs["method"], _METHODS)
+    check_choice(op, "coordinate_transformation_mode", attrs["coordinate_transformation_mode"], _MODES)
+    check_choice(op, "rounding_method", attrs["rounding_method"], _ROUNDING)
+    size = int_tuple(op, "size", attrs["size"], (2,), at_least=1)
+    roi = attrs["roi"]
+    if roi is not None and (not isinstance(roi, tuple) or len(roi) != 4):
+        raise GraphError(f"{op}: roi must be None or 4 numbers (start_h, start_w, end_h, end_w), got {roi!r}")
+    dtype = data.dtype if attrs["out_dtype"] in (None, "") else check_dtype(op, "out_dtype", attrs["out_dtype"])
+    shape = list(data.shape)
+    h, w = layout.index("H"), layout.index("W")
+    shape[h], shape[w] = size
+    return TensorType(shape, dtype)
+
+
+def _resize2d_lower(inputs, attrs, out_type):
+    roi = attrs["roi"] if attrs["roi"] is not None else (0.0, 0.0, 0.0, 0.0)
+    out_dtype = None if attrs["out_dtype"] in (None, "") else out_type.dtype
+    size = int_tuple("image.resize2d", "size", attrs["size"], (2,))
+    return topi().image.resize2d(inputs[0], [float(r) for r in roi], list(size), attrs["layout"],
+                                 attrs["method"], attrs["coordinate_transformation_mode"], attrs["rounding_method"],
+                                 float(attrs["cubic_alpha"]), int(attrs["cubic_exclude"]),
+                                 float(attrs["extrapolation_value"]), out_dtype)
+
+
+register_op("image.resize2d", pattern=OpPattern.INJECTIVE, infer=_resize2d_infer, lower=_resize2d_lower,
+            num_inputs=1,
+            defaults={"size": REQUIRED, "roi": None, "layout": "NCHW", "method": "linear",
+                      "coordinate_transformation_mode": "half_pixel", "rounding_method": "", "cubic_alpha": -0.5,
+                      "cubic_exclude": 0, "extrapolation_value": 0.0, "out_dtype": None},
+            doc="resizing of the H and W axes (nearest, linear, cubic; ONNX's coordinate modes)")

@@ -1,0 +1,673 @@
+"""Neural-network operators (Relay's ``nn.*``): convolutions, dense layers and
+matrix products, normalizations, activations with parameters, softmax, pooling,
+padding, dropout and flattening.
+
+Names, attributes and defaults follow Relay's.  Each ``lower`` builds the topi
+compute for the current target: the tunable CPU or CUDA compute where topi has one
+(``conv2d_nchw``, ``dense``, ``batch_matmul``...), so that tuning records apply
+and the builder can extract tasks, else topi's plain compute.
+"""
+from __future__ import annotations
+
+from ..ir import GraphError, TensorType, TupleType
+from ..op import REQUIRED, OpPattern, register_op
+from ._util import (
+    as_int, check_choice, check_dtype, for_target, int_tuple, is_static, normalize_axis, padding4, same_dim,
+    same_dtype, static_dims, tensor_arg, tensor_args, topi, window_out,
+)
+
+
+def _out_dtype(op, attrs, default):
+    """The ``out_dtype`` attribute ("" means ``default``)."""
+    value = attrs["out_dtype"]
+    if value in ("", None):
+        return default
+    return check_dtype(op, "out_dtype", value)
+
+
+def _layout_axes(op, layout, allowed, name="layout"):
+    """The position of each letter of a supported layout."""
+    check_choice(op, name, layout, allowed)
+    return {ch: i for i, ch in enumerate(layout)}
+
+
+def _check_rank(op, ty, rank, role):
+    if ty.ndim != rank:
+        raise GraphError(f"{op}: {role} must be {rank}-D, got shape {ty.shape}")
+
+
+# ---------------------------------------------------------------------------------------
+# nn.conv2d
+# ---------------------------------------------------------------------------------------
+_CONV2D_DEFAULTS = {"strides": (1, 1), "padding": (0, 0), "dilation": (1, 1), "groups": 1, "channels": None,
+                    "kernel_size": None, "data_layout": "NCHW", "kernel_layout": "OIHW", "out_layout": "",
+                    "out_dtype": ""}
+_CONV2D_LAYOUTS = {"NCHW": "OIHW", "NHWC": "HWIO"}
+
+
+def _conv2d_infer(types, attrs):
+    op = "nn.conv2d"
+    data, weight = tensor_args(op, types, 2)
+    same_dtype(op, [data, weight])
+    _check_rank(op, data, 4, "data")
+    _check_rank(op, weight, 4, "weight")
+    d = _layout_axes(op, attrs["data_layout"], tuple(_CONV2D_LAYOUTS), "data_layout")
+    want_kernel = _CONV2D_LAYOUTS[attrs["data_layout"]]
+    if attrs["kernel_layout"] != want_kernel:
+        raise GraphError(f"{op}: data_layout {attrs['data_layout']!r} takes kernel_layout {want_kernel!r}, got "
+                         f"{attrs['kernel_layout']!r}; transpose the weight")
+    if attrs["out_layout"] not in ("", attrs["data_layout"]):
+        raise GraphError(f"{op}: out_layout {attrs['out_layout']!r} differs from data_layout; only the same "
+                         "layout is supported")
+    k = {ch: i for i, ch in enumerate(want_kernel)}
+    strides = int_tuple(op, "strides", attrs["strides"], (2,), at_least=1)
+    dilation = int_tuple(op, "dilation", attrs["dilation"], (2,), at_least=1)
+    pad = padding4(op, attrs["padding"])
+    groups = as_int(op, "groups", attrs["groups"])
+    if groups < 1:
+        raise GraphError(f"{op}: groups must be >= 1, got {groups}")
+    if groups > 1 and attrs["data_layout"] != "NCHW":
+        raise GraphError(f"{op}: grouped convolution (groups={groups}) is supported in NCHW only")
+    n, c, h, w = (data.shape[d[x]] for x in "NCHW")
+    o, i, kh, kw = (weight.shape[k[x]] for x in "OIHW")
+    if not is_static(c, o, i, kh, kw):
+        raise GraphError(f"{op}: the channel and kernel sizes must be known; weight {weight.shape}, data {data.shape}")
+    if c != i * groups:
+        raise GraphError(f"{op}: data has {c} input channels but the weight {weight.shape} with groups={groups} "
+                         f"expects {i * groups} ({i} per group); check the weight's layout and groups")
+    if o % groups:
+        raise GraphError(f"{op}: {o} output channels are not divisible by groups={groups}")
+    if attrs["channels"] is not None and attrs["channels"] != o:
+        raise GraphError(f"{op}: channels={attrs['channels']} but the weight has {o} output channels")
+    if attrs["kernel_size"] is not None and tuple(int_tuple(op, "kernel_size", attrs["kernel_size"], (2,))) != (kh, kw):
+        raise GraphError(f"{op}: kernel_size={list(attrs['kernel_size'])} but the weight's kernel is {(kh, kw)}")
+    h, w = static_dims(op, data.shape, [d["H"], d["W"]], "the convolution's output size")
+    oh = window_out(h, kh, strides[0], dilation[0], pad[0], pad[2])
+    ow = window_out(w, kw, strides[1], dilation[1], pad[1], pad[3])
+    if oh < 1 or ow < 1:
+        raise GraphError(f"{op}: the kernel {(kh, kw)} (dilation {dilation}) does not fit in the padded input "
+                         f"{(h + pad[0] + pad[2], w + pad[1] + pad[3])}")
+    out_dtype = _out_dtype(op, attrs, data.dtype)
+    if attrs["data_layout"] == "NCHW":
+        return TensorType((n, o, oh, ow), out_dtype)
+    return TensorType((n, oh, ow, o), out_dtype)
+
+
+def _conv2d_lower(inputs, attrs, out_type):
+    t = topi()
+    data, weight = inputs
+    strides = int_tuple("nn.conv2d", "strides", attrs["strides"], (2,))
+    dilation = int_tuple("nn.conv2d", "dilation", attrs["dilation"], (2,))
+    pad = padding4("nn.conv2d", attrs["padding"])
+    groups = attrs["groups"]
+    out_dtype = out_type.dtype
+    if attrs["data_layout"] == "NHWC":
+        compute = for_target(t.x86.conv2d_nhwc, t.cuda.conv2d_nhwc, t.nn.conv2d_nhwc)
+        return compute(data, weight, strides, pad, dilation, out_dtype)
+    if groups == 1:
+        compute = for_target(t.x86.conv2d_nchw, t.cuda.conv2d_nchw, t.nn.conv2d_nchw)
+        return compute(data, weight, strides, pad, dilation, out_dtype)
+    channels = int(data.shape[1])
+    out_channels, per_group = int(weight.shape[0]), int(weight.shape[1])
+    if groups == channels and per_group == 1:
+        # depthwise: topi's filter is (channels, multiplier, kh, kw); OIHW's (channels * multiplier, 1, kh, kw)
+        # holds the same values in the same order
+        multiplier = out_channels // channels
+        if multiplier != 1:
+            weight = t.reshape(weight, (channels, multiplier, int(weight.shape[2]), int(weight.shape[3])))
+        compute = for_target(t.x86.depthwise_conv2d_nchw, t.cuda.depthwise_conv2d_nchw,
+                              t.nn.depthwise_conv2d_nchw)
+        return compute(data, weight, strides, pad, dilation, out_dtype)
+    compute = for_target(t.x86.group_conv2d_nchw, t.cuda.group_conv2d_nchw, t.nn.group_conv2d_nchw)
+    return compute(data, weight, strides, pad, dilation, groups, out_dtype)
+
+
+register_op("nn.conv2d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_conv2d_infer, lower=_conv2d_lower,
+            num_inputs=2, defaults=_CONV2D_DEFAULTS,
+            doc="2-D convolution (NCHW/OIHW or NHWC/HWIO; grouped and depthwise in NCHW)")
+
+
+# ---------------------------------------------------------------------------------------
+# nn.conv2d_transpose
+# ---------------------------------------------------------------------------------------
+_CONV2D_T_DEFAULTS = {"strides": (1, 1), "padding": (0, 0), "dilation": (1, 1), "groups": 1, "channels": None,
+                      "kernel_size": None, "data_layout": "NCHW", "kernel_layout": "IOHW", "out_layout": "",
+                      "output_padding": (0, 0), "out_dtype": ""}
+
+
+def _conv2d_transpose_infer(types, attrs):
+    op = "nn.conv2d_transpose"
+    data, weight = tensor_args(op, types, 2)
+    same_dtype(op, [data, weight])
+    _check_rank(op, data, 4, "data")
+    _check_rank(op, weight, 4, "weight")
+    check_choice(op, "data_layout", attrs["data_layout"], ("NCHW",))
+    check_choice(op, "kernel_layout", attrs["kernel_layout"], ("IOHW",))
+    if attrs["out_layout"] not in ("", "NCHW"):
+        raise GraphError(f"{op}: out_layout {attrs['out_layout']!r} is not supported; use NCHW")
+    strides = int_tuple(op, "strides", attrs["strides"], (2,), at_least=1)
+    dilation = int_tuple(op, "dilation", attrs["dilation"], (2,), at_least=1)
+    out_pad = int_tuple(op, "output_padding", attrs["output_padding"], (2,), at_least=0)
+    pad = padding4(op, attrs["padding"])
+    groups = as_int(op, "groups", attrs["groups"])
+    if groups < 1:
+        raise GraphError(f"{op}: groups must be >= 1, got {groups}")
+    n, c, h, w = data.shape
+    i, o_per_group, kh, kw = weight.shape
+    if not is_static(c, i, o_per_group, kh, kw):
+        raise GraphError(f"{op}: the channel and kernel sizes must be known; weight {weight.shape}")
+    same_dim(op, c, i, "data's channels must equal the weight's first (input-channel) dimension in IOHW")
+    if c % groups:
+        raise GraphError(f"{op}: {c} input channels are not divisible by groups={groups}")
+    if any(p >= s and p >= d for p, s, d in zip(out_pad, strides, dilation)):
+        raise GraphError(f"{op}: output_padding {list(out_pad)} must be smaller than the strides {list(strides)} "
+                         f"or the dilation {list(dilation)}")
+    o = o_per_group * groups
+    if attrs["channels"] is not None and attrs["channels"] != o:
+        raise GraphError(f"{op}: channels={attrs['channels']} but the weight gives {o} output channels")
+    h, w = static_dims(op, data.shape, [2, 3], "the output size")
+    oh = (h - 1) * strides[0] - pad[0] - pad[2] + dilation[0] * (kh - 1) + 1 + out_pad[0]
+    ow = (w - 1) * strides[1] - pad[1] - pad[3] + dilation[1] * (kw - 1) + 1 + out_pad[1]
+    if oh < 1 or ow < 1:
+        raise GraphError(f"{op}: the padding {list(pad)} leaves an empty output ({oh}, {ow})")
+    return TensorType((n, o, oh, ow), _out_dtype(op, attrs, data.dtype))
+
+
+def _conv2d_transpose_lower(inputs, attrs, out_type):
+    t = topi()
+    data, weight = inputs
+    op = "nn.conv2d_transpose"
+    dilation = int_tuple(op, "dilation", attrs["dilation"], (2,))
+    if dilation != (1, 1):
+        # a dilated kernel: zeros between its taps
+        weight = t.nn.dilate(weight, (1, 1) + dilation)
+    pad = padding4("nn.conv2d_transpose", attrs["padding"])
+    strides = int_tuple(op, "strides", attrs["strides"], (2,))
+    out_pad = int_tuple(op, "output_padding", attrs["output_padding"], (2,))
+    if attrs["groups"] == 1:
+        compute = for_target(t.x86.conv2d_transpose_nchw, t.cuda.conv2d_transpose_nchw,
+                              t.nn.conv2d_transpose_nchw)
+        return compute(data, weight, strides, pad, out_type.dtype, out_pad)
+    compute = for_target(t.x86.group_conv2d_transpose_nchw, t.cuda.group_conv2d_transpose_nchw,
+                          t.nn.group_conv2d_transpose_nchw)
+    return compute(data, weight, strides, pad, out_type.dtype, out_pad, attrs["groups"])
+
+
+register_op("nn.conv2d_transpose", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_conv2d_transpose_infer,
+            lower=_conv2d_transpose_lower, num_inputs=2, defaults=_CONV2D_T_DEFAULTS,
+            doc="2-D transposed convolution (NCHW data, IOHW weight)")
+
+
+# ---------------------------------------------------------------------------------------
+# nn.dense, nn.matmul, nn.batch_matmul
+# ---------------------------------------------------------------------------------------
+def _dense_infer(types, attrs):
+    op = "nn.dense"
+    data, weight = tensor_args(op, types, 2)
+    same_dtype(op, [data, weight])
+    if data.ndim < 1:
+        raise GraphError(f"{op}: data must have at least 1 dimension, got a scalar")
+    _check_rank(op, weight, 2, "weight (units, in_features)")
+    same_dim(op, data.shape[-1], weight.shape[1], f"data {data.shape} and weight {weight.shape} disagree on the "
+             "reduced (last) dimension")
+    units = attrs["units"]
+    if units is not None and units != weight.shape[0]:
+        raise GraphError(f"{op}: units={units} but the weight has {weight.shape[0]} rows")
+    return TensorType(data.shape[:-1] + (weight.shape[0],), _out_dtype(op, attrs, data.dtype))
+
+
+def _dense_lower(inputs, attrs, out_type):
+    t = topi()
+    data, weight = inputs
+    if len(data.shape) == 2:
+        compute = for_target(t.x86.dense, t.cuda.dense, t.nn.dense)
+        return compute(data, weight, None, out_type.dtype)
+    # other ranks: the product over the last axis with the leading axes kept (one kernel, no reshape after it)
+    return t.matmul_broadcast(data, t.transpose(weight, (1, 0)), out_type.dtype)
+
+
+register_op("nn.dense", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_dense_infer, lower=_dense_lower,
+            num_inputs=2, defaults={"units": None, "out_dtype": ""},
+            doc="``data @ weight.T`` (weight is (units, in_features))")
+
+
+def _matmul_infer(types, attrs):
+    op = "nn.matmul"
+    a, b = tensor_args(op, types, 2)
+    same_dtype(op, [a, b])
+    _check_rank(op, a, 2, "tensor_a")
+    _check_rank(op, b, 2, "tensor_b")
+    m, ka = (a.shape[1], a.shape[0]) if attrs["transpose_a"] else a.shape
+    kb, n = (b.shape[1], b.shape[0]) if attrs["transpose_b"] else b.shape
+    same_dim(op, ka, kb, f"tensor_a {a.shape} and tensor_b {b.shape} disagree on the reduced dimension "
+             f"(transpose_a={attrs['transpose_a']}, transpose_b={attrs['transpose_b']})")
+    if attrs["units"] is not None and attrs["units"] != n:
+        raise GraphError(f"{op}: units={attrs['units']} but the product has {n} columns")
+    return TensorType((m, n), _out_dtype(op, attrs, a.dtype))
+
+
+def _matmul_lower(inputs, attrs, out_type):
+    t = topi()
+    compute = for_target(t.x86.matmul_default, t.nn.matmul, t.nn.matmul)
+    return compute(inputs[0], inputs[1], None, out_type.dtype, bool(attrs["transpose_a"]),
+                   bool(attrs["transpose_b"]))
+
+
+register_op("nn.matmul", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_matmul_infer, lower=_matmul_lower,
+            num_inputs=2, defaults={"units": None, "out_dtype": "", "transpose_a": False, "transpose_b": False},
+            doc="2-D matrix product with optional transposes")
+
+
+def _batch_matmul_infer(types, attrs):
+    op = "nn.batch_matmul"
+    a, b = tensor_args(op, types, 2)
+    same_dtype(op, [a, b])
+    _check_rank(op, a, 3, "tensor_a")
+    _check_rank(op, b, 3, "tensor_b")
+    ba, bb = a.shape[0], b.shape[0]
+    if ba != bb and ba != 1 and bb != 1:
+        raise GraphError(f"{op}: the batch sizes {ba} and {bb} differ and neither is 1")
+    batch = bb if ba == 1 else ba
+    m, ka = (a.shape[2], a.shape[1]) if attrs["transpose_a"] else (a.shape[1], a.shape[2])
+    kb, n = (b.shape[2], b.shape[1]) if attrs["transpose_b"] else (b.shape[1], b.shape[2])
+    same_dim(op, ka, kb, f"tensor_a {a.shape} and tensor_b {b.shape} disagree on the reduced dimension "
+             f"(transpose_a={attrs['transpose_a']}, transpose_b={attrs['transpose_b']})")
+    return TensorType((batch, m, n), _out_dtype(op, attrs, a.dtype))
+
+
+def _batch_matmul_lower(inputs, attrs, out_type):
+    t = topi()
+    compute = for_target(t.x86.batch_matmul, t.cuda.batch_matmul, t.nn.batch_matmul)
+    return compute(inputs[0], inputs[1], None, out_type.dtype, bool(attrs["transpose_a"]),
+                   bool(attrs["transpose_b"]))
+
+
+register_op("nn.batch_matmul", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_batch_matmul_infer,
+            lower=_batch_matmul_lower, num_inputs=2,
+            defaults={"out_dtype": "", "transpose_a": False, "transpose_b": True},
+            doc="batched matrix product of 3-D tensors (tensor_b transposed by default, as Relay)")
+
+
+# ---------------------------------------------------------------------------------------
+# per-channel operators: bias_add, prelu, batch_norm, instance_norm, layer_norm, lrn
+# ---------------------------------------------------------------------------------------
+def _channel_vector(op, data, vec, axis, role):
+    """Check that ``vec`` is 1-D with one entry per channel of ``data`` along ``axis``."""
+    if vec.ndim != 1:
+        raise GraphError(f"{op}: {role} must be 1-D (one value per channel), got shape {vec.shape}")
+    same_dim(op, vec.shape[0], data.shape[axis], f"{role} has {vec.shape[0]} entries but data {data.shape} has "
+             f"{data.shape[axis]} channels along axis {axis}")
+
+
+def _bias_add_infer(types, attrs):
+    op = "nn.bias_add"
+    data, bias = tensor_args(op, types, 2)
+    same_dtype(op, [data, bias])
+    axis = normalize_axis(op, attrs["axis"], data.ndim)
+    _channel_vector(op, data, bias, axis, "bias")
+    return data
+
+
+def _per_channel(t, vec, axis, ndim):
+    """``vec`` (1-D) shaped to broadcast along ``axis`` of a rank-``ndim`` tensor."""
+    trailing = ndim - axis - 1
+    return t.expand_dims(vec, 1, trailing) if trailing else vec
+
+
+def _bias_add_lower(inputs, attrs, out_type):
+    t = topi()
+    data, bias = inputs
+    axis = normalize_axis("nn.bias_add", attrs["axis"], len(data.shape))
+    return t.add(data, _per_channel(t, bias, axis, len(data.shape)))
+
+
+register_op("nn.bias_add", pattern=OpPattern.BROADCAST, infer=_bias_add_infer, lower=_bias_add_lower,
+            num_inputs=2, defaults={"axis": 1}, doc="adds a 1-D bias along ``axis``")
+
+
+def _prelu_infer(types, attrs):
+    op = "nn.prelu"
+    data, alpha = tensor_args(op, types, 2)
+    same_dtype(op, [data, alpha])
+    axis = normalize_axis(op, attrs["axis"], data.ndim)
+    _channel_vector(op, data, alpha, axis, "alpha")
+    return data
+
+
+def _prelu_lower(inputs, attrs, out_type):
+    axis = normalize_axis("nn.prelu", attrs["axis"], len(inputs[0].shape))
+    return topi().nn.prelu(inputs[0], inputs[1], axis)
+
+
+register_op("nn.prelu", pattern=OpPattern.BROADCAST, infer=_prelu_infer, lower=_prelu_lower, num_inputs=2,
+            defaults={"axis": 1}, doc="leaky relu with a slope per channel")
+
+
+def _leaky_relu_infer(types, attrs):
+    data = tensor_arg("nn.leaky_relu", types, 0)
+    if not isinstance(attrs["alpha"], (int, float)) or isinstance(attrs["alpha"], bool):
+        raise GraphError(f"nn.leaky_relu: alpha must be a number, got {attrs['alpha']!r}")
+    return data
+
+
+register_op("nn.leaky_relu", pattern=OpPattern.ELEMWISE, infer=_leaky_relu_infer,
+            lower=lambda inputs, attrs, out_type: topi().nn.leaky_relu(inputs[0], float(attrs["alpha"])),
+            num_inputs=1, defaults={"alpha": 0.01}, inplace=True, doc="``x if x > 0 else alpha * x``")
+
+
+def _norm_attrs_check(op, attrs):
+    eps = attrs["epsilon"]
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or eps < 0:
+        raise GraphError(f"{op}: epsilon must be a non-negative number, got {eps!r}")
+
+
+_NORM_DEFAULTS = {"axis": 1, "epsilon": 1e-5, "center": True, "scale": True}
+
+
+def _batch_norm_infer(types, attrs):
+    op = "nn.batch_norm"
+    args = tensor_args(op, types, 5)
+    data = args[0]
+    same_dtype(op, args)
+    _norm_attrs_check(op, attrs)
+    if data.ndim < 1:
+        raise GraphError(f"{op}: data is a scalar; it needs a channel axis")
+    axis = normalize_axis(op, attrs["axis"], data.ndim)
+    for role, ty in zip(("gamma", "beta", "moving_mean", "moving_var"), args[1:]):
+        _channel_vector(op, data, ty, axis, role)
+    return TupleType([data, args[3], args[4]])
+
+
+def _batch_norm_lower(inputs, attrs, out_type):
+    data, gamma, beta, mean, var = inputs
+    axis = normalize_axis("nn.batch_norm", attrs["axis"], len(data.shape))
+    return topi().nn.batch_norm(data, gamma, beta, mean, var, axis, float(attrs["epsilon"]),
+                                bool(attrs["center"]), bool(attrs["scale"]))
+
+
+register_op("nn.batch_norm", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_batch_norm_infer,
+            lower=_batch_norm_lower, num_inputs=5, defaults=_NORM_DEFAULTS,
+            doc="inference batch normalization with the moving statistics; a 3-tuple (out, mean, var) as Relay's")
+
+
+def _instance_norm_infer(types, attrs):
+    op = "nn.instance_norm"
+    data, gamma, beta = tensor_args(op, types, 3)
+    same_dtype(op, [data, gamma, beta])
+    _norm_attrs_check(op, attrs)
+    if data.ndim < 3:
+        raise GraphError(f"{op}: data must have a batch, a channel and at least one more axis, got {data.shape}")
+    axis = normalize_axis(op, attrs["axis"], data.ndim)
+    if axis == 0:
+        raise GraphError(f"{op}: axis 0 is the batch axis; the channel axis must be another one")
+    _channel_vector(op, data, gamma, axis, "gamma")
+    _channel_vector(op, data, beta, axis, "beta")
+    return data
+
+
+def _instance_norm_lower(inputs, attrs, out_type):
+    data, gamma, beta = inputs
+    ndim = len(data.shape)
+    axis = normalize_axis("nn.instance_norm", attrs["axis"], ndim)
+    # one group per channel: normalized over the other non-batch axes, scaled per channel
+    others = [a for a in range(1, ndim) if a != axis]
+    return topi().nn.group_norm(data, gamma if attrs["scale"] else None, beta if attrs["center"] else None,
+                                int(data.shape[axis]), axis, others, float(attrs["epsilon"]))
+
+
+register_op("nn.instance_norm", pattern=OpPattern.OPAQUE, infer=_instance_norm_infer, lower=_instance_norm_lower,
+            num_inputs=3, defaults=_NORM_DEFAULTS,
+            doc="each instance and channel normalized over the other axes, then scaled per channel")
+
+
+def _layer_norm_infer(types, attrs):
+    op = "nn.layer_norm"
+    data, gamma, beta = tensor_args(op, types, 3)
+    same_dtype(op, [data, gamma, beta])
+    _norm_attrs_check(op, attrs)
+    if data.ndim < 1:
+        raise GraphError(f"{op}: data is a scalar; there is no axis to normalize")
+    axis = normalize_axis(op, attrs["axis"], data.ndim)
+    _channel_vector(op, data, gamma, axis, "gamma")
+    _channel_vector(op, data, beta, axis, "beta")
+    return data
+
+
+def _layer_norm_lower(inputs, attrs, out_type):
+    data, gamma, beta = inputs
+    axis = normalize_axis("nn.layer_norm", attrs["axis"], len(data.shape))
+    return topi().nn.layer_norm(data, gamma if attrs["scale"] else None, beta if attrs["center"] else None,
+                                axis, float(attrs["epsilon"]))
+
+
+register_op("nn.layer_norm", pattern=OpPattern.OPAQUE, infer=_layer_norm_infer, lower=_layer_norm_lower,
+            num_inputs=3, defaults=dict(_NORM_DEFAULTS, axis=-1),
+            doc="normalized over ``axis``, then scaled and shifted along it")
+
+
+def _lrn_infer(types, attrs):
+    op = "nn.lrn"
+    data = tensor_arg(op, types, 0)
+    normalize_axis(op, attrs["axis"], data.ndim)
+    size = as_int(op, "size", attrs["size"])
+    if size < 1:
+        raise GraphError(f"{op}: size must be >= 1, got {size}")
+    for name in ("alpha", "beta", "bias"):
+        if isinstance(attrs[name], bool) or not isinstance(attrs[name], (int, float)):
+            raise GraphError(f"{op}: {name} must be a number, got {attrs[name]!r}")
+    return data
+
+
+def _lrn_lower(inputs, attrs, out_type):
+    axis = normalize_axis("nn.lrn", attrs["axis"], len(inputs[0].shape))
+    return topi().nn.lrn(inputs[0], attrs["size"], axis, float(attrs["alpha"]), float(attrs["beta"]),
+                         float(attrs["bias"]))
+
+
+register_op("nn.lrn", pattern=OpPattern.OPAQUE, infer=_lrn_infer, lower=_lrn_lower, num_inputs=1,
+            defaults={"size": 5, "axis": 1, "bias": 2.0, "alpha": 1e-5, "beta": 0.75},
+            doc="local response normalization across ``size`` channels")
+
+
+# ---------------------------------------------------------------------------------------
+# softmax
+# ---------------------------------------------------------------------------------------
+def _softmax_infer(name):
+    def infer(types, attrs):
+        data = tensor_arg(name, types, 0)
+        if data.ndim < 1:
+            raise GraphError(f"{name}: data is a scalar; it needs an axis")
+        normalize_axis(name, attrs["axis"], data.ndim)
+        return data
+
+    return infer
+
+
+def _softmax_lower(fn_name):
+    def lower(inputs, attrs, out_type):
+        axis = normalize_axis(fn_name, attrs["axis"], len(inputs[0].shape))
+        return getattr(topi().nn, fn_name)(inputs[0], axis)
+
+    return lower
+
+
+register_op("nn.softmax", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_softmax_infer("nn.softmax"),
+            lower=_softmax_lower("softmax"), num_inputs=1, defaults={"axis": -1}, doc="softmax along ``axis``")
+register_op("nn.log_softmax", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_softmax_infer("nn.log_softmax"),
+            lower=_softmax_lower("log_softmax"), num_inputs=1, defaults={"axis": -1},
+            doc="log of the softmax along ``axis``")
+
+
+# ---------------------------------------------------------------------------------------
+# pooling
+# ---------------------------------------------------------------------------------------
+_POOL_DEFAULTS = {"pool_size": (1, 1), "strides": (1, 1), "dilation": (1, 1), "padding": (0, 0),
+                  "layout": "NCHW", "out_layout": "", "ceil_mode": False}
+
+
+def _pool_infer(op):
+    def infer(types, attrs):
+        data = tensor_arg(op, types, 0)
+        _check_rank(op, data, 4, "data")
+        d = _layout_axes(op, attrs["layout"], ("NCHW", "NHWC"))
+        if attrs["out_layout"] not in ("", attrs["layout"]):
+            raise GraphError(f"{op}: out_layout {attrs['out_layout']!r} differs from layout; only the same layout "
+                             "is supported")
+        kernel = int_tuple(op, "pool_size", attrs["pool_size"], (2,), at_least=1)
+        strides = int_tuple(op, "strides", attrs["strides"], (2,), at_least=1)
+        dilation = int_tuple(op, "dilation", attrs["dilation"], (2,), at_least=1)
+        pad = padding4(op, attrs["padding"])
+        h, w = static_dims(op, data.shape, [d["H"], d["W"]], "the pooled size")
+        out = list(data.shape)
+        for k, (size, axis) in enumerate(((h, d["H"]), (w, d["W"]))):
+            window = (kernel[k] - 1) * dilation[k] + 1
+            if size + pad[k] + pad[k + 2] < window:
+                raise GraphError(f"{op}: the window {window} does not fit in the padded input "
+                                 f"{size + pad[k] + pad[k + 2]} along {attrs['layout'][axis]}")
+            out[axis] = window_out(size, kernel[k], strides[k], dilation[k], pad[k], pad[k + 2],
+                                   bool(attrs["ceil_mode"]))
+        return TensorType(out, data.dtype)
+
+    return infer
+
+
+def _pool_lower(pool_type):
+    def lower(inputs, attrs, out_type):
+        op = f"nn.{pool_type}_pool2d"
+        pad = padding4(op, attrs["padding"])
+        kernel = int_tuple(op, "pool_size", attrs["pool_size"], (2,))
+        strides = int_tuple(op, "strides", attrs["strides"], (2,))
+        dilation = int_tuple(op, "dilation", attrs["dilation"], (2,))
+        return topi().nn.pool2d(inputs[0], kernel, strides, dilation, pad, pool_type, bool(attrs["ceil_mode"]),
+                                attrs["layout"],
+                                bool(attrs.get("count_include_pad", True)))
+
+    return lower
+
+
+register_op("nn.max_pool2d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_pool_infer("nn.max_pool2d"),
+            lower=_pool_lower("max"), num_inputs=1, defaults=_POOL_DEFAULTS, doc="2-D max pooling")
+register_op("nn.avg_pool2d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_pool_infer("nn.avg_pool2d"),
+            lower=_pool_lower("avg"), num_inputs=1, defaults=dict(_POOL_DEFAULTS, count_include_pad=False),
+            doc="2-D average pooling")
+
+
+def _global_pool_infer(op):
+    def infer(types, attrs):
+        data = tensor_arg(op, types, 0)
+        _check_rank(op, data, 4, "data")
+        d = _layout_axes(op, attrs["layout"], ("NCHW", "NHWC"))
+        if attrs["out_layout"] not in ("", attrs["layout"]):
+            raise GraphError(f"{op}: out_layout {attrs['out_layout']!r} differs from layout; only the same layout "
+                             "is supported")
+        out = list(data.shape)
+        out[d["H"]] = out[d["W"]] = 1
+        return TensorType(out, data.dtype)
+
+    return infer
+
+
+def _global_pool_lower(pool_type):
+    def lower(inputs, attrs, out_type):
+        return topi().nn.global_pool(inputs[0], pool_type, attrs["layout"])
+
+    return lower
+
+
+for _kind in ("avg", "max"):
+    register_op(f"nn.global_{_kind}_pool2d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+                infer=_global_pool_infer(f"nn.global_{_kind}_pool2d"), lower=_global_pool_lower(_kind),
+                num_inputs=1, defaults={"layout": "NCHW", "out_layout": ""},
+                doc=f"{_kind} over the whole of H and W")
+
+
+# ---------------------------------------------------------------------------------------
+# nn.pad, nn.dropout, nn.batch_flatten
+# ---------------------------------------------------------------------------------------
+def _pad_widths(op, pad_width, ndim):
+    """``pad_width`` as ``ndim`` pairs (before, after) of non-negative ints."""
+    if not isinstance(pad_width, tuple) or len(pad_width) != ndim:
+        raise GraphError(f"nn.pad: pad_width must hold one (before, after) pair per axis ({ndim}), got "
+                         f"{pad_width!r}")
+    pairs = []
+    for axis, pair in enumerate(pad_width):
+        pair = int_tuple(op, f"pad_width[{axis}]", pair, (2,), at_least=0)
+        pairs.append(pair)
+    return pairs
+
+
+def _pad_infer(types, attrs):
+    op = "nn.pad"
+    data = tensor_arg(op, types, 0)
+    mode = check_choice(op, "pad_mode", attrs["pad_mode"], ("constant", "edge", "reflect"))
+    pairs = _pad_widths(op, attrs["pad_width"], data.ndim)
+    if isinstance(attrs["pad_value"], bool) or not isinstance(attrs["pad_value"], (int, float)):
+        raise GraphError(f"{op}: pad_value must be a number, got {attrs['pad_value']!r}")
+    out = []
+    for axis, (d, (before, after)) in enumerate(zip(data.shape, pairs)):
+        if before == after == 0:
+            out.append(d)
+            continue
+        (d,) = static_dims(op, data.shape, [axis], "padding")
+        if mode == "reflect" and max(before, after) >= d:
+            raise GraphError(f"{op}: reflect padding of {max(before, after)} along axis {axis} needs more than that "
+                             f"many elements, the axis has {d}")
+        if mode == "edge" and d == 0:
+            raise GraphError(f"{op}: edge padding of the empty axis {axis}")
+        out.append(d + before + after)
+    return TensorType(out, data.dtype)
+
+
+def _pad_lower(inputs, attrs, out_type):
+    t = topi()
+    data = inputs[0]
+    before = [p[0] for p in attrs["pad_width"]]
+    after = [p[1] for p in attrs["pad_width"]]
+    mode = attrs["pad_mode"]
+    if mode == "constant":
+        return t.nn.pad(data, before, after, float(attrs["pad_value"]))
+    if mode == "edge":
+        return t.nn.edge_pad(data, before, after)
+    return t.nn.mirror_pad(data, before, after, "REFLECT")
+
+
+register_op("nn.pad", pattern=OpPattern.INJECTIVE, infer=_pad_infer, lower=_pad_lower, num_inputs=1,
+            defaults={"pad_width": REQUIRED, "pad_value": 0.0, "pad_mode": "constant"},
+            doc="padding per axis ((before, after) pairs): constant, edge or reflect")
+
+
+def _dropout_infer(types, attrs):
+    op = "nn.dropout"
+    data = tensor_arg(op, types, 0)
+    rate = attrs["rate"]
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate < 1:
+        raise GraphError(f"{op}: rate must be a number in [0, 1), got {rate!r}")
+    return TupleType([data, data])
+
+
+def _dropout_lower(inputs, attrs, out_type):
+    # inference: the data unchanged, and a mask of ones
+    t = topi()
+    data = inputs[0]
+    return [t.identity(data), t.full_like(data, 1.0)]
+
+
+register_op("nn.dropout", pattern=OpPattern.OPAQUE, infer=_dropout_infer, lower=_dropout_lower, num_inputs=1,
+            defaults={"rate": 0.5}, doc="inference dropout: (data, mask of ones), a 2-tuple as Relay's")
+
+
+def _batch_flatten_infer(types, attrs):
+    op = "nn.batch_flatten"
+    data = tensor_arg(op, types, 0)
+    if data.ndim < 1:
+        raise GraphError(f"{op}: data is a scalar; it needs a batch axis")
+    rest = static_dims(op, data.shape, range(1, data.ndim), "flattening")
+    size = 1
+    for d in rest:
+        size *= d
+    return TensorType((data.shape[0], size), data.dtype)
+
+
+register_op("nn.batch_flatten", pattern=OpPattern.INJECTIVE, infer=_batch_flatten_infer,
+            lower=lambda inputs, attrs, out_type: topi().nn.flatten(inputs[0]), num_inputs=1,
+            doc="(batch, everything else)")

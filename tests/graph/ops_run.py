@@ -1,0 +1,76 @@
+"""Shared by the operator tests of the graph IR: build one operator through a tiny
+graph -- a Function of one call, type-inferred, lowered with the operator's
+``lower`` on TE placeholders, scheduled with ``topi.schedule`` for the target --
+and run it on numpy arrays.  (The real builder of whole models is
+``tecc.graph.build``; this one checks the operators alone.)"""
+import warnings
+
+import numpy as np
+
+import tecc
+from tecc import graph as g
+from tecc import te, topi
+from tecc.graph.transform.infer_type import infer_type
+from tecc.target import Target
+
+
+def make_call(name, args, attrs):
+    """``(function, call, params)``: ``name`` applied to ``args`` (numpy arrays; a
+    list of arrays is one Tuple operand) through fresh Vars."""
+    params, operands = [], []
+    for arg in args:
+        if isinstance(arg, list):
+            fields = []
+            for a in arg:
+                v = g.Var(f"x{len(params)}", g.TensorType(a.shape, str(a.dtype)))
+                params.append(v)
+                fields.append(v)
+            operands.append(g.Tuple(fields))
+        else:
+            v = g.Var(f"x{len(params)}", g.TensorType(arg.shape, str(arg.dtype)))
+            params.append(v)
+            operands.append(v)
+    call = g.call(name, *operands, **attrs)
+    fn = g.Function(params, call)
+    infer_type(fn)
+    return fn, call, params
+
+
+def lower_call(call, params, target):
+    """``(placeholders, outputs)``: the call lowered on TE placeholders, one per
+    parameter, inside ``target``'s scope."""
+    holders = {p: te.placeholder(p.checked_type.shape, dtype=p.checked_type.dtype, name=p.name_hint)
+               for p in params}
+    inputs = []
+    for a in call.args:
+        inputs.append([holders[f] for f in a.fields] if isinstance(a, g.Tuple) else holders[a])
+    outs = call.op.lower(inputs, call.attrs, call.checked_type)
+    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+    return [holders[p] for p in params], outs
+
+
+def run_op(name, args, attrs=None, target="llvm"):
+    """Build operator ``name`` on ``args`` (with ``attrs``) for ``target`` and run
+    it; the output array, or a list of them for a tuple result.  The outputs'
+    shapes and dtypes are checked against the inferred type."""
+    _, call, params = make_call(name, args, attrs or {})
+    flat = [a for arg in args for a in (arg if isinstance(arg, list) else [arg])]
+    with Target(target):
+        holders, outs = lower_call(call, params, target)
+        s = topi.schedule(outs, target)
+        mod = tecc.build(s, holders + outs, target)
+    ty = call.checked_type
+    types = list(ty.fields) if isinstance(ty, g.TupleType) else [ty]
+    assert len(types) == len(outs)
+    results = []
+    for t, out in zip(types, outs):
+        assert [int(d) for d in out.shape] == list(t.shape), (name, out.shape, t)
+        assert out.dtype == t.dtype, (name, out.dtype, t)
+        results.append(np.zeros(t.shape, dtype=t.dtype))
+    if target.startswith("cuda"):
+        findings = mod.check(*flat, *results)
+        assert findings == [], "\n".join(str(x) for x in findings)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # no GPU here: the emulator runs it
+        mod(*flat, *results)
+    return results if isinstance(ty, g.TupleType) else results[0]

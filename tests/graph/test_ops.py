@@ -1,0 +1,394 @@
+"""Every operator of the graph IR built on the C backend ("llvm") through a graph
+of one call (type inference, the operator's ``lower``, topi's default CPU schedule)
+and compared with numpy or topi.testing's references."""
+import numpy as np
+import pytest
+
+from tecc import graph as g
+from tecc.topi import testing as ref
+from ops_run import run_op
+
+RNG = np.random.default_rng(11)
+
+
+def rand(*shape, dtype="float32"):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def ints(high, *shape, low=0, dtype="int64"):
+    return RNG.integers(low, high, size=shape).astype(dtype)
+
+
+def check(name, args, attrs, expected, rtol=1e-5, atol=1e-5):
+    out = run_op(name, args, attrs)
+    if isinstance(expected, list):
+        assert len(out) == len(expected)
+        for o, e in zip(out, expected):
+            np.testing.assert_allclose(o, e, rtol=rtol, atol=atol)
+    else:
+        np.testing.assert_allclose(out, expected, rtol=rtol, atol=atol)
+
+
+# ---------------------------------------------------------------------------------------
+# convolutions
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("case", ["plain", "strided_dilated", "grouped", "depthwise", "depthwise_mult"])
+def test_conv2d(case):
+    x = rand(1, 4, 7, 7)
+    if case == "plain":
+        w, attrs = rand(6, 4, 3, 3), dict(padding=(1, 1))
+        expected = ref.conv2d_nchw_python(x, w, 1, 1)
+    elif case == "strided_dilated":
+        w, attrs = rand(5, 4, 3, 2), dict(strides=(2, 1), padding=(1, 0, 2, 1), dilation=(2, 1))
+        expected = ref.conv2d_nchw_python(x, w, (2, 1), (1, 0, 2, 1), dilation=(2, 1))
+    elif case == "grouped":
+        w, attrs = rand(6, 2, 3, 3), dict(groups=2, padding=1)
+        expected = ref.conv2d_nchw_python(x, w, 1, 1, groups=2)
+    elif case == "depthwise":
+        w, attrs = rand(4, 1, 3, 3), dict(groups=4, padding=(1, 1), channels=4, kernel_size=(3, 3))
+        expected = ref.conv2d_nchw_python(x, w, 1, 1, groups=4)
+    else:
+        w, attrs = rand(8, 1, 3, 3), dict(groups=4, strides=2)
+        expected = ref.conv2d_nchw_python(x, w, 2, 0, groups=4)
+    check("nn.conv2d", [x, w], attrs, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_nhwc():
+    x, w = rand(1, 6, 6, 3), rand(3, 3, 3, 5)
+    expected = ref.conv2d_nhwc_python(x, w, 1, 1)
+    check("nn.conv2d", [x, w], dict(padding=(1, 1), data_layout="NHWC", kernel_layout="HWIO"), expected,
+          rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("groups,dilation", [(1, 1), (2, 1), (1, 2)])
+def test_conv2d_transpose(groups, dilation):
+    x, w = rand(1, 4, 5, 5), rand(4, 3, 3, 3)
+    attrs = dict(strides=(2, 2), padding=(1, 1), output_padding=(1, 1), groups=groups, dilation=dilation)
+    if dilation == 1:
+        expected = ref.conv2d_transpose_nchw_python(x, w, 2, 1, output_padding=1, groups=groups)
+    else:
+        # a dilated kernel is a kernel with zeros between its taps
+        wd = ref.dilate_python(w, (1, 1, dilation, dilation))
+        expected = ref.conv2d_transpose_nchw_python(x, wd, 2, 1, output_padding=1)
+    check("nn.conv2d_transpose", [x, w], attrs, expected, rtol=1e-4, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------------------
+# products
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("rows", [(3,), (2, 3)])
+def test_dense(rows):
+    x, w = rand(*rows, 8), rand(5, 8)
+    check("nn.dense", [x, w], dict(units=5), x @ w.T, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, True)])
+def test_matmul(ta, tb):
+    a = rand(6, 4) if ta else rand(4, 6)
+    b = rand(5, 6) if tb else rand(6, 5)
+    expected = (a.T if ta else a) @ (b.T if tb else b)
+    check("nn.matmul", [a, b], dict(transpose_a=ta, transpose_b=tb), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("tb,batch_b", [(True, 2), (False, 1)])
+def test_batch_matmul(tb, batch_b):
+    a = rand(2, 3, 4)
+    b = rand(batch_b, 5, 4) if tb else rand(batch_b, 4, 5)
+    expected = a @ (np.swapaxes(b, 1, 2) if tb else b)
+    check("nn.batch_matmul", [a, b], dict(transpose_b=tb), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_einsum_matmul_forms():
+    a, b = rand(2, 3, 4, 5), rand(2, 3, 6, 5)
+    check("einsum", [[a, b]], dict(equation="bhid,bhjd->bhij"), np.einsum("bhid,bhjd->bhij", a, b), rtol=1e-4,
+          atol=1e-4)
+    x, y = rand(3, 4), rand(4, 2)
+    check("einsum", [[x, y]], dict(equation="ij,jk"), np.einsum("ij,jk", x, y), rtol=1e-4, atol=1e-4)
+    # the output's row axis from the second operand; two reduced axes
+    p, q = rand(2, 3, 4, 5), rand(2, 6, 4, 5)
+    check("einsum", [[p, q]], dict(equation="bikl,bjkl->bji"), np.einsum("bikl,bjkl->bji", p, q), rtol=1e-4,
+          atol=1e-4)
+    check("einsum", [[x]], dict(equation="ij->ji"), x.T)
+    check("einsum", [[p]], dict(equation="bikl->bk"), np.einsum("bikl->bk", p), rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# per-channel, normalization, activations
+# ---------------------------------------------------------------------------------------
+def test_bias_add_and_prelu():
+    x, b = rand(2, 3, 4, 4), rand(3)
+    check("nn.bias_add", [x, b], {}, x + b[:, None, None])
+    b4 = rand(4)
+    check("nn.bias_add", [x, b4], dict(axis=-1), x + b4)
+    alpha = rand(3)
+    check("nn.prelu", [x, alpha], {}, ref.prelu_python(x, alpha, 1))
+
+
+def test_leaky_relu_clip_relu():
+    x = rand(3, 5)
+    check("nn.leaky_relu", [x], dict(alpha=0.2), np.where(x > 0, x, 0.2 * x))
+    check("clip", [x], dict(a_min=-0.5, a_max=0.25), np.clip(x, -0.5, 0.25))
+    check("nn.relu", [x], {}, np.maximum(x, 0))
+
+
+def test_batch_norm_lowered_directly():
+    x = rand(2, 3, 4, 4)
+    gamma, beta, mean = rand(3), rand(3), rand(3)
+    var = np.abs(rand(3)) + 0.5
+    expected = (x - mean[:, None, None]) / np.sqrt(var[:, None, None] + 1e-3) * gamma[:, None, None] \
+        + beta[:, None, None]
+    check("nn.batch_norm", [x, gamma, beta, mean, var], dict(epsilon=1e-3), [expected, mean, var], rtol=1e-4,
+          atol=1e-4)
+
+
+def test_instance_norm():
+    x, gamma, beta = rand(2, 3, 4, 5), rand(3), rand(3)
+    mean = x.mean(axis=(2, 3), keepdims=True)
+    var = x.var(axis=(2, 3), keepdims=True)
+    expected = (x - mean) / np.sqrt(var + 1e-5) * gamma[:, None, None] + beta[:, None, None]
+    check("nn.instance_norm", [x, gamma, beta], {}, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_layer_norm():
+    x, gamma, beta = rand(2, 3, 8), rand(8), rand(8)
+    check("nn.layer_norm", [x, gamma, beta], dict(epsilon=1e-5), ref.layer_norm_python(x, gamma, beta, -1),
+          rtol=1e-4, atol=1e-4)
+    # no scale, no centre: the operands are ignored
+    check("nn.layer_norm", [x, gamma, beta], dict(scale=False, center=False),
+          ref.layer_norm_python(x, np.ones(8, "float32"), np.zeros(8, "float32"), -1), rtol=1e-4, atol=1e-4)
+
+
+def test_lrn():
+    x = rand(1, 6, 3, 3)
+    check("nn.lrn", [x], dict(size=3, alpha=1e-3, beta=0.75, bias=1.0),
+          ref.lrn_python(x, 3, 1, 1.0, 1e-3, 0.75), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name,fn", [("nn.softmax", ref.softmax_python), ("nn.log_softmax", ref.log_softmax_python)])
+def test_softmax(name, fn):
+    x = rand(3, 7)
+    check(name, [x], {}, fn(x, axis=-1), rtol=1e-5)
+    y = rand(2, 5, 3)
+    expected = np.moveaxis(fn(np.moveaxis(y, 1, -1).reshape(-1, 5), axis=-1).reshape(2, 3, 5), -1, 1)
+    check(name, [y], dict(axis=1), expected, rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# pooling, padding, dropout, flatten
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name,ceil_mode,count_include_pad", [("nn.max_pool2d", False, False),
+                                                              ("nn.max_pool2d", True, False),
+                                                              ("nn.avg_pool2d", False, True),
+                                                              ("nn.avg_pool2d", True, False)])
+def test_pool2d(name, ceil_mode, count_include_pad):
+    kind = name[3:6]
+    x = rand(1, 2, 7, 7)
+    attrs = dict(pool_size=(3, 3), strides=(2, 2), padding=(1, 1), ceil_mode=ceil_mode)
+    if kind == "avg":
+        attrs["count_include_pad"] = count_include_pad
+    expected = ref.poolnd_python(x, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), kind,
+                                 count_include_pad=count_include_pad, ceil_mode=ceil_mode)
+    check(name, [x], attrs, expected, rtol=1e-5)
+
+
+def test_global_pools():
+    x = rand(2, 3, 4, 5)
+    check("nn.global_avg_pool2d", [x], {}, x.mean(axis=(2, 3), keepdims=True), rtol=1e-5)
+    check("nn.global_max_pool2d", [x], {}, x.max(axis=(2, 3), keepdims=True))
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect"])
+def test_pad(mode):
+    x = rand(2, 3, 4)
+    widths = ((0, 0), (1, 2), (2, 1))
+    attrs = dict(pad_width=widths, pad_mode=mode)
+    if mode == "constant":
+        attrs["pad_value"] = 1.5
+        expected = np.pad(x, widths, constant_values=1.5)
+    else:
+        expected = np.pad(x, widths, mode=mode)
+    check("nn.pad", [x], attrs, expected)
+
+
+def test_dropout_is_identity_and_a_mask():
+    x = rand(2, 5)
+    check("nn.dropout", [x], dict(rate=0.3), [x, np.ones_like(x)])
+
+
+def test_batch_flatten():
+    x = rand(2, 3, 2, 2)
+    check("nn.batch_flatten", [x], {}, x.reshape(2, -1))
+
+
+# ---------------------------------------------------------------------------------------
+# data movement
+# ---------------------------------------------------------------------------------------
+def test_reshape_special_values():
+    x = rand(2, 3, 4)
+    check("reshape", [x], dict(newshape=(0, -1)), x.reshape(2, 12))
+    check("reshape", [x], dict(newshape=(4, -1, 2)), x.reshape(4, 3, 2))
+
+
+def test_transpose_squeeze_expand_dims():
+    x = rand(2, 1, 3)
+    check("transpose", [x], dict(axes=(2, 0, 1)), x.transpose(2, 0, 1))
+    check("transpose", [x], {}, x.transpose())
+    check("squeeze", [x], {}, x.squeeze())
+    check("squeeze", [x], dict(axis=(-2,)), x.squeeze(1))
+    check("expand_dims", [x], dict(axis=-1, num_newaxis=2), x[..., None, None])
+
+
+def test_concatenate_and_split():
+    a, b, c = rand(2, 3), rand(2, 1), rand(2, 4)
+    check("concatenate", [[a, b, c]], dict(axis=1), np.concatenate([a, b, c], axis=1))
+    x = rand(6, 4)
+    check("split", [x], dict(indices_or_sections=3), np.split(x, 3))
+    check("split", [x], dict(indices_or_sections=(1, 3), axis=-1), np.split(x, [1, 3], axis=-1))
+
+
+def test_strided_slice():
+    x = rand(5, 6, 4)
+    check("strided_slice", [x], dict(begin=(1, -5), end=(4, 100), strides=(2, 1)), x[1:4:2, -5:100])
+    check("strided_slice", [x], dict(begin=(3,), end=(0,), strides=(-1,), axes=(2,)), x[:, :, 3:0:-1])
+    check("strided_slice", [x], dict(begin=(-1,), end=(-100,), strides=(-2,), axes=(0,)), x[-1:-100:-2])
+    check("strided_slice", [x], dict(begin=(1, 2), end=(2, -1), slice_mode="size"), x[1:3, 2:])
+
+
+def test_take_gather_gather_nd():
+    x = rand(4, 5)
+    idx = np.array([[0, 3], [-1, 2]], dtype="int64")
+    check("take", [x, idx], dict(axis=1, mode="wrap"), np.take(x, idx, axis=1, mode="wrap"))
+    i0 = ints(4, 3)
+    check("take", [x, i0], dict(axis=0), np.take(x, i0, axis=0))
+    gi = ints(4, 2, 5)
+    check("gather", [x, gi], dict(axis=0), np.take_along_axis(x, gi, axis=0))
+    nd = np.array([[0, 3, 1], [4, 0, 2]], dtype="int64")  # index tuples along axis 0 (Relay's layout)
+    check("gather_nd", [x, nd], {}, ref.gather_nd_python(x, nd))
+
+
+def test_broadcast_to_tile_where_cast():
+    x = rand(3, 1)
+    check("broadcast_to", [x], dict(shape=(2, 3, 4)), np.broadcast_to(x, (2, 3, 4)))
+    check("tile", [x], dict(reps=(2, 1, 3)), np.tile(x, (2, 1, 3)))
+    cond = rand(2, 1, 4) > 0
+    y = rand(4)
+    check("where", [cond, x, y], {}, np.where(cond, x, y))
+    check("cast", [x * 10], dict(dtype="int32"), (x * 10).astype("int32"))
+
+
+def test_full_zeros_ones_arange_shape_of():
+    check("full", [np.array(2.5, "float32")], dict(shape=(2, 3), dtype="int32"), np.full((2, 3), 2, "int32"))
+    check("zeros", [], dict(shape=(3,)), np.zeros(3, "float32"))
+    check("ones", [], dict(shape=(2, 2), dtype="int64"), np.ones((2, 2), "int64"))
+    check("arange", [], dict(start=1, stop=10, step=3, dtype="int32"), np.arange(1, 10, 3, dtype="int32"))
+    check("arange", [], dict(start=2.0, stop=0.0, step=-0.5), np.arange(2.0, 0.0, -0.5, dtype="float32"))
+    check("shape_of", [rand(2, 3, 5)], dict(dtype="int64"), np.array([2, 3, 5], "int64"))
+
+
+# ---------------------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name,fn", [("sum", np.sum), ("mean", np.mean), ("max", np.max), ("min", np.min),
+                                     ("prod", np.prod)])
+def test_reductions(name, fn):
+    x = rand(2, 3, 4)
+    check(name, [x], dict(axis=(0, -1), keepdims=True), fn(x, axis=(0, 2), keepdims=True), rtol=1e-5)
+    check(name, [x], dict(axis=(1,), exclude=True), fn(x, axis=(0, 2)), rtol=1e-5)
+
+
+def test_reduce_all_axes_and_logical():
+    x = rand(3, 4)
+    check("sum", [x], {}, np.sum(x), rtol=1e-5)
+    b = x > 0
+    check("any", [b], dict(axis=1), b.any(axis=1))
+    check("all", [b], dict(axis=0, keepdims=True), b.all(axis=0, keepdims=True))
+
+
+def test_argmax_argmin():
+    x = rand(3, 5)
+    check("argmax", [x], dict(axis=1), np.argmax(x, axis=1).astype("int32"))
+    check("argmin", [x], dict(axis=0, keepdims=True), np.argmin(x, axis=0)[None].astype("int32"))
+    ties = np.array([[1, 3, 3, 0]], "float32")
+    check("argmax", [ties], dict(axis=1, select_last_index=True), np.array([2], "int32"))
+
+
+# ---------------------------------------------------------------------------------------
+# element-wise and image
+# ---------------------------------------------------------------------------------------
+def test_binary_broadcasting_and_comparisons():
+    a, b = rand(2, 1, 4), rand(3, 1)
+    check("add", [a, b], {}, a + b)
+    check("power", [np.abs(a) + 0.1, b], {}, (np.abs(a) + 0.1) ** b, rtol=1e-4)
+    check("less", [a, b], {}, a < b)
+    m = ints(20, 6, low=-9, dtype="int32")
+    check("floor_mod", [m, np.array([4], "int32")], {}, np.mod(m, 4))
+
+
+@pytest.mark.parametrize("name,fn", [("erf", None), ("exp", np.exp), ("sigmoid", lambda v: 1 / (1 + np.exp(-v))),
+                                     ("trunc", np.trunc), ("isnan", np.isnan)])
+def test_unary(name, fn):
+    x = rand(3, 4) * 2
+    expected = ref.erf_python(x) if name == "erf" else fn(x)
+    check(name, [x], {}, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("method,mode", [("nearest_neighbor", "asymmetric"), ("linear", "half_pixel")])
+def test_resize2d(method, mode):
+    x = rand(1, 2, 3, 4)
+    expected = ref.resize2d_python(x, (2.0, 1.5), "NCHW", method, mode, size=(6, 6))
+    check("image.resize2d", [x], dict(size=(6, 6), method=method, coordinate_transformation_mode=mode), expected,
+          rtol=1e-4, atol=1e-5)
+
+
+def test_every_registered_operator_has_a_build_test():
+    """The operators this module builds cover the registry (element-wise math is
+    represented by a sample, tested above through the same two lowering paths)."""
+    import inspect
+    import sys
+
+    source = inspect.getsource(sys.modules[__name__])
+    unary_or_binary = {"sqrt", "rsqrt", "abs", "negative", "log", "tanh", "floor", "ceil", "round", "sign", "sin",
+                       "cos", "reciprocal", "logical_not", "copy", "subtract", "multiply", "divide", "maximum",
+                       "minimum", "floor_divide", "mod", "trunc_mod", "equal", "not_equal", "less_equal", "greater",
+                       "greater_equal", "logical_and", "logical_or", "logical_xor", "tan", "asin", "acos", "atan",
+                       "sinh", "cosh", "log2", "log10", "isinf", "isfinite"}
+    missing = [name for name in g.list_ops() if name not in unary_or_binary and f'"{name}"' not in source]
+    assert missing == []
+
+
+def test_symbolic_batch_lowers_to_te_variables():
+    """A symbolic dimension of a result is the TE variable of that name in the
+    operands' shapes: reshape (0, -1) and broadcast_to keep the batch variable."""
+    import tecc
+    from tecc import te, topi
+    from tecc.graph.transform.infer_type import infer_type
+    from tecc.target import Target
+
+    x = g.Var("x", g.TensorType(("N", 3, 4), "float32"))
+    flat = g.call("reshape", x, newshape=(0, -1))
+    wide = g.call("broadcast_to", g.call("expand_dims", flat, axis=1), shape=("N", 2, 12))
+    infer_type(g.Function([x], wide))
+    n = te.var("N")
+    data = te.placeholder((n, 3, 4), name="x")
+    with Target("llvm"):
+        r = flat.op.lower([data], flat.attrs, flat.checked_type)
+        e = wide.args[0].op.lower([r], wide.args[0].attrs, wide.args[0].checked_type)
+        out = wide.op.lower([e], wide.attrs, wide.checked_type)
+        mod = tecc.build(topi.schedule([out]), [data, out, n], "llvm")
+    a = rand(5, 3, 4)
+    result = np.zeros((5, 2, 12), "float32")
+    mod(a, result, 5)
+    np.testing.assert_array_equal(result, np.broadcast_to(a.reshape(5, 1, 12), (5, 2, 12)))
+
+
+def test_tuple_operand_lowers_from_a_list_or_one_by_one():
+    from tecc import te
+    from tecc.graph.transform.infer_type import infer_type
+
+    a, b = g.Var("a", g.TensorType((2, 3))), g.Var("b", g.TensorType((2, 1)))
+    call = g.call("concatenate", g.Tuple([a, b]), axis=1)
+    infer_type(g.Function([a, b], call))
+    ta, tb = te.placeholder((2, 3), name="a"), te.placeholder((2, 1), name="b")
+    for inputs in ([[ta, tb]], [ta, tb]):
+        out = call.op.lower(inputs, call.attrs, call.checked_type)
+        assert [int(d) for d in out.shape] == [2, 4]
