@@ -405,25 +405,56 @@ def _table(cls) -> dict:
     return table
 
 
+def _data_operands(expr) -> tuple:
+    """The values ``expr`` computes from (not a called Function nor a Function's
+    body: the visitor enters those only when its ``visit_<Class>`` does)."""
+    if isinstance(expr, Call):
+        return expr.args
+    if isinstance(expr, Tuple):
+        return expr.fields
+    if isinstance(expr, TupleGetItem):
+        return (expr.tuple_value,)
+    return ()
+
+
 class ExprVisitor:
-    """Visits every node reachable from a root once, operands before the node
-    itself only in the sense that ``visit_<Class>`` decides (the defaults visit the
-    operands).  Override ``visit_Call``, ``visit_Var`` ...; a node class with no
-    method falls back along its MRO to :meth:`generic_visit`."""
+    """Visits every node reachable from a root once.  The data operands of a node
+    (a call's arguments, a tuple's fields) are visited before it; a called Function
+    and a Function's body only when ``visit_<Class>`` (or :meth:`generic_visit`)
+    visits them.  Override ``visit_Call``, ``visit_Var`` ...; a node class with no
+    method falls back along its MRO to :meth:`generic_visit`.  ``self.visit(x)``
+    inside a method returns ``x``'s result (computed once, remembered)."""
 
     def __init__(self):
         self.memo = {}
 
     def visit(self, expr):
-        if expr in self.memo:
-            return self.memo[expr]
+        memo = self.memo
+        if expr in memo:
+            return memo[expr]
+        # A model is a chain of hundreds of calls, deeper than Python's recursion
+        # limit: the data operands are visited first, iteratively, so that when a
+        # visit_<Class> method visits an operand the result is already in the memo.
+        stack = [(expr, False)]
+        while stack:
+            node, ready = stack.pop()
+            if node in memo:
+                continue
+            if ready:
+                memo[node] = self._dispatch(node)
+                continue
+            stack.append((node, True))
+            for operand in reversed(_data_operands(node)):
+                if operand not in memo:
+                    stack.append((operand, False))
+        return memo[expr]
+
+    def _dispatch(self, expr):
         table = _table(type(self))
         fn = table.get(type(expr))
         if fn is None:
             fn = table[type(expr)] = self._resolve(type(expr))
-        result = fn(self, expr)
-        self.memo[expr] = result
-        return result
+        return fn(self, expr)
 
     def _resolve(self, cls):
         if not (isinstance(cls, type) and issubclass(cls, Expr)):
@@ -607,3 +638,11 @@ class Module:
         return self.astext()
 
     __repr__ = __str__
+
+
+def _module_from_expr(expr, functions=None) -> Module:
+    return Module.from_expr(expr, functions)
+
+
+#: tecc.IRModule.from_expr(graph_function) (TVM code's spelling) builds a graph Module
+Expr._ir_module_from_expr = staticmethod(_module_from_expr)

@@ -66,7 +66,9 @@ class Op:
     def __repr__(self):
         return f"Op({self.name})"
 
-    __str__ = __repr__
+    def __str__(self):
+        return self.name  # as TVM prints an op (str(call.op) == "nn.conv2d")
+
     __hash__ = object.__hash__
 
 

@@ -569,6 +569,11 @@ class IRModule:
     def from_expr(func: "PrimFunc", functions=None, type_defs=None) -> "IRModule":
         """A module holding ``func`` under its name (TVM's ``IRModule.from_expr``),
         plus ``functions`` (a dict of further functions) if given."""
+        # a model function (tecc.graph, Relay's IRModule.from_expr) says how to wrap itself:
+        # tir cannot import the model layer, which sits above it
+        hook = getattr(type(func), "_ir_module_from_expr", None)
+        if hook is not None:
+            return hook(func, functions)
         if not isinstance(func, PrimFunc):
             raise TeccTypeError(f"IRModule.from_expr takes a tir.PrimFunc, got {type(func).__name__}")
         funcs = dict(functions or {})

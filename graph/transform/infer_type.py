@@ -74,6 +74,9 @@ def _scope_order(root) -> list:
             seen.add(node)
             order.append(node)
             continue
+        if node.has_type:  # typed earlier, with everything below it: nothing to walk
+            seen.add(node)
+            continue
         stack.append((node, True))
         if isinstance(node, Call):
             kids = list(node.args)

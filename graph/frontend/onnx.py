@@ -1,0 +1,1397 @@
+"""The ONNX importer: an ONNX model to a graph :class:`~tecc.graph.ir.Module` and
+its parameters (TVM's ``relay.frontend.from_onnx``).
+
+How a model is read
+-------------------
+* Inputs become :class:`~tecc.graph.ir.Var` s of static shapes.  A dimension the
+  model leaves symbolic (torch's ``dynamic_axes``) must be bound by ``shape``; one
+  that is not is refused, naming the input and the dimension.
+* Initializers become :class:`~tecc.graph.ir.Constant` s (``freeze_params=True``)
+  or parameters of ``main`` listed in the returned ``params`` dict
+  (``freeze_params=False``; integer and boolean initializers -- shapes, axes,
+  indices -- stay constants either way: they are not weights).
+* Each node converts through one table from ONNX op type to a converter function
+  (:data:`_CONVERTERS`); each converter handles the differences between opsets
+  (axes as an attribute or an input, Softmax's axis semantics before opset 13...).
+* Shape subgraphs (``Shape -> Gather -> Concat -> Reshape``...) are evaluated
+  while importing: ``Shape`` is read from the inferred static types, and an
+  operator all of whose operands are constants is computed with numpy
+  (:data:`_FOLDERS`).  Nothing computed from the model's inputs is evaluated.
+* Every unsupported operator of a model is reported in one error, with node
+  names and op types, before anything is converted.
+
+The converters emit the graph operators by Relay's names and attributes
+(``nn.conv2d``, ``nn.dense``, ``reshape``...): see :func:`tecc.graph.list_ops`.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from ..ir import (
+    Call, Constant, Function, GraphError, Module, TensorType, Tuple, TupleGetItem, Var, post_order_visit,
+)
+from ..op import call as graph_call
+from ..transform.infer_type import infer_type
+
+#: the default-domain opsets the converters implement
+MIN_OPSET, MAX_OPSET = 9, 21
+
+#: constants larger than this many elements are left to the graph (FoldConstant)
+_FOLD_LIMIT = 1 << 24
+
+
+class OnnxImportError(GraphError):
+    """An ONNX model cannot be imported: a malformed file, an unsupported operator
+    or opset, an input shape left symbolic, an attribute tecc cannot honour."""
+
+
+def _onnx():
+    try:
+        import onnx  # noqa: PLC0415 -- optional until a model is imported
+    except ImportError as err:  # pragma: no cover - onnx is a dependency
+        raise OnnxImportError("from_onnx needs the onnx package: pip install onnx") from err
+    return onnx
+
+
+# ---------------------------------------------------------------------------------------
+# reading the model
+# ---------------------------------------------------------------------------------------
+def _load(model):
+    """A checked ``ModelProto`` from a ModelProto, a path or serialized bytes."""
+    onnx = _onnx()
+    from google.protobuf.message import DecodeError  # noqa: PLC0415 -- protobuf comes with onnx
+
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        if not os.path.isfile(path):
+            raise OnnxImportError(f"from_onnx: there is no file {path!r}; give the path of a .onnx file or a "
+                                  "loaded onnx.ModelProto")
+        try:
+            model = onnx.load(path)
+        except (DecodeError, ValueError, RuntimeError) as err:
+            detail = f" ({err})" if str(err) else ""
+            raise OnnxImportError(f"from_onnx: {path!r} is not a readable ONNX model: the file is truncated or "
+                                  f"corrupt{detail}; export the model again") from None
+        where = repr(path)
+    elif isinstance(model, (bytes, bytearray)):
+        try:
+            model = onnx.load_from_string(bytes(model))
+        except (DecodeError, ValueError, RuntimeError) as err:
+            detail = f" ({err})" if str(err) else ""
+            raise OnnxImportError(f"from_onnx: the bytes given are not a readable ONNX model: they are truncated or "
+                                  f"corrupt{detail}") from None
+        where = "the model bytes"
+    elif isinstance(model, onnx.ModelProto):
+        where = "the model"
+    else:
+        raise OnnxImportError(f"from_onnx takes an onnx.ModelProto or the path of a .onnx file, got "
+                              f"{type(model).__name__}")
+    if model.ByteSize() >= (1 << 31) - 1:
+        return model  # the checker takes a model this large only by path: the importer's own checks apply
+    try:
+        onnx.checker.check_model(model)
+    except onnx.checker.ValidationError as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else "invalid model"
+        raise OnnxImportError(f"from_onnx: {where} is not a valid ONNX model ({first}); a truncated or corrupt "
+                              "file reads this way too: export the model again") from None
+    return model
+
+
+def _model_opset(model, opset) -> int:
+    """The default-domain opset the model is read with."""
+    if opset is None:
+        versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+        if not versions:
+            raise OnnxImportError("from_onnx: the model imports no version of the default ONNX opset; pass "
+                                  "opset=<version>")
+        opset = max(versions)
+    opset = int(opset)
+    if not MIN_OPSET <= opset <= MAX_OPSET:
+        raise OnnxImportError(f"from_onnx: the model uses ONNX opset {opset}; tecc imports opsets {MIN_OPSET} to "
+                              f"{MAX_OPSET}: convert it first with onnx.version_converter.convert_version(model, "
+                              f"{MAX_OPSET if opset > MAX_OPSET else MIN_OPSET})")
+    return opset
+
+
+def _np_dtype(elem_type: int, where: str) -> str:
+    onnx = _onnx()
+    try:
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
+    except (KeyError, TypeError, ValueError):
+        raise OnnxImportError(f"{where}: ONNX element type {elem_type} has no tecc dtype") from None
+    if dtype.kind not in "biuf":
+        raise OnnxImportError(f"{where}: tensors of dtype {dtype} (ONNX type {elem_type}) are not supported; tecc "
+                              "compiles bool, integer and floating-point tensors")
+    return str(dtype)
+
+
+class OnnxNode:
+    """One ONNX node as the converters see it: ``op_type``, ``name``, ``inputs`` and
+    ``outputs`` (names; ``""`` for an optional one left out), the attributes as
+    Python values, and the ``opset`` the model is read with."""
+
+    def __init__(self, proto, index: int, opset: int):
+        onnx = _onnx()
+        self.op_type = proto.op_type
+        self.domain = proto.domain
+        self.name = proto.name or f"{proto.op_type}_{index}"
+        self.inputs = list(proto.input)
+        self.outputs = list(proto.output)
+        self.opset = opset
+        self.attrs = {}
+        for a in proto.attribute:
+            value = onnx.helper.get_attribute_value(a)
+            if isinstance(value, bytes):
+                value = value.decode("utf-8", "replace")
+            elif isinstance(value, onnx.TensorProto):
+                value = onnx.numpy_helper.to_array(value)
+            elif isinstance(value, list) and value and isinstance(value[0], bytes):
+                value = [v.decode("utf-8", "replace") for v in value]
+            self.attrs[a.name] = value
+
+    @property
+    def where(self) -> str:
+        return f"{self.op_type} node {self.name!r}"
+
+    def attr(self, key, default=None):
+        """Attribute ``key``, or ``default`` when the node does not set it."""
+        return self.attrs.get(key, default)
+
+    def required(self, key):
+        """Attribute ``key``, which the node must set."""
+        if key not in self.attrs:
+            raise OnnxImportError(f"{self.where}: the attribute {key!r} is required but missing")
+        return self.attrs[key]
+
+    def fail(self, message: str):
+        """Raise an import error about this node."""
+        raise OnnxImportError(f"{self.where}: {message}")
+
+
+# ---------------------------------------------------------------------------------------
+# numpy evaluation of operators whose operands are all constants (shape subgraphs)
+# ---------------------------------------------------------------------------------------
+def _trunc_divide(a, b):
+    if a.dtype.kind in "iu":
+        q = np.abs(a) // np.abs(b)
+        return (q * np.sign(a) * np.sign(b)).astype(a.dtype)
+    return np.divide(a, b).astype(a.dtype)
+
+
+def _strided_slice(a, begin, end, strides=None, **_):
+    strides = strides or (1,) * len(begin)
+    index = tuple(slice(b, e, s) for b, e, s in zip(begin, end, strides))
+    return a[index]
+
+
+def _reduce_fn(fn):
+    def run(a, axis=None, keepdims=False, **_):
+        return np.asarray(fn(a, axis=tuple(axis) if axis is not None else None, keepdims=keepdims))
+
+    return run
+
+
+#: graph operator -> numpy function of the operands' arrays and the call's attributes
+_FOLDERS = {
+    "add": lambda a, b: a + b,
+    "subtract": lambda a, b: a - b,
+    "multiply": lambda a, b: a * b,
+    "divide": _trunc_divide,
+    "floor_mod": lambda a, b: np.mod(a, b),
+    "trunc_mod": lambda a, b: np.fmod(a, b),
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+    "equal": np.equal,
+    "not_equal": np.not_equal,
+    "less": np.less,
+    "less_equal": np.less_equal,
+    "greater": np.greater,
+    "greater_equal": np.greater_equal,
+    "logical_and": np.logical_and,
+    "logical_or": np.logical_or,
+    "logical_xor": np.logical_xor,
+    "logical_not": np.logical_not,
+    "negative": np.negative,
+    "abs": np.abs,
+    "sign": np.sign,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "sqrt": np.sqrt,
+    "cast": lambda a, dtype: a.astype(dtype),
+    "clip": lambda a, a_min, a_max: np.clip(a, a_min, a_max).astype(a.dtype),
+    "reshape": lambda a, newshape, **_: a.reshape(newshape),
+    "transpose": lambda a, axes=None: np.transpose(a, axes),
+    "concatenate": lambda *arrays, axis: np.concatenate(arrays, axis=axis),
+    "take": lambda a, idx, axis=None, mode="clip", **_: np.take(a, idx, axis=axis,
+                                                                mode="clip" if mode == "fast" else mode),
+    "strided_slice": _strided_slice,
+    "broadcast_to": lambda a, shape: np.broadcast_to(a, shape),
+    "tile": lambda a, reps: np.tile(a, reps),
+    "where": np.where,
+    "sum": _reduce_fn(np.sum),
+    "prod": _reduce_fn(np.prod),
+    "max": _reduce_fn(np.max),
+    "min": _reduce_fn(np.min),
+}
+
+
+def _normalize_axis(axis, rank: int, node: OnnxNode, what: str = "axis") -> int:
+    axis = int(axis)
+    if not -rank <= axis < rank:
+        node.fail(f"{what} {axis} is out of range for a tensor of rank {rank} (valid: {-rank}..{rank - 1})")
+    return axis + rank if axis < 0 else axis
+
+
+def _prod(values) -> int:
+    out = 1
+    for v in values:
+        out *= int(v)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# the importer
+# ---------------------------------------------------------------------------------------
+class _Importer:
+    """Converts one model's graph; converters call back into it (``ctx``) to build
+    calls, read shapes and constant values."""
+
+    def __init__(self, model, shape, dtype, opset, freeze_params):
+        self.model = model
+        self.graph = model.graph
+        self.shape_dict = dict(shape or {})
+        self.dtype = dtype
+        self.opset = _model_opset(model, opset)
+        self.freeze_params = bool(freeze_params)
+        self.values = {}        # ONNX value name -> Expr
+        self.unavailable = {}   # ONNX value name -> why it cannot be used
+        self.init_values = {}   # parameter Var -> numpy array
+        self.node = None        # the node being converted (for spans and messages)
+
+    # --- what converters use ---------------------------------------------------------
+    def call(self, name, *args, **attrs):
+        """A call of graph operator ``name`` (attributes that are None take the
+        operator's default), type-checked now so that an error names the ONNX node;
+        computed with numpy when every operand is a constant."""
+        attrs = {k: v for k, v in attrs.items() if v is not None}
+        folded = self._fold(name, args, attrs)
+        if folded is not None:
+            return folded
+        where = self.node.where if self.node is not None else "from_onnx"
+        try:
+            expr = graph_call(name, *args, **attrs)
+            expr = Call(expr.op, expr.args, expr.attrs, span=self.node.name if self.node is not None else None)
+            infer_type(expr)
+        except OnnxImportError:
+            raise
+        except GraphError as err:
+            raise OnnxImportError(f"{where}: {err}") from None
+        return expr
+
+    def _fold(self, name, args, attrs):
+        fn = _FOLDERS.get(name)
+        if fn is None:
+            return None
+        arrays = []
+        for a in args:
+            if isinstance(a, Tuple) and name == "concatenate":
+                if not all(isinstance(f, Constant) for f in a.fields):
+                    return None
+                arrays.extend(f.data for f in a.fields)
+            elif isinstance(a, Constant):
+                arrays.append(a.data)
+            else:
+                return None
+        if sum(arr.size for arr in arrays) > _FOLD_LIMIT:
+            return None
+        with np.errstate(all="ignore"):
+            result = np.asarray(fn(*arrays, **attrs))
+        if result.size > _FOLD_LIMIT:
+            return None
+        return Constant(np.array(result, order="C"))
+
+    def item(self, tup, index: int):
+        """Field ``index`` of a tuple value (the field itself for a literal Tuple)."""
+        if isinstance(tup, Tuple):
+            return tup.fields[index]
+        expr = TupleGetItem(tup, index)
+        infer_type(expr)
+        return expr
+
+    def tuple(self, fields):
+        expr = Tuple(fields)
+        infer_type(expr)
+        return expr
+
+    def type_of(self, expr) -> TensorType:
+        infer_type(expr)
+        ty = expr.checked_type
+        if not isinstance(ty, TensorType):
+            self.node.fail(f"an operand is a {ty}, not a tensor")
+        return ty
+
+    def shape(self, expr) -> tuple:
+        return self.type_of(expr).shape
+
+    def rank(self, expr) -> int:
+        return len(self.shape(expr))
+
+    def dtype_of(self, expr) -> str:
+        return self.type_of(expr).dtype
+
+    def const(self, value, dtype) -> Constant:
+        return Constant(np.asarray(value, dtype=dtype))
+
+    def is_const(self, expr) -> bool:
+        return isinstance(expr, Constant) or (isinstance(expr, Var) and expr in self.init_values)
+
+    def value(self, expr, what: str) -> np.ndarray:
+        """The compile-time value of operand ``expr`` (``what`` names it in the error
+        when the model computes it at run time)."""
+        if isinstance(expr, Constant):
+            return expr.data
+        if isinstance(expr, Var) and expr in self.init_values:
+            return self.init_values[expr]
+        self.node.fail(f"{what} is computed by the model at run time; tecc needs it known when compiling "
+                       "(a constant, an initializer, or a shape computation of static shapes)")
+
+    def reshape(self, x, newshape):
+        newshape = tuple(int(d) for d in newshape)
+        if self.shape(x) == newshape:
+            return x
+        return self.call("reshape", x, newshape=newshape)
+
+    def cast(self, x, dtype):
+        if self.dtype_of(x) == str(np.dtype(dtype)):
+            return x
+        return self.call("cast", x, dtype=str(np.dtype(dtype)))
+
+    def scalar(self, value, like):
+        """A scalar constant of ``like``'s dtype."""
+        return self.const(value, self.dtype_of(like))
+
+    def optional_input(self, inputs, i):
+        return inputs[i] if i < len(inputs) else None
+
+    # --- the model ---------------------------------------------------------------------
+    def _check_supported(self) -> None:
+        missing = []
+        for i, proto in enumerate(self.graph.node):
+            if proto.domain not in ("", "ai.onnx") or proto.op_type not in _CONVERTERS:
+                domain = f" (domain {proto.domain!r})" if proto.domain not in ("", "ai.onnx") else ""
+                missing.append(f"{proto.op_type}{domain} in node {proto.name or f'{proto.op_type}_{i}'!r}")
+        if missing:
+            kinds = sorted({m.split(" ")[0] for m in missing})
+            raise OnnxImportError(f"from_onnx: {len(missing)} node(s) use operators tecc does not support "
+                                  f"({', '.join(kinds)}): " + "; ".join(missing)
+                                  + ". Supported: tecc.graph.frontend.supported_ops()")
+
+    def _input_vars(self) -> list:
+        init_names = {t.name for t in self.graph.initializer}
+        model_inputs = [i for i in self.graph.input if i.name not in init_names]
+        known = {i.name for i in model_inputs}
+        unknown = sorted(set(self.shape_dict) - known)
+        if unknown:
+            raise OnnxImportError(f"from_onnx: shape names {unknown}, which are not inputs of the model; its inputs "
+                                  f"are {sorted(known)}")
+        out = []
+        for info in model_inputs:
+            name = info.name
+            if not info.type.HasField("tensor_type"):
+                raise OnnxImportError(f"from_onnx: input {name!r} is not a tensor; tecc imports tensor inputs only")
+            tt = info.type.tensor_type
+            dims = []
+            for k, d in enumerate(tt.shape.dim):
+                if d.HasField("dim_value"):
+                    dims.append(int(d.dim_value))
+                else:
+                    dims.append(d.dim_param or f"?{k}")
+            if name in self.shape_dict:
+                given = tuple(self.shape_dict[name])
+                if tt.HasField("shape") and len(given) != len(dims):
+                    raise OnnxImportError(f"from_onnx: shape[{name!r}] = {given} has rank {len(given)} but the "
+                                          f"model's input {name!r} has rank {len(dims)} ({tuple(dims)})")
+                for k, g in enumerate(given):
+                    if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or g < 0:
+                        raise OnnxImportError(f"from_onnx: shape[{name!r}] = {given}: dimension {k} must be a "
+                                              f"non-negative int, got {g!r}")
+                dims = [int(g) for g in given]
+            elif not tt.HasField("shape"):
+                raise OnnxImportError(f"from_onnx: the model does not give the shape of input {name!r}; pass "
+                                      f"shape={{{name!r}: (...)}}")
+            for k, d in enumerate(dims):
+                if not isinstance(d, int):
+                    label = f"the symbolic dimension {d!r}" if not d.startswith("?") else "an unknown dimension"
+                    raise OnnxImportError(f"from_onnx: input {name!r} has {label} at axis {k} (shape "
+                                          f"{tuple(dims)}); tecc compiles static shapes: bind it with "
+                                          f"shape={{{name!r}: (...)}}, e.g. the batch size")
+            if isinstance(self.dtype, dict) and name in self.dtype:
+                dtype = str(np.dtype(self.dtype[name]))
+            elif tt.elem_type:
+                dtype = _np_dtype(tt.elem_type, f"from_onnx: input {name!r}")
+            else:
+                dtype = str(np.dtype(self.dtype if isinstance(self.dtype, str) else "float32"))
+            var = Var(name, TensorType(tuple(dims), dtype))
+            self.values[name] = var
+            out.append(var)
+        return out
+
+    def _initializers(self) -> list:
+        onnx = _onnx()
+        params = []
+        for t in self.graph.initializer:
+            where = f"from_onnx: initializer {t.name!r}"
+            if t.data_location == onnx.TensorProto.EXTERNAL:
+                try:
+                    arr = onnx.numpy_helper.to_array(t)
+                except (OSError, ValueError) as err:
+                    raise OnnxImportError(f"{where} keeps its data in an external file that cannot be read "
+                                          f"({err}); load the model with onnx.load(path) next to its data") from None
+            else:
+                try:
+                    arr = onnx.numpy_helper.to_array(t)
+                except ValueError as err:
+                    raise OnnxImportError(f"{where} cannot be read ({err}): the file is truncated or corrupt; "
+                                          "export the model again") from None
+            _np_dtype(t.data_type, where)
+            arr = np.asarray(arr)
+            if self.freeze_params or arr.dtype.kind in "biu":
+                self.values[t.name] = Constant(arr)
+            else:
+                var = Var(t.name, TensorType(arr.shape, str(arr.dtype)))
+                self.values[t.name] = var
+                self.init_values[var] = arr
+                params.append(var)
+        return params
+
+    def _lookup(self, name: str, node: OnnxNode):
+        if name in self.values:
+            return self.values[name]
+        if name in self.unavailable:
+            node.fail(f"input {name!r} is {self.unavailable[name]}")
+        node.fail(f"input {name!r} is not produced by any node, graph input or initializer before it (a "
+                  "truncated or unsorted model?)")
+
+    def _convert_node(self, node: OnnxNode) -> None:
+        self.node = node
+        inputs = [self._lookup(n, node) if n else None for n in node.inputs]
+        result = _CONVERTERS[node.op_type](self, node, inputs)
+        if isinstance(result, (list, tuple)):
+            results = list(result)
+        else:
+            results = [result]
+        for i, name in enumerate(node.outputs):
+            if not name:
+                continue
+            if i < len(results) and results[i] is not None:
+                self.values[name] = results[i]
+            else:
+                self.unavailable[name] = (f"output {i} of {node.where}, which tecc does not compute (only inference "
+                                          "outputs are supported)")
+        self.node = None
+
+    def run(self):
+        self._check_supported()
+        inputs = self._input_vars()
+        param_vars = self._initializers()
+        for i, proto in enumerate(self.graph.node):
+            self._convert_node(OnnxNode(proto, i, self.opset))
+        outputs = []
+        for info in self.graph.output:
+            if info.name in self.unavailable:
+                raise OnnxImportError(f"from_onnx: the model's output {info.name!r} is "
+                                      f"{self.unavailable[info.name]}")
+            if info.name not in self.values:
+                raise OnnxImportError(f"from_onnx: the model's output {info.name!r} is produced by no node")
+            outputs.append(self.values[info.name])
+        if not outputs:
+            raise OnnxImportError("from_onnx: the model has no outputs")
+        body = outputs[0] if len(outputs) == 1 else Tuple(outputs)
+        used = set()
+
+        def mark(node):
+            if isinstance(node, Var):
+                used.add(node)
+
+        post_order_visit(body, mark)
+        kept = [v for v in param_vars if v in used]
+        func = Function(inputs + kept, body)
+        infer_type(func)
+        params = {v.name_hint: self.init_values[v] for v in kept}
+        return Module.from_expr(func), params
+
+
+def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True):
+    """Import an ONNX model (TVM's ``relay.frontend.from_onnx``).
+
+    Parameters
+    ----------
+    model : onnx.ModelProto, str or os.PathLike
+        The model, or the path of a ``.onnx`` file.
+    shape : dict of str to tuple of int, optional
+        Input name -> shape; binds the dimensions the model leaves symbolic (e.g.
+        ``{"input": (1, 3, 224, 224)}``).  Every dimension must end up static.
+    dtype : str or dict of str to str
+        The dtype of inputs whose element type the model does not give (a dict:
+        per input, overriding the model's).
+    opset : int, optional
+        Read the model as this default-domain opset instead of the one it imports.
+    freeze_params : bool
+        True: initializers become constants of the graph (``params`` is empty).
+        False: floating-point initializers become parameters of ``main``, their
+        values returned in ``params`` (bind them with ``build(..., params=params)``).
+
+    Returns
+    -------
+    mod : tecc.graph.Module
+        ``mod["main"]`` is the model, its types inferred.
+    params : dict of str to numpy.ndarray
+        The values of the parameters of ``main`` that are weights.
+
+    Raises
+    ------
+    OnnxImportError
+        A malformed or truncated file, an opset outside 9..21, operators tecc does
+        not support (all of them listed, with node names), an input dimension left
+        symbolic, an attribute or operand tecc cannot honour (naming the node).
+    """
+    model = _load(model)
+    return _Importer(model, shape, dtype, opset, freeze_params).run()
+
+
+def supported_ops() -> list:
+    """The ONNX operator types :func:`from_onnx` converts, sorted."""
+    return sorted(_CONVERTERS)
+
+
+# =======================================================================================
+# converters: fn(ctx, node, inputs) -> Expr, or a list of Exprs (one per output)
+# =======================================================================================
+def _unary(op_name):
+    def convert(ctx, node, inputs):
+        return ctx.call(op_name, inputs[0])
+
+    return convert
+
+
+def _binary(op_name):
+    def convert(ctx, node, inputs):
+        return ctx.call(op_name, inputs[0], inputs[1])
+
+    return convert
+
+
+def _div(ctx, node, inputs):
+    return ctx.call("divide", inputs[0], inputs[1])
+
+
+def _pow(ctx, node, inputs):
+    base, exponent = inputs
+    return ctx.call("power", base, ctx.cast(exponent, ctx.dtype_of(base)))
+
+
+def _mod(ctx, node, inputs):
+    if node.attr("fmod", 0):
+        return ctx.call("trunc_mod", inputs[0], inputs[1])
+    if ctx.dtype_of(inputs[0]).startswith("float"):
+        node.fail("fmod=0 on floating-point operands is not defined by ONNX; set fmod=1")
+    return ctx.call("floor_mod", inputs[0], inputs[1])
+
+
+def _variadic(op_name, mean=False):
+    def convert(ctx, node, inputs):
+        ops = [x for x in inputs if x is not None]
+        if not ops:
+            node.fail("needs at least one input")
+        out = ops[0]
+        for x in ops[1:]:
+            out = ctx.call(op_name, out, x)
+        if mean and len(ops) > 1:
+            out = ctx.call("divide", out, ctx.scalar(len(ops), out))
+        return out
+
+    return convert
+
+
+def _identity(ctx, node, inputs):
+    return inputs[0]
+
+
+def _dropout(ctx, node, inputs):
+    x = inputs[0]
+    training = ctx.optional_input(inputs, 2)
+    if training is not None and bool(np.asarray(ctx.value(training, "training_mode")).item()):
+        node.fail("training_mode is true; tecc compiles inference, where Dropout passes its input through")
+    mask = Constant(np.ones(ctx.shape(x), dtype=bool))
+    return [x, mask]
+
+
+def _cast(ctx, node, inputs):
+    return ctx.cast(inputs[0], _np_dtype(node.required("to"), node.where))
+
+
+def _cast_like(ctx, node, inputs):
+    return ctx.cast(inputs[0], ctx.dtype_of(inputs[1]))
+
+
+def _constant(ctx, node, inputs):
+    attrs = node.attrs
+    if "value" in attrs:
+        arr = np.asarray(attrs["value"])
+    elif "value_float" in attrs:
+        arr = np.asarray(attrs["value_float"], dtype="float32")
+    elif "value_floats" in attrs:
+        arr = np.asarray(attrs["value_floats"], dtype="float32")
+    elif "value_int" in attrs:
+        arr = np.asarray(attrs["value_int"], dtype="int64")
+    elif "value_ints" in attrs:
+        arr = np.asarray(attrs["value_ints"], dtype="int64")
+    else:
+        node.fail(f"only tensor, float and int values are supported (it sets {sorted(attrs)})")
+    if arr.dtype.kind not in "biuf":
+        node.fail(f"a constant of dtype {arr.dtype} is not supported")
+    return Constant(arr)
+
+
+def _constant_of_shape(ctx, node, inputs):
+    shape = ctx.value(inputs[0], "the shape (input 0)").astype("int64").reshape(-1)
+    value = node.attr("value")
+    value = np.zeros((1,), "float32") if value is None else np.asarray(value).reshape(-1)
+    if np.any(shape < 0):
+        node.fail(f"the shape {tuple(shape)} has a negative dimension")
+    return Constant(np.full(tuple(int(d) for d in shape), value[0], dtype=value.dtype))
+
+
+def _shape(ctx, node, inputs):
+    shape = np.asarray(ctx.shape(inputs[0]), dtype="int64")
+    rank = len(shape)
+    start, end = node.attr("start", 0), node.attr("end", rank)
+    start = min(max(start + rank if start < 0 else start, 0), rank)
+    end = min(max(end + rank if end < 0 else end, 0), rank)
+    return Constant(shape[start:end])
+
+
+def _size(ctx, node, inputs):
+    return Constant(np.asarray(_prod(ctx.shape(inputs[0])), dtype="int64"))
+
+
+def _range(ctx, node, inputs):
+    start, limit, delta = (ctx.value(x, what) for x, what in zip(inputs, ("start", "limit", "delta")))
+    if np.asarray(delta).item() == 0:
+        node.fail("delta is 0")
+    n = max(int(math.ceil((limit.item() - start.item()) / delta.item())), 0)
+    return Constant((start.item() + np.arange(n) * delta.item()).astype(start.dtype))
+
+
+# --- neural-network operators ----------------------------------------------------------
+def _auto_pads(node, in_sizes, kernel, strides, dilations):
+    """(begins, ends) of the spatial padding, from ``pads`` or ``auto_pad``."""
+    n = len(in_sizes)
+    auto = node.attr("auto_pad", "NOTSET") or "NOTSET"
+    if auto == "NOTSET":
+        pads = list(node.attr("pads", [0] * (2 * n)))
+        if len(pads) != 2 * n:
+            node.fail(f"pads {pads} should have {2 * n} values (begin and end of each spatial axis)")
+        return pads[:n], pads[n:]
+    if auto == "VALID":
+        return [0] * n, [0] * n
+    if auto not in ("SAME_UPPER", "SAME_LOWER"):
+        node.fail(f"auto_pad {auto!r} is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER")
+    begins, ends = [], []
+    for size, k, s, d in zip(in_sizes, kernel, strides, dilations):
+        out = -(-size // s)
+        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+        small, big = total // 2, total - total // 2
+        begins.append(small if auto == "SAME_UPPER" else big)
+        ends.append(big if auto == "SAME_UPPER" else small)
+    return begins, ends
+
+
+def _spatial_rank(ctx, node, x, what):
+    nsp = ctx.rank(x) - 2
+    if nsp not in (1, 2):
+        node.fail(f"{what} over {nsp} spatial dimension(s) is not supported; tecc converts the 1-D and 2-D "
+                  "(NCW, NCHW) forms")
+    return nsp
+
+
+def _as_2d(ctx, x):
+    """An NCW tensor as NC1W."""
+    s = ctx.shape(x)
+    return ctx.reshape(x, s[:2] + (1,) + s[2:])
+
+
+def _from_2d(ctx, y):
+    s = ctx.shape(y)
+    return ctx.reshape(y, s[:2] + s[3:])
+
+
+def _conv(ctx, node, inputs):
+    x, w = inputs[0], inputs[1]
+    bias = ctx.optional_input(inputs, 2)
+    nsp = _spatial_rank(ctx, node, x, "Conv")
+    xs, ws = ctx.shape(x), ctx.shape(w)
+    if len(ws) != len(xs):
+        node.fail(f"the weight {ws} should have the rank of the data {xs}")
+    kernel = list(node.attr("kernel_shape", ws[2:]))
+    strides = list(node.attr("strides", [1] * nsp))
+    dilations = list(node.attr("dilations", [1] * nsp))
+    groups = int(node.attr("group", 1))
+    begins, ends = _auto_pads(node, xs[2:], kernel, strides, dilations)
+    if nsp == 1:
+        x, w = _as_2d(ctx, x), _as_2d(ctx, w)
+        kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
+        begins, ends = [0] + begins, [0] + ends
+    out = ctx.call("nn.conv2d", x, w, strides=tuple(strides), padding=(begins[0], begins[1], ends[0], ends[1]),
+                   dilation=tuple(dilations), groups=groups, channels=ws[0], kernel_size=tuple(kernel))
+    if bias is not None:
+        out = ctx.call("nn.bias_add", out, bias, axis=1)
+    return _from_2d(ctx, out) if nsp == 1 else out
+
+
+def _conv_transpose(ctx, node, inputs):
+    x, w = inputs[0], inputs[1]
+    bias = ctx.optional_input(inputs, 2)
+    nsp = _spatial_rank(ctx, node, x, "ConvTranspose")
+    xs, ws = ctx.shape(x), ctx.shape(w)
+    groups = int(node.attr("group", 1))
+    kernel = list(node.attr("kernel_shape", ws[2:]))
+    strides = list(node.attr("strides", [1] * nsp))
+    dilations = list(node.attr("dilations", [1] * nsp))
+    out_pad = list(node.attr("output_padding", [0] * nsp))
+    output_shape = node.attr("output_shape")
+    auto = node.attr("auto_pad", "NOTSET") or "NOTSET"
+    if output_shape is not None or auto in ("SAME_UPPER", "SAME_LOWER"):
+        # the padding that gives the requested output size
+        targets = list(output_shape)[-nsp:] if output_shape is not None else [xs[2 + i] * strides[i]
+                                                                              for i in range(nsp)]
+        begins, ends = [], []
+        for i in range(nsp):
+            total = strides[i] * (xs[2 + i] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1 - targets[i]
+            if total < 0:
+                node.fail(f"output_shape {tuple(output_shape)} is larger than the transposed convolution gives")
+            # the spec puts the larger half first unless auto_pad is SAME_UPPER
+            small, big = total // 2, total - total // 2
+            upper = auto == "SAME_UPPER"
+            begins.append(small if upper else big)
+            ends.append(big if upper else small)
+    else:
+        begins, ends = _auto_pads(node, xs[2:], kernel, strides, dilations)
+    if nsp == 1:
+        x, w = _as_2d(ctx, x), _as_2d(ctx, w)
+        kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
+        begins, ends, out_pad = [0] + begins, [0] + ends, [0] + out_pad
+    out = ctx.call("nn.conv2d_transpose", x, w, strides=tuple(strides),
+                   padding=(begins[0], begins[1], ends[0], ends[1]), dilation=tuple(dilations), groups=groups,
+                   channels=ws[1] * groups, kernel_size=tuple(kernel), output_padding=tuple(out_pad))
+    if bias is not None:
+        out = ctx.call("nn.bias_add", out, bias, axis=1)
+    return _from_2d(ctx, out) if nsp == 1 else out
+
+
+def _pool(kind):
+    def convert(ctx, node, inputs):
+        x = inputs[0]
+        if kind == "max" and len(node.outputs) > 1 and node.outputs[1]:
+            node.fail("the Indices output is not supported; use the pooled values only")
+        nsp = _spatial_rank(ctx, node, x, f"{node.op_type}")
+        xs = ctx.shape(x)
+        kernel = list(node.required("kernel_shape"))
+        strides = list(node.attr("strides", [1] * nsp))
+        dilations = list(node.attr("dilations", [1] * nsp))
+        begins, ends = _auto_pads(node, xs[2:], kernel, strides, dilations)
+        ceil_mode = bool(node.attr("ceil_mode", 0))
+        if nsp == 1:
+            x = _as_2d(ctx, x)
+            kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
+            begins, ends = [0] + begins, [0] + ends
+        common = dict(pool_size=tuple(kernel), strides=tuple(strides), padding=(begins[0], begins[1], ends[0],
+                                                                                 ends[1]), ceil_mode=ceil_mode)
+        if any(d != 1 for d in dilations):
+            common["dilation"] = tuple(dilations)
+        if kind == "max":
+            out = ctx.call("nn.max_pool2d", x, **common)
+        else:
+            out = ctx.call("nn.avg_pool2d", x, count_include_pad=bool(node.attr("count_include_pad", 0)), **common)
+        return _from_2d(ctx, out) if nsp == 1 else out
+
+    return convert
+
+
+def _global_pool(kind):
+    def convert(ctx, node, inputs):
+        x = inputs[0]
+        rank = ctx.rank(x)
+        if rank < 3:
+            node.fail(f"the input has rank {rank}; it needs a batch, a channel and spatial axes")
+        if rank == 4:
+            return ctx.call(f"nn.global_{kind}_pool2d", x)
+        return ctx.call("mean" if kind == "avg" else "max", x, axis=tuple(range(2, rank)), keepdims=True)
+
+    return convert
+
+
+def _batch_norm(ctx, node, inputs):
+    if node.attr("training_mode", 0):
+        node.fail("training_mode=1; tecc compiles inference (running statistics)")
+    x, scale, bias, mean, var = inputs[:5]
+    out = ctx.call("nn.batch_norm", x, scale, bias, mean, var, axis=1, epsilon=float(node.attr("epsilon", 1e-5)))
+    return ctx.item(out, 0)
+
+
+def _instance_norm(ctx, node, inputs):
+    x, scale, bias = inputs
+    return ctx.call("nn.instance_norm", x, scale, bias, axis=1, epsilon=float(node.attr("epsilon", 1e-5)))
+
+
+def _layer_norm(ctx, node, inputs):
+    x, scale = inputs[0], inputs[1]
+    bias = ctx.optional_input(inputs, 2)
+    xs = ctx.shape(x)
+    rank = len(xs)
+    axis = _normalize_axis(node.attr("axis", -1), rank, node)
+    eps = float(node.attr("epsilon", 1e-5))
+    inner = _prod(xs[axis:])
+    if bias is None:
+        bias = ctx.const(np.zeros(xs[axis:]), ctx.dtype_of(x))
+    scale, bias = ctx.reshape(scale, (inner,)), ctx.reshape(bias, (inner,))
+    flat = ctx.reshape(x, xs[:axis] + (inner,))
+    out = ctx.call("nn.layer_norm", flat, scale, bias, axis=-1, epsilon=eps)
+    return ctx.reshape(out, xs)
+
+
+def _lrn(ctx, node, inputs):
+    return ctx.call("nn.lrn", inputs[0], size=int(node.required("size")), axis=1,
+                    alpha=float(node.attr("alpha", 1e-4)), beta=float(node.attr("beta", 0.75)),
+                    bias=float(node.attr("bias", 1.0)))
+
+
+def _leaky_relu(ctx, node, inputs):
+    return ctx.call("nn.leaky_relu", inputs[0], alpha=float(node.attr("alpha", 0.01)))
+
+
+def _prelu(ctx, node, inputs):
+    x, slope = inputs
+    xs, ss = ctx.shape(x), ctx.shape(slope)
+    channels = xs[1] if len(xs) > 1 else None
+    per_channel = (channels is not None and _prod(ss) == channels and len(ss) <= len(xs) - 1
+                   and (len(ss) == 1 or all(d == 1 for d in ss[1:]) and ss[0] == channels))
+    if per_channel:
+        return ctx.call("nn.prelu", x, ctx.reshape(slope, (channels,)), axis=1)
+    # any other broadcastable slope: relu(x) + slope * min(x, 0)
+    zero = ctx.scalar(0, x)
+    return ctx.call("add", ctx.call("nn.relu", x), ctx.call("multiply", slope, ctx.call("minimum", x, zero)))
+
+
+def _clip_between(ctx, x, lo, hi):
+    """``x`` clamped to [lo, hi] (constants, either may be None)."""
+    if lo is not None and hi is not None:
+        return ctx.call("clip", x, a_min=float(lo), a_max=float(hi))
+    if lo is not None:
+        return ctx.call("maximum", x, ctx.scalar(lo, x))
+    if hi is not None:
+        return ctx.call("minimum", x, ctx.scalar(hi, x))
+    return x
+
+
+def _clip(ctx, node, inputs):
+    x = inputs[0]
+    if node.opset < 11:
+        return _clip_between(ctx, x, node.attr("min"), node.attr("max"))
+    lo, hi = ctx.optional_input(inputs, 1), ctx.optional_input(inputs, 2)
+    if (lo is None or ctx.is_const(lo)) and (hi is None or ctx.is_const(hi)):
+        lo = None if lo is None else np.asarray(ctx.value(lo, "min")).item()
+        hi = None if hi is None else np.asarray(ctx.value(hi, "max")).item()
+        return _clip_between(ctx, x, lo, hi)
+    # bounds computed at run time: maximum / minimum with the 0-d tensors
+    if lo is not None:
+        x = ctx.call("maximum", x, lo)
+    if hi is not None:
+        x = ctx.call("minimum", x, hi)
+    return x
+
+
+def _hard_sigmoid_of(ctx, x, alpha, beta):
+    scaled = ctx.call("add", ctx.call("multiply", x, ctx.scalar(alpha, x)), ctx.scalar(beta, x))
+    return ctx.call("clip", scaled, a_min=0.0, a_max=1.0)
+
+
+def _hard_sigmoid(ctx, node, inputs):
+    return _hard_sigmoid_of(ctx, inputs[0], float(node.attr("alpha", 0.2)), float(node.attr("beta", 0.5)))
+
+
+def _hard_swish(ctx, node, inputs):
+    x = inputs[0]
+    return ctx.call("multiply", x, _hard_sigmoid_of(ctx, x, 1.0 / 6.0, 0.5))
+
+
+def _elu_of(ctx, x, alpha):
+    """max(x, 0) + alpha * (exp(min(x, 0)) - 1)."""
+    zero, one = ctx.scalar(0, x), ctx.scalar(1, x)
+    neg = ctx.call("subtract", ctx.call("exp", ctx.call("minimum", x, zero)), one)
+    return ctx.call("add", ctx.call("nn.relu", x), ctx.call("multiply", ctx.scalar(alpha, x), neg))
+
+
+def _elu(ctx, node, inputs):
+    return _elu_of(ctx, inputs[0], float(node.attr("alpha", 1.0)))
+
+
+def _selu(ctx, node, inputs):
+    x = inputs[0]
+    alpha = float(node.attr("alpha", 1.67326319217681884765625))
+    gamma = float(node.attr("gamma", 1.05070102214813232421875))
+    return ctx.call("multiply", ctx.scalar(gamma, x), _elu_of(ctx, x, alpha))
+
+
+def _softplus(ctx, node, inputs):
+    x = inputs[0]
+    return ctx.call("log", ctx.call("add", ctx.call("exp", x), ctx.scalar(1, x)))
+
+
+def _softsign(ctx, node, inputs):
+    x = inputs[0]
+    return ctx.call("divide", x, ctx.call("add", ctx.call("abs", x), ctx.scalar(1, x)))
+
+
+def _gelu(ctx, node, inputs):
+    x = inputs[0]
+    half, one = ctx.scalar(0.5, x), ctx.scalar(1, x)
+    if node.attr("approximate", "none") == "tanh":
+        cube = ctx.call("multiply", ctx.call("multiply", x, x), x)
+        inner = ctx.call("add", x, ctx.call("multiply", ctx.scalar(0.044715, x), cube))
+        t = ctx.call("tanh", ctx.call("multiply", ctx.scalar(math.sqrt(2 / math.pi), x), inner))
+    else:
+        t = ctx.call("erf", ctx.call("multiply", x, ctx.scalar(1 / math.sqrt(2), x)))
+    return ctx.call("multiply", ctx.call("multiply", half, x), ctx.call("add", one, t))
+
+
+def _softmax(op_name):
+    def convert(ctx, node, inputs):
+        x = inputs[0]
+        xs = ctx.shape(x)
+        rank = len(xs)
+        if node.opset >= 13:
+            return ctx.call(op_name, x, axis=_normalize_axis(node.attr("axis", -1), rank, node))
+        # before opset 13: the input is read as 2-D [prod(shape[:axis]), prod(shape[axis:])]
+        axis = _normalize_axis(node.attr("axis", 1), rank, node)
+        if axis == rank - 1:
+            return ctx.call(op_name, x, axis=axis)
+        flat = ctx.reshape(x, (_prod(xs[:axis]), _prod(xs[axis:])))
+        return ctx.reshape(ctx.call(op_name, flat, axis=1), xs)
+
+    return convert
+
+
+def _matmul(ctx, node, inputs):
+    a, b = inputs
+    a_shape, b_shape = ctx.shape(a), ctx.shape(b)
+    if not a_shape or not b_shape:
+        node.fail("MatMul of a scalar (rank-0) operand")
+    squeeze_m, squeeze_n = len(a_shape) == 1, len(b_shape) == 1
+    if squeeze_m:
+        a = ctx.reshape(a, (1,) + a_shape)
+    if squeeze_n:
+        b = ctx.reshape(b, b_shape + (1,))
+    a_shape, b_shape = ctx.shape(a), ctx.shape(b)
+    m, k = a_shape[-2:]
+    k2, n = b_shape[-2:]
+    if k != k2:
+        node.fail(f"the operands' shapes {a_shape} and {b_shape} do not multiply (inner sizes {k} and {k2})")
+    if len(b_shape) == 2:
+        # (..., M, K) x (K, N): one dense over the flattened leading axes
+        flat = ctx.reshape(a, (_prod(a_shape[:-1]), k))
+        out = ctx.call("nn.dense", flat, ctx.call("transpose", b, axes=(1, 0)), units=n)
+        out_shape = a_shape[:-1] + (n,)
+        out = ctx.reshape(out, out_shape)
+    else:
+        try:
+            batch = tuple(np.broadcast_shapes(a_shape[:-2], b_shape[:-2]))
+        except ValueError:
+            node.fail(f"the batch axes of {a_shape} and {b_shape} do not broadcast")
+        nb = _prod(batch)
+        if a_shape[:-2] != batch:
+            a = ctx.call("broadcast_to", a, shape=batch + (m, k))
+        if b_shape[:-2] != batch:
+            b = ctx.call("broadcast_to", b, shape=batch + (k, n))
+        a3, b3 = ctx.reshape(a, (nb, m, k)), ctx.reshape(b, (nb, k, n))
+        out = ctx.call("nn.batch_matmul", a3, b3, transpose_a=False, transpose_b=False)
+        out_shape = batch + (m, n)
+        out = ctx.reshape(out, out_shape)
+    if squeeze_m or squeeze_n:
+        final = out_shape[:-2] + (() if squeeze_m else (m,)) + (() if squeeze_n else (n,))
+        out = ctx.reshape(out, final)
+    return out
+
+
+def _gemm(ctx, node, inputs):
+    a, b = inputs[0], inputs[1]
+    c = ctx.optional_input(inputs, 2)
+    alpha, beta = float(node.attr("alpha", 1.0)), float(node.attr("beta", 1.0))
+    if ctx.rank(a) != 2 or ctx.rank(b) != 2:
+        node.fail(f"Gemm takes 2-D A and B, got shapes {ctx.shape(a)} and {ctx.shape(b)}")
+    if node.attr("transA", 0):
+        a = ctx.call("transpose", a, axes=(1, 0))
+    if not node.attr("transB", 0):
+        b = ctx.call("transpose", b, axes=(1, 0))  # dense takes the weight as (N, K)
+    n = ctx.shape(b)[0]
+    out = ctx.call("nn.dense", a, b, units=n)
+    if alpha != 1.0:
+        out = ctx.call("multiply", out, ctx.scalar(alpha, out))
+    if c is not None:
+        if beta != 1.0:
+            c = ctx.call("multiply", c, ctx.scalar(beta, c))
+        cs = ctx.shape(c)
+        if cs in ((n,), (1, n)):
+            out = ctx.call("nn.bias_add", out, ctx.reshape(c, (n,)), axis=1)
+        else:
+            out = ctx.call("add", out, c)
+    return out
+
+
+def _einsum(ctx, node, inputs):
+    return ctx.call("einsum", ctx.tuple(inputs), equation=str(node.required("equation")))
+
+
+# --- shape and layout operators -----------------------------------------------------------
+def _flatten(ctx, node, inputs):
+    x = inputs[0]
+    xs = ctx.shape(x)
+    axis = int(node.attr("axis", 1))
+    axis = axis + len(xs) if axis < 0 else axis
+    if not 0 <= axis <= len(xs):
+        node.fail(f"axis {node.attr('axis')} is out of range for rank {len(xs)}")
+    return ctx.reshape(x, (_prod(xs[:axis]), _prod(xs[axis:])))
+
+
+def _reshape(ctx, node, inputs):
+    x = inputs[0]
+    xs = ctx.shape(x)
+    target = [int(d) for d in ctx.value(inputs[1], "the shape (input 1)").reshape(-1)]
+    allowzero = bool(node.attr("allowzero", 0))
+    out, infer_at = [], None
+    for i, d in enumerate(target):
+        if d == 0 and not allowzero:
+            if i >= len(xs):
+                node.fail(f"shape {tuple(target)} copies dimension {i} (0) of an input of rank {len(xs)}")
+            out.append(xs[i])
+        elif d == -1:
+            if infer_at is not None:
+                node.fail(f"shape {tuple(target)} has more than one -1")
+            infer_at = i
+            out.append(1)
+        elif d < 0:
+            node.fail(f"shape {tuple(target)} has a negative dimension {d}")
+        else:
+            out.append(d)
+    size = _prod(xs)
+    if infer_at is not None:
+        rest = _prod(out)
+        if rest == 0 or size % rest:
+            node.fail(f"cannot reshape {xs} into {tuple(target)}")
+        out[infer_at] = size // rest
+    if _prod(out) != size:
+        node.fail(f"cannot reshape {xs} ({size} elements) into {tuple(out)} ({_prod(out)} elements)")
+    return ctx.reshape(x, out)
+
+
+def _transpose(ctx, node, inputs):
+    x = inputs[0]
+    rank = ctx.rank(x)
+    perm = tuple(int(p) for p in node.attr("perm", list(range(rank))[::-1]))
+    if sorted(perm) != list(range(rank)):
+        node.fail(f"perm {perm} is not a permutation of the {rank} axes")
+    if perm == tuple(range(rank)):
+        return x
+    return ctx.call("transpose", x, axes=perm)
+
+
+def _concat(ctx, node, inputs):
+    parts = [x for x in inputs if x is not None]
+    axis = _normalize_axis(node.required("axis"), ctx.rank(parts[0]), node)
+    parts = [x for x in parts if ctx.shape(x)[axis] != 0] or parts[:1]
+    if len(parts) == 1:
+        return parts[0]
+    return ctx.call("concatenate", ctx.tuple(parts), axis=axis)
+
+
+def _split(ctx, node, inputs):
+    x = inputs[0]
+    xs = ctx.shape(x)
+    axis = _normalize_axis(node.attr("axis", 0), len(xs), node)
+    dim = xs[axis]
+    if node.opset >= 13:
+        given = ctx.optional_input(inputs, 1)
+        sizes = None if given is None else [int(s) for s in ctx.value(given, "split (input 1)").reshape(-1)]
+    else:
+        sizes = node.attr("split")
+        sizes = None if sizes is None else [int(s) for s in sizes]
+    if sizes is None:
+        num = int(node.attr("num_outputs", len(node.outputs)))
+        chunk = -(-dim // num)
+        sizes = [chunk] * (num - 1) + [dim - chunk * (num - 1)]
+    if sum(sizes) != dim or any(s <= 0 for s in sizes):
+        node.fail(f"split sizes {sizes} do not divide axis {axis} of size {dim} into non-empty parts")
+    if len(sizes) != len(node.outputs):
+        node.fail(f"{len(sizes)} split sizes {sizes} for {len(node.outputs)} outputs")
+    if len(sizes) == 1:
+        return [x]
+    if len(set(sizes)) == 1:
+        sections = len(sizes)
+    else:
+        sections = tuple(int(i) for i in np.cumsum(sizes)[:-1])
+    out = _split_call(ctx, x, sections, axis, sizes)
+    return [ctx.item(out, i) for i in range(len(sizes))]
+
+
+def _split_call(ctx, x, sections, axis, sizes):
+    if isinstance(x, Constant):
+        cuts = np.cumsum(sizes)[:-1]
+        return Tuple([Constant(np.array(p, order="C")) for p in np.split(x.data, cuts, axis=axis)])
+    return ctx.call("split", x, indices_or_sections=sections, axis=axis)
+
+
+def _slice(ctx, node, inputs):
+    x = inputs[0]
+    xs = ctx.shape(x)
+    rank = len(xs)
+    if node.opset < 10:
+        starts, ends = node.required("starts"), node.required("ends")
+        axes = node.attr("axes", list(range(len(starts))))
+        steps = [1] * len(starts)
+    else:
+        starts = ctx.value(inputs[1], "starts (input 1)").reshape(-1).tolist()
+        ends = ctx.value(inputs[2], "ends (input 2)").reshape(-1).tolist()
+        axes_in, steps_in = ctx.optional_input(inputs, 3), ctx.optional_input(inputs, 4)
+        axes = list(range(len(starts))) if axes_in is None else ctx.value(axes_in, "axes (input 3)").reshape(
+            -1).tolist()
+        steps = [1] * len(starts) if steps_in is None else ctx.value(steps_in, "steps (input 4)").reshape(-1).tolist()
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        node.fail(f"starts {starts}, ends {ends}, axes {axes} and steps {steps} differ in length")
+    begin, end, stride = [0] * rank, list(xs), [1] * rank
+    reversed_axes = {}
+    for a, s, e, st in zip(axes, starts, ends, steps):
+        a = _normalize_axis(a, rank, node, "axis")
+        if int(st) == 0:
+            node.fail(f"step 0 on axis {a}")
+        start, stop, step = slice(int(s), int(e), int(st)).indices(xs[a])
+        count = len(range(start, stop, step))
+        if count == 0:
+            node.fail(f"the slice of axis {a} ({s}:{e}:{st} of {xs[a]}) is empty; tecc does not compile empty "
+                      "tensors")
+        if step > 0:
+            begin[a], end[a], stride[a] = start, start + (count - 1) * step + 1, step
+        else:
+            reversed_axes[a] = list(range(start, stop, step))
+    out = x
+    if begin != [0] * rank or end != list(xs) or stride != [1] * rank:
+        out = ctx.call("strided_slice", out, begin=tuple(begin), end=tuple(end), strides=tuple(stride))
+    for a, picks in sorted(reversed_axes.items()):
+        out = ctx.call("take", out, ctx.const(picks, "int64"), axis=a, mode="clip")
+    return out
+
+
+def _gather(ctx, node, inputs):
+    data, idx = inputs
+    ds = ctx.shape(data)
+    axis = _normalize_axis(node.attr("axis", 0), len(ds), node)
+    if ctx.is_const(idx):
+        vals = ctx.value(idx, "indices").astype("int64")
+        fixed = np.where(vals < 0, vals + ds[axis], vals)
+        if np.any((fixed < 0) | (fixed >= ds[axis])):
+            node.fail(f"indices {vals.reshape(-1)[:8].tolist()} are out of range for axis {axis} of size {ds[axis]}")
+        return ctx.call("take", data, Constant(fixed), axis=axis, mode="clip")
+    # indices computed at run time: "wrap" reads a negative index from the end, as ONNX says
+    return ctx.call("take", data, idx, axis=axis, mode="wrap")
+
+
+def _gather_elements(ctx, node, inputs):
+    data, idx = inputs
+    ds = ctx.shape(data)
+    axis = _normalize_axis(node.attr("axis", 0), len(ds), node)
+    if ctx.is_const(idx):
+        vals = ctx.value(idx, "indices").astype("int64")
+        idx = Constant(np.where(vals < 0, vals + ds[axis], vals))
+    return ctx.call("gather", data, idx, axis=axis)
+
+
+def _axes_of(ctx, node, inputs, attr_until):
+    """The ``axes`` of Squeeze / Unsqueeze / reductions: an attribute before opset
+    ``attr_until``, input 1 from it on (None when not given)."""
+    if node.opset < attr_until:
+        axes = node.attr("axes")
+    else:
+        given = ctx.optional_input(inputs, 1)
+        axes = None if given is None else ctx.value(given, "axes (input 1)").reshape(-1).tolist()
+    return None if axes is None else [int(a) for a in axes]
+
+
+def _unsqueeze(ctx, node, inputs):
+    x = inputs[0]
+    xs = ctx.shape(x)
+    axes = _axes_of(ctx, node, inputs, 13)
+    if not axes:
+        node.fail("axes are required")
+    out_rank = len(xs) + len(axes)
+    axes = sorted(_normalize_axis(a, out_rank, node, "axes entry") for a in axes)
+    if len(set(axes)) != len(axes):
+        node.fail(f"axes {axes} repeat an axis")
+    dims = iter(xs)
+    shape = [1 if i in axes else next(dims) for i in range(out_rank)]
+    return ctx.reshape(x, shape)
+
+
+def _squeeze(ctx, node, inputs):
+    x = inputs[0]
+    xs = ctx.shape(x)
+    axes = _axes_of(ctx, node, inputs, 13)
+    if axes is None:
+        axes = [i for i, d in enumerate(xs) if d == 1]
+    axes = {_normalize_axis(a, len(xs), node, "axes entry") for a in axes}
+    for a in sorted(axes):
+        if xs[a] != 1:
+            node.fail(f"axis {a} has size {xs[a]}, not 1: it cannot be squeezed")
+    return ctx.reshape(x, [d for i, d in enumerate(xs) if i not in axes])
+
+
+def _expand(ctx, node, inputs):
+    x = inputs[0]
+    xs = ctx.shape(x)
+    target = tuple(int(d) for d in ctx.value(inputs[1], "the shape (input 1)").reshape(-1))
+    try:
+        out = tuple(np.broadcast_shapes(xs, target))
+    except ValueError:
+        node.fail(f"the input's shape {xs} does not broadcast to {target}")
+    if out == xs:
+        return x
+    return ctx.call("broadcast_to", x, shape=out)
+
+
+def _tile(ctx, node, inputs):
+    x = inputs[0]
+    reps = tuple(int(r) for r in ctx.value(inputs[1], "repeats (input 1)").reshape(-1))
+    if len(reps) != ctx.rank(x):
+        node.fail(f"repeats {reps} should have one entry per axis of the rank-{ctx.rank(x)} input")
+    if all(r == 1 for r in reps):
+        return x
+    return ctx.call("tile", x, reps=reps)
+
+
+def _where(ctx, node, inputs):
+    cond, x, y = inputs
+    return ctx.call("where", ctx.cast(cond, "bool"), x, y)
+
+
+def _pad(ctx, node, inputs):
+    x = inputs[0]
+    rank = ctx.rank(x)
+    mode = node.attr("mode", "constant")
+    if mode not in ("constant", "reflect", "edge"):
+        node.fail(f"mode {mode!r} is not one of constant, reflect, edge")
+    if node.opset < 11:
+        pads = list(node.attr("pads", node.attr("paddings", [])))
+        value = float(node.attr("value", 0.0))
+        axes = list(range(rank))
+    else:
+        pads = [int(p) for p in ctx.value(inputs[1], "pads (input 1)").reshape(-1)]
+        cv = ctx.optional_input(inputs, 2)
+        value = 0.0 if cv is None else float(np.asarray(ctx.value(cv, "constant_value (input 2)")).reshape(-1)[0])
+        ax = ctx.optional_input(inputs, 3)
+        axes = list(range(rank)) if ax is None else [
+            _normalize_axis(a, rank, node, "axes entry") for a in ctx.value(ax, "axes (input 3)").reshape(-1)]
+    n = len(axes)
+    if len(pads) != 2 * n:
+        node.fail(f"pads {pads} should have {2 * n} values (begins, then ends)")
+    width = [[0, 0] for _ in range(rank)]
+    for i, a in enumerate(axes):
+        width[a] = [int(pads[i]), int(pads[i + n])]
+    if any(p < 0 for w in width for p in w):
+        node.fail(f"negative pads {pads} (cropping) are not supported; use Slice")
+    if all(p == 0 for w in width for p in w):
+        return x
+    return ctx.call("nn.pad", x, pad_width=tuple(tuple(w) for w in width), pad_value=value, pad_mode=mode)
+
+
+# --- reductions ------------------------------------------------------------------------------
+def _reduce_axes(ctx, node, inputs, rank):
+    """(axis tuple or None for all, keepdims) of a Reduce* node; ``False`` for axis
+    means the node is a no-op (noop_with_empty_axes)."""
+    attr_until = 13 if node.op_type == "ReduceSum" else 18
+    axes = _axes_of(ctx, node, inputs, attr_until)
+    keepdims = bool(node.attr("keepdims", 1))
+    if not axes:
+        if node.attr("noop_with_empty_axes", 0):
+            return False, keepdims
+        return None, keepdims
+    return tuple(sorted({_normalize_axis(a, rank, node, "axes entry") for a in axes})), keepdims
+
+
+def _reduce(op_name, pre=None, post=None):
+    def convert(ctx, node, inputs):
+        x = inputs[0]
+        axis, keepdims = _reduce_axes(ctx, node, inputs, ctx.rank(x))
+        if axis is False:
+            return x
+        if pre == "square":
+            x = ctx.call("multiply", x, x)
+        elif pre == "abs":
+            x = ctx.call("abs", x)
+        out = ctx.call(op_name, x, axis=axis, keepdims=keepdims)
+        if post == "sqrt":
+            out = ctx.call("sqrt", out)
+        elif post == "log":
+            out = ctx.call("log", out)
+        return out
+
+    return convert
+
+
+def _arg(op_name):
+    def convert(ctx, node, inputs):
+        x = inputs[0]
+        axis = _normalize_axis(node.attr("axis", 0), ctx.rank(x), node)
+        last = bool(node.attr("select_last_index", 0))
+        out = ctx.call(op_name, x, axis=(axis,), keepdims=bool(node.attr("keepdims", 1)),
+                       select_last_index=True if last else None)
+        return ctx.cast(out, "int64")
+
+    return convert
+
+
+#: ONNX op type -> converter
+_CONVERTERS = {
+    # element-wise
+    "Add": _binary("add"), "Sub": _binary("subtract"), "Mul": _binary("multiply"), "Div": _div, "Pow": _pow,
+    "Mod": _mod, "Neg": _unary("negative"), "Abs": _unary("abs"), "Exp": _unary("exp"), "Log": _unary("log"),
+    "Sqrt": _unary("sqrt"), "Reciprocal": _unary("reciprocal"), "Floor": _unary("floor"), "Ceil": _unary("ceil"),
+    "Round": _unary("round"), "Sign": _unary("sign"), "Sin": _unary("sin"), "Cos": _unary("cos"),
+    "Erf": _unary("erf"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"), "Relu": _unary("nn.relu"),
+    "Equal": _binary("equal"), "Less": _binary("less"), "LessOrEqual": _binary("less_equal"),
+    "Greater": _binary("greater"), "GreaterOrEqual": _binary("greater_equal"), "And": _binary("logical_and"),
+    "Or": _binary("logical_or"), "Xor": _binary("logical_xor"), "Not": _unary("logical_not"),
+    "Sum": _variadic("add"), "Mean": _variadic("add", mean=True), "Max": _variadic("maximum"),
+    "Min": _variadic("minimum"),
+    # activations
+    "LeakyRelu": _leaky_relu, "PRelu": _prelu, "Gelu": _gelu, "HardSigmoid": _hard_sigmoid, "HardSwish": _hard_swish,
+    "Elu": _elu, "Selu": _selu, "Softplus": _softplus, "Softsign": _softsign, "Clip": _clip,
+    "Softmax": _softmax("nn.softmax"), "LogSoftmax": _softmax("nn.log_softmax"),
+    # neural network
+    "Conv": _conv, "ConvTranspose": _conv_transpose, "BatchNormalization": _batch_norm,
+    "InstanceNormalization": _instance_norm, "LayerNormalization": _layer_norm, "LRN": _lrn,
+    "MaxPool": _pool("max"), "AveragePool": _pool("avg"), "GlobalAveragePool": _global_pool("avg"),
+    "GlobalMaxPool": _global_pool("max"), "MatMul": _matmul, "Gemm": _gemm, "Einsum": _einsum, "Dropout": _dropout,
+    # shapes and layout
+    "Flatten": _flatten, "Reshape": _reshape, "Transpose": _transpose, "Concat": _concat, "Split": _split,
+    "Slice": _slice, "Gather": _gather, "GatherElements": _gather_elements, "Unsqueeze": _unsqueeze,
+    "Squeeze": _squeeze, "Expand": _expand, "Tile": _tile, "Where": _where, "Pad": _pad,
+    "Identity": _identity, "Cast": _cast, "CastLike": _cast_like,
+    "Constant": _constant, "ConstantOfShape": _constant_of_shape, "Shape": _shape, "Size": _size, "Range": _range,
+    # reductions
+    "ReduceMean": _reduce("mean"), "ReduceSum": _reduce("sum"), "ReduceMax": _reduce("max"),
+    "ReduceMin": _reduce("min"), "ReduceProd": _reduce("prod"), "ReduceSumSquare": _reduce("sum", pre="square"),
+    "ReduceL1": _reduce("sum", pre="abs"), "ReduceL2": _reduce("sum", pre="square", post="sqrt"),
+    "ReduceLogSum": _reduce("sum", post="log"),
+    "ArgMax": _arg("argmax"), "ArgMin": _arg("argmin"),
+}

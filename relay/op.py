@@ -1,0 +1,76 @@
+"""TVM's ``relay.op``: the operator registry and one builder per registered
+operator (``relay.op.add``, ``relay.op.nn.conv2d``...).
+
+A builder takes the operands, then the attributes -- positionally in the order the
+operator declares them, or by name -- and returns ``tecc.graph.call(name, ...)``.
+Python numbers and numpy arrays among the operands become constants; a list of
+expressions becomes a :class:`~tecc.graph.Tuple` (``relay.concatenate([a, b], 1)``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph.ir import Expr, GraphError, Tuple, const
+from ..graph.op import OPS, Op, OpPattern, call, list_ops, register_op  # noqa: F401
+from ..graph.op import get_op as get  # noqa: F401
+
+
+def _builder_names(prefix: str) -> list:
+    """Short names of the builders under ``prefix`` ("" for the top level, "nn."...)."""
+    names = []
+    for full in list_ops():
+        if prefix:
+            if full.startswith(prefix) and "." not in full[len(prefix):]:
+                names.append(full[len(prefix):])
+        elif "." not in full:
+            names.append(full)
+    return names
+
+
+def _operand(value, op_name: str, i: int):
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, (list, tuple)) and all(isinstance(v, Expr) for v in value):
+        return Tuple(value)
+    if isinstance(value, (bool, int, float, np.ndarray, np.generic)):
+        return const(value)
+    raise GraphError(f"relay builder of {op_name}: operand {i} is a {type(value).__name__}; give a graph "
+                     "expression, a number, an array or a list of expressions")
+
+
+def _builder(full_name: str):
+    """The builder function of operator ``full_name``."""
+    op = get(full_name)
+    attr_names = list(op.defaults)
+    n_in = op.num_inputs
+
+    def builder(*args, **attrs):
+        count = len(args) if n_in is None else min(n_in, len(args))
+        operands = [_operand(a, full_name, i) for i, a in enumerate(args[:count])]
+        extra = args[count:]
+        if len(extra) > len(attr_names):
+            raise GraphError(f"relay builder of {full_name}: {len(extra)} positional attribute(s) given, it takes "
+                             f"{len(attr_names)} ({', '.join(attr_names) or 'none'})")
+        for name, value in zip(attr_names, extra):
+            if name in attrs:
+                raise GraphError(f"relay builder of {full_name}: attribute {name!r} given twice")
+            attrs[name] = value
+        return call(op, *operands, **attrs)
+
+    short = full_name.rsplit(".", 1)[-1]
+    builder.__name__ = builder.__qualname__ = short
+    builder.__doc__ = (f"``{full_name}``: a call of the registered graph operator (``tecc.graph.call``); the "
+                       f"operands, then the attributes {attr_names} by position or name.\n\n{op.doc}")
+    return builder
+
+
+def __getattr__(name):
+    if name == "nn":
+        from . import nn  # noqa: PLC0415
+
+        return nn
+    if name in _builder_names(prefix=""):
+        fn = _builder(name)
+        globals()[name] = fn
+        return fn
+    raise AttributeError(f"module 'tecc.relay.op' has no attribute {name!r}")

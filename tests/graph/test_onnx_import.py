@@ -1,0 +1,252 @@
+"""The ONNX importer's reading of models: inputs and shapes, parameters, the printed
+graph, and every error a user can meet (unsupported operators listed together, a
+truncated file, a dimension left symbolic, values needed at compile time...)."""
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from tecc import graph as g  # noqa: E402
+from tecc.graph.frontend import OnnxImportError, from_onnx, supported_ops  # noqa: E402
+from tecc.graph.ir import GraphError  # noqa: E402
+
+
+def model_of(nodes, inputs, outputs, inits=None, opset=13):
+    """``inputs``/``outputs``: name -> (elem type, shape); ``inits``: name -> array."""
+    graph = helper.make_graph(
+        nodes, "m", [helper.make_tensor_value_info(n, t, s) for n, (t, s) in inputs.items()],
+        [helper.make_tensor_value_info(n, t, s) for n, (t, s) in outputs.items()],
+        initializer=[numpy_helper.from_array(np.asarray(a), n) for n, a in (inits or {}).items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = min(model.ir_version, 9)
+    return model
+
+
+F = TensorProto.FLOAT
+
+
+def conv_model(batch="batch"):
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["y"], name="relu1")]
+    inits = {"w": np.ones((2, 3, 3, 3), "float32"), "b": np.zeros(2, "float32")}
+    return model_of(nodes, {"x": (F, [batch, 3, 5, 5])}, {"y": (F, [batch, 2, 5, 5])}, inits)
+
+
+# ---------------------------------------------------------------------------------------
+# what an imported model looks like
+# ---------------------------------------------------------------------------------------
+def test_shape_binds_the_symbolic_batch_and_types_are_inferred():
+    mod, params = from_onnx(conv_model(), shape={"x": (4, 3, 5, 5)})
+    main = mod["main"]
+    assert [p.name_hint for p in main.params] == ["x"] and params == {}
+    assert main.params[0].type_annotation == g.TensorType((4, 3, 5, 5), "float32")
+    assert main.checked_type == g.TensorType((4, 2, 5, 5), "float32")
+    text = str(main)
+    assert "nn.conv2d(%x, meta[Constant]" in text and "nn.bias_add" in text and "nn.relu" in text
+
+
+def test_freeze_params_false_makes_weights_parameters():
+    model = conv_model(batch=1)
+    mod, params = from_onnx(model, freeze_params=False)
+    names = [p.name_hint for p in mod["main"].params]
+    assert names == ["x", "w", "b"]
+    assert sorted(params) == ["b", "w"] and params["w"].shape == (2, 3, 3, 3)
+    assert isinstance(params["w"], np.ndarray) and params["w"].dtype == np.float32
+
+
+def test_integer_initializers_stay_constants_and_shape_subgraphs_fold():
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Gather", ["s", "i"], ["n"], axis=0),
+             helper.make_node("Unsqueeze", ["n", "ax"], ["n1"]),
+             helper.make_node("Concat", ["n1", "m1"], ["shape"], axis=0),
+             helper.make_node("Reshape", ["x", "shape"], ["r"]), helper.make_node("Mul", ["r", "scale"], ["y"])]
+    model = model_of(nodes, {"x": (F, [2, 3, 4])}, {"y": (F, [2, 12])},
+                     {"i": np.array(0, "int64"), "ax": np.array([0], "int64"), "m1": np.array([-1], "int64"),
+                      "scale": np.array([2.0], "float32")})
+    mod, params = from_onnx(model, freeze_params=False)
+    assert [p.name_hint for p in mod["main"].params] == ["x", "scale"] and list(params) == ["scale"]
+    ops = []
+    g.post_order_visit(mod["main"], lambda n: ops.append(n.op.name) if isinstance(n, g.Call) else None)
+    assert ops == ["reshape", "multiply"]
+    assert mod["main"].checked_type.shape == (2, 12)
+
+
+def test_calls_carry_the_onnx_node_name_and_the_model_text_reads():
+    mod, _ = from_onnx(conv_model(batch=1))
+    spans = []
+    g.post_order_visit(mod["main"], lambda n: spans.append(n.span) if isinstance(n, g.Call) else None)
+    assert spans == ["conv1", "conv1", "relu1"]
+
+
+def test_input_dtype_comes_from_the_model_or_the_dtype_dict():
+    nodes = [helper.make_node("Add", ["a", "a"], ["y"])]
+    model = model_of(nodes, {"a": (TensorProto.INT32, [3])}, {"y": (TensorProto.INT32, [3])})
+    mod, _ = from_onnx(model)
+    assert mod["main"].params[0].type_annotation.dtype == "int32"
+    mod, _ = from_onnx(model, dtype={"a": "int64"})
+    assert mod["main"].params[0].type_annotation.dtype == "int64"
+
+
+def test_a_path_and_bytes_are_read_too(tmp_path):
+    path = tmp_path / "m.onnx"
+    onnx.save(conv_model(batch=1), str(path))
+    mod, _ = from_onnx(str(path))
+    assert mod["main"].checked_type.shape == (1, 2, 5, 5)
+    mod, _ = from_onnx(path.read_bytes())
+    assert mod["main"].checked_type.shape == (1, 2, 5, 5)
+
+
+def test_supported_ops_cover_the_issue_list():
+    wanted = ("Conv ConvTranspose BatchNormalization InstanceNormalization LRN Relu LeakyRelu PRelu Sigmoid Tanh "
+              "Gelu Erf HardSwish Add Sub Mul Div Pow Sqrt Mod Neg Abs Exp Log Reciprocal Equal Less Greater "
+              "LessOrEqual GreaterOrEqual And Or Xor Not MatMul Gemm MaxPool AveragePool GlobalAveragePool Flatten "
+              "Reshape Transpose Concat Split Slice Gather GatherElements Softmax LogSoftmax LayerNormalization "
+              "ReduceMean ReduceSum ReduceMax ReduceMin ReduceProd ArgMax Sum Mean Min Max Constant ConstantOfShape "
+              "Shape Size Range Unsqueeze Squeeze Clip Dropout Identity Cast Where Pad Expand Tile Einsum").split()
+    assert set(wanted) <= set(supported_ops())
+
+
+# ---------------------------------------------------------------------------------------
+# errors
+# ---------------------------------------------------------------------------------------
+def test_all_unsupported_operators_are_listed_in_one_error():
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="ok_relu"),
+             helper.make_node("NonZero", ["a"], ["nz"], name="find_nonzero"),
+             helper.make_node("TopK", ["a", "k"], ["v", "i"], name="top_k", axis=-1),
+             helper.make_node("Relu", ["v"], ["y"], name="ok_relu2")]
+    model = model_of(nodes, {"x": (F, [4])}, {"y": (F, [2])}, {"k": np.array([2], "int64")})
+    with pytest.raises(OnnxImportError, match=r"2 node\(s\).*\(NonZero, TopK\).*NonZero in node 'find_nonzero'.*"
+                                              r"TopK in node 'top_k'"):
+        from_onnx(model)
+    assert issubclass(OnnxImportError, GraphError)
+
+
+def test_an_operator_of_another_domain_is_unsupported():
+    nodes = [helper.make_node("FusedGemm", ["x", "x"], ["y"], name="ms_gemm", domain="com.microsoft")]
+    model = model_of(nodes, {"x": (F, [2, 2])}, {"y": (F, [2, 2])})
+    model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    with pytest.raises(OnnxImportError, match=r"FusedGemm \(domain 'com.microsoft'\) in node 'ms_gemm'"):
+        from_onnx(model)
+
+
+def test_a_truncated_file_is_a_clear_error(tmp_path):
+    data = conv_model(batch=1).SerializeToString()
+    path = tmp_path / "cut.onnx"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(OnnxImportError, match=r"cut.onnx.*truncated or corrupt.*export the model again"):
+        from_onnx(str(path))
+    with pytest.raises(OnnxImportError, match="bytes given are not a readable ONNX model"):
+        from_onnx(data[:37])
+
+
+def test_every_truncation_of_a_model_is_refused_cleanly():
+    data = conv_model(batch=1).SerializeToString()
+    for n in range(1, len(data), 7):
+        with pytest.raises(OnnxImportError):
+            from_onnx(data[:n])
+
+
+def test_a_missing_file_or_a_wrong_object_is_refused(tmp_path):
+    with pytest.raises(OnnxImportError, match="there is no file .*nothing.onnx"):
+        from_onnx(str(tmp_path / "nothing.onnx"))
+    with pytest.raises(OnnxImportError, match="takes an onnx.ModelProto or the path"):
+        from_onnx(42)
+
+
+def test_an_invalid_model_is_refused_by_the_checker():
+    nodes = [helper.make_node("Conv", ["x"], ["y"], name="conv_missing_weight")]
+    model = model_of(nodes, {"x": (F, [1, 1, 3, 3])}, {"y": (F, [1, 1, 3, 3])})
+    with pytest.raises(OnnxImportError, match="is not a valid ONNX model"):
+        from_onnx(model)
+
+
+def test_a_symbolic_dimension_without_shape_is_refused():
+    with pytest.raises(OnnxImportError, match=r"input 'x' has the symbolic dimension 'batch' at axis 0.*"
+                                              r"shape=\{'x': \(\.\.\.\)\}"):
+        from_onnx(conv_model())
+
+
+def test_bad_shape_dicts_are_refused():
+    with pytest.raises(OnnxImportError, match=r"shape names \['y'\], which are not inputs.*inputs are \['x'\]"):
+        from_onnx(conv_model(), shape={"y": (1, 3, 5, 5)})
+    with pytest.raises(OnnxImportError, match=r"has rank 2 but the model's input 'x' has rank 4"):
+        from_onnx(conv_model(), shape={"x": (1, 3)})
+    with pytest.raises(OnnxImportError, match=r"dimension 0 must be a non-negative int, got None"):
+        from_onnx(conv_model(), shape={"x": (None, 3, 5, 5)})
+
+
+def test_opsets_outside_9_to_21_are_refused():
+    model = conv_model(batch=1)
+    with pytest.raises(OnnxImportError, match=r"opset 8; tecc imports opsets 9 to 21.*convert_version"):
+        from_onnx(model, opset=8)
+    with pytest.raises(OnnxImportError, match=r"opset 22; tecc imports opsets 9 to 21"):
+        from_onnx(model, opset=22)
+
+
+def test_a_shape_computed_at_run_time_is_refused():
+    nodes = [helper.make_node("Cast", ["s"], ["si"], to=TensorProto.INT64),
+             helper.make_node("Reshape", ["x", "si"], ["y"], name="dyn_reshape")]
+    model = model_of(nodes, {"x": (F, [6]), "s": (F, [2])}, {"y": (F, [2, 3])})
+    with pytest.raises(OnnxImportError, match=r"Reshape node 'dyn_reshape': the shape \(input 1\) is computed by "
+                                              r"the model at run time"):
+        from_onnx(model)
+
+
+def test_training_outputs_and_modes_are_refused():
+    nodes = [helper.make_node("MaxPool", ["x"], ["y", "idx"], name="pool_idx", kernel_shape=[2, 2])]
+    model = model_of(nodes, {"x": (F, [1, 1, 4, 4])},
+                     {"y": (F, [1, 1, 3, 3]), "idx": (TensorProto.INT64, [1, 1, 3, 3])})
+    with pytest.raises(OnnxImportError, match="MaxPool node 'pool_idx': the Indices output is not supported"):
+        from_onnx(model)
+    nodes = [helper.make_node("Dropout", ["x", "r", "t"], ["y"], name="drop_train")]
+    model = model_of(nodes, {"x": (F, [4])}, {"y": (F, [4])},
+                     {"r": np.array(0.5, "float32"), "t": np.array(True)})
+    with pytest.raises(OnnxImportError, match="Dropout node 'drop_train': training_mode is true"):
+        from_onnx(model)
+
+
+def test_an_unused_training_output_cannot_feed_a_node():
+    nodes = [helper.make_node("LayerNormalization", ["x", "s"], ["y", "mean"], name="ln", axis=-1),
+             helper.make_node("Relu", ["mean"], ["z"], name="uses_mean")]
+    model = model_of(nodes, {"x": (F, [2, 3])}, {"y": (F, [2, 3]), "z": (F, [2, 1])},
+                     {"s": np.ones(3, "float32")}, opset=17)
+    with pytest.raises(OnnxImportError, match=r"Relu node 'uses_mean': input 'mean' is output 1 of "
+                                              r"LayerNormalization node 'ln', which tecc does not compute"):
+        from_onnx(model)
+
+
+@pytest.mark.parametrize("node, inits, match", [
+    (helper.make_node("Reshape", ["x", "s"], ["y"], name="bad_reshape"), {"s": np.array([4, 4], "int64")},
+     r"Reshape node 'bad_reshape': cannot reshape \(2, 3, 4\) \(24 elements\) into \(4, 4\)"),
+    (helper.make_node("Transpose", ["x"], ["y"], name="bad_perm", perm=[0, 0, 1]), {},
+     r"Transpose node 'bad_perm': perm \(0, 0, 1\) is not a permutation"),
+    (helper.make_node("Split", ["x", "s"], ["y", "z"], name="bad_split", axis=1), {"s": np.array([1, 1], "int64")},
+     r"Split node 'bad_split': split sizes \[1, 1\] do not divide axis 1 of size 3"),
+    (helper.make_node("Gather", ["x", "i"], ["y"], name="bad_gather", axis=2), {"i": np.array([7], "int64")},
+     r"Gather node 'bad_gather': indices \[7\] are out of range for axis 2 of size 4"),
+    (helper.make_node("Softmax", ["x"], ["y"], name="bad_axis", axis=3), {},
+     r"Softmax node 'bad_axis': axis 3 is out of range for a tensor of rank 3"),
+    (helper.make_node("Slice", ["x", "a", "b"], ["y"], name="empty_slice"),
+     {"a": np.array([1], "int64"), "b": np.array([1], "int64")},
+     r"Slice node 'empty_slice': the slice of axis 0 .* is empty"),
+    (helper.make_node("Pad", ["x", "p"], ["y"], name="crop_pad"), {"p": np.array([0, -1, 0, 0, 0, 0], "int64")},
+     r"Pad node 'crop_pad': negative pads .* are not supported; use Slice"),
+    (helper.make_node("Add", ["x", "v"], ["y"], name="bad_add"), {"v": np.ones(5, "float32")},
+     r"Add node 'bad_add': add: shapes \(2, 3, 4\), \(5,\) do not broadcast"),
+    (helper.make_node("Expand", ["x", "s"], ["y"], name="bad_expand"), {"s": np.array([3, 3, 4], "int64")},
+     r"Expand node 'bad_expand': the input's shape \(2, 3, 4\) does not broadcast to \(3, 3, 4\)"),
+])
+def test_converter_errors_name_the_node(node, inits, match):
+    # the declared output type is not checked by the importer: a placeholder rank-0 type
+    model = model_of([node], {"x": (F, [2, 3, 4])}, {"y": (F, [])}, inits)
+    with pytest.raises(OnnxImportError, match=match):
+        from_onnx(model)
+
+
+def test_a_3d_convolution_is_refused():
+    model = model_of([helper.make_node("Conv", ["x", "w"], ["y"], name="conv3d")], {"x": (F, [1, 1, 2, 2, 2])},
+                     {"y": (F, [1, 1, 2, 2, 2])}, {"w": np.ones((1, 1, 1, 1, 1), "float32")})
+    with pytest.raises(OnnxImportError, match=r"Conv node 'conv3d': Conv over 3 spatial dimension\(s\) is not "
+                                              r"supported; tecc converts the 1-D and 2-D"):
+        from_onnx(model)

@@ -1,0 +1,220 @@
+"""Seed 003's Relay flow (day 29 of the TVM course) with only the imports changed --
+``import tecc as tvm``, ``from tecc import relay`` -- on a small CNN exported as
+ONNX by the test (conv, relu, pool, gemm, softmax, a dynamic batch axis), checked
+against onnxruntime; and the ``tecc.relay`` facade's own names."""
+import timeit
+import warnings
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import tecc as tvm  # noqa: E402
+from tecc import relay  # noqa: E402
+from tecc.contrib import graph_executor  # noqa: E402
+from tecc.graph.ir import GraphError  # noqa: E402
+
+
+def small_cnn(path):
+    """What ``torch.onnx.export(..., dynamic_axes={"input": {0: "batch"}})`` writes
+    for conv-relu-pool-flatten-linear-softmax."""
+    rng = np.random.default_rng(3)
+
+    def weight(name, *shape):
+        return numpy_helper.from_array((rng.standard_normal(shape) * 0.3).astype("float32"), name)
+
+    nodes = [helper.make_node("Conv", ["input", "conv.weight", "conv.bias"], ["c"], name="/conv/Conv",
+                              kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"], name="/relu/Relu"),
+             helper.make_node("MaxPool", ["r"], ["p"], name="/pool/MaxPool", kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Flatten", ["p"], ["f"], name="/Flatten", axis=1),
+             helper.make_node("Gemm", ["f", "fc.weight", "fc.bias"], ["logits"], name="/fc/Gemm", transB=1),
+             helper.make_node("Softmax", ["logits"], ["output"], name="/Softmax", axis=1)]
+    graph = helper.make_graph(
+        nodes, "main_graph", [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 3, 8, 8])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, ["batch", 10])],
+        initializer=[weight("conv.weight", 4, 3, 3, 3), weight("conv.bias", 4), weight("fc.weight", 10, 64),
+                     weight("fc.bias", 10)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return str(path)
+
+
+def reference(path, data):
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    return sess.run(None, {"input": data})[0]
+
+
+@pytest.fixture(autouse=True)
+def _quiet_untuned():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "no tuned config": default schedules are what this flow uses
+        yield
+
+
+def test_seed_003_flow(tmp_path, capsys):
+    path = small_cnn(tmp_path / "resnet18.onnx")
+
+    # --- the seed's code, imports changed ---
+    onnx_model = onnx.load(path)
+    shape_dict = {"input": (1, 3, 8, 8)}
+    mod, params = relay.frontend.from_onnx(onnx_model, shape_dict)
+    print(type(mod))
+    print(mod["main"])
+
+    target = tvm.target.Target("llvm -mcpu=native")
+    with tvm.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target=target, params=params)
+
+    dev = tvm.cpu(0)
+    executor = graph_executor.GraphModule(lib["default"](dev))
+    input_data = np.random.randn(1, 3, 8, 8).astype("float32")
+    executor.set_input("input", tvm.nd.array(input_data))
+    executor.run()
+    output = executor.get_output(0).numpy()
+    print(f"Output shape: {output.shape}")
+    print(f"Top-5 classes: {output[0].argsort()[-5:][::-1]}")
+
+    def tvm_inference():
+        executor.set_input("input", tvm.nd.array(input_data))
+        executor.run()
+
+    tvm_time = timeit.timeit(tvm_inference, number=3) / 3
+    print(f"TVM CPU: {tvm_time * 1000:.2f} ms")
+
+    with tvm.transform.PassContext(opt_level=3):
+        mod_optimized = relay.transform.InferType()(mod)
+        mod_optimized = relay.transform.FuseOps(fuse_opt_level=2)(mod_optimized)
+    print("After FuseOps:")
+    print(mod_optimized["main"])
+
+    def count_ops(expr):
+        ops = {}
+
+        def visit(node):
+            if isinstance(node, tvm.relay.Call):
+                op_name = node.op.name
+                ops[op_name] = ops.get(op_name, 0) + 1
+
+        tvm.relay.analysis.post_order_visit(mod["main"], visit)
+        return ops
+
+    op_counts = count_ops(mod["main"])
+    for op, count in sorted(op_counts.items(), key=lambda x: -x[1]):
+        print(f"  {op}: {count}")
+
+    lib.export_library(str(tmp_path / "resnet18_tvm.so"))
+    loaded_lib = tvm.runtime.load_module(str(tmp_path / "resnet18_tvm.so"))
+    executor2 = graph_executor.GraphModule(loaded_lib["default"](tvm.cpu(0)))
+    executor2.set_input("input", tvm.nd.array(input_data))
+    executor2.run()
+    output2 = executor2.get_output(0).numpy()
+    # --- end of the seed's code ---
+
+    want = reference(path, input_data)
+    np.testing.assert_allclose(output, want, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(output2, want, rtol=1e-3, atol=1e-4)
+    assert op_counts == {"nn.conv2d": 1, "nn.bias_add": 2, "nn.relu": 1, "nn.max_pool2d": 1, "reshape": 1,
+                         "nn.dense": 1, "nn.softmax": 1}
+    out = capsys.readouterr().out
+    assert "fn (%input: Tensor[(1, 3, 8, 8), float32]" in out and "nn.conv2d(%input" in out
+    assert "Output shape: (1, 10)" in out
+    # fusion put conv2d, its bias and the relu in one primitive function
+    fused = out.split("After FuseOps:")[1]
+    conv_fn = [block for block in fused.split("Primitive=1")[1:] if "nn.conv2d" in block][0]
+    assert "nn.bias_add" in conv_fn.split("};")[0] and "nn.relu" in conv_fn.split("};")[0]
+
+
+@pytest.mark.parametrize("opt_level", [0, 1, 2, 3])
+def test_seed_003_opt_levels(tmp_path, opt_level):
+    """The seed's loop over opt_level: every level builds and computes the same."""
+    path = small_cnn(tmp_path / "m.onnx")
+    mod, params = relay.frontend.from_onnx(onnx.load(path), {"input": (2, 3, 8, 8)}, freeze_params=False)
+    with tvm.transform.PassContext(opt_level=opt_level):
+        lib = relay.build(mod, target=tvm.target.Target("llvm"), params=params)
+    executor = graph_executor.GraphModule(lib["default"](tvm.cpu(0)))
+    data = np.random.default_rng(opt_level).standard_normal((2, 3, 8, 8)).astype("float32")
+    executor.set_input("input", tvm.nd.array(data))
+    executor.run()
+    np.testing.assert_allclose(executor.get_output(0).numpy(), reference(path, data), rtol=1e-3, atol=1e-4)
+
+
+def test_seed_003_model_for_cuda(tmp_path):
+    """The same flow for target "cuda": on a machine with no GPU the kernels run on
+    tecc's emulator of CUDA semantics behind ``tvm.cuda(0)``."""
+    path = small_cnn(tmp_path / "m.onnx")
+    mod, params = relay.frontend.from_onnx(onnx.load(path), {"input": (1, 3, 8, 8)})
+    with tvm.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target="cuda", params=params)
+    executor = graph_executor.GraphModule(lib["default"](tvm.cuda(0)))
+    data = np.random.default_rng(7).standard_normal((1, 3, 8, 8)).astype("float32")
+    executor.set_input("input", data)
+    executor.run()
+    np.testing.assert_allclose(executor.get_output(0).numpy(), reference(path, data), rtol=1e-3, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------------------
+# the facade's names
+# ---------------------------------------------------------------------------------------
+def test_relay_builders_make_a_model_that_builds():
+    x = relay.var("x", shape=(1, 2, 5, 5))
+    w = relay.var("w", relay.TensorType((3, 2, 3, 3), "float32"))
+    y = relay.nn.conv2d(x, w, padding=(1, 1), channels=3, kernel_size=(3, 3))
+    y = relay.nn.relu(relay.add(y, relay.const(0.5)))
+    y = relay.reshape(y, (1, 75))                     # an attribute by position, as Relay's
+    y = relay.concatenate([y, relay.multiply(y, 2.0)], 1)  # a list is a tuple; a number a constant
+    func = relay.Function([x, w], y)
+    mod = relay.Module.from_expr(func)
+    mod = relay.transform.InferType()(mod)
+    assert mod["main"].checked_type == relay.TensorType((1, 150), "float32")
+    free = relay.analysis.free_vars(y)
+    assert [v.name_hint for v in free] == ["x", "w"]
+    assert relay.op.get("nn.conv2d") is tvm.graph.get_op("nn.conv2d")
+
+    data = np.random.default_rng(0).standard_normal((1, 2, 5, 5)).astype("float32")
+    weight = np.random.default_rng(1).standard_normal((3, 2, 3, 3)).astype("float32")
+    with tvm.transform.PassContext(opt_level=3):
+        lib = relay.build(func, target="llvm", params={"w": tvm.nd.array(weight)})
+    m = graph_executor.GraphModule(lib["default"](tvm.cpu(0)))
+    m.run(x=data)
+    conv = np.zeros((1, 3, 5, 5), "float32")
+    padded = np.pad(data, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    for i in range(5):
+        for j in range(5):
+            conv[0, :, i, j] = np.tensordot(weight, padded[0, :, i:i + 3, j:j + 3], axes=3)
+    ref = np.maximum(conv + 0.5, 0).reshape(1, 75)
+    np.testing.assert_allclose(m.get_output(0).numpy(), np.concatenate([ref, ref * 2], 1), rtol=1e-4, atol=1e-4)
+
+
+def test_relay_names_resolve():
+    for name in ("InferType", "FuseOps", "FoldConstant", "SimplifyInference", "FoldScaleAxis", "DeadCodeElimination",
+                 "EliminateCommonSubexpr", "Sequential", "PassContext"):
+        assert callable(getattr(relay.transform, name))
+    assert relay.Call is tvm.graph.Call and relay.Var is tvm.graph.Var and relay.TupleGetItem is tvm.graph.TupleGetItem
+    assert relay.IRModule is relay.Module is tvm.graph.Module
+    assert "conv2d" in dir(relay.nn) and "add" in dir(relay) and relay.op.nn is relay.nn
+    assert relay.op.add(relay.const(1.0), relay.const(2.0)).op.name == "add"
+    assert relay.var("t", "int32", shape=(2,)).type_annotation == relay.TensorType((2,), "int32")
+
+
+def test_relay_errors():
+    x = relay.var("x", shape=(2, 3))
+    with pytest.raises(AttributeError, match="no attribute 'conv9d'"):
+        relay.nn.conv9d  # noqa: B018
+    with pytest.raises(AttributeError, match="has no attribute 'Frobnicate'"):
+        relay.transform.Frobnicate  # noqa: B018
+    with pytest.raises(GraphError, match=r"relay builder of reshape: 3 positional attribute\(s\) given, it takes 2"):
+        relay.reshape(x, (3, 2), False, "extra")
+    with pytest.raises(GraphError, match="relay builder of transpose: attribute 'axes' given twice"):
+        relay.transpose(x, (1, 0), axes=(1, 0))
+    with pytest.raises(GraphError, match="relay builder of nn.relu: operand 0 is a str"):
+        relay.nn.relu("x")
+    with pytest.raises(GraphError, match="relay.build: executor= is not supported"):
+        relay.build(relay.Function([x], relay.nn.relu(x)), target="llvm", executor="aot")
+    with pytest.raises(GraphError, match=r"heterogeneous targets \(a dict\) are not supported"):
+        relay.build(relay.Function([x], relay.nn.relu(x)), target={"cpu": "llvm"})
