@@ -19,20 +19,29 @@ the CPU otherwise) -- and wraps the result in a
 Opsets
 ------
 The importer implements the default-domain opsets 9 to 21.  A model that imports
-a newer (or older) opset is read as the nearest one the importer implements
-when every operator it uses is defined the same way there, or differs only in
-the element types it accepts (the same attributes and inputs; ONNX's opsets 22
-to 28 mostly add bfloat16, 8-bit and 4-bit float types).  A model using an
-operator whose attributes or inputs changed in between is refused with
-:class:`OnnxBackendError`, naming the operator and both versions.
-:func:`opset_for` gives the opset a model is read with.
+a newer (or older) opset is read as the nearest one the importer implements when
+every node reads the same there: it sets only attributes that version has, leaves
+unset only attributes that default alike, and passes no input that version lacks
+(ONNX's opsets 22 to 28 mostly add element types -- bfloat16, 8-bit and 4-bit
+floats -- which the importer refuses by dtype where tecc has none).  Otherwise
+:class:`OnnxBackendError` names the node, the operator's two versions and what
+differs.  :func:`opset_for` gives the opset a model is read with.
+
+Operands needed when compiling
+------------------------------
+tecc compiles static shapes, so a Reshape's shape, Pad's pads, a Reduce's axes or
+Range's bounds must be known when compiling.  ONNX's node tests give them as graph
+inputs; such a model is compiled at its first ``run``, with those inputs' values
+compiled in (:attr:`TeccBackendRep.bound_inputs`; other values compile again).
+:func:`import_model` is the import step alone.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
-from ...errors import TeccError
-from ..ir import Call, GraphError, TupleGetItem, post_order_visit
+from ..ir import Call, TupleGetItem, post_order_visit
 from .onnx import MAX_OPSET, MIN_OPSET, OnnxImportError, from_onnx
 
 try:  # the backend interface comes with the onnx package, a dependency of tecc.graph
@@ -43,8 +52,8 @@ except ImportError as _err:  # pragma: no cover - onnx is a dependency
 #: the targets a device type builds for by default
 _DEFAULT_TARGETS = {DeviceType.CPU: "llvm", DeviceType.CUDA: "cuda"}
 
-__all__ = ["OnnxBackendError", "TeccBackend", "TeccBackendRep", "opset_for", "prepare", "run_model", "run_node",
-           "supports_device"]
+__all__ = ["OnnxBackendError", "TeccBackend", "TeccBackendRep", "import_model", "opset_for", "prepare", "run_model",
+           "run_node", "supports_device"]
 
 
 class OnnxBackendError(OnnxImportError):
@@ -63,23 +72,46 @@ def _default_opset(model) -> int:
     return max(versions)
 
 
-def _signature(schema) -> tuple:
-    """What a node of this operator version may say: its attributes (name, type,
-    required, default) and its inputs and outputs (name, optional/variadic)."""
-    attrs = tuple(sorted((a.name, int(a.type), bool(a.required), a.default_value.SerializeToString())
-                         for a in schema.attributes.values()))
-    inputs = tuple((i.name, int(i.option)) for i in schema.inputs)
-    outputs = tuple((o.name, int(o.option)) for o in schema.outputs)
-    return attrs, inputs, outputs
+def _node_reads_the_same(node, theirs, ours) -> str:
+    """Why ``node`` (of operator version ``theirs``) would mean something else read
+    as version ``ours``; "" when it reads the same: it sets only attributes
+    ``ours`` has (of the same type), every attribute it leaves unset has the same
+    default in both, and it passes no more inputs than ``ours`` takes.  (Element
+    types a later version adds are checked by the importer, which refuses dtypes
+    it does not compile.)"""
+    set_attrs = {a.name: a for a in node.attribute}
+    for name, attr in set_attrs.items():
+        if name not in ours.attributes:
+            return f"attribute {name!r} does not exist in version {ours.since_version}"
+        if int(ours.attributes[name].type) != int(attr.type):
+            return f"attribute {name!r} has another type in version {ours.since_version}"
+    for name in set(theirs.attributes) | set(ours.attributes):
+        if name in set_attrs:
+            continue
+        a = theirs.attributes.get(name)
+        b = ours.attributes.get(name)
+        default_a = a.default_value.SerializeToString() if a is not None and not a.required else None
+        default_b = b.default_value.SerializeToString() if b is not None and not b.required else None
+        if a is not None and b is not None and default_a != default_b:
+            return (f"attribute {name!r} defaults differently in versions {theirs.since_version} and "
+                    f"{ours.since_version}")
+        if a is None and b is not None and b.required:
+            return f"attribute {name!r} is required in version {ours.since_version}"
+    variadic = ours.inputs and ours.inputs[-1].option == type(ours.inputs[-1].option).Variadic
+    if not variadic and len(node.input) > len(ours.inputs):
+        return f"it has {len(node.input)} inputs, version {ours.since_version} takes {len(ours.inputs)}"
+    return ""
 
 
 def opset_for(model) -> int:
     """The default-domain opset :class:`TeccBackend` reads ``model`` with.
 
     The model's own opset when the importer implements it (9 to 21); otherwise the
-    nearest implemented one, provided that each operator the model uses has the
-    same attributes and inputs at both versions (a later version that only adds
-    element types reads the same).
+    nearest implemented one, provided that every node reads the same there: it
+    sets only attributes the older (or newer) operator version has, the ones it
+    leaves unset default alike, and it passes no inputs that version lacks.  A
+    later version that only adds element types reads the same (the importer
+    refuses dtypes it does not compile, naming the input).
 
     Parameters
     ----------
@@ -92,9 +124,9 @@ def opset_for(model) -> int:
     Raises
     ------
     OnnxBackendError
-        If the model imports no default opset, or an operator it uses changed its
-        attributes or inputs between the model's opset and the nearest implemented
-        one (naming both versions).
+        If the model imports no default opset, or a node would read differently
+        at the nearest implemented opset (naming the node, the operator's two
+        versions and what differs).
     """
     import onnx.defs  # noqa: PLC0415 -- onnx is imported above already
 
@@ -103,23 +135,29 @@ def opset_for(model) -> int:
         return opset
     read_as = min(max(opset, MIN_OPSET), MAX_OPSET)
     changed = []
-    for op_type in sorted({n.op_type for n in model.graph.node if n.domain in ("", "ai.onnx")}):
+    for i, node in enumerate(model.graph.node):
+        if node.domain not in ("", "ai.onnx"):
+            continue
         try:
-            theirs = onnx.defs.get_schema(op_type, opset)
+            theirs = onnx.defs.get_schema(node.op_type, opset)
         except onnx.defs.SchemaError:
             continue  # an unknown operator: the importer lists it among the unsupported ones
+        where = f"{node.op_type} node {node.name or f'{node.op_type}_{i}'!r}"
         try:
-            ours = onnx.defs.get_schema(op_type, read_as)
+            ours = onnx.defs.get_schema(node.op_type, read_as)
         except onnx.defs.SchemaError:
-            changed.append(f"{op_type} (version {theirs.since_version} has no definition at opset {read_as})")
+            changed.append(f"{where} (the operator does not exist at opset {read_as})")
             continue
-        if theirs.since_version != ours.since_version and _signature(theirs) != _signature(ours):
-            changed.append(f"{op_type} (version {theirs.since_version} differs from version {ours.since_version} "
-                           "in its attributes or inputs)")
+        if theirs.since_version == ours.since_version:
+            continue
+        why = _node_reads_the_same(node, theirs, ours)
+        if why:
+            changed.append(f"{where} ({node.op_type}-{theirs.since_version} read as {node.op_type}-"
+                           f"{ours.since_version}: {why})")
     if changed:
         raise OnnxBackendError(f"TeccBackend: the model uses ONNX opset {opset}; tecc implements opsets {MIN_OPSET} "
                                f"to {MAX_OPSET}, and reading it as opset {read_as} would change "
-                               f"{', '.join(changed)}; convert the model with "
+                               f"{'; '.join(changed)}; convert the model with "
                                f"onnx.version_converter.convert_version(model, {read_as})")
     return read_as
 
@@ -147,6 +185,25 @@ def _model_inputs(model) -> list:
     return [i.name for i in model.graph.input if i.name not in init]
 
 
+def _input_types(model, names) -> dict:
+    """Name -> (shape, dtype) of the model's inputs, as the model declares them."""
+    from onnx import helper  # noqa: PLC0415
+
+    by_name = {i.name: i for i in model.graph.input}
+    out = {}
+    for name in names:
+        tt = by_name[name].type.tensor_type
+        if not by_name[name].type.HasField("tensor_type") or not tt.HasField("shape"):
+            continue  # the importer refuses it (not a tensor) or asks for its shape
+        dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim)
+        try:
+            dtype = str(np.dtype(helper.tensor_dtype_to_np_dtype(tt.elem_type)))
+        except (KeyError, TypeError, ValueError):
+            continue
+        out[name] = (dims, dtype)
+    return out
+
+
 def _trivial_outputs(main) -> bool:
     """True when the model's outputs compute nothing (each is an input or a
     constant): then there is no kernel to build."""
@@ -160,8 +217,113 @@ def _trivial_outputs(main) -> bool:
     return not calls
 
 
+_RUN_TIME_OPERAND = re.compile(r"^(?P<op>\w+) node '(?P<name>.*?)': .* is computed by the model at run time")
+
+
+def _node_named(model, op_type: str, name: str):
+    """The node the importer calls ``name`` (its name, or ``<op_type>_<index>``)."""
+    for i, node in enumerate(model.graph.node):
+        if node.op_type == op_type and (node.name or f"{node.op_type}_{i}") == name:
+            return node
+    return None
+
+
+def _operands_to_bind(model, err: OnnxImportError, bound) -> list:
+    """The graph inputs to bind so that the node ``err`` refuses for an operand
+    computed at run time gets it at compile time: its graph-input operands after
+    the first (a Reshape's shape, Pad's pads, a Reduce's axes...), or the first
+    when those are bound already (ConstantOfShape's shape, Range's start)."""
+    m = _RUN_TIME_OPERAND.match(str(err))
+    if not m:
+        return []
+    node = _node_named(model, m.group("op"), m.group("name"))
+    if node is None:
+        return []
+    graph_inputs = set(_model_inputs(model))
+    candidates = [n for n in node.input if n in graph_inputs and n not in bound]
+    later = [n for n in candidates if n != node.input[0]]
+    return later or candidates
+
+
+def _with_initializers(model, values: dict):
+    """A copy of ``model`` in which the graph inputs named in ``values`` are
+    initializers of those values."""
+    from onnx import numpy_helper  # noqa: PLC0415
+
+    out = type(model)()
+    out.CopyFrom(model)
+    kept = [i for i in out.graph.input if i.name not in values]
+    del out.graph.input[:]
+    out.graph.input.extend(kept)
+    out.graph.initializer.extend(numpy_helper.from_array(np.asarray(v), n) for n, v in values.items())
+    return out
+
+
+def import_model(model, values=None):
+    """Import ``model`` as :class:`TeccBackend` does: at the opset
+    :func:`opset_for` gives, binding graph inputs the importer needs as
+    compile-time operands to their ``values``.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto
+    values : dict of str to numpy.ndarray, optional
+        Input values to bind when the importer needs them (a Reshape's shape,
+        Pad's pads... given as graph inputs); without them such a model is refused.
+
+    Returns
+    -------
+    mod : tecc.graph.Module
+    params : dict of str to numpy.ndarray
+    bound : list of str
+        The inputs compiled in (in the order they were found needed).
+
+    Raises
+    ------
+    OnnxBackendError
+        For an opset tecc cannot read the model with.
+    tecc.graph.frontend.OnnxImportError
+        For what the importer does not support, or an operand it needs that
+        ``values`` does not give.
+    """
+    opset = opset_for(model)
+    bound = []
+    while True:
+        try:
+            given = {n: np.asarray(values[n]) for n in bound}
+            mod, params = from_onnx(_with_initializers(model, given) if given else model, opset=opset)
+            return mod, params, bound
+        except OnnxImportError as err:
+            more = _operands_to_bind(model, err, bound) if values is not None else []
+            if not more or any(n not in values for n in more):
+                raise
+            bound.extend(more)
+
+
+class _Compiled:
+    """One compilation of a model: its executor, or (when its outputs compute
+    nothing) what each output is: an input's name or a constant's value."""
+
+    def __init__(self, factory, device, trivial=None):
+        self.factory = factory
+        self.trivial = trivial
+        self.module = None
+        if factory is not None:
+            from ...contrib.graph_executor import GraphModule  # noqa: PLC0415
+
+            self.module = GraphModule(factory["default"](device))
+
+    def run(self, named: dict) -> list:
+        if self.module is None:
+            return [np.array(named[v]) if isinstance(v, str) else np.array(v) for v in self.trivial]
+        if named:
+            self.module.set_input(**named)
+        self.module.run()
+        return [self.module.get_output(i).numpy() for i in range(self.module.get_num_outputs())]
+
+
 class TeccBackendRep(BackendRep):
-    """A model compiled by :meth:`TeccBackend.prepare`; :meth:`run` runs it.
+    """A model prepared by :meth:`TeccBackend.prepare`; :meth:`run` runs it.
 
     Attributes
     ----------
@@ -170,24 +332,63 @@ class TeccBackendRep(BackendRep):
     output_names : list of str
         The model's outputs, in the order ``run`` returns them.
     target : str
-        What the model was built for (``"llvm"`` or ``"cuda"``...).
-    factory : GraphExecutorFactoryModule or None
-        The built model (``export_library`` saves it); None for a model whose
-        outputs are its inputs or constants, which needs no kernel.
+        What the model is built for (``"llvm"`` or ``"cuda"``...).
+    bound_inputs : list of str
+        Inputs the model uses as compile-time operands (a Reshape's shape, Pad's
+        pads given as graph inputs): their values given to :meth:`run` are
+        compiled in, once per distinct set of values.  Empty for most models,
+        which are compiled by ``prepare``.
     """
 
-    def __init__(self, input_names, input_types, output_names, target, factory, device, trivial=None):
+    def __init__(self, model, opset, input_names, input_types, output_names, target, device, opt_level):
+        self.model = model
+        self.opset = opset
         self.input_names = list(input_names)
         self.input_types = dict(input_types)
         self.output_names = list(output_names)
         self.target = target
-        self.factory = factory
-        self._trivial = trivial
-        self._module = None
-        if factory is not None:
-            from ...contrib.graph_executor import GraphModule  # noqa: PLC0415
+        self.device = device
+        self.opt_level = opt_level
+        self.bound_inputs = []
+        self._compiled = {}
 
-            self._module = GraphModule(factory["default"](device))
+    @property
+    def factory(self):
+        """The built model of the latest compilation (``export_library`` saves it);
+        None when its outputs compute nothing or nothing is compiled yet."""
+        if not self._compiled:
+            return None
+        return list(self._compiled.values())[-1].factory
+
+    def _build(self, mod, params) -> _Compiled:
+        """Build an imported model (nothing to build when its outputs compute nothing)."""
+        from ...tir.transform.pipeline import PassContext  # noqa: PLC0415
+        from ..build import build  # noqa: PLC0415
+
+        main = mod["main"]
+        if _trivial_outputs(main):
+            body = main.body
+            fields = list(body.fields) if hasattr(body, "fields") else [body]
+            trivial = [f.name_hint if hasattr(f, "name_hint") else f.data for f in fields]
+            return _Compiled(None, self.device, trivial)
+        with PassContext(opt_level=self.opt_level):
+            factory = build(mod, target=self.target, params=params)
+        return _Compiled(factory, self.device)
+
+    def _key(self, named: dict) -> tuple:
+        return tuple((n, str(named[n].dtype), named[n].shape, named[n].tobytes()) for n in self.bound_inputs)
+
+    def _compiled_for(self, named: dict) -> _Compiled:
+        """The compilation for these inputs' values of :attr:`bound_inputs`
+        (found, on the first run, by :func:`import_model`)."""
+        if self.bound_inputs or not self._compiled:
+            key = self._key(named)
+            if key not in self._compiled:
+                mod, params, bound = import_model(self.model, named)
+                self.bound_inputs = list(bound)
+                self._compiled[self._key(named)] = self._build(mod, params)
+            return self._compiled[self._key(named)]
+        return self._compiled[()]
 
     def _bind(self, inputs) -> dict:
         """Name -> numpy array from a list (the model's input order), a dict, or
@@ -214,11 +415,12 @@ class TeccBackendRep(BackendRep):
         out = {}
         for name in self.input_names:
             arr = _as_numpy(named[name], f"input {name!r}")
-            shape, dtype = self.input_types[name]
-            if tuple(arr.shape) != tuple(shape) or str(arr.dtype) != dtype:
+            shape, dtype = self.input_types.get(name, (tuple(arr.shape), str(arr.dtype)))
+            same_shape = len(shape) == arr.ndim and all(d is None or d == a for d, a in zip(shape, arr.shape))
+            if not same_shape or str(arr.dtype) != dtype:
                 raise OnnxBackendError(f"TeccBackendRep.run: input {name!r} has shape {tuple(arr.shape)} and dtype "
-                                       f"{arr.dtype}, but the model was compiled for shape {tuple(shape)} and dtype "
-                                       f"{dtype}; prepare the model again for other shapes")
+                                       f"{arr.dtype}, but the model takes shape {tuple(shape)} and dtype {dtype}; give "
+                                       "an array of that shape and dtype (prepare the model again for other shapes)")
             out[name] = arr
         return out
 
@@ -243,15 +445,14 @@ class TeccBackendRep(BackendRep):
         OnnxBackendError
             If an input is missing, unknown, or of another shape or dtype than the
             model was compiled for.
+        tecc.graph.frontend.OnnxImportError
+            If the model needs a compile-time operand tecc cannot take from the
+            inputs given (see :attr:`bound_inputs`).
         """
         named = self._bind(inputs)
-        if self._module is None:
-            values = [np.array(named[v]) if isinstance(v, str) else np.array(v) for v in self._trivial]
-        else:
-            if named:
-                self._module.set_input(**named)
-            self._module.run()
-            values = [self._module.get_output(i).numpy() for i in range(self._module.get_num_outputs())]
+        compiled = self._compiled_for(named)
+        feed = {n: v for n, v in named.items() if n not in self.bound_inputs}
+        values = compiled.run(feed if compiled.module is not None else named)
         return namedtupledict("Outputs", self.output_names)(*values)
 
 
@@ -291,6 +492,12 @@ class TeccBackend(Backend):
     def prepare(cls, model, device: str = "CPU", target=None, opt_level=None, **kwargs) -> TeccBackendRep:
         """Import and compile ``model`` for ``device``.
 
+        A model that uses one of its graph inputs as a compile-time operand (a
+        Reshape's shape, Pad's pads, a Reduce's axes, Range's bounds -- as ONNX's
+        node tests do) is compiled at its first ``run``, with those inputs' values
+        compiled in (:attr:`TeccBackendRep.bound_inputs`); every other model is
+        compiled here.
+
         Parameters
         ----------
         model : onnx.ModelProto
@@ -320,9 +527,6 @@ class TeccBackend(Backend):
         """
         from onnx import ModelProto  # noqa: PLC0415
 
-        from ...tir.transform.pipeline import PassContext  # noqa: PLC0415
-        from ..build import build  # noqa: PLC0415
-
         if not isinstance(model, ModelProto):
             raise OnnxBackendError(f"TeccBackend.prepare takes an onnx.ModelProto, got {type(model).__name__}; "
                                    "load a file with onnx.load(path)")
@@ -332,21 +536,19 @@ class TeccBackend(Backend):
             opt_level = cls.DEFAULT_OPT_LEVEL
         if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
             raise OnnxBackendError(f"TeccBackend.prepare: opt_level must be an int from 0 to 3, got {opt_level!r}")
-        mod, params = from_onnx(model, opset=opset_for(model))
-        main = mod["main"]
+        opset = opset_for(model)  # refuses an opset tecc cannot read before anything else
         input_names = _model_inputs(model)
-        input_types = {p.name_hint: (tuple(p.type_annotation.shape), p.type_annotation.dtype)
-                       for p in main.params if p.name_hint in input_names}
+        input_types = _input_types(model, input_names)
         output_names = [o.name for o in model.graph.output]
-        if _trivial_outputs(main):
-            # nothing to compile: each output is an input (by name) or a constant's value
-            body = main.body
-            fields = list(body.fields) if hasattr(body, "fields") else [body]
-            trivial = [f.name_hint if hasattr(f, "name_hint") else f.data for f in fields]
-            return TeccBackendRep(input_names, input_types, output_names, target, None, dev, trivial)
-        with PassContext(opt_level=opt_level):
-            factory = build(mod, target=target, params=params)
-        return TeccBackendRep(input_names, input_types, output_names, target, factory, dev)
+        rep = TeccBackendRep(model, opset, input_names, input_types, output_names, target, dev, opt_level)
+        try:
+            mod, params, _ = import_model(model)
+        except OnnxImportError as err:
+            if not _operands_to_bind(model, err, []):
+                raise
+            return rep  # compiled at the first run, with the operands' values
+        rep._compiled[()] = rep._build(mod, params)
+        return rep
 
     @classmethod
     def run_model(cls, model, inputs, device: str = "CPU", **kwargs):
@@ -396,15 +598,42 @@ class TeccBackend(Backend):
         arrays = [_as_numpy(v, f"input {n!r}") for n, v in zip(names, values)]
         graph_inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
                         for n, a in zip(names, arrays)]
+        out_names = [n for n in node.output if n]
+        opset = int(kwargs.pop("opset_version", MAX_OPSET))
         if outputs_info is not None:
             outs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(np.dtype(dt)), shape)
-                    for n, (dt, shape) in zip(node.output, outputs_info)]
+                    for n, (dt, shape) in zip(out_names, outputs_info)]
         else:
-            outs = [helper.make_empty_tensor_value_info(n) for n in node.output if n]
-        opset = int(kwargs.pop("opset_version", MAX_OPSET))
+            outs = [helper.make_empty_tensor_value_info(n) for n in out_names]
         graph = helper.make_graph([node], f"run_node_{node.op_type}", graph_inputs, outs)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+        if outputs_info is None:
+            model = _typed_outputs(model, node)
         return cls.prepare(model, device, **kwargs).run(arrays)
+
+
+def _typed_outputs(model, node):
+    """``model`` with its outputs typed by ONNX shape inference (the checker wants
+    a type on every graph output)."""
+    import onnx  # noqa: PLC0415
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else "inference failed"
+        raise OnnxBackendError(f"TeccBackend.run_node: ONNX cannot infer the outputs of node "
+                               f"{node.name or node.op_type!r} ({first}); check its inputs and attributes, or give "
+                               "outputs_info=[(dtype, shape), ...]") from None
+    known = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.output)
+             if v.type.tensor_type.elem_type}
+    missing = [o.name for o in model.graph.output if o.name not in known]
+    if missing:
+        raise OnnxBackendError(f"TeccBackend.run_node: ONNX infers no type for output(s) {missing} of node "
+                               f"{node.name or node.op_type!r}; give outputs_info=[(dtype, shape), ...]")
+    outputs = [known[o.name] for o in model.graph.output]
+    del model.graph.output[:]
+    model.graph.output.extend(outputs)
+    return model
 
 
 # onnx's backend modules expose these names at module level
@@ -412,10 +641,3 @@ prepare = TeccBackend.prepare
 run_model = TeccBackend.run_model
 run_node = TeccBackend.run_node
 supports_device = TeccBackend.supports_device
-
-#: errors a model may raise that mean "tecc does not support this": the importer's
-#: refusals (unknown operators, attributes, dtypes, opsets)
-UNSUPPORTED_ERRORS = (OnnxImportError,)
-
-# re-exported for callers that classify failures
-_ = (GraphError, TeccError)
