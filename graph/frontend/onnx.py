@@ -122,9 +122,12 @@ def _np_dtype(elem_type: int, where: str) -> str:
         dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
     except (KeyError, TypeError, ValueError):
         raise OnnxImportError(f"{where}: ONNX element type {elem_type} has no tecc dtype") from None
-    if dtype.kind not in "biuf":
+    from ...runtime.dtypes import SUPPORTED  # noqa: PLC0415
+
+    # the dtypes tecc compiles, not numpy's kinds: ml_dtypes' float8 types have kind 'f'
+    if dtype.kind not in "biuf" or str(dtype) not in SUPPORTED:
         raise OnnxImportError(f"{where}: tensors of dtype {dtype} (ONNX type {elem_type}) are not supported; tecc "
-                              "compiles bool, integer and floating-point tensors")
+                              f"compiles {', '.join(SUPPORTED)}")
     return str(dtype)
 
 

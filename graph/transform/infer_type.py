@@ -105,6 +105,10 @@ def infer_type(expr):
         for _, fn in expr.items():
             infer_type(fn)
         return expr
+    if isinstance(expr, Function):  # a parameter nothing uses still has its type
+        for p in expr.params:
+            if not p.has_type and p.type_annotation is not None:
+                p._set_type(p.type_annotation)
     for node in _scope_order(expr):
         if node.has_type:
             continue

@@ -61,10 +61,6 @@ FAILURE_REASONS = {
                        "once): 1-2 float16 ulps apart, beyond rtol 1e-3",
     "ceil_pool": "pooling with ceil_mode=1: tecc keeps a last window that starts in the right padding (ONNX drops "
                  "it), so the output is one larger per spatial axis",
-    "float8": "the importer accepts float8_e5m2 tensors (ml_dtypes' numpy kind 'f') that tecc has no dtype for: "
-              "compiling fails with 'unknown dtype float8_e5m2' instead of an OnnxImportError",
-    "unused_input": "a model input that no node uses (CastLike's 'like' after expansion) crashes build(): "
-                    "'the type of this Var is not known yet' for the unused parameter of main",
 }
 #: cause -> the cases it makes fail on the C backend (found by a full run of this script)
 KNOWN_FAILING = {
@@ -80,19 +76,6 @@ KNOWN_FAILING = {
                         "test_causal_conv_with_state_silu_fp16_expanded"],
     "ceil_pool": ["test_averagepool_2d_ceil_last_window_starts_on_pad",
                   "test_maxpool_2d_ceil_output_size_reduce_by_one"],
-    "float8": ["test_cast_FLOAT16_to_FLOAT8E5M2", "test_cast_FLOAT8E5M2_to_FLOAT", "test_cast_FLOAT8E5M2_to_FLOAT16",
-               "test_cast_FLOAT_to_FLOAT8E5M2", "test_cast_no_saturate_FLOAT16_to_FLOAT8E5M2",
-               "test_cast_no_saturate_FLOAT_to_FLOAT8E5M2", "test_castlike_FLOAT16_to_FLOAT8E5M2",
-               "test_castlike_FLOAT8E5M2_to_FLOAT", "test_castlike_FLOAT8E5M2_to_FLOAT16",
-               "test_castlike_FLOAT_to_FLOAT8E5M2", "test_castlike_no_saturate_FLOAT16_to_FLOAT8E5M2",
-               "test_castlike_no_saturate_FLOAT_to_FLOAT8E5M2"],
-    "unused_input": ["test_castlike_DOUBLE_to_FLOAT16_expanded", "test_castlike_DOUBLE_to_FLOAT_expanded",
-                     "test_castlike_FLOAT16_to_DOUBLE_expanded", "test_castlike_FLOAT16_to_FLOAT8E5M2_expanded",
-                     "test_castlike_FLOAT16_to_FLOAT_expanded", "test_castlike_FLOAT8E5M2_to_FLOAT16_expanded",
-                     "test_castlike_FLOAT8E5M2_to_FLOAT_expanded", "test_castlike_FLOAT_to_DOUBLE_expanded",
-                     "test_castlike_FLOAT_to_FLOAT16_expanded", "test_castlike_FLOAT_to_FLOAT8E5M2_expanded",
-                     "test_castlike_no_saturate_FLOAT16_to_FLOAT8E5M2_expanded",
-                     "test_castlike_no_saturate_FLOAT_to_FLOAT8E5M2_expanded"],
 }
 
 #: every case that fails on the C backend (the report's full run), with what is wrong
