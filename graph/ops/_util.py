@@ -173,7 +173,10 @@ def window_out(size, kernel, stride, dilation, pad_before, pad_after, ceil_mode=
     """Windows along one axis, as topi's pooling and convolution count them
     (``ceil_mode`` adds ``stride - 1`` of padding after)."""
     extra = stride - 1 if ceil_mode else 0
-    return (size + pad_before + pad_after + extra - ((kernel - 1) * dilation + 1)) // stride + 1
+    n = (size + pad_before + pad_after + extra - ((kernel - 1) * dilation + 1)) // stride + 1
+    if ceil_mode and isinstance(n, int) and isinstance(size, int) and (n - 1) * stride >= size + pad_before:
+        n -= 1  # a last window starting in the right padding is dropped (ONNX's and PyTorch's rule)
+    return n
 
 
 # ---------------------------------------------------------------------------------------

@@ -59,8 +59,6 @@ FAILURE_REASONS = {
     "empty_reduce": _MAX_IDENTITY + "ReduceMax/ReduceMin of an empty set give -/+3.4e38 instead of -/+inf",
     "fp16_accumulate": "float16 MatMul/Conv accumulate in float16 (the reference accumulates in float32 and rounds "
                        "once): 1-2 float16 ulps apart, beyond rtol 1e-3",
-    "ceil_pool": "pooling with ceil_mode=1: tecc keeps a last window that starts in the right padding (ONNX drops "
-                 "it), so the output is one larger per spatial axis",
 }
 #: cause -> the cases it makes fail on the C backend (found by a full run of this script)
 KNOWN_FAILING = {
@@ -74,8 +72,6 @@ KNOWN_FAILING = {
     "empty_reduce": ["test_reduce_max_empty_set", "test_reduce_min_empty_set"],
     "fp16_accumulate": ["test_attention_4d_fp16_expanded", "test_attention_4d_gqa_with_past_and_present_fp16_expanded",
                         "test_causal_conv_with_state_silu_fp16_expanded"],
-    "ceil_pool": ["test_averagepool_2d_ceil_last_window_starts_on_pad",
-                  "test_maxpool_2d_ceil_output_size_reduce_by_one"],
 }
 
 #: every case that fails on the C backend (the report's full run), with what is wrong

@@ -61,6 +61,12 @@ def _pool(data, kernel, stride, dilation, padding, pool_type, ceil_mode, layout,
         pad_after[ax] = padding[a + k] + extra[a]
         window = (kernel[a] - 1) * dilation[a] + 1
         out_shape[ax] = simplify((data.shape[ax] + pad_before[ax] + pad_after[ax] - window) // stride[a] + 1)
+        if ceil_mode:
+            # the last window must start inside the input or its left padding (ONNX's and
+            # PyTorch's rule): one that would start in the right padding is dropped
+            n, size, before = get_const_tuple([out_shape[ax], data.shape[ax], padding[a]])
+            if all(isinstance(v, int) for v in (n, size, before)) and (n - 1) * stride[a] >= size + before:
+                out_shape[ax] = n - 1
         size, window, pads = get_const_tuple([data.shape[ax], window, padding[a] + padding[a + k]])
         if all(isinstance(v, int) for v in (size, window, pads)) and size + pads < window:
             raise TopiError(

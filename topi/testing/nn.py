@@ -88,7 +88,10 @@ def poolnd_python(np_data, kernel, strides, dilation, padding_before, padding_af
         window = (kernel[d] - 1) * dilation[d] + 1
         extra = strides[d] - 1 if ceil_mode else 0
         padded_sizes.append(total)
-        out_sizes.append((total + extra - window) // strides[d] + 1)
+        n = (total + extra - window) // strides[d] + 1
+        if ceil_mode and (n - 1) * strides[d] >= spatial[d] + padding_before[d]:
+            n -= 1  # no window starts in the right padding (ONNX's and PyTorch's rule)
+        out_sizes.append(n)
     big = [s + (strides[d] if ceil_mode else 0) + (kernel[d] - 1) * dilation[d] for d, s in enumerate(padded_sizes)]
     padded = np.full(data.shape[:2] + tuple(big), np.nan, np.float64)
     inner = tuple(slice(padding_before[d], padding_before[d] + spatial[d]) for d in range(k))
