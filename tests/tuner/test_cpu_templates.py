@@ -9,6 +9,8 @@ from tecc import autotvm, topi
 
 T = "TENSOR"
 RNG_SEED = 7
+#: random points of each space built and checked (besides the fallback)
+SAMPLES = 5
 
 
 TASKS = {
@@ -38,17 +40,26 @@ def test_cpu_template_configs_match_numpy(name):
     rng = np.random.default_rng(RNG_SEED)
     inputs = _arrays(args, rng)
     expected = ref(*inputs)
-    picks = sorted({int(i) for i in rng.choice(len(space), size=min(5, len(space)), replace=False)})
-    configs = [space.get(i) for i in picks] + [autotvm.FallbackConfigEntity()]
-    checked = 0
-    for cfg in configs:
-        try:
-            s, bufs = task.instantiate(cfg)
-        except autotvm.task.space.InstantiationError:
-            continue  # a config the template refuses (with its reason) costs no compile
+
+    def check(cfg):
+        s, bufs = task.instantiate(cfg)
         func = tecc.build(s, bufs, target="llvm")
         out = np.full(expected.shape, np.nan, expected.dtype)
         func(*inputs, out)
         np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4, err_msg=f"{name} config {cfg}")
+
+    # random points until SAMPLES of them instantiate (a point the template refuses, with its
+    # reason, costs no compile), then the fallback, which no template may refuse
+    checked, refused = 0, []
+    for i in rng.permutation(len(space))[:4 * SAMPLES]:
+        try:
+            check(space.get(int(i)))
+        except autotvm.task.space.InstantiationError as err:
+            refused.append(str(err))
+            continue
         checked += 1
-    assert checked >= 4, f"{name}: only {checked} of {len(configs)} configs could be instantiated"
+        if checked == SAMPLES:
+            break
+    assert checked == min(SAMPLES, len(space)), f"{name}: {checked} configs instantiated, refused: {refused}"
+    assert all(refused), "a refusal without its reason"
+    check(autotvm.FallbackConfigEntity())

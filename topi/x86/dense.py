@@ -13,7 +13,9 @@ Two ways to compute ``dense`` (``data @ weight.T``), both tunable:
     The weight first repacked into column panels ``nr`` wide (``[out_dim / nr,
     in_dim, nr]``, stage ``T_dense_pack_weight``); an ``mr x nr`` tile of the output
     accumulated in registers (a local ``cache_write``), rows unrolled and columns
-    vectorized -- the packed matmul of :mod:`.matmul` -- tiles spread over the cores.
+    vectorized -- the packed matmul of :mod:`.matmul` -- in cache blocks (a block's
+    rows of ``data`` stay in L2 while its panels go through them, each panel in L1
+    while the block's row tiles use it), the blocks spread over the cores.
 
 :func:`dense` picks one from the batch size; :func:`schedule_dense` schedules the
 output of either (or of :func:`tecc.topi.nn.dense`).  Element-wise stages after the
@@ -33,7 +35,7 @@ from ... import te
 from ...errors import ScheduleError
 from ...target import Target
 from ...tir import op as _op
-from ...tuner.task.space import SplitEntity
+from ...tuner.task.space import InstantiationError, SplitEntity
 from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
 from .. import nn, tag
 from ..generic.default import outputs_of
@@ -41,7 +43,6 @@ from ..nn.dense import dense_by_batch
 from ..schedule_registry import register_schedule
 from ..tunable import schedule_anchor, schedule_either
 from ..utils import const_int_or, find_op, get_const_int
-from .matmul import register_tile
 from .utils import vector_lanes
 
 #: the tags of the packed product and of the packed weight
@@ -179,25 +180,153 @@ def dense_pack_compute(data, weight, bias=None, out_dtype=None, nr=16):
     return te.compute((M, N), lambda i, j: C[i, j] + cast(bias[j]), name="T_add", tag=tag.BROADCAST)
 
 
-def _define_tile_knobs(cfg, M, N, K, dtype):
-    """``tile_y`` (``mr``), ``tile_x`` (``nr``), ``tile_k``; the fallback an
-    accumulator tile that fits the target's vector registers."""
-    mr_fit, nr_fit = register_tile(Target.current(allow_none=True) or "llvm")
+#: the middle factors ``tile_y`` offers: register tiles per cache block (any, the
+#: last block may be partial)
+BLOCK_TILES = (1, 2, 4, 8, 16, 32)
+#: the largest ``tile_k`` inner factor (reduction steps unrolled in the inner loop)
+MAX_K_UNROLL = 8
+#: the widest register tile ``tile_x`` offers (``nr``), in vectors
+MAX_PANEL_VECTORS = 4
+#: vector registers an ``mr x nr`` accumulator tile must leave free (for the panel's
+#: vector and the broadcast value of ``A``); a larger tile is refused: it would spill
+FREE_REGISTERS = 2
+#: the split lengths of the knobs (a config of an older template has other ones)
+_KNOB_OUTPUTS = {"tile_y": 3, "tile_x": 3, "tile_k": 2}
+
+
+def _vector_registers(target) -> int:
+    """The vector registers of ``target`` (32 with AVX-512, 16 otherwise)."""
+    return 32 if Target.canon(target).vector_bytes() >= 64 else 16
+
+
+def _row_splits(M, max_mr):
+    """The ``tile_y`` choices ``[-1, tiles per block, mr]``: every register tile
+    height up to ``max_mr`` (a tail allowed: each row of the last tile is tested, a
+    branch the predictor gets right, around its vector operations) times the block
+    heights of :data:`BLOCK_TILES` up to the first that holds all ``M`` rows."""
+    out = []
+    for mr in range(1, max(1, min(M, max_mr)) + 1):
+        for tiles in BLOCK_TILES:
+            if tiles == 1 or tiles // 2 * mr < M:
+                out.append([-1, tiles, mr])
+    return out
+
+
+def _panel_filter(N, lanes):
+    """The ``tile_x`` choices kept (all factors divide ``N``: a column tail would
+    test every lane inside the reduction): ``nr`` at most :data:`MAX_PANEL_VECTORS`
+    vectors, and a whole number of vectors when ``N`` has such a divisor."""
+    widest = MAX_PANEL_VECTORS * lanes
+    whole = any(N % (v * lanes) == 0 for v in range(1, MAX_PANEL_VECTORS + 1))
+
+    def keep(entity):
+        nr = entity.size[-1]
+        return nr <= widest and (not whole or nr % lanes == 0)
+    return keep
+
+
+def _fallback_tile(M, N, lanes, registers, nr=None):
+    """``(mr, nr)`` of the untuned config: ``nr`` (unless given) two vectors when
+    they divide ``N`` (else one, three, four; else the largest divisor of ``N`` up to
+    two vectors); ``mr`` rows enough for about three quarters of the vector
+    registers (AVX2: 6 x 16 floats, 12 of 16 registers; AVX-512: 8 x 32, 16 of 32),
+    at most ``M``."""
+    budget = 16 if registers >= 32 else 12
+    if nr is None:
+        nr = next((v * lanes for v in (2, 1, 3, 4) if N % (v * lanes) == 0), None)
+    if nr is None:
+        nr = _largest_divisor(N, 2 * lanes)
+    return max(1, min(M, budget // -(-nr // lanes))), nr
+
+
+def _define_tile_knobs(cfg, M, N, K, dtype, nr=None):
+    """The knobs of the blocked, register-tiled product (:func:`_register_tile`;
+    ``dense_pack``, ``batch_matmul`` and ``matmul``), for an ``M x N`` output (per
+    batch) reducing ``K``:
+
+    ``tile_y`` ``[row blocks, tiles per block, mr]``
+        ``mr``: the register tile's rows (unrolled; one broadcast of ``A`` per row
+        and reduction step), at most the vector registers less
+        :data:`FREE_REGISTERS`; the middle factor (:data:`BLOCK_TILES`): row tiles
+        per cache block, whose rows of ``A`` stay in L2 while the block's panels go
+        through them; the outer loop is spread over the cores.  Neither need divide
+        ``M``: the rows past it are skipped.
+    ``tile_x`` ``[column blocks, panels per block, nr]``
+        ``nr``: the register tile's columns, vectorized (``nr / lanes`` vectors; up
+        to :data:`MAX_PANEL_VECTORS`), and the width of ``dense_pack``'s weight
+        panels; the middle factor: panels per cache block (each panel's ``K x nr``
+        slice stays in L1 while the block's row tiles use it); the outer loop is
+        spread over the cores with the row blocks.  Every factor divides ``N``.
+    ``tile_k`` ``[-1, ku]``
+        reduction steps unrolled in the innermost loop (up to :data:`MAX_K_UNROLL`).
+
+    The accumulator is one ``mr x nr`` tile in vector registers; a config whose tile
+    needs more than the registers less :data:`FREE_REGISTERS` is refused
+    (:func:`_tile_of`).  There is no reduction block: the whole ``K`` runs inside
+    one tile, so the accumulator never leaves the registers.  The fallback:
+    :func:`_fallback_knobs` (``nr`` given: the panel width the weight was packed
+    with)."""
+    target = Target.current(allow_none=True) or "llvm"
     lanes = vector_lanes(dtype)
-    cfg.define_split("tile_y", M, num_outputs=2, max_factor=16)
-    cfg.define_split("tile_x", N, num_outputs=2, max_factor=64)
-    cfg.define_split("tile_k", K, num_outputs=2, max_factor=64)
+    registers = _vector_registers(target)
+    cfg.define_split("tile_y", M, policy="candidate", num_outputs=3,
+                     candidate=_row_splits(M, registers - FREE_REGISTERS))
+    cfg.define_split("tile_x", N, num_outputs=3, filter=_panel_filter(N, lanes))
+    cfg.define_split("tile_k", K, num_outputs=2, max_factor=MAX_K_UNROLL)
     if cfg.is_fallback:
-        nr = min(nr_fit, -(-N // lanes) * lanes)  # no wider than the columns, rounded to vectors
-        cfg["tile_y"] = SplitEntity([-1, min(mr_fit, M)])
-        cfg["tile_x"] = SplitEntity([-1, max(1, nr)])
-        cfg["tile_k"] = SplitEntity([-1, 1])
+        _fallback_knobs(cfg, M, N, K, lanes, registers, nr)
+
+
+def _fallback_knobs(cfg, M, N, K, lanes, registers, nr=None):
+    """The untuned config: the register tile of :func:`_fallback_tile`, two row
+    tiles rather than one tile for the whole output; no cache blocks (one tile per
+    block: the tiles, in row-major order, are the parallel tasks; on a 2-core AVX2
+    machine no block measured faster at 512^3 and 1024^3, and blocks of 8 x 8 tiles
+    were about 20% slower at 64 x 4096 x 1024); ``ku`` the largest divisor of ``K``
+    up to 4."""
+    mr, nr = _fallback_tile(M, N, lanes, registers, nr)
+    if -(-N // nr) == 1 and M <= mr:
+        mr = max(1, -(-M // 2))
+    cfg["tile_y"] = SplitEntity([-1, 1, mr])
+    cfg["tile_x"] = SplitEntity([-1, 1, nr])
+    cfg["tile_k"] = SplitEntity([-1, _largest_divisor(K, 4)])
+
+
+def _tile_of(cfg, what, C):
+    """``(mr, nr)`` of ``cfg`` for the product ``C``, after checking the knobs'
+    shapes.  A tile of more accumulator vectors than the registers less
+    :data:`FREE_REGISTERS` is refused (``cfg.raise_error``: the tuner records it
+    without compiling; a schedule built outside the tuner stays correct, slower).
+
+    Raises
+    ------
+    InstantiationError
+        When a knob is not a split into as many loops as this template makes (a
+        config of an older version of the template, or of another one)."""
+    for name, outputs in _KNOB_OUTPUTS.items():
+        size = getattr(cfg[name], "size", None) if name in cfg else None
+        if size is None or len(size) != outputs:
+            got = "missing" if name not in cfg else repr(cfg[name])
+            raise InstantiationError(
+                f"{what}: knob {name!r} of the config is {got}, not a split into {outputs} loops; the config is of "
+                "an older version of this template or of another template: tune the workload again")
+    mr, nr = cfg["tile_y"].size[-1], cfg["tile_x"].size[-1]
+    lanes = vector_lanes(C.dtype)
+    registers = _vector_registers(Target.current(allow_none=True) or "llvm")
+    vectors = mr * -(-nr // lanes)
+    if vectors > registers - FREE_REGISTERS:
+        cfg.raise_error(
+            f"{what}: the register tile of {C.op.name!r}, tile_y x tile_x inner factors {mr} x {nr}, needs {vectors} "
+            f"vectors of {lanes} {C.dtype}, more than the {registers - FREE_REGISTERS} of the target's {registers} "
+            "vector registers it may use: it would spill to memory; take a smaller mr or nr")
+    return mr, nr
 
 
 @register_topi_compute("dense_pack.x86")
 def dense_pack(cfg, data, weight, bias=None, out_dtype=None):
     """``dense`` with the weight packed into column panels as wide as the ``tile_x``
-    knob (:func:`dense_pack_compute`; scheduled by :func:`schedule_dense_pack`)."""
+    knob's inner factor (:func:`dense_pack_compute`; scheduled by
+    :func:`schedule_dense_pack`)."""
     nn.dense(data, weight, bias, out_dtype)  # argument checks first
     M, K = (const_int_or(d, 32) for d in data.shape)
     N = const_int_or(weight.shape[0], 32)
@@ -206,11 +335,13 @@ def dense_pack(cfg, data, weight, bias=None, out_dtype=None):
 
 
 def _pack_template(cfg, outs):
-    """The CPU schedule of ``dense_pack`` (and of element-wise ops after it).
+    """The CPU schedule of ``dense_pack`` (and of element-wise ops after it): the
+    weight packed in parallel over its panels, then the blocked register tiles of
+    :func:`_register_tile`.
 
-    Knobs: ``tile_y`` (``mr``, the register tile's rows, unrolled), ``tile_x``
-    (``nr``, its columns: the panel width, vectorized), ``tile_k`` (the reduction's
-    inner loop, unrolled).
+    Knobs (:func:`_define_tile_knobs`): ``tile_y`` ``[row blocks, tiles per block,
+    mr]``, ``tile_x`` ``[column blocks, panels per block, nr]`` (``nr`` the panel
+    width), ``tile_k`` ``[-1, ku]`` (reduction steps unrolled).
     """
     return schedule_anchor(outs, (DENSE_PACK,), "schedule_dense_pack",
                            lambda s, op, out: _schedule_pack(cfg, s, op.output(0), out))
@@ -223,11 +354,11 @@ def _schedule_pack(cfg, s, C, out):
     (packed,) = [t for t in C.op.input_tensors if t.op.tag == DENSE_PACK_WEIGHT]
     M, N = (const_int_or(d, 32) for d in C.shape)
     K = const_int_or(C.op.reduce_axis[0].dom.extent, 32)
-    _define_tile_knobs(cfg, M, N, K, C.dtype)
-    cfg.add_flop(2 * M * N * K)
     nr = get_const_int(C.op.attrs["nr"])
-    if cfg.is_fallback:  # the panel width the compute chose (dense_pack_compute called directly)
-        cfg["tile_x"] = SplitEntity([-1, nr])
+    # a fallback takes the panel width the compute chose (dense_pack_compute called directly)
+    _define_tile_knobs(cfg, M, N, K, C.dtype, nr=nr)
+    cfg.add_flop(2 * M * N * K)
+    _tile_of(cfg, "schedule_dense_pack", C)
     if cfg["tile_x"].size[-1] != nr:
         raise ScheduleError(f"schedule_dense_pack: the weight was packed {nr} wide but the config's tile_x is "
                             f"{cfg['tile_x'].size}; build the compute and the schedule under the same config")
@@ -238,10 +369,18 @@ def _schedule_pack(cfg, s, C, out):
 
 
 def _register_tile(cfg, s, C, out):
-    """An ``mr x nr`` tile of ``out`` per step (``tile_y``, ``tile_x``), the tiles
-    spread over the cores, the product accumulated in a local tile (k outside,
-    rows unrolled, columns vectorized); leading (batch) axes fused into the
-    parallel loop."""
+    """The blocked, register-tiled loop nest of ``out`` (the product ``C``, or an
+    element-wise op of it computed from the tile) by the knobs of
+    :func:`_define_tile_knobs`::
+
+        parallel for (batch, row block, column block)   # fused
+          for panel in block         # tile_x middle: the panel's K x nr slice in L1
+            for row tile in block    # tile_y middle: the block's rows of A in L2
+              acc[mr][nr] = 0        # local: vector registers
+              for k / ku, unrolled ku: for mr rows, unrolled: acc[row] += A[row, k] * B[k, nr vector]
+              out[mr rows][nr] = epilogue(acc)
+
+    Leading (batch) axes are fused into the parallel loop."""
     if C.op is out.op:
         CC = s.cache_write(C, "local")  # before the output's loops are split
     else:
@@ -249,12 +388,12 @@ def _register_tile(cfg, s, C, out):
         s[CC].set_scope("local")
     axes = list(s[out].op.axis)
     batch, y, x = axes[:-2], axes[-2], axes[-1]
-    yo, yi = cfg["tile_y"].apply(s, out, y)
-    xo, xi = cfg["tile_x"].apply(s, out, x)
-    s[out].reorder(*batch, xo, yo, yi, xi)
-    tile = s[out].fuse(*batch, xo, yo)
+    yt, yo, yi = cfg["tile_y"].apply(s, out, y)
+    xt, xo, xi = cfg["tile_x"].apply(s, out, x)
+    s[out].reorder(*batch, yt, xt, xo, yo, yi, xi)
+    tile = s[out].fuse(*batch, yt, xt)
     s[out].parallel(tile)
-    s[CC].compute_at(s[out], tile)
+    s[CC].compute_at(s[out], yo)
     cax = list(s[CC].op.axis)
     (k,) = s[CC].op.reduce_axis
     ko, ki = cfg["tile_k"].apply(s, CC, k)
@@ -274,16 +413,18 @@ def _flag(op, name, default):
     return default if v is None else bool(get_const_int(v))
 
 
-def _schedule_product(cfg, s, C, out):
-    """A matrix product (``matmul``, ``batch_matmul``, ``matmul_broadcast``): register
-    tiles vectorized along the columns when the right operand's columns are
-    contiguous, dot products vectorized along the reduction when its rows are
-    (``transpose_b``) or the output has fewer than 2 axes."""
+def _schedule_product(cfg, s, C, out, what):
+    """A matrix product (``matmul``, ``batch_matmul``, ``matmul_broadcast``): blocked
+    register tiles vectorized along the columns (:func:`_register_tile`) when the
+    right operand's columns are contiguous, dot products vectorized along the
+    reduction when its rows are (``transpose_b``) or the output has fewer than 2
+    axes."""
     if len(C.shape) >= 2 and not _flag(C.op, "transpose_b", False):
         shape = [const_int_or(d, 32) for d in C.shape]
         K = const_int_or(C.op.reduce_axis[0].dom.extent, 32)
         _define_tile_knobs(cfg, shape[-2], shape[-1], K, C.dtype)
         cfg.add_flop(2 * K * math.prod(shape))
+        _tile_of(cfg, what, C)
         _register_tile(cfg, s, C, out)
     else:
         _dot_products(cfg, s, C, out)
@@ -298,12 +439,14 @@ def batch_matmul(cfg, tensor_a, tensor_b, oshape=None, out_dtype=None, transpose
 
 def _batch_matmul_template(cfg, outs):
     """The CPU schedule of ``batch_matmul`` and ``matmul_broadcast`` (and of
-    element-wise ops after them): (batch, tile) pairs spread over the cores; register
-    tiles (``tile_y`` x ``tile_x``, ``tile_k`` unrolled) vectorized along the
-    columns for ``transpose_b=False``, dot products vectorized along the reduction
-    for ``transpose_b=True``."""
+    element-wise ops after them): (batch, block) pairs spread over the cores.  For
+    ``transpose_b=False``, cache blocks of register tiles vectorized along the
+    columns (:func:`_register_tile`; knobs ``tile_y`` ``[row blocks, tiles per
+    block, mr]``, ``tile_x`` ``[column blocks, tiles per block, nr]``, ``tile_k``
+    ``[-1, ku]``, see :func:`_define_tile_knobs`); for ``transpose_b=True``, dot
+    products vectorized along the reduction (:func:`_dot_products`)."""
     return schedule_anchor(outs, (tag.BATCH_MATMUL,), "schedule_batch_matmul",
-                           lambda s, op, out: _schedule_product(cfg, s, op.output(0), out))
+                           lambda s, op, out: _schedule_product(cfg, s, op.output(0), out, "schedule_batch_matmul"))
 
 
 _schedule_batch_matmul_task = register_topi_schedule("batch_matmul.x86")(_batch_matmul_template)
@@ -340,7 +483,7 @@ def _matmul_template(cfg, outs):
     included): :func:`_schedule_product` with no batch; the knobs of
     :func:`_batch_matmul_template`."""
     return schedule_anchor(outs, (tag.MATMUL,), "schedule_matmul",
-                           lambda s, op, out: _schedule_product(cfg, s, op.output(0), out))
+                           lambda s, op, out: _schedule_product(cfg, s, op.output(0), out, "schedule_matmul"))
 
 
 _schedule_matmul_task = register_topi_schedule("matmul.x86")(_matmul_template)
