@@ -405,9 +405,9 @@ def _table(cls) -> dict:
     return table
 
 
-def _data_operands(expr) -> tuple:
+def data_operands(expr) -> tuple:
     """The values ``expr`` computes from (not a called Function nor a Function's
-    body: the visitor enters those only when its ``visit_<Class>`` does)."""
+    body: the visitors enter those only when their ``visit_<Class>`` does)."""
     if isinstance(expr, Call):
         return expr.args
     if isinstance(expr, Tuple):
@@ -444,7 +444,7 @@ class ExprVisitor:
                 memo[node] = self._dispatch(node)
                 continue
             stack.append((node, True))
-            for operand in reversed(_data_operands(node)):
+            for operand in reversed(data_operands(node)):
                 if operand not in memo:
                     stack.append((operand, False))
         return memo[expr]
@@ -505,26 +505,41 @@ class ExprMutator(ExprVisitor):
         raise TypeError(f"{type(self).__name__}: no rule to rebuild a {type(expr).__name__}")
 
 
-def post_order_visit(expr, fn) -> None:
-    """Call ``fn(node)`` on every node reachable from ``expr`` once, operands
-    before the nodes that use them (TVM's ``relay.analysis.post_order_visit``).
-    A fused :class:`Function` called by a :class:`Call` is visited (its body
-    first) before the call."""
-    seen = set()
-    # iterative: a model is a long chain, deeper than Python's recursion limit
-    stack = [(expr, False)]
+def post_order(root, operands=None, stop=None, exclude=()) -> list:
+    """Every node reachable from ``root`` through ``operands(node)`` (default:
+    :func:`children`), each once, operands before the nodes that use them; the one
+    walk of the graph layer, iterative because a model is a chain deeper than
+    Python's recursion limit.  ``stop(node)`` true: the node is left out with
+    everything below it (e.g. already typed); nodes in ``exclude`` are left out too
+    (e.g. already printed)."""
+    operands = operands or children
+    order, seen = [], set(exclude)
+    stack = [(root, False)]
     while stack:
         node, expanded = stack.pop()
         if node in seen:
             continue
         if expanded:
             seen.add(node)
-            fn(node)
+            order.append(node)
+            continue
+        if stop is not None and stop(node):
+            seen.add(node)
             continue
         stack.append((node, True))
-        for child in reversed(children(node)):
+        for child in reversed(operands(node)):
             if child not in seen:
                 stack.append((child, False))
+    return order
+
+
+def post_order_visit(expr, fn) -> None:
+    """Call ``fn(node)`` on every node reachable from ``expr`` once, operands
+    before the nodes that use them (TVM's ``relay.analysis.post_order_visit``).
+    A fused :class:`Function` called by a :class:`Call` is visited (its body
+    first) before the call."""
+    for node in post_order(expr):
+        fn(node)
 
 
 def children(expr) -> list:
@@ -545,9 +560,7 @@ def children(expr) -> list:
 
 def topological_order(expr) -> list:
     """Every node reachable from ``expr``, operands before users."""
-    order = []
-    post_order_visit(expr, order.append)
-    return order
+    return post_order(expr)
 
 
 def free_vars(expr) -> list:

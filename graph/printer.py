@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ir import Call, Constant, Function, Tuple, TupleGetItem, Var, children
+from .ir import Call, Constant, Function, Tuple, TupleGetItem, Var, children, post_order
 
 _SUFFIX = {"float32": "f", "float64": "f64", "float16": "f16", "int64": "i64", "int32": "", "bool": ""}
 
@@ -68,23 +68,8 @@ class _Printer:
 
     def emit(self, indent: str, node) -> None:
         """Lines computing ``node`` and everything it needs, not yet printed."""
-        order = []
-        seen = set(self.names)
-        stack = [(node, False)]
-        while stack:
-            n, expanded = stack.pop()
-            if n in seen:
-                continue
-            if expanded:
-                seen.add(n)
-                order.append(n)
-                continue
-            stack.append((n, True))
-            if isinstance(n, Function):
-                continue  # printed as a whole by define()
-            for c in reversed(children(n)):
-                if c not in seen:
-                    stack.append((c, False))
+        # a fused Function is printed as a whole by define(); what is named is printed already
+        order = post_order(node, lambda n: [] if isinstance(n, Function) else children(n), exclude=set(self.names))
         for n in order:
             if isinstance(n, (Var, Constant)):
                 continue

@@ -25,7 +25,9 @@ it is its root (the node every other member post-dominates into).
 """
 from __future__ import annotations
 
-from ..ir import Call, Constant, Function, GraphError, Module, TensorType, Tuple, TupleGetItem, Var
+from ..ir import (
+    Call, Constant, Function, GraphError, Module, TensorType, Tuple, TupleGetItem, Var, data_operands, post_order,
+)
 from ..op import Op, OpPattern
 from .infer_type import infer_type
 
@@ -104,32 +106,12 @@ class _ForwardGraph:
 
 
 def _operands(node) -> list:
-    if isinstance(node, Call):
-        return list(node.args)
-    if isinstance(node, Tuple):
-        return list(node.fields)
-    if isinstance(node, TupleGetItem):
-        return [node.tuple_value]
-    return []
+    return list(data_operands(node))
 
 
 def _scope_nodes(body) -> list:
     """The nodes of ``body``, operands first (called fused functions not entered)."""
-    order, seen = [], set()
-    stack = [(body, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if node in seen:
-            continue
-        if expanded:
-            seen.add(node)
-            order.append(node)
-            continue
-        stack.append((node, True))
-        for k in reversed(_operands(node)):
-            if k not in seen:
-                stack.append((k, False))
-    return order
+    return post_order(body, data_operands)
 
 
 # ---------------------------------------------------------------------------------------

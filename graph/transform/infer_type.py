@@ -9,7 +9,9 @@ graph itself is unchanged, so the pass returns the same function.
 """
 from __future__ import annotations
 
-from ..ir import Call, Constant, Function, GraphError, Tuple, TupleGetItem, TupleType, Type, Var
+from ..ir import (
+    Call, Constant, Function, GraphError, Tuple, TupleGetItem, TupleType, Type, Var, data_operands, post_order,
+)
 from ..op import Op
 
 
@@ -61,37 +63,18 @@ def _infer_node(node) -> Type:
     raise TypeError(f"infer_type: unknown node {type(node).__name__}")
 
 
-def _scope_order(root) -> list:
-    """The nodes of one scope, operands first: a called fused Function is not
+def _scope_operands(node) -> list:
+    """What a node of one scope is typed from: a called fused Function is not
     entered (its body is a scope of its own, typed from the call's arguments)."""
-    order, seen = [], set()
-    stack = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if node in seen:
-            continue
-        if expanded:
-            seen.add(node)
-            order.append(node)
-            continue
-        if node.has_type:  # typed earlier, with everything below it: nothing to walk
-            seen.add(node)
-            continue
-        stack.append((node, True))
-        if isinstance(node, Call):
-            kids = list(node.args)
-        elif isinstance(node, Function):
-            kids = [node.body]
-        elif isinstance(node, Tuple):
-            kids = list(node.fields)
-        elif isinstance(node, TupleGetItem):
-            kids = [node.tuple_value]
-        else:
-            kids = []
-        for k in reversed(kids):
-            if k not in seen:
-                stack.append((k, False))
-    return order
+    if isinstance(node, Function):
+        return [node.body]
+    return list(data_operands(node))
+
+
+def _scope_order(root) -> list:
+    """The untyped nodes of one scope, operands first (a typed node was typed with
+    everything below it: nothing to walk there)."""
+    return post_order(root, _scope_operands, stop=lambda node: node.has_type)
 
 
 def infer_type(expr):
