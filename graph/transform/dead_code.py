@@ -11,8 +11,9 @@ from __future__ import annotations
 from ..ir import ExprMutator, Function, Module, Tuple, TupleGetItem, post_order_visit
 
 
-class _TupleAccess(ExprMutator):
-    """``Tuple(f0, f1, ...).k`` -> ``fk``: the other fields become dead."""
+class TupleAccessFolder(ExprMutator):
+    """``Tuple(f0, f1, ...).k`` -> ``fk`` (the other fields become dead); fused
+    functions are left as they are.  Passes that make tuples subclass it."""
 
     def visit_TupleGetItem(self, node):
         value = self.visit(node.tuple_value)
@@ -40,7 +41,7 @@ def dead_code_elimination(mod: Module) -> Module:
     """
     out = mod
     for name, fn in mod.items():
-        new = _TupleAccess().visit(fn)
+        new = TupleAccessFolder().visit(fn)
         if new is not fn:
             out = out.with_function(name, new)
     if "main" in out and len(out) > 1:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Constant, ExprMutator, Module, Tuple, TupleGetItem, const
+from ..ir import Constant, Module, Tuple, const
 from ..op import Op, call, list_ops
+from .dead_code import TupleAccessFolder
 from .infer_type import infer_type
 
 
@@ -42,7 +43,7 @@ def _batch_norm_parts(node):
     return out, mean, var
 
 
-class _Simplify(ExprMutator):
+class _Simplify(TupleAccessFolder):
     def visit_Call(self, node):
         new = self.generic_visit(node)
         if not isinstance(new.op, Op) or new.op.name not in ("nn.batch_norm", "nn.dropout"):
@@ -56,16 +57,6 @@ class _Simplify(ExprMutator):
             return Tuple([data, _ones_like(data)])
         return new
 
-    def visit_TupleGetItem(self, node):
-        value = self.visit(node.tuple_value)
-        if isinstance(value, Tuple):
-            return value.fields[node.index]
-        return node if value is node.tuple_value else TupleGetItem(value, node.index, node.span)
-
-    def visit_Function(self, fn):
-        if fn.is_primitive:
-            return fn
-        return self.generic_visit(fn)
 
 
 def _ones_like(data):
