@@ -11,7 +11,9 @@ the end -- or None for all axes) and ``keepdims``.  The reduction stages carry
 schedules read, and ``attrs["ndim"]``, the input's rank.
 
 Accumulation happens in the input's dtype, as in TVM (numpy's ``sum`` of int8 gives
-int64; tecc's gives int8).
+int64; tecc's gives int8).  ``max`` and ``min`` of floating-point data start from
+-inf / +inf (TVM starts from the lowest / highest finite value): the maximum of an
+empty set or of a row of -inf is -inf, as in numpy and ONNX.
 """
 from __future__ import annotations
 
@@ -114,9 +116,27 @@ def _make_reduce(name, reducer, doc, cast_bool=False):
 _all = te.comm_reducer(lambda x, y: _op.logical_and(x, y), lambda t: _op.const(True, "bool"), name="all")
 _any = te.comm_reducer(lambda x, y: _op.logical_or(x, y), lambda t: _op.const(False, "bool"), name="any")
 
+def _extreme(sign):
+    """The identity of a max (``sign`` -1) or min (``sign`` +1) reduction: -inf or
+    +inf for floating-point types, so that a row that is all -inf (or empty) gives
+    -inf as numpy and ONNX do; the lowest or highest value for integers."""
+
+    def identity(t):
+        if _dt.is_float(t):
+            return _op.const(sign * float("inf"), t)
+        return _op.min_value(t) if sign < 0 else _op.max_value(t)
+
+    return identity
+
+
+#: te.max / te.min start from the lowest / highest *finite* float (TVM's choice);
+#: the reductions here start from -inf / +inf instead
+_max = te.comm_reducer(lambda x, y: _op.max(x, y), _extreme(-1), name="max")
+_min = te.comm_reducer(lambda x, y: _op.min(x, y), _extreme(1), name="min")
+
 sum = _make_reduce("sum", te.sum, "sum")  # noqa: A001  (TVM's name)
-max = _make_reduce("max", te.max, "maximum")  # noqa: A001
-min = _make_reduce("min", te.min, "minimum")  # noqa: A001
+max = _make_reduce("max", _max, "maximum")  # noqa: A001
+min = _make_reduce("min", _min, "minimum")  # noqa: A001
 prod = _make_reduce("prod", te.prod, "product")
 all = _make_reduce("all", _all, "logical and", cast_bool=True)  # noqa: A001
 any = _make_reduce("any", _any, "logical or", cast_bool=True)  # noqa: A001

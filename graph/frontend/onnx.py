@@ -126,8 +126,10 @@ def _np_dtype(elem_type: int, where: str) -> str:
 
     # the dtypes tecc compiles, not numpy's kinds: ml_dtypes' float8 types have kind 'f'
     if dtype.kind not in "biuf" or str(dtype) not in SUPPORTED:
-        raise OnnxImportError(f"{where}: tensors of dtype {dtype} (ONNX type {elem_type}) are not supported; tecc "
-                              f"compiles {', '.join(SUPPORTED)}")
+        # bfloat16 compiles, but its numpy type (ml_dtypes') is not one the importer reads tensors of
+        takes = [d for d in SUPPORTED if d != "bfloat16"]
+        raise OnnxImportError(f"{where}: tensors of dtype {dtype} (ONNX type {elem_type}) are not supported; the "
+                              f"importer takes {', '.join(takes)}: Cast the tensor in the model first")
     return str(dtype)
 
 
@@ -732,9 +734,17 @@ def _from_2d(ctx, y):
     return ctx.reshape(y, s[:2] + s[3:])
 
 
+def _accumulator(ctx, x):
+    """The ``out_dtype`` of a product of ``x`` (MatMul, Gemm, Conv): float32 for
+    float16 operands -- the sums are kept in float32 and rounded to float16 once, at
+    the end, as onnxruntime and ONNX's reference do -- else None (the operands')."""
+    return "float32" if ctx.dtype_of(x) == "float16" else None
+
+
 def _conv(ctx, node, inputs):
     x, w = inputs[0], inputs[1]
     bias = ctx.optional_input(inputs, 2)
+    acc, dtype = _accumulator(ctx, x), ctx.dtype_of(x)
     nsp = _spatial_rank(ctx, node, x, "Conv")
     xs, ws = ctx.shape(x), ctx.shape(w)
     if len(ws) != len(xs):
@@ -749,15 +759,17 @@ def _conv(ctx, node, inputs):
         kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
         begins, ends = [0] + begins, [0] + ends
     out = ctx.call("nn.conv2d", x, w, strides=tuple(strides), padding=(begins[0], begins[1], ends[0], ends[1]),
-                   dilation=tuple(dilations), groups=groups, channels=ws[0], kernel_size=tuple(kernel))
+                   dilation=tuple(dilations), groups=groups, channels=ws[0], kernel_size=tuple(kernel), out_dtype=acc)
     if bias is not None:
-        out = ctx.call("nn.bias_add", out, bias, axis=1)
+        out = ctx.call("nn.bias_add", out, ctx.cast(bias, ctx.dtype_of(out)), axis=1)
+    out = ctx.cast(out, dtype)
     return _from_2d(ctx, out) if nsp == 1 else out
 
 
 def _conv_transpose(ctx, node, inputs):
     x, w = inputs[0], inputs[1]
     bias = ctx.optional_input(inputs, 2)
+    acc, dtype = _accumulator(ctx, x), ctx.dtype_of(x)
     nsp = _spatial_rank(ctx, node, x, "ConvTranspose")
     xs, ws = ctx.shape(x), ctx.shape(w)
     groups = int(node.attr("group", 1))
@@ -789,9 +801,11 @@ def _conv_transpose(ctx, node, inputs):
         begins, ends, out_pad = [0] + begins, [0] + ends, [0] + out_pad
     out = ctx.call("nn.conv2d_transpose", x, w, strides=tuple(strides),
                    padding=(begins[0], begins[1], ends[0], ends[1]), dilation=tuple(dilations), groups=groups,
-                   channels=ws[1] * groups, kernel_size=tuple(kernel), output_padding=tuple(out_pad))
+                   channels=ws[1] * groups, kernel_size=tuple(kernel), output_padding=tuple(out_pad),
+                   out_dtype=acc)
     if bias is not None:
-        out = ctx.call("nn.bias_add", out, bias, axis=1)
+        out = ctx.call("nn.bias_add", out, ctx.cast(bias, ctx.dtype_of(out)), axis=1)
+    out = ctx.cast(out, dtype)
     return _from_2d(ctx, out) if nsp == 1 else out
 
 
@@ -949,9 +963,37 @@ def _selu(ctx, node, inputs):
     return ctx.call("multiply", ctx.scalar(gamma, x), _elu_of(ctx, x, alpha))
 
 
+def _softplus_of(ctx, x):
+    """log(1 + exp(x)) as relu(x) + log(1 + exp(-|x|)): no overflow for large x."""
+    tail = ctx.call("exp", ctx.call("negative", ctx.call("abs", x)))
+    return ctx.call("add", ctx.call("nn.relu", x), ctx.call("log", ctx.call("add", tail, ctx.scalar(1, x))))
+
+
 def _softplus(ctx, node, inputs):
+    return _softplus_of(ctx, inputs[0])
+
+
+def _mish(ctx, node, inputs):
     x = inputs[0]
-    return ctx.call("log", ctx.call("add", ctx.call("exp", x), ctx.scalar(1, x)))
+    return ctx.call("multiply", x, ctx.call("tanh", _softplus_of(ctx, x)))
+
+
+def _celu(ctx, node, inputs):
+    # max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) == elu(x / alpha) scaled by alpha on the negative side
+    x = inputs[0]
+    alpha = float(node.attr("alpha", 1.0))
+    if alpha == 0:
+        node.fail("alpha is 0; CELU divides by alpha: give a nonzero alpha")
+    zero, one = ctx.scalar(0, x), ctx.scalar(1, x)
+    scaled = ctx.call("divide", ctx.call("minimum", x, zero), ctx.scalar(alpha, x))
+    neg = ctx.call("multiply", ctx.scalar(alpha, x), ctx.call("subtract", ctx.call("exp", scaled), one))
+    return ctx.call("add", ctx.call("nn.relu", x), neg)
+
+
+def _thresholded_relu(ctx, node, inputs):
+    x = inputs[0]
+    alpha = float(node.attr("alpha", 1.0))
+    return ctx.call("where", ctx.call("greater", x, ctx.scalar(alpha, x)), x, ctx.scalar(0, x))
 
 
 def _softsign(ctx, node, inputs):
@@ -976,14 +1018,20 @@ def _softmax(op_name):
         x = inputs[0]
         xs = ctx.shape(x)
         rank = len(xs)
+        dtype = ctx.dtype_of(x)
+        if dtype == "float16":
+            x = ctx.cast(x, "float32")  # the exponentials summed in float32, the result rounded once
         if node.opset >= 13:
-            return ctx.call(op_name, x, axis=_normalize_axis(node.attr("axis", -1), rank, node))
-        # before opset 13: the input is read as 2-D [prod(shape[:axis]), prod(shape[axis:])]
-        axis = _normalize_axis(node.attr("axis", 1), rank, node)
-        if axis == rank - 1:
-            return ctx.call(op_name, x, axis=axis)
-        flat = ctx.reshape(x, (_prod(xs[:axis]), _prod(xs[axis:])))
-        return ctx.reshape(ctx.call(op_name, flat, axis=1), xs)
+            out = ctx.call(op_name, x, axis=_normalize_axis(node.attr("axis", -1), rank, node))
+        else:
+            # before opset 13: the input is read as 2-D [prod(shape[:axis]), prod(shape[axis:])]
+            axis = _normalize_axis(node.attr("axis", 1), rank, node)
+            if axis == rank - 1:
+                out = ctx.call(op_name, x, axis=axis)
+            else:
+                flat = ctx.reshape(x, (_prod(xs[:axis]), _prod(xs[axis:])))
+                out = ctx.reshape(ctx.call(op_name, flat, axis=1), xs)
+        return ctx.cast(out, dtype)
 
     return convert
 
@@ -1003,10 +1051,11 @@ def _matmul(ctx, node, inputs):
     k2, n = b_shape[-2:]
     if k != k2:
         node.fail(f"the operands' shapes {a_shape} and {b_shape} do not multiply (inner sizes {k} and {k2})")
+    acc, dtype = _accumulator(ctx, a), ctx.dtype_of(a)
     if len(b_shape) == 2:
         # (..., M, K) x (K, N): one dense over the flattened leading axes
         flat = ctx.reshape(a, (_prod(a_shape[:-1]), k))
-        out = ctx.call("nn.dense", flat, ctx.call("transpose", b, axes=(1, 0)), units=n)
+        out = ctx.call("nn.dense", flat, ctx.call("transpose", b, axes=(1, 0)), units=n, out_dtype=acc)
         out_shape = a_shape[:-1] + (n,)
         out = ctx.reshape(out, out_shape)
     else:
@@ -1020,9 +1069,10 @@ def _matmul(ctx, node, inputs):
         if b_shape[:-2] != batch:
             b = ctx.call("broadcast_to", b, shape=batch + (k, n))
         a3, b3 = ctx.reshape(a, (nb, m, k)), ctx.reshape(b, (nb, k, n))
-        out = ctx.call("nn.batch_matmul", a3, b3, transpose_a=False, transpose_b=False)
+        out = ctx.call("nn.batch_matmul", a3, b3, transpose_a=False, transpose_b=False, out_dtype=acc)
         out_shape = batch + (m, n)
         out = ctx.reshape(out, out_shape)
+    out = ctx.cast(out, dtype)
     if squeeze_m or squeeze_n:
         final = out_shape[:-2] + (() if squeeze_m else (m,)) + (() if squeeze_n else (n,))
         out = ctx.reshape(out, final)
@@ -1040,10 +1090,12 @@ def _gemm(ctx, node, inputs):
     if not node.attr("transB", 0):
         b = ctx.call("transpose", b, axes=(1, 0))  # dense takes the weight as (N, K)
     n = ctx.shape(b)[0]
-    out = ctx.call("nn.dense", a, b, units=n)
+    acc, dtype = _accumulator(ctx, a), ctx.dtype_of(a)
+    out = ctx.call("nn.dense", a, b, units=n, out_dtype=acc)
     if alpha != 1.0:
         out = ctx.call("multiply", out, ctx.scalar(alpha, out))
     if c is not None:
+        c = ctx.cast(c, ctx.dtype_of(out))
         if beta != 1.0:
             c = ctx.call("multiply", c, ctx.scalar(beta, c))
         cs = ctx.shape(c)
@@ -1051,7 +1103,7 @@ def _gemm(ctx, node, inputs):
             out = ctx.call("nn.bias_add", out, ctx.reshape(c, (n,)), axis=1)
         else:
             out = ctx.call("add", out, c)
-    return out
+    return ctx.cast(out, dtype)
 
 
 def _einsum(ctx, node, inputs):
@@ -1337,6 +1389,10 @@ def _reduce(op_name, pre=None, post=None):
         axis, keepdims = _reduce_axes(ctx, node, inputs, ctx.rank(x))
         if axis is False:
             return x
+        if op_name in ("max", "min") and ctx.dtype_of(x) == "bool":
+            # bool (opset 20): the max / min of 0s and 1s, as bool again
+            out = ctx.call(op_name, ctx.cast(x, "uint8"), axis=axis, keepdims=keepdims)
+            return ctx.cast(out, "bool")
         if pre == "square":
             x = ctx.call("multiply", x, x)
         elif pre == "abs":
@@ -1351,6 +1407,24 @@ def _reduce(op_name, pre=None, post=None):
     return convert
 
 
+def _reduce_log_sum_exp(ctx, node, inputs):
+    x = inputs[0]
+    axis, keepdims = _reduce_axes(ctx, node, inputs, ctx.rank(x))
+    if axis is False:
+        return x
+    if not ctx.dtype_of(x).startswith(("float", "bfloat")):
+        node.fail(f"the input is {ctx.dtype_of(x)}; tecc computes ReduceLogSumExp of floating-point tensors: Cast "
+                  "it to float32 first")
+    # log(sum(exp(x - m))) + m with m the maximum (no overflow); an m of +-inf (a row of -inf, or empty) is
+    # replaced by 0 so that the row gives log(sum(exp(x))) itself (-inf for an empty row)
+    m = ctx.call("max", x, axis=axis, keepdims=True)
+    m = ctx.call("where", ctx.call("isfinite", m), m, ctx.scalar(0, x))
+    total = ctx.call("sum", ctx.call("exp", ctx.call("subtract", x, m)), axis=axis, keepdims=keepdims)
+    if not keepdims:
+        m = ctx.reshape(m, ctx.shape(total))
+    return ctx.call("add", ctx.call("log", total), m)
+
+
 def _arg(op_name):
     def convert(ctx, node, inputs):
         x = inputs[0]
@@ -1363,6 +1437,291 @@ def _arg(op_name):
     return convert
 
 
+# --- data movement, scans, sorting, scatters ------------------------------------------------
+def _block_size(node):
+    bs = node.required("blocksize")
+    if int(bs) < 1:
+        node.fail(f"blocksize {bs} must be >= 1")
+    return int(bs)
+
+
+def _four_d(ctx, node, x):
+    if ctx.rank(x) != 4:
+        node.fail(f"the input has shape {ctx.shape(x)}; {node.op_type} takes a 4-D NCHW tensor")
+
+
+def _depth_to_space(ctx, node, inputs):
+    x = inputs[0]
+    _four_d(ctx, node, x)
+    mode = node.attr("mode", "DCR")
+    if mode not in ("DCR", "CRD"):
+        node.fail(f"mode {mode!r} is not DCR or CRD")
+    return ctx.call("nn.depth_to_space", x, block_size=_block_size(node), mode=mode)
+
+
+def _space_to_depth(ctx, node, inputs):
+    x = inputs[0]
+    _four_d(ctx, node, x)
+    return ctx.call("nn.space_to_depth", x, block_size=_block_size(node))
+
+
+def _cumsum(ctx, node, inputs):
+    x, axis_in = inputs
+    if ctx.rank(x) == 0:
+        node.fail("the input is a scalar; CumSum needs an axis")
+    axis = np.asarray(ctx.value(axis_in, "axis (input 1)")).reshape(-1)
+    if axis.size != 1:
+        node.fail(f"axis (input 1) must hold one integer, got {axis.tolist()}")
+    axis = _normalize_axis(axis[0], ctx.rank(x), node)
+    reverse = bool(node.attr("reverse", 0))
+    if reverse:
+        x = ctx.call("reverse", x, axis=axis)
+    out = ctx.call("cumsum", x, axis=axis, exclusive=bool(node.attr("exclusive", 0)))
+    return ctx.call("reverse", out, axis=axis) if reverse else out
+
+
+def _topk(ctx, node, inputs):
+    x = inputs[0]
+    xs = ctx.shape(x)
+    if not xs:
+        node.fail("the input is a scalar; TopK needs an axis")
+    axis = _normalize_axis(node.attr("axis", -1), len(xs), node)
+    if node.opset < 10:
+        k = int(node.required("k"))
+    else:
+        given = np.asarray(ctx.value(inputs[1], "K (input 1)")).reshape(-1)
+        if given.size != 1:
+            node.fail(f"K (input 1) must hold one integer, got {given.tolist()}")
+        k = int(given[0])
+    if not 1 <= k <= xs[axis]:
+        node.fail(f"K = {k} must be in [1, {xs[axis]}] (the size of axis {axis} of the input {xs}); tecc does not "
+                  "compile empty tensors")
+    if ctx.dtype_of(x) == "bool":
+        node.fail("the input is bool; TopK takes numbers")
+    # sorted=0 lets the order be anything: the sorted order is one
+    out = ctx.call("topk", x, k=k, axis=axis, ret_type="both", is_ascend=not node.attr("largest", 1),
+                   dtype="int64")
+    return [ctx.item(out, 0), ctx.item(out, 1)]
+
+
+def _trilu(ctx, node, inputs):
+    x = inputs[0]
+    if ctx.rank(x) < 2:
+        node.fail(f"the input has shape {ctx.shape(x)}; Trilu takes matrices (rank 2 or more)")
+    k = ctx.optional_input(inputs, 1)
+    if k is None:
+        k = ctx.const(0, "int64")
+    elif ctx.is_const(k):
+        value = np.asarray(ctx.value(k, "k (input 1)")).reshape(-1)
+        if value.size != 1:
+            node.fail(f"k (input 1) must hold one integer, got {value.tolist()}")
+        k = ctx.const(value[0], "int64")
+    return ctx.call("trilu", x, k, upper=bool(node.attr("upper", 1)))
+
+
+#: ONNX's reduction attribute of the scatters -> tecc's
+_SCATTER_REDUCTIONS = {"none": "update", "add": "add", "mul": "mul", "min": "min", "max": "max"}
+
+
+def _scatter_reduction(node):
+    reduction = node.attr("reduction", "none")
+    if reduction not in _SCATTER_REDUCTIONS:
+        node.fail(f"reduction {reduction!r} is not one of {', '.join(_SCATTER_REDUCTIONS)}")
+    return _SCATTER_REDUCTIONS[reduction]
+
+
+def _scatter_elements(ctx, node, inputs):
+    data, indices, updates = inputs
+    axis = _normalize_axis(node.attr("axis", 0), ctx.rank(data), node)
+    return ctx.call("scatter_elements", data, indices, ctx.cast(updates, ctx.dtype_of(data)), axis=axis,
+                    reduction=_scatter_reduction(node))
+
+
+def _scatter_nd(ctx, node, inputs):
+    data, indices, updates = inputs
+    ishape = ctx.shape(indices)
+    if not ishape:
+        node.fail("indices is a scalar; it needs a last axis holding the index tuples")
+    # ONNX keeps the index tuples along the last axis, the graph operator along the first
+    rank = len(ishape)
+    if rank > 1:
+        indices = ctx.call("transpose", indices, axes=(rank - 1,) + tuple(range(rank - 1)))
+    return ctx.call("scatter_nd", data, indices, ctx.cast(updates, ctx.dtype_of(data)),
+                    mode=_scatter_reduction(node))
+
+
+def _one_hot(ctx, node, inputs):
+    indices, depth, values = inputs
+    depth = np.asarray(ctx.value(depth, "depth (input 1)")).reshape(-1)
+    if depth.size != 1:
+        node.fail(f"depth (input 1) must hold one number, got {depth.tolist()}")
+    depth = int(depth[0])
+    if depth < 1:
+        node.fail(f"depth {depth} must be >= 1")
+    vshape = ctx.shape(values)
+    if _prod(vshape) != 2 or len(vshape) != 1:
+        node.fail(f"values (input 2) must be the 2 numbers [off_value, on_value], got shape {vshape}")
+    if ctx.dtype_of(indices) not in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
+        indices = ctx.cast(indices, "int64")  # ONNX casts non-integer indices to int64
+    ndim = ctx.rank(indices)
+    axis = int(node.attr("axis", -1))
+    if not -ndim - 1 <= axis <= ndim:
+        node.fail(f"axis {axis} is out of range for indices of rank {ndim} (valid: {-ndim - 1}..{ndim})")
+    axis = axis + ndim + 1 if axis < 0 else axis
+    if ctx.dtype_of(indices).startswith("int"):
+        # a negative index counts from the end of the depth
+        shifted = ctx.call("add", indices, ctx.scalar(depth, indices))
+        indices = ctx.call("where", ctx.call("less", indices, ctx.scalar(0, indices)), shifted, indices)
+    if ctx.is_const(values):
+        off, on = (ctx.const(v, ctx.dtype_of(values)) for v in ctx.value(values, "values (input 2)"))
+    else:
+        off, on = (ctx.reshape(ctx.call("strided_slice", values, begin=(i,), end=(i + 1,)), ()) for i in (0, 1))
+    return ctx.call("one_hot", indices, on, off, depth=depth, axis=axis, dtype=ctx.dtype_of(values))
+
+
+# --- Resize / Upsample ------------------------------------------------------------------------
+#: ONNX's Resize modes -> image.resize2d's methods
+_RESIZE_METHODS = {"nearest": "nearest_neighbor", "linear": "linear", "bilinear": "linear", "cubic": "cubic"}
+_RESIZE_COORDINATES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+                       "tf_half_pixel_for_nn", "tf_crop_and_resize")
+_NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+def _resize_operand(ctx, inputs, i, what):
+    """Input ``i`` of a Resize as a flat numpy array; None when it is left out or
+    empty (ONNX passes an empty tensor for an unused roi / scales)."""
+    x = ctx.optional_input(inputs, i)
+    if x is None:
+        return None
+    if _prod(ctx.shape(x)) == 0:
+        return None
+    return np.asarray(ctx.value(x, what)).reshape(-1)
+
+
+def _resize_targets(ctx, node, inputs, xs):
+    """``(sizes, scales, from_scales)`` of every axis of a Resize / Upsample: the
+    output sizes, the scales the coordinates use, and whether the model gave
+    scales (rather than sizes)."""
+    rank = len(xs)
+    if node.op_type == "Upsample" or node.opset < 11:
+        scales = _resize_operand(ctx, inputs, 1, "scales (input 1)")
+        sizes, axes, policy = None, None, "stretch"
+    else:
+        scales = _resize_operand(ctx, inputs, 2, "scales (input 2)")
+        sizes = _resize_operand(ctx, inputs, 3, "sizes (input 3)")
+        axes = node.attr("axes") if node.opset >= 18 else None
+        policy = node.attr("keep_aspect_ratio_policy", "stretch") if node.opset >= 18 else "stretch"
+    if (scales is None) == (sizes is None):
+        node.fail("give exactly one of scales and sizes (the other empty or left out)")
+    if policy not in ("stretch", "not_larger", "not_smaller"):
+        node.fail(f"keep_aspect_ratio_policy {policy!r} is not one of stretch, not_larger, not_smaller")
+    axes = list(range(rank)) if axes is None else [_normalize_axis(a, rank, node, "axes entry") for a in axes]
+    if len(set(axes)) != len(axes):
+        node.fail(f"axes {axes} name an axis twice")
+    given = scales if scales is not None else sizes
+    if len(given) != len(axes):
+        node.fail(f"{'scales' if scales is not None else 'sizes'} {given.tolist()} should have one entry per axis "
+                  f"({len(axes)})")
+    out_sizes, out_scales = list(xs), [1.0] * rank
+    if scales is not None:
+        for a, sc in zip(axes, scales.astype("float64")):
+            if not sc > 0:
+                node.fail(f"scales {scales.tolist()} must be positive")
+            out_scales[a] = float(sc)
+            out_sizes[a] = int(math.floor(float(sc) * xs[a]))
+            if out_sizes[a] < 1:
+                node.fail(f"scale {float(sc)} makes axis {a} (size {xs[a]}) empty; tecc does not compile empty "
+                          "tensors")
+        return out_sizes, out_scales, True
+    sizes = [int(v) for v in sizes]
+    if any(v < 1 for v in sizes):
+        node.fail(f"sizes {sizes} must be positive")
+    if policy == "stretch":
+        for a, v in zip(axes, sizes):
+            out_sizes[a], out_scales[a] = v, v / xs[a]
+        return out_sizes, out_scales, False
+    pick = min if policy == "not_larger" else max
+    scale = pick(v / xs[a] for a, v in zip(axes, sizes))
+    for a in axes:
+        out_scales[a] = scale
+        out_sizes[a] = int(scale * xs[a] + 0.5)  # ONNX rounds half up here
+    return out_sizes, out_scales, True
+
+
+def _resize(ctx, node, inputs):
+    x = inputs[0]
+    xs = ctx.shape(x)
+    rank = len(xs)
+    legacy = node.op_type == "Upsample" or node.opset < 11  # Upsample-9, Resize-10: asymmetric coordinates
+    mode = node.attr("mode", "nearest")
+    if mode not in _RESIZE_METHODS or (mode == "bilinear" and not legacy):
+        node.fail(f"mode {mode!r} is not one of nearest, linear, cubic")
+    if legacy and mode == "cubic":
+        node.fail("mode 'cubic' is not defined before opset 11")
+    sizes, scales, from_scales = _resize_targets(ctx, node, inputs, xs)
+    if rank not in (3, 4):
+        node.fail(f"the input has rank {rank}; tecc resizes the 1 or 2 spatial axes of NCW / NCHW (or NHWC) "
+                  "tensors")
+    changed = [a for a in range(rank) if sizes[a] != xs[a] or scales[a] != 1.0]
+    if rank == 4 and all(a in (2, 3) for a in changed):
+        layout, spatial = "NCHW", (2, 3)
+    elif rank == 4 and all(a in (1, 2) for a in changed):
+        layout, spatial = "NHWC", (1, 2)
+    elif rank == 3 and all(a == 2 for a in changed):
+        layout, spatial = "NCHW", (None, 2)
+    else:
+        node.fail(f"it resizes axes {changed} of a tensor of shape {xs}; tecc resizes the spatial axes only (the "
+                  "last two of NCHW, the middle two of NHWC, the last of NCW)")
+    if legacy:
+        coordinate, rounding = "asymmetric", None
+        if mode == "nearest":
+            # onnxruntime's rule before opset 11: truncate when enlarging, round up when shrinking
+            down = any(scales[a] < 1 for a in changed)
+            up = any(scales[a] > 1 for a in changed)
+            if down and up:
+                node.fail(f"scales {[scales[a] for a in changed]} enlarge one axis and shrink another; the nearest "
+                          "pixel rule of opsets before 11 differs between the two: export at opset 11 or later")
+            rounding = "ceil" if down else "floor"
+        cubic_a, exclude, extrapolation = -0.75, 0, 0.0
+    else:
+        coordinate = node.attr("coordinate_transformation_mode", "half_pixel")
+        if coordinate not in _RESIZE_COORDINATES or (coordinate == "half_pixel_symmetric" and node.opset < 19):
+            node.fail(f"coordinate_transformation_mode {coordinate!r} is not supported; tecc takes "
+                      f"{', '.join(_RESIZE_COORDINATES)} (half_pixel_symmetric from opset 19)")
+        rounding = node.attr("nearest_mode", "round_prefer_floor") if mode == "nearest" else None
+        if rounding is not None and rounding not in _NEAREST_MODES:
+            node.fail(f"nearest_mode {rounding!r} is not one of {', '.join(_NEAREST_MODES)}")
+        cubic_a = float(node.attr("cubic_coeff_a", -0.75))
+        exclude = int(node.attr("exclude_outside", 0)) if mode == "cubic" else 0
+        extrapolation = float(node.attr("extrapolation_value", 0.0))
+        if node.attr("antialias", 0) and not (mode == "linear" and all(scales[a] >= 1 for a in changed)):
+            node.fail("antialias=1 is supported only for linear enlarging (where it changes nothing); export "
+                      "with antialias=False")
+    roi = None
+    if coordinate == "tf_crop_and_resize":
+        roi_full = _resize_operand(ctx, inputs, 1, "roi (input 1)")
+        if roi_full is None:
+            node.fail("coordinate_transformation_mode 'tf_crop_and_resize' needs roi (input 1)")
+        axes = node.attr("axes") if node.opset >= 18 else None
+        axes = list(range(rank)) if axes is None else [_normalize_axis(a, rank, node, "axes entry") for a in axes]
+        if len(roi_full) != 2 * len(axes):
+            node.fail(f"roi {roi_full.tolist()} should have 2 entries per axis ({2 * len(axes)})")
+        starts, ends = [0.0] * rank, [1.0] * rank
+        for i, a in enumerate(axes):
+            starts[a], ends[a] = float(roi_full[i]), float(roi_full[i + len(axes)])
+        roi = tuple(starts[a] if a is not None else 0.0 for a in spatial) + tuple(
+            ends[a] if a is not None else 1.0 for a in spatial)
+    out_hw = tuple(sizes[a] if a is not None else 1 for a in spatial)
+    # the scales are passed when they map coordinates differently from the sizes' ratio
+    use_scales = from_scales and any(scales[a] * xs[a] != sizes[a] for a in spatial if a is not None)
+    scale_hw = tuple(scales[a] if a is not None else 1.0 for a in spatial) if use_scales else None
+    data = x if rank == 4 else ctx.reshape(x, xs[:2] + (1,) + xs[2:])
+    out = ctx.call("image.resize2d", data, size=out_hw, roi=roi, layout=layout, method=_RESIZE_METHODS[mode],
+                   coordinate_transformation_mode=coordinate, rounding_method=rounding, cubic_alpha=cubic_a,
+                   cubic_exclude=exclude, extrapolation_value=extrapolation, scales=scale_hw)
+    return out if rank == 4 else ctx.reshape(out, tuple(sizes))
+
+
 #: ONNX op type -> converter
 _CONVERTERS = {
     # element-wise
@@ -1370,6 +1729,9 @@ _CONVERTERS = {
     "Mod": _mod, "Neg": _unary("negative"), "Abs": _unary("abs"), "Exp": _unary("exp"), "Log": _unary("log"),
     "Sqrt": _unary("sqrt"), "Reciprocal": _unary("reciprocal"), "Floor": _unary("floor"), "Ceil": _unary("ceil"),
     "Round": _unary("round"), "Sign": _unary("sign"), "Sin": _unary("sin"), "Cos": _unary("cos"),
+    "Tan": _unary("tan"), "Asin": _unary("asin"), "Acos": _unary("acos"), "Atan": _unary("atan"),
+    "Sinh": _unary("sinh"), "Cosh": _unary("cosh"), "Asinh": _unary("asinh"), "Acosh": _unary("acosh"),
+    "Atanh": _unary("atanh"),
     "Erf": _unary("erf"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"), "Relu": _unary("nn.relu"),
     "Equal": _binary("equal"), "Less": _binary("less"), "LessOrEqual": _binary("less_equal"),
     "Greater": _binary("greater"), "GreaterOrEqual": _binary("greater_equal"), "And": _binary("logical_and"),
@@ -1378,7 +1740,8 @@ _CONVERTERS = {
     "Min": _variadic("minimum"),
     # activations
     "LeakyRelu": _leaky_relu, "PRelu": _prelu, "Gelu": _gelu, "HardSigmoid": _hard_sigmoid, "HardSwish": _hard_swish,
-    "Elu": _elu, "Selu": _selu, "Softplus": _softplus, "Softsign": _softsign, "Clip": _clip,
+    "Elu": _elu, "Selu": _selu, "Celu": _celu, "ThresholdedRelu": _thresholded_relu, "Mish": _mish,
+    "Softplus": _softplus, "Softsign": _softsign, "Clip": _clip,
     "Softmax": _softmax("nn.softmax"), "LogSoftmax": _softmax("nn.log_softmax"),
     # neural network
     "Conv": _conv, "ConvTranspose": _conv_transpose, "BatchNormalization": _batch_norm,
@@ -1389,12 +1752,15 @@ _CONVERTERS = {
     "Flatten": _flatten, "Reshape": _reshape, "Transpose": _transpose, "Concat": _concat, "Split": _split,
     "Slice": _slice, "Gather": _gather, "GatherElements": _gather_elements, "Unsqueeze": _unsqueeze,
     "Squeeze": _squeeze, "Expand": _expand, "Tile": _tile, "Where": _where, "Pad": _pad,
-    "Identity": _identity, "Cast": _cast, "CastLike": _cast_like,
+    "Identity": _identity, "Cast": _cast, "CastLike": _cast_like, "DepthToSpace": _depth_to_space,
+    "SpaceToDepth": _space_to_depth, "Resize": _resize, "Upsample": _resize, "Trilu": _trilu, "OneHot": _one_hot,
+    "ScatterElements": _scatter_elements, "Scatter": _scatter_elements, "ScatterND": _scatter_nd,
+    "CumSum": _cumsum, "TopK": _topk,
     "Constant": _constant, "ConstantOfShape": _constant_of_shape, "Shape": _shape, "Size": _size, "Range": _range,
     # reductions
     "ReduceMean": _reduce("mean"), "ReduceSum": _reduce("sum"), "ReduceMax": _reduce("max"),
     "ReduceMin": _reduce("min"), "ReduceProd": _reduce("prod"), "ReduceSumSquare": _reduce("sum", pre="square"),
     "ReduceL1": _reduce("sum", pre="abs"), "ReduceL2": _reduce("sum", pre="square", post="sqrt"),
-    "ReduceLogSum": _reduce("sum", post="log"),
+    "ReduceLogSum": _reduce("sum", post="log"), "ReduceLogSumExp": _reduce_log_sum_exp,
     "ArgMax": _arg("argmax"), "ArgMin": _arg("argmin"),
 }

@@ -6,11 +6,15 @@ module              operators
 ==================  ==============================================================
 :mod:`.tensor`      element-wise math and broadcasting arithmetic, comparisons, clip
 :mod:`.nn`          ``nn.*``: convolutions, dense / matmul, normalizations,
-                    activations with parameters, softmax, pooling, pad, dropout
+                    activations with parameters, softmax, pooling, pad, dropout,
+                    depth_to_space / space_to_depth
 :mod:`.transform`   reshape, transpose, concatenate, split, strided_slice, take,
                     gather, squeeze, expand_dims, broadcast_to, tile, cast, where,
-                    full / zeros / ones, arange, shape_of, einsum
+                    full / zeros / ones, arange, shape_of, reverse, one_hot,
+                    trilu, einsum
 :mod:`.reduce`      sum, mean, max, min, prod, all, any, argmax, argmin
+:mod:`.algorithm`   topk, cumsum, cumprod, scatter_elements, scatter_nd (extern
+                    kernels: opaque)
 :mod:`.image`       ``image.resize2d``
 ==================  ==============================================================
 
@@ -21,4 +25,4 @@ per operand, except that an operand which is a :class:`~tecc.graph.ir.Tuple`
 returns a list of TE tensors, one per field.  A symbolic dimension of the result
 (a ``str`` in ``out_type``) is the TE variable of that name in an operand's shape.
 """
-from . import image, nn, reduce, tensor, transform  # noqa: F401
+from . import algorithm, image, nn, reduce, tensor, transform  # noqa: F401

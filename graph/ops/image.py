@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from ..ir import GraphError, TensorType
 from ..op import REQUIRED, OpPattern, register_op
-from ._util import check_choice, check_dtype, int_tuple, tensor_arg, topi
+from ._util import check_choice, check_dtype, int_tuple, static_dims, tensor_arg, topi
 
 _METHODS = ("nearest_neighbor", "linear", "cubic")
 _MODES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn",
-          "tf_crop_and_resize")
+          "tf_crop_and_resize", "half_pixel_symmetric")
 _ROUNDING = ("", "round", "round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
 
@@ -25,9 +25,16 @@ def _resize2d_infer(types, attrs):
     roi = attrs["roi"]
     if roi is not None and (not isinstance(roi, tuple) or len(roi) != 4):
         raise GraphError(f"{op}: roi must be None or 4 numbers (start_h, start_w, end_h, end_w), got {roi!r}")
+    scales = attrs["scales"]
+    if scales is not None:
+        if not isinstance(scales, tuple) or len(scales) != 2 or any(
+                isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 for v in scales):
+            raise GraphError(f"{op}: scales must be None or 2 positive numbers (scale_h, scale_w), got {scales!r}")
     dtype = data.dtype if attrs["out_dtype"] in (None, "") else check_dtype(op, "out_dtype", attrs["out_dtype"])
     shape = list(data.shape)
     h, w = layout.index("H"), layout.index("W")
+    if scales is not None:
+        static_dims(op, data.shape, [h, w], "resizing by scales")
     shape[h], shape[w] = size
     return TensorType(shape, dtype)
 
@@ -39,12 +46,15 @@ def _resize2d_lower(inputs, attrs, out_type):
     return topi().image.resize2d(inputs[0], [float(r) for r in roi], list(size), attrs["layout"],
                                  attrs["method"], attrs["coordinate_transformation_mode"], attrs["rounding_method"],
                                  float(attrs["cubic_alpha"]), int(attrs["cubic_exclude"]),
-                                 float(attrs["extrapolation_value"]), out_dtype)
+                                 float(attrs["extrapolation_value"]), out_dtype,
+                                 scales=None if attrs["scales"] is None else [float(v) for v in attrs["scales"]])
 
 
 register_op("image.resize2d", pattern=OpPattern.INJECTIVE, infer=_resize2d_infer, lower=_resize2d_lower,
             num_inputs=1,
             defaults={"size": REQUIRED, "roi": None, "layout": "NCHW", "method": "linear",
                       "coordinate_transformation_mode": "half_pixel", "rounding_method": "", "cubic_alpha": -0.5,
-                      "cubic_exclude": 0, "extrapolation_value": 0.0, "out_dtype": None},
-            doc="resizing of the H and W axes (nearest, linear, cubic; ONNX's coordinate modes)")
+                      "cubic_exclude": 0, "extrapolation_value": 0.0, "out_dtype": None, "scales": None},
+            doc="resizing of the H and W axes (nearest, linear, cubic; ONNX's coordinate modes); ``scales`` "
+                "(ONNX's, when the model gives scales) maps the coordinates by the scale instead of the sizes' "
+                "ratio")

@@ -1,6 +1,6 @@
 """Neural-network operators (Relay's ``nn.*``): convolutions, dense layers and
 matrix products, normalizations, activations with parameters, softmax, pooling,
-padding, dropout and flattening.
+padding, dropout, flattening, and moving pixel blocks into channels and back.
 
 Names, attributes and defaults follow Relay's.  Each ``lower`` builds the topi
 compute for the current target: the tunable CPU or CUDA compute where topi has one
@@ -654,6 +654,50 @@ def _dropout_lower(inputs, attrs, out_type):
 
 register_op("nn.dropout", pattern=OpPattern.OPAQUE, infer=_dropout_infer, lower=_dropout_lower, num_inputs=1,
             defaults={"rate": 0.5}, doc="inference dropout: (data, mask of ones), a 2-tuple as Relay's")
+
+
+# ---------------------------------------------------------------------------------------
+# depth_to_space, space_to_depth
+# ---------------------------------------------------------------------------------------
+def _block_infer(op):
+    def infer(types, attrs):
+        data = tensor_arg(op, types, 0)
+        _check_rank(op, data, 4, "data")
+        axes = _layout_axes(op, attrs["layout"], ("NCHW", "NHWC"))
+        bs = as_int(op, "block_size", attrs["block_size"])
+        if bs < 1:
+            raise GraphError(f"{op}: block_size must be >= 1, got {bs}")
+        c, h, w = static_dims(op, data.shape, [axes["C"], axes["H"], axes["W"]], "moving blocks")
+        shape = list(data.shape)
+        if op == "nn.depth_to_space":
+            check_choice(op, "mode", attrs["mode"], ("DCR", "CRD"))
+            if c % (bs * bs):
+                raise GraphError(f"{op}: {c} channels are not a multiple of block_size**2 = {bs * bs}")
+            shape[axes["C"]], shape[axes["H"]], shape[axes["W"]] = c // (bs * bs), h * bs, w * bs
+        else:
+            if h % bs or w % bs:
+                raise GraphError(f"{op}: height {h} and width {w} must be multiples of block_size {bs}")
+            shape[axes["C"]], shape[axes["H"]], shape[axes["W"]] = c * bs * bs, h // bs, w // bs
+        return TensorType(shape, data.dtype)
+
+    return infer
+
+
+def _depth_to_space_lower(inputs, attrs, out_type):
+    # topi names ONNX's CRD mode (PyTorch's pixel_shuffle) "CDR"
+    mode = "CDR" if attrs["mode"] == "CRD" else attrs["mode"]
+    return topi().nn.depth_to_space(inputs[0], attrs["block_size"], attrs["layout"], mode)
+
+
+register_op("nn.depth_to_space", pattern=OpPattern.INJECTIVE, infer=_block_infer("nn.depth_to_space"),
+            lower=_depth_to_space_lower, num_inputs=1,
+            defaults={"block_size": REQUIRED, "layout": "NCHW", "mode": "DCR"},
+            doc="channels made block_size x block_size blocks of pixels (mode DCR, or CRD: PyTorch's pixel_shuffle)")
+register_op("nn.space_to_depth", pattern=OpPattern.INJECTIVE, infer=_block_infer("nn.space_to_depth"),
+            lower=lambda inputs, attrs, out_type: topi().nn.space_to_depth(inputs[0], attrs["block_size"],
+                                                                            attrs["layout"]),
+            num_inputs=1, defaults={"block_size": REQUIRED, "layout": "NCHW"},
+            doc="each block_size x block_size block of pixels made channels (the inverse of DCR depth_to_space)")
 
 
 def _batch_flatten_infer(types, attrs):

@@ -100,7 +100,8 @@ register_op("clip", pattern=OpPattern.ELEMWISE, infer=_clip_infer, lower=_clip_l
 
 # more unary math ONNX models use
 for _name, _path in (("trunc", "trunc"), ("tan", "tan"), ("asin", "asin"), ("acos", "acos"), ("atan", "atan"),
-                     ("sinh", "sinh"), ("cosh", "cosh"), ("log2", "log2"), ("log10", "log10")):
+                     ("sinh", "sinh"), ("cosh", "cosh"), ("log2", "log2"), ("log10", "log10"),
+                     ("asinh", "asinh"), ("acosh", "acosh"), ("atanh", "atanh")):
     _register_unary(_name, _path)
 
 

@@ -1,7 +1,7 @@
 """Operators that move, pick or make data (Relay's ``transform`` family): reshape,
 transpose, concatenate, split, strided_slice, take, gather, gather_nd, squeeze,
-expand_dims, broadcast_to, tile, cast, where, full / zeros / ones, arange, einsum
-and shape_of.
+expand_dims, broadcast_to, tile, cast, where, full / zeros / ones, arange, reverse,
+one_hot, trilu, einsum and shape_of.
 
 An operator over a tuple (``concatenate``, ``einsum``) takes one operand, a
 :class:`~tecc.graph.ir.Tuple`; its ``lower`` receives that operand's TE tensors as
@@ -587,6 +587,80 @@ def _shape_of_lower(inputs, attrs, out_type):
 
 register_op("shape_of", pattern=OpPattern.INJECTIVE, infer=_shape_of_infer, lower=_shape_of_lower, num_inputs=1,
             defaults={"dtype": "int32"}, doc="the shape of the operand as a 1-D tensor")
+
+
+# ---------------------------------------------------------------------------------------
+# reverse, one_hot, trilu
+# ---------------------------------------------------------------------------------------
+def _reverse_infer(types, attrs):
+    data = tensor_arg("reverse", types, 0)
+    normalize_axis("reverse", attrs["axis"], data.ndim)
+    return data
+
+
+register_op("reverse", pattern=OpPattern.INJECTIVE, infer=_reverse_infer,
+            lower=lambda inputs, attrs, out_type: topi().flip(
+                inputs[0], normalize_axis("reverse", attrs["axis"], len(inputs[0].shape))),
+            num_inputs=1, defaults={"axis": REQUIRED}, doc="the elements in reverse order along ``axis``")
+
+
+def _scalar_value(x):
+    """A scalar operand in a kernel: a 0-d (or one-element) TE tensor read, or the
+    constant the builder inlined."""
+    from ... import te  # noqa: PLC0415
+
+    if isinstance(x, te.Tensor):
+        return x(*([0] * len(x.shape)))
+    return x
+
+
+def _one_hot_infer(types, attrs):
+    op = "one_hot"
+    indices, on, off = tensor_args(op, types, 3)
+    _index_dtype(op, indices)
+    for role, ty in (("on_value", on), ("off_value", off)):
+        if ty.ndim != 0:
+            raise GraphError(f"{op}: {role} must be a scalar (rank 0), got shape {ty.shape}")
+    depth = as_int(op, "depth", attrs["depth"])
+    if depth < 1:
+        raise GraphError(f"{op}: depth must be >= 1, got {depth}")
+    axis = as_int(op, "axis", attrs["axis"])
+    if not -1 <= axis <= indices.ndim:
+        raise GraphError(f"{op}: axis {axis} is out of range for indices of rank {indices.ndim}; use -1 (last) or "
+                         f"0..{indices.ndim}")
+    axis = indices.ndim if axis == -1 else axis
+    dtype = check_dtype(op, "dtype", attrs["dtype"])
+    return TensorType(indices.shape[:axis] + (depth,) + indices.shape[axis:], dtype)
+
+
+def _one_hot_lower(inputs, attrs, out_type):
+    return topi().one_hot(inputs[0], _scalar_value(inputs[1]), _scalar_value(inputs[2]), attrs["depth"],
+                          attrs["axis"], out_type.dtype)
+
+
+register_op("one_hot", pattern=OpPattern.INJECTIVE, infer=_one_hot_infer, lower=_one_hot_lower, num_inputs=3,
+            defaults={"depth": REQUIRED, "axis": -1, "dtype": "float32"},
+            doc="``on_value`` where a new axis of size ``depth`` at ``axis`` equals the index, ``off_value`` "
+                "elsewhere (an index outside [0, depth) gives a row of off_value)")
+
+
+def _trilu_infer(types, attrs):
+    op = "trilu"
+    data, k = tensor_args(op, types, 2)
+    if data.ndim < 2:
+        raise GraphError(f"{op}: data must have rank 2 or more (matrices), got shape {data.shape}")
+    _index_dtype(op, k, "k")
+    if _product(static_dims(op, k.shape, range(k.ndim), "k")) != 1:
+        raise GraphError(f"{op}: k must hold one integer (rank 0 or one element), got shape {k.shape}")
+    if not isinstance(attrs["upper"], bool):
+        raise GraphError(f"{op}: upper must be a bool, got {attrs['upper']!r}")
+    return data
+
+
+register_op("trilu", pattern=OpPattern.INJECTIVE, infer=_trilu_infer,
+            lower=lambda inputs, attrs, out_type: topi().trilu(inputs[0], inputs[1], attrs["upper"]),
+            num_inputs=2, defaults={"upper": True},
+            doc="the upper (or lower) triangle of the last two axes from diagonal ``k`` (an operand), the rest 0")
 
 
 # ---------------------------------------------------------------------------------------

@@ -50,29 +50,11 @@ RTOL, ATOL = 1e-3, 1e-4
 REPORT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "onnx_conformance.md")
 
 
-_MAX_IDENTITY = ("te's max/min reducers start from the lowest/highest finite float, not -inf/+inf: ReduceMax over "
-                 "a row that is all -inf (or an empty set) gives -3.4e38, so ")
-#: the diagnosed causes of the cases that fail (see KNOWN_FAILING)
-FAILURE_REASONS = {
-    "max_identity": _MAX_IDENTITY + "the expansion's test 'row max == -inf' misses the fully masked row and its "
-                                    "softmax NaNs reach the output (expected 0)",
-    "empty_reduce": _MAX_IDENTITY + "ReduceMax/ReduceMin of an empty set give -/+3.4e38 instead of -/+inf",
-    "fp16_accumulate": "float16 MatMul/Conv accumulate in float16 (the reference accumulates in float32 and rounds "
-                       "once): 1-2 float16 ulps apart, beyond rtol 1e-3",
-}
+#: the diagnosed causes of the cases that fail (see KNOWN_FAILING): cause -> what is wrong.  Empty since the
+#: max/min reductions start from -inf/+inf and float16 products and softmax accumulate in float32.
+FAILURE_REASONS = {}
 #: cause -> the cases it makes fail on the C backend (found by a full run of this script)
-KNOWN_FAILING = {
-    "max_identity": ["test_attention_23_boolmask_fullymasked_row_nan_robustness_expanded",
-                     "test_attention_23_fullymasked_qk_matmul_output_mode3_zero_expanded",
-                     "test_attention_24_fullymasked_qk_matmul_output_mode3_zero_expanded",
-                     "test_attention_24_qk_matmul_output_mode3_softmax_precision_expanded",
-                     "test_attention_4d_causal_nonpad_negative_offset_structural_empty_expanded",
-                     "test_attention_causal_boolmask_nan_robustness_expanded",
-                     "test_attention_local_window_gqa_rank4_mask_expanded"],
-    "empty_reduce": ["test_reduce_max_empty_set", "test_reduce_min_empty_set"],
-    "fp16_accumulate": ["test_attention_4d_fp16_expanded", "test_attention_4d_gqa_with_past_and_present_fp16_expanded",
-                        "test_causal_conv_with_state_silu_fp16_expanded"],
-}
+KNOWN_FAILING = {}
 
 #: every case that fails on the C backend (the report's full run), with what is wrong
 KNOWN_FAILURES = {name: FAILURE_REASONS[kind] for kind, names in KNOWN_FAILING.items() for name in names}

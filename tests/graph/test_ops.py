@@ -340,6 +340,34 @@ def test_resize2d(method, mode):
           rtol=1e-4, atol=1e-5)
 
 
+def test_algorithm_and_movement_operators():
+    x = rand(3, 5)
+    values, indices = run_op("topk", [x], dict(k=2, axis=1))
+    order = np.argsort(-x, axis=1, kind="stable")[:, :2]
+    np.testing.assert_array_equal(indices, order)
+    np.testing.assert_allclose(values, np.take_along_axis(x, order, 1))
+    check("cumsum", [x], dict(axis=0), np.cumsum(x, 0))
+    check("cumprod", [x], dict(axis=1, exclusive=True), np.cumprod(np.concatenate([np.ones((3, 1), "float32"),
+                                                                                   x[:, :-1]], 1), 1))
+    check("reverse", [x], dict(axis=0), x[::-1])
+    check("trilu", [x, np.array(0, "int64")], dict(upper=True), np.triu(x))
+    check("one_hot", [np.array([2, 0], "int64"), np.array(1.0, "float32"), np.array(0.0, "float32")],
+          dict(depth=3), np.eye(3, dtype="float32")[[2, 0]])
+    idx = np.array([[1, 0, 4]], "int64")
+    want = x.copy()
+    want[0, [1, 0, 4]] = x[0, [1, 0, 4]] + 1
+    check("scatter_elements", [x, idx, np.ones((1, 3), "float32")], dict(axis=1, reduction="add"), want)
+    want = x.copy()
+    want[2] = 0
+    check("scatter_nd", [x, np.array([[2]], "int64"), np.zeros((1, 5), "float32")], {}, want)
+    d = rand(1, 8, 2, 3)
+    check("nn.depth_to_space", [d], dict(block_size=2, mode="CRD"),
+          d.reshape(1, 2, 2, 2, 2, 3).transpose(0, 1, 4, 2, 5, 3).reshape(1, 2, 4, 6))
+    p = rand(1, 2, 4, 6)
+    check("nn.space_to_depth", [p], dict(block_size=2),
+          p.reshape(1, 2, 2, 2, 3, 2).transpose(0, 3, 5, 1, 2, 4).reshape(1, 8, 2, 3))
+
+
 def test_every_registered_operator_has_a_build_test():
     """The operators this module builds cover the registry (element-wise math is
     represented by a sample, tested above through the same two lowering paths)."""
@@ -351,7 +379,7 @@ def test_every_registered_operator_has_a_build_test():
                        "cos", "reciprocal", "logical_not", "copy", "subtract", "multiply", "divide", "maximum",
                        "minimum", "floor_divide", "mod", "trunc_mod", "equal", "not_equal", "less_equal", "greater",
                        "greater_equal", "logical_and", "logical_or", "logical_xor", "tan", "asin", "acos", "atan",
-                       "sinh", "cosh", "log2", "log10", "isinf", "isfinite"}
+                       "sinh", "cosh", "log2", "log10", "isinf", "isfinite", "asinh", "acosh", "atanh"}
     missing = [name for name in g.list_ops() if name not in unary_or_binary and f'"{name}"' not in source]
     assert missing == []
 

@@ -13,12 +13,23 @@ mode                       ``in_x``
 ``align_corners``          ``x * (I - 1) / (O - 1)`` (0 when ``O == 1``)
 ``asymmetric``             ``x * I / O``
 ``tf_half_pixel_for_nn``   ``(x + 0.5) * I / O``
+``half_pixel_symmetric``   ``I / 2 * (1 - O / L) + (x + 0.5) * I / L - 0.5``
+                           (ONNX opset 19; ``half_pixel`` unless ``scales``
+                           makes ``L`` differ from ``O``)
 ``tf_crop_and_resize``     ``start * (I - 1) + x * (end - start) * (I - 1) / (O - 1)``
                            (``(start + end) / 2 * (I - 1)`` when ``O == 1``),
                            with ``start``/``end`` from ``roi``; outputs whose
                            ``in_x`` falls outside ``[0, I - 1]`` are
                            ``extrapolation_value``
 =========================  ===================================================
+
+``scales`` (tecc's addition, for ONNX's ``Resize`` given scales): ONNX maps the
+coordinates with the *scale*, not with the ratio of the sizes, and the two differ
+when ``scale * I`` is not a whole number (a scale of 0.6 on 4 pixels gives 2, a
+ratio of 0.5).  Given ``scales``, every formula above reads ``O`` as the real
+length ``L = scale * I`` (``I / O`` becomes ``1 / scale``; ``O == 1`` tests
+``L == 1``), as ONNX's reference and onnxruntime do; the output still has
+``size`` pixels.
 
 then the *method* reads the input around it, indices clamped to the image:
 
@@ -65,7 +76,7 @@ TABLE = "interpolation_table"
 
 METHODS = ("nearest_neighbor", "linear", "cubic")
 COORDINATE_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "tf_half_pixel_for_nn",
-                    "tf_crop_and_resize")
+                    "tf_crop_and_resize", "half_pixel_symmetric")
 ROUNDING_METHODS = ("round", "round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
 #: the layouts each resize supports (the letters of its spatial axes in order)
@@ -110,7 +121,8 @@ def _check_numbers(what, arg, values, count):
 class _Spec:
     """The checked arguments of one resize call."""
 
-    def __init__(self, op, k, data, roi, size, layout, method, mode, rounding, out_dtype, output_shape):
+    def __init__(self, op, k, data, roi, size, layout, method, mode, rounding, out_dtype, output_shape,
+                 scales=None):
         if not isinstance(data, te.Tensor):
             raise TeccTypeError(f"{op}: data must be a tensor, got {data!r}")
         what = f"{op}(data {data.name!r} {_shape(data)})"
@@ -144,6 +156,17 @@ class _Spec:
                 raise TopiError(f"{what}: size {tuple(size)!r} must be positive")
             self.out_sizes.append(simplify(s))
         self.roi = _check_numbers(what, "roi", roi if roi is not None else [0.0] * (2 * k), 2 * k)
+        # the real output length of each axis: scale * I when scales are given, else None (the size)
+        self.lengths = [None] * k
+        if scales is not None:
+            scales = _check_numbers(what, "scales", scales, k)
+            for a, (sc, s_in) in enumerate(zip(scales, self.in_sizes)):
+                if isinstance(sc, E.PrimExpr) or not sc > 0:
+                    raise TopiError(f"{what}: scales {tuple(scales)!r} must be positive numbers")
+                if _const(s_in) is None:
+                    raise TopiError(f"{what}: scales need the input's size along each resized axis known, got "
+                                    f"{s_in}")
+                self.lengths[a] = float(sc) * _const(s_in)
         if output_shape is None:
             shape = list(data.shape)
             for p, s in zip(self.spatial, self.out_sizes):
@@ -164,11 +187,19 @@ def _coordinate(spec, x, axis):
     ``axis``-th spatial axis."""
     fd = spec.float
     size_in, size_out = spec.in_sizes[axis], spec.out_sizes[axis]
-    fin, fout = _f(size_in, fd), _f(size_out, fd)
+    length = spec.lengths[axis]
+    fin = _f(size_in, fd)
+    fout = _f(size_out if length is None else length, fd)
     fx = _op.cast(fd, x)
     mode = spec.mode
-    one_out = _const(size_out) == 1
-    many_out = _const(size_out) is not None and _const(size_out) > 1
+    if length is None:
+        one_out = _const(size_out) == 1
+        many_out = _const(size_out) is not None and _const(size_out) > 1
+    else:
+        one_out, many_out = length == 1.0, length != 1.0
+
+    # O - 1 (or L - 1), kept nonzero when O is symbolic, even in the branch the select does not take
+    gaps = fout - _f(1.0, fd) if many_out else _op.max(fout - _f(1.0, fd), _f(1.0, fd))
 
     def unless_single(value, single):
         """``value``, or ``single`` when the output has one pixel along the axis."""
@@ -180,6 +211,10 @@ def _coordinate(spec, x, axis):
 
     if mode == "half_pixel":
         return (fx + _f(0.5, fd)) * (fin / fout) - _f(0.5, fd)
+    if mode == "half_pixel_symmetric":
+        # the centre of the output's real length L maps to the centre of the input
+        offset = fin * _f(0.5, fd) * (_f(1.0, fd) - _f(size_out, fd) / fout)
+        return offset + (fx + _f(0.5, fd)) * (fin / fout) - _f(0.5, fd)
     if mode == "pytorch_half_pixel":
         return unless_single((fx + _f(0.5, fd)) * (fin / fout) - _f(0.5, fd), _f(0.0, fd))
     if mode == "tf_half_pixel_for_nn":
@@ -189,15 +224,14 @@ def _coordinate(spec, x, axis):
     if mode == "align_corners":
         if one_out:
             return _f(0.0, fd)
-        # keep the divisor nonzero even in the branch the select does not take
-        return unless_single(fx * ((fin - _f(1.0, fd)) / _op.max(fout - _f(1.0, fd), _f(1.0, fd))), _f(0.0, fd))
+        return unless_single(fx * ((fin - _f(1.0, fd)) / gaps), _f(0.0, fd))
     # tf_crop_and_resize
     k = len(spec.spatial)
     start, end = _f(spec.roi[axis], fd), _f(spec.roi[axis + k], fd)
     span = fin - _f(1.0, fd)
     if one_out:
         return _f(0.5, fd) * (start + end) * span
-    return unless_single(start * span + fx * (end - start) * span / _op.max(fout - _f(1.0, fd), _f(1.0, fd)),
+    return unless_single(start * span + fx * (end - start) * span / gaps,
                          _f(0.5, fd) * (start + end) * span)
 
 
@@ -208,12 +242,15 @@ def _fraction(spec, x, axis):
     mode = spec.mode
     if mode == "tf_crop_and_resize":
         return None
+    length = spec.lengths[axis]
+    if length is not None and length != _const(size_out):
+        return None  # a scale that is not a ratio of whole sizes: the float coordinate
     wide = _needs_int64(size_in, size_out)
     if wide:
         x, size_in, size_out = (_op.cast("int64", v) if isinstance(v, E.PrimExpr) else v
                                 for v in (x, size_in, size_out))
-    if mode == "half_pixel" or (mode == "pytorch_half_pixel" and _const(size_out) is not None
-                                and _const(size_out) > 1):
+    if mode in ("half_pixel", "half_pixel_symmetric") or (mode == "pytorch_half_pixel" and _const(size_out) is not None
+                                                          and _const(size_out) > 1):
         return (2 * x + 1) * size_in - size_out, 2 * size_out
     if mode == "tf_half_pixel_for_nn":
         return (2 * x + 1) * size_in, 2 * size_out
@@ -345,9 +382,9 @@ def _axis_tables(spec, a, letter, alpha, exclude):
 
 
 def _resize(op, k, data, roi, size, layout, method, coordinate_transformation_mode, rounding_method,
-            bicubic_alpha, bicubic_exclude, extrapolation_value, out_dtype, output_shape):
+            bicubic_alpha, bicubic_exclude, extrapolation_value, out_dtype, output_shape, scales=None):
     spec = _Spec(op, k, data, roi, size, layout, method, coordinate_transformation_mode, rounding_method,
-                 out_dtype, output_shape)
+                 out_dtype, output_shape, scales)
     fd = spec.float
     letters = [ch for ch in layout if ch not in "NC"]
     coords, indices, weights = [], [], []
@@ -394,7 +431,7 @@ def _resize(op, k, data, roi, size, layout, method, coordinate_transformation_mo
 
 def resize1d(data, roi, size, layout="NCW", method="linear", coordinate_transformation_mode="half_pixel",
              rounding_method="", bicubic_alpha=-0.5, bicubic_exclude=0, extrapolation_value=0.0, out_dtype=None,
-             output_shape=None):
+             output_shape=None, scales=None):
     """Resize the width of NCW or NWC ``data`` (see the module's description for
     the modes and methods).
 
@@ -422,6 +459,10 @@ def resize1d(data, roi, size, layout="NCW", method="linear", coordinate_transfor
     output_shape : list, optional
         The whole output shape (by default the data's, the width replaced by
         ``size``).
+    scales : list of 1 float, optional
+        ONNX's scale of each resized axis: the coordinates use ``1 / scale``
+        instead of ``I / O`` (see the module's description); ``size`` still gives
+        the output's size.
 
     Returns
     -------
@@ -435,12 +476,13 @@ def resize1d(data, roi, size, layout="NCW", method="linear", coordinate_transfor
         the wrong length, a size below 1.
     """
     return _resize("resize1d", 1, data, roi, size, layout, method, coordinate_transformation_mode,
-                   rounding_method, bicubic_alpha, bicubic_exclude, extrapolation_value, out_dtype, output_shape)
+                   rounding_method, bicubic_alpha, bicubic_exclude, extrapolation_value, out_dtype, output_shape,
+                   scales)
 
 
 def resize2d(data, roi, size, layout="NCHW", method="linear", coordinate_transformation_mode="half_pixel",
              rounding_method="", bicubic_alpha=-0.5, bicubic_exclude=0, extrapolation_value=0.0, out_dtype=None,
-             output_shape=None):
+             output_shape=None, scales=None):
     """Resize the height and width of NCHW or NHWC ``data`` (see the module's
     description for the modes and methods).
 
@@ -457,6 +499,8 @@ def resize2d(data, roi, size, layout="NCHW", method="linear", coordinate_transfo
     layout, method, coordinate_transformation_mode, rounding_method, bicubic_alpha,
     bicubic_exclude, extrapolation_value, out_dtype, output_shape
         As :func:`resize1d`'s.
+    scales : list of 2 floats, optional
+        ``[scale_h, scale_w]``, as :func:`resize1d`'s.
 
     Returns
     -------
@@ -476,4 +520,5 @@ def resize2d(data, roi, size, layout="NCHW", method="linear", coordinate_transfo
     ...                         coordinate_transformation_mode="asymmetric")
     """
     return _resize("resize2d", 2, data, roi, size, layout, method, coordinate_transformation_mode,
-                   rounding_method, bicubic_alpha, bicubic_exclude, extrapolation_value, out_dtype, output_shape)
+                   rounding_method, bicubic_alpha, bicubic_exclude, extrapolation_value, out_dtype, output_shape,
+                   scales)

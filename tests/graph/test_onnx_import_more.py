@@ -1,0 +1,546 @@
+"""The ONNX importer's newer converters -- Resize / Upsample, DepthToSpace,
+SpaceToDepth, CumSum, TopK, Trilu, OneHot, ScatterElements / ScatterND,
+ReduceLogSumExp, the inverse and hyperbolic trigonometric functions, Celu,
+ThresholdedRelu, Mish -- and the fixes that came with them (max/min reductions
+starting from -inf/+inf, float16 products accumulated in float32): small models
+made with ``onnx.helper``, built for "llvm" (one for "cuda", run on the emulator
+where there is no GPU) and compared with onnxruntime; then the graph operators
+they lower to, and every error they raise."""
+import warnings
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import tecc  # noqa: E402
+from tecc import graph as g  # noqa: E402
+from tecc.contrib import graph_executor  # noqa: E402
+from tecc.graph.build import build  # noqa: E402
+from tecc.graph.frontend import OnnxImportError, from_onnx  # noqa: E402
+from tecc.graph.ir import GraphError  # noqa: E402
+from tecc.graph.transform.infer_type import infer_type  # noqa: E402
+from tecc.topi.utils import TopiError  # noqa: E402
+from ops_run import run_op  # noqa: E402
+
+RTOL, ATOL = 1e-4, 1e-5
+
+
+# ---------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------
+def make_model(nodes, inputs, outputs, inits=None, opset=13):
+    """A model of ``nodes``; ``inputs`` / ``inits`` map names to arrays, the
+    outputs are typed by ONNX's shape inference."""
+    in_infos = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+                for n, a in inputs.items()]
+    init_protos = [numpy_helper.from_array(np.asarray(a), n) for n, a in (inits or {}).items()]
+    graph = helper.make_graph(nodes, "more", in_infos, [helper.make_empty_tensor_value_info(n) for n in outputs],
+                              initializer=init_protos)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = min(model.ir_version, 9)
+    inferred = onnx.shape_inference.infer_shapes(model)
+    by_name = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.output)}
+    del model.graph.output[:]
+    model.graph.output.extend(by_name[n] for n in outputs)
+    return model
+
+
+def tecc_run(model, inputs, target="llvm"):
+    mod, params = from_onnx(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "no tuned config" / "no GPU: the emulator runs" notes
+        with tecc.transform.PassContext(opt_level=3):
+            factory = build(mod, target=target, params=params)
+        dev = tecc.cpu(0) if target == "llvm" else tecc.cuda(0)
+        gmod = graph_executor.GraphModule(factory["default"](dev))
+        for name, value in inputs.items():
+            gmod.set_input(name, value)
+        gmod.run()
+    return [gmod.get_output(i).numpy() for i in range(gmod.get_num_outputs())]
+
+
+def check(nodes, inputs, outputs, inits=None, opset=13, target="llvm", rtol=RTOL, atol=ATOL):
+    """tecc's outputs equal onnxruntime's (exactly for integers and bools)."""
+    model = make_model(nodes, inputs, outputs, inits, opset)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, dict(inputs))
+    got = tecc_run(model, inputs, target)
+    assert len(got) == len(want)
+    for name, w, t in zip(outputs, want, got):
+        assert t.shape == w.shape, f"{name}: shape {t.shape}, onnxruntime {w.shape}"
+        assert t.dtype == w.dtype, f"{name}: dtype {t.dtype}, onnxruntime {w.dtype}"
+        if w.dtype.kind in "biu":
+            np.testing.assert_array_equal(t, w, err_msg=name)
+        else:
+            np.testing.assert_allclose(t, w, rtol=rtol, atol=atol, err_msg=name)
+
+
+def rand(*shape, low=-1.0, high=1.0, seed=0, dtype="float32"):
+    return np.random.default_rng(seed + 7 * len(shape) + sum(shape)).uniform(low, high, shape).astype(dtype)
+
+
+def node(op, ins, outs, **attrs):
+    outs = outs if isinstance(outs, list) else [outs]
+    return helper.make_node(op, ins, outs, name=f"{op}_{outs[0]}", **attrs)
+
+
+def refused(nodes, inputs, outputs, match, inits=None, opset=13):
+    """The importer refuses the model (its outputs declared, not inferred: ONNX's
+    shape inference fails on such nodes too)."""
+    in_infos = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+                for n, a in inputs.items()]
+    out_infos = [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["n"]) for n in outputs]
+    graph = helper.make_graph(nodes, "bad", in_infos, out_infos,
+                              initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in (inits or {}).items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    with pytest.raises(OnnxImportError, match=match):
+        from_onnx(model)
+
+
+# ---------------------------------------------------------------------------------------
+# element-wise
+# ---------------------------------------------------------------------------------------
+def test_trigonometric_and_activations():
+    x, unit, big = rand(2, 5, low=-3, high=3), rand(2, 5, low=-0.9, high=0.9), rand(2, 5, low=1.1, high=4)
+    x[0, :3] = [-90.0, 90.0, 0.0]  # softplus and mish of large |x| stay finite (no exp overflow)
+    nodes = [node(op, ["x"], f"y_{op}") for op in ("Tan", "Atan", "Sinh", "Cosh", "Asinh", "Softplus", "Mish")]
+    nodes += [node(op, ["u"], f"y_{op}") for op in ("Asin", "Acos", "Atanh")]
+    nodes += [node("Acosh", ["b"], "y_Acosh"), node("Celu", ["x"], "y_celu", alpha=0.7),
+              node("Celu", ["x"], "y_celu1"), node("ThresholdedRelu", ["x"], "y_thr", alpha=0.4),
+              node("ThresholdedRelu", ["x"], "y_thr1")]
+    # tan near its poles and sinh/cosh of |x| up to 3 are large: a relative tolerance
+    check(nodes, {"x": x, "u": unit, "b": big}, [n.output[0] for n in nodes], opset=18, rtol=2e-4)
+
+
+# ---------------------------------------------------------------------------------------
+# data movement
+# ---------------------------------------------------------------------------------------
+def test_depth_to_space_and_space_to_depth():
+    nodes = [node("DepthToSpace", ["x"], "dcr", blocksize=2), node("DepthToSpace", ["x"], "crd", blocksize=2,
+                                                                  mode="CRD"),
+             node("SpaceToDepth", ["s"], "s2d", blocksize=3)]
+    check(nodes, {"x": rand(1, 8, 2, 3), "s": rand(2, 2, 6, 3)}, ["dcr", "crd", "s2d"])
+
+
+def test_cumsum_exclusive_reverse_and_int():
+    nodes = [node("CumSum", ["x", "ax1"], "plain"), node("CumSum", ["x", "ax0"], "excl", exclusive=1),
+             node("CumSum", ["x", "axm1"], "rev", reverse=1),
+             node("CumSum", ["x", "ax0"], "rev_excl", reverse=1, exclusive=1),
+             node("CumSum", ["i", "ax1"], "ints", reverse=1)]
+    inits = {"ax0": np.array(0, "int64"), "ax1": np.array(1, "int32"), "axm1": np.array(-1, "int64")}
+    inputs = {"x": rand(3, 5), "i": np.arange(12, dtype="int32").reshape(3, 4) - 5}
+    check(nodes, inputs, [n.output[0] for n in nodes], inits=inits)
+
+
+def test_topk_largest_smallest_ties_and_one_output_used():
+    x = rand(3, 7)
+    x[1, 2:5] = 0.25  # ties: the lower index comes first
+    nodes = [node("TopK", ["x", "k3"], ["v", "i"], axis=1), node("TopK", ["x", "k2"], ["vs", "is"], axis=0,
+                                                                 largest=0, sorted=1),
+             node("TopK", ["n", "k3"], ["vn", "in_"], axis=-1),
+             node("TopK", ["x", "k2"], ["only_values", "unused_indices"], axis=-1)]
+    inits = {"k3": np.array([3], "int64"), "k2": np.array([2], "int64")}
+    check(nodes, {"x": x, "n": np.array([[5, 1, 5, 3, 9, 9]], "int32")},
+          ["v", "i", "vs", "is", "vn", "in_", "only_values"], inits=inits)
+
+
+def test_topk_before_opset_10_takes_k_as_attribute():
+    check([node("TopK", ["x"], ["v", "i"], k=2, axis=1)], {"x": rand(2, 5)}, ["v", "i"], opset=9)
+
+
+def test_trilu_constant_and_run_time_k():
+    x = rand(2, 4, 5)
+    nodes = [node("Trilu", ["x"], "upper"), node("Trilu", ["x", "kneg"], "lower", upper=0),
+             node("Trilu", ["x", "krun"], "run_time_k"), node("Trilu", ["x", "kbig"], "zeros", upper=1)]
+    inits = {"kneg": np.array(-1, "int64"), "kbig": np.array(9, "int64")}
+    check(nodes, {"x": x, "krun": np.array(2, "int64")}, [n.output[0] for n in nodes], inits=inits, opset=14)
+
+
+def test_one_hot_negative_indices_axes_and_int_values():
+    nodes = [node("OneHot", ["i", "depth", "vals"], "last"), node("OneHot", ["i", "depth", "vals"], "ax0", axis=0),
+             node("OneHot", ["j", "depth", "ivals"], "int_values", axis=-2)]
+    inputs = {"i": np.array([[0, 3, -1], [-4, 5, 2]], "int64"), "j": np.array([1, -2, 0], "int64")}
+    inits = {"depth": np.array([4], "int64"), "vals": np.array([-1.0, 2.5], "float32"),
+             "ivals": np.array([0, 7], "int64")}
+    check(nodes, inputs, [n.output[0] for n in nodes], inits=inits)
+    # float indices are truncated to integers (onnxruntime has no kernel for them)
+    model = make_model([node("OneHot", ["f", "depth", "vals"], "y")], {"f": np.array([1.0, 2.7, -1.2], "float32")},
+                       ["y"], inits=inits, opset=11)
+    (got,) = tecc_run(model, {"f": np.array([1.0, 2.7, -1.2], "float32")})
+    want = np.full((3, 4), -1.0, "float32")
+    want[0, 1] = want[1, 2] = want[2, 3] = 2.5
+    np.testing.assert_array_equal(got, want)
+
+
+def test_scatter_elements_and_scatter_nd():
+    data = rand(3, 4)
+    idx = np.array([[2, 0, -1], [0, 1, 2]], "int64")
+    upd = rand(2, 3, seed=5)
+    nd_idx = np.array([[[0, 1], [2, 3]], [[1, 0], [0, 1]]], "int64")  # (2, 2, 2): pairs along the last axis
+    nd_upd = rand(2, 2, seed=9)
+    row_idx = np.array([[2], [0]], "int64")
+    row_upd = rand(2, 4, seed=3)
+    nodes = [node("ScatterElements", ["d", "idx", "upd"], "se"),
+             node("ScatterElements", ["d", "idx", "upd"], "se_add", axis=1, reduction="add"),
+             node("ScatterND", ["d", "nd_idx", "nd_upd"], "snd"),
+             node("ScatterND", ["d", "nd_idx", "nd_upd"], "snd_mul", reduction="mul"),
+             node("ScatterND", ["d", "row_idx", "row_upd"], "snd_rows")]
+    inputs = {"d": data, "idx": idx, "upd": upd, "nd_idx": nd_idx, "nd_upd": nd_upd, "row_idx": row_idx,
+              "row_upd": row_upd}
+    check(nodes, inputs, [n.output[0] for n in nodes], opset=16)
+
+
+# ---------------------------------------------------------------------------------------
+# reductions
+# ---------------------------------------------------------------------------------------
+def test_reduce_log_sum_exp_and_the_infinite_identity_of_max_and_min():
+    x = rand(2, 3, 4, low=-4, high=4)
+    x[0, 1, :] = -np.inf  # a row of -inf: its max is -inf, its log-sum-exp -inf
+    x[1, 2, 3] = 80.0     # exp(80) overflows float32: the max is subtracted first
+    nodes = [node("ReduceLogSumExp", ["x"], "lse", axes=[2]), node("ReduceLogSumExp", ["x"], "lse_all", keepdims=0),
+             node("ReduceMax", ["x"], "mx", axes=[2], keepdims=0), node("ReduceMin", ["n"], "mn", axes=[1])]
+    check(nodes, {"x": x, "n": -x}, [nd.output[0] for nd in nodes], opset=13)
+    # bool inputs (opset 20), and axes as an input (opset 18)
+    b = np.array([[True, False], [False, False]])
+    axes = {"a1": np.array([1], "int64"), "a0": np.array([0], "int64")}
+    nodes = [node("ReduceMax", ["b", "a1"], "bmax", keepdims=0), node("ReduceMin", ["b", "a0"], "bmin")]
+    check(nodes, {"b": b}, ["bmax", "bmin"], inits=axes, opset=20)
+
+
+def test_float16_products_accumulate_in_float32():
+    """MatMul, Gemm and Conv of float16 sum in float32 and round once (as numpy,
+    onnxruntime and ONNX's reference do); Softmax of float16 is computed in
+    float32: each result is the float32 computation rounded to float16."""
+    rng = np.random.default_rng(4)
+    a, b = rng.random((6, 96)).astype("float16"), rng.random((96, 5)).astype("float16")
+    x, w = rng.random((1, 8, 5, 5)).astype("float16"), rng.random((4, 8, 3, 3)).astype("float16")
+    c = rng.random(5).astype("float16")
+    nodes = [node("MatMul", ["a", "b"], "mm"), node("Gemm", ["a", "b", "c"], "gemm"), node("Conv", ["x", "w"], "conv"),
+             node("Softmax", ["s"], "sm", axis=-1)]
+    s = (rng.random((3, 40)) * 8).astype("float16")
+    model = make_model(nodes, {"a": a, "b": b, "c": c, "x": x, "w": w, "s": s}, ["mm", "gemm", "conv", "sm"])
+    mm, gemm, conv, sm = tecc_run(model, {"a": a, "b": b, "c": c, "x": x, "w": w, "s": s})
+    a32, b32 = a.astype("float32"), b.astype("float32")
+    np.testing.assert_array_equal(mm, (a32 @ b32).astype("float16"))
+    np.testing.assert_array_equal(gemm, (a32 @ b32 + c.astype("float32")).astype("float16"))
+    want_conv = np.zeros((1, 4, 3, 3), "float32")
+    for i in range(3):
+        for j in range(3):
+            patch = x[0, :, i:i + 3, j:j + 3].astype("float32")
+            want_conv[0, :, i, j] = np.tensordot(w.astype("float32"), patch, axes=([1, 2, 3], [0, 1, 2]))
+    # the conv's float32 sums run in another order: at most one float16 rounding step apart
+    np.testing.assert_allclose(conv.astype("float32"), want_conv.astype("float16").astype("float32"), rtol=1e-3)
+    e = np.exp(s.astype("float32") - s.astype("float32").max(-1, keepdims=True))
+    np.testing.assert_allclose(sm.astype("float32"), (e / e.sum(-1, keepdims=True)).astype("float16"), rtol=1e-3,
+                               atol=1e-4)
+    assert mm.dtype == gemm.dtype == conv.dtype == sm.dtype == np.float16
+
+
+# ---------------------------------------------------------------------------------------
+# Resize / Upsample
+# ---------------------------------------------------------------------------------------
+def _resize(out, mode, scales=None, sizes=None, roi="", **attrs):
+    ins = ["x", roi, scales or "", sizes or ""]
+    while ins[-1] == "":
+        ins.pop()
+    return node("Resize", ins, out, mode=mode, **attrs)
+
+
+def test_resize_modes_against_onnxruntime():
+    inits = {"up": np.array([1, 1, 2.0, 1.5], "float32"), "down": np.array([1, 1, 0.6, 0.7], "float32"),
+             "sz": np.array([1, 2, 7, 4], "int64"), "roi": np.array([0, 0, 0.2, 0.1, 1, 1, 0.9, 0.7], "float32")}
+    nodes = [
+        _resize("nearest_default", "nearest", scales="up"),
+        _resize("nearest_floor_asym", "nearest", scales="down", coordinate_transformation_mode="asymmetric",
+                nearest_mode="floor"),
+        _resize("nearest_ceil_align", "nearest", sizes="sz", coordinate_transformation_mode="align_corners",
+                nearest_mode="ceil"),
+        _resize("nearest_prefer_ceil", "nearest", scales="down", nearest_mode="round_prefer_ceil"),
+        _resize("linear_half", "linear", scales="down"),  # 0.6 * 5 = 3: the scale, not 3/5, maps coordinates
+        _resize("linear_align", "linear", scales="up", coordinate_transformation_mode="align_corners"),
+        _resize("linear_pytorch", "linear", sizes="sz", coordinate_transformation_mode="pytorch_half_pixel"),
+        _resize("linear_tfnn", "nearest", scales="up", coordinate_transformation_mode="tf_half_pixel_for_nn"),
+        _resize("cubic", "cubic", scales="up"),
+        _resize("cubic_exclude", "cubic", sizes="sz", cubic_coeff_a=-0.5, exclude_outside=1),
+        _resize("crop", "linear", sizes="sz", roi="roi", coordinate_transformation_mode="tf_crop_and_resize",
+                extrapolation_value=3.0),
+    ]
+    check(nodes, {"x": rand(1, 2, 5, 6)}, [n.output[0] for n in nodes], inits=inits, opset=13)
+
+
+def test_resize_opset_19_axes_policies_symmetric_and_layouts():
+    inits = {"s2": np.array([1.7, 0.8], "float32"), "hw": np.array([4, 9], "int64"),
+             "w3": np.array([2.5], "float32"), "nhwc": np.array([1, 1.5, 2, 1], "float32")}
+    nodes = [
+        _resize("axes", "linear", scales="s2", axes=[3, 2]),
+        _resize("symmetric", "linear", scales="s2", axes=[2, 3], coordinate_transformation_mode="half_pixel_symmetric"),
+        _resize("not_larger", "nearest", sizes="hw", axes=[2, 3], keep_aspect_ratio_policy="not_larger"),
+        _resize("not_smaller", "linear", sizes="hw", axes=[2, 3], keep_aspect_ratio_policy="not_smaller"),
+        node("Resize", ["x3", "", "w3"], "ncw", mode="linear", axes=[2]),
+        node("Resize", ["x", "", "nhwc"], "nhwc_out", mode="nearest"),
+        # antialias changes nothing when enlarging with linear interpolation
+        node("Resize", ["x", "", "nhwc"], "antialias_up", mode="linear", antialias=1),
+    ]
+    check(nodes, {"x": rand(1, 3, 5, 6), "x3": rand(2, 3, 4)}, [n.output[0] for n in nodes], inits=inits, opset=19)
+
+
+def test_upsample_9_and_resize_10():
+    inits = {"s": np.array([1, 1, 1.5, 2.0], "float32"), "d": np.array([1, 1, 0.6, 0.5], "float32")}
+    check([node("Upsample", ["x", "s"], "near", mode="nearest"), node("Upsample", ["x", "s"], "lin", mode="linear")],
+          {"x": rand(1, 2, 3, 5)}, ["near", "lin"], inits=inits, opset=9)
+    check([node("Resize", ["x", "d"], "down", mode="nearest"), node("Resize", ["x", "s"], "up", mode="linear")],
+          {"x": rand(1, 2, 5, 6)}, ["down", "up"], inits=inits, opset=10)
+
+
+# ---------------------------------------------------------------------------------------
+# the CUDA path (the emulator without a GPU): the extern kernels and the resize
+# ---------------------------------------------------------------------------------------
+def test_new_operators_on_the_cuda_path():
+    nodes = [node("TopK", ["x", "k"], ["v", "i"], axis=1), node("CumSum", ["x", "ax"], "cs", reverse=1),
+             node("ScatterElements", ["x", "idx", "upd"], "se", axis=1, reduction="add"),
+             node("Resize", ["img", "", "sc"], "rs", mode="linear"), node("Trilu", ["m"], "tri", upper=0),
+             node("DepthToSpace", ["dd"], "d2s", blocksize=2, mode="CRD")]
+    inits = {"k": np.array([2], "int64"), "ax": np.array(1, "int64"), "sc": np.array([1, 1, 1.5, 0.75], "float32")}
+    inputs = {"x": rand(4, 4), "idx": np.array([[0, 3], [1, 1], [2, 0], [3, 3]], "int64"), "upd": rand(4, 2, seed=2),
+              "img": rand(1, 2, 4, 4), "m": rand(3, 4), "dd": rand(1, 4, 2, 2)}
+    check(nodes, inputs, ["v", "i", "cs", "se", "rs", "tri", "d2s"], inits=inits, opset=16, target="cuda")
+
+
+# ---------------------------------------------------------------------------------------
+# the graph operators themselves
+# ---------------------------------------------------------------------------------------
+def test_graph_operators_build_alone():
+    x = rand(2, 6)
+    values, indices = run_op("topk", [x], dict(k=2, axis=1, is_ascend=True, dtype="int64"))
+    order = np.argsort(x, axis=1, kind="stable")[:, :2]
+    np.testing.assert_array_equal(indices, order)
+    np.testing.assert_allclose(values, np.take_along_axis(x, order, 1))
+    np.testing.assert_allclose(run_op("cumprod", [x], dict(axis=1)), np.cumprod(x, 1), rtol=1e-5)
+    np.testing.assert_allclose(run_op("cumsum", [x], dict(exclusive=True)),
+                               np.concatenate([[0], np.cumsum(x)[:-1]]), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(run_op("reverse", [x], dict(axis=1)), x[:, ::-1])
+    np.testing.assert_allclose(run_op("asinh", [x]), np.arcsinh(x), rtol=1e-5)
+    np.testing.assert_allclose(run_op("atanh", [x * 0.9]), np.arctanh(x * 0.9), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(run_op("acosh", [np.abs(x) + 1]), np.arccosh(np.abs(x) + 1), rtol=1e-5)
+    hot = run_op("one_hot", [np.array([0, 2, 5], "int32"), np.array(1.5, "float32"), np.array(0.0, "float32")],
+                 dict(depth=3, axis=0))
+    np.testing.assert_array_equal(hot, np.array([[1.5, 0, 0], [0, 0, 0], [0, 1.5, 0]], "float32"))
+    np.testing.assert_array_equal(run_op("trilu", [x, np.array([1], "int64")], dict(upper=False)), np.tril(x, 1))
+    d = rand(1, 8, 2, 2)
+    np.testing.assert_allclose(run_op("nn.space_to_depth", [run_op("nn.depth_to_space", [d], dict(block_size=2))],
+                                      dict(block_size=2)), d)
+    data, upd = rand(3, 3), rand(2, 3, seed=4)
+    out = run_op("scatter_nd", [data, np.array([[2, 0]], "int64"), upd], dict(mode="add"))
+    want = data.copy()
+    want[2] += upd[0]
+    want[0] += upd[1]
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    column = np.ascontiguousarray(upd[:, :1])
+    out = run_op("scatter_elements", [data, np.array([[1], [2]], "int64"), column], dict(axis=1, reduction="max"))
+    want = data.copy()
+    want[0, 1] = max(want[0, 1], upd[0, 0])
+    want[1, 2] = max(want[1, 2], upd[1, 0])
+    np.testing.assert_allclose(out, want)
+
+
+def test_resize2d_scales_map_coordinates_by_the_scale():
+    """A scale of 0.6 on 4 pixels gives 2 pixels, but the coordinates are mapped
+    by 1 / 0.6, not by 4 / 2 (ONNX's rule): linear half_pixel samples x = 1/3 and
+    2; by the sizes alone, 0.5 and 2.5."""
+    row = np.arange(4, dtype="float32").reshape(1, 1, 1, 4)
+    out = run_op("image.resize2d", [row], dict(size=(1, 2), scales=(1.0, 0.6), method="linear"))
+    np.testing.assert_allclose(out.reshape(-1), [1 / 3, 2.0], rtol=1e-5)
+    by_sizes = run_op("image.resize2d", [row], dict(size=(1, 2), method="linear"))
+    np.testing.assert_allclose(by_sizes.reshape(-1), [0.5, 2.5], rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# errors
+# ---------------------------------------------------------------------------------------
+X4 = {"x": np.zeros((1, 4, 4, 4), "float32")}
+
+
+@pytest.mark.parametrize("nodes,inputs,inits,opset,match", [
+    ([node("DepthToSpace", ["x"], "y", blocksize=2, mode="DRC")], X4, None, 13, r"DepthToSpace node .*mode 'DRC'"),
+    ([node("SpaceToDepth", ["x"], "y", blocksize=3)], X4, None, 13, r"SpaceToDepth node .*multiples of block_size"),
+    ([node("DepthToSpace", ["x"], "y", blocksize=3)], X4, None, 13, r"DepthToSpace node .*multiple of block_size"),
+    ([node("DepthToSpace", ["v"], "y", blocksize=2)], {"v": np.zeros((4, 4), "float32")}, None, 13,
+     r"DepthToSpace node .*4-D NCHW"),
+    ([node("CumSum", ["x", "a"], "y")], X4, {"a": np.array([0, 1], "int64")}, 13, r"CumSum node .*one integer"),
+    ([node("CumSum", ["x", "a"], "y")], X4, {"a": np.array(4, "int64")}, 13, r"CumSum node .*axis 4 is out of range"),
+    ([node("TopK", ["x", "k"], ["v", "i"])], X4, {"k": np.array([5], "int64")}, 13, r"TopK node .*K = 5 must be in"),
+    ([node("Trilu", ["v"], "y")], {"v": np.zeros(3, "float32")}, None, 14, r"Trilu node .*rank 2 or more"),
+    ([node("Trilu", ["x", "k"], "y")], X4, {"k": np.array([1, 2], "int64")}, 14, r"Trilu node .*one integer"),
+    ([node("OneHot", ["i", "d", "v"], "y")], {"i": np.zeros(3, "int64")},
+     {"d": np.array([0], "int64"), "v": np.array([0, 1], "float32")}, 11, r"OneHot node .*depth 0 must be >= 1"),
+    ([node("OneHot", ["i", "d", "v"], "y")], {"i": np.zeros(3, "int64")},
+     {"d": np.array([3], "int64"), "v": np.array([0, 1, 2], "float32")}, 11, r"OneHot node .*\[off_value, on_value\]"),
+    ([node("OneHot", ["i", "d", "v"], "y", axis=3)], {"i": np.zeros(3, "int64")},
+     {"d": np.array([3], "int64"), "v": np.array([0, 1], "float32")}, 11, r"OneHot node .*axis 3 is out of range"),
+    ([node("ScatterElements", ["x", "i", "u"], "y", reduction="mean")],
+     {"x": np.zeros((2, 2), "float32"), "i": np.zeros((1, 2), "int64"), "u": np.zeros((1, 2), "float32")}, None, 18,
+     r"ScatterElements node .*reduction 'mean'"),
+    ([node("ReduceLogSumExp", ["i"], "y")], {"i": np.zeros((2, 2), "int32")}, None, 13,
+     r"ReduceLogSumExp node .*Cast it to float32"),
+    ([node("Celu", ["x"], "y", alpha=0.0)], X4, None, 13, r"Celu node .*nonzero alpha"),
+    ([node("DepthToSpace", ["x"], "y", blocksize=0)], X4, None, 13, r"DepthToSpace node .*blocksize 0 must be >= 1"),
+    ([node("CumSum", ["s", "a"], "y")], {"s": np.zeros((), "float32")}, {"a": np.array(0, "int64")}, 13,
+     r"CumSum node .*a scalar; CumSum needs an axis"),
+    ([node("TopK", ["s", "k"], ["v", "i"])], {"s": np.zeros((), "float32")}, {"k": np.array([1], "int64")}, 13,
+     r"TopK node .*a scalar; TopK needs an axis"),
+    ([node("TopK", ["x", "k"], ["v", "i"])], X4, {"k": np.array([1, 2], "int64")}, 13,
+     r"TopK node .*K \(input 1\) must hold one integer"),
+    ([node("OneHot", ["i", "d", "v"], "y")], {"i": np.zeros(3, "int64")},
+     {"d": np.array([3, 4], "int64"), "v": np.array([0, 1], "float32")}, 11, r"OneHot node .*depth \(input 1\) must hold"),
+    ([node("ScatterND", ["x", "i", "u"], "y")], {"x": np.zeros((2, 2), "float32"), "i": np.zeros((), "int64"),
+                                              "u": np.zeros((), "float32")}, None, 13,
+     r"ScatterND node .*indices is a scalar"),
+    ([node("Resize", ["x", "", "s"], "y")], X4, {"s": np.array([1, 1, -2, 2], "float32")}, 13,
+     r"Resize node .*scales .* must be positive"),
+    ([node("Resize", ["x", "", "", "z"], "y")], X4, {"z": np.array([1, 4, 0, 2], "int64")}, 13,
+     r"Resize node .*sizes .* must be positive"),
+    ([node("Resize", ["x", "r", "", "z"], "y", coordinate_transformation_mode="tf_crop_and_resize")], X4,
+     {"r": np.array([0, 1], "float32"), "z": np.array([1, 4, 2, 2], "int64")}, 13,
+     r"Resize node .*roi .* should have 2 entries per axis"),
+])
+def test_converter_errors_name_the_node(nodes, inputs, inits, opset, match):
+    refused(nodes, inputs, [n.output[0] for n in nodes], match, inits, opset)
+
+
+RESIZE_INITS = {"s": np.array([1, 1, 2, 2], "float32"), "down": np.array([1, 1, 0.5, 0.5], "float32"),
+                "c": np.array([2, 1, 1, 1], "float32"), "sz": np.array([1, 4, 8, 8], "int64"),
+                "mixed": np.array([1, 1, 2, 0.5], "float32"), "zero": np.array([1, 1, 0.1, 1], "float32"),
+                "s2": np.array([2, 2], "float32")}
+
+
+@pytest.mark.parametrize("ins,attrs,opset,match", [
+    (["x", "", "s", "sz"], {}, 13, r"Resize node .*exactly one of scales and sizes"),
+    (["x", "", "s"], {"mode": "area"}, 13, r"Resize node .*mode 'area'"),
+    (["x", "", "s"], {"coordinate_transformation_mode": "diagonal"}, 13,
+     r"Resize node .*coordinate_transformation_mode 'diagonal'"),
+    (["x", "", "s"], {"coordinate_transformation_mode": "half_pixel_symmetric"}, 18,
+     r"Resize node .*half_pixel_symmetric from opset 19"),
+    (["x", "", "s"], {"nearest_mode": "nearest"}, 13, r"Resize node .*nearest_mode 'nearest'"),
+    (["x", "", "down"], {"mode": "linear", "antialias": 1}, 18, r"Resize node .*antialias=1"),
+    (["x", "", "c"], {}, 13, r"Resize node .*spatial axes only"),
+    (["x", "", "zero"], {}, 13, r"Resize node .*makes axis 2 .* empty"),
+    (["x", "", "s2"], {"axes": [2, 2]}, 18, r"Resize node .*name an axis twice"),
+    (["x", "", "s2"], {}, 13, r"Resize node .*one entry per axis"),
+    (["x", "", "", "sz"], {"coordinate_transformation_mode": "tf_crop_and_resize"}, 13,
+     r"Resize node .*needs roi"),
+    (["x", "", "", "sz"], {"keep_aspect_ratio_policy": "fill"}, 18, r"Resize node .*keep_aspect_ratio_policy 'fill'"),
+    (["x", "mixed"], {"mode": "nearest"}, 10, r"Resize node .*enlarge one axis and shrink another"),
+    (["x", "s"], {"mode": "cubic"}, 10, r"Resize node .*not defined before opset 11"),
+])
+def test_resize_errors_name_the_node(ins, attrs, opset, match):
+    attrs = dict({"mode": "nearest"}, **attrs)
+    nodes = [helper.make_node("Resize", ins, ["y"], name="Resize_y", **attrs)]
+    used = {k: v for k, v in RESIZE_INITS.items() if k in ins}
+    in_infos = [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 4, 4, 4))]
+    graph = helper.make_graph(nodes, "bad", in_infos,
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["a", "b", "c", "d"])],
+                              initializer=[numpy_helper.from_array(v, k) for k, v in used.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    with pytest.raises(OnnxImportError, match=match):
+        from_onnx(model)
+
+
+def test_resize_of_rank_5_is_refused():
+    model = make_model([_resize("y", "nearest", scales="s")], {"x": np.zeros((1, 1, 2, 2, 2), "float32")}, ["y"],
+                       inits={"s": np.array([1, 1, 2, 2, 2], "float32")})
+    with pytest.raises(OnnxImportError, match=r"Resize node .*rank 5"):
+        from_onnx(model)
+
+
+def _typed(name, shape, dtype="float32"):
+    return g.Var(name, g.TensorType(shape, dtype))
+
+
+@pytest.mark.parametrize("op,args,attrs,match", [
+    ("topk", [_typed("x", (2, 3))], dict(k=4), r"topk: k = 4 is larger than axis"),
+    ("topk", [_typed("x", (2, 3))], dict(ret_type="top"), r"topk: attribute 'ret_type' = 'top'"),
+    ("topk", [_typed("x", (2, 3))], dict(dtype="float32"), r"topk: dtype .* must be an integer type"),
+    ("topk", [_typed("x", (), "float32")], {}, r"topk: data is a scalar"),
+    ("cumsum", [_typed("x", (2, 3), "bool")], {}, r"cumsum: cannot accumulate in bool"),
+    ("cumsum", [_typed("x", (2, 3))], dict(axis=2), r"cumsum: axis 2 is out of range"),
+    ("scatter_elements", [_typed("x", (2, 3)), _typed("i", (2, 3), "float32"), _typed("u", (2, 3))], {},
+     r"scatter_elements: indices must be integers"),
+    ("scatter_elements", [_typed("x", (2, 3)), _typed("i", (2, 3), "int64"), _typed("u", (2, 2))], {},
+     r"scatter_elements: updates and indices must have one shape"),
+    ("scatter_elements", [_typed("x", (2, 3)), _typed("i", (2, 4), "int64"), _typed("u", (2, 4))], {},
+     r"scatter_elements: indices .* are larger than data"),
+    ("scatter_nd", [_typed("x", (2, 3)), _typed("i", (3, 1), "int64"), _typed("u", (1,))], {},
+     r"scatter_nd: index tuples of length 3"),
+    ("scatter_nd", [_typed("x", (2, 3)), _typed("i", (1, 2), "int64"), _typed("u", (2, 2))], {},
+     r"scatter_nd: updates must have shape"),
+    ("scatter_nd", [_typed("x", (2, 3)), _typed("i", (1, 2), "int64"), _typed("u", (2, 3), "float16")], {},
+     r"scatter_nd: updates have dtype float16"),
+    ("one_hot", [_typed("i", (3,), "int64"), _typed("on", (1,)), _typed("off", ())], dict(depth=2),
+     r"one_hot: on_value must be a scalar"),
+    ("one_hot", [_typed("i", (3,), "int64"), _typed("on", ()), _typed("off", ())], dict(depth=0),
+     r"one_hot: depth must be >= 1"),
+    ("trilu", [_typed("x", (3,)), _typed("k", (), "int64")], {}, r"trilu: data must have rank 2"),
+    ("trilu", [_typed("x", (3, 3)), _typed("k", (2,), "int64")], {}, r"trilu: k must hold one integer"),
+    ("reverse", [_typed("x", (3, 3))], dict(axis=-3), r"reverse: axis -3 is out of range"),
+    ("nn.depth_to_space", [_typed("x", (1, 6, 2, 2))], dict(block_size=2), r"nn.depth_to_space: 6 channels"),
+    ("nn.depth_to_space", [_typed("x", (1, 8, 2, 2))], dict(block_size=2, mode="DRC"),
+     r"nn.depth_to_space: attribute 'mode' = 'DRC'"),
+    ("nn.space_to_depth", [_typed("x", (1, 2, 3, 4))], dict(block_size=2), r"nn.space_to_depth: height 3"),
+    ("nn.space_to_depth", [_typed("x", (1, 2, 4))], dict(block_size=2), r"nn.space_to_depth: data must be 4-D"),
+    ("image.resize2d", [_typed("x", (1, 2, 3, 4))], dict(size=(2, 2), scales=(1.0, -2.0)),
+     r"image.resize2d: scales must be None or 2 positive numbers"),
+    ("image.resize2d", [_typed("x", (1, 2, "h", 4))], dict(size=(2, 2), scales=(1.0, 2.0)),
+     r"image.resize2d: resizing by scales needs dimension 2 .* symbolic 'h'"),
+    ("topk", [_typed("x", (2, 3), "bool")], {}, r"topk: data is bool"),
+    ("cumsum", [_typed("x", ())], dict(axis=0), r"cumsum: axis 0 given for a scalar"),
+    ("scatter_elements", [_typed("x", (2, 3)), _typed("i", (2, 3), "int64"), _typed("u", (2, 3))],
+     dict(reduction="mean"), r"scatter_elements: attribute 'reduction' = 'mean'"),
+    ("scatter_elements", [_typed("x", ()), _typed("i", (), "int64"), _typed("u", ())], {},
+     r"scatter_elements: cannot scatter into a scalar"),
+    ("scatter_elements", [_typed("x", (2, 3)), _typed("i", (2,), "int64"), _typed("u", (2,))], {},
+     r"scatter_elements: indices \(2,\) must have data's rank 2"),
+    ("scatter_nd", [_typed("x", (2, 3)), _typed("i", (), "int64"), _typed("u", (3,))], {},
+     r"scatter_nd: indices must have at least one axis"),
+    ("one_hot", [_typed("i", (3,), "float32"), _typed("on", ()), _typed("off", ())], dict(depth=2),
+     r"one_hot: indices must be integers"),
+    ("one_hot", [_typed("i", (3,), "int64"), _typed("on", ()), _typed("off", ())], dict(depth=2, axis=2),
+     r"one_hot: axis 2 is out of range"),
+    ("trilu", [_typed("x", (3, 3)), _typed("k", (), "float32")], {}, r"trilu: k must be integers"),
+    ("trilu", [_typed("x", (3, 3)), _typed("k", (), "int64")], dict(upper=1), r"trilu: upper must be a bool"),
+    ("nn.depth_to_space", [_typed("x", (1, 8, 2, 2))], dict(block_size=0), r"nn.depth_to_space: block_size must be"),
+])
+def test_graph_operator_type_errors(op, args, attrs, match):
+    call = g.call(op, *args, **attrs)
+    with pytest.raises(GraphError, match=match):
+        infer_type(g.Function(args, call))
+
+
+def test_topi_resize_refuses_bad_scales():
+    from tecc import te, topi
+
+    data = te.placeholder((1, 1, 4, 4), name="data")
+    with pytest.raises(TopiError, match=r"resize2d\(data 'data' \(1, 1, 4, 4\)\): scales .* must be positive"):
+        topi.image.resize2d(data, [0.0] * 4, (2, 2), scales=[0.5, 0.0])
+    with pytest.raises(TopiError, match=r"scales .* has 1 entries; it must have 2"):
+        topi.image.resize2d(data, [0.0] * 4, (2, 2), scales=[0.5])
+    n = te.var("n")
+    wide = te.placeholder((1, 1, 4, n), name="wide")
+    with pytest.raises(TopiError, match=r"scales need the input's size along each resized axis known"):
+        topi.image.resize2d(wide, [0.0] * 4, (2, 2), scales=[0.5, 0.5])
+
+
+def test_a_bfloat16_input_is_refused_with_the_fix():
+    info = helper.make_tensor_value_info("x", TensorProto.BFLOAT16, (2, 2))
+    graph = helper.make_graph([node("Relu", ["x"], "y")], "bf16", [info],
+                              [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, (2, 2))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 8
+    with pytest.raises(OnnxImportError, match=r"input 'x': tensors of dtype bfloat16 .* the importer takes bool, "
+                                              r"int8, .*float16, float32, float64: Cast the tensor"):
+        from_onnx(model)
