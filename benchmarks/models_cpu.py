@@ -25,7 +25,11 @@ Per model and batch, in one run:
 
 Both outputs are checked against each other first (rtol 1e-3, atol 1e-4); a mismatch
 prints ``FAILED`` and the script exits with 1 after timing.  Timing: ``--rounds``
-interleaved rounds (tecc then onnxruntime, the order alternating between rounds);
+interleaved rounds (tecc then onnxruntime, the order alternating between rounds),
+each sample after a pause of ``--settle-ms``: onnxruntime's pool threads spin for a
+while after a run returns, as OpenMP's do after a parallel loop, and the runtime
+timed next lost a core to them (tecc's ResNet-50 right after an onnxruntime run was
+1.7x slower than alone; results before 2026-11-23's profile run have no pause);
 each sample is the mean of ``number`` runs, ``number`` grown until a sample lasts
 ``--min-ms``; the table gives the median sample in milliseconds and the ratio
 t(onnxruntime) / t(tecc) (above 1 tecc is faster).  Target (issue "ONNX models to
@@ -187,6 +191,8 @@ def main(argv=None):
                     help="comma-separated, of resnet50, squeezenet, encoder")
     ap.add_argument("--rounds", type=int, default=10, help="interleaved timing rounds")
     ap.add_argument("--min-ms", type=float, default=200.0, help="shortest timing sample")
+    ap.add_argument("--settle-ms", type=float, default=200.0, help="pause before each sample (the other runtime's "
+                    "spinning threads go to sleep)")
     ap.add_argument("--records", default="", help="autotvm tuning records to apply (tuned tecc)")
     ap.add_argument("--target", default="llvm -mcpu=native")
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="onnxruntime's intra-op threads")
@@ -236,6 +242,7 @@ def main(argv=None):
             if r % 2:
                 order.reverse()
             for who, fn in order:
+                time.sleep(args.settle_ms / 1e3)
                 row[f"{who}_ms"].append(sample(fn, row[f"{who}_number"]))
 
     rows = []
@@ -276,7 +283,7 @@ def main(argv=None):
         "processor": platform.processor(), "cores": os.cpu_count(), "python": platform.python_version(),
         "onnxruntime": onnxruntime.__version__, "target": args.target, "records": args.records or None,
         "ort_intra_op_threads": args.threads, "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
-        "rounds": args.rounds, "min_ms": args.min_ms, "peak_rss_mib": round(rss, 1),
+        "rounds": args.rounds, "min_ms": args.min_ms, "settle_ms": args.settle_ms, "peak_rss_mib": round(rss, 1),
         "load_average": os.getloadavg(), "compile_cache": str(cache), "compile_cache_files_at_start": cache_entries,
     }
     with open(out, "w") as f:

@@ -23,7 +23,9 @@ storage id share one buffer, as large as the largest of them.
 :class:`GraphExecutor` checks the JSON against the module when it is made, allocates
 every storage once, makes every entry a view of its storage, copies the params in
 and binds every kernel's arguments; :meth:`GraphExecutor.run` then only calls the
-kernels, allocating nothing.  :class:`GraphExecutorFactoryModule` is what building a
+kernels, allocating nothing; :meth:`GraphExecutor.profile` times each kernel call on
+its own (a :class:`GraphProfile`, TVM's debug executor's per-node report).
+:class:`GraphExecutorFactoryModule` is what building a
 model returns (TVM's ``relay.build`` result): ``factory["default"](dev)`` makes an
 executor, ``export_library`` writes the single-file artifact of
 :mod:`tecc.runtime.artifact`, which :func:`tecc.runtime.load_module` reads back.
@@ -764,6 +766,56 @@ class GraphExecutor:
         end_to_end_run()  # warm-up
         return ProfileResult(timing.sample(timing.wall_clock(end_to_end_run), number, repeat, min_repeat_ms or 0))
 
+    # per-kernel profile -----------------------------------------------------------------------
+    def profile(self, repeat: int = 5, number: int = 1) -> "GraphProfile":
+        """Time every kernel call of the model separately (TVM's debug executor).
+
+        Each of ``repeat`` rounds runs the whole graph ``number`` times, in graph
+        order, timing each kernel call on its own, so every kernel sees the caches
+        a real :meth:`run` leaves it; a round's time of a kernel is its mean over
+        the ``number`` runs.  On a GPU each call is timed with CUDA events (one
+        synchronization per call), elsewhere with the wall clock.  One untimed run
+        comes first.
+
+        Parameters
+        ----------
+        repeat : int
+            Rounds (samples per kernel).
+        number : int
+            Runs of the graph per round.
+
+        Returns
+        -------
+        GraphProfile
+            One row per kernel call (node index, node name, function name, output
+            shape, samples in seconds), with medians, shares and a printed table.
+
+        Raises
+        ------
+        TeccError
+            If ``repeat`` or ``number`` is below 1.
+        RuntimeArgError
+            If a user input was never set.
+        """
+        if isinstance(repeat, bool) or isinstance(number, bool) or int(repeat) < 1 or int(number) < 1:
+            raise TeccError(f"profile needs repeat >= 1 and number >= 1, got repeat={repeat!r}, number={number!r}")
+        repeat, number = int(repeat), int(number)
+        self.run()  # warm-up; surfaces a missing input once
+        nodes = [node for node in self.spec.nodes if node.op == "tvm_op"]
+        runners = [timing.cuda_events(call) if self._on_gpu() else timing.wall_clock(call) for call in self._calls]
+        samples = [[] for _ in nodes]
+        for _ in range(repeat):
+            totals = [0.0] * len(nodes)
+            for _ in range(number):
+                for k, run_one in enumerate(runners):
+                    totals[k] += run_one(1)
+            for k, total in enumerate(totals):
+                samples[k].append(total / number)
+        rows = [NodeTime(node.index, node.name, node.func_name, self.spec.shapes[node.outputs[0]],
+                         self.spec.dtypes[node.outputs[0]], tuple(samples[k]))
+                for k, node in enumerate(nodes)]
+        return GraphProfile(rows)
+
     # TVM's module surface -------------------------------------------------------------------
     def __getitem__(self, name: str):
         if name not in self.FUNCTIONS:
@@ -788,6 +840,106 @@ class GraphExecutor:
         kernels = len(self._calls)
         return (f"<tecc.runtime.GraphExecutor {self.get_num_inputs()} input(s), {kernels} kernel call(s), "
                 f"{self.get_num_outputs()} output(s) on {self.device}, {self.num_storages} buffers>")
+
+
+# -------------------------------------------------------------------------------------------
+# the per-kernel profile
+# -------------------------------------------------------------------------------------------
+class NodeTime:
+    """The time of one kernel call of a graph (a row of :class:`GraphProfile`).
+
+    Attributes
+    ----------
+    index : int
+        The node's index in the graph JSON.
+    name, func_name : str
+        The node's name and the kernel function it calls.
+    shape : tuple of int
+        The shape of its (first) output.
+    dtype : str
+        The dtype of its (first) output.
+    results : tuple of float
+        Seconds per call, one sample per round.
+    """
+
+    __slots__ = ("index", "name", "func_name", "shape", "dtype", "results")
+
+    def __init__(self, index, name, func_name, shape, dtype, results):
+        self.index = index
+        self.name = name
+        self.func_name = func_name
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.results = tuple(results)
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.results))
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.results))
+
+    @property
+    def min(self) -> float:
+        return float(min(self.results))
+
+    def __repr__(self) -> str:
+        return (f"NodeTime(node {self.index} {self.name!r}, {self.func_name!r}, {list(self.shape)}, "
+                f"median {self.median * 1e3:.4f} ms)")
+
+
+class GraphProfile:
+    """Per-kernel times of one model (what :meth:`GraphExecutor.profile` returns).
+
+    ``rows`` holds one :class:`NodeTime` per kernel call, in graph order;
+    :attr:`total` is the sum of their medians, a row's :meth:`share` its median's
+    part of it.  :meth:`by_function` sums the calls of each kernel function;
+    :meth:`table` prints the rows, the costliest first; :meth:`as_dicts` gives
+    plain data for JSON.
+    """
+
+    def __init__(self, rows):
+        self.rows = list(rows)
+
+    @property
+    def total(self) -> float:
+        """Seconds: the sum of every kernel call's median."""
+        return float(sum(r.median for r in self.rows))
+
+    def share(self, row: NodeTime) -> float:
+        total = self.total
+        return row.median / total if total > 0 else 0.0
+
+    def by_function(self) -> list:
+        """``[(func_name, calls, seconds)]``: the medians of each kernel function's
+        calls summed, the costliest first."""
+        sums = {}
+        for r in self.rows:
+            calls, seconds = sums.get(r.func_name, (0, 0.0))
+            sums[r.func_name] = (calls + 1, seconds + r.median)
+        return sorted(((f, c, t) for f, (c, t) in sums.items()), key=lambda x: -x[2])
+
+    def as_dicts(self) -> list:
+        """One dict per kernel call: ``index``, ``name``, ``func_name``, ``shape``,
+        ``dtype``, ``median_s``, ``share``, ``results_s``."""
+        return [{"index": r.index, "name": r.name, "func_name": r.func_name, "shape": list(r.shape),
+                 "dtype": r.dtype, "median_s": r.median, "share": self.share(r), "results_s": list(r.results)}
+                for r in self.rows]
+
+    def table(self, limit: int = None) -> str:
+        """The rows as text, the costliest first (``limit`` rows at most)."""
+        rows = sorted(self.rows, key=lambda r: -r.median)[:limit]
+        width = max([len(r.func_name) for r in rows] + [8])
+        lines = [f"{'node':>5}  {'function':<{width}}  {'output':<20}{'ms':>10}{'share':>8}"]
+        for r in rows:
+            lines.append(f"{r.index:>5}  {r.func_name:<{width}}  {str(list(r.shape)):<20}{r.median * 1e3:>10.3f}"
+                         f"{self.share(r):>8.1%}")
+        lines.append(f"{'':>5}  {'total':<{width}}  {'':<20}{self.total * 1e3:>10.3f}{'':>8}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<tecc.runtime.GraphProfile {len(self.rows)} kernel call(s), total {self.total * 1e3:.3f} ms>"
 
 
 # -------------------------------------------------------------------------------------------
@@ -889,5 +1041,5 @@ def create(graph_json_str, libmod, device) -> GraphExecutor:
     return GraphExecutor(graph_json_str, libmod, device)
 
 
-__all__ = ["GraphExecutor", "GraphExecutorFactoryModule", "GraphJSONError", "GraphSpec", "create",
-           "load_param_dict", "save_param_dict"]
+__all__ = ["GraphExecutor", "GraphExecutorFactoryModule", "GraphJSONError", "GraphProfile", "GraphSpec", "NodeTime",
+           "create", "load_param_dict", "save_param_dict"]

@@ -17,6 +17,11 @@ Every schedule here has the same shape, that of a register-tiled GEMM:
 * an element-wise epilogue (bias, relu, batch-norm scale and shift, a residual
   add, chains of them) is inlined into the output stage, which the convolution
   is computed at: the tile is finished in registers and written once.
+
+Untuned float32 NCHW convolutions mostly take another compute and schedule,
+:mod:`.conv2d_flat` (vectors across rows, strides as phase planes): the direct one
+above stays where it measured as fast (see :func:`.conv2d_flat.direct_is_better`),
+under tuned configs, and for the other layouts.
 """
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ from ..nn.conv2d import (
 )
 from ..tunable import schedule_either
 from ..utils import find_anchors, get_const_tuple
+from . import conv2d_flat as flat
 from .injective import schedule_injective_from_existing
 from ...tuner.task.space import InstantiationError
 from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
@@ -39,8 +45,18 @@ from ...tuner.task.topi_integration import register_topi_compute, register_topi_
 
 @register_topi_compute("conv2d_nchw.x86")
 def conv2d_nchw(cfg, data, kernel, strides, padding, dilation, out_dtype=None):
-    """The convolution compute (:func:`tecc.topi.nn.conv2d_nchw`; TVM's x86 form) of
-    the tunable task ``"conv2d_nchw.x86"`` (called without ``cfg``)."""
+    """The convolution compute of the tunable task ``"conv2d_nchw.x86"`` (called
+    without ``cfg``): with no tuned config, a float32 convolution of static shape is
+    computed over the flattened pixels of a repacked input
+    (:func:`.conv2d_flat.conv2d_nchw_flat`, whose schedule vectorizes across rows)
+    unless :func:`.conv2d_flat.direct_is_better`; otherwise, and under a tuned
+    config, the direct compute
+    (:func:`tecc.topi.nn.conv2d_nchw`, TVM's x86 form) the template's knobs apply to."""
+    if cfg is None or cfg.is_fallback:
+        lanes = _lanes("float32")
+        plan = flat.plan_conv2d_nchw_flat(data, kernel, strides, padding, dilation, out_dtype, lanes, _registers())
+        if plan is not None and not flat.direct_is_better(data, kernel, plan, lanes):
+            return flat.conv2d_nchw_flat(data, kernel, plan, out_dtype)
     return nn.conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype)
 
 
@@ -426,6 +442,10 @@ def _conv2d_nchw_template(cfg, outs):
     out = outs[0]
     for op in find_anchors(s, out, (CONV2D_NCHW,), "schedule_conv2d_nchw", f"a {CONV2D_NCHW}"):
         conv = op.output(0)
+        if flat.is_flat(conv):
+            # the untuned compute over flattened pixels (see conv2d_nchw): its own schedule
+            flat.schedule_conv2d_nchw_flat(s, conv, out)
+            continue
         define_conv_knobs(cfg, conv, out)
         if cfg.is_fallback:
             schedule_conv_from_existing(s, conv, out)

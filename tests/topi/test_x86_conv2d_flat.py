@@ -1,0 +1,213 @@
+"""The x86 convolution over flattened pixels (topi/x86/conv2d_flat.py) and the
+row-wise schedule of index-remapping injective operators (topi/x86/injective.py),
+checked against numpy."""
+import re
+
+import numpy as np
+import pytest
+
+import tecc
+from tecc import autotvm, te, topi
+from tecc.topi import testing as T
+from tecc.topi.x86 import conv2d_flat as flat
+from topi_run import build_run, rand
+
+TARGET = "llvm -mcpu=core-avx2"   # 8 float lanes, 16 vector registers: the plan's tiles are 6 x 16
+
+
+def _x86_conv(dshape, wshape, stride, padding, dilation=1):
+    A, W = te.placeholder(dshape, name="A"), te.placeholder(wshape, name="W")
+    with tecc.target.Target(TARGET):
+        C = topi.x86.conv2d_nchw(A, W, stride, padding, dilation, "float32")
+    return A, W, C
+
+
+def _anchor(out):
+    """The operation tagged conv2d_nchw that ``out`` reads (itself or through injective stages)."""
+    todo = [out.op]
+    while todo:
+        op = todo.pop()
+        if op.tag == "conv2d_nchw":
+            return op
+        todo.extend(t.op for t in op.input_tensors)
+    raise AssertionError("no conv2d_nchw stage")
+
+
+# (data, weight, stride, padding, dilation): every one at least flat.MIN_MACS multiply-adds
+FLAT_CASES = [
+    ((1, 32, 14, 14), (32, 32, 3, 3), 1, 1, 1),            # 3x3 on rows of 14: 16-pixel tiles across rows
+    ((1, 64, 7, 7), (40, 64, 3, 3), 1, 1, 1),              # rows of 7, 40 filters: partial channel tiles
+    ((1, 32, 28, 28), (32, 32, 3, 3), 2, 1, 1),            # stride 2: four phase planes
+    ((1, 256, 14, 14), (256, 256, 1, 1), 2, 0, 1),         # 1x1 stride 2: one phase plane, a quarter of the data
+    ((1, 256, 7, 7), (128, 256, 1, 1), 1, 0, 1),           # 1x1 stride 1, 49 pixels: copied with slack
+    ((2, 32, 15, 13), (32, 32, 3, 3), (2, 1), (1, 2, 0, 1), (2, 1)),  # batch 2, mixed strides, pads, dilation
+    ((1, 3, 64, 64), (16, 3, 7, 7), 2, 3, 1),              # a 7x7 stride-2 stem on 3 channels
+]
+
+
+@pytest.mark.parametrize("dshape, wshape, stride, padding, dilation", FLAT_CASES)
+def test_flat_conv2d_matches_numpy(dshape, wshape, stride, padding, dilation):
+    A, W, C = _x86_conv(dshape, wshape, stride, padding, dilation)
+    assert flat.is_flat(_anchor(C).output(0))
+    with tecc.target.Target(TARGET):
+        s = topi.schedule(C, TARGET)
+    a, w = rand(dshape), rand(wshape)
+    (got,) = build_run(s, [A, W], [C], [a, w], TARGET)
+    want = T.conv2d_nchw_python(a, w, stride, padding, dilation=dilation)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_an_aligned_pointwise_conv_reads_the_data_in_place_and_tiles_need_no_bounds_check():
+    A, W, C = _x86_conv((1, 64, 16, 16), (64, 64, 1, 1), 1, 0)
+    plan = flat._plan_of(_anchor(C).output(0))
+    assert plan.inline_input  # 256 pixels: 16 whole tiles, no copy of the input
+    with tecc.target.Target(TARGET):
+        s = topi.schedule(C, TARGET)
+    lowered = str(tecc.lower(s, [A, W, C], simple_mode=True))
+    assert "FlatInput" not in lowered
+    # the only bounds check is the crop's, on the filters of the last channel block (64 = 10 x 6 + 4)
+    assert all("< 64)" in line for line in lowered.splitlines() if "likely" in line)
+    mod = tecc.build(s, [A, W, C], TARGET)
+    # the 6 x 16 accumulator tile: 12 vector variables, in registers
+    assert len(set(re.findall(r"tecc_float32x8 (OutFlat_local_\d+);", mod.get_source()))) == 12
+    a, w = rand((1, 64, 16, 16)), rand((64, 64, 1, 1))
+    (got,) = build_run(s, [A, W], [C], [a, w], TARGET)
+    np.testing.assert_allclose(got, T.conv2d_nchw_python(a, w, 1, 0), rtol=1e-4, atol=1e-4)
+
+
+def test_the_plan_covers_every_task_with_whole_tiles():
+    for dshape, wshape, stride, padding, dilation in FLAT_CASES:
+        _, _, C = _x86_conv(dshape, wshape, stride, padding, dilation)
+        conv = _anchor(C).output(0)
+        plan = flat._plan_of(conv)
+        filters = wshape[0]
+        tasks = plan.out_height // plan.rows_per_task
+        assert plan.out_height % plan.rows_per_task == 0
+        task_pixels = (plan.rows_per_task - 1) * plan.row_stride + plan.out_width
+        last_tile_end = (tasks - 1) * plan.rows_per_task * plan.row_stride + \
+            -(-task_pixels // plan.tile_p) * plan.tile_p
+        assert plan.flat_pixels >= last_tile_end
+        assert plan.flat_channels % plan.channels_per_task == 0 and plan.flat_channels >= filters
+        assert plan.channels_per_task % plan.tile_c == 0 or plan.channels_per_task == filters
+        assert tuple(int(d) for d in conv.shape) == (dshape[0], plan.flat_channels, plan.flat_pixels)
+
+
+def _bias_relu(conv):
+    bias = te.placeholder((conv.shape[1], 1, 1), name="bias")
+    return topi.nn.relu(conv + bias), [bias]
+
+
+def _bn_residual_relu(conv):
+    scale = te.placeholder((conv.shape[1], 1, 1), name="scale")
+    shift = te.placeholder((conv.shape[1], 1, 1), name="shift")
+    residual = te.placeholder(tuple(int(d) for d in conv.shape), name="residual")
+    return topi.nn.relu(conv * scale + shift + residual), [scale, shift, residual]
+
+
+@pytest.mark.parametrize("chain", [_bias_relu, _bn_residual_relu])
+def test_the_epilogue_is_inlined_into_the_crop(chain):
+    dshape, wshape = (1, 32, 14, 14), (48, 32, 3, 3)
+    A, W, C = _x86_conv(dshape, wshape, 1, 1)
+    out, extra = chain(C)
+    with tecc.target.Target(TARGET):
+        s = topi.schedule(out, TARGET)
+    lowered = str(tecc.lower(s, [A, W] + extra + [out], simple_mode=True))
+    # no NCHW buffer of the convolution: the task's OutFlat is cropped through the epilogue
+    allocs = [line for line in lowered.splitlines() if "allocate" in line and "OutFlat" not in line]
+    assert [a for a in allocs if "FlatInput" not in a] == []
+    a, w = rand(dshape), rand(wshape)
+    values = [rand(tuple(int(d) for d in t.shape)) for t in extra]
+    (got,) = build_run(s, [A, W] + extra, [out], [a, w] + values, TARGET)
+    ref = T.conv2d_nchw_python(a, w, 1, 1)
+    if chain is _bias_relu:
+        want = np.maximum(ref + values[0], 0)
+    else:
+        want = np.maximum(ref * values[0] + values[1] + values[2], 0)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_the_convolution_as_an_output_beside_its_epilogue_and_a_reshaping_epilogue():
+    dshape, wshape = (1, 32, 14, 14), (32, 32, 3, 3)
+    a, w = rand(dshape), rand(wshape)
+    ref = T.conv2d_nchw_python(a, w, 1, 1)
+    A, W, C = _x86_conv(dshape, wshape, 1, 1)
+    R = topi.nn.relu(C)
+    with tecc.target.Target(TARGET):
+        s = topi.schedule([R, C], TARGET)
+    got_r, got_c = build_run(s, [A, W], [R, C], [a, w], TARGET)
+    np.testing.assert_allclose(got_c, ref, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got_r, np.maximum(ref, 0), rtol=1e-4, atol=1e-4)
+    A, W, C = _x86_conv(dshape, wshape, 1, 1)
+    F = topi.reshape(topi.nn.relu(C), (1, 32 * 14 * 14))
+    with tecc.target.Target(TARGET):
+        s = topi.schedule(F, TARGET)
+    (got,) = build_run(s, [A, W], [F], [a, w], TARGET)
+    np.testing.assert_allclose(got, np.maximum(ref, 0).reshape(1, -1), rtol=1e-4, atol=1e-4)
+
+
+def test_where_the_direct_schedule_stays():
+    # wide rows of few input channels: the direct tiles already run near the FMA peak
+    _, _, C = _x86_conv((1, 64, 56, 56), (64, 64, 3, 3), 1, 1)
+    assert not flat.is_flat(_anchor(C).output(0)) and C.op.tag == "conv2d_nchw"
+    # the same rows with 128 input channels, or at stride 2: flat
+    _, _, C = _x86_conv((1, 128, 56, 56), (64, 128, 3, 3), 1, 1)
+    assert flat.is_flat(_anchor(C).output(0))
+    _, _, C = _x86_conv((1, 64, 56, 56), (64, 64, 3, 3), 2, 1)
+    assert flat.is_flat(_anchor(C).output(0))
+    # a tiny convolution, and float16: direct
+    _, _, C = _x86_conv((1, 3, 7, 8), (4, 3, 3, 3), 1, 1)
+    assert C.op.tag == "conv2d_nchw"
+    A, W = te.placeholder((1, 64, 14, 14), "float16", name="A"), te.placeholder((64, 64, 3, 3), "float16", name="W")
+    with tecc.target.Target(TARGET):
+        assert topi.x86.conv2d_nchw(A, W, 1, 1, 1, "float16").op.tag == "conv2d_nchw"
+
+
+def test_a_tuned_config_keeps_the_direct_compute_its_knobs_apply_to():
+    from tecc.tuner.task.space import ConfigSpace
+
+    dshape, wshape = (1, 32, 14, 14), (32, 32, 3, 3)
+    A, W = te.placeholder(dshape, name="A"), te.placeholder(wshape, name="W")
+    space = ConfigSpace()
+    with tecc.target.Target(TARGET), autotvm.ApplyConfig(space):
+        topi.x86.schedule_conv2d_nchw([topi.x86.conv2d_nchw(A, W, 1, 1, 1, "float32")])
+    assert {"tile_oc", "tile_ow", "tile_ic", "unroll_kw"} <= set(space.space_map)
+    cfg = space.get(len(space) // 2)
+    with tecc.target.Target(TARGET), autotvm.ApplyConfig(cfg):
+        C = topi.x86.conv2d_nchw(A, W, 1, 1, 1, "float32")
+        s = topi.x86.schedule_conv2d_nchw([C])
+    assert C.op.tag == "conv2d_nchw" and not flat.is_flat(C)
+    a, w = rand(dshape), rand(wshape)
+    (got,) = build_run(s, [A, W], [C], [a, w], TARGET)
+    np.testing.assert_allclose(got, T.conv2d_nchw_python(a, w, 1, 1), rtol=1e-4, atol=1e-4)
+
+
+# ------------------------------------------------------------------- injective rows
+
+@pytest.mark.parametrize("name", ["concatenate", "transpose", "pad", "strided_slice"])
+def test_index_remapping_injective_ops_run_along_rows(name):
+    shapes = {"concatenate": [(2, 8, 5, 11), (2, 3, 5, 11)], "transpose": [(2, 8, 5, 11)],
+              "pad": [(2, 8, 5, 11)], "strided_slice": [(2, 8, 5, 11)]}[name]
+    ph = [te.placeholder(sh, name=f"A{i}") for i, sh in enumerate(shapes)]
+    values = [rand(sh) for sh in shapes]
+    if name == "concatenate":
+        out, want = topi.concatenate(ph, axis=1), np.concatenate(values, axis=1)
+    elif name == "transpose":
+        out, want = topi.transpose(ph[0], (0, 2, 1, 3)), values[0].transpose(0, 2, 1, 3)
+    elif name == "pad":
+        out, want = topi.nn.pad(ph[0], (0, 0, 1, 2), (0, 0, 2, 1)), np.pad(values[0], ((0, 0), (0, 0), (1, 2), (2, 1)))
+    else:
+        out, want = topi.strided_slice(ph[0], [0, 1, 0, 1], [2, 8, 5, 10]), values[0][:, 1:8, :, 1:10]
+    with tecc.target.Target(TARGET):
+        s = topi.schedule(out, TARGET)
+    lowered = str(tecc.lower(s, ph + [out], simple_mode=True))
+    assert f"vectorized for ({out.op.axis[-1].var.name}, 0, {int(out.shape[-1])})" in lowered  # a whole row
+    (got,) = build_run(s, ph, [out], values, TARGET)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_element_wise_chains_keep_one_fused_loop():
+    A = te.placeholder((64, 256), name="A")
+    out = topi.sigmoid(topi.multiply(topi.exp(A), 3.0))
+    with tecc.target.Target(TARGET):
+        lowered = str(tecc.lower(topi.schedule(out, TARGET), [A, out], simple_mode=True))
+    assert "parallel for (i0.i1.fused" in lowered  # all elements in one loop, cut into vectors

@@ -1,0 +1,430 @@
+"""Channels-first convolutions on CPUs as one GEMM over the flattened pixels.
+
+The direct schedule of :mod:`.conv2d` vectorizes the pixels of one output row.
+That leaves the rows of the deep layers of a CNN (14 and 7 pixels in ResNet-50)
+with vectors of 4 and 2 lanes, and a strided convolution with strided loads.  The
+compute here removes both limits:
+
+* **the input is repacked once per call** (``FlatInput``): padded, and for a stride
+  ``s`` split into the ``s x s`` phases of its rows and columns (``plane[a, b][i, j]
+  = padded[s i + a, s j + b]``), each phase a plane of ``Hq`` rows of ``Wq``
+  columns.  A tap ``(ry, rx)`` of the kernel then reads one plane at a constant
+  offset, and output pixel ``(y, x)`` reads element ``y * Wq + x`` of it: every tap
+  is a *contiguous* run over the pixels of the whole image;
+* **the convolution is computed over those flattened pixels** (``OutFlat[n, f, p]``,
+  ``p = y * Wq + x``): the ``Wq - OW`` columns at the end of each row are computed
+  and never read (a few percent: 2 of 9 on a 7x7 layer, 2 of 58 on a 56x56 one);
+* **a crop** (``Out[n, f, y, x] = OutFlat[n, f, y * Wq + x]``) gives the NCHW
+  output; the element-wise epilogue of a fused kernel (bias, batch norm, relu,
+  residual add) is inlined into it.
+
+The schedule (:func:`schedule_conv2d_nchw_flat`) gives each task of the cores a
+block of output channels by a block of output rows; the task computes its part of
+``OutFlat`` in a buffer of its own, in register tiles of ``tile_c`` channels by
+``tile_p`` pixels (on AVX2 2 vectors by 6 channels for a 1x1 kernel, 5 for a larger
+one: each input vector loaded once per tap and used by every channel of the tile,
+each weight broadcast once and used by both vectors), then crops it through the
+epilogue into the output.  The plan (:func:`plan_conv2d_nchw_flat`) picks the rows
+per task and the row stride ``Wq`` (a few columns wider than the padded row when
+that makes the task's pixels a whole number of tiles); ``OutFlat`` reaches past the
+last task's last tile and last channel block, so no tile needs a bounds check.
+
+``topi.x86.conv2d_nchw`` uses this compute for untuned float32 convolutions where
+the direct one is not as fast (:func:`direct_is_better`); a tuned config keeps the
+direct compute its template was tuned on.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from ... import te, tir
+from .. import tag
+from ..nn.conv2d import pad_tuple, spatial_tuple
+from ..utils import get_const_tuple
+from .injective import schedule_injective_from_existing
+
+#: the attrs key of the plan on the flat convolution's operation
+PLAN_KEY = "flat_plan"
+
+#: tasks a parallel loop should offer at least (cores finishing early find work)
+MIN_TASKS = 16
+
+#: floats of ``OutFlat`` one task may hold (its buffer lives on the task's stack)
+TASK_BUFFER_FLOATS = 16384
+
+
+@dataclass(frozen=True)
+class FlatPlan:
+    """How one convolution is laid out and tiled (all sizes in elements).
+
+    Attributes
+    ----------
+    stride, dilation : (int, int)
+    pad_top, pad_left : int
+        The padding before the rows and the columns (the padding after them only
+        sets the output size).
+    out_height, out_width : int
+        The output's spatial size.
+    phases_y, phases_x : int
+        The phases of the rows and columns the taps read (the stride, or 1 for a
+        kernel of one row or column).
+    plane_rows, row_stride : int
+        ``Hq`` and ``Wq``: the rows of a phase plane and the elements per row.
+    flat_rows : int
+        Rows of ``Wq`` elements per input channel in ``FlatInput`` (the planes and
+        the slack the last tiles read beyond them).
+    flat_pixels, flat_channels : int
+        ``OutFlat``'s extents along the flattened pixels and the output channels:
+        whole tiles and whole channel blocks for every task (the crop reads
+        ``out_height * row_stride`` pixels and the filters' channels of them).
+    rows_per_task : int
+        Output rows per task (divides ``out_height``).
+    channels_per_task : int
+        Output channels per task (a multiple of ``tile_c``, or all of them).
+    tile_c, tile_p : int
+        The register tile: output channels (unrolled) by pixels (vectorized).
+    inline_input : bool
+        ``FlatInput`` is the data itself, read in place (no padding, stride 1, rows
+        of exactly ``Wq``, and no tile reads past the data).
+    pixels_outer : bool
+        A task loops over its pixel tiles outside its channel tiles (each pixel
+        tile's input stays in cache while the task's filters sweep it), else over
+        its channel tiles outside (the task's input is swept once per channel tile,
+        each tile's filters stay in cache).
+    """
+
+    stride: tuple
+    dilation: tuple
+    pad_top: int
+    pad_left: int
+    out_height: int
+    out_width: int
+    phases_y: int
+    phases_x: int
+    plane_rows: int
+    row_stride: int
+    flat_rows: int
+    flat_pixels: int
+    flat_channels: int
+    rows_per_task: int
+    channels_per_task: int
+    tile_c: int
+    tile_p: int
+    inline_input: bool
+    pixels_outer: bool = False
+
+    def tap_offset(self, ry, rx):
+        """Where tap ``(ry, rx)`` starts in an input channel of ``FlatInput`` (ints,
+        or expressions of the reduction variables)."""
+        return _tap_offset(self.stride, self.dilation, (self.phases_y, self.phases_x), self.plane_rows,
+                           self.row_stride, ry, rx)
+
+    def as_attrs(self) -> dict:
+        """The plan as plain data (the flat convolution's ``attrs[PLAN_KEY]``)."""
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _static(*values) -> bool:
+    return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+
+
+def _task_pixels(rows: int, row_stride: int, out_width: int) -> int:
+    """Flattened pixels a task of ``rows`` output rows computes (its last row stops
+    at the last output column)."""
+    return (rows - 1) * row_stride + out_width
+
+
+def _pick_rows(out_height, out_width, min_stride, tile_p, tile_c, channel_tiles, batch):
+    """``(rows per task, row stride)``: the pair with the fewest pixels computed
+    (whole tiles per task, the columns past the output's included) among row
+    counts dividing ``out_height`` whose task buffer of one channel tile fits
+    :data:`TASK_BUFFER_FLOATS` (one row always qualifies) and strides up to a tile
+    wider than ``min_stride``; among pairs within 3% of the fewest, the most rows
+    per task that still leaves :data:`MIN_TASKS` tasks (or the fewest rows when
+    none does)."""
+    options = []
+    for rows in range(1, out_height + 1):
+        if out_height % rows:
+            continue
+        if rows > 1 and tile_c * _task_pixels(rows, min_stride + tile_p, out_width) > TASK_BUFFER_FLOATS:
+            break
+        best = None
+        for stride in range(min_stride, min_stride + tile_p):
+            tiles = _cdiv(_task_pixels(rows, stride, out_width), tile_p)
+            computed = (out_height // rows) * tiles * tile_p + out_height * (stride - min_stride)
+            if best is None or computed < best[0]:
+                best = (computed, stride)
+        options.append((best[0], rows, best[1]))
+    fewest = min(c for c, _, _ in options)
+    near = [(rows, stride) for c, rows, stride in options if c <= fewest * 1.03]
+    enough = [(rows, stride) for rows, stride in near if batch * (out_height // rows) * channel_tiles >= MIN_TASKS]
+    return max(enough) if enough else min(near)
+
+
+def _pick_channels(channels, tile_c, tasks_per_block, task_pixels) -> int:
+    """Output channels per task: the most tiles of ``tile_c`` that leave
+    :data:`MIN_TASKS` tasks (``tasks_per_block`` of them per channel block) and fit
+    :data:`TASK_BUFFER_FLOATS` (all channels when one tile covers them)."""
+    tiles = _cdiv(channels, tile_c)
+    best = 1
+    for per in range(1, tiles + 1):
+        blocks = _cdiv(tiles, per)
+        if per * tile_c * task_pixels > TASK_BUFFER_FLOATS and per > 1:
+            break
+        if blocks * tasks_per_block >= MIN_TASKS or per == 1:
+            best = per
+        else:
+            break
+    return min(channels, best * tile_c)
+
+
+def plan_conv2d_nchw_flat(data, kernel, strides, padding, dilation, out_dtype, lanes, registers):
+    """The :class:`FlatPlan` of a 2-D NCHW convolution (OIHW kernel, one group), or
+    None when the flat compute does not apply: a symbolic shape, a dtype other
+    than float32, or channels that disagree (the direct compute then reports it).
+
+    Parameters
+    ----------
+    data, kernel : Tensor
+        ``[N, C, H, W]`` and ``[F, C, KH, KW]``.
+    strides, padding, dilation
+        As for :func:`tecc.topi.nn.conv2d_nchw`.
+    out_dtype : str
+    lanes : int
+        Vector lanes of float32 on the target (8 with AVX2).
+    registers : int
+        Vector registers of the target (16 with AVX2, 32 with AVX-512).
+    """
+    if len(data.shape) != 4 or len(kernel.shape) != 4:
+        return None
+    if not (str(data.dtype) == str(kernel.dtype) == str(out_dtype or data.dtype) == "float32"):
+        return None
+    batch, channels, height, width = get_const_tuple(data.shape)
+    filters, kchannels, kh, kw = get_const_tuple(kernel.shape)
+    if not _static(batch, channels, height, width, filters, kchannels, kh, kw) or channels != kchannels:
+        return None
+    what = "conv2d_nchw"
+    sh, sw = spatial_tuple(strides, 2, what, "stride", 1)
+    dh, dw = spatial_tuple(dilation, 2, what, "dilation", 1)
+    if not _static(sh, sw, dh, dw):
+        return None
+    (pt, pl), (pb, pr) = pad_tuple(padding, [(kh - 1) * dh + 1, (kw - 1) * dw + 1], what)
+    if not _static(pt, pl, pb, pr):
+        return None
+    padded_h, padded_w = height + pt + pb, width + pl + pr
+    out_h = (padded_h - (kh - 1) * dh - 1) // sh + 1
+    out_w = (padded_w - (kw - 1) * dw - 1) // sw + 1
+    if out_h < 1 or out_w < 1:
+        return None
+
+    tile_p = 2 * lanes
+    # accumulators: the registers but the tile's input vectors and a broadcast weight;
+    # with several taps the next tap's inputs are loaded early and take two more
+    # (6 x 16 on a 3x3 kernel ran at 50 GFLOP/s on one AVX2 core, 5 x 16 at 75)
+    spare = 4 if kh * kw == 1 else 6
+    tile_c = max(1, min(filters, (registers - spare) // 2))
+    phases_y, phases_x = (sh if kh > 1 else 1), (sw if kw > 1 else 1)
+    plane_rows = _cdiv(padded_h, sh)
+    rows, row_stride = _pick_rows(out_h, out_w, _cdiv(padded_w, sw), tile_p, tile_c, _cdiv(filters, tile_c), batch)
+    task_pixels = _task_pixels(rows, row_stride, out_w)
+    tasks = out_h // rows
+    per_task = _pick_channels(filters, tile_c, batch * tasks, task_pixels)
+    # OutFlat reaches past the last task's last tile and last channel block, so that
+    # no tile of any task needs a bounds check (the crop reads none of the extra)
+    flat_pixels = (tasks - 1) * rows * row_stride + _cdiv(task_pixels, tile_p) * tile_p
+    flat_channels = _cdiv(filters, per_task) * per_task
+    taps = [_tap_offset((sh, sw), (dh, dw), (phases_y, phases_x), plane_rows, row_stride, ry, rx)
+            for ry in range(kh) for rx in range(kw)]
+    flat_rows = max(_cdiv(max(taps) + flat_pixels, row_stride), phases_y * phases_x * plane_rows)
+    # read the data in place when it already is the flat input and no tile reads past it
+    inline = (sh == sw == 1 and pt == pl == pb == pr == 0 and kh == kw == 1 and row_stride == width
+              and flat_pixels == height * width)
+    # the loop inside a task sweeps, once per iteration of the loop outside, either the
+    # task's input (channel tiles outside) or the task's filters (pixel tiles
+    # outside): sweep the smaller, which then stays in cache
+    reach = max(_tap_offset((sh, sw), (dh, dw), (1, 1), plane_rows, row_stride, ry, rx)
+                for ry in range(kh) for rx in range(kw))
+    input_elems = channels * phases_y * phases_x * (task_pixels + reach)
+    filter_elems = per_task * channels * kh * kw
+    return FlatPlan((sh, sw), (dh, dw), pt, pl, out_h, out_w, phases_y, phases_x, plane_rows, row_stride,
+                    height if inline else flat_rows, flat_pixels, flat_channels, rows, per_task, tile_c, tile_p,
+                    inline, pixels_outer=filter_elems < input_elems)
+
+
+def _tap_offset(stride, dilation, phases, plane_rows, row_stride, ry, rx):
+    """Where tap ``(ry, rx)`` (ints or expressions) starts in an input channel of
+    ``FlatInput``: its phase plane, then its row and column inside the plane."""
+    (sh, sw), (dh, dw), (py, px) = stride, dilation, phases
+    ky, kx = ry * dh, rx * dw
+    if sh == 1 and sw == 1:
+        return ky * row_stride + kx
+    phase = (ky % sh if py > 1 else 0) * px + (kx % sw if px > 1 else 0)
+    return phase * plane_rows * row_stride + (ky // sh) * row_stride + kx // sw
+
+
+#: convolutions of fewer multiply-adds than this stay direct
+MIN_MACS = 1 << 20
+#: input channels up to which a unit-stride convolution with wide rows stays direct
+DIRECT_MAX_CHANNELS = 64
+
+
+def direct_is_better(data, kernel, plan: FlatPlan, lanes: int) -> bool:
+    """True where the direct schedule of :mod:`.conv2d` measured as fast as this
+    one or faster (``benchmarks/profile_model_cpu.py``, single convolutions of
+    ResNet-50 and SqueezeNet on AVX2):
+
+    * fewer than :data:`MIN_MACS` multiply-adds: both take a few microseconds of
+      call overhead, and the direct compute is one stage fewer;
+    * unit stride, at most :data:`DIRECT_MAX_CHANNELS` input channels and rows of
+      at least 3 vectors that the direct schedule tiles in whole vectors (or a 1x1
+      unpadded kernel, its GEMM path): the direct tiles already run near the FMA
+      peak there (56x56x64 3x3: 71 against 51 GFLOP/s) and the flat one pays its
+      repacking and the padding columns.
+    """
+    from .conv2d import pick_vector  # noqa: PLC0415  (conv2d imports this module)
+
+    batch, channels, height, width = get_const_tuple(data.shape)
+    filters, _, kh, kw = get_const_tuple(kernel.shape)
+    if batch * filters * plan.out_height * plan.out_width * channels * kh * kw < MIN_MACS:
+        return True
+    if plan.stride != (1, 1) or channels > DIRECT_MAX_CHANNELS or plan.out_width < 3 * lanes:
+        return False
+    pointwise = kh == kw == 1 and plan.out_height == height and plan.out_width == width
+    return pointwise or pick_vector(plan.out_width, lanes, vectors=1) == (lanes, True)
+
+
+def conv2d_nchw_flat(data, kernel, plan: FlatPlan, out_dtype=None, name="Out"):
+    """The NCHW convolution of ``data`` with the OIHW ``kernel`` as laid out by
+    ``plan`` (:func:`plan_conv2d_nchw_flat`): ``FlatInput`` (the repacked input),
+    ``OutFlat`` (the convolution over the flattened pixels, tagged
+    ``conv2d_nchw``, the plan in its attrs) and the returned crop ``Out``
+    (``[N, F, OH, OW]``, tagged ``injective``).  See the module's description."""
+    batch, channels, height, width = get_const_tuple(data.shape)
+    filters, _, kh, kw = get_const_tuple(kernel.shape)
+    out_dtype = out_dtype or data.dtype
+    (sh, sw), (dh, dw) = plan.stride, plan.dilation
+    wq, hq = plan.row_stride, plan.plane_rows
+
+    if plan.inline_input:
+        flat = te.compute((batch, channels, height, width), lambda n, c, i, j: data[n, c, i, j], name="FlatInput",
+                          tag=tag.INJECTIVE)
+    else:
+        def repack(n, c, r, j):
+            # row r of the stacked phase planes: plane r // Hq, its row r % Hq
+            if plan.phases_y * plan.phases_x == 1:
+                phase, i, a, b = 0, r, 0, 0
+            else:
+                phase, i = r // hq, r % hq
+                a, b = phase // plan.phases_x, phase % plan.phases_x
+            row = i * sh + a - plan.pad_top
+            col = j * sw + b - plan.pad_left
+            inside = tir.all(row >= 0, row < height, col >= 0, col < width)
+            if plan.phases_y * plan.phases_x > 1:
+                inside = tir.all(phase < plan.phases_y * plan.phases_x, inside)
+            return tir.if_then_else(inside, data[n, c, row, col], tir.const(0, data.dtype))
+
+        flat = te.compute((batch, channels, plan.flat_rows, wq), repack, name="FlatInput",
+                          tag=tag.compose(tag.INJECTIVE, tag.PAD))
+
+    rc = te.reduce_axis((0, channels), name="rc")
+    ry = te.reduce_axis((0, kh), name="ry")
+    rx = te.reduce_axis((0, kw), name="rx")
+
+    def body(n, f, p):
+        at = p + plan.tap_offset(ry, rx)
+        value = flat[n, rc, at // wq, at % wq]
+        # the channels past the filters' (whole channel blocks) repeat the last filter
+        filt = kernel[tir.min(f, filters - 1) if plan.flat_channels > filters else f, rc, ry, rx]
+        return te.sum(value.astype(out_dtype) * filt.astype(out_dtype), axis=[rc, ry, rx])
+
+    attrs = {"strides": [sh, sw], "dilation": [dh, dw], "groups": 1, "data_layout": "NCHW", "kernel_layout": "OIHW",
+             PLAN_KEY: plan.as_attrs()}
+    conv = te.compute((batch, plan.flat_channels, plan.flat_pixels), body, name=f"{name}Flat", tag=tag.CONV2D_NCHW, attrs=attrs)
+    return te.compute((batch, filters, plan.out_height, plan.out_width),
+                      lambda n, f, y, x: conv[n, f, y * wq + x], name=name, tag=tag.INJECTIVE, attrs={})
+
+
+def is_flat(conv) -> bool:
+    """True for the ``OutFlat`` stage of :func:`conv2d_nchw_flat`."""
+    return PLAN_KEY in (getattr(conv.op, "attrs", None) or {})
+
+
+def _plan_of(conv) -> FlatPlan:
+    fields = dict(conv.op.attrs[PLAN_KEY])
+    fields["stride"], fields["dilation"] = tuple(fields["stride"]), tuple(fields["dilation"])
+    return FlatPlan(**fields)
+
+
+def schedule_conv2d_nchw_flat(s, conv, out):
+    """Schedule the flat convolution ``conv`` (the ``OutFlat`` tensor of
+    :func:`conv2d_nchw_flat`) in ``s``, with ``out`` the output of its epilogue
+    (the crop, or an element-wise op of it, the injective stages between already
+    inlined): the tasks, the register tiles and the repacking of the module's
+    description.  Returns ``s``."""
+    plan = _plan_of(conv)
+    (crop,) = _consumers(s, conv)
+    final = out
+    if out.op is not crop.op and (crop.op in s.outputs or get_const_tuple(out.shape) != get_const_tuple(crop.shape)):
+        # the crop is an output itself, or the epilogue reshapes: the epilogue is a loop
+        # nest of its own after the crop's
+        schedule_injective_from_existing(s, out)
+        if crop.op not in s.outputs:
+            s[crop].compute_root()
+        final = crop
+
+    flat = conv.op.input_tensors[0]
+    if plan.inline_input:
+        s[flat].compute_inline()
+    else:
+        n, c, r, j = s[flat].op.axis
+        s[flat].parallel(s[flat].fuse(n, c))
+        s[flat].vectorize(j)
+
+    n, f, y, x = s[final].op.axis
+    fb, fi = s[final].split(f, factor=plan.channels_per_task)
+    yb, yi = s[final].split(y, factor=plan.rows_per_task)
+    s[final].reorder(n, yb, fb, fi, yi, x)
+    task = s[final].fuse(n, yb, fb)
+    s[final].parallel(task)
+    s[final].vectorize(x)
+
+    # the task's part of OutFlat, in register tiles
+    s[conv].compute_at(s[final], task)
+    acc = s.cache_write(conv, "local")
+    cn, cf, cp = s[conv].op.axis
+    co, ci = s[conv].split(cf, factor=plan.tile_c)
+    po, pi = s[conv].split(cp, factor=plan.tile_p)
+    if plan.pixels_outer:
+        s[conv].reorder(cn, po, co, ci, pi)
+        at = co
+    else:
+        s[conv].reorder(cn, co, po, ci, pi)
+        at = po
+    s[conv].unroll(ci)
+    s[conv].vectorize(pi)
+    s[acc].compute_at(s[conv], at)
+    an, af, ap = s[acc].op.axis
+    rc, ry, rx = s[acc].op.reduce_axis
+    s[acc].reorder(an, rc, ry, rx, af, ap)
+    s[acc].unroll(rx)
+    s[acc].unroll(af)
+    s[acc].vectorize(ap)
+    return s
+
+
+def _consumers(s, tensor) -> list:
+    """The tensors of ``s`` whose operation reads ``tensor``."""
+    out = []
+    for stage in s.stages:
+        op = stage.op
+        if isinstance(op, te.ComputeOp) and any(t.op is tensor.op for t in op.input_tensors):
+            out.append(op.output(0))
+    return out
+
+
+__all__ = ["FlatPlan", "MIN_TASKS", "PLAN_KEY", "conv2d_nchw_flat", "direct_is_better", "is_flat",
+           "plan_conv2d_nchw_flat", "schedule_conv2d_nchw_flat"]
