@@ -185,6 +185,8 @@ def test_tuner_errors(task):
         XGBTuner(task, feature_type="pixels")
     with pytest.raises(TunerError, match="loss_type must be one of"):
         XGBTuner(task, loss_type="hinge")
+    with pytest.raises(TunerError, match="epsilon .* must be between 0 and 1, got 1.5"):
+        XGBTuner(task, epsilon=1.5)
     with pytest.raises(TunerError, match="elite_num"):
         GATuner(task, pop_size=2, elite_num=3)
     with pytest.raises(TunerError, match="n_trial must be a non-negative integer"):
@@ -200,3 +202,35 @@ def test_progress_bar_reports_trials_errors_and_best(task, capsys):
     RandomTuner(task, seed=7).tune(26, opt, callbacks=[autotvm.callback.progress_bar(26, prefix="mm")])
     err = capsys.readouterr().err
     assert "mm" in err and "26/26" in err and "GFLOPS" in err and "errors" in err
+
+
+def test_annealing_finds_a_new_models_best_far_from_where_its_walkers_ended(task):
+    """Persistent walkers that climbed to one model's best sit on measured configs;
+    when the next model peaks elsewhere, the search must still find that peak (in a
+    replay of the conv2d space the collapsed walkers missed it by a wide margin)."""
+    from tecc.tuner.tuner.model_based_tuner import CostModel
+    from tecc.tuner.tuner.sa_model_optimizer import SimulatedAnnealingOptimizer
+
+    space = task.config_space
+    n = len(space)
+
+    class Peak(CostModel):
+        """Scores fall with the knob distance from ``peak``, in steps of 100
+        (a ranking model's margins have no fixed scale); config 0, measured, stays
+        the model's favourite, so every move away from it looks much worse."""
+
+        def __init__(self, peak):
+            self.peak = space.point2knob(peak)
+
+        def predict(self, xs, output_margin=False):
+            return np.array([1e4 if i == 0 else -100.0 * sum(abs(a - b) for a, b in zip(space.point2knob(i), self.peak))
+                             for i in xs])
+
+    sa = SimulatedAnnealingOptimizer(task, n_iter=100, parallel_size=32, early_stop=20, seed=0)
+    first = sa.find_maximums(Peak(0), 8, exclusive=set())
+    assert first[0] == 0
+    visited = set(first)
+    sa.points = [0] * 32  # every walker ended on the old peak, which is measured now
+    far = n - 1
+    found = sa.find_maximums(Peak(far), 8, exclusive=visited)
+    assert found[0] == far

@@ -68,6 +68,9 @@ class ModelBasedTuner(Tuner):
         if diversity_filter_ratio is not None and diversity_filter_ratio < 1:
             raise TunerError(f"{type(self).__name__}: diversity_filter_ratio must be at least 1 or None, got "
                              f"{diversity_filter_ratio}")
+        if not 0.0 <= float(epsilon) <= 1.0:
+            raise TunerError(f"{type(self).__name__}: epsilon (the share of each plan measured at random) must be "
+                             f"between 0 and 1, got {epsilon}")
         self.cost_model = cost_model
         self.model_optimizer = model_optimizer
         self.plan_size = int(plan_size)

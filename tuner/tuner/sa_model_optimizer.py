@@ -1,8 +1,18 @@
 """Simulated annealing on the cost model (AutoTVM's
 ``SimulatedAnnealingOptimizer``): ``parallel_size`` walkers move through the space
 one knob at a time; a move the model rates better is always taken, a worse one with
-probability ``exp(-drop / temperature)``; the temperature falls from ``temp[0]``
-to ``temp[1]``.  The best points seen (not yet measured) are the answer."""
+probability ``exp(-drop / (temperature * spread))``, where ``spread`` is the range of
+the model's scores over the starting points (a ranking model's scores have no fixed
+scale: without it, a temperature of 1 is a hill climb for one model and a random walk
+for another); the temperature falls from ``temp[0]`` to ``temp[1]``.  The best points
+seen (not yet measured) are the answer.
+
+Persistent walkers (``persistent=True``) start where the last search ended -- but
+only half of them, and no two on the same point: walkers that climbed to the
+last model's maxima sit on measured configs from which every one-knob move looks
+worse, so a search started only there looks at nothing but their neighbours (seen
+in replays: the 32 walkers collapsed onto 9 measured points, and the search missed
+the new model's best by a wide margin).  The other half start at random points."""
 from __future__ import annotations
 
 import heapq
@@ -51,10 +61,14 @@ class SimulatedAnnealingOptimizer(ModelOptimizer):
 
     def find_maximums(self, model, num, exclusive):
         exclusive = set(exclusive)
-        if self.points is None or not self.persistent:
-            self.points = _unvisited(len(self.space), set(), self.rng, self.parallel_size)
-        points = list(self.points)
+        points = []
+        if self.persistent and self.points is not None:
+            points = list(dict.fromkeys(self.points))[:self.parallel_size // 2]
+        points += _unvisited(len(self.space), set(points), self.rng, self.parallel_size - len(points))
         scores = np.asarray(model.predict(points), dtype="float64")
+        usable = scores[scores > -1e8]  # -1e9: a config that does not lower
+        spread = float(usable.max() - usable.min()) if usable.size > 1 else 1.0
+        spread = spread if spread > 0 else 1.0
         # the best `num` unmeasured points seen: a min-heap of (score, index)
         heap = [(-np.inf, -1 - k) for k in range(num)]
         in_heap = set()
@@ -82,7 +96,7 @@ class SimulatedAnnealingOptimizer(ModelOptimizer):
             for k, (m, sc) in enumerate(zip(moved, new_scores)):
                 better |= offer(m, sc)
                 drop = scores[k] - sc
-                if drop <= 0 or (t > 0 and self.rng.random() < np.exp(-drop / max(t, 1e-12))):
+                if drop <= 0 or (t > 0 and self.rng.random() < np.exp(-drop / max(t * spread, 1e-12))):
                     points[k], scores[k] = m, sc
             if better:
                 last_better = step
