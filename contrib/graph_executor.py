@@ -94,6 +94,12 @@ class GraphModule:
         """The executor's function ``key`` (``"run"``, ``"set_input"``...)."""
         return self.module[key]
 
+    def profile(self, repeat: int = 5, number: int = 1):
+        """Each kernel call timed on its own (TVM's debug executor): a
+        :class:`~tecc.runtime.graph_executor.GraphProfile` (see
+        :meth:`GraphExecutor.profile <tecc.runtime.graph_executor.GraphExecutor.profile>`)."""
+        return self.module.profile(repeat, number)
+
     def benchmark(self, device, func_name: str = "run", repeat: int = 5, number: int = 5, min_repeat_ms=None,
                   end_to_end: bool = False, **kwargs):
         """Time the model: ``repeat`` samples of the mean of ``number`` runs.

@@ -89,6 +89,10 @@ def test_the_model_matches_numpy_and_its_profile_has_one_row_per_kernel_call(bui
     assert all(name in text for _, name in kernels) and "total" in text
     # profiling left the outputs as a run does
     np.testing.assert_allclose(ex.get_output(0).numpy(), want, rtol=1e-4, atol=1e-4)
+    # TVM's wrapper passes it through
+    from tecc.contrib import graph_executor
+    wrapped = graph_executor.GraphModule(ex).profile(repeat=2)
+    assert [r.func_name for r in wrapped.rows] == [name for _, name in kernels]
 
 
 def test_profile_refuses_bad_counts_and_unset_inputs(built):
