@@ -845,7 +845,7 @@ class GraphExecutor:
 # -------------------------------------------------------------------------------------------
 # the per-kernel profile
 # -------------------------------------------------------------------------------------------
-class NodeTime:
+class NodeTime(ProfileResult):
     """The time of one kernel call of a graph (a row of :class:`GraphProfile`).
 
     Attributes
@@ -862,27 +862,13 @@ class NodeTime:
         Seconds per call, one sample per round.
     """
 
-    __slots__ = ("index", "name", "func_name", "shape", "dtype", "results")
-
     def __init__(self, index, name, func_name, shape, dtype, results):
+        super().__init__(results)  # mean, median, min... as every timing of the runtime
         self.index = index
         self.name = name
         self.func_name = func_name
         self.shape = tuple(shape)
         self.dtype = dtype
-        self.results = tuple(results)
-
-    @property
-    def median(self) -> float:
-        return float(np.median(self.results))
-
-    @property
-    def mean(self) -> float:
-        return float(np.mean(self.results))
-
-    @property
-    def min(self) -> float:
-        return float(min(self.results))
 
     def __repr__(self) -> str:
         return (f"NodeTime(node {self.index} {self.name!r}, {self.func_name!r}, {list(self.shape)}, "
