@@ -8,11 +8,43 @@ like); this module holds what composes and configures them::
     with tecc.transform.PassContext(config={"tir.print_after": ["simplify"]}):
         mod = seq(mod)
 
-Everything here is defined in :mod:`tecc.tir.transform` (tecc has one IR, so one
-engine); this module is the name TVM programs import.
+Everything here is defined in :mod:`tecc.tir.transform` (one pass engine, which the
+graph passes of :mod:`tecc.graph.transform` run through too); this module is the
+name TVM programs import.  ``Sequential`` composes either kind.
 """
+from .errors import TeccTypeError
+from .tir.transform import passes as _tir_passes
 from .tir.transform.pipeline import FunctionPass, ModulePass, Pass, PassConfigError, PassContext
-from .tir.transform.passes import PassInfo, Sequential, module_pass
+from .tir.transform.passes import PassInfo, module_pass
+
+
+def Sequential(passes=None, opt_level=0, name="sequential", required=None):  # noqa: N802 -- TVM's name
+    """Passes run in order as one pass (TVM's ``transform.Sequential``).
+
+    TIR passes (``tir.transform.Simplify()``...) give a
+    :class:`tecc.tir.transform.Sequential`; graph passes, as TVM programs compose
+    Relay passes (``tvm.transform.Sequential([relay.transform.FoldConstant(),
+    relay.transform.FuseOps()])``), give a :class:`tecc.graph.transform.Sequential`.
+
+    Raises
+    ------
+    TeccTypeError
+        When the list mixes graph passes and TIR passes (they map different
+        modules: run them as two sequences).
+    """
+    passes = list(passes or ())
+    graph = [getattr(p, "graph_pass", False) for p in passes]
+    if passes and all(graph):
+        from .graph.transform.passes import Sequential as GraphSequential  # noqa: PLC0415
+
+        return GraphSequential(passes, opt_level, name, required)
+    if any(graph):
+        kinds = ", ".join(f"{getattr(p, 'name', type(p).__name__)} ({'graph' if g else 'tir'})"
+                          for p, g in zip(passes, graph))
+        raise TeccTypeError(f"Sequential {name!r} mixes graph passes and TIR passes ({kinds}); a graph pass maps "
+                            "a tecc.graph.Module and a TIR pass an IRModule: run them as two Sequentials")
+    return _tir_passes.Sequential(passes, opt_level, name, required)
+
 
 __all__ = ["FunctionPass", "ModulePass", "Pass", "PassConfigError", "PassContext", "PassInfo", "Sequential",
            "module_pass"]

@@ -6,8 +6,8 @@
 
 The models: the light ResNet-50 and SqueezeNet that ship inside the onnx package,
 with random weights (the shipped ones are constant fills that make every output
-equal; the same randomization as ``tests/graph/test_onnx_models.py``, imported from
-there), and the transformer encoder layer of that test file (d_model 64, 4 heads,
+equal; the randomization of :mod:`tecc.graph.testing`, as the tests use it), and
+that module's transformer encoder layer (d_model 64, 4 heads,
 feed-forward 128, written with ``onnx.helper``) on sequences of 128 tokens.  Each is
 run at every batch size of ``--batch`` (the light models' batch dimension and their
 flattening Reshape are rewritten for it).
@@ -53,7 +53,6 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "graph"))
 
 import tecc  # noqa: E402
 from tecc.contrib.graph_executor import GraphModule  # noqa: E402
@@ -98,7 +97,7 @@ def with_batch(model, batch: int):
 
 def make_model(name: str, batch: int):
     """``(onnx model, feeds)`` of one benchmark model at one batch size."""
-    import test_onnx_models as zoo  # noqa: PLC0415
+    from tecc.graph import testing as zoo  # noqa: PLC0415
 
     rng = np.random.default_rng(1)
     if name == "encoder":

@@ -9,7 +9,11 @@ Two workloads, each a registered topi task tuned through the AutoTVM interface:
   product ``A @ W.T`` (a 512^3 matmul; the weight packed into panels as wide as the
   ``tile_x`` knob);
 * ``conv2d 56x56x64->64 3x3``: ``conv2d_nchw.x86`` of ResNet-50's first 3x3 layer at
-  batch 1 (stride 1, padding 1).
+  batch 1 (stride 1, padding 1);
+* ``conv2d_flat``: the same layer as ``conv2d_nchw_flat.x86``, the GEMM over flattened
+  pixels (register tile, rows and channels per task, loop order): the other
+  implementation of the convolution, whose tuned best the build picks when it beats
+  the direct one's.
 
 For each workload and each of ``--seeds`` seeds, ``RandomTuner`` and ``XGBTuner``
 (``feature_type="itervar"``, ``loss_type="rank"``) get the same budget of ``--trials``
@@ -65,6 +69,12 @@ WORKLOADS = {
     "conv2d": {
         "title": "conv2d 56x56x64->64 3x3 (conv2d_nchw.x86, ResNet-50)",
         "task": "conv2d_nchw.x86",
+        "args": (("TENSOR", (1, 64, 56, 56), "float32"), ("TENSOR", (64, 64, 3, 3), "float32"), (1, 1), (1, 1),
+                 (1, 1), "float32"),
+    },
+    "conv2d_flat": {
+        "title": "conv2d 56x56x64->64 3x3 (conv2d_nchw_flat.x86, ResNet-50)",
+        "task": "conv2d_nchw_flat.x86",
         "args": (("TENSOR", (1, 64, 56, 56), "float32"), ("TENSOR", (64, 64, 3, 3), "float32"), (1, 1), (1, 1),
                  (1, 1), "float32"),
     },

@@ -186,6 +186,11 @@ def _fmt_tensor(dtype, shape) -> str:
     return f"{dtype}[{', '.join(str(int(d)) for d in shape)}]"
 
 
+def _named(info: dict) -> str:
+    """``"(name) "`` of an output the model names (its ONNX output), else ``""``."""
+    return f"({info['name']}) " if info.get("name") else ""
+
+
 def _describe_inputs(info: list) -> str:
     return ", ".join(f"{d['name']} {_fmt_tensor(d['dtype'], d['shape'])}" for d in info)
 
@@ -313,7 +318,7 @@ def _cmd_compile(args, prog: str) -> int:
     st = facts["storage"]
     print(f"compiled {args.FILE} for {args.target} (opt_level {args.opt_level}) in {facts['seconds']:.2f} s")
     print(f"  inputs:        {_describe_inputs(factory.spec.input_info())}")
-    print("  outputs:       " + ", ".join(f"{d['index']} {_fmt_tensor(d['dtype'], d['shape'])}"
+    print("  outputs:       " + ", ".join(f"{d['index']} {_named(d)}{_fmt_tensor(d['dtype'], d['shape'])}"
                                           for d in factory.spec.output_info()))
     print(f"  kernels:       {n_funcs} function(s), {n_calls} call(s)")
     print(f"  params:        {len(factory.params)} array(s), {params_bytes} bytes ({_fmt_bytes(params_bytes)})")
@@ -575,8 +580,9 @@ def _cmd_run(args, prog: str) -> int:
     gmod.set_input(**inputs)
     gmod.run()
     outputs = {f"output_{k}": gmod.get_output(k).numpy() for k in range(gmod.get_num_outputs())}
-    for name, arr in outputs.items():
-        print(f"{name}: {_fmt_tensor(arr.dtype, arr.shape)}")
+    infos = factory.spec.output_info()
+    for (name, arr), info in zip(outputs.items(), infos):
+        print(f"{name}: {_named(info)}{_fmt_tensor(arr.dtype, arr.shape)}")
     if args.print_top:
         _print_top(outputs["output_0"], args.print_top)
     if args.print_time:
@@ -625,7 +631,7 @@ def _cmd_info(args, prog: str) -> int:
     for d in m.get("inputs", []):
         print(f"  input  {d['name']}: {_fmt_tensor(d['dtype'], d['shape'])}")
     for d in m.get("outputs", []):
-        print(f"  output {d.get('index')}: {_fmt_tensor(d['dtype'], d['shape'])}")
+        print(f"  output {d.get('index')}: {_named(d)}{_fmt_tensor(d['dtype'], d['shape'])}")
     print(f"  kernels:       {n_funcs} function(s), {n_calls} call(s)")
     print(f"  params:        {len(contents.params)} array(s), {params_bytes} bytes ({_fmt_bytes(params_bytes)})")
     print(f"  intermediates: peak {st['peak_bytes']} bytes ({_fmt_bytes(st['peak_bytes'])}) of "

@@ -369,6 +369,9 @@ def compile_graph(mod: Module, target):
                                           _inplace_input(fn, arg_types))
     heads = entries[main.body]
     graph = writer.graph(heads)
+    names = main.attrs.get("output_names")
+    if names is not None and len(names) == len(heads):
+        graph["attrs"]["output_names"] = ["list_str", [str(n) for n in names]]
 
     if lowered:
         funcs = {}

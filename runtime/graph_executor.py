@@ -131,6 +131,7 @@ class GraphSpec:
         self.nodes = [self._read_node(i, node, nodes) for i, node in enumerate(nodes)]
         self.arg_nodes = self._read_arg_nodes(graph["arg_nodes"], nodes)
         self.heads = self._read_heads(graph["heads"])
+        self.output_names = self._read_output_names(graph["attrs"].get("output_names"))
         param_names = set(param_names)
         names = [self.nodes[i].name for i in self.arg_nodes]
         duplicated = sorted({n for n in names if names.count(n) > 1})
@@ -269,6 +270,18 @@ class GraphSpec:
             raise GraphJSONError("graph JSON: 'heads' must list at least one output entry")
         return [self._entry_ref(h, f"heads[{k}]", len(self.nodes)) for k, h in enumerate(heads)]
 
+    def _read_output_names(self, value) -> list:
+        """The heads' names (``attrs.output_names``: the model's output names, which
+        an importer keeps), or ``None`` each where the graph has none."""
+        if value is None:
+            return [None] * len(self.heads)
+        if isinstance(value, list) and len(value) == 2 and value[0] == "list_str":
+            value = value[1]
+        if not (isinstance(value, list) and len(value) == len(self.heads) and all(isinstance(v, str) for v in value)):
+            raise GraphJSONError(f"graph JSON: attrs.output_names must list one name per head ({len(self.heads)}), "
+                                 f"got {value!r}")
+        return list(value)
+
     def _check_arg_storage(self) -> None:
         users = {}
         for eid, sid in enumerate(self.storage_ids):
@@ -299,8 +312,15 @@ class GraphSpec:
                  "dtype": self.dtypes[self.input_entry[n]]} for n in self.input_names[:self.num_user_inputs]]
 
     def output_info(self) -> list:
-        """``[{"index", "shape", "dtype"}]`` of the heads."""
-        return [{"index": k, "shape": list(self.shapes[e]), "dtype": self.dtypes[e]} for k, e in enumerate(self.heads)]
+        """``[{"index", "name", "shape", "dtype"}]`` of the heads (no ``name`` where
+        the graph names none)."""
+        out = []
+        for k, e in enumerate(self.heads):
+            info = {"index": k, "shape": list(self.shapes[e]), "dtype": self.dtypes[e]}
+            if self.output_names[k] is not None:
+                info = {"index": k, "name": self.output_names[k], **info}
+            out.append(info)
+        return out
 
 
 # -------------------------------------------------------------------------------------------

@@ -302,6 +302,7 @@ class ApplyHistoryBest(DispatchContext):
             key = (kind, inp.task.workload)
             if key not in self.best_by_targetkey or res.mean_cost < self.best_by_targetkey[key][1].mean_cost:
                 self.best_by_targetkey[key] = (inp, res)
+                inp.config.cost = res.mean_cost
         for field, theirs, ours in sorted(differs, key=str):
             warnings.warn(f"apply_history_best: records measured with {field} {theirs!r}, this machine has "
                           f"{ours!r}; their configs are applied, but their times may not hold here",

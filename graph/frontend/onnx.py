@@ -523,7 +523,8 @@ class _Importer:
 
         post_order_visit(body, mark)
         kept = [v for v in param_vars if v in used]
-        func = Function(inputs + kept, body)
+        # the model's output names ride on main to the graph JSON (attrs.output_names)
+        func = Function(inputs + kept, body, attrs={"output_names": [info.name for info in self.graph.output]})
         infer_type(func)
         params = {v.name_hint: self.init_values[v] for v in kept}
         return Module.from_expr(func), params

@@ -113,6 +113,8 @@ class GraphPass(Pass):
     """
 
     __slots__ = ("name", "fn", "opt_level")
+    #: what ``tecc.transform.Sequential`` tells graph passes from TIR passes by
+    graph_pass = True
 
     def __init__(self, name: str, fn: Callable, opt_level: int = 0):
         object.__setattr__(self, "name", name)
@@ -147,6 +149,7 @@ class Sequential(Pass):
     ``disabled_pass`` and ``graph.print_after`` apply to each."""
 
     __slots__ = ("passes", "opt_level", "name")
+    graph_pass = True
 
     def __init__(self, passes=None, opt_level=0, name="sequential", required=None):
         passes = list(passes or ())

@@ -391,6 +391,10 @@ def _num_inputs(g):
     g["nodes"][6]["attrs"]["num_inputs"] = "3"
 
 
+def _output_names(g):
+    g["attrs"]["output_names"] = ["list_str", ["y"]]
+
+
 BAD_GRAPHS = [
     (_drop_key, r"lacks the key\(s\) 'heads'"),
     (_unknown_function, r"node 5 \('fused_scale'\) calls 'fused_scale_v2', which the kernel module does not "
@@ -406,6 +410,7 @@ BAD_GRAPHS = [
     (_shared_input, r"input node 0 \('x'\) has storage_id \d+, shared with entry 4"),
     (_unlisted_input, r"node 2 \('b'\) is an input \('null'\) node missing from arg_nodes"),
     (_num_inputs, r"node 6 \('fused_add'\) says num_inputs '3' but lists 2 inputs"),
+    (_output_names, r"attrs.output_names must list one name per head \(2\), got \['y'\]"),
 ]
 
 

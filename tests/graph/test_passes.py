@@ -194,6 +194,18 @@ def test_print_after_marks_unchanged(capsys):
     assert "exp" not in out.astext()
 
 
+def test_the_generic_sequential_composes_graph_passes_as_tvm_programs_do():
+    # tvm.transform.Sequential([relay.transform.FoldConstant(), ...]) of TVM's tutorials
+    seq = tecc.transform.Sequential([InferType(), FoldConstant(), FuseOps(fuse_opt_level=2)])
+    assert isinstance(seq, Sequential)
+    with tecc.transform.PassContext(opt_level=3):
+        out = seq(_foldable())
+    assert "exp" not in out.astext() and "Primitive=1" in out.astext()
+    with pytest.raises(tecc.errors.TeccTypeError,
+                       match=r"mixes graph passes and TIR passes \(fold_constant \(graph\), simplify \(tir\)\)"):
+        tecc.transform.Sequential([FoldConstant(), tecc.tir.transform.Simplify()])
+
+
 def test_pass_errors():
     with pytest.raises(PassConfigError, match="unknown graph pass 'fold'"):
         with tecc.transform.PassContext(config={"graph.print_after": ["fold"]}):

@@ -181,6 +181,80 @@ def test_a_tuned_config_keeps_the_direct_compute_its_knobs_apply_to():
     np.testing.assert_allclose(got, T.conv2d_nchw_python(a, w, 1, 1), rtol=1e-4, atol=1e-4)
 
 
+FLAT_TASK_ARGS = (("TENSOR", (1, 32, 14, 14), "float32"), ("TENSOR", (32, 32, 3, 3), "float32"), 1, 1, 1,
+                  "float32")
+
+
+def _valid_point(task, start=0):
+    """The first point of ``task``'s space from ``start`` its template accepts."""
+    space = task.config_space
+    for i in range(start, len(space)):
+        try:
+            task.instantiate(space.get(i))
+        except autotvm.task.space.InstantiationError:
+            continue
+        return space.get(i)
+    raise AssertionError(f"{task.name}: no valid point from {start}")
+
+
+def _records(costs):
+    """``(inp, result)`` pairs: one record per task name in ``costs`` (seconds)."""
+    out = []
+    for name, cost in costs.items():
+        task = autotvm.task.create(name, args=FLAT_TASK_ARGS, target=TARGET)
+        cfg = _valid_point(task, len(task.config_space) // 3)
+        out.append((autotvm.MeasureInput(task.target, task, cfg),
+                    autotvm.MeasureResult([cost], 0, 0.1, 0.0)))
+    return out
+
+
+@pytest.mark.parametrize("costs, want_flat", [
+    ({"conv2d_nchw.x86": 2e-3, "conv2d_nchw_flat.x86": 1e-3}, True),    # both tuned: the faster
+    ({"conv2d_nchw.x86": 1e-3, "conv2d_nchw_flat.x86": 2e-3}, False),
+    ({"conv2d_nchw_flat.x86": 5e-3}, True),                               # one tuned: that one
+    ({"conv2d_nchw.x86": 5e-3}, False),
+])
+def test_tuned_records_pick_the_implementation_of_lower_cost(costs, want_flat):
+    records = _records(costs)
+    A, W = te.placeholder((1, 32, 14, 14), name="A"), te.placeholder((32, 32, 3, 3), name="W")
+    with tecc.target.Target(TARGET), autotvm.apply_history_best(records):
+        C = topi.x86.conv2d_nchw(A, W, 1, 1, 1, "float32")
+        s = topi.x86.schedule_conv2d_nchw([C])
+    conv = _anchor(C).output(0)
+    assert flat.is_flat(conv) == want_flat
+    if want_flat:
+        # the plan is the tuned point's: its register tile and rows per task
+        (inp, _), = [r for r in records if r[0].task.name == "conv2d_nchw_flat.x86"]
+        plan = flat._plan_of(conv)
+        tile_c, vectors = inp.config["tile"].val
+        assert (plan.tile_c, plan.tile_p // 8, plan.rows_per_task) == (tile_c, vectors, inp.config["rows"].val)
+    a, w = rand((1, 32, 14, 14)), rand((32, 32, 3, 3))
+    (got,) = build_run(s, [A, W], [C], [a, w], TARGET)
+    np.testing.assert_allclose(got, T.conv2d_nchw_python(a, w, 1, 1), rtol=1e-4, atol=1e-4)
+
+
+def test_flat_knobs_that_break_a_limit_are_refused_with_the_reason():
+    args = (("TENSOR", (1, 4, 56, 56), "float32"), ("TENSOR", (16, 4, 3, 3), "float32"), 1, 1, 1, "float32")
+    task = autotvm.task.create("conv2d_nchw_flat.x86", args=args, target=TARGET)
+    space = task.config_space
+    assert list(space.space_map) == ["tile", "rows", "channel_tiles", "order"]
+    # every register tile offered fits AVX2's 16 registers: accumulators, inputs (twice: the
+    # next tap's load early on a 3x3 kernel) and a broadcast weight
+    tiles = [e.val for e in space.space_map["tile"].entities]
+    assert tiles and all(c * v + 2 * v + 1 <= 16 for c, v in tiles) and [6, 2] not in tiles and [5, 2] in tiles
+    reasons = set()
+    for i in np.random.default_rng(3).permutation(len(space))[:150]:
+        cfg = space.get(int(i))
+        try:
+            task.instantiate(cfg)
+        except autotvm.task.space.InstantiationError as err:
+            assert str(err).startswith("conv2d_nchw_flat.x86: ") and "(fewer" in str(err) or "; fewer" in str(err)
+            reasons.add("empty" if "leave a tile empty" in str(err) else "buffer" if "buffer" in str(err) else str(err))
+    # both limits cost points of this space: a task holding an empty channel tile, and a task
+    # whose part of OutFlat overflows its buffer
+    assert reasons == {"empty", "buffer"}
+
+
 # ------------------------------------------------------------------- injective rows
 
 @pytest.mark.parametrize("name", ["concatenate", "transpose", "pad", "strided_slice"])

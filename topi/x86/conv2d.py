@@ -18,10 +18,10 @@ Every schedule here has the same shape, that of a register-tiled GEMM:
   add, chains of them) is inlined into the output stage, which the convolution
   is computed at: the tile is finished in registers and written once.
 
-Untuned float32 NCHW convolutions mostly take another compute and schedule,
-:mod:`.conv2d_flat` (vectors across rows, strides as phase planes): the direct one
-above stays where it measured as fast (see :func:`.conv2d_flat.direct_is_better`),
-under tuned configs, and for the other layouts.
+Float32 NCHW convolutions have a second implementation, :mod:`.conv2d_flat`
+(vectors across rows, strides as phase planes), a tunable task of its own;
+:func:`conv2d_nchw` picks between the two (by the tuned configs' measured costs, or
+untuned by :func:`.conv2d_flat.direct_is_better`).  The other layouts are direct.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from ..nn.conv2d import (
     CONV1D_NCW, CONV1D_NWC, CONV2D_NCHW, CONV2D_NHWC, CONV2D_TRANSPOSE_NCHW, DEPTHWISE_CONV2D_NCHW,
     GROUP_CONV2D_NCHW,
 )
-from ..tunable import schedule_either
+from ..tunable import has_workload, schedule_either
 from ..utils import find_anchors, get_const_tuple
 from . import conv2d_flat as flat
 from .injective import schedule_injective_from_existing
@@ -44,20 +44,81 @@ from ...tuner.task.topi_integration import register_topi_compute, register_topi_
 
 
 @register_topi_compute("conv2d_nchw.x86")
-def conv2d_nchw(cfg, data, kernel, strides, padding, dilation, out_dtype=None):
-    """The convolution compute of the tunable task ``"conv2d_nchw.x86"`` (called
-    without ``cfg``): with no tuned config, a float32 convolution of static shape is
-    computed over the flattened pixels of a repacked input
-    (:func:`.conv2d_flat.conv2d_nchw_flat`, whose schedule vectorizes across rows)
-    unless :func:`.conv2d_flat.direct_is_better`; otherwise, and under a tuned
-    config, the direct compute
-    (:func:`tecc.topi.nn.conv2d_nchw`, TVM's x86 form) the template's knobs apply to."""
-    if cfg is None or cfg.is_fallback:
-        lanes = _lanes("float32")
-        plan = flat.plan_conv2d_nchw_flat(data, kernel, strides, padding, dilation, out_dtype, lanes, _registers())
-        if plan is not None and not flat.direct_is_better(data, kernel, plan, lanes):
-            return flat.conv2d_nchw_flat(data, kernel, plan, out_dtype)
+def _conv2d_nchw_direct(cfg, data, kernel, strides, padding, dilation, out_dtype=None):
+    """The compute of the tunable task ``"conv2d_nchw.x86"``: the direct convolution
+    (:func:`tecc.topi.nn.conv2d_nchw`, TVM's x86 form) the knobs of
+    :func:`define_conv_knobs` apply to."""
     return nn.conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype)
+
+
+@register_topi_compute("conv2d_nchw_flat.x86")
+def _conv2d_nchw_flat(cfg, data, kernel, strides, padding, dilation, out_dtype=None):
+    """The compute of the tunable task ``"conv2d_nchw_flat.x86"``: the convolution
+    over flattened pixels (:func:`.conv2d_flat.conv2d_nchw_flat`), laid out by the
+    knobs of :func:`.conv2d_flat.define_flat_knobs` (by the plan's own choices
+    under the fallback config)."""
+    lanes = _lanes("float32")
+    knobs = None
+    if cfg is not None and not cfg.is_fallback:
+        knobs = flat.define_flat_knobs(cfg, data, kernel, strides, padding, dilation, out_dtype, _registers())
+    plan = flat.plan_conv2d_nchw_flat(data, kernel, strides, padding, dilation, out_dtype, lanes, _registers(),
+                                      knobs)
+    if plan is None:
+        raise InstantiationError(
+            "conv2d_nchw_flat.x86: the flat convolution needs float32 data and kernel of constant shapes with "
+            f"matching channels (got {data.dtype} {tuple(data.shape)} and {kernel.dtype} {tuple(kernel.shape)}); "
+            "use conv2d_nchw.x86")
+    return flat.conv2d_nchw_flat(data, kernel, plan, out_dtype)
+
+
+def conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype=None):
+    """The NCHW convolution on CPUs, by one of two tunable implementations (as
+    TVM's op strategies pick one):
+
+    * ``"conv2d_nchw.x86"``, the direct compute (:func:`tecc.topi.nn.conv2d_nchw`)
+      in register tiles of a row's pixels (:func:`schedule_conv_tuned`);
+    * ``"conv2d_nchw_flat.x86"``, float32 of static shapes only: the GEMM over the
+      flattened pixels of a repacked input (:mod:`.conv2d_flat`).
+
+    Where the dispatch context (``autotvm.apply_history_best``) has a tuned config
+    of both, the one of the lower measured cost wins; of one of them, that one;
+    of neither, :func:`.conv2d_flat.direct_is_better` decides.  Both workloads are
+    queried, so ``extract_tasks`` finds both tasks.
+    """
+    from ...tuner.task.dispatcher import DispatchContext  # noqa: PLC0415
+    from ...tuner.task.task import args_to_workload  # noqa: PLC0415
+
+    args = (data, kernel, strides, padding, dilation, out_dtype)
+    lanes = _lanes("float32")
+    plan = flat.plan_conv2d_nchw_flat(data, kernel, strides, padding, dilation, out_dtype, lanes, _registers())
+    if plan is None:
+        return _conv2d_nchw_direct(*args)
+    target = Target.current(allow_none=True)
+    ctx = DispatchContext.current
+    direct_cfg = ctx.query(target, args_to_workload(args, "conv2d_nchw.x86"))
+    flat_cfg = ctx.query(target, args_to_workload(args, "conv2d_nchw_flat.x86"))
+    if _pick_flat(direct_cfg, flat_cfg, lambda: not flat.direct_is_better(data, kernel, plan, lanes)):
+        return _conv2d_nchw_flat(*args)
+    return _conv2d_nchw_direct(*args)
+
+
+def _pick_flat(direct_cfg, flat_cfg, untuned_choice) -> bool:
+    """Whether the flat implementation wins: by measured cost when both configs are
+    tuned, the tuned one when one is, ``untuned_choice()`` when neither is.  One
+    config answering both workloads (``ApplyConfig`` of a single point) is the
+    implementation whose knobs it has."""
+    direct_tuned = direct_cfg is not None and not direct_cfg.is_fallback
+    flat_tuned = flat_cfg is not None and not flat_cfg.is_fallback
+    if direct_cfg is flat_cfg and direct_tuned:
+        return "tile" in flat_cfg and "tile_oc" not in flat_cfg
+    if direct_tuned and flat_tuned:
+        inf = float("inf")
+        direct_cost = getattr(direct_cfg, "cost", None)
+        flat_cost = getattr(flat_cfg, "cost", None)
+        return (inf if flat_cost is None else flat_cost) < (inf if direct_cost is None else direct_cost)
+    if direct_tuned or flat_tuned:
+        return flat_tuned
+    return untuned_choice()
 
 
 def conv2d_nhwc(data, kernel, strides, padding, dilation, out_dtype=None):
@@ -457,6 +518,24 @@ def _conv2d_nchw_template(cfg, outs):
 _schedule_conv2d_nchw_task = register_topi_schedule("conv2d_nchw.x86")(_conv2d_nchw_template)
 
 
+def _conv2d_nchw_flat_template(cfg, outs):
+    """The ``"conv2d_nchw_flat.x86"`` template's schedule: the plan its compute laid
+    out (the knobs are all defined there) scheduled by
+    :func:`.conv2d_flat.schedule_conv2d_nchw_flat`."""
+    outs, s = new_schedule(outs)
+    out = outs[0]
+    for op in find_anchors(s, out, (CONV2D_NCHW,), "schedule_conv2d_nchw", f"a {CONV2D_NCHW}"):
+        conv = op.output(0)
+        if not flat.is_flat(conv):
+            raise InstantiationError(f"conv2d_nchw_flat.x86: the convolution {op.name!r} is not the flat "
+                                     "compute of conv2d_nchw_flat.x86; schedule it with conv2d_nchw.x86")
+        flat.schedule_conv2d_nchw_flat(s, conv, out)
+    return s
+
+
+_schedule_conv2d_nchw_flat_task = register_topi_schedule("conv2d_nchw_flat.x86")(_conv2d_nchw_flat_template)
+
+
 @register_schedule(CONV2D_NCHW, "cpu")
 def schedule_conv2d_nchw(outs):
     """The CPU schedule of ``conv2d_nchw`` (and of element-wise ops after it):
@@ -474,7 +553,10 @@ def schedule_conv2d_nchw(outs):
     -------
     Schedule
     """
-    return schedule_either(outputs_of(outs), "conv2d_nchw.x86", _schedule_conv2d_nchw_task, _conv2d_nchw_template)
+    outs = outputs_of(outs)
+    if has_workload(outs, "conv2d_nchw_flat.x86"):
+        return _schedule_conv2d_nchw_flat_task(outs)
+    return schedule_either(outs, "conv2d_nchw.x86", _schedule_conv2d_nchw_task, _conv2d_nchw_template)
 
 
 @register_schedule(CONV2D_NHWC, "cpu")

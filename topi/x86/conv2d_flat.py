@@ -29,9 +29,13 @@ per task and the row stride ``Wq`` (a few columns wider than the padded row when
 that makes the task's pixels a whole number of tiles); ``OutFlat`` reaches past the
 last task's last tile and last channel block, so no tile needs a bounds check.
 
-``topi.x86.conv2d_nchw`` uses this compute for untuned float32 convolutions where
-the direct one is not as fast (:func:`direct_is_better`); a tuned config keeps the
-direct compute its template was tuned on.
+The compute is the tunable task ``"conv2d_nchw_flat.x86"`` (:func:`define_flat_knobs`:
+the register tile, the rows and channel tiles per task, the loop order).
+``topi.x86.conv2d_nchw`` picks it or the direct one (``"conv2d_nchw.x86"``) as TVM's
+op strategies pick an implementation: by the measured cost of their tuned configs
+where the tuning records have both, the tuned one where they have one, and for an
+untuned float32 convolution where the direct one is not as fast
+(:func:`direct_is_better`).
 """
 from __future__ import annotations
 
@@ -41,6 +45,7 @@ from ... import te, tir
 from .. import tag
 from ..nn.conv2d import pad_tuple, spatial_tuple
 from ..utils import get_const_tuple
+from ...tuner.task.space import InstantiationError
 from .injective import schedule_injective_from_existing
 
 #: the attrs key of the plan on the flat convolution's operation
@@ -152,17 +157,28 @@ def _pick_rows(out_height, out_width, min_stride, tile_p, tile_c, channel_tiles,
             continue
         if rows > 1 and tile_c * _task_pixels(rows, min_stride + tile_p, out_width) > TASK_BUFFER_FLOATS:
             break
-        best = None
-        for stride in range(min_stride, min_stride + tile_p):
-            tiles = _cdiv(_task_pixels(rows, stride, out_width), tile_p)
-            computed = (out_height // rows) * tiles * tile_p + out_height * (stride - min_stride)
-            if best is None or computed < best[0]:
-                best = (computed, stride)
-        options.append((best[0], rows, best[1]))
+        stride = _best_stride(rows, out_width, min_stride, tile_p)
+        options.append((_computed(rows, stride, out_height, out_width, min_stride, tile_p), rows, stride))
     fewest = min(c for c, _, _ in options)
     near = [(rows, stride) for c, rows, stride in options if c <= fewest * 1.03]
     enough = [(rows, stride) for rows, stride in near if batch * (out_height // rows) * channel_tiles >= MIN_TASKS]
     return max(enough) if enough else min(near)
+
+
+def _computed(rows, stride, out_height, out_width, min_stride, tile_p) -> int:
+    """Pixels of one channel computed with ``rows`` rows per task and row stride
+    ``stride``: whole tiles per task, the columns past the output's included."""
+    tiles = _cdiv(_task_pixels(rows, stride, out_width), tile_p)
+    return (out_height // rows) * tiles * tile_p + out_height * (stride - min_stride)
+
+
+def _best_stride(rows, out_width, min_stride, tile_p) -> int:
+    """The row stride from ``min_stride`` up to a tile wider with the fewest pixels
+    computed for tasks of ``rows`` rows (the narrowest among equals)."""
+    def cost(st):
+        return _cdiv(_task_pixels(rows, st, out_width), tile_p) * tile_p + rows * (st - min_stride), st
+
+    return min(range(min_stride, min_stride + tile_p), key=cost)
 
 
 def _pick_channels(channels, tile_c, tasks_per_block, task_pixels) -> int:
@@ -182,7 +198,108 @@ def _pick_channels(channels, tile_c, tasks_per_block, task_pixels) -> int:
     return min(channels, best * tile_c)
 
 
-def plan_conv2d_nchw_flat(data, kernel, strides, padding, dilation, out_dtype, lanes, registers):
+#: output channels per register tile the template offers (those that fit the registers)
+TILE_CHANNELS = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28)
+#: vectors of pixels per register tile the template offers
+TILE_VECTORS = (1, 2, 3, 4)
+#: channel tiles per task the template offers
+TASK_CHANNEL_TILES = (1, 2, 4, 8, 16, 32, 64)
+#: the two loop orders inside a task
+ORDERS = ("channels_outer", "pixels_outer")
+
+
+@dataclass(frozen=True)
+class FlatKnobs:
+    """The choices a tuning config makes for the flat convolution (the knobs of
+    the task ``"conv2d_nchw_flat.x86"``, see :func:`define_flat_knobs`).
+
+    Attributes
+    ----------
+    tile_c, vectors : int
+        The register tile: output channels by vectors of pixels.
+    rows : int
+        Output rows per task (a divisor of the output's height).
+    channel_tiles : int
+        Register tiles of output channels per task.
+    order : str
+        ``"channels_outer"`` or ``"pixels_outer"`` (:attr:`FlatPlan.pixels_outer`).
+    """
+
+    tile_c: int
+    vectors: int
+    rows: int
+    channel_tiles: int
+    order: str
+
+    def check(self, filters, out_height):
+        """Raise :class:`InstantiationError` when the choices break a limit (the
+        rows must divide ``out_height``; a task must not hold an empty tile)."""
+        name = "conv2d_nchw_flat.x86"
+        if out_height % self.rows:
+            raise InstantiationError(f"{name}: {self.rows} rows per task do not divide the output's "
+                                     f"{out_height} rows")
+        if (self.channel_tiles - 1) * self.tile_c >= filters:
+            raise InstantiationError(f"{name}: {self.channel_tiles} tiles of {self.tile_c} channels per task "
+                                     f"leave a tile empty ({filters} output channels); fewer tiles per task")
+        if self.order not in ORDERS:
+            raise InstantiationError(f"{name}: the order {self.order!r} is not one of {list(ORDERS)}")
+
+
+def register_tiles(filters, registers, kernel_taps) -> list:
+    """``(tile_c, vectors)`` pairs whose accumulators, input vectors and broadcast
+    weight fit ``registers`` vector registers (with several taps the next tap's
+    inputs load early: a vector per tile's vector more)."""
+    out = []
+    for vectors in TILE_VECTORS:
+        operands = vectors + 1 + (vectors if kernel_taps > 1 else 0)
+        for tile_c in TILE_CHANNELS:
+            if tile_c <= filters and tile_c * vectors + operands <= registers:
+                out.append((tile_c, vectors))
+    return out
+
+
+def define_flat_knobs(cfg, data, kernel, strides, padding, dilation, out_dtype, registers):
+    """Define the knobs of the task ``"conv2d_nchw_flat.x86"`` on ``cfg`` and count
+    its flops; return the :class:`FlatKnobs` of ``cfg``'s point.
+
+    ``tile``
+        the register tile ``[channels, vectors of pixels]``, among those that fit
+        the vector registers (:func:`register_tiles`);
+    ``rows``
+        output rows per task, a divisor of the output's height;
+    ``channel_tiles``
+        register tiles of output channels per task (the tasks are rows by
+        channel blocks);
+    ``order``
+        ``channels_outer`` or ``pixels_outer``: which loop of a task's tiles runs
+        outside.
+
+    Raises
+    ------
+    InstantiationError
+        When the convolution is not one the flat compute applies to (a symbolic
+        shape, a dtype other than float32, several groups).
+    """
+    shape = _conv_shape(data, kernel, strides, padding, dilation, out_dtype)
+    if shape is None:
+        raise InstantiationError(
+            "conv2d_nchw_flat.x86: the flat convolution needs float32 data and kernel of constant shapes "
+            f"with matching channels (got {data.dtype} {tuple(data.shape)} and {kernel.dtype} "
+            f"{tuple(kernel.shape)}); tune conv2d_nchw.x86 instead")
+    batch, channels, filters, kh, kw, _, _, _, _, (out_h, out_w) = shape
+    tiles = register_tiles(filters, registers, kh * kw)
+    cfg.define_knob("tile", [list(t) for t in tiles])
+    cfg.define_knob("rows", [r for r in range(1, out_h + 1) if out_h % r == 0])
+    most = _cdiv(filters, min(t[0] for t in tiles))
+    cfg.define_knob("channel_tiles", [c for c in TASK_CHANNEL_TILES if c <= most])
+    cfg.define_knob("order", list(ORDERS))
+    cfg.add_flop(2 * batch * filters * out_h * out_w * channels * kh * kw)
+    tile_c, vectors = cfg["tile"].val
+    return FlatKnobs(int(tile_c), int(vectors), int(cfg["rows"].val), int(cfg["channel_tiles"].val),
+                     str(cfg["order"].val))
+
+
+def plan_conv2d_nchw_flat(data, kernel, strides, padding, dilation, out_dtype, lanes, registers, knobs=None):
     """The :class:`FlatPlan` of a 2-D NCHW convolution (OIHW kernel, one group), or
     None when the flat compute does not apply: a symbolic shape, a dtype other
     than float32, or channels that disagree (the direct compute then reports it).
@@ -198,7 +315,79 @@ def plan_conv2d_nchw_flat(data, kernel, strides, padding, dilation, out_dtype, l
         Vector lanes of float32 on the target (8 with AVX2).
     registers : int
         Vector registers of the target (16 with AVX2, 32 with AVX-512).
+    knobs : FlatKnobs, optional
+        The register tile, the rows and channels per task and the loop order, as a
+        tuning config chose them (the task ``"conv2d_nchw_flat.x86"``); without
+        them the plan picks its own (see the module's description).
+
+    Raises
+    ------
+    InstantiationError
+        When ``knobs`` break a limit: a register tile whose accumulators and
+        operands do not fit the vector registers, or a task whose part of
+        ``OutFlat`` does not fit :data:`TASK_BUFFER_FLOATS`.
     """
+    shape = _conv_shape(data, kernel, strides, padding, dilation, out_dtype)
+    if shape is None:
+        return None
+    batch, channels, filters, kh, kw, (sh, sw), (dh, dw), (pt, pl), (padded_h, padded_w), (out_h, out_w) = shape
+    min_stride = _cdiv(padded_w, sw)
+    if knobs is None:
+        tile_p = 2 * lanes
+        # accumulators: the registers but the tile's input vectors and a broadcast weight;
+        # with several taps the next tap's inputs are loaded early and take two more
+        # (6 x 16 on a 3x3 kernel ran at 50 GFLOP/s on one AVX2 core, 5 x 16 at 75)
+        spare = 4 if kh * kw == 1 else 6
+        tile_c = max(1, min(filters, (registers - spare) // 2))
+        rows, row_stride = _pick_rows(out_h, out_w, min_stride, tile_p, tile_c, _cdiv(filters, tile_c), batch)
+        task_pixels = _task_pixels(rows, row_stride, out_w)
+        per_task = _pick_channels(filters, tile_c, batch * (out_h // rows), task_pixels)
+        pixels_outer = None
+    else:
+        tile_c, tile_p, rows = knobs.tile_c, knobs.vectors * lanes, knobs.rows
+        knobs.check(filters, out_h)
+        row_stride = _best_stride(rows, out_w, min_stride, tile_p)
+        task_pixels = _task_pixels(rows, row_stride, out_w)
+        per_task = min(filters, knobs.channel_tiles * tile_c)
+        held = per_task * _cdiv(task_pixels, tile_p) * tile_p
+        if held > TASK_BUFFER_FLOATS:
+            raise InstantiationError(
+                f"conv2d_nchw_flat.x86: a task of {rows} output row(s) by {per_task} channel(s) holds {held} "
+                f"floats of OutFlat, more than the {TASK_BUFFER_FLOATS} a task's buffer may (fewer rows or "
+                "channel tiles per task)")
+        pixels_outer = knobs.order == "pixels_outer"
+    tasks = out_h // rows
+    phases_y, phases_x = (sh if kh > 1 else 1), (sw if kw > 1 else 1)
+    plane_rows = _cdiv(padded_h, sh)
+    # OutFlat reaches past the last task's last tile and last channel block, so that
+    # no tile of any task needs a bounds check (the crop reads none of the extra)
+    flat_pixels = (tasks - 1) * rows * row_stride + _cdiv(task_pixels, tile_p) * tile_p
+    flat_channels = _cdiv(filters, per_task) * per_task
+    taps = [_tap_offset((sh, sw), (dh, dw), (phases_y, phases_x), plane_rows, row_stride, ry, rx)
+            for ry in range(kh) for rx in range(kw)]
+    flat_rows = max(_cdiv(max(taps) + flat_pixels, row_stride), phases_y * phases_x * plane_rows)
+    height, width = get_const_tuple(data.shape)[2:]
+    # read the data in place when it already is the flat input and no tile reads past it
+    inline = (sh == sw == 1 and padded_h == height and padded_w == width and kh == kw == 1 and row_stride == width
+              and flat_pixels == height * width)
+    if pixels_outer is None:
+        # the loop inside a task sweeps, once per iteration of the loop outside, either the
+        # task's input (channel tiles outside) or the task's filters (pixel tiles
+        # outside): sweep the smaller, which then stays in cache
+        reach = max(_tap_offset((sh, sw), (dh, dw), (1, 1), plane_rows, row_stride, ry, rx)
+                    for ry in range(kh) for rx in range(kw))
+        input_elems = channels * phases_y * phases_x * (task_pixels + reach)
+        filter_elems = per_task * channels * kh * kw
+        pixels_outer = filter_elems < input_elems
+    return FlatPlan((sh, sw), (dh, dw), pt, pl, out_h, out_w, phases_y, phases_x, plane_rows, row_stride,
+                    height if inline else flat_rows, flat_pixels, flat_channels, rows, per_task, tile_c, tile_p,
+                    inline, pixels_outer=pixels_outer)
+
+
+def _conv_shape(data, kernel, strides, padding, dilation, out_dtype):
+    """The static facts of a convolution the flat compute applies to, or None:
+    ``(batch, channels, filters, kh, kw, stride, dilation, (pad_top, pad_left),
+    padded (h, w), output (h, w))``."""
     if len(data.shape) != 4 or len(kernel.shape) != 4:
         return None
     if not (str(data.dtype) == str(kernel.dtype) == str(out_dtype or data.dtype) == "float32"):
@@ -220,39 +409,7 @@ def plan_conv2d_nchw_flat(data, kernel, strides, padding, dilation, out_dtype, l
     out_w = (padded_w - (kw - 1) * dw - 1) // sw + 1
     if out_h < 1 or out_w < 1:
         return None
-
-    tile_p = 2 * lanes
-    # accumulators: the registers but the tile's input vectors and a broadcast weight;
-    # with several taps the next tap's inputs are loaded early and take two more
-    # (6 x 16 on a 3x3 kernel ran at 50 GFLOP/s on one AVX2 core, 5 x 16 at 75)
-    spare = 4 if kh * kw == 1 else 6
-    tile_c = max(1, min(filters, (registers - spare) // 2))
-    phases_y, phases_x = (sh if kh > 1 else 1), (sw if kw > 1 else 1)
-    plane_rows = _cdiv(padded_h, sh)
-    rows, row_stride = _pick_rows(out_h, out_w, _cdiv(padded_w, sw), tile_p, tile_c, _cdiv(filters, tile_c), batch)
-    task_pixels = _task_pixels(rows, row_stride, out_w)
-    tasks = out_h // rows
-    per_task = _pick_channels(filters, tile_c, batch * tasks, task_pixels)
-    # OutFlat reaches past the last task's last tile and last channel block, so that
-    # no tile of any task needs a bounds check (the crop reads none of the extra)
-    flat_pixels = (tasks - 1) * rows * row_stride + _cdiv(task_pixels, tile_p) * tile_p
-    flat_channels = _cdiv(filters, per_task) * per_task
-    taps = [_tap_offset((sh, sw), (dh, dw), (phases_y, phases_x), plane_rows, row_stride, ry, rx)
-            for ry in range(kh) for rx in range(kw)]
-    flat_rows = max(_cdiv(max(taps) + flat_pixels, row_stride), phases_y * phases_x * plane_rows)
-    # read the data in place when it already is the flat input and no tile reads past it
-    inline = (sh == sw == 1 and pt == pl == pb == pr == 0 and kh == kw == 1 and row_stride == width
-              and flat_pixels == height * width)
-    # the loop inside a task sweeps, once per iteration of the loop outside, either the
-    # task's input (channel tiles outside) or the task's filters (pixel tiles
-    # outside): sweep the smaller, which then stays in cache
-    reach = max(_tap_offset((sh, sw), (dh, dw), (1, 1), plane_rows, row_stride, ry, rx)
-                for ry in range(kh) for rx in range(kw))
-    input_elems = channels * phases_y * phases_x * (task_pixels + reach)
-    filter_elems = per_task * channels * kh * kw
-    return FlatPlan((sh, sw), (dh, dw), pt, pl, out_h, out_w, phases_y, phases_x, plane_rows, row_stride,
-                    height if inline else flat_rows, flat_pixels, flat_channels, rows, per_task, tile_c, tile_p,
-                    inline, pixels_outer=filter_elems < input_elems)
+    return (batch, channels, filters, kh, kw, (sh, sw), (dh, dw), (pt, pl), (padded_h, padded_w), (out_h, out_w))
 
 
 def _tap_offset(stride, dilation, phases, plane_rows, row_stride, ry, rx):
@@ -426,5 +583,5 @@ def _consumers(s, tensor) -> list:
     return out
 
 
-__all__ = ["FlatPlan", "MIN_TASKS", "PLAN_KEY", "conv2d_nchw_flat", "direct_is_better", "is_flat",
+__all__ = ["FlatKnobs", "FlatPlan", "define_flat_knobs", "register_tiles", "MIN_TASKS", "PLAN_KEY", "conv2d_nchw_flat", "direct_is_better", "is_flat",
            "plan_conv2d_nchw_flat", "schedule_conv2d_nchw_flat"]

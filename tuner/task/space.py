@@ -408,6 +408,9 @@ class ConfigSpace:
         self.flop = 0
         self.code_hash = None
         self.is_fallback = False
+        #: the mean measured seconds of this point, where a record says (TVM's
+        #: ``cfg.cost``: implementations of one operator are picked by it)
+        self.cost = None
 
     # the knobs ----------------------------------------------------------------------
     @staticmethod

@@ -1,0 +1,238 @@
+"""ONNX models for tests, benchmarks and notebooks (as :mod:`tecc.topi.testing` is for
+operators): the "light" model graphs that ship inside the onnx package with random
+weights, and an MLP and a transformer encoder layer written with ``onnx.helper``.
+
+* :func:`light_model` loads ``onnx/backend/test/data/light/light_<name>.onnx``
+  (ResNet-50, SqueezeNet, VGG-19, Inception v1 and v2, DenseNet-121, ShuffleNet,
+  AlexNet, ZFNet-512).  Their weights are ``ConstantOfShape`` fills (and a few
+  constant initializers) that make every output equal, so :func:`randomize_weights`
+  replaces each one with random values of its shape, scaled by fan-in so that
+  activations stay finite and the logits spread (:data:`GAINS`).
+* :func:`mlp_model` and :func:`encoder_layer_model` build small models of the
+  shapes torch exports, with a symbolic batch dimension.
+* :func:`data_inputs` draws random inputs for a model.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+LIGHT_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+
+#: per model, the gain of the weights' fan-in scaling (std = gain / sqrt(fan_in)):
+#: chosen so that, with the seeds below, onnxruntime's logits have a standard
+#: deviation of a few units (checked by every test: see ``_check_spread``)
+GAINS = {
+    "resnet50": 1.0, "squeezenet": 1.4, "vgg19": 1.4, "inception_v1": 1.0, "inception_v2": 1.2,
+    "densenet121": 1.2, "shufflenet": 0.9, "bvlc_alexnet": 1.2, "zfnet512": 1.4,
+}
+
+
+# ---------------------------------------------------------------------------------------
+# random weights for the light models
+# ---------------------------------------------------------------------------------------
+def light_model(name: str):
+    """The shipped ``light_<name>.onnx``.
+
+    Raises
+    ------
+    FileNotFoundError
+        When this onnx package ships no such file (the names are :data:`GAINS`'s).
+    """
+    path = os.path.join(LIGHT_DIR, f"light_{name}.onnx")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"onnx {onnx.__version__} ships no {path} (the light models: {sorted(GAINS)})")
+    return onnx.load(path)
+
+
+def _uses(graph) -> dict:
+    """value name -> [(node, input index)], looking through Unsqueeze/Reshape (a
+    scale vector reshaped before its Mul is still a scale)."""
+    direct = {}
+    for node in graph.node:
+        for k, name in enumerate(node.input):
+            direct.setdefault(name, []).append((node, k))
+
+    def real(name):
+        out = []
+        for node, k in direct.get(name, []):
+            if node.op_type in ("Unsqueeze", "Reshape") and k == 0:
+                out.extend(real(node.output[0]) or [(node, k)])
+            else:
+                out.append((node, k))
+        return out
+
+    return {name: real(name) for name in direct}
+
+
+def _random_weight(shape, uses, gain: float, rng) -> np.ndarray:
+    """Random float32 values for a weight of ``shape`` read by ``uses``."""
+    node, k = uses[0] if uses else (None, None)
+    op = node.op_type if node is not None else None
+    if op == "BatchNormalization" and k in (1, 4):
+        # scale and variance: positive, around 1
+        return rng.uniform(0.5, 1.5, shape).astype("float32")
+    if op in ("Conv", "Gemm", "MatMul") and k == 1:
+        if op == "Gemm":
+            trans_b = next((a.i for a in node.attribute if a.name == "transB"), 0)
+            fan_in = shape[1] if trans_b else shape[0]
+        elif op == "MatMul":
+            fan_in = shape[-2]
+        else:
+            fan_in = int(np.prod(shape[1:]))
+        return (rng.standard_normal(shape, dtype=np.float32) * np.float32(gain / np.sqrt(fan_in)))
+    if op == "Mul":
+        return rng.uniform(0.5, 1.5, shape).astype("float32")
+    # biases, shifts, means
+    return rng.standard_normal(shape, dtype=np.float32) * np.float32(0.1)
+
+
+def randomize_weights(model, gain: float = 1.0, seed: int = 0):
+    """A copy of ``model`` whose float weights are random.
+
+    Every float ``ConstantOfShape`` with a constant shape becomes a ``Constant`` node
+    holding random values of that shape; every float initializer is redrawn; the
+    shape initializers nothing reads any more are dropped (from the inputs too).
+    Conv/Gemm weights are ``normal * gain / sqrt(fan_in)``, batch-norm scales and
+    variances and Mul scales ``uniform(0.5, 1.5)``, everything else ``normal * 0.1``.
+    """
+    rng = np.random.default_rng(seed)
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    graph = out.graph
+    uses = _uses(graph)
+    inits = {init.name: init for init in graph.initializer}
+    nodes = []
+    for node in graph.node:
+        if node.op_type == "ConstantOfShape" and node.input and node.input[0] in inits:
+            fill = numpy_helper.to_array(node.attribute[0].t) if node.attribute else np.zeros(1, "float32")
+            if fill.dtype.kind == "f":
+                shape = [int(d) for d in numpy_helper.to_array(inits[node.input[0]])]
+                value = _random_weight(shape, uses.get(node.output[0], []), gain, rng)
+                nodes.append(helper.make_node("Constant", [], [node.output[0]], name=node.name,
+                                              value=numpy_helper.from_array(value, node.output[0])))
+                continue
+        nodes.append(node)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    for init in graph.initializer:
+        value = numpy_helper.to_array(init)
+        if value.dtype == np.float32:
+            new = _random_weight(value.shape, uses.get(init.name, []), gain, rng)
+            init.CopyFrom(numpy_helper.from_array(new, init.name))
+    read = {name for node in graph.node for name in node.input}
+    dead = {init.name for init in graph.initializer if init.name not in read}
+    keep = [init for init in graph.initializer if init.name not in dead]
+    del graph.initializer[:]
+    graph.initializer.extend(keep)
+    keep = [vi for vi in graph.input if vi.name not in dead]
+    del graph.input[:]
+    graph.input.extend(keep)
+    return out
+
+
+def data_inputs(model, seed: int = 1) -> dict:
+    """Random float32 values for the model's inputs that are not initializers."""
+    rng = np.random.default_rng(seed)
+    inits = {init.name for init in model.graph.initializer}
+    feeds = {}
+    for vi in model.graph.input:
+        if vi.name in inits:
+            continue
+        shape = [d.dim_value for d in vi.type.tensor_type.shape.dim]
+        feeds[vi.name] = rng.standard_normal(shape, dtype=np.float32)
+    return feeds
+
+
+# ---------------------------------------------------------------------------------------
+# an MLP and a transformer encoder layer, written with onnx.helper
+# ---------------------------------------------------------------------------------------
+F = TensorProto.FLOAT
+
+
+def _model(nodes, inputs, outputs, inits, opset):
+    graph = helper.make_graph(
+        nodes, "m", [helper.make_tensor_value_info(n, F, s) for n, s in inputs.items()],
+        [helper.make_tensor_value_info(n, F, s) for n, s in outputs.items()],
+        initializer=[numpy_helper.from_array(np.asarray(a), n) for n, a in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = min(model.ir_version, 8)
+    onnx.checker.check_model(model)
+    return model
+
+
+def mlp_model(sizes=(784, 128, 64, 10), batch="batch", seed=0):
+    """Gemm(transB=1) + Relu layers, as torch exports ``nn.Linear``/``nn.ReLU``."""
+    rng = np.random.default_rng(seed)
+    nodes, inits = [], {}
+    x = "x"
+    for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        inits[f"w{i}"] = rng.standard_normal((n_out, n_in), dtype=np.float32) * np.float32(np.sqrt(2.0 / n_in))
+        inits[f"b{i}"] = rng.standard_normal(n_out, dtype=np.float32) * np.float32(0.1)
+        y = f"fc{i}"
+        nodes.append(helper.make_node("Gemm", [x, f"w{i}", f"b{i}"], [y], name=f"fc{i}", transB=1))
+        if i < len(sizes) - 2:
+            nodes.append(helper.make_node("Relu", [y], [f"relu{i}"], name=f"relu{i}"))
+            y = f"relu{i}"
+        x = y
+    nodes.append(helper.make_node("Identity", [x], ["y"]))
+    return _model(nodes, {"x": [batch, sizes[0]]}, {"y": [batch, sizes[-1]]}, inits, opset=13)
+
+
+def encoder_layer_model(d_model=64, nhead=4, dim_ff=128, seq="seq", batch="batch", seed=0):
+    """A post-norm transformer encoder layer (torch's ``TransformerEncoderLayer``,
+    batch_first, ReLU, eval mode) from MatMul/Add/Softmax/LayerNormalization/
+    Transpose/Reshape nodes, on an input of shape (batch, seq, d_model)."""
+    rng = np.random.default_rng(seed)
+    dh = d_model // nhead
+
+    def w(n_in, n_out):
+        return rng.standard_normal((n_in, n_out), dtype=np.float32) * np.float32(1.0 / np.sqrt(n_in))
+
+    def b(n):
+        return rng.standard_normal(n, dtype=np.float32) * np.float32(0.1)
+
+    inits = {
+        "wq": w(d_model, d_model), "bq": b(d_model), "wk": w(d_model, d_model), "bk": b(d_model),
+        "wv": w(d_model, d_model), "bv": b(d_model), "wo": w(d_model, d_model), "bo": b(d_model),
+        "w1": w(d_model, dim_ff), "b1": b(dim_ff), "w2": w(dim_ff, d_model), "b2": b(d_model),
+        "g1": 1.0 + b(d_model), "be1": b(d_model), "g2": 1.0 + b(d_model), "be2": b(d_model),
+        "heads_shape": np.array([0, 0, nhead, dh], "int64"), "model_shape": np.array([0, 0, d_model], "int64"),
+        "scale": np.array(1.0 / np.sqrt(dh), "float32"),
+    }
+    n = helper.make_node
+    nodes = []
+    for p in "qkv":
+        nodes += [n("MatMul", ["x", f"w{p}"], [f"{p}_mm"], name=f"{p}_proj"),
+                  n("Add", [f"{p}_mm", f"b{p}"], [f"{p}_b"], name=f"{p}_bias"),
+                  n("Reshape", [f"{p}_b", "heads_shape"], [f"{p}_h"], name=f"{p}_split_heads")]
+    nodes += [
+        n("Transpose", ["q_h"], ["q_t"], perm=[0, 2, 1, 3], name="q_heads_first"),
+        n("Transpose", ["k_h"], ["k_t"], perm=[0, 2, 3, 1], name="k_heads_first_transposed"),
+        n("Transpose", ["v_h"], ["v_t"], perm=[0, 2, 1, 3], name="v_heads_first"),
+        n("MatMul", ["q_t", "k_t"], ["scores"], name="scores"),
+        n("Mul", ["scores", "scale"], ["scaled"], name="scale_scores"),
+        n("Softmax", ["scaled"], ["attn"], axis=-1, name="attention"),
+        n("MatMul", ["attn", "v_t"], ["ctx"], name="context"),
+        n("Transpose", ["ctx"], ["ctx_t"], perm=[0, 2, 1, 3], name="merge_heads_transpose"),
+        n("Reshape", ["ctx_t", "model_shape"], ["ctx_m"], name="merge_heads"),
+        n("MatMul", ["ctx_m", "wo"], ["o_mm"], name="out_proj"),
+        n("Add", ["o_mm", "bo"], ["o"], name="out_bias"),
+        n("Add", ["x", "o"], ["res1"], name="residual1"),
+        n("LayerNormalization", ["res1", "g1", "be1"], ["h1"], axis=-1, epsilon=1e-5, name="norm1"),
+        n("MatMul", ["h1", "w1"], ["f1_mm"], name="linear1"),
+        n("Add", ["f1_mm", "b1"], ["f1"], name="linear1_bias"),
+        n("Relu", ["f1"], ["f1_r"], name="activation"),
+        n("MatMul", ["f1_r", "w2"], ["f2_mm"], name="linear2"),
+        n("Add", ["f2_mm", "b2"], ["f2"], name="linear2_bias"),
+        n("Add", ["h1", "f2"], ["res2"], name="residual2"),
+        n("LayerNormalization", ["res2", "g2", "be2"], ["y"], axis=-1, epsilon=1e-5, name="norm2"),
+    ]
+    return _model(nodes, {"x": [batch, seq, d_model]}, {"y": [batch, seq, d_model]}, inits, opset=17)
+
+
+__all__ = ["GAINS", "LIGHT_DIR", "data_inputs", "encoder_layer_model", "light_model", "mlp_model",
+           "randomize_weights"]
