@@ -78,6 +78,18 @@ WORKLOADS = {
         "args": (("TENSOR", (1, 64, 56, 56), "float32"), ("TENSOR", (64, 64, 3, 3), "float32"), (1, 1), (1, 1),
                  (1, 1), "float32"),
     },
+    "conv2d_1x1": {
+        "title": "conv2d 14x14x1024->256 1x1 (conv2d_nchw.x86, ResNet-50)",
+        "task": "conv2d_nchw.x86",
+        "args": (("TENSOR", (1, 1024, 14, 14), "float32"), ("TENSOR", (256, 1024, 1, 1), "float32"), (1, 1),
+                 (0, 0), (1, 1), "float32"),
+    },
+    "conv2d_flat_1x1": {
+        "title": "conv2d 14x14x1024->256 1x1 (conv2d_nchw_flat.x86, ResNet-50)",
+        "task": "conv2d_nchw_flat.x86",
+        "args": (("TENSOR", (1, 1024, 14, 14), "float32"), ("TENSOR", (256, 1024, 1, 1), "float32"), (1, 1),
+                 (0, 0), (1, 1), "float32"),
+    },
 }
 TUNERS = ("random", "xgb")
 #: targets the summary judges
@@ -234,6 +246,8 @@ def compare_best(key, task, logs, target, rounds, truth_best=None):
     dev = tecc.cpu(0)
     out_shape = tuple(int(d) for d in task.instantiate(task.config_space.get(0))[1][-1].shape)
 
+    stride, padding = (task.args[2], task.args[3]) if key != "matmul" else (None, None)
+
     def built(ctx):
         with ctx:
             with tecc.target.Target(target):
@@ -246,7 +260,7 @@ def compare_best(key, task, logs, target, rounds, truth_best=None):
                 else:
                     A = te.placeholder(arrays[0].shape, name="data")
                     W = te.placeholder(arrays[1].shape, name="kernel")
-                    out = topi.x86.conv2d_nchw(A, W, (1, 1), (1, 1), (1, 1), "float32")
+                    out = topi.x86.conv2d_nchw(A, W, stride, padding, (1, 1), "float32")
                     s = topi.x86.schedule_conv2d_nchw([out])
                     tensors = [A, W, out]
                 return tecc.build(s, tensors, target=target)
@@ -265,7 +279,7 @@ def compare_best(key, task, logs, target, rounds, truth_best=None):
     if key == "matmul":
         expected = arrays[0] @ arrays[1].T
     else:
-        expected = topi.testing.conv2d_nchw_python(arrays[0], arrays[1], 1, 1)
+        expected = topi.testing.conv2d_nchw_python(arrays[0], arrays[1], stride, padding)
     outs = [o_tuned, o_default]
     if best is not None:
         o_best = tecc.nd.array(np.full(out_shape, np.nan, "float32"), dev)
@@ -286,7 +300,7 @@ def compare_best(key, task, logs, target, rounds, truth_best=None):
         fns.append(lambda: np.matmul(A, Wt, out=c))
         names.append("numpy")
     else:
-        sess = _ort_conv(arrays)
+        sess = _ort_conv(arrays, stride, padding)
         if sess is not None:
             fns.append(sess)
             names.append("onnxruntime")
@@ -295,7 +309,7 @@ def compare_best(key, task, logs, target, rounds, truth_best=None):
     return {name: {"ms": s * 1e3, "gflops": flop / s / 1e9} for name, s in zip(names, secs)}
 
 
-def _ort_conv(arrays):
+def _ort_conv(arrays, stride, padding):
     try:
         import onnx
         import onnxruntime as ort
@@ -303,7 +317,8 @@ def _ort_conv(arrays):
     except ImportError:
         return None
     x, w = arrays
-    node = helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1], strides=[1, 1])
+    (sh, sw), (ph, pw) = tuple(stride), tuple(padding)
+    node = helper.make_node("Conv", ["x", "w"], ["y"], pads=[ph, pw, ph, pw], strides=[sh, sw])
     graph = helper.make_graph([node], "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                               [onnx.numpy_helper.from_array(w, "w")])

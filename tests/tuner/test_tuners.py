@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tecc
-from tecc import autotvm
+from tecc import autotvm, topi  # noqa: F401 -- topi registers its tasks
 from tecc.tuner import record
 from tecc.tuner.tuner import GATuner, GridSearchTuner, RandomTuner, XGBTuner, submodular_pick
 from tecc.tuner.tuner.tuner import TunerError
@@ -234,3 +234,25 @@ def test_annealing_finds_a_new_models_best_far_from_where_its_walkers_ended(task
     far = n - 1
     found = sa.find_maximums(Peak(far), 8, exclusive=visited)
     assert found[0] == far
+
+
+def test_model_tuners_random_picks_skip_configs_the_template_refuses():
+    """A space where the template refuses many points (the flat convolution's: a
+    task holding an empty channel tile, or overflowing its buffer): the XGBTuner's
+    random picks draw again when the features show a config does not lower, so its
+    first plan measures no refusal; RandomTuner, which has no model to ask, does."""
+    args = (("TENSOR", (1, 4, 56, 56), "float32"), ("TENSOR", (16, 4, 3, 3), "float32"), 1, 1, 1, "float32")
+    conv = autotvm.task.create("conv2d_nchw_flat.x86", args=args, target="llvm -mcpu=core-avx2")
+
+    def refused(configs):
+        n = 0
+        for cfg in configs:
+            try:
+                conv.instantiate(cfg)
+            except autotvm.task.space.InstantiationError:
+                n += 1
+        return n
+
+    xgb = XGBTuner(conv, plan_size=16, seed=0)
+    assert refused(xgb.next_batch(16)) == 0
+    assert refused(RandomTuner(conv, seed=0).next_batch(16)) > 0

@@ -6,7 +6,7 @@ module                 holds
 :mod:`.injective`      element-wise / broadcast / injective (index remaps along rows)
 :mod:`.reduction`      ``schedule_reduce``, ``schedule_softmax``
 :mod:`.conv2d`         ``conv2d_nchw``, ``schedule_conv2d_nchw``
-:mod:`.conv2d_flat`    the untuned NCHW convolution as a GEMM over flattened pixels
+:mod:`.conv2d_flat`    the NCHW convolution as a GEMM over flattened pixels (task ``conv2d_nchw_flat.x86``)
 :mod:`.matmul`         the packed, register-tiled matmul (``matmul_packed``)
 :mod:`.resize`         ``schedule_resize`` (resize1d/2d, upsampling): tables once, rows over cores
 :mod:`.norm`           ``schedule_layer_norm`` (instance, group norm), ``schedule_batch_norm``,

@@ -96,12 +96,29 @@ class ModelBasedTuner(Tuner):
                     break
                 self.trial_pt += 1
             if index is None or self.trial_pt >= explore_from:
-                index = _unvisited(len(self.space), self.visited, self.rng, 1)[0]
+                index = self._random_pick()
             else:
                 self.trial_pt += 1
             self.visited.add(index)
             out.append(self.space.get(index))
         return out
+
+    #: random draws a pick may take to find a config the template accepts
+    RANDOM_DRAWS = 8
+
+    def _random_pick(self) -> int:
+        """An unvisited config at random.  A draw the cost model can tell the template
+        refuses (its features: it does not instantiate or lower) is drawn again, up to
+        :data:`RANDOM_DRAWS` times, so that a space with many refused points does not
+        spend the random share of the trials on refusals; the last draw is kept
+        whatever it is (then measured, and its refusal recorded)."""
+        lowers = getattr(self.cost_model, "lowers", None)
+        index = None
+        for _ in range(self.RANDOM_DRAWS):
+            index = _unvisited(len(self.space), self.visited, self.rng, 1)[0]
+            if lowers is None or lowers(index):
+                break
+        return index
 
     def update(self, inputs, results):
         for inp, res in zip(inputs, results):

@@ -98,6 +98,16 @@ class XGBoostCostModel(CostModel):
                 valid[k] = True
         return mat, valid
 
+    def lowers(self, index) -> bool:
+        """Whether config ``index`` of this model's task instantiates and lowers, as
+        its features tell (with ``feature_type="knob"`` nothing is lowered: True).
+        The features are cached, so a config the tuner then measures costs no
+        second lowering."""
+        if self.feature_type == "knob":
+            return True
+        _, valid = self.features([index])
+        return bool(valid[0])
+
     # training ------------------------------------------------------------------------
     def _train(self, x, y, groups, margin=None):
         dtrain = self.xgb.DMatrix(x, label=y)
