@@ -21,7 +21,9 @@ Per model and batch, in one run:
   printed and recorded: ``TECC_CACHE_DIR=$(mktemp -d)`` measures from scratch).  The planned peak intermediate bytes (``storage_report``) are
   the memory figure, with the process's peak resident set at the end.
 * onnxruntime: ``InferenceSession`` on the same model, CPU provider, all graph
-  optimizations, ``intra_op_num_threads`` = ``--threads`` (default: every core).
+  optimizations, ``intra_op_num_threads`` = ``--threads`` (default: every core);
+  tecc's kernels get ``OMP_NUM_THREADS`` = ``--threads`` unless it is set (results
+  before 2026-11-23's run 2 left tecc on every core whatever ``--threads`` said).
 
 Both outputs are checked against each other first (rtol 1e-3, atol 1e-4); a mismatch
 prints ``FAILED`` and the script exits with 1 after timing.  Timing: ``--rounds``
@@ -194,9 +196,13 @@ def main(argv=None):
                     "spinning threads go to sleep)")
     ap.add_argument("--records", default="", help="autotvm tuning records to apply (tuned tecc)")
     ap.add_argument("--target", default="llvm -mcpu=native")
-    ap.add_argument("--threads", type=int, default=os.cpu_count(), help="onnxruntime's intra-op threads")
+    ap.add_argument("--threads", type=int, default=os.cpu_count(), help="onnxruntime's intra-op threads (and tecc's "
+                    "OMP_NUM_THREADS when unset)")
     ap.add_argument("--out", default="", help="the JSON file (default: benchmarks/results/<date>_models_cpu.json)")
     args = ap.parse_args(argv)
+    # both runtimes on the same cores: tecc's kernels take OMP_NUM_THREADS when their
+    # OpenMP runtime loads, before any kernel library is
+    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
 
     try:
         import onnxruntime  # noqa: PLC0415

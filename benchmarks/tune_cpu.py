@@ -1,7 +1,7 @@
 """Sample efficiency of the tuners on the CPU: XGBTuner against RandomTuner.
 
     python benchmarks/tune_cpu.py [--trials 200] [--seeds 3] [--plan-size 16] [--target "llvm -mcpu=native"]
-                                  [--workloads matmul,conv2d] [--out-dir benchmarks/results]
+                                  [--workloads matmul,conv2d_flat] [--out-dir benchmarks/results]
 
 Two workloads, each a registered topi task tuned through the AutoTVM interface:
 
@@ -13,7 +13,10 @@ Two workloads, each a registered topi task tuned through the AutoTVM interface:
 * ``conv2d_flat``: the same layer as ``conv2d_nchw_flat.x86``, the GEMM over flattened
   pixels (register tile, rows and channels per task, loop order): the other
   implementation of the convolution, whose tuned best the build picks when it beats
-  the direct one's.
+  the direct one's.  The default pair is ``matmul,conv2d_flat``: the flat compute is
+  what an untuned build uses for most of ResNet-50's layers, and its space (1,158
+  configs that compile) is one a tuner has to search, where the direct one's (490)
+  is 41% covered by 200 random trials.
 
 For each workload and each of ``--seeds`` seeds, ``RandomTuner`` and ``XGBTuner``
 (``feature_type="itervar"``, ``loss_type="rank"``) get the same budget of ``--trials``
@@ -372,7 +375,7 @@ def main(argv=None):
                     help="XGBTuner's plan_size: the model is first trained after this many trials (random "
                          "until then) and retrained every plan_size trials")
     ap.add_argument("--target", default="llvm -mcpu=native")
-    ap.add_argument("--workloads", default="matmul,conv2d")
+    ap.add_argument("--workloads", default="matmul,conv2d_flat")
     ap.add_argument("--number", type=int, default=3, help="runs per measurement (LocalRunner number)")
     ap.add_argument("--repeat", type=int, default=3, help="measurements per config (LocalRunner repeat)")
     ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds of the final comparison")
