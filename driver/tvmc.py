@@ -401,15 +401,17 @@ def _cmd_tune(args, prog: str) -> int:
         runner=autotvm.LocalRunner(timeout=args.timeout, number=args.number, repeat=args.repeat,
                                    min_repeat_ms=args.min_repeat_ms, cooldown_interval=0))
     results = []
+    log = autotvm.callback.log_to_file(args.output)
     for k, (task, n) in enumerate(zip(tasks, trials), start=1):
+        with _quiet_tuner_log(args.verbose):
+            baseline = _baseline(task, measure, log)
         before = _count_lines(args.output)
-        print(f"[{k}/{len(tasks)}] {task.name} x{task.count} {list(_task_shapes(task))}: tuning {n} trial(s) "
-              f"of {len(task.config_space)} configs...", flush=True)
+        print(f"[{k}/{len(tasks)}] {task.name} x{task.count} {list(_task_shapes(task))}: default schedule "
+              f"{baseline}; tuning {n} trial(s) of {len(task.config_space)} configs...", flush=True)
         tuner = _make_tuner(args.tuner, task, seed=k)
         start = time.perf_counter()
         with _quiet_tuner_log(args.verbose):
-            tuner.tune(n_trial=n, measure_option=measure, early_stopping=args.early_stopping,
-                       callbacks=[autotvm.callback.log_to_file(args.output)])
+            tuner.tune(n_trial=n, measure_option=measure, early_stopping=args.early_stopping, callbacks=[log])
         measured = _count_lines(args.output) - before
         resumed = max(0, len(tuner.visited) - measured)
         results.append((task, tuner))
@@ -424,6 +426,35 @@ def _cmd_tune(args, prog: str) -> int:
     print(f"{args.output}: {n_records} record(s); compile with: tecc compile --target {args.target} "
           f"--tuning-records {args.output} --output model.tar {args.FILE}")
     return 0
+
+
+def _baseline(task, measure, log) -> str:
+    """Measure ``task``'s untuned schedule (the template's fallback config) once and
+    append it to the log as a baseline record, unless the log has one: the build
+    then weighs the tuned configs against it (``apply_history_best`` keeps whichever
+    ran faster, so a task given few trials never runs slower than untuned).  Returns
+    what it measured, in words."""
+    from ..tuner import record  # noqa: PLC0415
+    from ..tuner.measure.measure import MeasureInput, create_measure_batch  # noqa: PLC0415
+    from ..tuner.task.space import FallbackConfigEntity  # noqa: PLC0415
+
+    found = None
+    if os.path.exists(log.filename):
+        for inp, res in record.load_from_file(log.filename):
+            if (record.is_baseline(inp) and inp.task.workload == task.workload
+                    and str(inp.target) == str(task.target)):
+                found = res
+    if found is None:
+        inp = MeasureInput(task.target, task, FallbackConfigEntity())
+        measure_batch = create_measure_batch(task, measure)
+        try:
+            (found,) = measure_batch([inp])
+        finally:
+            measure_batch.close()
+        log(None, [inp], [found])
+    if found.error_no != 0:
+        return f"failed ({str(found.costs[0])[:120]})"
+    return f"{task.flop / found.mean_cost / 1e9:.3f} GFLOP/s ({found.mean_cost * 1e3:.4f} ms)"
 
 
 def _count_lines(path: str) -> int:
@@ -799,7 +830,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("tune", help="tune the model's kernels and write tuning records",
                        description="Extract the tunable kernels (tasks) of an ONNX model and tune each, trials "
                                    "split by its share of the model's FLOPs; records are appended to --output "
-                                   "(a run resumes from the records already there).", epilog=_EPILOG)
+                                   "(a run resumes from the records already there). Each task's default "
+                                   "schedule is measured first and recorded as a baseline: a compile with "
+                                   "the records keeps it where no tuned config beat it.", epilog=_EPILOG)
     p.add_argument("FILE", help="the ONNX model (.onnx)")
     p.add_argument("--target", type=_target_arg, default="llvm", help='"llvm" or "cuda" (default llvm)')
     p.add_argument("-o", "--output", required=True, help="the tuning records file (JSON lines), appended to")

@@ -458,21 +458,21 @@ def _kind(target) -> str:
 def _load(source, RecordError, TunerError):
     """``(records, where)`` of a file name or a list of records."""
     from .measure.measure import MeasureInput, MeasureResult  # noqa: PLC0415
-    from .record import load_from_file  # noqa: PLC0415
+    from .record import is_baseline, load_from_file  # noqa: PLC0415
 
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if not os.path.exists(path):
             raise RecordError(f"explain: no records file {path!r}; pass the file the log_to_file callback of the "
                               "tuning run wrote (or the records themselves)")
-        return list(load_from_file(path)), path
+        return [r for r in load_from_file(path) if not is_baseline(r[0])], path
     if isinstance(source, (list, tuple)):
         for k, r in enumerate(source):
             if not (isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], MeasureInput)
                     and isinstance(r[1], MeasureResult)):
                 raise TunerError(f"explain: item {k} of the records is a {type(r).__name__}, not a (MeasureInput, "
                                  "MeasureResult) pair; pass records as autotvm.record.load_from_file gives them")
-        return list(source), f"{len(source)} records"
+        return [r for r in source if not is_baseline(r[0])], f"{len(source)} records"
     raise TunerError(f"explain: cannot explain a {type(source).__name__}; pass a records file, a list of "
                      "(MeasureInput, MeasureResult) records, or a Task (with log=... for its records)")
 

@@ -23,14 +23,14 @@ def _tuner_error():
 def _records_of(log, TunerError) -> tuple:
     """``(records, label)`` of one log: a file name or a list of records."""
     from .measure.measure import MeasureInput, MeasureResult  # noqa: PLC0415
-    from .record import RecordError, load_from_file  # noqa: PLC0415
+    from .record import RecordError, is_baseline, load_from_file  # noqa: PLC0415
 
     if isinstance(log, (str, os.PathLike)):
         path = os.fspath(log)
         if not os.path.exists(path):
             raise RecordError(f"tuning curve: no records file {path!r}; pass the file the log_to_file callback of "
                               "the tuning run wrote (or the records themselves)")
-        return list(load_from_file(path)), os.path.basename(path)
+        return [r for r in load_from_file(path) if not is_baseline(r[0])], os.path.basename(path)
     if isinstance(log, (list, tuple)):
         for k, r in enumerate(log):
             if not (isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], MeasureInput)
@@ -38,7 +38,7 @@ def _records_of(log, TunerError) -> tuple:
                 raise TunerError(f"tuning curve: item {k} of the records is a {type(r).__name__}, not a "
                                  "(MeasureInput, MeasureResult) pair; pass a log file or records as "
                                  "autotvm.record.load_from_file gives them")
-        return list(log), None
+        return [r for r in log if not is_baseline(r[0])], None
     raise TunerError(f"tuning curve: a log is a records file or a list of (MeasureInput, MeasureResult) records, "
                      f"not a {type(log).__name__}")
 

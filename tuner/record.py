@@ -177,6 +177,13 @@ class _Record(tuple):
         return self
 
 
+def is_baseline(inp) -> bool:
+    """True for a baseline record: the template's fallback config measured (``tecc
+    tune`` measures one per task), which :class:`ApplyHistoryBest` weighs against the
+    tuned configs and tuning curves, resumes and ``explain`` leave out."""
+    return bool(getattr(inp.config, "is_fallback", False))
+
+
 def load_from_file(filename):
     """Yield ``(MeasureInput, MeasureResult)`` for each record of ``filename``.
 

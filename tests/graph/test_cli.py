@@ -193,15 +193,17 @@ def test_tune_resumes_and_compile_applies_the_records(tmp_path, capsys):
     assert code == 0, err
     assert "2 tunable task(s)" in out and "[1/2] conv2d_nchw.x86 x1" in out and "[2/2] conv2d_nchw_flat.x86 x1" in out
     assert out.count("1 trial(s) measured") == 2 and "best per task:" in out and "GFLOP/s" in out
+    assert out.count("default schedule ") == 2
     with open(records) as f:
         rows = [json.loads(line) for line in f if line.strip()]
-    assert len(rows) == 2
-    # a second run resumes from the file: nothing left to measure
+    # each task: its default schedule measured once (a baseline record), then one trial
+    assert len(rows) == 4 and sum(1 for r in rows if r["config"].get("fallback")) == 2
+    # a second run resumes from the file: nothing left to measure, the baselines kept
     code, out, err = _run(capsys, argv)
     assert code == 0, err
     assert out.count("0 trial(s) measured, 1 resumed from the file") == 2
     with open(records) as f:
-        assert sum(1 for line in f if line.strip()) == 2
+        assert sum(1 for line in f if line.strip()) == 4
 
     art = str(tmp_path / "tuned.tar")
     code, out, err = _run(capsys, ["compile", "--input-shapes", "data:[1,3,8,8]", "--tuning-records", records,

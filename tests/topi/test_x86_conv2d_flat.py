@@ -198,11 +198,16 @@ def _valid_point(task, start=0):
 
 
 def _records(costs):
-    """``(inp, result)`` pairs: one record per task name in ``costs`` (seconds)."""
+    """``(inp, result)`` pairs: one record per task name in ``costs`` (seconds); a name
+    ending in ``:baseline`` is a baseline record (the task's fallback measured)."""
     out = []
-    for name, cost in costs.items():
+    for key, cost in costs.items():
+        name = key.split(":")[0]
         task = autotvm.task.create(name, args=FLAT_TASK_ARGS, target=TARGET)
-        cfg = _valid_point(task, len(task.config_space) // 3)
+        if key.endswith(":baseline"):
+            cfg = autotvm.FallbackConfigEntity()
+        else:
+            cfg = _valid_point(task, len(task.config_space) // 3)
         out.append((autotvm.MeasureInput(task.target, task, cfg),
                     autotvm.MeasureResult([cost], 0, 0.1, 0.0)))
     return out
@@ -213,6 +218,11 @@ def _records(costs):
     ({"conv2d_nchw.x86": 1e-3, "conv2d_nchw_flat.x86": 2e-3}, False),
     ({"conv2d_nchw_flat.x86": 5e-3}, True),                               # one tuned: that one
     ({"conv2d_nchw.x86": 5e-3}, False),
+    # a measured default (tecc tune's baseline) competes by its cost too
+    ({"conv2d_nchw.x86": 2e-3, "conv2d_nchw_flat.x86:baseline": 1e-3}, True),
+    ({"conv2d_nchw.x86:baseline": 1e-3, "conv2d_nchw_flat.x86": 2e-3}, False),
+    # a measured default alone says nothing about the other implementation: untuned choice
+    ({"conv2d_nchw.x86:baseline": 1e-3}, True),
 ])
 def test_tuned_records_pick_the_implementation_of_lower_cost(costs, want_flat):
     records = _records(costs)
@@ -222,9 +232,10 @@ def test_tuned_records_pick_the_implementation_of_lower_cost(costs, want_flat):
         s = topi.x86.schedule_conv2d_nchw([C])
     conv = _anchor(C).output(0)
     assert flat.is_flat(conv) == want_flat
-    if want_flat:
+    tuned_flat = [r for r in records if r[0].task.name == "conv2d_nchw_flat.x86" and not r[0].config.is_fallback]
+    if want_flat and tuned_flat:
         # the plan is the tuned point's: its register tile and rows per task
-        (inp, _), = [r for r in records if r[0].task.name == "conv2d_nchw_flat.x86"]
+        (inp, _), = tuned_flat
         plan = flat._plan_of(conv)
         tile_c, vectors = inp.config["tile"].val
         assert (plan.tile_c, plan.tile_p // 8, plan.rows_per_task) == (tile_c, vectors, inp.config["rows"].val)

@@ -256,3 +256,40 @@ def test_model_tuners_random_picks_skip_configs_the_template_refuses():
     xgb = XGBTuner(conv, plan_size=16, seed=0)
     assert refused(xgb.next_batch(16)) == 0
     assert refused(RandomTuner(conv, seed=0).next_batch(16)) > 0
+
+
+def test_a_baseline_record_competes_with_the_tuned_configs_and_tuning_ignores_it(task, tmp_path):
+    """``tecc tune`` records each task's untuned schedule (the fallback config) as a
+    baseline: apply_history_best answers the fallback where it ran faster than every
+    tuned config, the tuned config where one beat it; resuming, tuning curves and
+    explain leave it out."""
+    from tecc.autotvm.measure import MeasureInput, MeasureResult
+
+    log = str(tmp_path / "log.json")
+    opt, _ = S.synthetic_option()
+    RandomTuner(task, seed=0).tune(12, opt, callbacks=[autotvm.callback.log_to_file(log)])
+    best = min(np.mean(r.costs) for _, r in record.load_from_file(log) if r.error_no == 0)
+    target = tecc.target.Target("llvm")
+    workload = ("test/synthetic_matmul", 256)
+
+    def append_baseline(cost):
+        inp = MeasureInput(task.target, task, autotvm.FallbackConfigEntity())
+        autotvm.callback.log_to_file(log)(None, [inp], [MeasureResult([cost], 0, 0.1, 0.0)])
+
+    append_baseline(best * 2)  # slower than the tuned best: the tuned config stays
+    (inp, res), = [r for r in record.load_from_file(log) if record.is_baseline(r[0])]
+    assert inp.config.is_fallback and inp.config.index == -1 and res.mean_cost == pytest.approx(best * 2)
+    with autotvm.apply_history_best(log) as ctx:
+        cfg = ctx.query(target, workload)
+    assert not cfg.is_fallback and cfg.cost == pytest.approx(best)
+    append_baseline(best / 2)  # faster than every tuned config: the untuned schedule wins
+    with autotvm.apply_history_best(log) as ctx:
+        cfg = ctx.query(target, workload)
+    assert cfg.is_fallback and cfg.cost == pytest.approx(best / 2)
+
+    # a resumed tuner counts the 12 trials, not the baselines
+    opt, builder = S.synthetic_option()
+    RandomTuner(task, seed=1).tune(15, opt, callbacks=[autotvm.callback.log_to_file(log)])
+    assert len(builder.built) == 3
+    trials, _ = autotvm.tuning_curve(log, metric="time")
+    assert len(trials) == 15

@@ -103,21 +103,27 @@ def conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype=None):
 
 
 def _pick_flat(direct_cfg, flat_cfg, untuned_choice) -> bool:
-    """Whether the flat implementation wins: by measured cost when both configs are
-    tuned, the tuned one when one is, ``untuned_choice()`` when neither is.  One
-    config answering both workloads (``ApplyConfig`` of a single point) is the
-    implementation whose knobs it has."""
-    direct_tuned = direct_cfg is not None and not direct_cfg.is_fallback
-    flat_tuned = flat_cfg is not None and not flat_cfg.is_fallback
-    if direct_cfg is flat_cfg and direct_tuned:
+    """Whether the flat implementation wins.  A config measured in the records (its
+    ``cost``: a tuned point, or a baseline record of the template's fallback) is
+    compared by that cost: the lower wins when both are measured, the measured one
+    when one is -- unless it is a measured fallback, which says nothing about the
+    other implementation: then, as when neither is measured, ``untuned_choice()``
+    decides.  One config answering both workloads (``ApplyConfig`` of a single
+    point) is the implementation whose knobs it has."""
+    def measured(cfg):
+        return cfg is not None and getattr(cfg, "cost", None) is not None
+
+    if direct_cfg is flat_cfg and direct_cfg is not None and not direct_cfg.is_fallback:
         return "tile" in flat_cfg and "tile_oc" not in flat_cfg
-    if direct_tuned and flat_tuned:
-        inf = float("inf")
-        direct_cost = getattr(direct_cfg, "cost", None)
-        flat_cost = getattr(flat_cfg, "cost", None)
-        return (inf if flat_cost is None else flat_cost) < (inf if direct_cost is None else direct_cost)
-    if direct_tuned or flat_tuned:
-        return flat_tuned
+    if measured(direct_cfg) and measured(flat_cfg):
+        return flat_cfg.cost < direct_cfg.cost
+    for cfg, is_flat in ((flat_cfg, True), (direct_cfg, False)):
+        if measured(cfg) and not cfg.is_fallback:
+            return is_flat
+    tuned = [is_flat for cfg, is_flat in ((flat_cfg, True), (direct_cfg, False))
+             if cfg is not None and not cfg.is_fallback]
+    if len(tuned) == 1:  # a tuned config without a measured cost (update(), ApplyConfig)
+        return tuned[0]
     return untuned_choice()
 
 

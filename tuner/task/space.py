@@ -560,6 +560,10 @@ class ConfigEntity(ConfigSpace):
 
     @staticmethod
     def from_json_dict(json_dict) -> "ConfigEntity":
+        """The config a record's ``"config"`` names: a point of the space, or the
+        template's fallback (a baseline record: ``"fallback": true``)."""
+        if json_dict.get("fallback"):
+            return FallbackConfigEntity()
         entities = OrderedDict((name, _entity_from(kind, value)) for name, kind, value in json_dict["entity"])
         return ConfigEntity(json_dict["index"], json_dict.get("code_hash"), entities)
 
@@ -573,9 +577,17 @@ class FallbackConfigEntity(ConfigSpace):
     takes its first value), and the template may set better ones
     (``cfg[name] = SplitEntity(...)``, or :meth:`fallback_split`)."""
 
+    #: not a point of any space (a baseline record names it by ``"fallback": true``)
+    index = -1
+
     def __init__(self):
         super().__init__()
         self.is_fallback = True
+
+    def to_json_dict(self) -> dict:
+        """A record's ``"config"`` for the fallback (a baseline measurement: what the
+        template does untuned, against which tuned configs are chosen)."""
+        return {"index": -1, "code_hash": None, "entity": [], "fallback": True}
 
     def _add_new_transform(self, space_class, name, axes, policy, **kwargs):
         if name in self._entity_map:  # the template defines its knobs again: keep what was set

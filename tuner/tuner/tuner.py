@@ -157,7 +157,7 @@ class Tuner:
                 continue
             for inp, res in record.load_from_file(path):
                 if (str(inp.target) != str(self.task.target) or inp.task.workload != self.task.workload
-                        or inp.config.index in seen or inp.config.index >= len(self.space)):
+                        or inp.config.index in seen or not 0 <= inp.config.index < len(self.space)):
                     continue
                 seen.add(inp.config.index)
                 config = self.space.get(inp.config.index)
