@@ -399,7 +399,8 @@ def _cmd_tune(args, prog: str) -> int:
     measure = autotvm.measure_option(
         builder=autotvm.LocalBuilder(timeout=args.timeout, n_parallel=args.parallel),
         runner=autotvm.LocalRunner(timeout=args.timeout, number=args.number, repeat=args.repeat,
-                                   min_repeat_ms=args.min_repeat_ms, cooldown_interval=0))
+                                   min_repeat_ms=args.min_repeat_ms, cooldown_interval=0,
+                                   enable_cpu_cache_flush=args.cpu_cache_flush))
     results = []
     log = autotvm.callback.log_to_file(args.output)
     for k, (task, n) in enumerate(zip(tasks, trials), start=1):
@@ -847,6 +848,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-repeat-ms", type=_non_negative_float, default=0.0,
                    help="grow --number until a measurement lasts this long (default 0)")
     p.add_argument("--timeout", type=_positive_int, default=10, help="seconds one candidate may take (default 10)")
+    p.add_argument("--cpu-cache-flush", action="store_true",
+                   help="overwrite the CPU caches before every timed run (llvm targets): a kernel inside a model "
+                        "does not find its inputs and weights in cache as a kernel timed alone does (TVM's "
+                        "enable_cpu_cache_flush; use with --number 1)")
     p.add_argument("--parallel", type=_positive_int, default=None, help="candidates built at once (default: cores)")
     _add_model_options(p)
     _add_verbose(p)

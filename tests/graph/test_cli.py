@@ -198,6 +198,13 @@ def test_tune_resumes_and_compile_applies_the_records(tmp_path, capsys):
         rows = [json.loads(line) for line in f if line.strip()]
     # each task: its default schedule measured once (a baseline record), then one trial
     assert len(rows) == 4 and sum(1 for r in rows if r["config"].get("fallback")) == 2
+    # cold-cache timing (TVM's enable_cpu_cache_flush) is an option of the runner
+    flushed = str(tmp_path / "flushed.json")
+    code, out, err = _run(capsys, ["tune", "--target", "llvm", "--input-shapes", "data:[1,3,8,8]", "--trials", "2",
+                                   "--tuner", "random", "--number", "1", "--repeat", "2", "--cpu-cache-flush",
+                                   "--output", flushed, path])
+    assert code == 0, err
+    assert out.count("1 trial(s) measured") == 2
     # a second run resumes from the file: nothing left to measure, the baselines kept
     code, out, err = _run(capsys, argv)
     assert code == 0, err
