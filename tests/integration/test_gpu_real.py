@@ -127,7 +127,7 @@ def test_driver_agrees_with_ptxas_report_and_check_takes_gpu_arrays():
     c = cp.zeros((n, n), "float32")
     mod(a, b, c)
     for name, res in mod.kernel_resources.items():
-        fn = mod._function(name)
+        fn = mod._gpu_function(mod.kernels[name])
         from cupy.cuda import driver
         regs = driver.funcGetAttribute(driver.CU_FUNC_ATTRIBUTE_NUM_REGS, fn.ptr)
         local = driver.funcGetAttribute(driver.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fn.ptr)
@@ -137,3 +137,32 @@ def test_driver_agrees_with_ptxas_report_and_check_takes_gpu_arrays():
     # the checking mode and the bank report accept cupy arrays (copied to the host)
     assert mod.check(a, b, cp.zeros((n, n), "float32")) == []
     assert mod.shared_memory_report(a, b, cp.zeros((n, n), "float32"))
+
+
+def test_time_evaluator_measures_the_kernel_not_the_host_launch_path():
+    # a 4096-element kernel runs for a few microseconds; the Python launch path takes
+    # longer, so events around back-to-back launches would time the host without the
+    # stream hold (runtime/timing.py)
+    import time
+
+    cp = _cp()
+    n = 4096
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    bx, tx = s[B].split(B.op.axis[0], factor=256)
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    mod = tecc.build(s, [A, B], target="cuda")
+    a, b = _rand(cp, n), cp.empty(n, "float32")
+    mod(a, b)
+    cp.cuda.Device().synchronize()
+    start = time.perf_counter()
+    for _ in range(200):
+        mod(a, b)
+    host_per_call = (time.perf_counter() - start) / 200
+    cp.cuda.Device().synchronize()
+    timed = mod.time_evaluator(mod.entry_name, tecc.cuda(0), number=200, repeat=5)(a, b)
+    assert timed.min < 0.5 * host_per_call, (timed.results, host_per_call)
+    flushed = mod.time_evaluator(mod.entry_name, tecc.cuda(0), number=20, repeat=3, flush_l2=True)(a, b)
+    assert 0 < flushed.min < host_per_call + 1e-3, flushed.results

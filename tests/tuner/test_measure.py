@@ -341,16 +341,18 @@ def test_l2_flush_option_is_accepted_and_ignored_by_the_emulator():
 def test_l2_flush_makes_every_timed_run_start_cold():  # pragma: no cover - GPU machines
     # 2 x 8 MiB read and written: fits the L2 of an A100/H100, so warm runs hit it
     task = autotvm.task.create("test_measure/scale_cuda", args=(1 << 21,), target="cuda")
-    costs = {}
-    for flush in (False, True):
-        runner = LocalRunner(number=20, repeat=5, cooldown_interval=0, enable_l2_flush=flush)
-        batch = _batch(task, LocalBuilder(n_parallel=1), runner)
-        try:
-            (r,) = batch([_config(task, threads=64, wrong=0)])
-        finally:
-            batch.close()
-        assert r.error_no == 0 and not r.emulated, r
-        costs[flush] = min(r.costs)
+    costs = {False: [], True: []}
+    for _ in range(3):  # interleaved rounds: a clock ramp or a neighbour's load hits both
+        for flush in (False, True):
+            runner = LocalRunner(number=20, repeat=5, cooldown_interval=0, enable_l2_flush=flush)
+            batch = _batch(task, LocalBuilder(n_parallel=1), runner)
+            try:
+                (r,) = batch([_config(task, threads=64, wrong=0)])
+            finally:
+                batch.close()
+            assert r.error_no == 0 and not r.emulated, r
+            costs[flush].append(min(r.costs))
+    costs = {flush: min(c) for flush, c in costs.items()}
     assert costs[True] > costs[False], costs
 
 

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# One device call of a GPU session: install, the gpu-marked tests and the GPU
+# benchmarks, each step under its own time limit so that one hang cannot eat the
+# call, everything packed into one archive under $OUT (the device tool returns at
+# most 8 files).  Run from the repository root on the GPU box, with `.whl` carried
+# (see benchmarks/README.md, "Running on the GPU box"):
+#
+#   bash benchmarks/gpu_session.sh STEP[:SECONDS] ...
+#
+# Steps: tests, sgemm, norms, topi, tune-sgemm, tune-dense, tune-conv, tune-report.
+# Example (a 6-minute call): bash benchmarks/gpu_session.sh tests:100 sgemm:60 norms:40 topi:80
+# Extra arguments for a step's script: SGEMM_ARGS, NORMS_ARGS, TOPI_ARGS, TUNE_ARGS.
+# The tuning log lives in .tunelogs/ (carry it between calls; it is copied back).
+set -uo pipefail
+export PYTHONUNBUFFERED=1
+OUT=${OUT:-/tmp/gpu_session_out}
+W=$OUT/session
+mkdir -p "$W" .tunelogs
+summary=$OUT/summary.log
+say() { echo "$*" | tee -a "$summary"; }
+
+t0=$(date +%s)
+if ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+fi
+python3 -m pip install -q --no-deps --no-build-isolation -e . >"$W/install.log" 2>&1 || say "install FAILED (see install.log)"
+say "== $(date -u +%FT%TZ) installed in $(( $(date +%s) - t0 )) s"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv 2>&1 | tee -a "$summary"
+python3 -c "import cupy, tecc; print('cupy', cupy.__version__, 'nvrtc', cupy.cuda.nvrtc.getVersion(), 'runtime', cupy.cuda.runtime.runtimeGetVersion(), 'tecc gpu', tecc.cuda(0).exist)" 2>&1 | tee -a "$summary"
+
+run_step() {  # name seconds command...
+    local name=$1 secs=$2; shift 2
+    local s=$(date +%s)
+    timeout -k 10 "$secs" "$@" >"$W/$name.log" 2>&1
+    local rc=$?
+    say "== step $name: rc=$rc in $(( $(date +%s) - s )) s (limit $secs)"
+    tail -n 25 "$W/$name.log" | tee -a "$summary" >/dev/null
+}
+
+for spec in "$@"; do
+    step=${spec%%:*}; secs=${spec#*:}; [ "$secs" = "$spec" ] && secs=120
+    case $step in
+        tests) run_step tests "$secs" python3 -m pytest -m gpu -q -p no:cacheprovider -n 4 --timeout 90 tests ;;
+        sgemm) run_step sgemm "$secs" python3 benchmarks/gpu_sgemm.py --out "$W" ${SGEMM_ARGS:-} ;;
+        norms) run_step norms "$secs" python3 benchmarks/gpu_norms.py --out "$W" ${NORMS_ARGS:-} ;;
+        topi) run_step topi "$secs" python3 benchmarks/topi_gpu.py --out "$W" ${TOPI_ARGS:-} ;;
+        tune-sgemm|tune-dense|tune-conv)
+            run_step "$step" "$secs" python3 benchmarks/tune_gpu.py --tasks "${step#tune-}" \
+                --deadline-min "$(python3 -c "print(round($secs * 0.6 / 60, 2))")" --log-dir .tunelogs --out "$W" ${TUNE_ARGS:-} ;;
+        tune-report) run_step tune-report "$secs" python3 benchmarks/tune_gpu.py --no-tuning --log-dir .tunelogs --out "$W" ${TUNE_ARGS:-} ;;
+        *) say "unknown step $step" ;;
+    esac
+done
+cp .tunelogs/* "$W/" 2>/dev/null
+tar czf "$OUT/session.tgz" -C "$OUT" session && rm -rf "$W"
+say "== done in $(( $(date +%s) - t0 )) s"
