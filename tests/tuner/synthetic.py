@@ -68,3 +68,28 @@ def synthetic_option(n_parallel=8):
 
 def optimum(space) -> float:
     return min(landscape(space.get(i)) for i in range(len(space)) if not failing(space.get(i)))
+
+
+def within_budget(entity) -> bool:
+    """The filter of ``test/synthetic_filtered``: at most 64 "threads" per tile."""
+    return entity["tile_y"].size[-1] * entity["tile_x"].size[-1] <= 64
+
+
+@autotvm.template("test/synthetic_filtered")
+def synthetic_filtered(n):
+    """``synthetic_matmul`` with a constraint across two knobs (``multi_filter``)."""
+    A = te.placeholder((n, n), name="A")
+    B = te.placeholder((n, n), name="B")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    s = te.create_schedule(C.op)
+    y, x = s[C].op.axis
+    cfg = autotvm.get_config()
+    cfg.define_split("tile_y", y, num_outputs=2)
+    cfg.define_split("tile_x", x, num_outputs=2)
+    cfg.define_knob("unroll", [0, 1, 2, 3])
+    cfg.multi_filter(filter=within_budget)
+    yo, yi = cfg["tile_y"].apply(s, C, y)
+    xo, xi = cfg["tile_x"].apply(s, C, x)
+    s[C].reorder(yo, xo, s[C].op.reduce_axis[0], yi, xi)
+    return s, [A, B, C]

@@ -293,3 +293,51 @@ def test_a_baseline_record_competes_with_the_tuned_configs_and_tuning_ignores_it
     assert len(builder.built) == 3
     trials, _ = autotvm.tuning_curve(log, metric="time")
     assert len(trials) == 15
+
+
+@pytest.mark.parametrize("name", ["random", "grid", "ga", "xgb-rank", "xgb-reg"])
+def test_every_tuner_proposes_only_configs_the_templates_multi_filter_passes(name):
+    task = autotvm.task.create("test/synthetic_filtered", args=(256,), target="llvm")
+    space = task.config_space
+    valid = space.valid_indexes()
+    assert len(space) == 9 * 9 * 4 and 0 < len(valid) < len(space)
+    assert valid == [i for i in range(len(space)) if S.within_budget(space.get(i))]
+    assert "multi_filter(s): %d pass" % len(valid) in repr(space)
+    opt, builder = S.synthetic_option()
+    tuner = tuners(task)[name]
+    tuner.tune(len(space), opt)  # more trials than valid configs: the tuners stop when none is left
+    assert all(S.within_budget(space.get(i)) for i in builder.built), name
+    assert len(set(builder.built)) == len(builder.built)
+    if name in ("random", "grid"):
+        assert sorted(builder.built) == valid  # every valid config, each once
+    assert not tuner.has_next() or name in ("ga",)
+
+
+def test_a_large_filtered_space_is_sampled_by_rejection_and_applying_a_refused_config_says_why():
+    from tecc.autotvm.task.space import ConfigSpace, InstantiationError
+    from tecc.tuner.tuner.tuner import _unvisited
+
+    space = ConfigSpace()
+    space.define_split("a", 1 << 12, num_outputs=3)
+    space.define_split("b", 1 << 12, num_outputs=3)
+    space.define_split("c", 1 << 12, num_outputs=3)
+    space.multi_filter(filter=lambda e: e["a"].size[-1] * e["b"].size[-1] <= 4)
+    assert len(space) > space.ENUMERATE_LIMIT and space.valid_indexes() is None
+    assert space.num_valid() == len(space)  # too large to count: the tuners stop on an empty draw
+    picks = _unvisited(space, set(), np.random.default_rng(0), 50)
+    assert len(set(picks)) == 50
+    assert all(space.get(i)["a"].size[-1] * space.get(i)["b"].size[-1] <= 4 for i in picks)
+    bad = next(i for i in range(len(space)) if not space.is_index_valid(i))
+    entity = space.get(bad)
+    entity.multi_filter(filter=lambda e: e["a"].size[-1] * e["b"].size[-1] <= 4)
+    assert not entity.valid() and "multi_filter" in entity.errors[0]
+    with pytest.raises(InstantiationError, match="filter must be a function"):
+        space.multi_filter(filter=3)
+
+
+def test_a_filtered_space_pickles_without_its_filters():
+    import pickle
+
+    task = autotvm.task.create("test/synthetic_filtered", args=(64,), target="llvm")
+    back = pickle.loads(pickle.dumps(task.config_space))
+    assert len(back) == len(task.config_space) and not back.filtered

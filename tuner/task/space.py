@@ -393,6 +393,25 @@ def _outputs(name, n) -> list:
 # ---------------------------------------------------------------------------------------
 # the space and its points
 # ---------------------------------------------------------------------------------------
+class _KnobView:
+    """A point's entities by knob name, for a :meth:`ConfigSpace.multi_filter`
+    (cheaper than a :class:`ConfigEntity`: the filters see every candidate)."""
+
+    __slots__ = ("_spaces", "_knob")
+
+    def __init__(self, spaces, knob):
+        self._spaces, self._knob = spaces, knob
+
+    def __getitem__(self, name):
+        for (n, space), k in zip(self._spaces.items(), self._knob):
+            if n == name:
+                return space[k]
+        raise KeyError(f"multi_filter: the template defines no knob {name!r} (knobs: {', '.join(self._spaces)})")
+
+    def __contains__(self, name):
+        return name in self._spaces
+
+
 class ConfigSpace:
     """The knobs a template defines, each a dimension; its points are
     :class:`ConfigEntity` objects (``space.get(i)``, ``0 <= i < len(space)``)."""
@@ -403,7 +422,9 @@ class ConfigSpace:
         self._collect = True
         self._length = None
         self._dims = None
-        self._constraints = []
+        self._filters = []
+        self._valid_cache = {}
+        self._valid_indexes = None
         self.errors = []
         self.flop = 0
         self.code_hash = None
@@ -447,6 +468,72 @@ class ConfigSpace:
         """Count ``flop`` floating-point operations for this template (the tuner
         reports GFLOPS from it)."""
         self.flop += float(flop)
+
+    def multi_filter(self, filter):  # noqa: A002 - AutoTVM's keyword
+        """Keep only the points for which ``filter(entity)`` is true (AutoTVM's
+        ``multi_filter``): a constraint across knobs that a template can tell from the
+        knob values alone (threads per block, shared memory of a tile, a register
+        tile), so that tuners never propose, build or measure a point it refuses.
+
+        ``entity`` maps each knob's name to its entity (``entity["tile_x"].size``).
+        ``len(space)`` still counts every point; :meth:`is_index_valid` says which
+        pass, and the tuners draw from those.  When a config is applied (the template
+        runs on one point), a point the filter refuses is marked invalid
+        (:meth:`raise_error`), so a config from elsewhere is refused with the reason.
+        The filters stay in this process: a space sent to a worker goes without them.
+        """
+        if not callable(filter):
+            raise InstantiationError(f"multi_filter: filter must be a function of the config entity, got "
+                                     f"{type(filter).__name__}")
+        if self._collect:
+            self._filters.append(filter)
+            self._valid_cache.clear()
+            self._valid_indexes = None
+        elif not filter(self):
+            self.raise_error("the config fails the template's multi_filter (a constraint across its knobs)")
+
+    #: a filtered space up to this many points lists its valid points once; a larger
+    #: one is sampled by rejection
+    ENUMERATE_LIMIT = 1 << 16
+
+    def is_index_valid(self, index: int) -> bool:
+        """Whether point ``index`` passes every :meth:`multi_filter` (always True for a
+        space without filters)."""
+        if not self._filters:
+            return True
+        hit = self._valid_cache.get(index)
+        if hit is None:
+            view = _KnobView(self.space_map, self.point2knob(index))
+            hit = all(f(view) for f in self._filters)
+            if len(self._valid_cache) > 1 << 20:
+                self._valid_cache.clear()
+            self._valid_cache[index] = hit
+        return hit
+
+    def valid_indexes(self):
+        """The points that pass the filters, in order (a space of at most
+        :data:`ENUMERATE_LIMIT` points), else None."""
+        if len(self) > self.ENUMERATE_LIMIT:
+            return None
+        if self._valid_indexes is None:
+            self._valid_indexes = [i for i in range(len(self)) if self.is_index_valid(i)]
+        return self._valid_indexes
+
+    @property
+    def filtered(self) -> bool:
+        """Whether a :meth:`multi_filter` constrains the space."""
+        return bool(self._filters)
+
+    def num_valid(self) -> int:
+        """How many points pass the filters (``len(space)`` for a space too large to
+        count, whose tuners then stop when rejection sampling finds no new point)."""
+        valid = self.valid_indexes() if self._filters else None
+        return len(self) if valid is None else len(valid)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_filters"], state["_valid_cache"], state["_valid_indexes"] = [], {}, None
+        return state
 
     def raise_error(self, msg):
         """Mark this point invalid (the tuner skips it)."""
@@ -502,7 +589,7 @@ class ConfigSpace:
         entities = OrderedDict()
         for (name, space), k in zip(self.space_map.items(), self.point2knob(index)):
             entities[name] = space[k]
-        return ConfigEntity(index, self.code_hash, entities, self._constraints)
+        return ConfigEntity(index, self.code_hash, entities)
 
     def __iter__(self):
         return iter(self.space_map)
@@ -515,6 +602,10 @@ class ConfigSpace:
 
     def __repr__(self):
         lines = [f"ConfigSpace (len={len(self)}, space_map="]
+        if self._filters:
+            valid = self.valid_indexes()
+            told = f"{len(valid)} pass" if valid is not None else "sampled by rejection"
+            lines[0] = f"ConfigSpace (len={len(self)}, {len(self._filters)} multi_filter(s): {told}, space_map="
         for i, (name, space) in enumerate(self.space_map.items()):
             lines.append(f"   {i:2d} {name}: {space!r}")
         return "\n".join(lines) + ")"
@@ -523,13 +614,12 @@ class ConfigSpace:
 class ConfigEntity(ConfigSpace):
     """One point of a :class:`ConfigSpace`: a chosen entity per knob."""
 
-    def __init__(self, index, code_hash, entity_map, constraints=()):
+    def __init__(self, index, code_hash, entity_map):
         super().__init__()
         self.index = index
         self._collect = False
         self._entity_map = OrderedDict(entity_map)
         self._space_map = None
-        self._constraints = list(constraints)
         self.code_hash = code_hash
 
     def __len__(self):

@@ -20,29 +20,34 @@ class GATuner(Tuner):
             raise TunerError(f"GATuner: elite_num ({elite_num}) cannot exceed pop_size ({pop_size})")
         if not 0 <= mutation_prob <= 1:
             raise TunerError(f"GATuner: mutation_prob must be in [0, 1], got {mutation_prob}")
-        self.pop_size = min(int(pop_size), len(self.space))
+        self.pop_size = min(int(pop_size), self.space.num_valid())
         self.elite_num = int(elite_num)
         self.mutation_prob = float(mutation_prob)
         self.rng = np.random.default_rng(seed)
         self.dims = self.space.dims
-        self.genes = [self.space.point2knob(i) for i in _unvisited(len(self.space), set(), self.rng, self.pop_size)]
+        self.genes = [self.space.point2knob(i) for i in _unvisited(self.space, set(), self.rng, self.pop_size)]
         self.scores = []
         self.elites, self.elite_scores = [], []
         self.trial_pt = 0
 
     def has_next(self) -> bool:
-        return len(self.visited) < len(self.space)
+        return len(self.visited) < self.space.num_valid()
 
     def next_batch(self, batch_size):
         out = []
         while len(out) < batch_size and self.has_next():
             if self.trial_pt >= len(self.genes):
                 self._breed()
+                if not self.genes:
+                    break
             gene = self.genes[self.trial_pt]
             self.trial_pt += 1
             index = self.space.knob2point(gene)
-            if index in self.visited:
-                index = _unvisited(len(self.space), self.visited, self.rng, 1)[0]
+            if index in self.visited or not self.space.is_index_valid(index):
+                fresh = _unvisited(self.space, self.visited, self.rng, 1)
+                if not fresh:
+                    break
+                index = fresh[0]
             self.visited.add(index)
             out.append(self.space.get(index))
         return out
@@ -78,10 +83,11 @@ class GATuner(Tuner):
             for k, d in enumerate(self.dims):
                 if self.rng.random() < self.mutation_prob:
                     child[k] = int(self.rng.integers(d))
-            if self.space.knob2point(child) not in self.visited:
+            index = self.space.knob2point(child)
+            if index not in self.visited and self.space.is_index_valid(index):
                 children.append(child)
         if not children:  # the neighbourhood is exhausted: fresh random configs
-            children = [self.space.point2knob(i) for i in _unvisited(len(self.space), self.visited, self.rng,
+            children = [self.space.point2knob(i) for i in _unvisited(self.space, self.visited, self.rng,
                                                                     self.pop_size)]
         self.scores = []
         self.genes = children

@@ -24,8 +24,13 @@ class IndexBaseTuner(Tuner):
         self.counter = 0
 
     def _left(self) -> int:
+        """Configs of the range not tried yet (of those passing the space's filters,
+        where the space can list them)."""
         first, last = self.range_idx
         inside = sum(1 for i in self.visited if first <= i <= last)
+        valid = self.space.valid_indexes() if self.space.filtered else None
+        if valid is not None:
+            return sum(1 for i in valid if first <= i <= last and i not in self.visited)
         return last - first + 1 - inside
 
     def has_next(self) -> bool:
@@ -33,7 +38,7 @@ class IndexBaseTuner(Tuner):
 
 
 class GridSearchTuner(IndexBaseTuner):
-    """Every config of the range, in index order."""
+    """Every config of the range, in index order (those the space's filters pass)."""
 
     def next_batch(self, batch_size):
         first, last = self.range_idx
@@ -41,7 +46,7 @@ class GridSearchTuner(IndexBaseTuner):
         while len(out) < batch_size and first + self.counter <= last:
             index = first + self.counter
             self.counter += 1
-            if index not in self.visited:
+            if index not in self.visited and self.space.is_index_valid(index):
                 self.visited.add(index)
                 out.append(self.space.get(index))
         return out
@@ -49,16 +54,12 @@ class GridSearchTuner(IndexBaseTuner):
 
 class RandomTuner(IndexBaseTuner):
     """Configs of the range in a random order, each once (``seed`` makes the order
-    repeatable)."""
+    repeatable), drawn from those the space's filters pass."""
 
     def next_batch(self, batch_size):
         first, last = self.range_idx
-        span = last - first + 1
-        local_visited = {i - first for i in self.visited if first <= i <= last}
-        picks = _unvisited(span, local_visited, self.rng, batch_size)
         out = []
-        for p in picks:
-            index = first + p
+        for index in _unvisited(self.space, self.visited, self.rng, batch_size, span=(first, last - first + 1)):
             self.visited.add(index)
             out.append(self.space.get(index))
         return out

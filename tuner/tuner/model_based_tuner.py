@@ -82,7 +82,7 @@ class ModelBasedTuner(Tuner):
         self.train_ct = 0
 
     def has_next(self) -> bool:
-        return len(self.visited) < len(self.space)
+        return len(self.visited) < self.space.num_valid()
 
     def next_batch(self, batch_size):
         out = []
@@ -97,6 +97,8 @@ class ModelBasedTuner(Tuner):
                 self.trial_pt += 1
             if index is None or self.trial_pt >= explore_from:
                 index = self._random_pick()
+                if index is None:  # nothing left that the space's filters pass
+                    break
             else:
                 self.trial_pt += 1
             self.visited.add(index)
@@ -106,8 +108,9 @@ class ModelBasedTuner(Tuner):
     #: random draws a pick may take to find a config the template accepts
     RANDOM_DRAWS = 8
 
-    def _random_pick(self) -> int:
-        """An unvisited config at random.  A draw the cost model can tell the template
+    def _random_pick(self):
+        """An unvisited config at random (None when none is left).  A draw the space's
+        filters refuse is never made; one the cost model can tell the template
         refuses (its features: it does not instantiate or lower) is drawn again, up to
         :data:`RANDOM_DRAWS` times, so that a space with many refused points does not
         spend the random share of the trials on refusals; the last draw is kept
@@ -115,7 +118,10 @@ class ModelBasedTuner(Tuner):
         lowers = getattr(self.cost_model, "lowers", None)
         index = None
         for _ in range(self.RANDOM_DRAWS):
-            index = _unvisited(len(self.space), self.visited, self.rng, 1)[0]
+            fresh = _unvisited(self.space, self.visited, self.rng, 1)
+            if not fresh:
+                break
+            index = fresh[0]
             if lowers is None or lowers(index):
                 break
         return index

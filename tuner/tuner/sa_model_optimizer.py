@@ -43,28 +43,39 @@ class SimulatedAnnealingOptimizer(ModelOptimizer):
         self.n_iter = int(n_iter)
         self.temp = temp
         self.persistent = persistent
-        self.parallel_size = min(int(parallel_size), len(self.space))
+        self.parallel_size = min(int(parallel_size), self.space.num_valid())
         self.early_stop = early_stop or 1e9
         self.log_interval = log_interval
         self.rng = np.random.default_rng(seed)
         self.points = None
 
+    #: tries of a move to a point the space's filters pass before the walker stays
+    NEIGHBOUR_TRIES = 8
+
     def _neighbour(self, index) -> int:
-        knob = self.space.point2knob(index)
+        """A point one knob away from ``index`` that the space's filters pass
+        (``index`` itself when none turns up)."""
         movable = [d for d, n in enumerate(self.dims) if n > 1]
         if not movable:
             return index
-        d = movable[int(self.rng.integers(len(movable)))]
-        choice = int(self.rng.integers(self.dims[d] - 1))
-        knob[d] = choice if choice < knob[d] else choice + 1
-        return self.space.knob2point(knob)
+        for _ in range(self.NEIGHBOUR_TRIES):
+            knob = self.space.point2knob(index)
+            d = movable[int(self.rng.integers(len(movable)))]
+            choice = int(self.rng.integers(self.dims[d] - 1))
+            knob[d] = choice if choice < knob[d] else choice + 1
+            moved = self.space.knob2point(knob)
+            if self.space.is_index_valid(moved):
+                return moved
+        return index
 
     def find_maximums(self, model, num, exclusive):
         exclusive = set(exclusive)
         points = []
         if self.persistent and self.points is not None:
             points = list(dict.fromkeys(self.points))[:self.parallel_size // 2]
-        points += _unvisited(len(self.space), set(points), self.rng, self.parallel_size - len(points))
+        points += _unvisited(self.space, set(points), self.rng, self.parallel_size - len(points))
+        if not points:
+            return []
         scores = np.asarray(model.predict(points), dtype="float64")
         usable = scores[scores > -1e8]  # -1e9: a config that does not lower
         spread = float(usable.max() - usable.min()) if usable.size > 1 else 1.0
@@ -74,7 +85,7 @@ class SimulatedAnnealingOptimizer(ModelOptimizer):
         in_heap = set()
 
         def offer(index, score):
-            if index in exclusive or index in in_heap or score <= heap[0][0]:
+            if index in exclusive or index in in_heap or score <= heap[0][0] or score <= -1e8:
                 return False
             _, dropped = heapq.heapreplace(heap, (score, index))
             in_heap.discard(dropped)
@@ -107,5 +118,5 @@ class SimulatedAnnealingOptimizer(ModelOptimizer):
         found = sorted(((s, i) for s, i in heap if i >= 0), reverse=True)
         out = [i for _, i in found]
         if len(out) < num:  # a small space or a flat model: fill up with unmeasured configs
-            out += _unvisited(len(self.space), exclusive | set(out), self.rng, num - len(out))
+            out += _unvisited(self.space, exclusive | set(out), self.rng, num - len(out))
         return out

@@ -183,24 +183,42 @@ def _si_scale(prefix) -> float:
     return scales[prefix]
 
 
-def _unvisited(space_len, visited, rng, n):
-    """Up to ``n`` distinct random indexes of a space of ``space_len`` points not in
-    ``visited`` (a rejection sample for big spaces, an exact one for small)."""
-    left = space_len - len(visited)
-    n = min(n, left)
-    if n <= 0:
-        return []
-    if space_len <= 4 * (len(visited) + n) or space_len < 1 << 16:
-        pool = [i for i in range(space_len) if i not in visited] if left < space_len else None
-        if pool is None:
-            return [int(i) for i in rng.choice(space_len, size=n, replace=False)]
-        picks = rng.choice(len(pool), size=n, replace=False)
+#: rejection sampling of a large filtered space gives up after this many draws per
+#: point asked for (the space then counts as exhausted)
+REJECTION_DRAWS = 20000
+
+
+def _unvisited(space, visited, rng, n, span=None):
+    """Up to ``n`` distinct random indexes of ``space`` (a ConfigSpace, or a length)
+    inside ``span = (first, count)`` (the whole space by default), none in
+    ``visited`` and each passing the space's filters (``multi_filter``): an exact
+    sample from the list of valid points where the space can list them, else a
+    rejection sample (fewer than ``n`` when the draws run out)."""
+    length = space if isinstance(space, int) else len(space)
+    first, count = span if span is not None else (0, length)
+    valid = None if isinstance(space, int) or not space.filtered else space.valid_indexes()
+    if valid is not None:
+        pool = [i for i in valid if first <= i < first + count and i not in visited]
+        picks = rng.choice(len(pool), size=min(n, len(pool)), replace=False) if pool else []
         return [pool[int(p)] for p in picks]
+    if isinstance(space, int) or not space.filtered:
+        inside = sum(1 for i in visited if first <= i < first + count) if span is not None else len(visited)
+        n = min(n, count - inside)
+        if n <= 0:
+            return []
+        if count <= 4 * (inside + n) or count < 1 << 16:
+            if inside:
+                pool = [i for i in range(first, first + count) if i not in visited]
+                return [pool[int(p)] for p in rng.choice(len(pool), size=n, replace=False)]
+            return [first + int(i) for i in rng.choice(count, size=n, replace=False)]
     out, taken = [], set()
-    while len(out) < n:
-        i = int(rng.integers(space_len))
+    for _ in range(REJECTION_DRAWS * max(n, 1)):
+        if len(out) >= n:
+            break
+        i = first + int(rng.integers(count))
         if i not in visited and i not in taken:
             taken.add(i)
-            out.append(i)
+            if isinstance(space, int) or space.is_index_valid(i):
+                out.append(i)
     return out
 
