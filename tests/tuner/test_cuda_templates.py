@@ -249,3 +249,70 @@ def test_bad_vec_values_are_instantiation_errors(vec, match):
         entities["vec"] = OtherOptionEntity(vec)
     with tecc.target.Target("cuda"), pytest.raises(InstantiationError, match=match):
         task.instantiate(ConfigEntity(0, None, entities))
+
+
+# ---------------------------------------------------------------------------------
+# the templates' multi_filter: blocks that cannot fit are never proposed
+# ---------------------------------------------------------------------------------
+def _lowered_refusal(task, cfg):
+    """Why the builder would refuse ``cfg`` before NVRTC (None when it would compile):
+    the template's own refusal, verify_gpu or the register-pressure check."""
+    from tecc.errors import VerifyError
+    from tecc.tir.analysis import gpu_limits, register_pressure, verify_gpu
+    from tecc.tuner.measure.local import _kernels
+
+    target = tecc.target.Target("cuda -arch=sm_80")
+    try:
+        with target:
+            s, args = task.instantiate(cfg)
+    except InstantiationError as err:
+        return str(err)
+    if not cfg.valid():
+        return cfg.errors[0]
+    try:
+        lowered = tecc.lower(s, args, target=target)
+        for kernel in _kernels(lowered):
+            verify_gpu(kernel, **gpu_limits("sm_80").verify_kwargs())
+    except VerifyError as err:
+        return str(err)
+    for kernel in _kernels(lowered):
+        why = register_pressure(kernel, "sm_80")
+        if why:
+            return why
+    return None
+
+
+@pytest.mark.parametrize("name,args", [
+    ("sgemm.cuda", (256, 256, 256, "float32")),
+    ("dense_large_batch.cuda", (_t((256, 256)), _t((256, 256)), None, "float32")),
+    ("conv2d_nchw.cuda", (_t((1, 32, 28, 28)), _t((32, 32, 3, 3)), (1, 1), (1, 1, 1, 1), (1, 1), "float32")),
+])
+def test_the_multi_filter_refuses_only_blocks_the_lowered_checks_refuse(name, args):
+    from tecc.tuner.tuner.tuner import _unvisited
+
+    task = autotvm.task.create(name, args=args, target="cuda -arch=sm_80")
+    space = task.config_space
+    assert space.filtered
+    rng = np.random.default_rng(7)
+    passed = _unvisited(space, set(), rng, 8)
+    refused = [int(i) for i in rng.integers(len(space), size=4000) if not space.is_index_valid(int(i))][:8]
+    assert len(passed) == 8 and len(refused) == 8
+    for i in refused:  # the filter is never stricter than the checks after lowering
+        assert _lowered_refusal(task, space.get(i)) is not None, f"{name}: the filter refused {space.get(i)}"
+    for i in passed:  # what it passes fits the threads and the registers (a redundant vec may still be refused)
+        why = _lowered_refusal(task, space.get(i))
+        assert why is None or "knob 'vec'" in why, f"{name}: {space.get(i)} passed the filter: {why}"
+
+
+def test_the_dense_configs_that_timed_out_the_build_on_an_h100_are_filtered_out():
+    # benchmarks/results/2026-11-27_H100_tune_records.jsonl.gz: three builds over 60 s
+    # (512-deep unrolled k-tiles, megabytes of shared tiles), and the two valid points
+    task = autotvm.task.create("dense_large_batch.cuda", args=(_t((4096, 4096)), _t((4096, 4096)), None, "float32"),
+                               target="cuda")
+    space = task.config_space
+    assert len(space) == 226071300
+    for index in (39622904, 219457095, 39710694):
+        assert not space.is_index_valid(index), space.get(index)
+    for index in (7592734, 191386364):
+        assert space.is_index_valid(index), space.get(index)
+    assert "multi_filter(s): sampled by rejection" in repr(space)

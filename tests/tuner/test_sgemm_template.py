@@ -64,11 +64,20 @@ def test_every_point_is_refused_with_its_reason_or_instantiates(task):
             refused[_knobs(cfg)] = str(err)
             continue
         assert [a.name for a in args] == ["A", "B", "C"] and s[args[2]].op.name == "C"
-    # at 128x128x64 every block and k_tile fits; only 128 blocks of 2x2 tiles (1024 threads)
-    # with 4-deep slices (512-element tiles) leave part of the block idle in each fetch
-    assert sorted(refused) == [(128, 2, 4, db, t) for db in (0, 1) for t in (0, 1)]
-    assert all(re.search(r"block=128, k_tile=4: a 128x4 shared tile \(512 elements\) does not spread evenly "
-                         r"over the block's 1024 threads", why) for why in refused.values())
+    # at 128x128x64 every block and k_tile fits; 128 blocks of 2x2 tiles (1024 threads)
+    # with 4-deep slices (512-element tiles) leave part of the block idle in each fetch;
+    # thread tiles of 8 (2x2 of 8x8: 256 accumulators) cannot stay in registers
+    spread = [(128, 2, 4, db, t) for db in (0, 1) for t in (0, 1)]
+    too_big = [k for k in refused if k[1] == 8]
+    assert sorted(refused) == sorted(spread + too_big) and too_big
+    assert {k[1] for k in refused if k not in spread} == {8}
+    for k in spread:
+        assert re.search(r"block=128, k_tile=4: a 128x4 shared tile \(512 elements\) does not spread evenly "
+                         r"over the block's 1024 threads", refused[k])
+    for k in too_big:
+        assert "fails the template's multi_filter: it does not fit the sizes, or its block does not fit" in refused[k]
+    assert set(task.config_space.valid_indexes()) == {
+        i for i in range(len(task.config_space)) if _knobs(task.config_space.get(i)) not in refused}
 
 
 @pytest.mark.parametrize("sizes, knobs, reason", [
@@ -99,10 +108,20 @@ def test_config_errors_name_each_rule():
 
 
 def test_the_builder_refuses_thread_tiles_that_cannot_stay_in_registers(task, tmp_path):
-    # 2x2 virtual threads of 8x8 accumulators: 256 floats a thread, refused before NVRTC
+    # 2x2 virtual threads of 8x8 accumulators: 256 floats a thread.  The template's
+    # multi_filter refuses the config before anything is lowered...
+    assert not task.config_space.is_index_valid(_point(task, 32, 8, 4, 0, 0).index)
     res = build_candidate(MeasureInput(task.target, task, _point(task, 32, 8, 4, 0, 0)), str(tmp_path))
     assert isinstance(res, MeasureResult) and res.error_no == MeasureErrorNo.INSTANTIATION_ERROR
-    assert "registers per thread" in res.costs[0] and "C.local 1024 B" in res.costs[0]
+    assert "fails the template's multi_filter" in res.costs[0]
+    # ...and the check after lowering, which the forecast follows, says why
+    from tecc.tir.analysis import register_pressure
+    from tecc.tuner.measure.local import _kernels
+
+    s, args = gemm.sgemm(M, N, KD, block=32, thread_tile=8, k_tile=4)
+    (kernel,) = _kernels(tecc.lower(s, args, target=TARGET))
+    why = register_pressure(kernel, "sm_80")
+    assert "registers per thread" in why and "C.local 1024 B" in why
 
 
 def _run_and_compare(mod, m, n, k, seed):

@@ -39,7 +39,7 @@ from ..nn.depthwise_conv2d import DEPTHWISE_CONV2D_NHWC
 from ..utils import get_const_tuple
 from .dense import cooperative_fetch, define_fetch_knob, fetch_width_knob, plan_fetches
 from .injective import schedule_injective_from_existing
-from .utils import max_threads
+from .utils import BlockBudget, max_threads
 
 #: the output layout of each convolution the template knows
 LAYOUTS = {
@@ -156,6 +156,20 @@ def fallback(cfg, roles, ext, stride=(1, 1), dilation=(1, 1), dtype_bytes=4, dep
     cfg["vec"] = OtherOptionEntity(1)
 
 
+def direct_fits(entity, budget, thread_knobs, out_bytes) -> bool:
+    """Whether the knobs of :func:`schedule_direct_cuda` give a block that fits
+    ``budget`` (a :class:`~tecc.topi.cuda.utils.BlockBudget`): the threads of the
+    split knobs ``thread_knobs`` (``threadIdx.x`` first), and per thread the
+    accumulators of their virtual-thread and inner tiles (the shared tiles depend on
+    the layout, strides and padding: verify_gpu judges them after lowering)."""
+    threads, acc = [], 1
+    for knob in thread_knobs:
+        _, v, t, i = entity[knob].size
+        threads.append(t)
+        acc *= v * i
+    return budget.fits(threads, 0, out_bytes * acc)
+
+
 def _window_attrs(conv, roles):
     """``(stride, dilation, depthwise)`` of a convolution compute, as (rows, columns)
     steps through its padded input (a transposed convolution steps by 1 through
@@ -212,6 +226,12 @@ def schedule_direct_cuda(cfg, s, conv, out=None):
         schedule_injective_from_existing(s, out)
         out = conv
     define_knobs(cfg, roles, ext)
+    thread_knobs = [f"tile_{r}" for r in sorted((r for r in ("f", "y", "x") if r in roles.pos),
+                                                 key=lambda r: -roles.pos[r])]  # threadIdx.x first
+    budget = BlockBudget()
+    cfg.multi_filter(filter=lambda e: direct_fits(e, budget, thread_knobs, _dt.parse(conv.dtype).bytes),
+                     reason=f"its block does not fit {budget.limits.arch} (the threads of {', '.join(thread_knobs)}"
+                            "[2], the accumulators of their [1] x [3] tiles per thread)")
     if cfg.is_fallback:
         stride, dilation, depthwise = _window_attrs(conv, roles)
         fallback(cfg, roles, ext, stride, dilation, _bytes(conv), depthwise)

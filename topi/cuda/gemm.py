@@ -17,6 +17,8 @@ from ...tuner.task import get_config as _get_config
 from ...tuner.task import template as _template
 from ...tuner.task.space import OtherOptionEntity
 from .. import nn
+from ...tir import dtype as _dt
+from .utils import BlockBudget
 from .utils import check_multiple as _check_multiple
 
 
@@ -256,6 +258,21 @@ def sgemm_config_errors(M, N, K, block, thread_tile, k_tile, double_buffer=False
     return out
 
 
+def sgemm_fits(M, N, K, entity, budget, nbytes) -> bool:
+    """Whether the knobs of ``"sgemm.cuda"`` fit the sizes
+    (:func:`sgemm_config_errors`) and give a block that fits ``budget`` (a
+    :class:`~tecc.topi.cuda.utils.BlockBudget`): per thread the 2x2 virtual threads'
+    ``thread_tile x thread_tile`` accumulators and their rows and columns of A and
+    B in registers; the two ``block x k_tile`` shared tiles (twice, double-buffered)."""
+    block, tt, k_tile, db = (entity[k].val for k in ("block", "thread_tile", "k_tile", "double_buffer"))
+    if sgemm_config_errors(M, N, K, block, tt, k_tile, db):
+        return False
+    nt = block // (2 * tt)
+    shared = nbytes * 2 * block * k_tile * (2 if db else 1)
+    local = nbytes * ((2 * tt) ** 2 + 2 * (2 * tt))
+    return budget.fits((nt, nt), shared, local)
+
+
 def _check_workload(M, N, K, dtype):
     for what, size in (("M", M), ("N", N), ("K", K)):
         if not isinstance(size, int) or isinstance(size, bool) or size < 1:
@@ -283,6 +300,10 @@ def _sgemm_task(M, N, K, dtype):
     cfg = _get_config()
     for name, candidates in SGEMM_KNOBS.items():
         cfg.define_knob(name, candidates)
+    budget = BlockBudget()
+    cfg.multi_filter(filter=lambda e: sgemm_fits(M, N, K, e, budget, _dt.parse(dtype).bytes),
+                     reason=f"it does not fit the sizes, or its block does not fit {budget.limits.arch} (threads, "
+                            "shared tiles, the 2x2 thread tiles of accumulators per thread)")
     if cfg.is_fallback:
         knobs = _fallback_knobs(M, N, K)
         if knobs is None:

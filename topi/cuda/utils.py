@@ -4,6 +4,17 @@ from __future__ import annotations
 from ... import te
 from ...errors import ScheduleError
 from ...target import Target
+from ...tir.analysis import gpu_limits
+from ...tir.analysis.occupancy import REGISTERS_OVERHEAD_MIN, registers_per_thread_cap
+
+#: the architecture a template's filters assume when the target names none: the
+#: builder's default without a GPU (with the largest limits of sm_80 and sm_90 the
+#: same but shared memory, sm_80's 163 KiB is the smaller)
+FILTER_ARCH = "sm_80"
+#: multiply-adds one thread's unrolled reduction step may hold (a template's filter
+#: refuses more: such a body takes minutes to lower and compile, seen on an H100
+#: box with 512-deep unrolled k-tiles timing out the 60 s build)
+MAX_UNROLLED_MACS = 16384
 
 
 def check_multiple(what, value, factor):
@@ -27,6 +38,37 @@ def max_threads(default=256) -> int:
     target = Target.current(allow_none=True)
     limit = target.attrs.get("max_num_threads") if target is not None else None
     return min(default, int(limit)) if limit else default
+
+
+class BlockBudget:
+    """What one CUDA block may use on the architecture a template is tuned for (the
+    current target's ``-arch``, else :data:`FILTER_ARCH`), for the templates'
+    ``cfg.multi_filter``: a config whose block cannot fit is never proposed, built
+    or measured.  This is a forecast from the knob values with the limits the
+    authoritative checks use after lowering (:func:`tecc.tir.analysis.verify_gpu`,
+    :func:`~tecc.tir.analysis.occupancy.register_pressure`), which still judge every
+    config that is built."""
+
+    def __init__(self, arch=None):
+        if arch is None:
+            target = Target.current(allow_none=True)
+            arch = target.cuda_arch if target is not None and target.kind == "cuda" else None
+        self.limits = gpu_limits(arch or FILTER_ARCH)
+
+    def fits(self, threads=(1,), shared_bytes=0, local_bytes=0) -> bool:
+        """Whether a block of ``threads`` (its ``threadIdx`` extents, x first) using
+        ``shared_bytes`` of shared memory, each thread keeping ``local_bytes`` of
+        arrays in registers, fits."""
+        lim = self.limits
+        total = 1
+        for t, most in zip(threads, (lim.max_thread_x, lim.max_thread_y, lim.max_thread_z)):
+            if t > most:
+                return False
+            total *= t
+        if total > lim.max_threads_per_block or shared_bytes > lim.max_shared_bytes_optin:
+            return False
+        need = REGISTERS_OVERHEAD_MIN + -(-int(local_bytes) // 4)
+        return need <= registers_per_thread_cap(total, lim.arch)
 
 
 def pow2_at_least(n, cap) -> int:

@@ -469,7 +469,7 @@ class ConfigSpace:
         reports GFLOPS from it)."""
         self.flop += float(flop)
 
-    def multi_filter(self, filter):  # noqa: A002 - AutoTVM's keyword
+    def multi_filter(self, filter, reason=None):  # noqa: A002 - AutoTVM's keyword
         """Keep only the points for which ``filter(entity)`` is true (AutoTVM's
         ``multi_filter``): a constraint across knobs that a template can tell from the
         knob values alone (threads per block, shared memory of a tile, a register
@@ -479,8 +479,9 @@ class ConfigSpace:
         ``len(space)`` still counts every point; :meth:`is_index_valid` says which
         pass, and the tuners draw from those.  When a config is applied (the template
         runs on one point), a point the filter refuses is marked invalid
-        (:meth:`raise_error`), so a config from elsewhere is refused with the reason.
-        The filters stay in this process: a space sent to a worker goes without them.
+        (:meth:`raise_error`), so a config from elsewhere is refused with ``reason``
+        (what the filter checks; a tecc addition to AutoTVM's signature).  The
+        filters stay in this process: a space sent to a worker goes without them.
         """
         if not callable(filter):
             raise InstantiationError(f"multi_filter: filter must be a function of the config entity, got "
@@ -490,7 +491,8 @@ class ConfigSpace:
             self._valid_cache.clear()
             self._valid_indexes = None
         elif not filter(self):
-            self.raise_error("the config fails the template's multi_filter (a constraint across its knobs)")
+            self.raise_error(f"config {self.index} fails the template's multi_filter"
+                             + (f": {reason}" if reason else " (a constraint across its knobs)"))
 
     #: a filtered space up to this many points lists its valid points once; a larger
     #: one is sampled by rejection
