@@ -566,3 +566,33 @@ def test_measure_package_exports():
     for name in ("MeasureInput", "MeasureResult", "MeasureErrorNo", "Builder", "Runner", "measure_option",
                  "create_measure_batch", "LocalBuilder", "LocalRunner", "BuildResult"):
         assert hasattr(measure, name), name
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_the_quick_comparison_agrees_with_the_exact_one(dtype):
+    from tecc.tuner.measure import local as L
+
+    rng = np.random.default_rng(5)
+    e = rng.standard_normal((64, 64)).astype(dtype)
+    rtol = L.TOLERANCES[dtype]
+    cases = {"equal": e.copy(), "close": (e * (1 + rtol / 10)).astype(dtype)}
+    for name, (i, j, v) in {"nan": (3, 4, np.nan), "inf": (5, 6, np.inf), "far": (7, 8, 50.0)}.items():
+        g = e.copy()
+        g[i, j] = v
+        cases[name] = g
+    edge = e.astype("float64")
+    edge[0, 0] += 0.99 * (rtol * max(1.0, float(np.abs(e).max())) + rtol * abs(float(e[0, 0])))
+    cases["at the edge"] = edge.astype(dtype)
+    for name, g in cases.items():
+        quick = L._clearly_matches(g, e, dtype, rtol)
+        exact = L.compare_output(g, e, dtype, "out")
+        assert not quick or exact is None, name  # quick says "match" only where the exact path agrees
+        if name in ("equal", "close"):
+            assert quick and exact is None, name
+        if name in ("nan", "inf", "far"):
+            assert exact is not None and "differs from the reference in 1 of 4096" in exact, name
+    e[1, 1] = np.inf  # an infinite expected value goes the exact way
+    assert not L._clearly_matches(e.copy(), e, dtype, rtol) and L.compare_output(e.copy(), e, dtype, "out") is None
+    ints = np.arange(12, dtype="int32")
+    assert L._clearly_matches(ints.copy(), ints, "int32", 0.0) and not L._clearly_matches(ints[::-1].copy(), ints,
+                                                                                          "int32", 0.0)

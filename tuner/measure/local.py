@@ -646,6 +646,32 @@ def _to_bfloat16_bits(x: np.ndarray) -> np.ndarray:
     return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
 
 
+def _clearly_matches(got: np.ndarray, expected: np.ndarray, dtype: str, rtol: float) -> bool:
+    """The common case of :func:`compare_output`, in a few passes of the arrays' own
+    precision: every expected value finite and every difference within half the
+    tolerance (a NaN in ``got`` fails ``<=``).  False sends the comparison to the
+    exact float64 path, which also words the message.  (A 4096x4096 float32 output,
+    every SGEMM candidate of a GPU tuning run: about 6x faster than the float64
+    path.)"""
+    if rtol == 0.0:
+        return got.dtype == expected.dtype and np.array_equal(got, expected)
+    if dtype not in ("float16", "float32", "float64") or got.dtype != expected.dtype:
+        return False
+    work = np.float64 if dtype == "float64" else np.float32
+    e = expected.astype(work, copy=False)
+    bound = np.abs(e)
+    largest = float(bound.max()) if bound.size else 1.0
+    if not np.isfinite(largest):  # an infinity or a NaN expected (max propagates NaN)
+        return False
+    atol = rtol * max(1.0, largest)
+    bound *= rtol
+    bound += atol
+    bound *= 0.5
+    diff = np.subtract(got, e, dtype=work)
+    np.abs(diff, out=diff)
+    return bool(np.less_equal(diff, bound).all())
+
+
 def _as_float(arr: np.ndarray, dtype: str) -> np.ndarray:
     if dtype == "bfloat16":
         return (arr.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
@@ -708,6 +734,8 @@ def compare_output(got: np.ndarray, expected: np.ndarray, dtype: str, what: str)
     if got.shape != expected.shape:
         return f"{what} has shape {got.shape}, the reference {expected.shape}"
     rtol = TOLERANCES.get(dtype, 0.0)
+    if _clearly_matches(got, expected, dtype, rtol):
+        return None
     g, e = _as_float(got, dtype), _as_float(expected, dtype)
     both_nan = np.isnan(g) & np.isnan(e)
     finite = e[np.isfinite(e)]
