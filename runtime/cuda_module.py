@@ -304,7 +304,13 @@ class CUDAModule(Module):
                           "(correct results, not GPU speed); set TECC_REQUIRE_GPU=1 to make this an error",
                           RuntimeWarning, stacklevel=4)
         if self._emulator is None:
-            self._emulator = EmulatedLauncher(self._emulation_library())
+            library = self._emulation_library()
+            if library is None:
+                raise TeccError(
+                    f"{self.entry_name}: there is no CUDA GPU here, and this module was exported for GPUs only "
+                    "(export_library(path, cpu_emulation=False)), without the CPU emulation that would run it; "
+                    "run it on a machine with a GPU, or export it with cpu_emulation=True")
+            self._emulator = EmulatedLauncher(library)
         return self._emulator
 
     def _device_arrays(self, sig, arrays):
@@ -426,15 +432,35 @@ class CUDAModule(Module):
                      "resources": {name: r.to_json() for name, r in self.kernel_resources.items()}})
         return meta
 
+    def export_library(self, path, *args, cpu_emulation: bool = True, **kwargs) -> None:
+        """Write the module to ONE file at ``path`` (see :meth:`Module.export_library`).
+        ``cpu_emulation=False`` leaves out the CPU emulation: the file runs on GPUs
+        only, and exporting skips the C compiler (the tuner's builder does so when
+        its runner has a GPU: compiling the emulation took half of a candidate's
+        build)."""
+        self._export_emulation = bool(cpu_emulation)
+        try:
+            super().export_library(path, *args, **kwargs)
+        finally:
+            self._export_emulation = True
+
+    _export_emulation = True
+
     def _artifact(self) -> bytes:
         """A zip: ``metadata.json`` (signatures, plans, kernel specs, ptxas report),
         ``kernels.cubin``, ``source.cu``, ``plans.txt`` (readable) and
-        ``emulation.so`` (the CPU emulation, for machines without a GPU)."""
-        with open(self._emulation_library(), "rb") as f:
-            emulation = f.read()
-        return zip_bytes({"metadata.json": json.dumps(self.metadata(), indent=1), "kernels.cubin": self.cubin,
-                          "source.cu": self.cuda_source, "plans.txt": self.get_source(),
-                          "emulation.so": emulation})
+        ``emulation.so`` (the CPU emulation, for machines without a GPU; absent
+        from a GPU-only export)."""
+        entries = {"metadata.json": json.dumps(dict(self.metadata(), emulation=self._export_emulation), indent=1),
+                   "kernels.cubin": self.cubin, "source.cu": self.cuda_source, "plans.txt": self.get_source()}
+        if self._export_emulation:
+            library = self._emulation_library()
+            if library is None:
+                raise TeccError(f"export_library: {self.entry_name} was loaded from a GPU-only export and has no "
+                                "CPU emulation to write; export with cpu_emulation=False, or rebuild it")
+            with open(library, "rb") as f:
+                entries["emulation.so"] = f.read()
+        return zip_bytes(entries)
 
 
 def load_cuda_module(entries: dict, meta: dict, signatures: dict, path: str = "", cache: bool = True) -> CUDAModule:
@@ -444,13 +470,16 @@ def load_cuda_module(entries: dict, meta: dict, signatures: dict, path: str = ""
     try:
         cubin = entries["kernels.cubin"]
         source = entries["source.cu"].decode("utf-8")
-        emulation = entries["emulation.so"]
+        emulation = entries["emulation.so"] if meta.get("emulation", True) else None
     except KeyError as err:
         raise TeccError(f"load_module: {path!r} lacks {err} (an incomplete CUDA module)") from None
     plans = {d["name"]: LaunchPlan.from_json(d) for d in meta["plans"]}
     kernels = {d["name"]: KernelSpec.from_json(d) for d in meta["kernels"]}
     resources = {name: KernelResources.from_json(r) for name, r in meta.get("resources", {}).items()}
-    if cache:
+    if emulation is None:  # exported for GPUs only
+        def emulation_library():
+            return None
+    elif cache:
         library = _cached_file(emulation, "so")
 
         def emulation_library():

@@ -86,6 +86,30 @@ def test_export_and_load_round_trip(tmp_path, monkeypatch):
     assert_runs_scale_inc(loaded)
 
 
+def test_a_gpu_only_export_skips_the_emulation_and_says_so_without_a_gpu(tmp_path, monkeypatch):
+    import zipfile
+
+    from tecc.cpu_fallback import gpu_emu
+
+    mod = two_kernel_module()
+    path = tmp_path / "gpu_only.tecc"
+    with monkeypatch.context() as m:
+        m.setattr(gpu_emu, "compile_c", lambda *a, **k: pytest.fail("a GPU-only export ran the C compiler"))
+        mod.export_library(str(path), cpu_emulation=False)
+    with zipfile.ZipFile(path) as z:
+        assert "emulation.so" not in z.namelist()
+    loaded = runtime.load_module(str(path))
+    assert loaded.cubin == mod.cubin and loaded.metadata() == mod.metadata()
+    if not tecc.cuda(0).exist:
+        with pytest.raises(TeccError, match="exported for GPUs only .*export it with cpu_emulation=True"):
+            loaded(rand(16, 16), np.zeros((16, 16), np.float32))
+    with pytest.raises(TeccError, match="loaded from a GPU-only export"):
+        loaded.export_library(str(tmp_path / "again.tecc"))
+    loaded.export_library(str(tmp_path / "again.tecc"), cpu_emulation=False)
+    mod.export_library(str(tmp_path / "full.tecc"))  # the default keeps the emulation
+    assert_runs_scale_inc(runtime.load_module(str(tmp_path / "full.tecc")))
+
+
 # ---------------------------------------------------------------------------
 # running without a GPU: the CPU emulation
 # ---------------------------------------------------------------------------

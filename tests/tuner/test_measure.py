@@ -596,3 +596,23 @@ def test_the_quick_comparison_agrees_with_the_exact_one(dtype):
     ints = np.arange(12, dtype="int32")
     assert L._clearly_matches(ints.copy(), ints, "int32", 0.0) and not L._clearly_matches(ints[::-1].copy(), ints,
                                                                                           "int32", 0.0)
+
+
+def test_the_builder_leaves_the_cpu_emulation_out_when_the_runner_has_a_gpu(tmp_path):
+    import zipfile
+
+    task = autotvm.task.create("test_measure/scale_cuda", args=(256,), target="cuda")
+    names = {}
+    for emulation in (False, True):
+        res = build_candidate(_config(task, threads=64, wrong=0),
+                              str(tmp_path), {"cuda_arch": "sm_90", "cpu_emulation": emulation})
+        assert isinstance(res, BuildResult), res
+        with zipfile.ZipFile(res.filename) as z:
+            names[emulation] = set(z.namelist())
+    assert "emulation.so" in names[True] and "emulation.so" not in names[False]
+    runner = LocalRunner(number=1, repeat=1, cooldown_interval=0)
+    try:
+        runner.set_task(task)
+        assert runner.get_build_kwargs()["cpu_emulation"] is (not tecc.cuda(0).exist)
+    finally:
+        runner.close()

@@ -70,7 +70,7 @@ SEED = 0
 _RUNS_PER_WORKER = 256
 
 #: the build options a builder understands (``build_kwargs``)
-_BUILD_KWARGS = ("cuda_arch", "checks")
+_BUILD_KWARGS = ("cuda_arch", "checks", "cpu_emulation")
 #: TVM's names of GPU limits (``build_kwargs={"checks": {"gpu": {...}}}``) -> verify_gpu's
 _GPU_CHECKS = {"max_threads_per_block": "max_threads_per_block", "max_shared_memory_per_block": "max_shared_bytes",
                "max_thread_x": "max_thread_x", "max_thread_y": "max_thread_y", "max_thread_z": "max_thread_z",
@@ -279,7 +279,9 @@ def _compile_cuda(sch, args, target, build_kwargs, path):
     too_many = _check_registers(built, _kernels(lowered), arch)
     if too_many:
         raise _Failed(MeasureErrorNo.INSTANTIATION_ERROR, too_many)
-    _step(MeasureErrorNo.COMPILE_HOST, built.export_library, path)  # builds the CPU emulation too
+    # the CPU emulation (a C compile) only where the runner has no GPU
+    _step(MeasureErrorNo.COMPILE_HOST, built.export_library, path,
+          cpu_emulation=build_kwargs.get("cpu_emulation", True))
 
 
 def _const_shape(tensor) -> tuple:
@@ -1144,14 +1146,16 @@ class LocalRunner(Runner):
         self._make_reference()
 
     def get_build_kwargs(self) -> dict:
-        """``{"cuda_arch": ...}`` for a "cuda" task: the worker's GPU, or the
-        emulator's architecture where there is none."""
+        """``{"cuda_arch": ..., "cpu_emulation": ...}`` for a "cuda" task: the
+        worker's GPU, or the emulator's architecture where there is none, and
+        whether candidates need their CPU emulation (only without a GPU)."""
         if self.task is None or self.task.target is None or not _is_cuda(self.task.target):
             return {}
         from ...cuda_codegen import EMULATION_ARCH  # noqa: PLC0415
 
         info = self._ensure_worker().info
-        return {"cuda_arch": info["arch"] or EMULATION_ARCH}
+        # on a GPU the candidates never run on the emulation: the builder skips its C compile
+        return {"cuda_arch": info["arch"] or EMULATION_ARCH, "cpu_emulation": not info["gpu"]}
 
     def _ensure_worker(self) -> _RunWorker:
         w = self._worker
