@@ -341,3 +341,69 @@ def test_a_filtered_space_pickles_without_its_filters():
     task = autotvm.task.create("test/synthetic_filtered", args=(64,), target="llvm")
     back = pickle.loads(pickle.dumps(task.config_space))
     assert len(back) == len(task.config_space) and not back.filtered
+
+
+class _OverlappingRunner(S.SyntheticRunner):
+    """A synthetic runner that lets the next batch build while it runs, and records
+    when each batch's build and run start and end."""
+
+    def __init__(self, events):
+        super().__init__()
+        self.events = events
+
+    @property
+    def overlaps_builds(self):
+        return True
+
+    def run(self, measure_inputs, build_results):
+        first = measure_inputs[0].config.index
+        self.events.append(("run", first, "start"))
+        import time as _time
+        _time.sleep(0.05)
+        out = super().run(measure_inputs, build_results)
+        self.events.append(("run", first, "end"))
+        return out
+
+
+class _SlowBuilder(S.SyntheticBuilder):
+    def __init__(self, events):
+        super().__init__(n_parallel=8)
+        self.events = events
+
+    def build(self, measure_inputs):
+        import time as _time
+        first = measure_inputs[0].config.index
+        self.events.append(("build", first, "start"))
+        _time.sleep(0.05)
+        out = super().build(measure_inputs)
+        self.events.append(("build", first, "end"))
+        return out
+
+
+@pytest.mark.parametrize("name", ["random", "xgb-rank"])
+def test_on_a_gpu_runner_the_next_batch_builds_while_this_one_runs(task, name):
+    events = []
+    builder = _SlowBuilder(events)
+    opt = autotvm.measure_option(builder=builder, runner=_OverlappingRunner(events))
+    tuner = tuners(task)[name]
+    monitor = autotvm.callback.Monitor()
+    tuner.tune(44, opt, callbacks=[monitor])
+    assert len(builder.built) == 44 and len(set(builder.built)) == 44  # every trial once, none over budget
+    assert len(monitor.trial_scores()) == 44
+    batches = [e[1] for e in events if e[0] == "run" and e[2] == "start"]
+    assert len(batches) == 6
+    for k in range(len(batches) - 1):  # batch k+1's build started before batch k's run ended
+        nxt = events.index(("build", batches[k + 1], "start"))
+        assert nxt < events.index(("run", batches[k], "end")), events
+
+
+def test_a_batch_built_ahead_and_dropped_by_early_stopping_is_not_visited(task):
+    events = []
+    builder = _SlowBuilder(events)
+    opt = autotvm.measure_option(builder=builder, runner=_OverlappingRunner(events))
+    tuner = RandomTuner(task, seed=3)
+    tuner.tune(400, opt, early_stopping=1)
+    measured = len(tuner.visited)
+    assert measured < len(builder.built)  # a batch was built ahead and dropped
+    assert set(tuner.visited) <= set(builder.built)
+    assert len(builder.built) - measured <= 8

@@ -1157,6 +1157,15 @@ class LocalRunner(Runner):
         # on a GPU the candidates never run on the emulation: the builder skips its C compile
         return {"cuda_arch": info["arch"] or EMULATION_ARCH, "cpu_emulation": not info["gpu"]}
 
+    @property
+    def overlaps_builds(self) -> bool:
+        """True for a "cuda" task timed on a real GPU: CUDA events (with the stream
+        held, runtime.timing) do not see the builder's load on the CPU, so the next
+        batch compiles while this one runs.  CPU timings and the emulator keep the
+        machine to themselves."""
+        return (self.task is not None and self.task.target is not None and _is_cuda(self.task.target)
+                and self._ensure_worker().info["gpu"])
+
     def _ensure_worker(self) -> _RunWorker:
         w = self._worker
         if w is not None and (w.process.poll() is not None or w.runs >= _RUNS_PER_WORKER):

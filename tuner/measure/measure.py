@@ -110,6 +110,13 @@ class Runner:
         """What the builder must know about the device the runner uses."""
         return {}
 
+    @property
+    def overlaps_builds(self) -> bool:
+        """Whether the next batch may build while this runner measures one: true only
+        where the compile load cannot disturb the timings (a runner timing a GPU with
+        its events), so a CPU runner keeps the machine to itself."""
+        return False
+
     def run(self, measure_inputs, build_results):
         raise NotImplementedError
 
@@ -141,18 +148,55 @@ def measure_option(builder, runner):
 def create_measure_batch(task, option):
     """``measure_batch(inputs) -> results``: build then run a batch of candidates of
     ``task`` with ``option`` (from :func:`measure_option`).  The callable has
-    ``n_parallel`` (how many candidates a batch should hold) and ``close()``."""
+    ``n_parallel`` (how many candidates a batch should hold), ``close()``, and the
+    two halves the tuning loop uses to overlap them: ``build_async(inputs)`` (a
+    future of the build results; built in a background thread when the runner
+    ``overlaps_builds``, else when the future is asked) and ``run(inputs,
+    build_results)``."""
     builder, runner = option["builder"], option["runner"]
     runner.set_task(task)
     builder.set_task(task, runner.get_build_kwargs())
+    pool = []  # the background thread, made on first use
 
-    def measure_batch(measure_inputs):
-        build_results = builder.build(measure_inputs)
+    def run(measure_inputs, build_results):
         results = runner.run(measure_inputs, build_results)
         if len(results) != len(measure_inputs):
             raise MeasureError(f"the runner returned {len(results)} results for {len(measure_inputs)} inputs")
         return results
 
+    def build_async(measure_inputs):
+        if not runner.overlaps_builds:
+            return _Deferred(builder.build, measure_inputs)
+        if not pool:
+            from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+            pool.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="tecc-build"))
+        return pool[0].submit(builder.build, measure_inputs)
+
+    def measure_batch(measure_inputs):
+        return run(measure_inputs, builder.build(measure_inputs))
+
+    def close():
+        for p in pool:
+            p.shutdown(wait=True)
+        getattr(builder, "close", lambda: None)()
+        getattr(runner, "close", lambda: None)()
+
     measure_batch.n_parallel = builder.n_parallel or 1
-    measure_batch.close = lambda: (getattr(builder, "close", lambda: None)(), getattr(runner, "close", lambda: None)())
+    measure_batch.overlaps_builds = bool(runner.overlaps_builds)
+    measure_batch.build_async = build_async
+    measure_batch.run = run
+    measure_batch.close = close
     return measure_batch
+
+
+class _Deferred:
+    """A future that computes its value when first asked (a build not overlapped)."""
+
+    def __init__(self, fn, *args):
+        self._fn, self._args, self._done, self._value = fn, args, False, None
+
+    def result(self):
+        if not self._done:
+            self._value, self._done = self._fn(*self._args), True
+        return self._value

@@ -106,26 +106,59 @@ class Tuner:
         measure_batch = create_measure_batch(self.task, measure_option)
         n_parallel = max(int(getattr(measure_batch, "n_parallel", 1) or 1), 1)
         try:
-            while i < n_trial and self.has_next():
-                configs = self.next_batch(min(n_parallel, n_trial - i))
-                if not configs:
-                    break
-                inputs = [MeasureInput(self.task.target, self.task, config) for config in configs]
-                results = measure_batch(inputs)
-                self._account(inputs, results, i, scale)
-                i += len(results)
-                self.ttl = min(self.early_stopping + self.best_iter, n_trial) - i
-                self.update(inputs, results)
-                for callback in callbacks:
-                    callback(self, inputs, results)
-                if i >= self.best_iter + self.early_stopping:
-                    logger.info("early stopping: no better config in the last %d trials", self.early_stopping)
-                    break
-                if self.error_ct > 150:
-                    logger.warning("%d trials in a row failed; check the template and the measure option "
-                                   "(the log's error messages say why)", self.error_ct)
+            self._loop(measure_batch, n_parallel, n_trial, i, scale, callbacks)
         finally:
             measure_batch.close()
+
+    def _propose(self, n_parallel, left):
+        """The next batch's inputs (empty when the trials or the space are used up)."""
+        if left <= 0 or not self.has_next():
+            return []
+        configs = self.next_batch(min(n_parallel, left))
+        return [MeasureInput(self.task.target, self.task, config) for config in configs]
+
+    def _loop(self, measure_batch, n_parallel, n_trial, i, scale, callbacks):
+        """Measure batches until ``n_trial``.  Where the runner allows it (a GPU:
+        ``overlaps_builds``), the next batch is proposed and its build started before
+        this one runs, so compiling overlaps measuring; that batch is proposed
+        without this one's results (a model-based tuner plans ``plan_size`` trials
+        ahead anyway), and when tuning stops early it is dropped unmeasured (its
+        configs stay unlogged, so a resumed run proposes them).  Elsewhere each
+        batch is proposed after the last one's results."""
+        overlap = bool(getattr(measure_batch, "overlaps_builds", False))
+        build_async = getattr(measure_batch, "build_async", None)
+        inputs = self._propose(n_parallel, n_trial - i)
+        built = None
+        if inputs and build_async is not None:
+            built = build_async(inputs)
+        following = []
+        while inputs:
+            if build_async is None:  # a plain callable measure batch
+                results = measure_batch(inputs)
+            else:
+                build_results = built.result()
+                if overlap:
+                    following = self._propose(n_parallel, n_trial - i - len(inputs))
+                    built = build_async(following) if following else None
+                results = measure_batch.run(inputs, build_results)
+            self._account(inputs, results, i, scale)
+            i += len(results)
+            self.ttl = min(self.early_stopping + self.best_iter, n_trial) - i
+            self.update(inputs, results)
+            for callback in callbacks:
+                callback(self, inputs, results)
+            if i >= self.best_iter + self.early_stopping:
+                logger.info("early stopping: no better config in the last %d trials", self.early_stopping)
+                break
+            if self.error_ct > 150:
+                logger.warning("%d trials in a row failed; check the template and the measure option "
+                               "(the log's error messages say why)", self.error_ct)
+            if not overlap:
+                following = self._propose(n_parallel, n_trial - i)
+                built = build_async(following) if following and build_async is not None else None
+            inputs, following = following, []
+        for inp in following:  # built ahead, dropped unmeasured: free to propose again
+            self.visited.discard(inp.config.index)
 
     def _account(self, inputs, results, start, scale):
         for k, (inp, res) in enumerate(zip(inputs, results)):
