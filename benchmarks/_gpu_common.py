@@ -362,16 +362,10 @@ def kernel_resources(mod) -> dict:
 
 def launch_shape(mod) -> str:
     """``grid / block`` of every launch in a module's plans (``?`` where an extent
-    depends on the arguments)."""
-    from tecc.runtime.launch import Launch, evaluate
-
+    depends on the arguments): :meth:`CUDAModule.launch_dims`."""
     parts = []
-    steps = [s for plan in mod.plans.values() for s in plan.steps if isinstance(s, Launch)]
-    for step in steps:
-        try:
-            grid = [evaluate(x, {}) for x in step.grid]
-            block = [evaluate(x, {}) for x in step.block]
-        except KeyError:  # the extent depends on a scalar argument
+    for _, _, grid, block in mod.launch_dims():
+        if grid is None:
             parts.append("?")
             continue
         g = "x".join(str(v) for v in grid if v > 1) or "1"

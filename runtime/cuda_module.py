@@ -34,7 +34,7 @@ from .. import config
 from ..errors import KernelError, RuntimeArgError, TeccError
 from . import dtypes, timing
 from .device import CUDA, _cupy, cuda
-from .launch import KernelSpec, LaunchPlan, run_plan
+from .launch import KernelSpec, Launch, LaunchPlan, _all_steps, evaluate, run_plan
 from .cache import atomic_write
 from .module import Module, _cached_file, last_error, load_library, zip_bytes
 from .ndarray import NDArray
@@ -117,6 +117,11 @@ class CUDASourceModule:
 
     def __repr__(self) -> str:
         return f"<tecc.runtime.CUDASourceModule arch={self.arch}>"
+
+    def _repr_html_(self) -> str:
+        from .. import display  # noqa: PLC0415
+
+        return display.heading_html(repr(self)) + display.code_html(self.source, "cuda")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,6 +236,44 @@ class CUDAModule(Module):
     def kernel_names(self) -> list:
         """The names of the module's kernels."""
         return list(self.kernels)
+
+    def launch_dims(self) -> list:
+        """``(function, kernel, grid, block)`` of every launch in the functions' plans,
+        in order; ``grid`` and ``block`` are 3-tuples, None where an extent depends on
+        the arguments (a symbolic size)."""
+        out = []
+        for fname, plan in self.plans.items():
+            for step in _all_steps(plan.steps):
+                if not isinstance(step, Launch):
+                    continue
+                try:
+                    grid = tuple(evaluate(x, {}) for x in step.grid)
+                    block = tuple(evaluate(x, {}) for x in step.block)
+                except KeyError:  # an extent that depends on a scalar argument
+                    grid = block = None
+                out.append((fname, step.kernel, grid, block))
+        return out
+
+    def _kernel_table(self):
+        def dims(d):
+            return "?" if d is None else "x".join(str(v) for v in d if v > 1) or "1"
+
+        rows = []
+        for fname, kernel, grid, block in self.launch_dims():
+            res = self.kernel_resources.get(kernel)
+            spec = self.kernels.get(kernel)
+            rows.append([fname, kernel, dims(grid), dims(block),
+                         res.registers if res else None, res.spill_store_bytes if res else None,
+                         res.static_shared_bytes if res else None,
+                         spec.dynamic_shared_bytes if spec else None])
+        return (["function", "kernel", "grid", "block", "registers", "spill bytes", "static shared B",
+                 "dynamic shared B"], rows)
+
+    def _source_language(self) -> str:
+        return "cuda"
+
+    def _display_source(self) -> str:
+        return self.cuda_source
 
     def get_source(self, fmt: str = "") -> str:
         """The module's code as text (TVM's ``get_source``).

@@ -120,6 +120,13 @@ class ProfileResult:
         return (f"ProfileResult(mean={self.mean * 1e3:.4f} ms, median={self.median * 1e3:.4f} ms, "
                 f"std={self.std * 1e3:.4f} ms, repeats={len(self.results)})")
 
+    def _repr_html_(self) -> str:
+        from .. import display  # noqa: PLC0415
+
+        return display.table_html(["mean ms", "median ms", "min ms", "max ms", "std ms", "repeats"],
+                                  [[self.mean * 1e3, self.median * 1e3, self.min * 1e3, self.max * 1e3,
+                                    self.std * 1e3, len(self.results)]])
+
 
 class Function:
     """A callable function of a :class:`Module` (``mod[name]``)."""
@@ -200,6 +207,52 @@ class Module:
 
     def __repr__(self) -> str:
         return f"<tecc.runtime.{type(self).__name__} {', '.join(self.signatures)} target={self.target!r}>"
+
+    # display -------------------------------------------------------------------------
+    def describe(self) -> str:
+        """What the module holds, as text: its functions with their parameters (and,
+        for a CUDA module, its kernels with launch shapes and ptxas's resources)."""
+        from .. import display  # noqa: PLC0415
+
+        lines = [repr(self), display.table_text(*self._function_table())]
+        kernels = self._kernel_table()
+        if kernels is not None:
+            lines.append(display.table_text(*kernels))
+        return "\n\n".join(lines)
+
+    def _function_table(self):
+        rows = []
+        for name, sig in self.signatures.items():
+            params = ", ".join(f"{a.name}: {a.dtype}{a.describe_shape() if a.kind == 'buffer' else ''}"
+                               + (" (written)" if a.written else "") for a in sig.args)
+            rows.append([name, params])
+        return ["function", "parameters"], rows
+
+    def _kernel_table(self):
+        """``(columns, rows)`` of the device kernels, or None for a host module."""
+        return None
+
+    def _source_language(self) -> str:
+        return "c"
+
+    def _repr_html_(self) -> str:
+        from .. import display  # noqa: PLC0415
+
+        parts = [display.heading_html(repr(self)), display.table_html(*self._function_table())]
+        kernels = self._kernel_table()
+        if kernels is not None:
+            parts.append(display.table_html(*kernels))
+        try:
+            source = self._display_source()
+        except Exception:  # noqa: BLE001 -- a module without readable source shows the rest
+            source = None
+        if source:
+            parts.append(display.details_html(f"source ({len(source.splitlines())} lines)",
+                                              display.code_html(source, self._source_language())))
+        return "".join(parts)
+
+    def _display_source(self) -> str:
+        return self.get_source()
 
     # arguments ----------------------------------------------------------------------
     def _ndarray_data(self, value: NDArray, what: str, spec, name: str):

@@ -630,6 +630,74 @@ class Schedule:
         if self._keep_record and self.outputs is not None:
             self._record("vanilla")
 
+    # display ------------------------------------------------------------------
+    def __repr__(self):
+        return (f"<tecc.te.Schedule outputs=[{', '.join(op.name for op in self.outputs)}], "
+                f"{len(self.stages)} stages>")
+
+    def loop_tree(self) -> str:
+        """The schedule as text: each stage computed at the top (its loops outermost
+        first, with their extents as bound inference gives them, thread bindings and
+        annotations), the stages computed inside one of its loops (``compute_at``)
+        under that loop, then the inlined stages and the inputs."""
+        from .lower import infer_bound
+
+        try:
+            bounds = infer_bound(self)
+        except Exception:  # noqa: BLE001 -- an unfinished schedule still shows its loops
+            bounds = {}
+        inside = {}
+        for st in self.stages:
+            if st.attach_type == AttachType.SCOPE and st.attach_stage is not None:
+                inside.setdefault((st.attach_stage, st.attach_ivar), []).append(st)
+        lines = []
+
+        def loop_text(st, iv):
+            rng = bounds.get(iv)
+            extent = "?" if rng is None else str(rng.extent)
+            words = []
+            attr = st.iter_var_attrs.get(iv)
+            if iv.iter_type == E.IterVarType.COMM_REDUCE:
+                words.append("reduce")
+            if attr is not None:
+                if attr.bind_thread is not None:
+                    words.append(attr.bind_thread.thread_tag or attr.bind_thread.var.name)
+                if attr.kind:
+                    words.append({"vectorize": "vectorized", "unroll": "unrolled"}.get(attr.kind, attr.kind))
+                words.extend(f"pragma {k}={v}" for k, v in attr.pragmas)
+            return f"for {iv.var.name} in 0..{extent}" + (f"  [{', '.join(words)}]" if words else "")
+
+        def stage(st, depth):
+            what = [type(st.op).__name__, st.scope or "global"]
+            if st.is_output:
+                what.append("output")
+            lines.append("  " * depth + f"{st.name}  ({', '.join(what)})")
+            for k, iv in enumerate(st.leaf_iter_vars):
+                lines.append("  " * (depth + 1 + k) + loop_text(st, iv))
+                for child in inside.get((st, iv), ()):
+                    stage(child, depth + 2 + k)
+
+        for st in self.stages:
+            if isinstance(st.op, PlaceholderOp) or st.attach_type != AttachType.ROOT:
+                continue
+            stage(st, 0)
+        inlined = [st.name for st in self.stages if st.attach_type in (AttachType.INLINE, AttachType.INLINED_ALREADY)]
+        if inlined:
+            lines.append(f"inlined: {', '.join(inlined)}")
+        other = [f"{st.name} ({st.attach_type.name.lower()})" for st in self.stages
+                 if st.attach_type not in (AttachType.ROOT, AttachType.SCOPE, AttachType.INLINE,
+                                           AttachType.INLINED_ALREADY) and not isinstance(st.op, PlaceholderOp)]
+        if other:
+            lines.append(f"elsewhere: {', '.join(other)}")
+        inputs = [st.name for st in self.stages if isinstance(st.op, PlaceholderOp)]
+        if inputs:
+            lines.append(f"inputs: {', '.join(inputs)}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from .. import display
+        return display.heading_html(repr(self)) + display.pre_html(self.loop_tree())
+
     def _make_scan_group(self, scan_stage):
         """Mark the stages a scan recomputes in every step (:func:`.graph.scan_body`)
         to be computed inside its time loop."""

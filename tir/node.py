@@ -37,6 +37,11 @@ class Node:
         from .printer import to_text
         return to_text(self)
 
+    def _repr_html_(self) -> str:
+        """The text form, highlighted (Jupyter)."""
+        from .. import display
+        return display.code_html(str(self), "tir")
+
 
 def ir_node(children=()):
     """Class decorator: declare ``children`` field names and register the class."""

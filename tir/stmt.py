@@ -620,3 +620,8 @@ class IRModule:
         return self.script()
 
     __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        """The text form, highlighted (Jupyter)."""
+        from .. import display
+        return display.code_html(self.script(), "tir")

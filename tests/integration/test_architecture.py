@@ -147,3 +147,8 @@ def test_one_plan_executor_serves_the_gpu_emulation_and_the_checker(monkeypatch)
         mod(x, y)
     assert mod.check(x, y) == []
     assert calls == ["default_function", "default_function"]
+
+
+def test_the_leaf_modules_import_nothing_else_of_tecc():
+    for leaf in ("errors.py", "config.py", "display.py"):
+        assert _tecc_imports(ROOT / leaf) <= {"errors", "config", "display"}, leaf
