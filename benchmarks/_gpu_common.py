@@ -16,11 +16,8 @@ Nothing here needs a GPU at import time; the timing functions need one when call
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import json
 import os
-import platform
-import re
 import statistics
 
 import numpy as np
@@ -33,134 +30,11 @@ DRY_RUN_TARGET = "cuda -arch=sm_90"
 
 
 # ---------------------------------------------------------------------------------------
-# device facts
+# device facts (tecc.driver.devicefacts: shared with `tecc bench`)
 # ---------------------------------------------------------------------------------------
-def has_gpu() -> bool:
-    """True when tecc sees a CUDA GPU (``tecc.cuda(0).exist``)."""
-    return bool(tecc.cuda(0).exist)
-
-
-def _versions() -> dict:
-    out = {"python": platform.python_version(), "numpy": np.__version__,
-           "tecc": getattr(tecc, "__version__", "?")}
-    try:
-        import cupy
-        out["cupy"] = cupy.__version__
-    except Exception:  # noqa: BLE001 - cupy missing or broken
-        out["cupy"] = None
-    try:
-        from tecc.cuda_codegen.nvrtc import nvrtc_version
-        out["nvrtc"] = ".".join(str(v) for v in nvrtc_version())
-    except Exception as err:  # noqa: BLE001 - no NVRTC: record why
-        out["nvrtc"] = f"unavailable ({err})"
-    torch = optional_torch()
-    out["torch"] = torch.__version__ if torch is not None else None
-    return out
-
-
-def _cuda_version(v: int) -> str:
-    return f"{v // 1000}.{(v % 1000) // 10}"
-
-
-def _nvml_now(index: int = 0) -> dict:
-    """Current clocks, power limit and temperature (empty where NVML is unusable)."""
-    try:
-        import pynvml
-        pynvml.nvmlInit()
-    except Exception:  # noqa: BLE001 - nvidia-ml-py missing or no driver
-        return {}
-    out = {}
-    try:
-        h = pynvml.nvmlDeviceGetHandleByIndex(index)
-        queries = {
-            "sm_clock_now_mhz": lambda: pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
-            "memory_clock_now_mhz": lambda: pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_MEM),
-            "sm_clock_app_mhz": lambda: pynvml.nvmlDeviceGetApplicationsClock(h, pynvml.NVML_CLOCK_SM),
-            "power_limit_w": lambda: pynvml.nvmlDeviceGetPowerManagementLimit(h) / 1000.0,
-            "temperature_c": lambda: pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU),
-        }
-        for key, query in queries.items():
-            try:
-                out[key] = query()
-            except Exception:  # noqa: BLE001 - a query this GPU or driver does not answer
-                out[key] = None
-    finally:
-        try:
-            pynvml.nvmlShutdown()
-        except Exception:  # noqa: BLE001
-            pass
-    return out
-
-
-def device_facts(dry_run: bool, target: str) -> dict:
-    """What the run measured on: GPU, clocks, memory, driver, versions and the date.
-
-    Parameters
-    ----------
-    dry_run : bool
-        True when nothing runs on a GPU (the facts then describe this host only).
-    target : str
-        The tecc target the kernels were built for.
-    """
-    facts = {"date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-             "host": platform.node(), "target": target, "dry_run": dry_run,
-             "versions": _versions(), "env": {k: os.environ.get(k) for k in ("CUPY_TF32", "CUDA_VISIBLE_DEVICES")}}
-    if dry_run or not has_gpu():
-        facts["gpu"] = None
-        return facts
-    import cupy
-
-    dev = tecc.cuda(0)
-    attrs = dev.attributes()
-    gpu = {"name": dev.name, "arch": dev.arch, "compute_version": dev.compute_version,
-           "sm_count": attrs.get("MultiProcessorCount"),
-           "l2_bytes": attrs.get("L2CacheSize"),
-           "memory_total_bytes": attrs.get("total_global_memory"),
-           "memory_bus_bits": attrs.get("GlobalMemoryBusWidth"),
-           "sm_clock_attr_khz": attrs.get("ClockRate"),
-           "memory_clock_attr_khz": attrs.get("MemoryClockRate"),
-           "max_shared_per_block_optin": attrs.get("max_shared_memory_per_block_optin")}
-    for key in ("driver_version", "sm_clock_max_mhz", "memory_clock_max_mhz"):
-        gpu[key] = attrs.get(key)
-    gpu.update(_nvml_now(0))
-    gpu["cuda_driver_api"] = _cuda_version(cupy.cuda.runtime.driverGetVersion())
-    gpu["cuda_runtime"] = _cuda_version(cupy.cuda.runtime.runtimeGetVersion())
-    facts["gpu"] = gpu
-    return facts
-
-
-def short_gpu_name(facts: dict) -> str:
-    """``"H100"``, ``"H200"``, ``"A100"``... from the GPU name (``"dryrun-sm_90"`` in a dry run)."""
-    gpu = facts.get("gpu")
-    if not gpu:
-        arch = re.search(r"sm_\d+[af]?", facts.get("target", "")) or None
-        return "dryrun-" + (arch.group(0) if arch else "cpu")
-    m = re.search(r"\b([A-Z]{1,2}\d{2,4}[A-Za-z]?)\b", gpu["name"])
-    if m:
-        return m.group(1)
-    return re.sub(r"[^A-Za-z0-9]+", "-", gpu["name"]).strip("-") or "GPU"
-
-
-def facts_header(facts: dict) -> str:
-    """A few readable lines about the device and software, for the console and the .md."""
-    v = facts["versions"]
-    lines = [f"date {facts['date']}  host {facts['host']}  target {facts['target']!r}"]
-    gpu = facts.get("gpu")
-    if gpu:
-        mem = gpu.get("memory_total_bytes") or 0
-        l2 = gpu.get("l2_bytes") or 0
-        lines.append(f"GPU {gpu['name']} ({gpu['arch']}), {gpu.get('sm_count')} SMs, "
-                     f"{mem / 2**30:.1f} GiB, L2 {l2 / 2**20:.0f} MiB")
-        lines.append(f"clocks: SM max {gpu.get('sm_clock_max_mhz')} MHz, now {gpu.get('sm_clock_now_mhz')} MHz; "
-                     f"memory max {gpu.get('memory_clock_max_mhz')} MHz; power limit {gpu.get('power_limit_w')} W; "
-                     f"{gpu.get('temperature_c')} C")
-        lines.append(f"driver {gpu.get('driver_version')} (CUDA {gpu.get('cuda_driver_api')}), "
-                     f"CUDA runtime {gpu.get('cuda_runtime')}")
-    else:
-        lines.append("DRY RUN: no GPU used; kernels ran on tecc's CPU emulation of CUDA semantics")
-    lines.append(f"NVRTC {v['nvrtc']}, cupy {v['cupy']}, torch {v['torch']}, numpy {v['numpy']}, "
-                 f"tecc {v['tecc']}, Python {v['python']}")
-    return "\n".join(lines)
+from tecc.driver.devicefacts import (  # noqa: E402,F401
+    device_facts, facts_header, has_gpu, optional_torch, short_gpu_name,
+)
 
 
 # ---------------------------------------------------------------------------------------
@@ -300,15 +174,6 @@ class BenchBase:
             return ev, None, "not captured (torch)"
         gr, why = time_graph(graph_fn, self.timing)
         return ev, gr, why
-
-
-def optional_torch():
-    """The torch module if it imports, else None."""
-    try:
-        import torch
-    except Exception:  # noqa: BLE001 - torch is optional
-        return None
-    return torch
 
 
 def torch_fp32(cudnn_benchmark: bool = True):

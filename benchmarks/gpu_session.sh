@@ -7,7 +7,8 @@
 #
 #   bash benchmarks/gpu_session.sh STEP[:SECONDS] ...
 #
-# Steps: tests, sgemm, norms, topi, tune-sgemm, tune-dense, tune-conv, tune-report.
+# Steps: tests, sgemm, norms, topi, opbench (tecc bench --ops all), tune-sgemm, tune-dense, tune-conv,
+# tune-report.
 # Example (a 6-minute call): bash benchmarks/gpu_session.sh tests:100 sgemm:60 norms:40 topi:80
 # Extra arguments for a step's script: SGEMM_ARGS, NORMS_ARGS, TOPI_ARGS, TUNE_ARGS.
 # The tuning log lives in .tunelogs/ (carry it between calls; it is copied back).
@@ -44,6 +45,8 @@ for spec in "$@"; do
         sgemm) run_step sgemm "$secs" python3 benchmarks/gpu_sgemm.py --out "$W" ${SGEMM_ARGS:-} ;;
         norms) run_step norms "$secs" python3 benchmarks/gpu_norms.py --out "$W" ${NORMS_ARGS:-} ;;
         topi) run_step topi "$secs" python3 benchmarks/topi_gpu.py --out "$W" ${TOPI_ARGS:-} ;;
+        opbench) run_step opbench "$secs" python3 -m tecc.driver.tvmc bench --ops all --device cuda \
+                --json "$W/$(date -u +%F)_opbench.json" --plot "$W/$(date -u +%F)_opbench.png" ${OPBENCH_ARGS:-} ;;
         tune-sgemm|tune-dense|tune-conv)
             run_step "$step" "$secs" python3 benchmarks/tune_gpu.py --tasks "${step#tune-}" \
                 --deadline-min "$(python3 -c "print(round($secs * 0.6 / 60, 2))")" --log-dir .tunelogs --out "$W" ${TUNE_ARGS:-} ;;

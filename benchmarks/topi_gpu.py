@@ -97,26 +97,7 @@ RATIO_COLUMNS = ["workload", "tecc ms", "torch ms", "x torch", "cupy ms", "x cup
 # ---------------------------------------------------------------------------------------
 # hardware peaks (from the device facts)
 # ---------------------------------------------------------------------------------------
-#: FP32 lanes per SM by compute capability (CUDA C programming guide, throughput table)
-FP32_LANES_PER_SM = {"6.0": 64, "6.1": 128, "7.0": 64, "7.2": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128,
-                     "8.9": 128, "9.0": 128, "10.0": 128, "10.3": 128, "12.0": 128, "12.1": 128}
-
-
-def peaks(facts: dict) -> dict:
-    """Theoretical FP32 GFLOP/s (SMs x FP32 lanes x 2 x max SM clock) and memory GB/s
-    (max memory clock x 2 x bus width), each None where a fact is missing."""
-    gpu = facts.get("gpu") or {}
-    out = {"fp32_gflops": None, "memory_gbps": None, "how": {
-        "fp32_gflops": "SM count x FP32 lanes per SM (by compute capability) x 2 (FMA) x max SM clock",
-        "memory_gbps": "max memory clock x 2 (double data rate) x bus width / 8"}}
-    lanes = FP32_LANES_PER_SM.get(str(gpu.get("compute_version")))
-    sm_mhz = gpu.get("sm_clock_max_mhz") or ((gpu.get("sm_clock_attr_khz") or 0) / 1e3) or None
-    if lanes and gpu.get("sm_count") and sm_mhz:
-        out["fp32_gflops"] = gpu["sm_count"] * lanes * 2 * sm_mhz / 1e3
-    mem_mhz = gpu.get("memory_clock_max_mhz") or ((gpu.get("memory_clock_attr_khz") or 0) / 1e3) or None
-    if mem_mhz and gpu.get("memory_bus_bits"):
-        out["memory_gbps"] = mem_mhz * 1e6 * 2 * gpu["memory_bus_bits"] / 8 / 1e9
-    return out
+from tecc.driver.devicefacts import FP32_LANES_PER_SM, gpu_peaks as peaks  # noqa: E402,F401
 
 
 # ---------------------------------------------------------------------------------------

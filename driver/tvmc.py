@@ -9,6 +9,7 @@ benchmark ONNX models.
     tecc run --device cpu --inputs in.npz --output out.npz --print-time model.tar
     tecc info model.tar
     tecc bench --device cpu --repeat 20 --compare onnxruntime model.onnx
+    tecc bench --ops matmul,softmax --device cuda --json out.json --plot roofline.png
 
 The same is ``python -m tecc.driver.tvmc ...`` and, in Python, ``main([...])``.
 
@@ -701,7 +702,55 @@ def _ort_session(path: str, device_name: str):
         raise CLIError(f"onnxruntime cannot load {path!r}: {first}") from None
 
 
+def _cmd_bench_ops(args, prog: str) -> int:
+    from . import opbench  # noqa: PLC0415
+
+    if args.FILE is not None:
+        raise UsageError(f"give either a model file ({args.FILE!r}) or --ops, not both", prog)
+    for option, value in (("--compare", args.compare), ("-i/--inputs", args.inputs)):
+        if value:
+            raise UsageError(f"{option} is an option of a model benchmark, not of --ops (the references of each "
+                             "kernel are always timed)", prog)
+    for path, what in ((args.json, "--json"), (args.plot, "--plot")):
+        if path:
+            _require_folder_of(path, what)
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401,PLC0415
+        except ImportError:
+            raise CLIError("--plot needs matplotlib: pip install matplotlib (or tecc[plot])") from None
+    ops = tuple(opbench.OPS) if args.ops.strip() == "all" else tuple(o.strip() for o in args.ops.split(",") if o.strip())
+    sizes = tuple(t.strip() for t in args.sizes.split(",") if t.strip()) if args.sizes else ()
+    device = (args.device or "cpu").split(":")[0]
+    if args.dry_run and device != "cuda":
+        raise UsageError("--dry-run checks the CUDA kernels on the CPU emulation: add --device cuda", prog)
+    records = args.tuning_records
+    if records:
+        _require_file(records, "tuning records")
+    opts = opbench.BenchOptions(ops=ops, sizes=sizes, dtype=args.dtype, device=device, dry_run=args.dry_run,
+                                records=records, repeat=args.repeat, target=args.target)
+    try:
+        report = opbench.run(opts, log=lambda line: print(f"measuring {line}", file=sys.stderr))
+    except opbench.BenchError as err:
+        raise UsageError(str(err), prog) from None
+    print(report)
+    if args.json:
+        report.write_json(args.json)
+        print(f"wrote {args.json}")
+    if args.plot:
+        report.plot(args.plot)
+        print(f"wrote {args.plot}")
+    return 1 if any(r.status == "FAILED" for r in report.rows) else 0
+
+
 def _cmd_bench(args, prog: str) -> int:
+    if args.ops is not None:
+        return _cmd_bench_ops(args, prog)
+    for option, value in (("--sizes", args.sizes), ("--plot", args.plot), ("--dry-run", args.dry_run)):
+        if value:
+            raise UsageError(f"{option} goes with --ops (a kernel benchmark), not with a model", prog)
+    if args.FILE is None:
+        raise UsageError("give a model file (.onnx or a tecc artifact) or --ops matmul,conv2d,...", prog)
     if args.json:
         _require_folder_of(args.json, "--json")
     path = _require_file(args.FILE, "model file")
@@ -888,16 +937,32 @@ def build_parser() -> argparse.ArgumentParser:
     _add_verbose(p)
     p.set_defaults(func=_cmd_info)
 
-    p = sub.add_parser("bench", help="measure a model's latency (optionally against onnxruntime)",
+    p = sub.add_parser("bench", help="measure a model's latency, or tecc's kernels against cuBLAS/CuPy/numpy (--ops)",
                        description="Time a compiled artifact, or an ONNX model compiled first; with --compare "
                                    "onnxruntime (an .onnx model) the same inputs also run through onnxruntime, in "
-                                   "interleaved rounds, timed end to end, and the speed ratio is printed.",
+                                   "interleaved rounds, timed end to end, and the speed ratio is printed.  With "
+                                   "--ops instead of a model: tecc's kernels (hand schedules, topi's defaults, "
+                                   "tuned records) at several sizes against cuBLAS, CuPy and torch on a GPU or "
+                                   "numpy and onnxruntime on the CPU, each checked against float64, as a table "
+                                   "with the share of the device's peak, JSON and a roofline PNG.",
                        epilog=_EPILOG)
-    p.add_argument("FILE", help="a model artifact (.tar) or an ONNX model (.onnx)")
+    p.add_argument("FILE", nargs="?", default=None, help="a model artifact (.tar) or an ONNX model (.onnx)")
+    p.add_argument("--ops", default=None, metavar="OPS",
+                   help="benchmark kernels instead of a model: a comma list of matmul, conv2d, softmax, layernorm "
+                        "(or 'all')")
+    p.add_argument("--sizes", default=None, metavar="SIZES",
+                   help="with --ops: comma list of sizes, each OP:SIZE or a SIZE for every op it fits (matmul N or "
+                        "MxNxK, softmax/layernorm ROWSxCOLS, conv2d CxHxW-KxR[-sS]); default: a set per device")
+    p.add_argument("--dtype", default="float32", choices=("float32", "float16"), help="with --ops: element type")
+    p.add_argument("--plot", default=None, metavar="PATH", help="with --ops: write the roofline as a PNG")
+    p.add_argument("--dry-run", action="store_true",
+                   help="with --ops --device cuda: build the CUDA kernels and check them on the CPU emulation at "
+                        "small sizes, time nothing (no GPU needed)")
     p.add_argument("--device", type=_device_arg, default=None, help="cpu, cuda or cuda:N (default cpu)")
     p.add_argument("--target", type=_target_arg, default=None,
                    help="target to compile an .onnx for (default: llvm for cpu, cuda for cuda)")
-    p.add_argument("--tuning-records", default=None, metavar="PATH", help="records to compile an .onnx with")
+    p.add_argument("--tuning-records", default=None, metavar="PATH",
+                   help="records to compile an .onnx with; with --ops, the tuned variants' configs")
     p.add_argument("--module-name", default="default", help=argparse.SUPPRESS)
     p.add_argument("-i", "--inputs", default=None, help="a .npz of the inputs (default: random, fixed seed)")
     p.add_argument("--repeat", type=_positive_int, default=10, help="timing rounds (default 10)")

@@ -329,6 +329,11 @@ class ApplyHistoryBest(DispatchContext):
     def update(self, target, workload, cfg):
         self._best_user_defined[(_target_key(target), workload)] = cfg
 
+    def has_record(self, target, workload) -> bool:
+        """Whether a record (or an :meth:`update`) gives ``workload`` on ``target`` a
+        config: False means the template builds its fallback."""
+        return self._query_inside(target, workload) is not None
+
 
 def apply_history_best(records) -> ApplyHistoryBest:
     """The context under which templates build the best configs of ``records``."""
