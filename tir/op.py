@@ -45,7 +45,8 @@ from ..errors import TeccTypeError
 from . import dtype as _dt
 from . import expr as _e
 from .keys import (
-    CALL_EXTERN, CALL_PACKED, CALL_PURE_EXTERN, REINTERPRET, STACK_MAKE_ARRAY, STACK_MAKE_SHAPE, WARP_SHUFFLE_DOWN,
+    CALL_EXTERN, CALL_PACKED, CALL_PURE_EXTERN, REINTERPRET, STACK_MAKE_ARRAY, STACK_MAKE_SHAPE, STORAGE_SYNC,
+    WARP_SHUFFLE_DOWN,
 )
 from .expr import (
     Add, And, BinaryOp, Broadcast, Call, Cast, Div, EQ, FloatImm, FloorDiv, FloorMod, GE,
@@ -779,7 +780,20 @@ _INTRINSICS.update({
     "call_extern": lambda dtype, name, *args: call_extern(dtype, name, *args),
     "call_pure_extern": lambda dtype, name, *args: call_pure_extern(dtype, name, *args),
     "tvm_call_packed": _plain(lambda *args: call_packed(*args)),
+    "tvm_storage_sync": _plain(lambda scope: storage_sync_call(scope)),
 })
+
+
+def storage_sync_call(scope) -> "_e.Call":
+    """The barrier ``tvm_storage_sync(scope)`` as TVM's kernels write it in IR builder
+    code (``ib.emit(call_intrin("int32", "tir.tvm_storage_sync", "shared"))``):
+    ``__syncthreads()``.  Only ``"shared"`` (a block-wide barrier) exists in tecc."""
+    text = scope.value if isinstance(scope, _e.StringImm) else scope
+    if text != "shared":
+        raise TeccTypeError(f"tvm_storage_sync({text!r}): tecc has the block-wide barrier "
+                            "tvm_storage_sync(\"shared\") (__syncthreads) only; a grid-wide sync (\"global\") "
+                            "needs a second kernel launch")
+    return _e.Call("int32", STORAGE_SYNC, (_e.StringImm("shared"),))
 
 
 def call_intrin(dtype, func_name, *args, span=None):

@@ -207,3 +207,42 @@ def test_call_extern_for_its_effect_and_its_errors():
     bad = _elementwise("bad_name", "float32", "float32", lambda x: tir.call_extern("float32", "not a name", x))
     with pytest.raises(CompileError, match="bad_name: call_extern needs the name of a C function"):
         tecc.build(bad, target="c")
+
+
+def _mirror_kernel(barrier):
+    """Each thread writes T[i] = 2 A[i], then reads its mirror T[63 - i] of the block
+    (IR builder code as TVM's kernels write it): a race without the barrier."""
+    n = 128
+    A = te.placeholder((n,), name="A")
+
+    def body(ins, outs):
+        ib = tir.ir_builder.create()
+        a, b, t = ib.buffer_ptr(ins[0]), ib.buffer_ptr(outs[0]), ib.buffer_ptr(outs[1])
+        tx, bx = te.thread_axis("threadIdx.x"), te.thread_axis("blockIdx.x")
+        ib.scope_attr(bx, "thread_extent", n // 64)
+        ib.scope_attr(tx, "thread_extent", 64)
+        t[bx * 64 + tx] = a[bx * 64 + tx] * 2.0
+        if barrier:
+            ib.emit(tir.call_intrin("int32", "tir.tvm_storage_sync", "shared"))
+        b[bx * 64 + tx] = t[bx * 64 + 63 - tx]
+        return ib.get()
+
+    B, T = te.extern([(n,), (n,)], [A], body, name="B", dtype=["float32", "float32"])
+    s = te.create_schedule(B.op)
+    return tecc.build(s, [A, B, T], target="cuda -arch=sm_80"), n
+
+
+def test_tvm_storage_sync_is_a_barrier_and_check_finds_the_race_without_it():
+    mod, n = _mirror_kernel(barrier=True)
+    assert "__syncthreads();" in mod.imported_modules[0].get_source()
+    a = np.arange(n, dtype="float32")
+    assert mod.check(a, np.zeros(n, "float32"), np.zeros(n, "float32")) == []
+    b, t = np.zeros(n, "float32"), np.zeros(n, "float32")
+    quiet_call(mod, a, b, t)
+    np.testing.assert_allclose(b, (2 * a).reshape(-1, 64)[:, ::-1].reshape(-1))
+    racy, _ = _mirror_kernel(barrier=False)
+    findings = racy.check(a, np.zeros(n, "float32"), np.zeros(n, "float32"))
+    assert findings and {f.kind for f in findings} == {"race"}
+    assert "with no barrier in between (missing __syncthreads()?)" in findings[0].message
+    with pytest.raises(TeccTypeError, match="tecc has the block-wide barrier"):
+        tir.call_intrin("int32", "tir.tvm_storage_sync", "global")
