@@ -27,6 +27,7 @@ import dataclasses
 import json
 import math
 import re
+import time
 
 import numpy as np
 
@@ -48,6 +49,8 @@ DEFAULT_SIZES = {
 #: relative error a variant may have against the float64 reference
 TOLERANCE = {"float32": 1e-4, "float16": 2e-2}
 EPS = 1e-5
+#: seconds the CPU is left idle before each variant is timed (see :func:`_measure`)
+CPU_SETTLE_S = 0.3
 
 
 class BenchError(TeccError, ValueError):
@@ -419,8 +422,14 @@ def _onnxruntime_fn(w: Workload, host):
     graph = helper.make_graph([node], "bench", inputs, [helper.make_tensor_value_info("Y", elem, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = min(model.ir_version, 8)
+    options = ort.SessionOptions()
+    # onnxruntime's idle threads spin between runs by default: they would steal the cores
+    # from the tecc kernels timed after it
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     try:
-        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(model.SerializeToString(), sess_options=options,
+                                       providers=["CPUExecutionProvider"])
     except Exception:  # noqa: BLE001 -- an onnxruntime without this op/dtype: no such reference
         return None
     feed = dict(zip(names, host))
@@ -457,7 +466,8 @@ def run(opts: BenchOptions, log=print) -> "BenchReport":
         raise BenchError("--device cuda: there is no CUDA GPU here; use --device cpu, or --dry-run to build the "
                          "CUDA kernels and check them on tecc's CPU emulation (nothing is timed)")
     kind = "dry" if opts.dry_run else ("cuda" if on_gpu else "cpu")
-    target = opts.target or ("cuda -arch=sm_90" if opts.dry_run else "cuda" if on_gpu else "llvm")
+    # the CPU kernels use the host's vector extensions, as numpy's OpenBLAS does
+    target = opts.target or ("cuda -arch=sm_90" if opts.dry_run else "cuda" if on_gpu else "llvm -mcpu=native")
     works = workloads(opts.ops, opts.sizes, kind, opts.dtype)
     real_gpu = on_gpu and not opts.dry_run
     if real_gpu:
@@ -521,6 +531,10 @@ def _measure(row, call, result, arrays, tol, real_gpu, opts):
         return
     if opts.dry_run:
         return
+    if not real_gpu:
+        # the libraries timed before (OpenBLAS, onnxruntime) keep their threads spinning for
+        # a while after a call: they would steal the cores from an OpenMP kernel timed next
+        time.sleep(CPU_SETTLE_S)
     runner = timing.cuda_events(call) if real_gpu else timing.wall_clock(call)
     samples = timing.sample(runner, 1, opts.repeat, opts.min_repeat_ms)
     row.ms = float(np.median(samples)) * 1e3
@@ -561,6 +575,9 @@ class BenchReport:
     peaks: dict
     rows: list = dataclasses.field(default_factory=list)
     copy_gbps: float | None = None
+
+    def __repr__(self) -> str:
+        return f"<tecc bench report: {len(self.rows)} rows; {self.header()}>"
 
     COLUMNS = ("op", "size", "variant", "ok", "rel err", "ms", "GFLOP/s", "GB/s", "x ref", "% peak", "detail")
 
@@ -626,7 +643,7 @@ class BenchReport:
         else:
             dev = "DRY RUN: CUDA kernels checked on tecc's CPU emulation, nothing timed"
         peak = self.peaks.get("fp32_gflops")
-        ceil = [f"FP32 peak {peak:.0f} GFLOP/s" if peak else None,
+        ceil = [f"FP32 peak {peak:.0f} GFLOP/s (theoretical)" if peak else None,
                 f"copy {self.copy_gbps:.0f} GB/s" if self.copy_gbps else None]
         return (f"tecc bench {self.facts.get('date')}: {dev}; target {self.facts.get('target')!r}"
                 + (f"; {', '.join(c for c in ceil if c)}" if any(ceil) else ""))

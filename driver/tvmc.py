@@ -727,8 +727,9 @@ def _cmd_bench_ops(args, prog: str) -> int:
     records = args.tuning_records
     if records:
         _require_file(records, "tuning records")
+    target = str(args.target) if args.target is not None else None
     opts = opbench.BenchOptions(ops=ops, sizes=sizes, dtype=args.dtype, device=device, dry_run=args.dry_run,
-                                records=records, repeat=args.repeat, target=args.target)
+                                records=records, repeat=args.repeat, target=target)
     try:
         report = opbench.run(opts, log=lambda line: print(f"measuring {line}", file=sys.stderr))
     except opbench.BenchError as err:

@@ -65,6 +65,19 @@ class Monitor:
         return np.array(self.timestamps)
 
 
+def _tqdm_class():
+    """tqdm's notebook widget where Jupyter's widgets are installed, else its text bar
+    (which a notebook shows too: without ipywidgets, ``tqdm.auto`` falls back to it
+    with a warning in every run)."""
+    try:
+        import ipywidgets  # noqa: F401,PLC0415
+    except ImportError:
+        from tqdm import tqdm  # noqa: PLC0415
+        return tqdm
+    from tqdm.auto import tqdm  # noqa: PLC0415
+    return tqdm
+
+
 def progress_bar(total, prefix="", si_prefix="G"):
     """A progress bar (tqdm: the terminal, or a widget in Jupyter) of trials, with
     the errors so far, the best FLOP/s and the time left."""
@@ -80,7 +93,7 @@ def progress_bar(total, prefix="", si_prefix="G"):
 
         def _open(self, tuner):
             if self.bar is None:
-                from tqdm.auto import tqdm  # noqa: PLC0415
+                tqdm = _tqdm_class()
 
                 self.bar = tqdm(total=min(total, tuner.n_trial or total), desc=prefix or tuner.task.name,
                                 unit="trial", leave=True)
