@@ -7,8 +7,9 @@
 #
 #   bash benchmarks/gpu_session.sh STEP[:SECONDS] ...
 #
-# Steps: tests, sgemm, norms, topi, opbench (tecc bench --ops all), tune-sgemm, tune-dense, tune-conv,
-# tune-report.
+# Steps: tests, sgemm, norms, topi, opbench (tecc bench --ops all), notebooks (every notebook executed on
+# the GPU; the box has no ipykernel/nbclient wheels unless fetch-wheels.sh was given them), tune-sgemm,
+# tune-dense, tune-conv, tune-report.
 # Example (a 6-minute call): bash benchmarks/gpu_session.sh tests:100 sgemm:60 norms:40 topi:80
 # Extra arguments for a step's script: SGEMM_ARGS, NORMS_ARGS, TOPI_ARGS, TUNE_ARGS.
 # The tuning log lives in .tunelogs/ (carry it between calls; it is copied back).
@@ -47,6 +48,8 @@ for spec in "$@"; do
         topi) run_step topi "$secs" python3 benchmarks/topi_gpu.py --out "$W" ${TOPI_ARGS:-} ;;
         opbench) run_step opbench "$secs" python3 -m tecc.driver.tvmc bench --ops all --device cuda \
                 --json "$W/$(date -u +%F)_opbench.json" --plot "$W/$(date -u +%F)_opbench.png" ${OPBENCH_ARGS:-} ;;
+        notebooks) run_step notebooks "$secs" python3 -m pytest -q -p no:cacheprovider -n 3 \
+                tests/integration/test_notebooks.py ;;
         tune-sgemm|tune-dense|tune-conv)
             run_step "$step" "$secs" python3 benchmarks/tune_gpu.py --tasks "${step#tune-}" \
                 --deadline-min "$(python3 -c "print(round($secs * 0.6 / 60, 2))")" --log-dir .tunelogs --out "$W" ${TUNE_ARGS:-} ;;
