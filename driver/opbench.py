@@ -712,7 +712,9 @@ class BenchReport:
         ax.set_yscale("log")
         ax.set_xlabel("arithmetic intensity (FLOP per byte moved, each input read once)")
         ax.set_ylabel("GFLOP/s")
-        ax.set_title(self.header()[:110], fontsize=8)
+        import textwrap  # noqa: PLC0415
+
+        ax.set_title("\n".join(textwrap.wrap(self.header(), 120)), fontsize=7)
         ax.grid(True, which="both", alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="lower right")

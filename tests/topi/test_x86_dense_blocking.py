@@ -208,3 +208,27 @@ def test_compute_and_schedule_under_different_panel_widths_is_an_error():
                 ScheduleError, match=r"schedule_dense_pack: the weight was packed 4 wide but the config's tile_x is "
                                      r"\[-1, 1, 8\]; build the compute and the schedule under the same config"):
             x86.schedule_dense_pack([D])
+
+
+@pytest.mark.parametrize("m, k, n, bias", [(64, 48, 100, False), (37, 33, 64, True), (4, 16, 32, False)])
+def test_matmul_reads_b_through_packed_panels_from_eight_rows_on(m, k, n, bias):
+    rng = np.random.default_rng(m)
+    A = te.placeholder((m, k), name="A")
+    B = te.placeholder((k, n), name="B")
+    Bias = te.placeholder((n,), name="bias") if bias else None
+    with tecc.target.Target(TARGET):
+        out = x86.matmul_default(A, B, Bias)
+        s = topi.schedule([out], TARGET)
+        args = [A, B] + ([Bias] if bias else []) + [out]
+        f = tecc.build(s, args, target=TARGET)
+    product = out if not bias else out.op.input_tensors[0]
+    packed = [t for t in product.op.input_tensors if t.op.tag == X86_DENSE.DENSE_PACK_WEIGHT]
+    assert bool(packed) == (m >= X86_DENSE.PACK_MIN_BATCH)
+    if packed:  # panels of nr columns, zero past n
+        nr = int(product.op.attrs["nr"])
+        assert [int(d) for d in packed[0].shape] == [-(-n // nr), k, nr]
+    a, b = _rand(rng, (m, k)), _rand(rng, (k, n))
+    arrays = [a, b] + ([_rand(rng, (n,))] if bias else []) + [np.zeros((m, n), "float32")]
+    f(*arrays)
+    want = a @ b + (arrays[2] if bias else 0)
+    np.testing.assert_allclose(arrays[-1], want, rtol=1e-4, atol=1e-4)
