@@ -97,6 +97,12 @@ def environment(target) -> dict:
         for part in target.split():
             if part.startswith("-arch="):
                 arch = part.split("=", 1)[1]
+        if not arch:  # what the builder compiles a plain "cuda" for: the GPU here, or the emulator's
+            if emulated:
+                from ..cuda_codegen import EMULATION_ARCH  # noqa: PLC0415
+                arch = EMULATION_ARCH
+            elif cc:
+                arch = "sm_" + str(cc).replace(".", "")
         env.update(device=device, compute_capability=cc, arch=arch, driver=driver, nvrtc=_nvrtc(),
                    emulated=emulated)
     else:

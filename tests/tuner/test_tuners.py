@@ -407,3 +407,14 @@ def test_a_batch_built_ahead_and_dropped_by_early_stopping_is_not_visited(task):
     assert measured < len(builder.built)  # a batch was built ahead and dropped
     assert set(tuner.visited) <= set(builder.built)
     assert len(builder.built) - measured <= 8
+
+
+def test_a_record_names_the_architecture_a_plain_cuda_target_was_built_for():
+    from tecc.tuner.record import environment
+
+    env = environment("cuda")
+    if tecc.cuda(0).exist:
+        assert env["arch"] == "sm_" + tecc.cuda(0).compute_version.replace(".", "") and not env["emulated"]
+    else:
+        assert env["arch"] == "sm_80" and env["emulated"]  # the emulator's build architecture
+    assert environment("cuda -arch=sm_90")["arch"] == "sm_90"
