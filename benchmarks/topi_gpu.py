@@ -98,6 +98,7 @@ RATIO_COLUMNS = ["workload", "tecc ms", "torch ms", "x torch", "cupy ms", "x cup
 # hardware peaks (from the device facts)
 # ---------------------------------------------------------------------------------------
 from tecc.driver.devicefacts import FP32_LANES_PER_SM, gpu_peaks as peaks  # noqa: E402,F401
+from tecc.driver.opbench import conv2d_im2col, layer_norm_ref, softmax_ref, windows  # noqa: E402,F401
 
 
 # ---------------------------------------------------------------------------------------
@@ -110,46 +111,10 @@ def out_hw(p):
     return oh, ow
 
 
-def _windows(xp, x, p, fill):
-    """The ``r*r`` strided views of ``x`` padded with ``fill``: window offset
-    ``(dy, dx)`` -> ``x_pad[:, :, dy::stride, dx::stride]`` cut to the output size."""
-    pd, st, r = p["pad"], p["stride"], p["r"]
-    oh, ow = out_hw(p)
-    if pd:
-        x = xp.pad(x, ((0, 0), (0, 0), (pd, pd), (pd, pd)), mode="constant", constant_values=fill)
-    return [x[:, :, dy:dy + st * (oh - 1) + 1:st, dx:dx + st * (ow - 1) + 1:st]
-            for dy in range(r) for dx in range(r)]
-
-
-def conv2d_im2col(xp, x, w, p):
-    """conv2d NCHW as im2col (one strided copy per window offset) + one matmul."""
-    n, c = x.shape[:2]
-    k, r = w.shape[0], p["r"]
-    oh, ow = out_hw(p)
-    if r == 1 and p["stride"] == 1 and p["pad"] == 0:
-        cols = x.reshape(n, c, oh * ow)  # a 1x1 convolution needs no copy
-    else:
-        cols = xp.stack(_windows(xp, x, p, 0.0), axis=2).reshape(n, c * r * r, oh * ow)
-    return xp.matmul(w.reshape(k, c * r * r), cols).reshape(n, k, oh, ow)
-
-
-def softmax_ref(xp, x):
-    """Row softmax with array operations (a max, a subtract+exp, a sum, a divide)."""
-    e = xp.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def layer_norm_ref(xp, x, gamma, beta, eps=EPS):
-    """Row layernorm with array operations (mean, variance, normalize, scale, shift)."""
-    mean = x.mean(axis=-1, keepdims=True)
-    var = x.var(axis=-1, keepdims=True)
-    return (x - mean) / xp.sqrt(var + eps) * gamma + beta
-
-
 def max_pool_ref(xp, x, p):
     """2-D max pooling as the elementwise maximum of the ``r*r`` strided windows."""
     out = None
-    for view in _windows(xp, x, p, -np.inf):
+    for view in windows(xp, x, p["r"], p["stride"], p["pad"], -np.inf):
         out = view.copy() if out is None else xp.maximum(out, view)
     return out
 
@@ -172,9 +137,9 @@ class Case:
             self.inputs = (x, w)
             self.out_shape = (p["n"], p["k"], oh, ow)
             self.flops = 2.0 * p["n"] * p["k"] * oh * ow * p["c"] * p["r"] ** 2
-            self.ref = conv2d_im2col(xp, x.astype(xp.float64), w.astype(xp.float64), p)
+            self.ref = conv2d_im2col(xp, x.astype(xp.float64), w.astype(xp.float64), p["stride"], p["pad"])
             self.array_name = ("cupy im2col + cuBLAS", "numpy im2col + matmul")
-            self.array_fn = lambda: conv2d_im2col(xp, x, w, p)
+            self.array_fn = lambda: conv2d_im2col(xp, x, w, p["stride"], p["pad"])
             self.torch_lib = "cuDNN"
         elif family == "dense":
             x, w = rnd((p["m"], p["k"]), seed), rnd((p["n"], p["k"]), seed + 1)

@@ -483,7 +483,7 @@ class Bench(G.BenchBase):
         flops = 2.0 * k * oh * ow * c * r * r
         seed = 100 + 10 * list(self.opts.conv_layers).index(name)
         x, wt = self.random((1, c, hw, hw), seed), self.random((k, c, r, r), seed + 1)
-        ref64 = topi_gpu.conv2d_im2col(xp, x.astype(xp.float64), wt.astype(xp.float64), p)
+        ref64 = topi_gpu.conv2d_im2col(xp, x.astype(xp.float64), wt.astype(xp.float64), p["stride"], p["pad"])
         ref32 = _to_host(ref64.astype(xp.float32))
         out_shape = (1, k, oh, ow)
         args = (("TENSOR", (1, c, hw, hw), "float32"), ("TENSOR", (k, c, r, r), "float32"), (1, 1), (pad, pad),

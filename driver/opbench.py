@@ -215,13 +215,13 @@ class _Arrays:
             ref = host[0].astype("float64") @ host[1].astype("float64")
         elif w.op == "conv2d":
             host = [rand(1, p["c"], p["h"], p["w"]), rand(p["k"], p["c"], p["r"], p["r"])]
-            ref = _conv_im2col(np, host[0].astype("float64"), host[1].astype("float64"), p)
+            ref = conv2d_im2col(np, host[0].astype("float64"), host[1].astype("float64"), p["stride"], p["pad"])
         elif w.op == "softmax":
             host = [rand(p["rows"], p["cols"])]
-            ref = _softmax(np, host[0].astype("float64"))
+            ref = softmax_ref(np, host[0].astype("float64"))
         else:
             host = [rand(p["rows"], p["cols"]), rand(p["cols"]), rand(p["cols"])]
-            ref = _layernorm(np, *(a.astype("float64") for a in host))
+            ref = layer_norm_ref(np, *(a.astype("float64") for a in host))
         self.host, self.ref, self.xp = host, ref, xp
         self.dev = [xp.asarray(a) for a in host]
         self.out_shape = ref.shape
@@ -238,27 +238,44 @@ class _Arrays:
         return float(np.linalg.norm(got - self.ref) / max(np.linalg.norm(self.ref), 1e-30))
 
 
-def _conv_im2col(xp, x, w, p):
-    """NCHW convolution (batch 1) as one matrix product over the window offsets."""
-    c, r, s, pad = p["c"], p["r"], p["stride"], p["pad"]
-    xpad = xp.pad(x[0], ((0, 0), (pad, pad), (pad, pad)))
-    cols = xp.empty((c, r, r, p["ho"], p["wo"]), dtype=x.dtype)
-    for dy in range(r):
-        for dx in range(r):
-            cols[:, dy, dx] = xpad[:, dy:dy + s * p["ho"]:s, dx:dx + s * p["wo"]:s]
-    out = w.reshape(p["k"], -1) @ cols.reshape(c * r * r, -1)
-    return out.reshape(1, p["k"], p["ho"], p["wo"])
+# references with array operations (cupy on a GPU, numpy on the CPU); the benchmarks
+# in benchmarks/ use them too
+def windows(xp, x, r, stride, pad, fill):
+    """The ``r*r`` strided views of NCHW ``x`` padded with ``fill``: window offset
+    ``(dy, dx)`` -> ``x_pad[:, :, dy::stride, dx::stride]`` cut to the output size."""
+    oh = (x.shape[2] + 2 * pad - r) // stride + 1
+    ow = (x.shape[3] + 2 * pad - r) // stride + 1
+    if pad:
+        x = xp.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)), mode="constant", constant_values=fill)
+    return [x[:, :, dy:dy + stride * (oh - 1) + 1:stride, dx:dx + stride * (ow - 1) + 1:stride]
+            for dy in range(r) for dx in range(r)]
 
 
-def _softmax(xp, x):
-    e = xp.exp(x - x.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
+def conv2d_im2col(xp, x, w, stride, pad):
+    """conv2d NCHW (OIHW weights) as im2col (one strided copy per window offset) + one
+    matmul."""
+    n, c = x.shape[:2]
+    k, r = w.shape[0], w.shape[2]
+    oh = (x.shape[2] + 2 * pad - r) // stride + 1
+    ow = (x.shape[3] + 2 * pad - r) // stride + 1
+    if r == 1 and stride == 1 and pad == 0:
+        cols = x.reshape(n, c, oh * ow)  # a 1x1 convolution needs no copy
+    else:
+        cols = xp.stack(windows(xp, x, r, stride, pad, 0.0), axis=2).reshape(n, c * r * r, oh * ow)
+    return xp.matmul(w.reshape(k, c * r * r), cols).reshape(n, k, oh, ow)
 
 
-def _layernorm(xp, x, g, b):
-    mean = x.mean(axis=1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=1, keepdims=True)
-    return (x - mean) / xp.sqrt(var + EPS) * g + b
+def softmax_ref(xp, x):
+    """Row softmax with array operations (a max, a subtract+exp, a sum, a divide)."""
+    e = xp.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def layer_norm_ref(xp, x, gamma, beta, eps=EPS):
+    """Row layernorm with array operations (mean, variance, normalize, scale, shift)."""
+    mean = x.mean(axis=-1, keepdims=True)
+    var = x.var(axis=-1, keepdims=True)
+    return (x - mean) / xp.sqrt(var + eps) * gamma + beta
 
 
 def _tecc_variants(w: Workload, target: str, on_gpu: bool, records) -> list:
@@ -338,7 +355,7 @@ def _tecc_variants(w: Workload, target: str, on_gpu: bool, records) -> list:
             from tecc.topi import cuda as K  # noqa: PLC0415
 
             def hand():
-                threads = min(1024, max(32, 1 << (max(p["cols"] // 16, 1).bit_length() - 1)))
+                threads = _row_threads(p["cols"])
                 s, args = K.softmax_rows(p["rows"], p["cols"], num_thread=threads, dtype=dt)
                 return s, args, f"{threads} threads"
             out.append(("tecc softmax_rows (hand)", build(hand)))
@@ -352,7 +369,7 @@ def _tecc_variants(w: Workload, target: str, on_gpu: bool, records) -> list:
             from tecc.topi import cuda as K  # noqa: PLC0415
 
             def hand():
-                threads = min(1024, max(32, 1 << (max(p["cols"] // 16, 1).bit_length() - 1)))
+                threads = _row_threads(p["cols"])
                 s, args = K.layernorm_rows(p["rows"], p["cols"], num_thread=threads, eps=EPS, dtype=dt)
                 return s, args, f"{threads} threads"
             out.append(("tecc layernorm_rows (hand)", build(hand)))
@@ -364,6 +381,13 @@ def _tecc_variants(w: Workload, target: str, on_gpu: bool, records) -> list:
             return [X, G, Bt], topi.nn.layer_norm(X, G, Bt, axis=[-1], epsilon=EPS)
         out.append(("tecc topi", build(topi_default(ln))))
     return out
+
+
+def _row_threads(cols: int) -> int:
+    """Threads per row of the hand-written row kernels: about 16 elements each, a
+    power of two from 32 to 1024 (gpu_norms.py's best on the H100: 256 at 4096
+    columns, 1024 at 65536)."""
+    return min(1024, max(32, 1 << (max(cols // 16, 1).bit_length() - 1)))
 
 
 def _two(a, b, fn):
@@ -380,11 +404,11 @@ def _reference_variants(w: Workload, arrays: _Arrays, on_gpu: bool, torch) -> li
         out.append(("cuBLAS (cupy.matmul)" if on_gpu else "numpy (OpenBLAS)", lambda: xp.matmul(*ins, out=c)))
     elif w.op == "conv2d":
         out.append(("cupy im2col + cuBLAS" if on_gpu else "numpy im2col + OpenBLAS",
-                    lambda: _conv_im2col(xp, ins[0], ins[1], p)))
+                    lambda: conv2d_im2col(xp, ins[0], ins[1], p["stride"], p["pad"])))
     elif w.op == "softmax":
-        out.append(("cupy ops" if on_gpu else "numpy ops", lambda: _softmax(xp, ins[0])))
+        out.append(("cupy ops" if on_gpu else "numpy ops", lambda: softmax_ref(xp, ins[0])))
     else:
-        out.append(("cupy ops" if on_gpu else "numpy ops", lambda: _layernorm(xp, *ins)))
+        out.append(("cupy ops" if on_gpu else "numpy ops", lambda: layer_norm_ref(xp, *ins)))
     if on_gpu and torch is not None:
         F = torch.nn.functional
         ts = [torch.from_dlpack(a) for a in ins]
@@ -399,6 +423,16 @@ def _reference_variants(w: Workload, arrays: _Arrays, on_gpu: bool, torch) -> li
         if ort is not None:
             out.append(ort)
     return out
+
+
+def ort_quiet_options(ort):
+    """onnxruntime session options whose idle threads sleep: by default they spin
+    between runs and steal the cores from whatever tecc times next (seen making tecc
+    look 1.7x slower in an interleaved comparison)."""
+    options = ort.SessionOptions()
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    return options
 
 
 def _onnxruntime_fn(w: Workload, host):
@@ -422,13 +456,8 @@ def _onnxruntime_fn(w: Workload, host):
     graph = helper.make_graph([node], "bench", inputs, [helper.make_tensor_value_info("Y", elem, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = min(model.ir_version, 8)
-    options = ort.SessionOptions()
-    # onnxruntime's idle threads spin between runs by default: they would steal the cores
-    # from the tecc kernels timed after it
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     try:
-        session = ort.InferenceSession(model.SerializeToString(), sess_options=options,
+        session = ort.InferenceSession(model.SerializeToString(), sess_options=ort_quiet_options(ort),
                                        providers=["CPUExecutionProvider"])
     except Exception:  # noqa: BLE001 -- an onnxruntime without this op/dtype: no such reference
         return None
@@ -733,4 +762,4 @@ def _json_default(obj):
     return str(obj)
 
 
-__all__ = ["OPS", "BenchError", "BenchOptions", "BenchReport", "Row", "Workload", "parse_size", "run", "workloads"]
+__all__ = ["OPS", "BenchError", "conv2d_im2col", "layer_norm_ref", "softmax_ref", "windows", "BenchOptions", "BenchReport", "Row", "Workload", "parse_size", "run", "workloads"]

@@ -690,13 +690,10 @@ def _ort_session(path: str, device_name: str):
         providers = ["CUDAExecutionProvider"]
     else:
         providers = ["CPUExecutionProvider"]
-    options = ort.SessionOptions()
-    # onnxruntime's idle threads spin between runs by default, which would steal the
-    # cores from tecc's rounds interleaved with its own
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    from .opbench import ort_quiet_options  # noqa: PLC0415
+
     try:
-        return ort.InferenceSession(path, sess_options=options, providers=providers)
+        return ort.InferenceSession(path, sess_options=ort_quiet_options(ort), providers=providers)
     except Exception as err:  # onnxruntime's own exception classes are not importable by a stable name
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise CLIError(f"onnxruntime cannot load {path!r}: {first}") from None

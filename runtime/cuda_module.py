@@ -475,28 +475,22 @@ class CUDAModule(Module):
                      "resources": {name: r.to_json() for name, r in self.kernel_resources.items()}})
         return meta
 
-    def export_library(self, path, *args, cpu_emulation: bool = True, **kwargs) -> None:
+    def export_library(self, path, *_unused_args, cpu_emulation: bool = True, **_unused_kwargs) -> None:
         """Write the module to ONE file at ``path`` (see :meth:`Module.export_library`).
         ``cpu_emulation=False`` leaves out the CPU emulation: the file runs on GPUs
         only, and exporting skips the C compiler (the tuner's builder does so when
         its runner has a GPU: compiling the emulation took half of a candidate's
         build)."""
-        self._export_emulation = bool(cpu_emulation)
-        try:
-            super().export_library(path, *args, **kwargs)
-        finally:
-            self._export_emulation = True
+        self._write_export(path, self._artifact(cpu_emulation))
 
-    _export_emulation = True
-
-    def _artifact(self) -> bytes:
+    def _artifact(self, cpu_emulation: bool = True) -> bytes:
         """A zip: ``metadata.json`` (signatures, plans, kernel specs, ptxas report),
         ``kernels.cubin``, ``source.cu``, ``plans.txt`` (readable) and
         ``emulation.so`` (the CPU emulation, for machines without a GPU; absent
         from a GPU-only export)."""
-        entries = {"metadata.json": json.dumps(dict(self.metadata(), emulation=self._export_emulation), indent=1),
+        entries = {"metadata.json": json.dumps(dict(self.metadata(), emulation=bool(cpu_emulation)), indent=1),
                    "kernels.cubin": self.cubin, "source.cu": self.cuda_source, "plans.txt": self.get_source()}
-        if self._export_emulation:
+        if cpu_emulation:
             library = self._emulation_library()
             if library is None:
                 raise TeccError(f"export_library: {self.entry_name} was loaded from a GPU-only export and has no "

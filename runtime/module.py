@@ -352,12 +352,17 @@ class Module:
     def export_library(self, path, *_unused_args, **_unused_kwargs) -> None:
         """Write the module to ONE file at ``path``; :func:`load_module` reads it back
         with no compiler."""
+        self._write_export(path, self._artifact())
+
+    @staticmethod
+    def _write_export(path, data: bytes) -> None:
+        """Write an exported module's bytes to ``path`` (whose folder must exist)."""
         path = os.fspath(path)
         directory = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(directory):
             raise TeccError(f"export_library: cannot write {path!r}: the folder {directory!r} does not exist; "
                             "create it first (os.makedirs)")
-        atomic_write(path, self._artifact())
+        atomic_write(path, data)
 
     def _artifact(self) -> bytes:  # pragma: no cover - every module overrides it
         raise NotImplementedError

@@ -79,7 +79,6 @@ class _StreamHold:
         self._ptr = cupy.cuda.runtime.hostAlloc(8, cupy.cuda.runtime.hostAllocMapped)
         self._flag = (ctypes.c_int * 2).from_address(self._ptr)
         self._kernel = cupy.RawKernel(_HOLD_SOURCE, "tecc_hold_stream")
-        self.enabled = True
 
     def hold(self, stream) -> None:
         self._flag[0] = 0
@@ -104,6 +103,21 @@ class _StreamHold:
             pass
 
 
+_HOLD = []  # the process's one _StreamHold (its flag and kernel serve every runner), or [None]
+
+
+def _shared_hold():
+    """The process's :class:`_StreamHold`, made on first use (a runner per kernel of a
+    profiled model would otherwise each pin host memory); None where mapped host
+    memory cannot be had (then nothing is held)."""
+    if not _HOLD:
+        try:
+            _HOLD.append(_StreamHold())
+        except Exception:  # noqa: BLE001 - no mapped host memory: time without the hold
+            _HOLD.append(None)
+    return _HOLD[0]
+
+
 def cuda_events(fn, flush_l2: bool = False, stream=None, hold: bool = True):
     """A runner timing ``fn()`` with CUDA events recorded on ``stream`` (cupy's current
     one by default).  ``flush_l2`` overwrites a buffer twice the L2 size before every
@@ -118,12 +132,7 @@ def cuda_events(fn, flush_l2: bool = False, stream=None, hold: bool = True):
         l2 = int(cupy.cuda.Device().attributes.get("L2CacheSize", 64 << 20))
         flush = cupy.empty((2 * l2,), dtype=cupy.uint8)
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    holder = None
-    if hold:
-        try:
-            holder = _StreamHold()
-        except Exception:  # noqa: BLE001 - no mapped host memory: time without the hold
-            holder = None
+    holder = _shared_hold() if hold else None
 
     def timed(n: int) -> float:
         nonlocal holder

@@ -8,8 +8,9 @@ from tecc import autotvm, te
 from tecc.tuner.measure.measure import Builder, MeasureErrorNo, MeasureResult, Runner
 
 
-@autotvm.template("test/synthetic_matmul")
-def synthetic_matmul(n):
+def _tiled_matmul(n, multi_filter=None):
+    """The synthetic templates' computation and knobs (``multi_filter``: a constraint
+    across the knobs, or none)."""
     A = te.placeholder((n, n), name="A")
     B = te.placeholder((n, n), name="B")
     k = te.reduce_axis((0, n), name="k")
@@ -20,10 +21,17 @@ def synthetic_matmul(n):
     cfg.define_split("tile_y", y, num_outputs=2)
     cfg.define_split("tile_x", x, num_outputs=2)
     cfg.define_knob("unroll", [0, 1, 2, 3])
+    if multi_filter is not None:
+        cfg.multi_filter(filter=multi_filter)
     yo, yi = cfg["tile_y"].apply(s, C, y)
     xo, xi = cfg["tile_x"].apply(s, C, x)
     s[C].reorder(yo, xo, s[C].op.reduce_axis[0], yi, xi)
     return s, [A, B, C]
+
+
+@autotvm.template("test/synthetic_matmul")
+def synthetic_matmul(n):
+    return _tiled_matmul(n)
 
 
 def landscape(config) -> float:
@@ -78,18 +86,4 @@ def within_budget(entity) -> bool:
 @autotvm.template("test/synthetic_filtered")
 def synthetic_filtered(n):
     """``synthetic_matmul`` with a constraint across two knobs (``multi_filter``)."""
-    A = te.placeholder((n, n), name="A")
-    B = te.placeholder((n, n), name="B")
-    k = te.reduce_axis((0, n), name="k")
-    C = te.compute((n, n), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
-    s = te.create_schedule(C.op)
-    y, x = s[C].op.axis
-    cfg = autotvm.get_config()
-    cfg.define_split("tile_y", y, num_outputs=2)
-    cfg.define_split("tile_x", x, num_outputs=2)
-    cfg.define_knob("unroll", [0, 1, 2, 3])
-    cfg.multi_filter(filter=within_budget)
-    yo, yi = cfg["tile_y"].apply(s, C, y)
-    xo, xi = cfg["tile_x"].apply(s, C, x)
-    s[C].reorder(yo, xo, s[C].op.reduce_axis[0], yi, xi)
-    return s, [A, B, C]
+    return _tiled_matmul(n, within_budget)

@@ -163,6 +163,16 @@ def _batch(task, builder, runner):
     return create_measure_batch(task, measure_option(builder, runner))
 
 
+def _measure_one(task, runner, **knobs):
+    """The result of measuring the one config with ``knobs`` with ``runner``."""
+    batch = _batch(task, LocalBuilder(n_parallel=1), runner)
+    try:
+        (r,) = batch([_config(task, **knobs)])
+    finally:
+        batch.close()
+    return r
+
+
 # ---------------------------------------------------------------------------------
 # llvm: measured, refused, broken
 # ---------------------------------------------------------------------------------
@@ -329,11 +339,7 @@ def test_cuda_candidates_run_on_the_emulator_and_oversized_blocks_are_refused():
 def test_l2_flush_option_is_accepted_and_ignored_by_the_emulator():
     task = autotvm.task.create("test_measure/scale_cuda", args=(256,), target="cuda")
     runner = LocalRunner(number=1, repeat=2, cooldown_interval=0, enable_l2_flush=True)
-    batch = _batch(task, LocalBuilder(n_parallel=1), runner)
-    try:
-        (r,) = batch([_config(task, threads=64, wrong=0)])
-    finally:
-        batch.close()
+    r = _measure_one(task, runner, threads=64, wrong=0)
     assert runner.enable_l2_flush and r.error_no == 0 and r.emulated and len(r.costs) == 2
 
 
@@ -345,11 +351,7 @@ def test_l2_flush_makes_every_timed_run_start_cold():  # pragma: no cover - GPU 
     for _ in range(3):  # interleaved rounds: a clock ramp or a neighbour's load hits both
         for flush in (False, True):
             runner = LocalRunner(number=20, repeat=5, cooldown_interval=0, enable_l2_flush=flush)
-            batch = _batch(task, LocalBuilder(n_parallel=1), runner)
-            try:
-                (r,) = batch([_config(task, threads=64, wrong=0)])
-            finally:
-                batch.close()
+            r = _measure_one(task, runner, threads=64, wrong=0)
             assert r.error_no == 0 and not r.emulated, r
             costs[flush].append(min(r.costs))
     costs = {flush: min(c) for flush, c in costs.items()}

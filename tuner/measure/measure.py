@@ -156,6 +156,7 @@ def create_measure_batch(task, option):
     builder, runner = option["builder"], option["runner"]
     runner.set_task(task)
     builder.set_task(task, runner.get_build_kwargs())
+    overlap = bool(runner.overlaps_builds)
     pool = []  # the background thread, made on first use
 
     def run(measure_inputs, build_results):
@@ -165,7 +166,7 @@ def create_measure_batch(task, option):
         return results
 
     def build_async(measure_inputs):
-        if not runner.overlaps_builds:
+        if not overlap:
             return _Deferred(builder.build, measure_inputs)
         if not pool:
             from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
@@ -183,7 +184,7 @@ def create_measure_batch(task, option):
         getattr(runner, "close", lambda: None)()
 
     measure_batch.n_parallel = builder.n_parallel or 1
-    measure_batch.overlaps_builds = bool(runner.overlaps_builds)
+    measure_batch.overlaps_builds = overlap
     measure_batch.build_async = build_async
     measure_batch.run = run
     measure_batch.close = close

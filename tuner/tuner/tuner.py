@@ -104,7 +104,7 @@ class Tuner:
         if i >= n_trial or not self.has_next():
             return
         measure_batch = create_measure_batch(self.task, measure_option)
-        n_parallel = max(int(getattr(measure_batch, "n_parallel", 1) or 1), 1)
+        n_parallel = max(int(measure_batch.n_parallel or 1), 1)
         try:
             self._loop(measure_batch, n_parallel, n_trial, i, scale, callbacks)
         finally:
@@ -125,22 +125,16 @@ class Tuner:
         ahead anyway), and when tuning stops early it is dropped unmeasured (its
         configs stay unlogged, so a resumed run proposes them).  Elsewhere each
         batch is proposed after the last one's results."""
-        overlap = bool(getattr(measure_batch, "overlaps_builds", False))
-        build_async = getattr(measure_batch, "build_async", None)
+        overlap = measure_batch.overlaps_builds
         inputs = self._propose(n_parallel, n_trial - i)
-        built = None
-        if inputs and build_async is not None:
-            built = build_async(inputs)
+        built = measure_batch.build_async(inputs) if inputs else None
         following = []
         while inputs:
-            if build_async is None:  # a plain callable measure batch
-                results = measure_batch(inputs)
-            else:
-                build_results = built.result()
-                if overlap:
-                    following = self._propose(n_parallel, n_trial - i - len(inputs))
-                    built = build_async(following) if following else None
-                results = measure_batch.run(inputs, build_results)
+            build_results = built.result()
+            if overlap:
+                following = self._propose(n_parallel, n_trial - i - len(inputs))
+                built = measure_batch.build_async(following) if following else None
+            results = measure_batch.run(inputs, build_results)
             self._account(inputs, results, i, scale)
             i += len(results)
             self.ttl = min(self.early_stopping + self.best_iter, n_trial) - i
@@ -155,7 +149,7 @@ class Tuner:
                                "(the log's error messages say why)", self.error_ct)
             if not overlap:
                 following = self._propose(n_parallel, n_trial - i)
-                built = build_async(following) if following and build_async is not None else None
+                built = measure_batch.build_async(following) if following else None
             inputs, following = following, []
         for inp in following:  # built ahead, dropped unmeasured: free to propose again
             self.visited.discard(inp.config.index)
