@@ -516,6 +516,10 @@ class Lowerer:
                 if lo[d] is None:  # not read at all: the whole axis
                     lo[d], hi[d] = const(0, iv.var.dtype), iv.dom.extent - 1
                 ext = self.ana.simplify(hi[d] - lo[d] + 1)
+                align = st.align_extent_.get(d)
+                if align is not None and align > 1:  # align_extent: whole multiples of the factor
+                    ext = self.ana.simplify(E.FloorDiv(ext + (align - 1), const(align, ext.dtype))
+                                            * const(align, ext.dtype))
                 info.dom[iv] = E.Range(lo[d], ext)
             info.region_min = tuple(lo)
         for iv in op.reduce_axis:

@@ -3,7 +3,8 @@
 ``s = te.create_schedule(C.op)`` makes one :class:`Stage` per operation;
 ``s[C]`` returns the stage of ``C``.  Stage primitives (split, fuse, reorder, tile,
 vectorize, parallel, unroll, bind, pragma, compute_at, compute_inline, compute_root,
-storage_align, double_buffer) record *relations* between iteration variables and
+storage_align, double_buffer, and Halide's align_extent) record *relations* between
+iteration variables and
 attributes of them; nothing is rewritten until :func:`tecc.lower`.  The data-flow
 primitives ``cache_read`` and ``cache_write`` add stages and rewrite which tensors
 the existing stages read.
@@ -170,6 +171,7 @@ class Stage:
         self.scope = ""                # storage scope; "" means global
         self.is_output = False
         self.storage_align_ = {}       # root axis index -> (factor, offset)
+        self.align_extent_ = {}        # root axis index -> factor (align_extent)
         self.double_buffer_ = False
         self.is_cache = False
 
@@ -529,16 +531,40 @@ class Stage:
     @_recorded("storage_align")
     def storage_align(self, axis, factor, offset):
         """Pad the stride of dimension ``axis`` so that ``stride % factor == offset``."""
-        self._check_compute("storage_align", intrinsic_ok=False)
-        iv = self._as_ivar(axis, "storage_align")
-        if iv not in self.op.axis:
-            raise self._err(f"storage_align: {iv.var.name!r} is not a dimension of {self.name!r}; "
-                            f"use one of {[x.var.name for x in self.op.axis]}")
+        d = self._data_dimension(axis, "storage_align")
         factor = self._positive_int(factor, "storage_align factor", self)
         off = E.const_int_value(offset)
         if off is None or not 0 <= off < factor:
             raise self._err(f"storage_align offset must be an integer in [0, {factor}), got {offset!r}")
-        self.storage_align_[self.op.axis.index(iv)] = (factor, off)
+        self.storage_align_[d] = (factor, off)
+
+    @_recorded("align_extent")
+    def align_extent(self, axis, factor):
+        """Widen the region of dimension ``axis`` that this stage computes, where it
+        is computed inside another stage's loop (``compute_at``), to a whole multiple
+        of ``factor`` elements (Halide's ``align_extent``; TVM has no counterpart).
+
+        Bound inference gives an attached stage exactly the region its consumers
+        read.  When that region is not a multiple of the stage's own split of the
+        axis, the last split iteration is partial: a guard, or a partial vector
+        whose accumulators cannot stay in registers.  Widened, every iteration is
+        whole; the extra elements are computed, kept in the (larger) buffer and
+        never read.  Their indices must be valid for the compute: where the widened
+        region would leave the tensor's shape, the usual bound guard keeps them
+        out.  A stage computed at root covers its shape and is not widened.
+        """
+        d = self._data_dimension(axis, "align_extent")
+        self.align_extent_[d] = self._positive_int(factor, "align_extent factor", self)
+
+    def _data_dimension(self, axis, what) -> int:
+        """The index of ``axis`` among the operation's data-parallel dimensions (a
+        primitive ``what`` of the stage's buffer, not of its loops)."""
+        self._check_compute(what, intrinsic_ok=False)
+        iv = self._as_ivar(axis, what)
+        if iv not in self.op.axis:
+            raise self._err(f"{what}: {iv.var.name!r} is not a dimension of {self.name!r}; "
+                            f"use one of {[x.var.name for x in self.op.axis]}")
+        return self.op.axis.index(iv)
 
     @_recorded("double_buffer")
     def double_buffer(self):
@@ -780,6 +806,7 @@ class Schedule:
             c.relations = list(st.relations)
             c.iter_var_attrs = {iv: _copy.copy(a) for iv, a in st.iter_var_attrs.items()}
             c.storage_align_ = dict(st.storage_align_)
+            c.align_extent_ = dict(st.align_extent_)
             smap[st] = c
         for g in self.groups:
             smap[g] = _copy.copy(g)

@@ -113,6 +113,35 @@ def test_compute_at_stencil_region_with_offset():
     np.testing.assert_allclose(c, b[:-2] + b[1:-1] + b[2:], rtol=1e-6)
 
 
+def test_align_extent_widens_an_attached_region_to_whole_tiles():
+    # C reads 6 elements of B per tile of 4; B is split by 4 inside: without
+    # align_extent the second piece is partial (a guard), with it B computes 8
+    # (the last tile's 2 extra elements stay inside B's 24 and are never read)
+    A = te.placeholder((24,), name="A")
+    B = te.compute((24,), lambda i: A[i] + 1.0, name="B")
+    C = te.compute((16,), lambda i: B[i] + B[i + 1] + B[i + 2], name="C")
+    results = {}
+    for aligned in (False, True):
+        s = te.create_schedule(C.op)
+        xo, xi = s[C].split(C.op.axis[0], factor=4)
+        s[B].compute_at(s[C], xo)
+        bo, bi = s[B].split(B.op.axis[0], factor=4)
+        if aligned:
+            s[B].align_extent(B.op.axis[0], 4)
+        f = lower_schedule(s, [A, C], "f")
+        (alloc,) = _allocs(f.body)
+        guards = []
+        tir.post_order_visit(f.body, lambda n: guards.append(n) if isinstance(n, S.IfThenElse) else None)
+        results[aligned] = ([int(x) for x in alloc.buffer.shape], len(guards))
+        a = np.random.rand(24).astype("float32")
+        c = np.zeros(16, "float32")
+        run_prim_func(f, a, c)
+        b = a + 1
+        np.testing.assert_allclose(c, b[:-8] + b[1:-7] + b[2:-6], rtol=1e-6)
+    assert results[False] == ([6], 1)
+    assert results[True] == ([8], 0)
+
+
 def test_inline_substitutes_expression():
     A = te.placeholder((8,), name="A")
     B = te.compute((8,), lambda i: A[i] * 3.0, name="B")

@@ -206,6 +206,20 @@ def test_storage_align_bad_offset():
         s[C].storage_align(C.op.axis[0], 8, 9)
 
 
+def test_align_extent_bad_axis():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    with pytest.raises(ScheduleError, match="align_extent: 'k' is not a dimension of 'C'"):
+        s[C].align_extent(k, 8)
+
+
+def test_align_extent_bad_factor():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    with pytest.raises(ScheduleError, match="align_extent factor must be positive, got 0"):
+        s[C].align_extent(C.op.axis[0], 0)
+
+
 def test_tensor_wrong_index_count():
     A = te.placeholder((4, 4), name="A")
     with pytest.raises(TeccTypeError, match="tensor 'A' has 2 dimension"):

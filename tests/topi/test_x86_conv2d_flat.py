@@ -57,22 +57,42 @@ def test_flat_conv2d_matches_numpy(dshape, wshape, stride, padding, dilation):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
-def test_an_aligned_pointwise_conv_reads_the_data_in_place_and_tiles_need_no_bounds_check():
+def test_a_pointwise_conv_reads_its_input_in_panels_and_tiles_need_no_bounds_check():
     A, W, C = _x86_conv((1, 64, 16, 16), (64, 64, 1, 1), 1, 0)
     plan = flat._plan_of(_anchor(C).output(0))
-    assert plan.inline_input  # 256 pixels: 16 whole tiles, no copy of the input
+    assert plan.panels and not plan.inline_input
+    assert plan.row_stride == 16 and (plan.rows_per_task * 16) % plan.tile_p == 0  # every task starts on a tile
     with tecc.target.Target(TARGET):
         s = topi.schedule(C, TARGET)
     lowered = str(tecc.lower(s, [A, W, C], simple_mode=True))
-    assert "FlatInput" not in lowered
-    # the only bounds check is the crop's, on the filters of the last channel block (64 = 10 x 6 + 4)
+    # a tile's reduction reads one contiguous run of the panel: 16 pixels per channel, channel after channel
+    assert re.search(r"PanelInput\[[^\]]*rc\*16 \+ p\.c\]", lowered)
+    # the only bounds check is the crop's, on the filters of the last channel block (64 = 10 x 6 + 4),
+    # and it stays inside the parallel loop (no block of channels left to one core)
     assert all("< 64)" in line for line in lowered.splitlines() if "likely" in line)
+    assert lowered.count("parallel for") == 2
     mod = tecc.build(s, [A, W, C], TARGET)
     # the 6 x 16 accumulator tile: 12 vector variables, in registers
     assert len(set(re.findall(r"tecc_float32x8 (OutFlat_local_\d+);", mod.get_source()))) == 12
     a, w = rand((1, 64, 16, 16)), rand((64, 64, 1, 1))
     (got,) = build_run(s, [A, W], [C], [a, w], TARGET)
     np.testing.assert_allclose(got, T.conv2d_nchw_python(a, w, 1, 0), rtol=1e-4, atol=1e-4)
+
+
+def test_pointwise_tasks_that_would_not_start_on_a_tile_read_the_rows_instead():
+    # 14 pixels a row: tasks of 7 rows (98 pixels) would start mid-tile, so a tuned
+    # config with 7 rows per task keeps the row layout; one task of all 14 rows packs panels
+    A, W = te.placeholder((1, 128, 14, 14), name="A"), te.placeholder((64, 128, 1, 1), name="W")
+    for rows, panels in ((7, False), (14, True)):
+        knobs = flat.FlatKnobs(6, 2, rows, 2, "pixels_outer")
+        plan = flat.plan_conv2d_nchw_flat(A, W, 1, 0, 1, "float32", 8, 16, knobs)
+        assert plan.panels is panels, rows
+        C = flat.conv2d_nchw_flat(A, W, plan)
+        s = te.create_schedule(C.op)
+        flat.schedule_conv2d_nchw_flat(s, C.op.input_tensors[0], C)
+        a, w = rand((1, 128, 14, 14)), rand((64, 128, 1, 1))
+        (got,) = build_run(s, [A, W], [C], [a, w], TARGET)
+        np.testing.assert_allclose(got, T.conv2d_nchw_python(a, w, 1, 0), rtol=1e-4, atol=1e-4)
 
 
 def test_the_plan_covers_every_task_with_whole_tiles():

@@ -25,6 +25,12 @@ reads ``a`` alone, a piece where the condition surely fails reads ``b``.  Such a
 select is not partitioned on a vectorized loop (that would split the vector; its
 lanes are selected instead), nor when the same select object sits at two places.
 
+A parallel loop is not cut into loops run one after the other: its pieces become
+branches of one parallel loop over their whole range (``if (x < lo) head else if
+(x < hi) main else tail``, taken once per iteration), so that a partial last task
+-- a convolution's last block of channels -- runs beside the others instead of on
+one core after them; pieces with nothing to do at either end shrink the loop.
+
 The interval is derived exactly on affine forms (``k*x + r <= 0`` for all inner
 values iff ``k*x + max(r) <= 0``), so the rewrite never changes results; the
 :class:`~tecc.tir.arith.Analyzer` simplifies the split points and proves pieces
@@ -465,13 +471,45 @@ class _LoopPartition(IRMutator):
             if kind == "main":
                 piece = replace(loop, min=a, extent=self.simplify(_sub(b, a)), body=main_body)
                 # the main piece may hold further guards: partition it again
-                out.append(self.partition(piece))
+                out.append((a, b, self.partition(piece), piece.loop_var))
                 continue
             body = self.resolve_guard(loop.body, guard, bounds, a, b, dtype)
             piece = replace(loop, min=a, extent=self.simplify(_sub(b, a)), body=body)
             piece = copy_with_fresh_bindings(piece)
-            out.append(self.finish_piece(piece))
-        return S.seq(*out)
+            ext = self.simplify(piece.extent)
+            single = isinstance(ext, E.IntImm) and ext.value == 1  # finish_piece inlines it: no loop
+            out.append((a, b, self.finish_piece(piece), None if single else piece.loop_var))
+        if loop.kind is S.ForKind.PARALLEL:
+            return self.one_parallel_loop(loop, out)
+        return S.seq(*(stmt for _, _, stmt, _ in out))
+
+    @staticmethod
+    def one_parallel_loop(loop, pieces):
+        """The pieces of a partitioned parallel loop as branches of one parallel loop
+        over the whole range: pieces run one after the other would leave the head
+        and the tail (a task each, e.g. a convolution's last block of channels) to
+        one core while the others wait.  The branch is taken once per iteration."""
+        x = loop.loop_var
+        kept = [i for i, (_, _, stmt, _) in enumerate(pieces) if stmt is not None]
+        if not kept:
+            return None
+        # pieces with nothing to do at either end shrink the loop; between others
+        # they are empty branches
+        pieces = pieces[kept[0]:kept[-1] + 1]
+        start, end = pieces[0][0], pieces[-1][1]
+        branches = []
+        for _, b, stmt, var in pieces:
+            if stmt is None:
+                stmt = S.Evaluate(E.IntImm("int32", 0))
+            elif var is not None:
+                # the piece's own loop over its part of the range (its variable, or a copy of it)
+                assert isinstance(stmt, S.For) and stmt.loop_var is var, "a partitioned piece lost its loop"
+                stmt = stmt.body if var is x else substitute(stmt.body, {var: x})
+            branches.append((b, stmt))
+        body = branches[-1][1]
+        for b, stmt in reversed(branches[:-1]):
+            body = S.IfThenElse(_op.lt(x, b), stmt, body)
+        return replace(loop, min=start, extent=_sub(end, start), body=body)
 
     def resolve_guard(self, body, guard, bounds, a, b, dtype):
         """In the piece ``[a, b)``, drop ``guard`` if it surely fails there."""

@@ -172,3 +172,43 @@ def test_loop_partition_select_then_vectorize_strided_pool():
     assert vector_selects, "the main part is not vectorized"
     assert all(n.args[0].dtype == "bool" for n in vector_selects)  # one condition for all lanes
     assert_same_results(f, g, RNG.random(64, dtype=np.float32), RNG.random(32, dtype=np.float32))
+
+
+def test_loop_partition_keeps_a_parallel_loop_one_loop_with_a_branch_per_piece():
+    # a parallel task loop whose last task is partial (10 rows of 4 per task: 3 tasks).
+    # Pieces run one after the other would leave the last task to one core; here
+    # the pieces become branches of one parallel loop over all tasks
+    A, B = buf("A", (10,)), buf("B", (10,))
+    io, ii = var("io"), var("ii")
+    idx = io * 4 + ii
+    guarded = IfThenElse(tir.likely(idx < 10), BufferStore(B, A[idx] + 1.0, (idx,)))
+    f = lowered_func("f", [A, B], S.For(io, c(0), c(3), ForKind.PARALLEL, loop(ii, 4, guarded)))
+    g = loop_partition(f)
+    assert isinstance(g.body, S.For) and g.body.kind is ForKind.PARALLEL
+    assert (g.body.min.value, g.body.extent.value) == (0, 3)
+    branch = g.body.body
+    assert isinstance(branch, IfThenElse)
+    tir.assert_structural_equal(branch.condition, io < 2)
+    # the main branch is free of the guard; the tail (io = 2) runs its 2 rows
+    tir.assert_structural_equal(branch.then_case, loop(ii, 4, BufferStore(B, A[idx] + 1.0, (idx,))))
+    found = []
+    tir.post_order_visit(branch.else_case, lambda x: found.append(x) if isinstance(x, IfThenElse) else None)
+    assert not found and isinstance(branch.else_case, S.For) and branch.else_case.extent.value == 2
+    verify_well_formed(g)
+    assert_same_results(f, g, RNG.random(10, dtype=np.float32), np.zeros(10, np.float32))
+
+
+def test_loop_partition_of_a_parallel_loop_drops_the_iterations_whose_guard_always_fails():
+    # the last block of a pipeline's tasks (TVM's test_add_pipeline): only 9 of the
+    # 13 parallel iterations are inside the 256 elements; the loop shrinks to them
+    A, B = buf("A", (256,)), buf("B", (256,))
+    x = var("x")
+    idx = 19 * 13 + x - 247
+    guarded = IfThenElse(tir.likely(19 * 13 + x < 256), BufferStore(B, A[idx] + 1.0, (idx,)))
+    f = lowered_func("f", [A, B], S.For(x, c(0), c(13), ForKind.PARALLEL, guarded))
+    g = loop_partition(f)
+    assert isinstance(g.body, S.For) and g.body.kind is ForKind.PARALLEL
+    assert (g.body.min.value, g.body.extent.value) == (0, 9)
+    assert isinstance(g.body.body, BufferStore)
+    verify_well_formed(g)
+    assert_same_results(f, g, RNG.random(256, dtype=np.float32), np.zeros(256, np.float32))
