@@ -468,33 +468,23 @@ def _tap_offset(stride, dilation, phases, plane_rows, row_stride, ry, rx):
 
 #: convolutions of fewer multiply-adds than this stay direct
 MIN_MACS = 1 << 20
-#: input channels up to which a unit-stride convolution with wide rows stays direct
-DIRECT_MAX_CHANNELS = 64
 
 
 def direct_is_better(data, kernel, plan: FlatPlan, lanes: int) -> bool:
     """True where the direct schedule of :mod:`.conv2d` measured as fast as this
-    one or faster (``benchmarks/profile_model_cpu.py``, single convolutions of
-    ResNet-50 and SqueezeNet on AVX2):
+    one or faster: convolutions of fewer than :data:`MIN_MACS` multiply-adds (both
+    take a few microseconds of call overhead, and the direct compute is one stage
+    fewer).
 
-    * fewer than :data:`MIN_MACS` multiply-adds: both take a few microseconds of
-      call overhead, and the direct compute is one stage fewer;
-    * unit stride, at most :data:`DIRECT_MAX_CHANNELS` input channels and rows of
-      at least 3 vectors that the direct schedule tiles in whole vectors (or a 1x1
-      unpadded kernel, its GEMM path): the direct tiles already run near the FMA
-      peak there (56x56x64 3x3: 71 against 51 GFLOP/s) and the flat one pays its
-      repacking and the padding columns.
+    Wider rules measured before 1x1 kernels read panels and before a partial last
+    task ran in parallel (unit stride, at most 64 input channels, rows of whole
+    vectors) no longer hold: on two AVX2 cores, ResNet-50's 56x56 layers alone
+    (``topi.x86`` defaults) ran flat / direct at 3x3 64->64 136 / 100 GFLOP/s, 1x1
+    64->256 135 / 103 and 1x1 64->64 126 / 102.
     """
-    from .conv2d import pick_vector  # noqa: PLC0415  (conv2d imports this module)
-
-    batch, channels, height, width = get_const_tuple(data.shape)
+    batch, channels, _, _ = get_const_tuple(data.shape)
     filters, _, kh, kw = get_const_tuple(kernel.shape)
-    if batch * filters * plan.out_height * plan.out_width * channels * kh * kw < MIN_MACS:
-        return True
-    if plan.stride != (1, 1) or channels > DIRECT_MAX_CHANNELS or plan.out_width < 3 * lanes:
-        return False
-    pointwise = kh == kw == 1 and plan.out_height == height and plan.out_width == width
-    return pointwise or pick_vector(plan.out_width, lanes, vectors=1) == (lanes, True)
+    return batch * filters * plan.out_height * plan.out_width * channels * kh * kw < MIN_MACS
 
 
 def conv2d_nchw_flat(data, kernel, plan: FlatPlan, out_dtype=None, name="Out"):
@@ -596,10 +586,17 @@ def schedule_conv2d_nchw_flat(s, conv, out):
     if plan.inline_input:
         s[flat].compute_inline()
     else:
-        # FlatInput[n, c, r, j], or PanelInput[n, t, c, i]: the first two over the cores
+        # FlatInput[n, c, r, j], or PanelInput[n, t, c, i]: the first two over the cores.
+        # The innermost loop is vectorized only where it copies a contiguous run
+        # (panels of an unpadded unit-stride input): a padded row's select, or the
+        # stride's gather, vectorized ran 1.2-1.5x slower than GCC's own loop here
         n, c, r, j = s[flat].op.axis
         s[flat].parallel(s[flat].fuse(n, c))
-        s[flat].vectorize(j)
+        if plan.panels:
+            if plan.stride == (1, 1) and plan.pad_top == plan.pad_left == 0:
+                s[flat].vectorize(j)
+        elif plan.phases_y * plan.phases_x > 1:
+            s[flat].split(r, factor=plan.plane_rows)  # one loop per phase plane: no division per row
 
     n, f, y, x = s[final].op.axis
     fb, fi = s[final].split(f, factor=plan.channels_per_task)
