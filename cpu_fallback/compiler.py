@@ -86,7 +86,7 @@ def compile_c(source: str, target="c", name: str = "lib") -> str:
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
-            raise CompileError(format_compile_error(source, proc.stderr or proc.stdout, cmd))
+            raise CompileError(describe_failure(source, proc.stderr or proc.stdout, cmd))
         os.replace(tmp, lib_path)
     finally:
         if os.path.exists(tmp):
@@ -126,7 +126,7 @@ def compile_asm(source: str, target="c", name: str = "lib") -> str:
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
-            raise CompileError(format_compile_error(source, proc.stderr or proc.stdout, cmd))
+            raise CompileError(describe_failure(source, proc.stderr or proc.stdout, cmd))
         with open(tmp, "rb") as f:
             data = f.read()
     finally:
@@ -136,6 +136,24 @@ def compile_asm(source: str, target="c", name: str = "lib") -> str:
 
 
 _DIAG_RE = re.compile(r":(\d+):(?:(\d+):)?\s*(fatal error|error)")
+#: GCC's and Clang's words for a second declaration of a name the headers declared
+_CLASH_RE = re.compile(r"(?:conflicting types for|redefinition of|redeclared as different kind of symbol)")
+_QUOTED_RE = re.compile(r"[\u2018'`\"](\w+)[\u2019'\"]")
+
+
+def describe_failure(source: str, log: str, cmd=None) -> str:
+    """The message of a failed compile: where an exported function's name is one
+    the C library headers already declare (a kernel built with ``name="exp"``), that
+    and the fix in one line; otherwise :func:`format_compile_error`."""
+    for line in log.splitlines():
+        if "error" not in line or not _CLASH_RE.search(line):
+            continue
+        for name in _QUOTED_RE.findall(line):
+            if re.search(r'visibility\("default"\)\)\)[^;{]*\b' + re.escape(name) + r"\s*\(", source):
+                headers = ", ".join(re.findall(r"^#include <([^>]+)>", source, re.M)) or "its headers"
+                return (f"function name {name!r} is already declared by the C library ({headers}), which the "
+                        f"generated C includes; pass another name to build, e.g. name='{name}_kernel'")
+    return format_compile_error(source, log, cmd)
 
 
 def source_excerpts(source: str, log_lines, diag_re, context: int = 3, max_errors: int = 5) -> list:

@@ -541,3 +541,25 @@ def test_stride2_vector_load_is_two_loads_and_a_shuffle(dtype, lanes):
     b = np.zeros(n, dtype)
     f(a, b)
     np.testing.assert_array_equal(b, a[::2])
+
+
+@pytest.mark.parametrize("name", ["exp", "malloc", "memcpy"])
+def test_a_kernel_named_like_a_c_library_function_gets_one_line_with_the_fix(name):
+    # the generated C includes math.h, stdlib.h and string.h: a second declaration of
+    # the same name fails to compile; the error names the clash, not the compiler's dump
+    import tecc
+    from tecc import te
+
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] * 2.0, name="B")
+    s = te.create_schedule(B.op)
+    with pytest.raises(CompileError) as info:
+        tecc.build(s, [A, B], target="llvm", name=name)
+    msg = str(info.value)
+    assert msg.startswith(f"function name '{name}' is already declared by the C library (stdint.h, ")
+    assert f"pass another name to build, e.g. name='{name}_kernel'" in msg and "\n" not in msg
+    f = tecc.build(s, [A, B], target="llvm", name=f"{name}_kernel")
+    a = tecc.nd.array(np.arange(8, dtype="float32"))
+    b = tecc.nd.empty((8,))
+    f(a, b)
+    np.testing.assert_allclose(b.numpy(), np.arange(8) * 2.0)
