@@ -552,3 +552,14 @@ def test_can_prove_with_symbolic_loop_bounds():
     assert ana.can_prove(io * 8 + ii <= m * 8 - 1)
     assert not ana.can_prove(io * 8 + ii < m * 8 - 1)  # false for the last element
     assert not ana.can_prove(io * 9 + ii < m * 8)
+
+
+def test_simplify_joins_the_digits_of_an_index():
+    # (k // 9, k % 9 // 3, k % 3): a 3x3 tap's channel, row and column, flattened back
+    ana = Analyzer()
+    k = tir.Var("k", "int32")
+    tir.assert_structural_equal(ana.simplify(k // 9 * 9 + k % 9 // 3 * 3 + k % 3), k)
+    tir.assert_structural_equal(ana.simplify(k % 8 // 4 * 4 + k % 4), k % 8)
+    # 2 does not divide 9: no digit of k % 9
+    e = k % 9 // 2 * 2 + k % 2
+    assert str(ana.simplify(e)) == str(e)

@@ -42,6 +42,8 @@ FLAT_CASES = [
     ((1, 256, 7, 7), (128, 256, 1, 1), 1, 0, 1),           # 1x1 stride 1, 49 pixels: copied with slack
     ((2, 32, 15, 13), (32, 32, 3, 3), (2, 1), (1, 2, 0, 1), (2, 1)),  # batch 2, mixed strides, pads, dilation
     ((1, 3, 64, 64), (16, 3, 7, 7), 2, 3, 1),              # a 7x7 stride-2 stem on 3 channels
+    ((1, 16, 17, 15), (128, 16, 3, 3), 2, 1, 1),           # strided, 128 filters: im2col panels, odd sizes
+    ((1, 32, 17, 19), (130, 32, 3, 2), (2, 3), (1, 2, 0, 1), 2),  # panels: mixed strides, pads, dilation
 ]
 
 
@@ -77,6 +79,29 @@ def test_a_pointwise_conv_reads_its_input_in_panels_and_tiles_need_no_bounds_che
     a, w = rand((1, 64, 16, 16)), rand((64, 64, 1, 1))
     (got,) = build_run(s, [A, W], [C], [a, w], TARGET)
     np.testing.assert_allclose(got, T.conv2d_nchw_python(a, w, 1, 0), rtol=1e-4, atol=1e-4)
+
+
+def test_which_convolutions_read_panels():
+    for dshape, wshape, stride, padding, dilation in FLAT_CASES:
+        _, _, C = _x86_conv(dshape, wshape, stride, padding, dilation)
+        plan = flat._plan_of(_anchor(C).output(0))
+        kh, kw = wshape[2:]
+        strided = plan.stride != (1, 1)
+        assert plan.panels == (kh == kw == 1 or (strided and wshape[0] >= flat.TAP_PANEL_MIN_FILTERS)), wshape
+        if plan.panels:
+            assert plan.row_stride == plan.out_width and plan.tile_c == 6  # 6 x 16: no tap loaded early
+
+
+def test_im2col_panels_reduce_over_channels_and_taps_in_one_contiguous_loop():
+    A, W, C = _x86_conv((1, 16, 17, 15), (128, 16, 3, 3), 2, 1)
+    with tecc.target.Target(TARGET):
+        s = topi.schedule(C, TARGET)
+    lowered = str(tecc.lower(s, [A, W, C], simple_mode=True))
+    # one reduction of 16 x 9 steps, each reading 16 consecutive floats of the panel and the
+    # filter's weights in order (the index digits k // 9, k % 9 // 3, k % 3 re-joined)
+    assert "for (rk, 0, 144)" in lowered
+    assert re.search(r"PanelInput\[[^\]]*rk\*16 \+ p\.c\]", lowered)
+    assert re.search(r"W\[[^\]]*\*144 \+ rk\]", lowered)
 
 
 def test_pointwise_tasks_that_would_not_start_on_a_tile_read_the_rows_instead():

@@ -987,7 +987,9 @@ class Simplifier(IRMutator):
         return self._finish(e, lf.to_expr())
 
     def _merge_div_mod(self, lf):
-        # (x // y)*y*k + (x % y)*k -> x*k;  truncdiv(x, y)*y*k + truncmod(x, y)*k -> x*k
+        # (x // y)*y*k + (x % y)*k -> x*k;  truncdiv(x, y)*y*k + truncmod(x, y)*k -> x*k;
+        # and, y dividing m: (x % m // y)*y*k + (x % y)*k -> (x % m)*k (floor division),
+        # the split of an index into digits ((k // 9, k % 9 // 3, k % 3) of a 3x3 tap)
         for _ in range(8):
             found = None
             for k, (atom, coef) in lf.terms.items():
@@ -996,18 +998,37 @@ class Simplifier(IRMutator):
                     continue
                 dcls = E.FloorDiv if cls is E.FloorMod else E.Div
                 pair = self._find_quotient(lf, dcls, atom, coef)
+                x = atom.a
+                if pair is None and cls is E.FloorMod:
+                    pair, x = self._find_digit_quotient(lf, atom, coef)
                 if pair is not None:
-                    found = (k, pair)
+                    found = (k, pair, x)
                     break
             if found is None:
                 return lf
-            k_mod, k_div = found
-            x = lf.terms[k_mod][0].a
+            k_mod, k_div, x = found
             coef = lf.terms[k_mod][1]
             rest = LinearForm(lf.dtype, {k: t for k, t in lf.terms.items() if k not in (k_mod, k_div)},
                               lf.const)
             lf = rest.combine(self.lin(x).scaled(coef))
         return lf
+
+    def _find_digit_quotient(self, lf, mod_atom, coef):
+        """``(key, x % m)`` of a term ``(x % m // y) * y * coef`` in ``lf`` matching
+        ``x % y`` (constant ``y`` dividing a constant ``m``), else ``(None, None)``."""
+        y = mod_atom.b
+        if type(y) is not E.IntImm or y.value <= 0:
+            return None, None
+        kx = self.key(mod_atom.a)
+        for k, (atom, c) in lf.terms.items():
+            if type(atom) is not E.FloorDiv or type(atom.b) is not E.IntImm or atom.b.value != y.value:
+                continue
+            inner = atom.a
+            if type(inner) is not E.FloorMod or type(inner.b) is not E.IntImm or inner.b.value % y.value:
+                continue
+            if c == coef * y.value and self.key(inner.a) == kx:
+                return k, inner
+        return None, None
 
     def _find_quotient(self, lf, dcls, mod_atom, coef):
         """The key of the term ``(x // y) * y * coef`` matching ``x % y``, if in ``lf``."""

@@ -23,7 +23,10 @@ A 1x1 kernel has a single tap, so its input can be repacked in *panels* instead
 GEMM lays out its ``B``: a tile's reduction over the channels then reads one
 contiguous run rather than one strided run per channel (on two AVX2 cores, ResNet-50's
 1x1 layer 1024->256 at 14x14 alone went from 91 to 153 GFLOP/s; in a whole-model run
-its 1x1 layers of 1024 and 2048 input channels went from 60-90 to 92-121).
+its 1x1 layers of 1024 and 2048 input channels went from 60-90 to 92-121).  A strided
+kernel of several taps and many filters reads *im2col* panels: every tap's pixels
+copied into the panel, the reduction one loop over channels and taps
+(:func:`panel_kernel`).
 
 The schedule (:func:`schedule_conv2d_nchw_flat`) gives each task of the cores a
 block of output channels by a block of output rows; the task computes its part of
@@ -104,12 +107,12 @@ class FlatPlan:
         its channel tiles outside (the task's input is swept once per channel tile,
         each tile's filters stay in cache).
     panels : bool
-        A 1x1 kernel's input is repacked in *panels* (``PanelInput[n, t, c, i]`` =
-        flattened pixel ``t * tile_p + i`` of channel ``c``): a tile's reduction
-        over the channels then reads one contiguous run, as a packed GEMM reads its
-        panel of B, instead of one strided run per channel (``row_stride`` is the
-        output's width, and every task starts on a tile: see
-        :func:`panel_rows_fit`).
+        The input is repacked in *panels* (``PanelInput[n, t, k, i]`` = tap ``k %
+        (KH KW)`` of channel ``k // (KH KW)`` at output pixel ``t * tile_p + i``; a
+        1x1 kernel has one tap): a tile's reduction then reads one contiguous run,
+        as a packed GEMM reads its panel of B, instead of one strided run per
+        channel and tap (``row_stride`` is the output's width, and every task starts
+        on a tile: see :func:`panel_rows_fit`; which kernels: :func:`panel_kernel`).
     """
 
     stride: tuple
@@ -194,6 +197,25 @@ def _best_stride(rows, out_width, min_stride, tile_p) -> int:
         return _cdiv(_task_pixels(rows, st, out_width), tile_p) * tile_p + rows * (st - min_stride), st
 
     return min(range(min_stride, min_stride + tile_p), key=cost)
+
+
+#: filters from which a strided kernel of several taps reads im2col panels
+TAP_PANEL_MIN_FILTERS = 128
+
+
+def panel_kernel(kh, kw, stride, filters) -> bool:
+    """Whether a convolution reads its input in panels (:attr:`FlatPlan.panels`):
+    a 1x1 kernel always; a strided kernel of several taps with at least
+    :data:`TAP_PANEL_MIN_FILTERS` filters as *im2col* panels, every tap's pixels
+    copied (``kh * kw`` times the input, each copied value then used by every filter).
+    Measured alone on two AVX2 cores, ResNet-50's strided 3x3 layers (128 to 512
+    filters) ran at 128-133 GFLOP/s in panels against 71-89 over phase planes; with
+    64 filters the copies did not pay everywhere (3x3/2 64->64 at 56x56: 92 against
+    105; a 7x7 stem on 3 channels: 113 against 157), and unit-stride kernels gain
+    nothing (the flat layout already reads every tap in place)."""
+    if kh == kw == 1:
+        return True
+    return tuple(stride) != (1, 1) and filters >= TAP_PANEL_MIN_FILTERS
 
 
 def panel_rows_fit(rows, out_height, out_width, tile_p) -> bool:
@@ -368,18 +390,18 @@ def plan_conv2d_nchw_flat(data, kernel, strides, padding, dilation, out_dtype, l
         return None
     batch, channels, filters, kh, kw, (sh, sw), (dh, dw), (pt, pl), (padded_h, padded_w), (out_h, out_w) = shape
     min_stride = _cdiv(padded_w, sw)
-    pointwise = kh == kw == 1  # one tap: the input may be packed in panels (FlatPlan.panels)
+    pointwise = panel_kernel(kh, kw, (sh, sw), filters)  # the input may be packed in panels
     if knobs is None:
         tile_p = 2 * lanes
         # accumulators: the registers but the tile's input vectors and a broadcast weight;
         # with several taps the next tap's inputs are loaded early and take two more
         # (6 x 16 on a 3x3 kernel ran at 50 GFLOP/s on one AVX2 core, 5 x 16 at 75)
-        spare = 4 if kh * kw == 1 else 6
+        spare = 4 if pointwise else 6  # a panel's taps are one reduction: no next tap to load early
         tile_c = max(1, min(filters, (registers - spare) // 2))
         rows = _pick_panel_rows(out_h, out_w, tile_p, tile_c, _cdiv(filters, tile_c), batch) if pointwise else None
         panels = rows is not None
         if panels:
-            row_stride = min_stride
+            row_stride = out_w
         else:
             rows, row_stride = _pick_rows(out_h, out_w, min_stride, tile_p, tile_c, _cdiv(filters, tile_c), batch)
         task_pixels = _task_pixels(rows, row_stride, out_w)
@@ -389,7 +411,7 @@ def plan_conv2d_nchw_flat(data, kernel, strides, padding, dilation, out_dtype, l
         tile_c, tile_p, rows = knobs.tile_c, knobs.vectors * lanes, knobs.rows
         knobs.check(filters, out_h)
         panels = pointwise and panel_rows_fit(rows, out_h, out_w, tile_p)
-        row_stride = min_stride if panels else _best_stride(rows, out_w, min_stride, tile_p)
+        row_stride = out_w if panels else _best_stride(rows, out_w, min_stride, tile_p)
         task_pixels = _task_pixels(rows, row_stride, out_w)
         per_task = min(filters, knobs.channel_tiles * tile_c)
         held = per_task * _cdiv(task_pixels, tile_p) * tile_p
@@ -502,15 +524,20 @@ def conv2d_nchw_flat(data, kernel, plan: FlatPlan, out_dtype=None, name="Out"):
     if plan.panels:
         tile_p = plan.tile_p
 
-        def panel(n, t, c, i):
-            # flattened pixel q of the (strided, padded) input: row q // Wq, column q % Wq
+        taps = kh * kw
+
+        def panel(n, t, k, i):
+            # tap k % taps of channel k // taps at flattened output pixel q: row q // Wq,
+            # column q % Wq of the output
             q = t * tile_p + i
-            row = q // wq * sh - plan.pad_top
-            col = q % wq * sw - plan.pad_left
+            c, tap = (k, 0) if taps == 1 else (k // taps, k % taps)
+            ky, kx = (0, 0) if taps == 1 else (tap // kw, tap % kw)
+            row = q // wq * sh + ky * dh - plan.pad_top
+            col = q % wq * sw + kx * dw - plan.pad_left
             inside = tir.all(q < plan.out_height * wq, row >= 0, row < height, col >= 0, col < width)
             return tir.if_then_else(inside, data[n, c, row, col], tir.const(0, data.dtype))
 
-        flat = te.compute((batch, plan.flat_pixels // tile_p, channels, tile_p), panel, name="PanelInput",
+        flat = te.compute((batch, plan.flat_pixels // tile_p, channels * taps, tile_p), panel, name="PanelInput",
                           tag=tag.compose(tag.INJECTIVE, tag.PAD))
     elif plan.inline_input:
         flat = te.compute((batch, channels, height, width), lambda n, c, i, j: data[n, c, i, j], name="FlatInput",
@@ -533,19 +560,25 @@ def conv2d_nchw_flat(data, kernel, plan: FlatPlan, out_dtype=None, name="Out"):
         flat = te.compute((batch, channels, plan.flat_rows, wq), repack, name="FlatInput",
                           tag=tag.compose(tag.INJECTIVE, tag.PAD))
 
-    rc = te.reduce_axis((0, channels), name="rc")
-    ry = te.reduce_axis((0, kh), name="ry")
-    rx = te.reduce_axis((0, kw), name="rx")
+    if plan.panels and kh * kw > 1:
+        # one reduction over the panel's rows: channel by channel, tap by tap
+        rk = te.reduce_axis((0, channels * kh * kw), name="rk")
+        axes, rc, ry, rx = [rk], rk // (kh * kw), rk % (kh * kw) // kw, rk % kw  # digits the simplifier re-joins
+    else:
+        rc = te.reduce_axis((0, channels), name="rc")
+        ry = te.reduce_axis((0, kh), name="ry")
+        rx = te.reduce_axis((0, kw), name="rx")
+        axes = [rc, ry, rx]
 
     def body(n, f, p):
         if plan.panels:
-            value = flat[n, p // plan.tile_p, rc, p % plan.tile_p]
+            value = flat[n, p // plan.tile_p, axes[0], p % plan.tile_p]
         else:
             at = p + plan.tap_offset(ry, rx)
             value = flat[n, rc, at // wq, at % wq]
         # the channels past the filters' (whole channel blocks) repeat the last filter
         filt = kernel[tir.min(f, filters - 1) if plan.flat_channels > filters else f, rc, ry, rx]
-        return te.sum(value.astype(out_dtype) * filt.astype(out_dtype), axis=[rc, ry, rx])
+        return te.sum(value.astype(out_dtype) * filt.astype(out_dtype), axis=axes)
 
     attrs = {"strides": [sh, sw], "dilation": [dh, dw], "groups": 1, "data_layout": "NCHW", "kernel_layout": "OIHW",
              PLAN_KEY: plan.as_attrs()}
@@ -626,9 +659,10 @@ def schedule_conv2d_nchw_flat(s, conv, out):
     s[conv].vectorize(pi)
     s[acc].compute_at(s[conv], at)
     an, af, ap = s[acc].op.axis
-    rc, ry, rx = s[acc].op.reduce_axis
-    s[acc].reorder(an, rc, ry, rx, af, ap)
-    s[acc].unroll(rx)
+    reduce_axes = list(s[acc].op.reduce_axis)
+    s[acc].reorder(an, *reduce_axes, af, ap)
+    if len(reduce_axes) == 3:
+        s[acc].unroll(reduce_axes[2])
     s[acc].unroll(af)
     s[acc].vectorize(ap)
     return s
