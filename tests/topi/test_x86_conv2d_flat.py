@@ -307,6 +307,15 @@ def test_flat_knobs_that_break_a_limit_are_refused_with_the_reason():
     assert reasons == {"empty", "buffer"}
 
 
+def test_a_strided_kernel_read_in_panels_offers_the_tiles_of_one_reduction_loop():
+    # 128 filters at stride 2: im2col panels, one reduction over channels and taps, so the
+    # default's 6 x 16 tile (no next tap loaded early) is in the space
+    args = (("TENSOR", (1, 16, 17, 15), "float32"), ("TENSOR", (128, 16, 3, 3), "float32"), 2, 1, 1, "float32")
+    task = autotvm.task.create("conv2d_nchw_flat.x86", args=args, target=TARGET)
+    tiles = [e.val for e in task.config_space.space_map["tile"].entities]
+    assert [6, 2] in tiles and all(c * v + v + 1 <= 16 for c, v in tiles)
+
+
 # ------------------------------------------------------------------- injective rows
 
 @pytest.mark.parametrize("name", ["concatenate", "transpose", "pad", "strided_slice"])

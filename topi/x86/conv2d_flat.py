@@ -344,8 +344,9 @@ def define_flat_knobs(cfg, data, kernel, strides, padding, dilation, out_dtype, 
             "conv2d_nchw_flat.x86: the flat convolution needs float32 data and kernel of constant shapes "
             f"with matching channels (got {data.dtype} {tuple(data.shape)} and {kernel.dtype} "
             f"{tuple(kernel.shape)}); tune conv2d_nchw.x86 instead")
-    batch, channels, filters, kh, kw, _, _, _, _, (out_h, out_w) = shape
-    tiles = register_tiles(filters, registers, kh * kw)
+    batch, channels, filters, kh, kw, stride, _, _, _, (out_h, out_w) = shape
+    # a kernel read in panels reduces over its taps in one loop: no next tap loaded early
+    tiles = register_tiles(filters, registers, 1 if panel_kernel(kh, kw, stride, filters) else kh * kw)
     cfg.define_knob("tile", [list(t) for t in tiles])
     cfg.define_knob("rows", [r for r in range(1, out_h + 1) if out_h % r == 0])
     most = _cdiv(filters, min(t[0] for t in tiles))
