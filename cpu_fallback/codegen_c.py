@@ -944,8 +944,9 @@ class CodeGenC(IRVisitor):
         sym, prec = CMP_OPS[type(e)]
         text = f"{self.expr(e.a, prec + 1)} {sym} {self.expr(e.b, prec + 1)}"
         if self.is_vector(e):
+            # a vector comparison gives -1 for true; a bool vector holds 1, as a bool does
             bt = self.bool_vector_type(_dt.lanes(e.dtype))
-            return f"__builtin_convertvector({text}, {bt})", P_PRIMARY
+            return f"__builtin_convertvector(-({text}), {bt})", P_PRIMARY
         return text, prec
 
     def visit_And(self, e):
@@ -961,7 +962,7 @@ class CodeGenC(IRVisitor):
     def visit_Not(self, e):
         if self.is_vector(e):
             bt = self.bool_vector_type(_dt.lanes(e.dtype))
-            return f"{self.expr(e.a, P_EQ + 1)} == ({bt}){{0}}", P_EQ
+            return f"-({self.expr(e.a, P_EQ + 1)} == ({bt}){{0}})", P_UNARY
         return f"!{self.expr(e.a, P_UNARY)}", P_UNARY
 
     def visit_Select(self, e):
@@ -989,7 +990,7 @@ class CodeGenC(IRVisitor):
             vt = self.type_name(e.dtype)
             if dst.is_bool:
                 zero = f"({self.type_name(e.value.dtype)}){{0}}"
-                return f"__builtin_convertvector({self.expr(e.value, P_EQ + 1)} != {zero}, {vt})", P_PRIMARY
+                return f"__builtin_convertvector(-({self.expr(e.value, P_EQ + 1)} != {zero}), {vt})", P_PRIMARY
             return f"__builtin_convertvector({self.expr(e.value)}, {vt})", P_PRIMARY
         if dst.is_bool:
             return f"({self.expr(e.value, P_EQ + 1)} != 0)", P_PRIMARY

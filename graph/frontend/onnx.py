@@ -1723,6 +1723,187 @@ def _resize(ctx, node, inputs):
     return out if rank == 4 else ctx.reshape(out, tuple(sizes))
 
 
+# --- element tests, bitwise, and small compositions ---------------------------------------
+def _is_inf(ctx, node, inputs):
+    x = inputs[0]
+    neg, pos = bool(node.attr("detect_negative", 1)), bool(node.attr("detect_positive", 1))
+    inf = ctx.call("isinf", x)
+    if neg and pos:
+        return inf
+    if not (neg or pos):
+        return ctx.call("logical_and", inf, ctx.const(np.zeros((), bool), "bool"))
+    side = ctx.call("greater" if pos else "less", x, ctx.scalar(0, x))
+    return ctx.call("logical_and", inf, side)
+
+
+def _bit_shift(ctx, node, inputs):
+    direction = node.required("direction")
+    direction = direction.decode() if isinstance(direction, bytes) else str(direction)
+    if direction not in ("LEFT", "RIGHT"):
+        node.fail(f"direction {direction!r} must be 'LEFT' or 'RIGHT'")
+    x, shift = inputs
+    dtype = ctx.dtype_of(x)
+    if not dtype.startswith(("int", "uint")):
+        node.fail(f"the input is {dtype}; BitShift shifts integers")
+    bits = int(np.dtype(dtype).itemsize * 8)
+    # a shift outside [0, bits) shifts every bit out (ONNX; C leaves it undefined): 0, or
+    # for a right shift of a negative number, -1
+    outside = ctx.call("logical_or", ctx.call("less", shift, ctx.scalar(0, shift)),
+                       ctx.call("greater_equal", shift, ctx.scalar(bits, shift)))
+    safe = ctx.call("where", outside, ctx.scalar(0, shift), shift)
+    shifted = ctx.call("left_shift" if direction == "LEFT" else "right_shift", x, safe)
+    fill = ctx.scalar(0, x)
+    if direction == "RIGHT" and dtype.startswith("int"):
+        fill = ctx.call("where", ctx.call("less", x, ctx.scalar(0, x)), ctx.scalar(-1, x), fill)
+    return ctx.call("where", outside, fill, shifted)
+
+
+def _shrink(ctx, node, inputs):
+    # x - bias above lambd, x + bias below -lambd, 0 between
+    x = inputs[0]
+    bias, lambd = float(node.attr("bias", 0.0)), float(node.attr("lambd", 0.5))
+    zero = ctx.scalar(0, x)
+    low = ctx.call("where", ctx.call("less", x, ctx.scalar(-lambd, x)), ctx.call("add", x, ctx.scalar(bias, x)),
+                   zero)
+    return ctx.call("where", ctx.call("greater", x, ctx.scalar(lambd, x)),
+                    ctx.call("subtract", x, ctx.scalar(bias, x)), low)
+
+
+def _hardmax(ctx, node, inputs):
+    # 1 at the first maximum along the axis, 0 elsewhere; before opset 13 the input is
+    # seen as a 2-D matrix (the axes before ``axis`` by those from it)
+    x = inputs[0]
+    xs = ctx.shape(x)
+    rank = len(xs)
+    if node.opset < 13:
+        axis = _normalize_axis(node.attr("axis", 1), rank, node)
+        flat = ctx.reshape(x, (_prod(xs[:axis]), _prod(xs[axis:])))
+        return ctx.reshape(_one_at_max(ctx, flat, 1), xs)
+    return _one_at_max(ctx, x, _normalize_axis(node.attr("axis", -1), rank, node))
+
+
+def _one_at_max(ctx, x, axis):
+    xs = ctx.shape(x)
+    first = ctx.call("argmax", x, axis=(axis,), keepdims=True)
+    positions = ctx.call("arange", start=0, stop=xs[axis], step=1, dtype="int32")
+    positions = ctx.reshape(positions, tuple(xs[axis] if d == axis else 1 for d in range(len(xs))))
+    return ctx.cast(ctx.call("equal", positions, first), ctx.dtype_of(x))
+
+
+def _eye_like(ctx, node, inputs):
+    x = inputs[0]
+    xs = ctx.shape(x)
+    if len(xs) != 2:
+        node.fail(f"the input has rank {len(xs)}; EyeLike takes a 2-D tensor")
+    dtype = node.attr("dtype")
+    dtype = ctx.dtype_of(x) if dtype is None else _np_dtype(int(dtype), node.where)
+    return ctx.const(np.eye(xs[0], xs[1], k=int(node.attr("k", 0))), dtype)
+
+
+def _gather_nd(ctx, node, inputs):
+    # ONNX keeps the index tuples along indices' last axis, tecc's gather_nd along the first;
+    # a negative index counts from the end of its axis
+    data, indices = inputs
+    ds, ist = ctx.shape(data), ctx.shape(indices)
+    batch_dims = int(node.attr("batch_dims", 0))
+    if not ist or batch_dims < 0 or batch_dims >= min(len(ds), len(ist)):
+        node.fail(f"batch_dims {batch_dims} must be below the ranks of data {len(ds)} and indices {len(ist)}")
+    m = ist[-1]
+    if batch_dims + m > len(ds):
+        node.fail(f"index tuples of {m} after {batch_dims} batch dimension(s) exceed data's rank {len(ds)}")
+    indices = ctx.cast(indices, "int64")
+    dims = ctx.const(np.asarray(ds[batch_dims:batch_dims + m], dtype=np.int64), "int64")
+    wrapped = ctx.call("add", indices, dims)
+    indices = ctx.call("where", ctx.call("less", indices, ctx.scalar(0, indices)), wrapped, indices)
+    r = len(ist)
+    front = ctx.call("transpose", indices, axes=(r - 1,) + tuple(range(r - 1)))
+    return ctx.call("gather_nd", data, front, batch_dims=batch_dims)
+
+
+def _lp_normalization(ctx, node, inputs):
+    x = inputs[0]
+    axis = _normalize_axis(node.attr("axis", -1), ctx.rank(x), node)
+    p = int(node.attr("p", 2))
+    if p not in (1, 2):
+        node.fail(f"p = {p}; LpNormalization takes p = 1 or 2")
+    if p == 1:
+        norm = ctx.call("sum", ctx.call("abs", x), axis=(axis,), keepdims=True)
+    else:
+        norm = ctx.call("sqrt", ctx.call("sum", ctx.call("multiply", x, x), axis=(axis,), keepdims=True))
+    # a zero vector stays zero (ONNX), not 0 / 0
+    zero = ctx.scalar(0, x)
+    is_zero = ctx.call("equal", norm, zero)
+    return ctx.call("where", is_zero, zero, ctx.call("divide", x, ctx.call("where", is_zero, ctx.scalar(1, x), norm)))
+
+
+def _mean_variance_normalization(ctx, node, inputs):
+    # (x - mean) / sqrt(variance + 1e-9) over ``axes`` (ONNX's function body)
+    x = inputs[0]
+    rank = ctx.rank(x)
+    axes = tuple(sorted({_normalize_axis(a, rank, node, "axes entry") for a in node.attr("axes", [0, 2, 3])}))
+    mean = ctx.call("mean", x, axis=axes, keepdims=True)
+    centered = ctx.call("subtract", x, mean)
+    var = ctx.call("mean", ctx.call("multiply", centered, centered), axis=axes, keepdims=True)
+    return ctx.call("divide", centered, ctx.call("sqrt", ctx.call("add", var, ctx.scalar(1e-9, x))))
+
+
+def _group_norm(ctx, node, inputs):
+    # opset 18: scale and bias per group; opset 21: per channel
+    x, scale, bias = inputs
+    xs = ctx.shape(x)
+    if len(xs) < 3:
+        node.fail(f"the input has rank {len(xs)}; it needs a batch, channels and spatial axes")
+    groups = int(node.required("num_groups"))
+    channels = xs[1]
+    if groups < 1 or channels % groups:
+        node.fail(f"num_groups {groups} must divide the {channels} channels")
+    eps = float(node.attr("epsilon", 1e-5))
+    grouped = ctx.reshape(x, (xs[0], groups, _prod(xs[1:]) // groups))
+    mean = ctx.call("mean", grouped, axis=(2,), keepdims=True)
+    centered = ctx.call("subtract", grouped, mean)
+    var = ctx.call("mean", ctx.call("multiply", centered, centered), axis=(2,), keepdims=True)
+    normed = ctx.call("divide", centered, ctx.call("sqrt", ctx.call("add", var, ctx.scalar(eps, x))))
+    normed = ctx.reshape(normed, xs)
+    per = ctx.shape(scale)[0] if ctx.rank(scale) == 1 else None
+    if per == groups and groups != channels:
+        # a value per group: repeated over the group's channels
+        scale, bias = (ctx.reshape(ctx.call("broadcast_to", ctx.reshape(t, (groups, 1)),
+                                            shape=(groups, channels // groups)), (channels,)) for t in (scale, bias))
+    elif per != channels:
+        node.fail(f"scale and bias must hold {channels} (opset 21) or {groups} (opset 18) values, got shape "
+                  f"{ctx.shape(scale)}")
+    shape = (channels,) + (1,) * (len(xs) - 2)
+    return ctx.call("add", ctx.call("multiply", normed, ctx.reshape(scale, shape)), ctx.reshape(bias, shape))
+
+
+def _lp_pool(ctx, node, inputs):
+    # (sum over the window of |x|^p)^(1/p): a pooling of |x|^p that counts the padding, times
+    # the window's size
+    x = inputs[0]
+    p = int(node.attr("p", 2))
+    if p < 1:
+        node.fail(f"p = {p} must be >= 1")
+    nsp = _spatial_rank(ctx, node, x, "LpPool")
+    xs = ctx.shape(x)
+    kernel = list(node.required("kernel_shape"))
+    strides = list(node.attr("strides", [1] * nsp))
+    dilations = list(node.attr("dilations", [1] * nsp))
+    begins, ends = _auto_pads(node, xs[2:], kernel, strides, dilations)
+    powered = ctx.call("abs", x) if p == 1 else ctx.call("power", ctx.call("abs", x), ctx.scalar(p, x))
+    if nsp == 1:
+        powered = _as_2d(ctx, powered)
+        kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
+        begins, ends = [0] + begins, [0] + ends
+    common = dict(pool_size=tuple(kernel), strides=tuple(strides),
+                  padding=(begins[0], begins[1], ends[0], ends[1]), ceil_mode=bool(node.attr("ceil_mode", 0)))
+    if any(d != 1 for d in dilations):
+        common["dilation"] = tuple(dilations)
+    pooled = ctx.call("nn.avg_pool2d", powered, count_include_pad=True, **common)
+    summed = ctx.call("multiply", pooled, ctx.scalar(float(_prod(kernel)), x))
+    out = summed if p == 1 else ctx.call("power", summed, ctx.scalar(1.0 / p, x))
+    return _from_2d(ctx, out) if nsp == 1 else out
+
+
 #: ONNX op type -> converter
 _CONVERTERS = {
     # element-wise
@@ -1764,4 +1945,10 @@ _CONVERTERS = {
     "ReduceL1": _reduce("sum", pre="abs"), "ReduceL2": _reduce("sum", pre="square", post="sqrt"),
     "ReduceLogSum": _reduce("sum", post="log"), "ReduceLogSumExp": _reduce_log_sum_exp,
     "ArgMax": _arg("argmax"), "ArgMin": _arg("argmin"),
+    # element tests, bitwise, small compositions
+    "IsNaN": _unary("isnan"), "IsInf": _is_inf, "BitwiseAnd": _binary("bitwise_and"),
+    "BitwiseOr": _binary("bitwise_or"), "BitwiseXor": _binary("bitwise_xor"), "BitwiseNot": _unary("bitwise_not"),
+    "BitShift": _bit_shift, "Shrink": _shrink, "Hardmax": _hardmax, "EyeLike": _eye_like, "GatherND": _gather_nd,
+    "LpNormalization": _lp_normalization, "MeanVarianceNormalization": _mean_variance_normalization,
+    "GroupNormalization": _group_norm, "LpPool": _lp_pool,
 }

@@ -41,7 +41,8 @@ for _name, _topi_name in (("add", "add"), ("subtract", "subtract"), ("multiply",
 for _name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
     _register_binary(_name, _name, result_dtype="bool")
 
-for _name in ("logical_and", "logical_or", "logical_xor"):
+for _name in ("logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+              "left_shift", "right_shift"):
     _register_binary(_name, _name)
 
 
@@ -70,7 +71,8 @@ for _name, _path in (("nn.relu", "nn.relu"), ("sigmoid", "sigmoid"), ("tanh", "t
                      ("log", "log"), ("sqrt", "sqrt"), ("rsqrt", "rsqrt"), ("abs", "abs"),
                      ("negative", "negative"), ("erf", "erf"), ("floor", "floor"), ("ceil", "ceil"),
                      ("round", "round"), ("sign", "sign"), ("sin", "sin"), ("cos", "cos"),
-                     ("reciprocal", "reciprocal"), ("logical_not", "logical_not"), ("copy", "identity")):
+                     ("reciprocal", "reciprocal"), ("logical_not", "logical_not"), ("copy", "identity"),
+                     ("bitwise_not", "bitwise_not")):
     _register_unary(_name, _path)
 
 

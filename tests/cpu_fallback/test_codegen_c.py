@@ -563,3 +563,38 @@ def test_a_kernel_named_like_a_c_library_function_gets_one_line_with_the_fix(nam
     b = tecc.nd.empty((8,))
     f(a, b)
     np.testing.assert_allclose(b.numpy(), np.arange(8) * 2.0)
+
+
+@pytest.mark.parametrize("what", ["cast_compare", "cast_not", "store_compare", "cast_to_bool_and_back", "xor"])
+def test_vectorized_bools_are_one_not_minus_one(what):
+    # a GCC vector comparison gives -1 per true lane; tecc's bool vectors hold 1, as bools
+    # do: a vectorized (a == b).astype("float32") gave -1.0 (found by ONNX's Hardmax cases)
+    import tecc
+    from tecc import te
+
+    n = 16
+    A, B = te.placeholder((n,), name="A"), te.placeholder((n,), name="B")
+    a = np.arange(n, dtype="float32")
+    b = a.copy()
+    b[::2] = -1
+    eq = a == b
+    bodies = {
+        "cast_compare": (lambda i: E.Cast("float32", E.EQ(A[i], B[i])), eq.astype("float32")),
+        "cast_not": (lambda i: E.Cast("float32", E.Not(E.EQ(A[i], B[i]))), (~eq).astype("float32")),
+        "store_compare": (lambda i: E.GT(A[i], B[i]), a > b),
+        "cast_to_bool_and_back": (lambda i: E.Cast("int32", E.Cast("bool", A[i] - B[i])), (a != b).astype("int32")),
+        "xor": (lambda i: E.Cast("float32", E.NE(E.EQ(A[i], B[i]), E.GT(A[i], B[i]))),
+                (eq != (a > b)).astype("float32")),
+    }
+    fn, want = bodies[what]
+    C = te.compute((n,), fn, name="C")
+    s = te.create_schedule(C.op)
+    _, inner = s[C].split(C.op.axis[0], factor=8)
+    s[C].vectorize(inner)
+    f = tecc.build(s, [A, B, C], target="llvm")
+    c = tecc.nd.empty((n,), C.dtype)
+    f(tecc.nd.array(a), tecc.nd.array(b), c)
+    got = c.numpy()
+    if got.dtype == np.bool_:
+        assert got.view(np.uint8).max() <= 1  # stored bools are bytes of 0 and 1
+    np.testing.assert_array_equal(got, want)

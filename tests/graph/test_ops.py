@@ -324,6 +324,17 @@ def test_binary_broadcasting_and_comparisons():
     check("floor_mod", [m, np.array([4], "int32")], {}, np.mod(m, 4))
 
 
+def test_bitwise_and_shifts():
+    a, b = ints(100, 4, 5, low=-100, dtype="int32"), ints(100, 5, low=-100, dtype="int32")
+    check("bitwise_and", [a, b], {}, a & b)
+    check("bitwise_or", [a, b], {}, a | b)
+    check("bitwise_xor", [a, b], {}, a ^ b)
+    check("bitwise_not", [a], {}, ~a)
+    u, s = ints(200, 4, 5, dtype="uint8"), ints(8, 5, dtype="uint8")
+    check("left_shift", [u, s], {}, np.left_shift(u, s))
+    check("right_shift", [a, np.abs(b) % 31], {}, np.right_shift(a, np.abs(b) % 31))
+
+
 @pytest.mark.parametrize("name,fn", [("erf", None), ("exp", np.exp), ("sigmoid", lambda v: 1 / (1 + np.exp(-v))),
                                      ("trunc", np.trunc), ("isnan", np.isnan)])
 def test_unary(name, fn):
