@@ -1904,6 +1904,56 @@ def _lp_pool(ctx, node, inputs):
     return _from_2d(ctx, out) if nsp == 1 else out
 
 
+def _nll_loss_of(ctx, node, log_prob, target, weight):
+    """NegativeLogLikelihoodLoss of ``log_prob`` ``[N, C, d...]`` at the classes
+    ``target`` ``[N, d...]``: ``-log_prob[n, target, d...] * weight[target]``, 0 where
+    ``target`` is ``ignore_index``, then ``reduction`` ("none", "sum" or "mean": the
+    sum over the sum of the weights counted)."""
+    ps, ts = ctx.shape(log_prob), ctx.shape(target)
+    if len(ps) < 2 or tuple(ts) != (ps[0],) + tuple(ps[2:]):
+        node.fail(f"the input has shape {ps} and the target {ts}; the target must be the input's shape without "
+                  "its class axis 1")
+    reduction = node.attr("reduction", "mean")
+    reduction = reduction.decode() if isinstance(reduction, bytes) else str(reduction)
+    if reduction not in ("none", "sum", "mean"):
+        node.fail(f"reduction {reduction!r} must be 'none', 'sum' or 'mean'")
+    target = ctx.cast(target, "int64")
+    ignore = node.attr("ignore_index")
+    valid = None
+    if ignore is not None:
+        valid = ctx.call("not_equal", target, ctx.scalar(int(ignore), target))
+        target = ctx.call("where", valid, target, ctx.scalar(0, target))
+    picked = ctx.call("gather", log_prob, ctx.call("expand_dims", target, axis=1), axis=1)
+    picked = ctx.call("squeeze", picked, axis=(1,))
+    dtype = ctx.dtype_of(log_prob)
+    w = ctx.call("take", weight, target, axis=0, mode="clip") if weight is not None else None
+    if valid is not None:
+        counted = ctx.cast(valid, dtype)
+        w = counted if w is None else ctx.call("multiply", w, counted)
+    loss = ctx.call("negative", picked if w is None else ctx.call("multiply", picked, w))
+    if reduction == "none":
+        return loss
+    axes = tuple(range(len(ts)))
+    total = ctx.call("sum", loss, axis=axes)
+    if reduction == "sum":
+        return total
+    if w is None:
+        return ctx.call("divide", total, ctx.scalar(float(_prod(ts)), total))
+    return ctx.call("divide", total, ctx.call("sum", w, axis=axes))
+
+
+def _nll_loss(ctx, node, inputs):
+    return _nll_loss_of(ctx, node, inputs[0], inputs[1], ctx.optional_input(inputs, 2))
+
+
+def _softmax_cross_entropy_loss(ctx, node, inputs):
+    # NegativeLogLikelihoodLoss of log_softmax over the classes; output 1 is the log_softmax
+    scores = inputs[0]
+    log_prob = ctx.call("nn.log_softmax", scores, axis=1)
+    loss = _nll_loss_of(ctx, node, log_prob, inputs[1], ctx.optional_input(inputs, 2))
+    return [loss, log_prob]
+
+
 #: ONNX op type -> converter
 _CONVERTERS = {
     # element-wise
@@ -1951,4 +2001,6 @@ _CONVERTERS = {
     "BitShift": _bit_shift, "Shrink": _shrink, "Hardmax": _hardmax, "EyeLike": _eye_like, "GatherND": _gather_nd,
     "LpNormalization": _lp_normalization, "MeanVarianceNormalization": _mean_variance_normalization,
     "GroupNormalization": _group_norm, "LpPool": _lp_pool,
+    # losses
+    "NegativeLogLikelihoodLoss": _nll_loss, "SoftmaxCrossEntropyLoss": _softmax_cross_entropy_loss,
 }
