@@ -1954,6 +1954,112 @@ def _softmax_cross_entropy_loss(ctx, node, inputs):
     return [loss, log_prob]
 
 
+def _window(kind):
+    """Hann, Hamming and Blackman windows of ``size`` points (a value known when
+    compiling): the output is a constant."""
+    def convert(ctx, node, inputs):
+        size = np.asarray(ctx.value(inputs[0], "size (input 0)")).reshape(-1)
+        if size.size != 1 or int(size[0]) < 1:
+            node.fail(f"size (input 0) must be one positive integer, got {size.tolist()}")
+        n = int(size[0])
+        periodic = bool(node.attr("periodic", 1))
+        denom = n if periodic else n - 1
+        k = np.arange(n, dtype=np.float64)
+        phase = 2 * np.pi * k / denom if denom > 0 else np.zeros(n)
+        if kind == "hann":
+            w = 0.5 - 0.5 * np.cos(phase)
+        elif kind == "hamming":
+            w = 25 / 46 - (1 - 25 / 46) * np.cos(phase)
+        else:
+            w = 0.42 - 0.5 * np.cos(phase) + 0.08 * np.cos(2 * phase)
+        return ctx.const(w, _np_dtype(int(node.attr("output_datatype", 1)), node.where))
+
+    return convert
+
+
+def _quant_params(ctx, node, x, scale, zero_point, what):
+    """``scale`` and ``zero_point`` shaped to broadcast against ``x`` along ``axis``
+    (a scalar: per tensor; 1-D: per axis)."""
+    if int(node.attr("block_size", 0)):
+        node.fail("blocked quantization (block_size > 0) is not supported; quantize per tensor or per axis")
+    rank = ctx.rank(x)
+    ss = ctx.shape(scale)
+    if len(ss) == 0 or _prod(ss) == 1 and len(ss) <= 1:
+        shape = ()
+    elif len(ss) == 1:
+        axis = _normalize_axis(node.attr("axis", 1), rank, node)
+        if ss[0] != ctx.shape(x)[axis]:
+            node.fail(f"{what} has {ss[0]} values for axis {axis} of size {ctx.shape(x)[axis]}")
+        shape = tuple(ss[0] if d == axis else 1 for d in range(rank))
+    else:
+        node.fail(f"{what} has shape {ss}; tecc quantizes per tensor (a scalar) or per axis (1-D)")
+    scale = ctx.reshape(scale, shape)
+    if zero_point is not None:
+        zero_point = ctx.reshape(zero_point, shape)
+    return scale, zero_point
+
+
+def _dequantize_linear(ctx, node, inputs):
+    x, scale = inputs[0], inputs[1]
+    zero_point = ctx.optional_input(inputs, 2)
+    scale, zero_point = _quant_params(ctx, node, x, scale, zero_point, "x_scale (input 1)")
+    # (x - zero_point) * scale, in float32, then in the scale's type
+    xf = ctx.cast(x, "float32")
+    if zero_point is not None:
+        xf = ctx.call("subtract", xf, ctx.cast(zero_point, "float32"))
+    return ctx.cast(ctx.call("multiply", xf, ctx.cast(scale, "float32")), ctx.dtype_of(scale))
+
+
+_QUANT_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "uint16": (0, 65535), "int16": (-32768, 32767),
+                 "int32": (-2 ** 31, 2 ** 31 - 1)}
+
+
+def _quantize_linear(ctx, node, inputs):
+    # saturate(round_half_to_even(x / scale) + zero_point) in the zero point's type (uint8
+    # without one, or output_dtype)
+    x, scale = inputs[0], inputs[1]
+    zero_point = ctx.optional_input(inputs, 2)
+    scale, zero_point = _quant_params(ctx, node, x, scale, zero_point, "y_scale (input 1)")
+    out_dtype = ctx.dtype_of(zero_point) if zero_point is not None else "uint8"
+    if node.attr("output_dtype"):
+        out_dtype = _np_dtype(int(node.attr("output_dtype")), node.where)
+    if out_dtype not in _QUANT_RANGES:
+        node.fail(f"quantizing to {out_dtype} is not supported; tecc quantizes to {sorted(_QUANT_RANGES)}")
+    lo, hi = _QUANT_RANGES[out_dtype]
+    xf = ctx.cast(x, "float32")
+    q = ctx.call("round", ctx.call("divide", xf, ctx.cast(scale, "float32")))
+    if zero_point is not None:
+        q = ctx.call("add", q, ctx.cast(zero_point, "float32"))
+    return ctx.cast(ctx.call("clip", q, a_min=float(lo), a_max=float(hi)), out_dtype)
+
+
+def _center_crop_pad(ctx, node, inputs):
+    x, shape_in = inputs
+    xs = ctx.shape(x)
+    rank = len(xs)
+    target = [int(v) for v in np.asarray(ctx.value(shape_in, "shape (input 1)")).reshape(-1)]
+    axes = node.attr("axes")
+    axes = list(range(rank)) if axes is None else [_normalize_axis(a, rank, node, "axes entry") for a in axes]
+    if len(target) != len(axes):
+        node.fail(f"shape (input 1) has {len(target)} sizes for {len(axes)} axes")
+    begin, end = [0] * rank, list(xs)
+    width = [[0, 0] for _ in range(rank)]
+    for a, t in zip(axes, target):
+        if t < 1:
+            node.fail(f"the target size {t} of axis {a} must be positive")
+        if t < xs[a]:       # crop, centered (the extra element on the end side)
+            begin[a] = (xs[a] - t) // 2
+            end[a] = begin[a] + t
+        elif t > xs[a]:     # pad with zeros, centered
+            width[a] = [(t - xs[a]) // 2, t - xs[a] - (t - xs[a]) // 2]
+    out = x
+    if begin != [0] * rank or end != list(xs):
+        out = ctx.call("strided_slice", out, begin=tuple(begin), end=tuple(end), strides=(1,) * rank)
+    if any(w != [0, 0] for w in width):
+        out = ctx.call("nn.pad", out, pad_width=tuple(tuple(w) for w in width), pad_value=0.0, pad_mode="constant")
+    return out
+
+
 #: ONNX op type -> converter
 _CONVERTERS = {
     # element-wise
@@ -2003,4 +2109,7 @@ _CONVERTERS = {
     "GroupNormalization": _group_norm, "LpPool": _lp_pool,
     # losses
     "NegativeLogLikelihoodLoss": _nll_loss, "SoftmaxCrossEntropyLoss": _softmax_cross_entropy_loss,
+    # windows, quantization, cropping
+    "HannWindow": _window("hann"), "HammingWindow": _window("hamming"), "BlackmanWindow": _window("blackman"),
+    "DequantizeLinear": _dequantize_linear, "QuantizeLinear": _quantize_linear, "CenterCropPad": _center_crop_pad,
 }

@@ -544,3 +544,32 @@ def test_a_bfloat16_input_is_refused_with_the_fix():
     with pytest.raises(OnnxImportError, match=r"input 'x': tensors of dtype bfloat16 .* the importer takes bool, "
                                               r"int8, .*float16, float32, float64: Cast the tensor"):
         from_onnx(model)
+
+
+# ---------------------------------------------------------------------------------------
+# quantization, losses, windows (2026-11-27 converters), against onnxruntime
+# ---------------------------------------------------------------------------------------
+def test_quantize_linear_rounds_half_to_even_and_saturates_per_axis():
+    # halves round to even (2.5 -> 2, 3.5 -> 4), values past the type's range saturate
+    x = np.array([[2.5, 3.5, -2.5, 1000.0], [0.49, -0.51, 127.6, -1000.0]], "float32")
+    scale, zp = np.array([1.0, 0.5], "float32"), np.array([0, 3], "int8")
+    q = node("QuantizeLinear", ["x", "scale", "zp"], "q", axis=0)
+    check([q], {"x": x}, ["q"], inits={"scale": scale, "zp": zp})
+    dq = node("DequantizeLinear", ["q", "scale", "zp"], "y", axis=0)
+    check([q, dq], {"x": x}, ["y"], inits={"scale": scale, "zp": zp})
+
+
+def test_softmax_cross_entropy_with_weights_and_ignored_labels():
+    scores = rand(4, 5, 3)
+    labels = np.array([[0, 1, 4], [2, -1, 3], [4, 4, 0], [-1, 1, 2]], "int64")
+    weights = np.linspace(0.5, 1.5, 5).astype("float32")
+    for reduction in ("mean", "sum", "none"):
+        sce = node("SoftmaxCrossEntropyLoss", ["s", "l", "w"], ["loss", "logp"], reduction=reduction, ignore_index=-1)
+        check([sce], {"s": scores, "l": labels}, ["loss", "logp"], inits={"w": weights})
+
+
+def test_blocked_quantization_is_refused_with_the_fix():
+    x = rand(2, 4)
+    refused([node("QuantizeLinear", ["x", "scale"], "q", block_size=2)], {"x": x}, ["q"],
+            "blocked quantization \\(block_size > 0\\) is not supported; quantize per tensor or per axis",
+            inits={"scale": np.ones((2, 2), "float32")}, opset=21)
