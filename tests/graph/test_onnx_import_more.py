@@ -573,3 +573,41 @@ def test_blocked_quantization_is_refused_with_the_fix():
     refused([node("QuantizeLinear", ["x", "scale"], "q", block_size=2)], {"x": x}, ["q"],
             "blocked quantization \\(block_size > 0\\) is not supported; quantize per tensor or per axis",
             inits={"scale": np.ones((2, 2), "float32")}, opset=21)
+
+
+@pytest.mark.parametrize("kind, attrs, layout", [
+    ("LSTM", dict(direction="bidirectional"), 0),
+    ("LSTM", dict(input_forget=1), 0),
+    ("LSTM", dict(clip=0.7), 0),
+    ("GRU", dict(linear_before_reset=1, direction="reverse"), 0),
+    ("GRU", dict(direction="bidirectional", activations=["Sigmoid", "Relu", "Sigmoid", "Tanh"]), 0),
+    ("RNN", dict(activations=["Relu"]), 0),
+    ("GRU", dict(clip=0.5), 0),
+    ("RNN", dict(clip=0.3, direction="bidirectional"), 0),
+])
+def test_recurrent_layers_unrolled_match_onnxruntime(kind, attrs, layout):
+    # (onnxruntime refuses layout=1; ONNX's own batchwise cases run in test_onnx_conformance)
+    steps, batch, width, hidden = 4, 3, 5, 6
+    dirs = 2 if attrs.get("direction") == "bidirectional" else 1
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[kind]
+    x = rand(batch, steps, width) if layout else rand(steps, batch, width)
+    inits = {"W": rand(dirs, gates * hidden, width, seed=1), "R": rand(dirs, gates * hidden, hidden, seed=2),
+             "B": rand(dirs, 2 * gates * hidden, seed=3),
+             "h0": rand(*((batch, dirs, hidden) if layout else (dirs, batch, hidden)), seed=4)}
+    ins = ["x", "W", "R", "B", "", "h0"]
+    outs = ["y", "yh"]
+    if kind == "LSTM":
+        inits["c0"] = rand(*((batch, dirs, hidden) if layout else (dirs, batch, hidden)), seed=5)
+        inits["P"] = rand(dirs, 3 * hidden, seed=6)
+        ins += ["c0", "P"]
+        outs.append("yc")
+    n = node(kind, ins, outs, hidden_size=hidden, layout=layout, **attrs)
+    check([n], {"x": x}, outs, inits=inits, opset=14)
+
+
+def test_recurrent_layers_refuse_variable_sequence_lengths_with_the_fix():
+    x = rand(4, 2, 3)
+    inits = {"W": rand(1, 4, 3), "R": rand(1, 4, 4), "lens": np.array([4, 2], "int32")}
+    refused([node("RNN", ["x", "W", "R", "", "lens"], ["y"], hidden_size=4)], {"x": x}, ["y"],
+            "sequence_lens \\[4, 2\\] differ from the sequence's 4 steps; tecc runs every sequence over all its "
+            "steps", inits=inits, opset=14)

@@ -111,6 +111,29 @@ def test_fold_scale_axis_into_dense():
     np.testing.assert_allclose(body.args[1].data, w * s[:, None], rtol=1e-6)
 
 
+def test_fold_scale_axis_through_a_dense_it_rebuilt():
+    # a dense whose operand the pass rewrote (a scaled dense under it) is a new, untyped
+    # node: the following per-channel add still becomes its bias (an unrolled RNN's
+    # step: dense of a dense, then a constant bias) -- it raised "type not known yet"
+    x = Var("x", TensorType((2, 5)))
+    w1, s, w2, b = _rand(4, 5), _rand(4), _rand(3, 4), _rand(3)
+    inner = call("multiply", call("nn.dense", x, Constant(w1), units=4), Constant(s))
+    mod = _mod([x], call("add", call("nn.dense", inner, Constant(w2), units=3), Constant(b)))
+    out = fold_constant(fold_scale_axis(mod))
+    body = out["main"].body
+    assert body.op.name == "nn.bias_add" and body.args[0].op.name == "nn.dense"
+    xv = _rand(2, 5)
+    want = ((xv @ w1.T) * s) @ w2.T + b
+    got = fold_constant(G.Module({"main": G.Function(out["main"].params, body)}))
+    from tecc.graph.build import build  # noqa: PLC0415
+    import tecc  # noqa: PLC0415
+    from tecc.contrib.graph_executor import GraphModule  # noqa: PLC0415
+    gm = GraphModule(build(got, "llvm")["default"](tecc.cpu(0)))
+    gm.set_input("x", xv)
+    gm.run()
+    np.testing.assert_allclose(gm.get_output(0).numpy(), want, rtol=1e-5, atol=1e-6)
+
+
 def test_fold_scale_axis_keeps_a_shared_conv():
     x = Var("data", TensorType((1, 3, 6, 6)))
     conv = call("nn.conv2d", x, Constant(_rand(4, 3, 3, 3)), padding=(1, 1, 1, 1))
