@@ -2060,6 +2060,58 @@ def _center_crop_pad(ctx, node, inputs):
     return out
 
 
+def _reverse_sequence(ctx, node, inputs):
+    # along time_axis, each batch entry's first sequence_lens[b] steps reversed:
+    # out[t] = x[lens - 1 - t] for t < lens, else x[t] (the lengths may come at run time)
+    x, lens = inputs
+    xs = ctx.shape(x)
+    rank = len(xs)
+    if rank < 2:
+        node.fail(f"the input has rank {rank}; it needs a batch and a time axis")
+    batch_axis = _normalize_axis(node.attr("batch_axis", 1), rank, node, "batch_axis")
+    time_axis = _normalize_axis(node.attr("time_axis", 0), rank, node, "time_axis")
+    if batch_axis == time_axis:
+        node.fail(f"batch_axis and time_axis are both {batch_axis}")
+    lens = ctx.cast(lens, "int64")
+    steps = ctx.call("arange", start=0, stop=xs[time_axis], step=1, dtype="int64")
+    steps = ctx.reshape(steps, tuple(xs[time_axis] if d == time_axis else 1 for d in range(rank)))
+    lens = ctx.reshape(lens, tuple(xs[batch_axis] if d == batch_axis else 1 for d in range(rank)))
+    flipped = ctx.call("subtract", ctx.call("subtract", lens, ctx.scalar(1, lens)), steps)
+    index = ctx.call("where", ctx.call("less", steps, lens), flipped, steps)
+    index = ctx.call("broadcast_to", index, shape=tuple(xs))
+    return ctx.call("gather", x, index, axis=time_axis)
+
+
+def _max_unpool(ctx, node, inputs):
+    # zeros of the unpooled shape with x written at the flat positions of indices
+    # (MaxPool's Indices output: flattened over the whole tensor)
+    x, indices = inputs[0], inputs[1]
+    xs = ctx.shape(x)
+    nsp = len(xs) - 2
+    if nsp < 1:
+        node.fail(f"the input has rank {len(xs)}; it needs a batch, a channel and spatial axes")
+    kernel = list(node.required("kernel_shape"))
+    strides = list(node.attr("strides", [1] * nsp))
+    pads = list(node.attr("pads", [0] * (2 * nsp)))
+    # the indices count in the default unpooled shape; a larger output_shape pads its end
+    shape = tuple(xs[:2]) + tuple((xs[2 + i] - 1) * strides[i] - pads[i] - pads[i + nsp] + kernel[i]
+                                  for i in range(nsp))
+    zeros = ctx.const(np.zeros((_prod(shape),)), ctx.dtype_of(x))
+    flat = ctx.call("scatter_elements", zeros, ctx.reshape(ctx.cast(indices, "int64"), (_prod(xs),)),
+                    ctx.reshape(x, (_prod(xs),)), axis=0, reduction="update")
+    out = ctx.reshape(flat, shape)
+    given = ctx.optional_input(inputs, 2)
+    if given is not None:
+        want = tuple(int(v) for v in np.asarray(ctx.value(given, "output_shape (input 2)")).reshape(-1))
+        if len(want) != len(xs) or want[:2] != shape[:2] or any(w < s for w, s in zip(want, shape)):
+            node.fail(f"output_shape {list(want)} must keep the batch and channels and be at least the unpooled "
+                      f"shape {list(shape)}")
+        if want != shape:
+            out = ctx.call("nn.pad", out, pad_width=tuple((0, w - s) for w, s in zip(want, shape)), pad_value=0.0,
+                           pad_mode="constant")
+    return out
+
+
 # --- recurrent layers (RNN, GRU, LSTM), unrolled over their static sequence ----------------
 #: activations a recurrent layer may name, as graph ops
 _RNN_ACTIVATIONS = {"Sigmoid": "sigmoid", "Tanh": "tanh", "Relu": "nn.relu"}
@@ -2261,4 +2313,5 @@ _CONVERTERS = {
     "DequantizeLinear": _dequantize_linear, "QuantizeLinear": _quantize_linear, "CenterCropPad": _center_crop_pad,
     # recurrent layers
     "RNN": _recurrent, "GRU": _recurrent, "LSTM": _recurrent,
+    "ReverseSequence": _reverse_sequence, "MaxUnpool": _max_unpool,
 }

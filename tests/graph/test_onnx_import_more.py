@@ -611,3 +611,12 @@ def test_recurrent_layers_refuse_variable_sequence_lengths_with_the_fix():
     refused([node("RNN", ["x", "W", "R", "", "lens"], ["y"], hidden_size=4)], {"x": x}, ["y"],
             "sequence_lens \\[4, 2\\] differ from the sequence's 4 steps; tecc runs every sequence over all its "
             "steps", inits=inits, opset=14)
+
+
+def test_reverse_sequence_with_lengths_given_at_run_time():
+    x = rand(5, 3, 2)
+    lens = np.array([5, 1, 3], "int64")
+    check([node("ReverseSequence", ["x", "lens"], "y", batch_axis=1, time_axis=0)], {"x": x, "lens": lens}, ["y"])
+    lens2 = np.array([2, 4, 5], "int64")
+    xt = np.ascontiguousarray(np.transpose(x, (1, 0, 2)))
+    check([node("ReverseSequence", ["x", "lens"], "y", batch_axis=0, time_axis=1)], {"x": xt, "lens": lens2}, ["y"])
