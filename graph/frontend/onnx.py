@@ -2112,6 +2112,35 @@ def _max_unpool(ctx, node, inputs):
     return out
 
 
+def _affine_grid(ctx, node, inputs):
+    # theta [N, k, k+1] applied to the normalized coordinates of every output point
+    # ([x, y(, z), 1], x varying fastest): the grid [N, (D,) H, W, k]
+    theta, size = inputs
+    sizes = [int(v) for v in np.asarray(ctx.value(size, "size (input 1)")).reshape(-1)]
+    if len(sizes) not in (4, 5):
+        node.fail(f"size {sizes} must be [N, C, H, W] or [N, C, D, H, W]")
+    spatial = sizes[2:]
+    k = len(spatial)
+    ts = ctx.shape(theta)
+    if tuple(ts) != (sizes[0], k, k + 1):
+        node.fail(f"theta has shape {ts}; for size {sizes} it must be {(sizes[0], k, k + 1)}")
+    align = bool(node.attr("align_corners", 0))
+
+    def axis(n):
+        if align:
+            return np.linspace(-1.0, 1.0, n) if n > 1 else np.zeros(1)
+        return (2.0 * np.arange(n) + 1.0) / n - 1.0
+
+    # coordinates in (x, y, z) order, the last spatial axis (x) varying fastest
+    mesh = np.meshgrid(*[axis(n) for n in spatial], indexing="ij")
+    base = np.stack([m.reshape(-1) for m in reversed(mesh)] + [np.ones(_prod(spatial))], axis=0)  # [k+1, P]
+    dtype = ctx.dtype_of(theta)
+    base = ctx.call("broadcast_to", ctx.const(base[None], dtype), shape=(sizes[0], k + 1, _prod(spatial)))
+    grid = ctx.call("nn.batch_matmul", theta, base, transpose_a=False, transpose_b=False)  # [N, k, P]
+    grid = ctx.call("transpose", grid, axes=(0, 2, 1))
+    return ctx.reshape(grid, (sizes[0],) + tuple(spatial) + (k,))
+
+
 # --- recurrent layers (RNN, GRU, LSTM), unrolled over their static sequence ----------------
 #: activations a recurrent layer may name, as graph ops
 _RNN_ACTIVATIONS = {"Sigmoid": "sigmoid", "Tanh": "tanh", "Relu": "nn.relu"}
@@ -2313,5 +2342,5 @@ _CONVERTERS = {
     "DequantizeLinear": _dequantize_linear, "QuantizeLinear": _quantize_linear, "CenterCropPad": _center_crop_pad,
     # recurrent layers
     "RNN": _recurrent, "GRU": _recurrent, "LSTM": _recurrent,
-    "ReverseSequence": _reverse_sequence, "MaxUnpool": _max_unpool,
+    "ReverseSequence": _reverse_sequence, "MaxUnpool": _max_unpool, "AffineGrid": _affine_grid,
 }
