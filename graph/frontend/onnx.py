@@ -2221,6 +2221,72 @@ def _grid_sample(ctx, node, inputs):
     return ctx.cast(ctx.reshape(out, (n, c, ho, wo)), dtype)
 
 
+def _dft(ctx, node, inputs):
+    # the discrete Fourier transform along ``axis`` as products with constant cosine and
+    # sine matrices (its length is static); the last axis holds [real] or [real, imag]
+    x = inputs[0]
+    xs = ctx.shape(x)
+    rank = len(xs)
+    if rank < 2 or xs[-1] not in (1, 2):
+        node.fail(f"the signal has shape {xs}; its last axis must hold 1 (real) or 2 (real, imaginary) values")
+    if node.opset >= 20:
+        given = ctx.optional_input(inputs, 2)
+        axis = -2 if given is None else int(np.asarray(ctx.value(given, "axis (input 2)")).reshape(-1)[0])
+    else:
+        axis = int(node.attr("axis", 1))
+    axis = _normalize_axis(axis, rank, node)
+    if axis == rank - 1:
+        node.fail("axis is the last axis, which holds the real and imaginary parts")
+    inverse, onesided = bool(node.attr("inverse", 0)), bool(node.attr("onesided", 0))
+    n = xs[axis]
+    length = ctx.optional_input(inputs, 1)
+    if length is not None:
+        want = int(np.asarray(ctx.value(length, "dft_length (input 1)")).reshape(-1)[0])
+        if not (inverse and onesided) and want != n:
+            node.fail(f"dft_length {want} differs from the signal's {n} samples; pad or slice the signal first")
+    complex_in = xs[-1] == 2
+    perm = [d for d in range(rank - 1) if d != axis] + [axis, rank - 1]
+    moved = ctx.call("transpose", x, axes=tuple(perm)) if perm != list(range(rank)) else x
+    outer = tuple(xs[d] for d in perm[:-2])
+    flat = ctx.reshape(ctx.cast(moved, "float32"), (_prod(outer), n, xs[-1]))
+    real = ctx.reshape(_rnn_slice(ctx, flat, 2, 0, 1), (_prod(outer), n))
+    imag = ctx.reshape(_rnn_slice(ctx, flat, 2, 1, 2), (_prod(outer), n)) if complex_in else None
+    if inverse and onesided:
+        # irfft: the Hermitian spectrum's missing bins mirror the given ones; a real output
+        size = 2 * (n - 1) if length is None else want
+        k = np.arange(n)[:, None]
+        t = np.arange(size)[None, :]
+        weight = np.where((k == 0) | (2 * k == size), 1.0, 2.0) / size
+        theta = 2 * np.pi * k * t / size
+        cos_m, sin_m = (weight * np.cos(theta)).T, (weight * np.sin(theta)).T  # [size, n]
+        out = ctx.call("nn.dense", real, ctx.const(cos_m, "float32"), units=size)
+        if imag is not None:
+            out = ctx.call("subtract", out, ctx.call("nn.dense", imag, ctx.const(sin_m, "float32"), units=size))
+        parts, bins = [out], size
+    else:
+        bins = n // 2 + 1 if onesided else n
+        k = np.arange(bins)[:, None]
+        theta = 2 * np.pi * k * np.arange(n)[None, :] / n      # [bins, n]
+        sign, scale = (1.0, 1.0 / n) if inverse else (-1.0, 1.0)
+        cos_m = ctx.const(scale * np.cos(theta), "float32")
+        sin_m = ctx.const(scale * sign * np.sin(theta), "float32")
+        # (a + ib)(cos + i sign sin) = (a cos - b sign sin) + i (a sign sin + b cos)
+        out_r = ctx.call("nn.dense", real, cos_m, units=bins)
+        out_i = ctx.call("nn.dense", real, sin_m, units=bins)
+        if imag is not None:
+            out_r = ctx.call("subtract", out_r, ctx.call("nn.dense", imag, sin_m, units=bins))
+            out_i = ctx.call("add", out_i, ctx.call("nn.dense", imag, cos_m, units=bins))
+        parts = [out_r, out_i]
+    stacked = ctx.call("concatenate", ctx.tuple([ctx.reshape(p, (_prod(outer), bins, 1)) for p in parts]), axis=2) \
+        if len(parts) > 1 else ctx.reshape(parts[0], (_prod(outer), bins, 1))
+    out = ctx.reshape(stacked, outer + (bins, len(parts)))
+    inv = [0] * rank
+    for i, d in enumerate(perm):
+        inv[d] = i
+    out = ctx.call("transpose", out, axes=tuple(inv)) if perm != list(range(rank)) else out
+    return ctx.cast(out, ctx.dtype_of(x))
+
+
 # --- recurrent layers (RNN, GRU, LSTM), unrolled over their static sequence ----------------
 #: activations a recurrent layer may name, as graph ops
 _RNN_ACTIVATIONS = {"Sigmoid": "sigmoid", "Tanh": "tanh", "Relu": "nn.relu"}
@@ -2423,5 +2489,5 @@ _CONVERTERS = {
     # recurrent layers
     "RNN": _recurrent, "GRU": _recurrent, "LSTM": _recurrent,
     "ReverseSequence": _reverse_sequence, "MaxUnpool": _max_unpool, "AffineGrid": _affine_grid,
-    "GridSample": _grid_sample,
+    "GridSample": _grid_sample, "DFT": _dft,
 }

@@ -631,3 +631,10 @@ def test_grid_sample_matches_onnxruntime(mode, padding, align):
     grid = rand(2, 4, 6, 2, low=-1.6, high=1.6, seed=9)
     check([node("GridSample", ["x", "grid"], "y", mode=mode, padding_mode=padding, align_corners=align)],
           {"x": x, "grid": grid}, ["y"], opset=16)
+
+
+@pytest.mark.parametrize("attrs", [dict(axis=1), dict(axis=2, onesided=1), dict(axis=1, inverse=1)])
+def test_dft_matches_onnxruntime(attrs):
+    channels = 2 if attrs.get("inverse") else 1
+    x = rand(2, 8, 6, channels)
+    check([node("DFT", ["x"], "y", **attrs)], {"x": x}, ["y"], opset=17, rtol=1e-4, atol=1e-4)
