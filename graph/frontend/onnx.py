@@ -257,6 +257,14 @@ def _prod(values) -> int:
     return out
 
 
+def _axis_slice(ctx, x, axis, begin, end):
+    """``x[..., begin:end, ...]`` along ``axis`` (a strided_slice of the other axes whole)."""
+    rank = ctx.rank(x)
+    b, e = [0] * rank, list(ctx.shape(x))
+    b[axis], e[axis] = begin, end
+    return ctx.call("strided_slice", x, begin=tuple(b), end=tuple(e), strides=(1,) * rank)
+
+
 # ---------------------------------------------------------------------------------------
 # the importer
 # ---------------------------------------------------------------------------------------
@@ -2165,7 +2173,7 @@ def _grid_sample(ctx, node, inputs):
     g = ctx.cast(grid, "float32")
 
     def coord(k, size):
-        v = ctx.reshape(_rnn_slice(ctx, g, 3, k, k + 1), (n, ho, wo))
+        v = ctx.reshape(_axis_slice(ctx, g, 3, k, k + 1), (n, ho, wo))
         one = ctx.scalar(1.0, v)
         if align:
             v = ctx.call("multiply", ctx.call("add", v, one), ctx.scalar((size - 1) / 2.0, v))
@@ -2249,8 +2257,8 @@ def _dft(ctx, node, inputs):
     moved = ctx.call("transpose", x, axes=tuple(perm)) if perm != list(range(rank)) else x
     outer = tuple(xs[d] for d in perm[:-2])
     flat = ctx.reshape(ctx.cast(moved, "float32"), (_prod(outer), n, xs[-1]))
-    real = ctx.reshape(_rnn_slice(ctx, flat, 2, 0, 1), (_prod(outer), n))
-    imag = ctx.reshape(_rnn_slice(ctx, flat, 2, 1, 2), (_prod(outer), n)) if complex_in else None
+    real = ctx.reshape(_axis_slice(ctx, flat, 2, 0, 1), (_prod(outer), n))
+    imag = ctx.reshape(_axis_slice(ctx, flat, 2, 1, 2), (_prod(outer), n)) if complex_in else None
     if inverse and onesided:
         # irfft: the Hermitian spectrum's missing bins mirror the given ones; a real output
         size = 2 * (n - 1) if length is None else want
@@ -2292,14 +2300,6 @@ def _dft(ctx, node, inputs):
 _RNN_ACTIVATIONS = {"Sigmoid": "sigmoid", "Tanh": "tanh", "Relu": "nn.relu"}
 #: gates per kind and the default activations (f, g[, h]) of one direction
 _RNN_KINDS = {"RNN": (1, ["Tanh"]), "GRU": (3, ["Sigmoid", "Tanh"]), "LSTM": (4, ["Sigmoid", "Tanh", "Tanh"])}
-
-
-def _rnn_slice(ctx, x, axis, begin, end):
-    """``x[..., begin:end, ...]`` along ``axis``."""
-    rank = ctx.rank(x)
-    b, e = [0] * rank, list(ctx.shape(x))
-    b[axis], e[axis] = begin, end
-    return ctx.call("strided_slice", x, begin=tuple(b), end=tuple(e), strides=(1,) * rank)
 
 
 def _recurrent(ctx, node, inputs):
@@ -2344,15 +2344,15 @@ def _recurrent(ctx, node, inputs):
     ys, hs, cs = [], [], []
     for d in range(dirs):
         acts = [_RNN_ACTIVATIONS[a] for a in names[d * len(default_acts):(d + 1) * len(default_acts)]]
-        wd = ctx.reshape(_rnn_slice(ctx, w, 0, d, d + 1), (gates * hidden, width))
-        rd = ctx.reshape(_rnn_slice(ctx, r, 0, d, d + 1), (gates * hidden, hidden))
+        wd = ctx.reshape(_axis_slice(ctx, w, 0, d, d + 1), (gates * hidden, width))
+        rd = ctx.reshape(_axis_slice(ctx, r, 0, d, d + 1), (gates * hidden, hidden))
         # the input's projection for every step at once, with both biases but the GRU's
         # recurrent bias of the h gate where it is applied after the reset
         xw = ctx.call("nn.dense", ctx.reshape(x, (steps * batch, width)), wd, units=gates * hidden)
         rb = None
         if b is not None:
-            bd = ctx.reshape(_rnn_slice(ctx, b, 0, d, d + 1), (2 * gates * hidden,))
-            wb, rb = _rnn_slice(ctx, bd, 0, 0, gates * hidden), _rnn_slice(ctx, bd, 0, gates * hidden,
+            bd = ctx.reshape(_axis_slice(ctx, b, 0, d, d + 1), (2 * gates * hidden,))
+            wb, rb = _axis_slice(ctx, bd, 0, 0, gates * hidden), _axis_slice(ctx, bd, 0, gates * hidden,
                                                                             2 * gates * hidden)
             if kind == "GRU":
                 xw = ctx.call("add", xw, wb)
@@ -2360,14 +2360,14 @@ def _recurrent(ctx, node, inputs):
                 xw = ctx.call("add", xw, ctx.call("add", wb, rb))
         xw = ctx.reshape(xw, (steps, batch, gates * hidden))
         zero = ctx.const(np.zeros((batch, hidden)), ctx.dtype_of(x))
-        h = zero if h0 is None else ctx.reshape(_rnn_slice(ctx, h0, 0, d, d + 1), (batch, hidden))
+        h = zero if h0 is None else ctx.reshape(_axis_slice(ctx, h0, 0, d, d + 1), (batch, hidden))
         c = None
         if kind == "LSTM":
-            c = zero if c0 is None else ctx.reshape(_rnn_slice(ctx, c0, 0, d, d + 1), (batch, hidden))
+            c = zero if c0 is None else ctx.reshape(_axis_slice(ctx, c0, 0, d, d + 1), (batch, hidden))
         p = None
         if peep is not None:
-            pd = ctx.reshape(_rnn_slice(ctx, peep, 0, d, d + 1), (3 * hidden,))
-            p = [_rnn_slice(ctx, pd, 0, k * hidden, (k + 1) * hidden) for k in range(3)]  # i, o, f
+            pd = ctx.reshape(_axis_slice(ctx, peep, 0, d, d + 1), (3 * hidden,))
+            p = [_axis_slice(ctx, pd, 0, k * hidden, (k + 1) * hidden) for k in range(3)]  # i, o, f
 
         def act(i, v, clipped=True):
             # clip bounds the gates' inputs (as onnxruntime does; not the cell state an
@@ -2376,21 +2376,23 @@ def _recurrent(ctx, node, inputs):
                 v = ctx.call("clip", v, a_min=-float(clip), a_max=float(clip))
             return ctx.call(acts[i], v)
 
+        def gate(v, k):
+            return _axis_slice(ctx, v, 1, k * hidden, (k + 1) * hidden)
+
         order = range(steps - 1, -1, -1) if (direction == "reverse" or d == 1) else range(steps)
         outs = [None] * steps
         for t in order:
-            xt = ctx.reshape(_rnn_slice(ctx, xw, 0, t, t + 1), (batch, gates * hidden))
-            gate = lambda v, k: _rnn_slice(ctx, v, 1, k * hidden, (k + 1) * hidden)  # noqa: E731
+            xt = ctx.reshape(_axis_slice(ctx, xw, 0, t, t + 1), (batch, gates * hidden))
             if kind == "RNN":
                 h = act(0, ctx.call("add", xt, ctx.call("nn.dense", h, rd, units=hidden)))
             elif kind == "GRU":
-                rz = ctx.call("add", _rnn_slice(ctx, xt, 1, 0, 2 * hidden),
-                              ctx.call("nn.dense", h, _rnn_slice(ctx, rd, 0, 0, 2 * hidden), units=2 * hidden))
+                rz = ctx.call("add", _axis_slice(ctx, xt, 1, 0, 2 * hidden),
+                              ctx.call("nn.dense", h, _axis_slice(ctx, rd, 0, 0, 2 * hidden), units=2 * hidden))
                 if rb is not None:
-                    rz = ctx.call("add", rz, _rnn_slice(ctx, rb, 0, 0, 2 * hidden))
+                    rz = ctx.call("add", rz, _axis_slice(ctx, rb, 0, 0, 2 * hidden))
                 z, rr = act(0, gate(rz, 0)), act(0, gate(rz, 1))
-                rh = _rnn_slice(ctx, rd, 0, 2 * hidden, 3 * hidden)
-                rbh = _rnn_slice(ctx, rb, 0, 2 * hidden, 3 * hidden) if rb is not None else None
+                rh = _axis_slice(ctx, rd, 0, 2 * hidden, 3 * hidden)
+                rbh = _axis_slice(ctx, rb, 0, 2 * hidden, 3 * hidden) if rb is not None else None
                 if linear_before_reset:
                     hr = ctx.call("nn.dense", h, rh, units=hidden)
                     if rbh is not None:

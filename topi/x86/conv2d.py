@@ -97,7 +97,7 @@ def conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype=None):
     ctx = DispatchContext.current
     direct_cfg = ctx.query(target, args_to_workload(args, "conv2d_nchw.x86"))
     flat_cfg = ctx.query(target, args_to_workload(args, "conv2d_nchw_flat.x86"))
-    if _pick_flat(direct_cfg, flat_cfg, lambda: not flat.direct_is_better(data, kernel, plan, lanes)):
+    if _pick_flat(direct_cfg, flat_cfg, lambda: not flat.direct_is_better(data, kernel, plan)):
         return _conv2d_nchw_flat(*args)
     return _conv2d_nchw_direct(*args)
 

@@ -219,14 +219,14 @@ def panel_kernel(kh, kw, stride, filters) -> bool:
 
 
 def panel_rows_fit(rows, out_height, out_width, tile_p) -> bool:
-    """Whether tasks of ``rows`` output rows can read a 1x1 kernel's input in
-    panels: every task must start on a tile (``rows * out_width`` a whole number of
+    """Whether tasks of ``rows`` output rows can read their input in panels
+    (:func:`panel_kernel`): every task must start on a tile (``rows * out_width`` a whole number of
     tiles), unless one task covers every row."""
     return rows == out_height or (rows * out_width) % tile_p == 0
 
 
 def _pick_panel_rows(out_height, out_width, tile_p, tile_c, channel_tiles, batch):
-    """Rows per task for the panels of a 1x1 kernel, or None where no row count
+    """Rows per task for a kernel read in panels, or None where no row count
     fits: among the divisors of ``out_height`` that :func:`panel_rows_fit` and
     whose task buffer of one channel tile fits :data:`TASK_BUFFER_FLOATS`, the most
     that still leave :data:`MIN_TASKS` tasks (or the fewest when none does)."""
@@ -391,15 +391,16 @@ def plan_conv2d_nchw_flat(data, kernel, strides, padding, dilation, out_dtype, l
         return None
     batch, channels, filters, kh, kw, (sh, sw), (dh, dw), (pt, pl), (padded_h, padded_w), (out_h, out_w) = shape
     min_stride = _cdiv(padded_w, sw)
-    pointwise = panel_kernel(kh, kw, (sh, sw), filters)  # the input may be packed in panels
+    panel_candidate = panel_kernel(kh, kw, (sh, sw), filters)  # the input may be packed in panels
     if knobs is None:
         tile_p = 2 * lanes
         # accumulators: the registers but the tile's input vectors and a broadcast weight;
         # with several taps the next tap's inputs are loaded early and take two more
         # (6 x 16 on a 3x3 kernel ran at 50 GFLOP/s on one AVX2 core, 5 x 16 at 75)
-        spare = 4 if pointwise else 6  # a panel's taps are one reduction: no next tap to load early
+        spare = 4 if panel_candidate else 6  # a panel's taps are one reduction: no next tap to load early
         tile_c = max(1, min(filters, (registers - spare) // 2))
-        rows = _pick_panel_rows(out_h, out_w, tile_p, tile_c, _cdiv(filters, tile_c), batch) if pointwise else None
+        rows = (_pick_panel_rows(out_h, out_w, tile_p, tile_c, _cdiv(filters, tile_c), batch) if panel_candidate
+                else None)
         panels = rows is not None
         if panels:
             row_stride = out_w
@@ -411,7 +412,7 @@ def plan_conv2d_nchw_flat(data, kernel, strides, padding, dilation, out_dtype, l
     else:
         tile_c, tile_p, rows = knobs.tile_c, knobs.vectors * lanes, knobs.rows
         knobs.check(filters, out_h)
-        panels = pointwise and panel_rows_fit(rows, out_h, out_w, tile_p)
+        panels = panel_candidate and panel_rows_fit(rows, out_h, out_w, tile_p)
         row_stride = out_w if panels else _best_stride(rows, out_w, min_stride, tile_p)
         task_pixels = _task_pixels(rows, row_stride, out_w)
         per_task = min(filters, knobs.channel_tiles * tile_c)
@@ -493,7 +494,7 @@ def _tap_offset(stride, dilation, phases, plane_rows, row_stride, ry, rx):
 MIN_MACS = 1 << 20
 
 
-def direct_is_better(data, kernel, plan: FlatPlan, lanes: int) -> bool:
+def direct_is_better(data, kernel, plan: FlatPlan) -> bool:
     """True where the direct schedule of :mod:`.conv2d` measured as fast as this
     one or faster: convolutions of fewer than :data:`MIN_MACS` multiply-adds (both
     take a few microseconds of call overhead, and the direct compute is one stage
@@ -523,16 +524,14 @@ def conv2d_nchw_flat(data, kernel, plan: FlatPlan, out_dtype=None, name="Out"):
     wq, hq = plan.row_stride, plan.plane_rows
 
     if plan.panels:
-        tile_p = plan.tile_p
-
-        taps = kh * kw
+        tile_p, taps = plan.tile_p, kh * kw
 
         def panel(n, t, k, i):
             # tap k % taps of channel k // taps at flattened output pixel q: row q // Wq,
-            # column q % Wq of the output
+            # column q % Wq of the output (one tap: the divisions by 1 simplify away)
             q = t * tile_p + i
-            c, tap = (k, 0) if taps == 1 else (k // taps, k % taps)
-            ky, kx = (0, 0) if taps == 1 else (tap // kw, tap % kw)
+            c, tap = k // taps, k % taps
+            ky, kx = tap // kw, tap % kw
             row = q // wq * sh + ky * dh - plan.pad_top
             col = q % wq * sw + kx * dw - plan.pad_left
             inside = tir.all(q < plan.out_height * wq, row >= 0, row < height, col >= 0, col < width)
