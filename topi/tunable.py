@@ -42,23 +42,33 @@ def schedule_either(outs, task_name, registered, template):
     return template(config_without_workload(), outs)
 
 
-def schedule_anchor(outs, anchor_tags, what, apply):
+def schedule_anchor(outs, anchor_tags, what, apply, epilogue=None):
     """A schedule of ``outs``: the injective stages inlined, ``apply(s, op, out)``
     called on the first operation tagged one of ``anchor_tags`` (``out`` the first
     output, which must be that operation or an element-wise op of it).
 
+    With ``epilogue`` (the target's ``schedule_injective_from_existing``), an output
+    of another shape -- the product reshaped, as an einsum that keeps several axes of
+    an operand is -- is a loop nest of its own: the product is scheduled by ``apply``
+    as its own stage, then ``epilogue(s, out)``.
+
     Raises
     ------
     ScheduleError
-        When there is no such operation, or the output's shape is not its shape.
+        When there is no such operation, or (without ``epilogue``) the output's
+        shape is not its shape.
     """
     outs, s = new_schedule(outs)
     out = outs[0]
     op = find_anchors(s, out, anchor_tags, what, f"a {' / '.join(anchor_tags)}")[0]
     if op is not out.op and get_const_tuple(op.output(0).shape) != get_const_tuple(out.shape):
-        raise ScheduleError(f"{what}: the output {out.op.name!r} {get_const_tuple(out.shape)} is not an "
-                            f"element-wise op of {op.name!r} {get_const_tuple(op.output(0).shape)}; "
-                            "schedule the product as its own output")
+        if epilogue is None:
+            raise ScheduleError(f"{what}: the output {out.op.name!r} {get_const_tuple(out.shape)} is not an "
+                                f"element-wise op of {op.name!r} {get_const_tuple(op.output(0).shape)}; "
+                                "schedule the product as its own output")
+        apply(s, op, op.output(0))
+        epilogue(s, out)
+        return s
     apply(s, op, out)
     return s
 

@@ -697,10 +697,12 @@ def einsum_plan(op: str, terms, output) -> dict:
 
     tecc computes the forms torch emits: one operand transposed and/or summed over
     some axes (the kept axes in their order), or a product of two operands whose
-    output is the batch axes (shared by both and kept), then the one kept axis of
-    one operand, then the one kept axis of the other (``"bhid,bhjd->bhij"``,
-    ``"ij,jk->ik"``, ``"bij,bkj->bik"``); the reduced axes are those both operands
-    have and the output drops.  Other forms are refused."""
+    output is the batch axes (shared by both and kept), then the kept axes of one
+    operand, then the kept axes of the other (``"bhid,bhjd->bhij"``, ``"ij,jk->ik"``,
+    ``"bij,bkj->bik"``, ``"bij,jk->bik"``, ``"bij,bj->bi"``); the reduced axes are
+    those both operands have and the output drops.  Each group of axes becomes one
+    axis of a batched matrix product (the kept axes of an operand its rows or
+    columns, the reduced ones its inner dimension).  Other forms are refused."""
     form = ",".join(terms) + "->" + output
     for term in terms:
         if len(set(term)) != len(term):
@@ -723,18 +725,15 @@ def einsum_plan(op: str, terms, output) -> dict:
             raise GraphError(f"{op}: {form!r} sums axis {c!r} of one operand alone; sum it first")
     batch = [c for c in output if c in a and c in b]
     rest = [c for c in output if c not in batch]
-    if list(output[:len(batch)]) != batch or len(rest) > 2:
-        raise GraphError(f"{op}: {form!r} is not a (batched) matrix product: the output must be the shared batch "
-                         "axes, then at most one axis of each operand")
     swap = bool(rest) and rest[0] in b
     if swap:
         a, b = b, a
     m = [c for c in rest if c in a]
     n = [c for c in rest if c in b]
+    if list(output) != batch + m + n:
+        raise GraphError(f"{op}: {form!r} is not a (batched) matrix product: the output must be the axes both "
+                         "operands keep, then the kept axes of one operand, then those of the other")
     k = [c for c in a if c in b and c not in output]
-    if len(m) > 1 or len(n) > 1 or (batch and (not m or not n)) or not k:
-        raise GraphError(f"{op}: {form!r} is not a (batched) matrix product of one row axis, one column axis "
-                         "and reduced axes shared by both operands")
     return {"kind": "matmul", "swap": swap, "a": [a.index(c) for c in batch + m + k],
             "b": [b.index(c) for c in batch + k + n], "batch": len(batch), "m": len(m), "n": len(n), "k": len(k)}
 
@@ -760,14 +759,19 @@ def _permuted(t, x, axes):
     return x if list(axes) == list(range(len(axes))) else t.transpose(x, list(axes))
 
 
-def _flatten_tail(t, x, lead, count):
-    """``x`` with its last ``count`` axes (after ``lead`` ones) merged into one."""
-    if count == 1:
-        return x
-    size = 1
-    for d in x.shape[lead:]:
-        size = size * d
-    return t.reshape(x, list(x.shape[:lead]) + [size])
+def _merged(t, x, groups):
+    """``x`` reshaped so that each run of ``groups`` (axis counts, in order) is one
+    axis, of the product of its sizes (1 for an empty run); ``x`` itself when that
+    changes nothing."""
+    shape, at = [], 0
+    for count in groups:
+        size = 1
+        for d in x.shape[at:at + count]:
+            size = size * d
+        shape.append(size)
+        at += count
+    same = len(shape) == len(x.shape) and all(int(a) == int(b) for a, b in zip(shape, x.shape))
+    return x if same else t.reshape(x, shape)
 
 
 def _einsum_lower(inputs, attrs, out_type):
@@ -780,17 +784,13 @@ def _einsum_lower(inputs, attrs, out_type):
     if plan["kind"] == "sum":
         return t.sum(fields[0], tuple(plan["axes"]))
     a, b = (fields[1], fields[0]) if plan["swap"] else (fields[0], fields[1])
-    a = _permuted(t, a, plan["a"])
-    b = _permuted(t, b, plan["b"])
-    # a: batch + m + k axes, the k merged into one; b: batch + k + n, the k merged
-    a = _flatten_tail(t, a, plan["batch"] + plan["m"], plan["k"])
-    if plan["k"] > 1:
-        lead = plan["batch"]
-        size = 1
-        for d in b.shape[lead:lead + plan["k"]]:
-            size = size * d
-        b = t.reshape(b, list(b.shape[:lead]) + [size] + list(b.shape[lead + plan["k"]:]))
-    return t.matmul_broadcast(a, b, out_type.dtype)
+    batch, m, n, k = plan["batch"], plan["m"], plan["n"], plan["k"]
+    # a: batch + m + k axes as batch + [M, K]; b: batch + k + n axes as batch + [K, N]
+    a = _merged(t, _permuted(t, a, plan["a"]), [1] * batch + [m, k])
+    b = _merged(t, _permuted(t, b, plan["b"]), [1] * batch + [k, n])
+    out = t.matmul_broadcast(a, b, out_type.dtype)
+    shape = [int(d) for d in out_type.shape]
+    return out if [int(d) for d in out.shape] == shape else t.reshape(out, shape)
 
 
 register_op("einsum", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_einsum_infer, lower=_einsum_lower,

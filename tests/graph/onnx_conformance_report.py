@@ -43,6 +43,8 @@ import warnings
 
 import numpy as np
 
+from ops_run import assert_outputs_match  # next to this file (on sys.path as a script and under pytest)
+
 #: the tolerance every case gets at least (onnx's own is used where it is looser)
 RTOL, ATOL = 1e-3, 1e-4
 
@@ -158,17 +160,7 @@ def _as_array(value):
 def compare(case: Case, got, expected) -> None:
     """Raise AssertionError unless ``got`` matches ``expected`` (count, shapes,
     dtypes, values within the case's tolerance)."""
-    rtol, atol = max(case.rtol, RTOL), max(case.atol, ATOL)
-    assert len(got) == len(expected), f"{len(got)} outputs, expected {len(expected)}"
-    for i, (g, e) in enumerate(zip(got, expected)):
-        e = _as_array(e)
-        g = np.asarray(g)
-        assert g.shape == e.shape, f"output {i}: shape {g.shape}, expected {e.shape}"
-        assert g.dtype == e.dtype, f"output {i}: dtype {g.dtype}, expected {e.dtype}"
-        if e.dtype.kind in "biu":
-            np.testing.assert_array_equal(g, e, err_msg=f"output {i}")
-        else:
-            np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, err_msg=f"output {i}")
+    assert_outputs_match(got, [_as_array(e) for e in expected], max(case.rtol, RTOL), max(case.atol, ATOL))
 
 
 def _first_line(err: BaseException, limit: int = 300) -> str:

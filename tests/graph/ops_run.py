@@ -74,3 +74,18 @@ def run_op(name, args, attrs=None, target="llvm"):
         warnings.simplefilter("ignore")  # no GPU here: the emulator runs it
         mod(*flat, *results)
     return results if isinstance(ty, g.TupleType) else results[0]
+
+
+def assert_outputs_match(got, expected, rtol, atol, who="expected"):
+    """Raise AssertionError unless the arrays ``got`` match ``expected``: their count,
+    and each one's shape, dtype and values (exact for integers and bools, within
+    ``rtol``/``atol`` for floats); ``who`` names the reference in the messages."""
+    assert len(got) == len(expected), f"{len(got)} outputs, {who} {len(expected)}"
+    for i, (g, e) in enumerate(zip(got, expected)):
+        g, e = np.asarray(g), np.asarray(e)
+        assert g.shape == e.shape, f"output {i}: shape {g.shape}, {who} {e.shape}"
+        assert g.dtype == e.dtype, f"output {i}: dtype {g.dtype}, {who} {e.dtype}"
+        if e.dtype.kind in "biu":
+            np.testing.assert_array_equal(g, e, err_msg=f"output {i}")
+        else:
+            np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, err_msg=f"output {i}")

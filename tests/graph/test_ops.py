@@ -108,6 +108,15 @@ def test_einsum_matmul_forms():
     p, q = rand(2, 3, 4, 5), rand(2, 6, 4, 5)
     check("einsum", [[p, q]], dict(equation="bikl,bjkl->bji"), np.einsum("bikl,bjkl->bji", p, q), rtol=1e-4,
           atol=1e-4)
+    # several kept axes of one operand (rows of a matrix product), one operand without
+    # the batch axes, no kept axis (a batched dot product), no reduced axis (an outer product)
+    t = p[0]  # 3 x 4 x 5
+    for equation, operands in [("bij,jk->bik", (t, rand(5, 2))), ("ij,bjk->ibk", (x, rand(2, 4, 3))),
+                               ("bhij,jk->bhik", (p, rand(5, 2))), ("bij,bj->bi", (t, rand(3, 5))),
+                               ("bij,bij->b", (t, p[1, :, :4])), ("ij,ij->", (x, x)), ("i,j->ij", (x[0], y[0])),
+                               ("bi,bj->bij", (x, x))]:
+        check("einsum", [list(operands)], dict(equation=equation), np.einsum(equation, *operands), rtol=1e-4,
+              atol=1e-4)
     check("einsum", [[x]], dict(equation="ij->ji"), x.T)
     check("einsum", [[p]], dict(equation="bikl->bk"), np.einsum("bikl->bk", p), rtol=1e-4, atol=1e-5)
 

@@ -38,6 +38,15 @@ def test_dense_and_batch_matmul_cuda():
     check("nn.batch_matmul", [a, b], {}, a @ np.swapaxes(b, 1, 2))
 
 
+@pytest.mark.parametrize("equation,shapes", [("bij,jk->bik", [(3, 4, 5), (5, 2)]), ("bij,bj->bi", [(3, 4, 5), (3, 5)]),
+                                             ("i,j->ij", [(4,), (3,)])])
+def test_einsum_products_reshaped_after_cuda(equation, shapes):
+    """Einsum forms whose product is reshaped after it: the product and the reshape
+    are two kernels of one function (the reshape's launch after the product's)."""
+    operands = [rand(*s) for s in shapes]
+    check("einsum", [operands], dict(equation=equation), np.einsum(equation, *operands))
+
+
 def test_softmax_and_layer_norm_cuda():
     x = rand(4, 10)
     check("nn.softmax", [x], {}, ref.softmax_python(x, axis=-1), rtol=1e-5, atol=1e-6)

@@ -16,6 +16,7 @@ from ..schedule_registry import register_schedule
 from ..tunable import config_without_workload, schedule_anchor, schedule_either
 from ..utils import get_const_tuple
 from .dense import schedule_gemm_tiled, schedule_gemv
+from .injective import schedule_injective_from_existing
 from .utils import check_multiple as _check_multiple
 
 #: from this many rows on, a product uses the shared-memory tiled template
@@ -45,7 +46,8 @@ def _batch_matmul_template(cfg, outs):
     element-wise ops after them): :func:`schedule_product`, the batch over
     ``blockIdx.z``."""
     return schedule_anchor(outs, (tag.BATCH_MATMUL,), "schedule_batch_matmul",
-                           lambda s, op, out: schedule_product(cfg, s, op.output(0), out))
+                           lambda s, op, out: schedule_product(cfg, s, op.output(0), out),
+                           epilogue=schedule_injective_from_existing)
 
 
 _schedule_batch_matmul_task = register_topi_schedule("batch_matmul.cuda")(_batch_matmul_template)
@@ -99,7 +101,8 @@ def schedule_matmul(outs):
     config of an enclosing ``ApplyConfig``)."""
     cfg = config_without_workload()
     return schedule_anchor(outputs_of(outs), (tag.MATMUL,), "schedule_matmul",
-                           lambda s, op, out: schedule_product(cfg, s, op.output(0), out))
+                           lambda s, op, out: schedule_product(cfg, s, op.output(0), out),
+                           epilogue=schedule_injective_from_existing)
 
 
 def schedule_batch_matmul_blocked(s, C, block=32, thread_tile=2):

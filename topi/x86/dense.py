@@ -43,6 +43,7 @@ from ..nn.dense import dense_by_batch
 from ..schedule_registry import register_schedule
 from ..tunable import schedule_anchor, schedule_either
 from ..utils import const_int_or, find_op, get_const_int
+from .injective import schedule_injective_from_existing
 from .utils import vector_lanes
 
 #: the tags of the packed product and of the packed weight
@@ -457,7 +458,8 @@ def _batch_matmul_template(cfg, outs):
     ``[-1, ku]``, see :func:`_define_tile_knobs`); for ``transpose_b=True``, dot
     products vectorized along the reduction (:func:`_dot_products`)."""
     return schedule_anchor(outs, (tag.BATCH_MATMUL,), "schedule_batch_matmul",
-                           lambda s, op, out: _schedule_product(cfg, s, op.output(0), out, "schedule_batch_matmul"))
+                           lambda s, op, out: _schedule_product(cfg, s, op.output(0), out, "schedule_batch_matmul"),
+                           epilogue=schedule_injective_from_existing)
 
 
 _schedule_batch_matmul_task = register_topi_schedule("batch_matmul.x86")(_batch_matmul_template)
@@ -510,7 +512,8 @@ def _matmul_template(cfg, outs):
     included): :func:`_schedule_product` with no batch; the knobs of
     :func:`_batch_matmul_template`."""
     return schedule_anchor(outs, (tag.MATMUL,), "schedule_matmul",
-                           lambda s, op, out: _schedule_product(cfg, s, op.output(0), out, "schedule_matmul"))
+                           lambda s, op, out: _schedule_product(cfg, s, op.output(0), out, "schedule_matmul"),
+                           epilogue=schedule_injective_from_existing)
 
 
 _schedule_matmul_task = register_topi_schedule("matmul.x86")(_matmul_template)

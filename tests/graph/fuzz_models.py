@@ -1,0 +1,621 @@
+"""Random ONNX models for fuzzing the model compiler: chains and small DAGs of the
+operators the importer supports, with shapes and attributes drawn at random
+(broadcasting operands, negative axes, strided and reversed slices, grouped and
+strided convolutions, several outputs).
+
+:func:`models` is a hypothesis strategy of :class:`FuzzModel`; every model it makes
+is valid ONNX (onnxruntime runs it) and keeps its values in a tame range (no
+division by numbers near 0, no logarithm of a non-positive number, no exponential
+of a large one), so that tecc and onnxruntime can be compared with a tolerance.
+
+Run many more examples than the test suite does with::
+
+    TECC_FUZZ_EXAMPLES=500 python -m pytest tests/graph/test_fuzz_models.py -q
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from hypothesis import strategies as st
+from onnx import TensorProto, helper, numpy_helper
+
+#: the opset the models import (LayerNormalization needs 17; ReduceMax takes its axes
+#: as an attribute up to 17)
+OPSET = 17
+
+#: the most elements a value may have (keeps every run short)
+MAX_ELEMENTS = 4096
+
+
+@dataclass
+class Value:
+    """A tensor of the model being built: its name, static shape and dtype."""
+
+    name: str
+    shape: tuple
+    dtype: str = "float32"
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+@dataclass
+class FuzzModel:
+    """A model made by :func:`models`: the ONNX model, its inputs' values, and the
+    operators it chains (for the failure report)."""
+
+    model: object
+    inputs: dict
+    ops: list = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        shapes = {k: v.shape for k, v in self.inputs.items()}
+        return f"FuzzModel(inputs={shapes}, ops={self.ops})"
+
+
+class _Builder:
+    """The model under construction: nodes, initializers and the values so far."""
+
+    def __init__(self, draw):
+        self.draw = draw
+        self.nodes, self.inits, self.values, self.ops = [], [], [], []
+        self._names = 0
+        self.rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+
+    def name(self, stem="v") -> str:
+        self._names += 1
+        return f"{stem}{self._names}"
+
+    def const(self, array, stem="c") -> str:
+        name = self.name(stem)
+        self.inits.append(numpy_helper.from_array(np.asarray(array), name))
+        return name
+
+    def floats(self, shape, low=-1.0, high=1.0):
+        return self.rng.uniform(low, high, shape).astype("float32")
+
+    def node(self, op, inputs, shape, dtype="float32", n_out=1, shapes=None, **attrs) -> list:
+        outs = [Value(self.name(), tuple(s), dtype) for s in (shapes or [shape] * n_out)]
+        self.nodes.append(helper.make_node(op, list(inputs), [o.name for o in outs], name=self.name(op.lower()),
+                                           **attrs))
+        self.ops.append(op)
+        return outs
+
+    def pick(self, want=lambda v: True):
+        """A float value of the model so far that ``want`` accepts, or None."""
+        options = [v for v in self.values if v.dtype == "float32" and want(v)]
+        return self.draw(st.sampled_from(options)) if options else None
+
+
+# ---------------------------------------------------------------------------------------
+# shapes
+# ---------------------------------------------------------------------------------------
+def _broadcast_partner(draw, shape):
+    """A shape that broadcasts with ``shape`` to ``shape``: a suffix of it, some of
+    its dimensions set to 1."""
+    keep = draw(st.integers(0, len(shape)))
+    suffix = list(shape[len(shape) - keep:])
+    return tuple(1 if draw(st.booleans()) else d for d in suffix)
+
+
+def _broadcasts_to(shape, target) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` (numpy's rules)."""
+    if len(shape) > len(target):
+        return False
+    return all(d in (1, t) for d, t in zip(shape[::-1], target[::-1]))
+
+
+def _factorizations(n, parts):
+    """Every way of writing ``n`` as an ordered product of ``parts`` factors."""
+    if parts == 1:
+        return [(n,)]
+    out = []
+    for d in range(1, n + 1):
+        if n % d == 0:
+            out.extend((d,) + rest for rest in _factorizations(n // d, parts - 1))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# operators: each adds its nodes to ``b`` reading some value(s), returns new values or
+# None where no value fits
+# ---------------------------------------------------------------------------------------
+UNARY = ["Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Erf", "Softsign", "Identity"]
+
+
+def op_unary(b):
+    x = b.pick()
+    op = b.draw(st.sampled_from(UNARY + ["LeakyRelu", "Elu", "HardSigmoid", "HardSwish", "Softplus", "Exp",
+                                         "Sqrt", "Log", "Clip", "Selu"]))
+    if op == "LeakyRelu":
+        return b.node(op, [x.name], x.shape, alpha=b.draw(st.sampled_from([0.01, 0.2])))
+    if op == "Elu":
+        return b.node(op, [x.name], x.shape, alpha=0.7)
+    if op == "Exp":  # of a value in [-1, 1]
+        (t,) = b.node("Tanh", [x.name], x.shape)
+        return b.node(op, [t.name], x.shape)
+    if op in ("Sqrt", "Log"):  # of a value >= 0.5
+        (a,) = b.node("Abs", [x.name], x.shape)
+        (p,) = b.node("Add", [a.name, b.const(np.float32(0.5))], x.shape)
+        return b.node(op, [p.name], x.shape)
+    if op == "Clip":
+        lo = b.draw(st.sampled_from([-0.5, 0.0]))
+        return b.node(op, [x.name, b.const(np.float32(lo)), b.const(np.float32(0.6))], x.shape)
+    return b.node(op, [x.name], x.shape)
+
+
+def op_binary(b):
+    x = b.pick()
+    op = b.draw(st.sampled_from(["Add", "Sub", "Mul", "Max", "Min", "Div", "Pow"]))
+    if op == "Div":  # by a constant away from 0
+        shape = _broadcast_partner(b.draw, x.shape)
+        den = b.floats(shape, 0.5, 2.0) * b.rng.choice([-1, 1], shape).astype("float32")
+        return b.node(op, [x.name, b.const(den)], x.shape)
+    if op == "Pow":  # of a positive base, to a small power
+        (a,) = b.node("Abs", [x.name], x.shape)
+        (p,) = b.node("Add", [a.name, b.const(np.float32(0.5))], x.shape)
+        return b.node(op, [p.name, b.const(np.float32(b.draw(st.sampled_from([0.5, 2.0, 3.0]))))], x.shape)
+    # the other operand: another value that broadcasts, or a constant
+    partners = [v for v in b.values if v.dtype == "float32" and v is not x and _broadcasts_to(v.shape, x.shape)]
+    if partners and b.draw(st.booleans()):
+        y = b.draw(st.sampled_from(partners)).name
+    else:
+        y = b.const(b.floats(_broadcast_partner(b.draw, x.shape)))
+    ins = [x.name, y] if b.draw(st.booleans()) else [y, x.name]
+    return b.node(op, ins, x.shape)
+
+
+def op_where(b):
+    x = b.pick()
+    y = b.const(b.floats(_broadcast_partner(b.draw, x.shape)))
+    cmp = b.draw(st.sampled_from(["Greater", "Less", "GreaterOrEqual"]))
+    (m,) = b.node(cmp, [x.name, y], x.shape, dtype="bool")
+    other = b.const(b.floats(_broadcast_partner(b.draw, x.shape)))
+    return b.node("Where", [m.name, x.name, other], x.shape)
+
+
+def op_reduce(b):
+    x = b.pick(lambda v: v.rank >= 1)
+    if x is None:
+        return None
+    op = b.draw(st.sampled_from(["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL2",
+                                 "ReduceSumSquare"]))
+    axes = sorted(b.draw(st.sets(st.integers(0, x.rank - 1), min_size=1, max_size=x.rank)))
+    keep = b.draw(st.booleans())
+    shape = tuple((1 if keep else None) if i in axes else d for i, d in enumerate(x.shape))
+    shape = tuple(d for d in shape if d is not None)
+    written = [a - x.rank if b.draw(st.booleans()) else a for a in axes]
+    if op == "ReduceSum":
+        return b.node(op, [x.name, b.const(np.array(written, "int64"))], shape, keepdims=int(keep))
+    return b.node(op, [x.name], shape, axes=written, keepdims=int(keep))
+
+
+def op_softmax(b):
+    x = b.pick(lambda v: v.rank >= 1)
+    if x is None:
+        return None
+    axis = b.draw(st.integers(-x.rank, x.rank - 1))
+    return b.node(b.draw(st.sampled_from(["Softmax", "LogSoftmax"])), [x.name], x.shape, axis=axis)
+
+
+def op_transpose(b):
+    x = b.pick(lambda v: v.rank >= 2)
+    if x is None:
+        return None
+    perm = b.draw(st.permutations(range(x.rank)))
+    return b.node("Transpose", [x.name], tuple(x.shape[p] for p in perm), perm=list(perm))
+
+
+def op_reshape(b):
+    x = b.pick()
+    rank = b.draw(st.integers(1, 4))
+    new = list(b.draw(st.sampled_from(_factorizations(x.size, rank))))
+    written = list(new)
+    if b.draw(st.booleans()):
+        written[b.draw(st.integers(0, rank - 1))] = -1
+    elif rank <= x.rank and b.draw(st.booleans()):
+        # 0 copies the input's dimension (ONNX's default allowzero=0)
+        i = b.draw(st.integers(0, rank - 1))
+        if x.shape[i] == new[i]:
+            written[i] = 0
+    return b.node("Reshape", [x.name, b.const(np.array(written, "int64"))], tuple(new))
+
+
+def op_flatten(b):
+    x = b.pick(lambda v: v.rank >= 1)
+    if x is None:
+        return None
+    axis = b.draw(st.integers(-x.rank, x.rank))
+    k = axis + x.rank if axis < 0 else axis
+    outer = int(np.prod(x.shape[:k], dtype=np.int64))
+    return b.node("Flatten", [x.name], (outer, x.size // outer), axis=axis)
+
+
+def op_unsqueeze_squeeze(b):
+    x = b.pick(lambda v: v.rank < 4)
+    if x is None:
+        return None
+    axis = b.draw(st.integers(-(x.rank + 1), x.rank))
+    pos = axis % (x.rank + 1)
+    shape = x.shape[:pos] + (1,) + x.shape[pos:]
+    (u,) = b.node("Unsqueeze", [x.name, b.const(np.array([axis], "int64"))], shape)
+    ones = [i for i, d in enumerate(shape) if d == 1]
+    if b.draw(st.booleans()) and len(ones) > 1:
+        drop = sorted(b.draw(st.sets(st.sampled_from(ones), min_size=1, max_size=len(ones) - 1)))
+        out = tuple(d for i, d in enumerate(shape) if i not in drop)
+        return [u] + b.node("Squeeze", [u.name, b.const(np.array(drop, "int64"))], out)
+    return [u]
+
+
+def op_slice(b):
+    x = b.pick(lambda v: v.rank >= 1 and max(v.shape) > 1)
+    if x is None:
+        return None
+    axes = sorted(b.draw(st.sets(st.integers(0, x.rank - 1), min_size=1, max_size=x.rank)))
+    starts, ends, steps, shape = [], [], [], list(x.shape)
+    for a in axes:
+        n = x.shape[a]
+        step = b.draw(st.sampled_from([1, 1, 2, -1, -2]))
+        start = b.draw(st.integers(-n - 2, n + 2))
+        end = b.draw(st.integers(-n - 2, n + 2))
+        length = len(range(*slice(start, end, step).indices(n)))
+        if length == 0:  # keep every value non-empty
+            start, end, step, length = 0, n, 1, n
+        starts.append(start)
+        ends.append(end)
+        steps.append(step)
+        shape[a] = length
+    ins = [x.name, b.const(np.array(starts, "int64")), b.const(np.array(ends, "int64")),
+           b.const(np.array([a - x.rank if b.draw(st.booleans()) else a for a in axes], "int64")),
+           b.const(np.array(steps, "int64"))]
+    return b.node("Slice", ins, tuple(shape))
+
+
+def op_concat(b):
+    x = b.pick(lambda v: v.rank >= 1)
+    if x is None:
+        return None
+    axis = b.draw(st.integers(0, x.rank - 1))
+    same = [v for v in b.values if v.dtype == "float32" and v.rank == x.rank
+            and all(d == e for i, (d, e) in enumerate(zip(v.shape, x.shape)) if i != axis)]
+    parts = [b.draw(st.sampled_from(same)) for _ in range(b.draw(st.integers(1, 2)))]
+    extra = b.draw(st.integers(1, 3))
+    const_shape = tuple(extra if i == axis else d for i, d in enumerate(x.shape))
+    names = [x.name] + [p.name for p in parts] + [b.const(b.floats(const_shape))]
+    shape = tuple(sum(v.shape[axis] for v in [x] + parts) + extra if i == axis else d
+                  for i, d in enumerate(x.shape))
+    return b.node("Concat", names, shape, axis=axis - x.rank if b.draw(st.booleans()) else axis)
+
+
+def op_split(b):
+    x = b.pick(lambda v: v.rank >= 1 and max(v.shape) >= 2)
+    if x is None:
+        return None
+    axis = b.draw(st.sampled_from([i for i, d in enumerate(x.shape) if d >= 2]))
+    n = x.shape[axis]
+    cut = b.draw(st.integers(1, n - 1))
+    sizes = [cut, n - cut]
+    shapes = [tuple(s if i == axis else d for i, d in enumerate(x.shape)) for s in sizes]
+    return b.node("Split", [x.name, b.const(np.array(sizes, "int64"))], None, shapes=shapes, axis=axis)
+
+
+def op_gather(b):
+    x = b.pick(lambda v: v.rank >= 1)
+    if x is None:
+        return None
+    axis = b.draw(st.integers(0, x.rank - 1))
+    n = x.shape[axis]
+    ind_shape = b.draw(st.sampled_from([(), (2,), (2, 2)]))
+    indices = b.rng.integers(-n, n, ind_shape).astype("int64")
+    shape = x.shape[:axis] + ind_shape + x.shape[axis + 1:]
+    if int(np.prod(shape, dtype=np.int64)) > MAX_ELEMENTS:
+        return None
+    return b.node("Gather", [x.name, b.const(indices)], shape, axis=axis)
+
+
+def op_matmul(b):
+    x = b.pick(lambda v: v.rank >= 1)
+    if x is None:
+        return None
+    m = b.draw(st.integers(1, 6))
+    if x.rank == 1:
+        w = b.floats((x.shape[0], m))
+        return b.node("MatMul", [x.name, b.const(w)], (m,))
+    batch = x.shape[:-2] if b.draw(st.booleans()) else ()
+    w = b.floats(batch + (x.shape[-1], m))
+    return b.node("MatMul", [x.name, b.const(w)], x.shape[:-1] + (m,))
+
+
+def op_gemm(b):
+    x = b.pick(lambda v: v.rank == 2)
+    if x is None:
+        return None
+    n = b.draw(st.integers(1, 6))
+    trans_b = b.draw(st.booleans())
+    w = b.floats((n, x.shape[1]) if trans_b else (x.shape[1], n))
+    bias = b.floats(b.draw(st.sampled_from([(n,), (1, n), (x.shape[0], n)])))
+    return b.node("Gemm", [x.name, b.const(w), b.const(bias)], (x.shape[0], n), transB=int(trans_b),
+                  alpha=b.draw(st.sampled_from([1.0, 0.5])), beta=b.draw(st.sampled_from([1.0, 2.0])))
+
+
+def _window(b, n, k_max):
+    k = b.draw(st.integers(1, min(k_max, n + 2)))
+    s = b.draw(st.integers(1, 2))
+    pad = [b.draw(st.integers(0, k - 1)), b.draw(st.integers(0, k - 1))]
+    out = (n + sum(pad) - k) // s + 1
+    return k, s, pad, out
+
+
+def _spatial(b, x, k_max):
+    """Kernel, strides, pads and output size of a 2-D window over ``x`` (or None)."""
+    ks, ss, pads, outs = [], [], [[], []], []
+    for n in x.shape[2:]:
+        k, s, pad, out = _window(b, n, k_max)
+        if out < 1:
+            return None
+        ks.append(k)
+        ss.append(s)
+        pads[0].append(pad[0])
+        pads[1].append(pad[1])
+        outs.append(out)
+    return ks, ss, pads[0] + pads[1], outs
+
+
+def op_conv(b):
+    x = b.pick(lambda v: v.rank == 4 and v.shape[1] <= 8)
+    if x is None:
+        return None
+    win = _spatial(b, x, 3)
+    if win is None:
+        return None
+    ks, ss, pads, outs = win
+    c = x.shape[1]
+    group = b.draw(st.sampled_from([g for g in (1, 2, c) if c % g == 0]))
+    f = group * b.draw(st.integers(1, 3))
+    w = b.floats((f, c // group) + tuple(ks))
+    ins = [x.name, b.const(w)]
+    if b.draw(st.booleans()):
+        ins.append(b.const(b.floats((f,))))
+    return b.node("Conv", ins, (x.shape[0], f) + tuple(outs), kernel_shape=ks, strides=ss, pads=pads,
+                  group=group)
+
+
+def op_pool(b):
+    x = b.pick(lambda v: v.rank == 4)
+    if x is None:
+        return None
+    op = b.draw(st.sampled_from(["MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"]))
+    if op.startswith("Global"):
+        return b.node(op, [x.name], x.shape[:2] + (1, 1))
+    win = _spatial(b, x, 3)
+    if win is None:
+        return None
+    ks, ss, pads, outs = win
+    if any(p >= k for p, k in zip(pads, ks + ks)):  # ONNX: a pad smaller than the window
+        return None
+    attrs = dict(kernel_shape=ks, strides=ss, pads=pads)
+    if op == "AveragePool":
+        attrs["count_include_pad"] = int(b.draw(st.booleans()))
+    return b.node(op, [x.name], x.shape[:2] + tuple(outs), **attrs)
+
+
+def op_norm(b):
+    x = b.pick(lambda v: v.rank >= 2)
+    if x is None:
+        return None
+    op = b.draw(st.sampled_from(["BatchNormalization", "LayerNormalization", "InstanceNormalization"]))
+    if op == "BatchNormalization":
+        c = x.shape[1]
+        ins = [x.name, b.const(b.floats((c,))), b.const(b.floats((c,))), b.const(b.floats((c,))),
+               b.const(b.floats((c,), 0.5, 2.0))]
+        return b.node(op, ins, x.shape, epsilon=1e-5)
+    if op == "InstanceNormalization":
+        if x.rank < 3:
+            return None
+        c = x.shape[1]
+        return b.node(op, [x.name, b.const(b.floats((c,))), b.const(b.floats((c,)))], x.shape, epsilon=1e-3)
+    axis = b.draw(st.integers(-x.rank, x.rank - 1))
+    norm_shape = x.shape[axis % x.rank:]
+    return b.node(op, [x.name, b.const(b.floats(norm_shape)), b.const(b.floats(norm_shape))], x.shape,
+                  axis=axis, epsilon=1e-3)
+
+
+def op_expand_tile_pad(b):
+    x = b.pick(lambda v: v.rank >= 1 and v.size * 4 <= MAX_ELEMENTS)
+    if x is None:
+        return None
+    op = b.draw(st.sampled_from(["Expand", "Tile", "Pad"]))
+    if op == "Expand":
+        ones = [i for i, d in enumerate(x.shape) if d == 1]
+        shape = [b.draw(st.integers(2, 3)) if i in ones and b.draw(st.booleans()) else d
+                 for i, d in enumerate(x.shape)]
+        lead = (2,) if b.draw(st.booleans()) and x.rank < 4 else ()
+        written = [1 if d == s and b.draw(st.booleans()) else s for d, s in zip(x.shape, shape)]
+        return b.node(op, [x.name, b.const(np.array(list(lead) + written, "int64"))], lead + tuple(shape))
+    if op == "Tile":
+        reps = [b.draw(st.integers(1, 2)) for _ in x.shape]
+        return b.node(op, [x.name, b.const(np.array(reps, "int64"))], tuple(d * r for d, r in zip(x.shape, reps)))
+    mode = b.draw(st.sampled_from(["constant", "reflect", "edge"]))
+    pads = []
+    for d in x.shape:
+        most = d - 1 if mode == "reflect" else 2
+        pads.append((b.draw(st.integers(0, min(2, most))), b.draw(st.integers(0, min(2, most)))))
+    ins = [x.name, b.const(np.array([p[0] for p in pads] + [p[1] for p in pads], "int64"))]
+    if mode == "constant":
+        ins.append(b.const(np.float32(b.draw(st.sampled_from([0.0, 1.5])))))
+    return b.node(op, ins, tuple(d + p + q for d, (p, q) in zip(x.shape, pads)), mode=mode)
+
+
+def op_variadic(b):
+    x = b.pick()
+    op = b.draw(st.sampled_from(["Sum", "Mean", "Max", "Min"]))
+    others = [v for v in b.values if v.dtype == "float32" and _broadcasts_to(v.shape, x.shape)]
+    ins = [x.name] + [b.draw(st.sampled_from(others)).name for _ in range(b.draw(st.integers(0, 2)))]
+    ins.append(b.const(b.floats(_broadcast_partner(b.draw, x.shape))))
+    return b.node(op, ins, x.shape)
+
+
+def op_prelu_lrn(b):
+    x = b.pick(lambda v: v.rank >= 2)
+    if x is None:
+        return None
+    if b.draw(st.booleans()):
+        slope = b.floats(b.draw(st.sampled_from([(x.shape[1],) + (1,) * (x.rank - 2), (1,)])), 0.0, 0.5)
+        return b.node("PRelu", [x.name, b.const(slope)], x.shape)
+    if x.rank != 4:  # onnxruntime's LRN takes images only
+        return None
+    return b.node("LRN", [x.name], x.shape, size=b.draw(st.sampled_from([1, 3, 5])), alpha=1e-2, beta=0.75,
+                  bias=1.0)
+
+
+def op_conv_transpose(b):
+    x = b.pick(lambda v: v.rank == 4 and v.shape[1] <= 8)
+    if x is None:
+        return None
+    c = x.shape[1]
+    group = b.draw(st.sampled_from([g for g in (1, c) if c % g == 0]))
+    f = group * b.draw(st.integers(1, 2))
+    ks = [b.draw(st.integers(1, 3)) for _ in range(2)]
+    ss = [b.draw(st.integers(1, 2)) for _ in range(2)]
+    pads = [b.draw(st.integers(0, k - 1)) for k in ks] * 2
+    outs = [(n - 1) * s + k - 2 * p for n, s, k, p in zip(x.shape[2:], ss, ks, pads[:2])]
+    if min(outs) < 1 or x.shape[0] * f * outs[0] * outs[1] > MAX_ELEMENTS:
+        return None
+    w = b.floats((c, f // group) + tuple(ks))
+    return b.node("ConvTranspose", [x.name, b.const(w)], (x.shape[0], f) + tuple(outs), kernel_shape=ks,
+                  strides=ss, pads=pads, group=group)
+
+
+def op_resize(b):
+    x = b.pick(lambda v: v.rank == 4 and v.size * 4 <= MAX_ELEMENTS)
+    if x is None:
+        return None
+    mode = b.draw(st.sampled_from(["nearest", "linear"]))
+    sizes = x.shape[:2] + tuple(b.draw(st.integers(1, 2 * n)) for n in x.shape[2:])
+    attrs = {"mode": mode}
+    if mode == "nearest":
+        attrs["coordinate_transformation_mode"] = "asymmetric"
+        attrs["nearest_mode"] = "floor"
+    else:
+        attrs["coordinate_transformation_mode"] = b.draw(st.sampled_from(["half_pixel", "align_corners",
+                                                                          "asymmetric"]))
+    return b.node("Resize", [x.name, "", "", b.const(np.array(sizes, "int64"))], sizes, **attrs)
+
+
+def op_einsum(b):
+    x = b.pick(lambda v: v.rank in (2, 3))
+    if x is None:
+        return None
+    m = b.draw(st.integers(1, 5))
+    if x.rank == 2:
+        eq, w_shape, out = b.draw(st.sampled_from([("ij,jk->ik", (x.shape[1], m), (x.shape[0], m)),
+                                                   ("ij,kj->ik", (m, x.shape[1]), (x.shape[0], m))]))
+    else:
+        eq, w_shape, out = b.draw(st.sampled_from([
+            ("bij,bjk->bik", (x.shape[0], x.shape[2], m), (x.shape[0], x.shape[1], m)),
+            ("bij,jk->bik", (x.shape[2], m), (x.shape[0], x.shape[1], m))]))
+    return b.node("Einsum", [x.name, b.const(b.floats(w_shape))], out, equation=eq)
+
+
+def op_cumsum_topk(b):
+    x = b.pick(lambda v: v.rank >= 1)
+    if x is None:
+        return None
+    axis = b.draw(st.integers(-x.rank, x.rank - 1))
+    if b.draw(st.booleans()):
+        return b.node("CumSum", [x.name, b.const(np.array(axis, "int64"))], x.shape,
+                      exclusive=int(b.draw(st.booleans())), reverse=int(b.draw(st.booleans())))
+    n = x.shape[axis]
+    k = b.draw(st.integers(1, n))
+    shape = tuple(k if i == axis % x.rank else d for i, d in enumerate(x.shape))
+    values, _ = b.node("TopK", [x.name, b.const(np.array([k], "int64"))], None, shapes=[shape, shape], axis=axis,
+                       largest=int(b.draw(st.booleans())))
+    return [values]  # not the indices: ties would make them ambiguous
+
+
+def op_space_depth(b):
+    x = b.pick(lambda v: v.rank == 4)
+    if x is None:
+        return None
+    n, c, h, w = x.shape
+    if h % 2 == 0 and w % 2 == 0 and b.draw(st.booleans()):
+        return b.node("SpaceToDepth", [x.name], (n, c * 4, h // 2, w // 2), blocksize=2)
+    if c % 4 == 0:
+        return b.node("DepthToSpace", [x.name], (n, c // 4, h * 2, w * 2), blocksize=2,
+                      mode=b.draw(st.sampled_from(["DCR", "CRD"])))
+    return None
+
+
+def op_cast_half(b):
+    x = b.pick()
+    (h,) = b.node("Cast", [x.name], x.shape, dtype="float16", to=TensorProto.FLOAT16)
+    return b.node("Cast", [h.name], x.shape, to=TensorProto.FLOAT)
+
+
+OPS = [op_unary, op_binary, op_where, op_reduce, op_softmax, op_transpose, op_reshape, op_flatten,
+       op_unsqueeze_squeeze, op_slice, op_concat, op_split, op_gather, op_matmul, op_gemm, op_conv, op_pool,
+       op_norm, op_expand_tile_pad, op_variadic, op_prelu_lrn, op_conv_transpose, op_resize, op_einsum,
+       op_cumsum_topk, op_space_depth, op_cast_half]
+
+
+def _input_shape(draw):
+    rank = draw(st.integers(1, 4))
+    dims = [draw(st.integers(1, 6)) for _ in range(rank)]
+    if draw(st.booleans()):  # a long last axis: vector loops with a tail
+        dims[-1] = draw(st.integers(7, 40))
+    while math.prod(dims) > 1024:
+        dims[dims.index(max(dims))] //= 2
+    return tuple(dims)
+
+
+@st.composite
+def models(draw, max_ops=8):
+    """A hypothesis strategy of :class:`FuzzModel`: one or two float32 inputs, 1 to
+    ``max_ops`` operators, 1 to 3 outputs (the last value and others drawn), some
+    outputs ending in ArgMax (int64)."""
+    b = _Builder(draw)
+    inputs = {}
+    first = _input_shape(draw)
+    shapes = [first]
+    if draw(st.booleans()):  # a second input that broadcasts with the first, or a 4-D image
+        shapes.append(_broadcast_partner(draw, first) or (1,))
+    for i, shape in enumerate(shapes):
+        name = f"in{i}"
+        inputs[name] = b.floats(shape)
+        b.values.append(Value(name, shape))
+    for _ in range(draw(st.integers(1, max_ops))):
+        builder = draw(st.sampled_from(OPS))
+        made = builder(b)
+        if made:
+            b.values.extend(v for v in made if v.size <= MAX_ELEMENTS)
+    made_values = [v for v in b.values if v.name not in inputs]
+    if not made_values:
+        (v,) = b.node("Identity", ["in0"], shapes[0])
+        made_values = [v]
+    outputs = [made_values[-1]]
+    others = [v for v in made_values[:-1] if v.dtype == "float32"]
+    if others:
+        outputs += draw(st.lists(st.sampled_from(others), max_size=2, unique_by=lambda v: v.name))
+    last = outputs[-1]
+    if last.dtype == "float32" and last.rank >= 1 and draw(st.integers(0, 4)) == 0:
+        axis = draw(st.integers(-last.rank, last.rank - 1))
+        keep = draw(st.booleans())
+        shape = tuple((1 if keep else None) if i == axis % last.rank else d for i, d in enumerate(last.shape))
+        outputs.append(b.node("ArgMax", [last.name], tuple(d for d in shape if d is not None), dtype="int64",
+                              axis=axis, keepdims=int(keep))[0])
+    graph = helper.make_graph(
+        b.nodes, "fuzz",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in inputs.items()],
+        [helper.make_tensor_value_info(v.name, TensorProto.FLOAT if v.dtype == "float32" else TensorProto.INT64,
+                                       v.shape) for v in outputs],
+        initializer=b.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 8
+    return FuzzModel(model, inputs, b.ops)

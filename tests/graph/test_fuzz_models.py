@@ -1,0 +1,92 @@
+"""Fuzzing the model compiler: random ONNX models (:mod:`fuzz_models`) are imported,
+built at a random ``opt_level`` (fusion, constant folding, batch-norm folding,
+CSE) and run, on the C backend and on the GPU-semantics path, and must match
+onnxruntime -- or, for the limits
+listed in :data:`ALLOWED_REFUSALS` only, be refused with a
+:class:`~tecc.errors.TeccError`.  Any other exception, a crash or a wrong result
+fails.
+
+The suite runs a fixed, derandomized set of examples (the same every run, so CI is
+reproducible); ``TECC_FUZZ_EXAMPLES=N`` runs N random ones instead.
+"""
+import os
+import warnings
+
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import tecc  # noqa: E402
+from tecc.contrib import graph_executor  # noqa: E402
+from tecc.errors import TeccError  # noqa: E402
+from tecc.graph.build import build  # noqa: E402
+from tecc.graph.frontend import from_onnx  # noqa: E402
+
+from fuzz_models import models  # noqa: E402
+from ops_run import assert_outputs_match  # noqa: E402
+
+#: refusals of a valid model that are tecc's documented limits (every other refusal of
+#: a model onnxruntime runs fails the test)
+ALLOWED_REFUSALS = (
+    # a model of views and identities only (its outputs are its inputs or constants):
+    # there is no kernel to compile, and build says so
+    "the model computes nothing",
+)
+
+EXAMPLES = int(os.environ.get("TECC_FUZZ_EXAMPLES", "0"))
+RTOL, ATOL = 1e-3, 1e-4
+
+
+def fuzz_settings(examples):
+    return settings(
+        max_examples=EXAMPLES or examples,
+        derandomize=not EXAMPLES,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+
+
+def _run_tecc(model, inputs, opt_level, target):
+    mod, params = from_onnx(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "no tuned config" notes; no GPU: the emulator runs CUDA
+        with tecc.transform.PassContext(opt_level=opt_level):
+            factory = build(mod, target=target, params=params)
+        gmod = graph_executor.GraphModule(factory["default"](tecc.cuda(0) if target == "cuda" else tecc.cpu(0)))
+    for name, value in inputs.items():
+        gmod.set_input(name, value)
+    gmod.run()
+    return [gmod.get_output(i).numpy() for i in range(gmod.get_num_outputs())]
+
+
+@fuzz_settings(40)
+@given(case=models(), opt_level=st.integers(0, 3))
+def test_random_models_on_the_c_backend(case, opt_level):
+    _compare(case, opt_level, "llvm")
+
+
+@fuzz_settings(15)
+@given(case=models(), opt_level=st.integers(0, 3))
+def test_random_models_on_the_gpu_semantics_path(case, opt_level):
+    """Built for CUDA (NVRTC where it is installed) and run on the GPU where there is
+    one, else on the CPU emulation of CUDA semantics."""
+    _compare(case, opt_level, "cuda")
+
+
+def _compare(case, opt_level, target):
+    """Run ``case`` with onnxruntime and with tecc built for ``target``; the outputs
+    must match, or tecc's refusal be one of :data:`ALLOWED_REFUSALS`."""
+    sess = ort.InferenceSession(case.model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, case.inputs)
+    try:
+        got = _run_tecc(case.model, case.inputs, opt_level, target)
+    except TeccError as err:
+        if any(reason in str(err) for reason in ALLOWED_REFUSALS):
+            return
+        raise AssertionError(f"tecc refused a model onnxruntime runs: {err}\n{case}") from err
+    assert_outputs_match(got, want, RTOL, ATOL, who="onnxruntime's")
