@@ -21,9 +21,9 @@ import numpy as np
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
-#: the opset the models import (LayerNormalization needs 17; ReduceMax takes its axes
-#: as an attribute up to 17)
-OPSET = 17
+#: the opsets a model may import (the importer's range); operators and operands that
+#: changed between them are written in the form of the model's opset
+OPSETS = range(9, 22)
 
 #: the most elements a value may have (keeps every run short)
 MAX_ELEMENTS = 4096
@@ -63,8 +63,9 @@ class FuzzModel:
 class _Builder:
     """The model under construction: nodes, initializers and the values so far."""
 
-    def __init__(self, draw):
+    def __init__(self, draw, opset):
         self.draw = draw
+        self.opset = opset
         self.nodes, self.inits, self.values, self.ops = [], [], [], []
         self._names = 0
         self.rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
@@ -87,6 +88,14 @@ class _Builder:
                                            **attrs))
         self.ops.append(op)
         return outs
+
+    def ints(self, name, values, since, attrs):
+        """The int64 list ``values`` as an input (the name of a constant) from opset
+        ``since`` on, else as the attribute ``name`` added to ``attrs`` (None)."""
+        if self.opset >= since:
+            return self.const(np.array(values, "int64"))
+        attrs[name] = list(values)
+        return None
 
     def pick(self, want=lambda v: True):
         """A float value of the model so far that ``want`` accepts, or None."""
@@ -147,7 +156,11 @@ def op_unary(b):
         return b.node(op, [p.name], x.shape)
     if op == "Clip":
         lo = b.draw(st.sampled_from([-0.5, 0.0]))
+        if b.opset < 11:
+            return b.node(op, [x.name], x.shape, min=lo, max=0.6)
         return b.node(op, [x.name, b.const(np.float32(lo)), b.const(np.float32(0.6))], x.shape)
+    if op == "HardSwish" and b.opset < 14:
+        return None
     return b.node(op, [x.name], x.shape)
 
 
@@ -175,7 +188,7 @@ def op_binary(b):
 def op_where(b):
     x = b.pick()
     y = b.const(b.floats(_broadcast_partner(b.draw, x.shape)))
-    cmp = b.draw(st.sampled_from(["Greater", "Less", "GreaterOrEqual"]))
+    cmp = b.draw(st.sampled_from(["Greater", "Less"] + (["GreaterOrEqual"] if b.opset >= 12 else [])))
     (m,) = b.node(cmp, [x.name, y], x.shape, dtype="bool")
     other = b.const(b.floats(_broadcast_partner(b.draw, x.shape)))
     return b.node("Where", [m.name, x.name, other], x.shape)
@@ -191,17 +204,17 @@ def op_reduce(b):
     keep = b.draw(st.booleans())
     shape = tuple((1 if keep else None) if i in axes else d for i, d in enumerate(x.shape))
     shape = tuple(d for d in shape if d is not None)
-    written = [a - x.rank if b.draw(st.booleans()) else a for a in axes]
-    if op == "ReduceSum":
-        return b.node(op, [x.name, b.const(np.array(written, "int64"))], shape, keepdims=int(keep))
-    return b.node(op, [x.name], shape, axes=written, keepdims=int(keep))
+    written = [a - x.rank if b.opset >= 11 and b.draw(st.booleans()) else a for a in axes]
+    attrs = {"keepdims": int(keep)}
+    axes_in = b.ints("axes", written, 13 if op == "ReduceSum" else 18, attrs)
+    return b.node(op, [x.name] + ([axes_in] if axes_in else []), shape, **attrs)
 
 
 def op_softmax(b):
     x = b.pick(lambda v: v.rank >= 1)
     if x is None:
         return None
-    axis = b.draw(st.integers(-x.rank, x.rank - 1))
+    axis = b.draw(st.integers(-x.rank if b.opset >= 11 else 0, x.rank - 1))
     return b.node(b.draw(st.sampled_from(["Softmax", "LogSoftmax"])), [x.name], x.shape, axis=axis)
 
 
@@ -232,7 +245,7 @@ def op_flatten(b):
     x = b.pick(lambda v: v.rank >= 1)
     if x is None:
         return None
-    axis = b.draw(st.integers(-x.rank, x.rank))
+    axis = b.draw(st.integers(-x.rank if b.opset >= 11 else 0, x.rank))
     k = axis + x.rank if axis < 0 else axis
     outer = int(np.prod(x.shape[:k], dtype=np.int64))
     return b.node("Flatten", [x.name], (outer, x.size // outer), axis=axis)
@@ -242,15 +255,19 @@ def op_unsqueeze_squeeze(b):
     x = b.pick(lambda v: v.rank < 4)
     if x is None:
         return None
-    axis = b.draw(st.integers(-(x.rank + 1), x.rank))
+    axis = b.draw(st.integers(-(x.rank + 1) if b.opset >= 11 else 0, x.rank))
     pos = axis % (x.rank + 1)
     shape = x.shape[:pos] + (1,) + x.shape[pos:]
-    (u,) = b.node("Unsqueeze", [x.name, b.const(np.array([axis], "int64"))], shape)
+    attrs = {}
+    axes_in = b.ints("axes", [axis], 13, attrs)
+    (u,) = b.node("Unsqueeze", [x.name] + ([axes_in] if axes_in else []), shape, **attrs)
     ones = [i for i, d in enumerate(shape) if d == 1]
     if b.draw(st.booleans()) and len(ones) > 1:
         drop = sorted(b.draw(st.sets(st.sampled_from(ones), min_size=1, max_size=len(ones) - 1)))
         out = tuple(d for i, d in enumerate(shape) if i not in drop)
-        return [u] + b.node("Squeeze", [u.name, b.const(np.array(drop, "int64"))], out)
+        attrs = {}
+        axes_in = b.ints("axes", drop, 13, attrs)
+        return [u] + b.node("Squeeze", [u.name] + ([axes_in] if axes_in else []), out, **attrs)
     return [u]
 
 
@@ -262,7 +279,7 @@ def op_slice(b):
     starts, ends, steps, shape = [], [], [], list(x.shape)
     for a in axes:
         n = x.shape[a]
-        step = b.draw(st.sampled_from([1, 1, 2, -1, -2]))
+        step = b.draw(st.sampled_from([1, 1, 2, -1, -2])) if b.opset >= 10 else 1
         start = b.draw(st.integers(-n - 2, n + 2))
         end = b.draw(st.integers(-n - 2, n + 2))
         length = len(range(*slice(start, end, step).indices(n)))
@@ -272,9 +289,11 @@ def op_slice(b):
         ends.append(end)
         steps.append(step)
         shape[a] = length
+    written = [a - x.rank if b.opset >= 11 and b.draw(st.booleans()) else a for a in axes]
+    if b.opset < 10:
+        return b.node("Slice", [x.name], tuple(shape), starts=starts, ends=ends, axes=written)
     ins = [x.name, b.const(np.array(starts, "int64")), b.const(np.array(ends, "int64")),
-           b.const(np.array([a - x.rank if b.draw(st.booleans()) else a for a in axes], "int64")),
-           b.const(np.array(steps, "int64"))]
+           b.const(np.array(written, "int64")), b.const(np.array(steps, "int64"))]
     return b.node("Slice", ins, tuple(shape))
 
 
@@ -291,7 +310,7 @@ def op_concat(b):
     names = [x.name] + [p.name for p in parts] + [b.const(b.floats(const_shape))]
     shape = tuple(sum(v.shape[axis] for v in [x] + parts) + extra if i == axis else d
                   for i, d in enumerate(x.shape))
-    return b.node("Concat", names, shape, axis=axis - x.rank if b.draw(st.booleans()) else axis)
+    return b.node("Concat", names, shape, axis=axis - x.rank if b.opset >= 11 and b.draw(st.booleans()) else axis)
 
 
 def op_split(b):
@@ -303,7 +322,12 @@ def op_split(b):
     cut = b.draw(st.integers(1, n - 1))
     sizes = [cut, n - cut]
     shapes = [tuple(s if i == axis else d for i, d in enumerate(x.shape)) for s in sizes]
-    return b.node("Split", [x.name, b.const(np.array(sizes, "int64"))], None, shapes=shapes, axis=axis)
+    attrs = {"axis": axis}
+    if b.opset >= 18 and cut * 2 in (n, n + 1) and b.draw(st.booleans()):
+        attrs["num_outputs"] = 2  # the first part the larger when n is odd
+        return b.node("Split", [x.name], None, shapes=shapes, **attrs)
+    sizes_in = b.ints("split", sizes, 13, attrs)
+    return b.node("Split", [x.name] + ([sizes_in] if sizes_in else []), None, shapes=shapes, **attrs)
 
 
 def op_gather(b):
@@ -313,7 +337,7 @@ def op_gather(b):
     axis = b.draw(st.integers(0, x.rank - 1))
     n = x.shape[axis]
     ind_shape = b.draw(st.sampled_from([(), (2,), (2, 2)]))
-    indices = b.rng.integers(-n, n, ind_shape).astype("int64")
+    indices = b.rng.integers(-n if b.opset >= 11 else 0, n, ind_shape).astype("int64")
     shape = x.shape[:axis] + ind_shape + x.shape[axis + 1:]
     if int(np.prod(shape, dtype=np.int64)) > MAX_ELEMENTS:
         return None
@@ -410,7 +434,8 @@ def op_norm(b):
     x = b.pick(lambda v: v.rank >= 2)
     if x is None:
         return None
-    op = b.draw(st.sampled_from(["BatchNormalization", "LayerNormalization", "InstanceNormalization"]))
+    op = b.draw(st.sampled_from(["BatchNormalization", "InstanceNormalization"]
+                                + (["LayerNormalization"] if b.opset >= 17 else [])))
     if op == "BatchNormalization":
         c = x.shape[1]
         ins = [x.name, b.const(b.floats((c,))), b.const(b.floats((c,))), b.const(b.floats((c,))),
@@ -447,10 +472,15 @@ def op_expand_tile_pad(b):
     for d in x.shape:
         most = d - 1 if mode == "reflect" else 2
         pads.append((b.draw(st.integers(0, min(2, most))), b.draw(st.integers(0, min(2, most)))))
-    ins = [x.name, b.const(np.array([p[0] for p in pads] + [p[1] for p in pads], "int64"))]
+    out = tuple(d + p + q for d, (p, q) in zip(x.shape, pads))
+    written = [p[0] for p in pads] + [p[1] for p in pads]
+    value = b.draw(st.sampled_from([0.0, 1.5]))
+    if b.opset < 11:
+        return b.node(op, [x.name], out, mode=mode, pads=written, **({"value": value} if mode == "constant" else {}))
+    ins = [x.name, b.const(np.array(written, "int64"))]
     if mode == "constant":
-        ins.append(b.const(np.float32(b.draw(st.sampled_from([0.0, 1.5])))))
-    return b.node(op, ins, tuple(d + p + q for d, (p, q) in zip(x.shape, pads)), mode=mode)
+        ins.append(b.const(np.float32(value)))
+    return b.node(op, ins, out, mode=mode)
 
 
 def op_variadic(b):
@@ -495,7 +525,7 @@ def op_conv_transpose(b):
 
 def op_resize(b):
     x = b.pick(lambda v: v.rank == 4 and v.size * 4 <= MAX_ELEMENTS)
-    if x is None:
+    if x is None or b.opset < 13:  # sizes as an input, roi and scales left out
         return None
     mode = b.draw(st.sampled_from(["nearest", "linear"]))
     sizes = x.shape[:2] + tuple(b.draw(st.integers(1, 2 * n)) for n in x.shape[2:])
@@ -511,7 +541,7 @@ def op_resize(b):
 
 def op_einsum(b):
     x = b.pick(lambda v: v.rank in (2, 3))
-    if x is None:
+    if x is None or b.opset < 12:
         return None
     m = b.draw(st.integers(1, 5))
     if x.rank == 2:
@@ -529,6 +559,8 @@ def op_cumsum_topk(b):
     if x is None:
         return None
     axis = b.draw(st.integers(-x.rank, x.rank - 1))
+    if b.opset < 11:  # neither existed (TopK without k as an input)
+        return None
     if b.draw(st.booleans()):
         return b.node("CumSum", [x.name, b.const(np.array(axis, "int64"))], x.shape,
                       exclusive=int(b.draw(st.booleans())), reverse=int(b.draw(st.booleans())))
@@ -548,8 +580,9 @@ def op_space_depth(b):
     if h % 2 == 0 and w % 2 == 0 and b.draw(st.booleans()):
         return b.node("SpaceToDepth", [x.name], (n, c * 4, h // 2, w // 2), blocksize=2)
     if c % 4 == 0:
+        modes = ["DCR", "CRD"] if b.opset >= 11 else ["DCR"]
         return b.node("DepthToSpace", [x.name], (n, c // 4, h * 2, w * 2), blocksize=2,
-                      mode=b.draw(st.sampled_from(["DCR", "CRD"])))
+                      mode=b.draw(st.sampled_from(modes)))
     return None
 
 
@@ -566,7 +599,7 @@ OPS = [op_unary, op_binary, op_where, op_reduce, op_softmax, op_transpose, op_re
 
 
 def _input_shape(draw):
-    rank = draw(st.integers(1, 4))
+    rank = draw(st.sampled_from([1, 2, 3, 4, 4, 4]))  # images (the most operators take) half the time
     dims = [draw(st.integers(1, 6)) for _ in range(rank)]
     if draw(st.booleans()):  # a long last axis: vector loops with a tail
         dims[-1] = draw(st.integers(7, 40))
@@ -577,10 +610,12 @@ def _input_shape(draw):
 
 @st.composite
 def models(draw, max_ops=8):
-    """A hypothesis strategy of :class:`FuzzModel`: one or two float32 inputs, 1 to
-    ``max_ops`` operators, 1 to 3 outputs (the last value and others drawn), some
+    """A hypothesis strategy of :class:`FuzzModel`: an opset of :data:`OPSETS`, one
+    or two float32 inputs, 2 to ``max_ops`` operator draws (a draw that fits no
+    value adds nothing), 1 to 3 outputs (the last value and others drawn), some
     outputs ending in ArgMax (int64)."""
-    b = _Builder(draw)
+    opset = draw(st.sampled_from(OPSETS))
+    b = _Builder(draw, opset)
     inputs = {}
     first = _input_shape(draw)
     shapes = [first]
@@ -590,7 +625,7 @@ def models(draw, max_ops=8):
         name = f"in{i}"
         inputs[name] = b.floats(shape)
         b.values.append(Value(name, shape))
-    for _ in range(draw(st.integers(1, max_ops))):
+    for _ in range(draw(st.integers(2, max_ops))):
         builder = draw(st.sampled_from(OPS))
         made = builder(b)
         if made:
@@ -605,7 +640,7 @@ def models(draw, max_ops=8):
         outputs += draw(st.lists(st.sampled_from(others), max_size=2, unique_by=lambda v: v.name))
     last = outputs[-1]
     if last.dtype == "float32" and last.rank >= 1 and draw(st.integers(0, 4)) == 0:
-        axis = draw(st.integers(-last.rank, last.rank - 1))
+        axis = draw(st.integers(-last.rank if opset >= 11 else 0, last.rank - 1))
         keep = draw(st.booleans())
         shape = tuple((1 if keep else None) if i == axis % last.rank else d for i, d in enumerate(last.shape))
         outputs.append(b.node("ArgMax", [last.name], tuple(d for d in shape if d is not None), dtype="int64",
@@ -616,6 +651,6 @@ def models(draw, max_ops=8):
         [helper.make_tensor_value_info(v.name, TensorProto.FLOAT if v.dtype == "float32" else TensorProto.INT64,
                                        v.shape) for v in outputs],
         initializer=b.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
-    model.ir_version = 8
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8 if opset <= 18 else (9 if opset <= 20 else 10)
     return FuzzModel(model, inputs, b.ops)
