@@ -155,8 +155,9 @@ def _check(data, grid, method, layout, padding_mode, align_corners):
     if len(data.shape) != k + 2:
         raise TopiError(f"{what}: data has rank {len(data.shape)} but layout {layout!r} needs rank {k + 2}")
     if len(grid.shape) != k + 2:
-        raise TopiError(f"{what}: the grid must be [N, {k}, {', '.join('DHW'[3 - k:])}] (rank {k + 2}), got rank "
-                        f"{len(grid.shape)}; an ONNX or torch grid [N, ..., {k}] goes through a transpose first")
+        dims = ", ".join(a + "o" for a in "DHW"[3 - k:])
+        raise TopiError(f"{what}: the grid must be [N, {k}, {dims}] (rank {k + 2}), got rank {len(grid.shape)}; an "
+                        f"ONNX or torch grid [N, ..., {k}] goes through a transpose first")
     if _static(grid.shape[1]) != k:
         raise TopiError(f"{what}: axis 1 of the grid holds the {k} coordinates of each point, but has size "
                         f"{get_const_tuple(grid.shape)[1]}; an ONNX or torch grid [N, ..., {k}] goes through a "
