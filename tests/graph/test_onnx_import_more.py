@@ -22,6 +22,7 @@ from tecc.contrib import graph_executor  # noqa: E402
 from tecc.graph.build import build  # noqa: E402
 from tecc.graph.frontend import OnnxImportError, from_onnx  # noqa: E402
 from tecc.graph.ir import GraphError  # noqa: E402
+from tecc.graph.transform import fuse_ops, fused_groups  # noqa: E402
 from tecc.graph.transform.infer_type import infer_type  # noqa: E402
 from tecc.topi.utils import TopiError  # noqa: E402
 from ops_run import run_op  # noqa: E402
@@ -657,6 +658,15 @@ def test_grid_sample_imports_as_one_operator():
     call = mod["main"].body
     assert dict(call.attrs) == dict(method="bicubic", layout="NCHW", padding_mode="reflection", align_corners=False)
     assert call.args[1].checked_type == g.TensorType((1, 2, 3, 4))
+
+
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+def test_grid_sample_fuses_with_the_grid_transpose_and_the_operator_after_it(target):
+    nodes = [node("GridSample", ["x", "grid"], "s", mode="bicubic", padding_mode="border"), node("Relu", ["s"], "y")]
+    inputs = {"x": rand(1, 2, 4, 5), "grid": rand(1, 3, 4, 2, low=-1.3, high=1.3)}
+    mod, _ = from_onnx(make_model(nodes, inputs, ["y"], None, 16))
+    assert fused_groups(fuse_ops(mod)) == [["transpose", "image.grid_sample", "nn.relu"]]
+    check(nodes, inputs, ["y"], opset=16, target=target)  # one kernel (cuda: run on the emulator here)
 
 
 def test_grid_sample_refuses_cubic_3d_naming_the_modes_it_takes():

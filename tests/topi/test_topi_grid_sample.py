@@ -2,7 +2,8 @@
 with every padding mode and both align_corners on "llvm", grids reaching past the
 image (by several reflections) and onto its exact edges; some on "cuda" (the GPU
 emulator, checked race-free and in bounds); 3-D sampling; float64; a one-pixel axis;
-the schedule topi.schedule picks; one expected failure per argument error."""
+the schedule topi.schedule picks and the cubins NVRTC makes of it; one expected
+failure per argument error."""
 import itertools
 
 import numpy as np
@@ -12,6 +13,7 @@ import tecc
 from tecc import te, topi
 from tecc.errors import TeccTypeError
 from tecc.topi.utils import TopiError
+from irhelpers import build_all_arches
 from topi_run import build_run
 
 T = topi.testing
@@ -84,6 +86,18 @@ def test_grid_sample_is_injective_and_scheduled_as_such():
     with tecc.target.Target("llvm"):
         s = topi.schedule([B], "llvm")
     assert tecc.build(s, [A, G, B], "llvm") is not None
+
+
+@pytest.mark.parametrize("method, padding", [("bicubic", "reflection"), ("bilinear", "zeros")])
+def test_grid_sample_compiles_for_the_gpu(method, padding):
+    # the values the taps share are Lets: NVRTC takes them as immediately invoked lambdas
+    A = te.placeholder((1, 2, 4, 5), name="A")
+    G = te.placeholder((1, 2, 3, 4), name="G")
+    with tecc.target.Target("cuda"):
+        B = topi.image.grid_sample(A, G, method, "NCHW", padding, False)
+        s = topi.schedule([B], "cuda")
+    src = build_all_arches(s, [A, G, B]).imported_modules[0].get_source()
+    assert src.count("__global__") == 1 and "_floor" in src
 
 
 def test_grid_sample_refuses_bad_arguments_naming_the_fix():
