@@ -84,9 +84,9 @@ def _grid_sample_infer(types, attrs):
     if data.ndim != k + 2:
         raise GraphError(f"{op}: data must be {k + 2}-D for layout {layout}, got shape {data.shape}")
     if grid.ndim != k + 2 or grid.shape[1] != k:
-        raise GraphError(f"{op}: the grid must be [N, {k}, {', '.join(a + 'o' for a in 'DHW'[3 - k:])}] (the {k} coordinates of "
-                         f"each point on axis 1), got shape {grid.shape}; an ONNX or torch grid [N, ..., {k}] "
-                         "goes through a transpose first")
+        dims = ", ".join(a + "o" for a in "DHW"[3 - k:])
+        raise GraphError(f"{op}: the grid must be [N, {k}, {dims}] (the {k} coordinates of each point on axis 1), got "
+                         f"shape {grid.shape}; an ONNX or torch grid [N, ..., {k}] goes through a transpose first")
     same_dim(op, data.shape[0], grid.shape[0], "the batch of the data and of the grid")
     if not grid.dtype.startswith(("float", "bfloat")):
         raise GraphError(f"{op}: the grid must hold floats, got {grid.dtype}")

@@ -17,7 +17,11 @@ import math
 
 import numpy as np
 
+from .resize_python import _cubic  # Keys' kernel, the same as the resizes'
+
 _LAYOUTS = {"NCHW": 2, "NCDHW": 3}
+#: the cubic convolution coefficient of ONNX's and PyTorch's bicubic sampling
+_BICUBIC_ALPHA = -0.75
 
 
 def _extent(size, align_corners):
@@ -65,19 +69,6 @@ def _pixel(image, index, padding_mode, align_corners):
     return image[(slice(None),) + tuple(where)]
 
 
-def _cubic(t, a=-0.75):
-    """Keys' cubic convolution weights of the taps at -1, 0, 1, 2 from the floor."""
-    def kernel(d):
-        d = abs(d)
-        if d <= 1:
-            return (a + 2) * d ** 3 - (a + 3) * d ** 2 + 1
-        if d < 2:
-            return a * d ** 3 - 5 * a * d ** 2 + 8 * a * d - 4 * a
-        return 0.0
-
-    return [kernel(t + 1), kernel(t), kernel(1 - t), kernel(2 - t)]
-
-
 def grid_sample_python(data, grid, method="bilinear", layout="NCHW", padding_mode="zeros", align_corners=True):
     """Sample ``data`` at the points of ``grid``.
 
@@ -118,8 +109,8 @@ def grid_sample_python(data, grid, method="bilinear", layout="NCHW", padding_mod
                 taps = [[(math.floor(v), 1.0 - (v - math.floor(v))), (math.floor(v) + 1, v - math.floor(v))]
                         for v in coords]
             else:
-                taps = [list(zip(range(math.floor(v) - 1, math.floor(v) + 3), _cubic(v - math.floor(v))))
-                        for v in coords]
+                taps = [list(zip(range(math.floor(v) - 1, math.floor(v) + 3),
+                                 _cubic(v - math.floor(v), _BICUBIC_ALPHA))) for v in coords]
             value = np.zeros(channels)
             for combo in itertools.product(*taps):
                 weight = np.prod([w for _, w in combo])
