@@ -299,12 +299,12 @@ def grid_sample(data, grid, method="bilinear", layout="NCHW", padding_mode="zero
 
         def from_floor(vs, lows):
             # each tap's weight and index is read by 4 terms: computed once
-            weights = [_cubic_weights(v - low, BICUBIC_ALPHA, fd) for v, low in zip(vs, lows)]
-            indices = [[index for index, _ in taps_of(axis, low)] for axis, low in zip(axes, lows)]
-            return _let_all(weights[0] + weights[1], [f"{x}_weight{j}" for x in letters for j in range(4)],
-                            lambda w: _let_all(indices[0] + indices[1], [f"{x}_tap{j}" for x in letters for j in
-                                                                         range(4)],
-                                               lambda t: interpolate(lows, (w[:4], w[4:]), (t[:4], t[4:]))))
+            weights = [w for v, low in zip(vs, lows) for w in _cubic_weights(v - low, BICUBIC_ALPHA, fd)]
+            indices = [index for axis, low in zip(axes, lows) for index, _ in taps_of(axis, low)]
+            weight_names = [f"{x}_weight{j}" for x in letters for j in range(4)]
+            index_names = [f"{x}_tap{j}" for x in letters for j in range(4)]
+            return _let_all(weights, weight_names, lambda w: _let_all(
+                indices, index_names, lambda t: interpolate(lows, (w[:4], w[4:]), (t[:4], t[4:]))))
 
         return _let_all(vs, [f"{x}_coord" for x in letters], lambda vs: _let_all(
             [_op.floor(v) for v in vs], [f"{x}_floor" for x in letters], lambda lows: from_floor(vs, lows)))
