@@ -56,7 +56,6 @@ class _Simplify(TupleAccessFolder):
         return new
 
 
-
 def _ones_like(data):
     """Dropout's mask at inference: ones of ``data``'s shape (usually dead at once)."""
     ty = data.checked_type
