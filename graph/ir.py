@@ -23,7 +23,9 @@ naming a symbolic dimension) and :class:`TupleType`.  Type inference
 
 Walking the graph: :class:`ExprVisitor` and :class:`ExprMutator` dispatch on the node
 class (``visit_Call`` ...) through one cached table per visitor class and visit each
-node once; the mutator returns the very same node when nothing below it changed.
+node once; the mutator returns the very same node when nothing below it changed,
+and keeps a typed graph typed (a node it rebuilds gets the type its new operands
+give, :func:`typed_like`).
 :func:`post_order_visit` calls a function on every node, operands first.
 """
 from __future__ import annotations
@@ -477,10 +479,44 @@ class ExprVisitor:
                 self.visit(value)
 
 
+def typed_like(new, old, rewriter: str):
+    """``new``, built to replace ``old``, typed by inference when ``old`` is typed: the
+    type its operands' types give (a call's operator's ``infer`` over the new
+    operands), walking only the untyped nodes under it -- those the rewrite built.
+    ``new`` is returned as it is when ``old`` is untyped (an untyped graph stays
+    untyped).  A value that does not type-check is refused, naming ``rewriter`` (the
+    pass that made it) and the operator."""
+    if new is old or not old.has_type or not isinstance(new, Expr) or new.has_type:
+        return new
+    from .transform.infer_type import infer_type  # noqa: PLC0415 -- the passes import this module
+
+    try:
+        infer_type(new)
+    except GraphError as err:
+        raise GraphError(f"{rewriter} rewrote a {type(old).__name__} into a value that does not type-check: "
+                         f"{err}") from None
+    return new
+
+
 class ExprMutator(ExprVisitor):
     """Rebuilds the graph bottom-up; a node whose operands did not change is
     returned as is (so ``new is old`` says nothing changed).  Each node is
-    rewritten once: a value used twice stays shared."""
+    rewritten once: a value used twice stays shared.
+
+    A typed graph stays typed: the node that replaces a typed node -- a call
+    :meth:`generic_visit` rebuilt over new operands, or whatever a ``visit_<Class>``
+    method built -- gets its type at once, inferred from its operands' types (the
+    operator's ``infer`` over the new operands, not the old node's type: the
+    operands may have changed shape).  So a pass reads ``checked_type`` of anything
+    it rewrote without running type inference itself, and a rewrite that does not
+    type-check fails where it is made, naming the operator and the mutator.  In an
+    untyped graph the rebuilt nodes stay untyped."""
+
+    def _dispatch(self, expr):
+        return self._typed_like(super()._dispatch(expr), expr)
+
+    def _typed_like(self, new, old):
+        return typed_like(new, old, type(self).__name__)
 
     def generic_visit(self, expr):
         if isinstance(expr, (Var, Constant)):
@@ -490,18 +526,22 @@ class ExprMutator(ExprVisitor):
             op = self.visit(expr.op) if isinstance(expr.op, Function) else expr.op
             if op is expr.op and all(a is b for a, b in zip(args, expr.args)):
                 return expr
-            return Call(op, args, expr.attrs, expr.span)
+            return self._typed_like(Call(op, args, expr.attrs, expr.span), expr)
         if isinstance(expr, Tuple):
             fields = tuple(self.visit(f) for f in expr.fields)
             if all(a is b for a, b in zip(fields, expr.fields)):
                 return expr
-            return Tuple(fields, expr.span)
+            return self._typed_like(Tuple(fields, expr.span), expr)
         if isinstance(expr, TupleGetItem):
             value = self.visit(expr.tuple_value)
-            return expr if value is expr.tuple_value else TupleGetItem(value, expr.index, expr.span)
+            if value is expr.tuple_value:
+                return expr
+            return self._typed_like(TupleGetItem(value, expr.index, expr.span), expr)
         if isinstance(expr, Function):
             body = self.visit(expr.body)
-            return expr if body is expr.body else Function(expr.params, body, expr.ret_type, expr.attrs, expr.span)
+            if body is expr.body:
+                return expr
+            return self._typed_like(Function(expr.params, body, expr.ret_type, expr.attrs, expr.span), expr)
         raise TypeError(f"{type(self).__name__}: no rule to rebuild a {type(expr).__name__}")
 
 

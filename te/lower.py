@@ -1422,7 +1422,9 @@ def _check_body(op, body, sizes) -> None:
     undefined behaviour: a variable nothing binds, an integer division by zero."""
     bound = {iv.var for iv in op.axis} | {iv.var for iv in op.reduce_axis} | sizes
     for expr in body:
-        for v in sorted(collect_vars(expr) - bound, key=lambda v: v.name):
+        lets = []  # variables a Let inside the expression binds
+        post_order_visit(expr, lambda n: lets.append(n.var) if isinstance(n, E.Let) else None)
+        for v in sorted(collect_vars(expr) - bound - set(lets), key=lambda v: v.name):
             raise LoweringError(
                 f"stage {op.name!r} uses {v.name!r}, which none of its loops binds and which is not the size of "
                 f"an argument: a te.reduce_axis can only be used inside a reduction (te.sum(A[i, {v.name}], "

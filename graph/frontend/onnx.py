@@ -2150,83 +2150,28 @@ def _affine_grid(ctx, node, inputs):
 
 
 def _grid_sample(ctx, node, inputs):
-    # 2-D sampling of x [N, C, H, W] at grid [N, Ho, Wo, 2] (x then y, in [-1, 1]):
-    # linear (the four corners weighted) or nearest, outside the image zeros, the
-    # border's value or the reflection's; gathered from x flattened per channel
+    # x [N, C, (D,) H, W] sampled at grid [N, (Do,) Ho, Wo, k] (x, y(, z) in [-1, 1]): one
+    # image.grid_sample, whose grid holds the k coordinates on axis 1
     x, grid = inputs
     xs, gs = ctx.shape(x), ctx.shape(grid)
-    if len(xs) != 4 or len(gs) != 4 or gs[3] != 2 or gs[0] != xs[0]:
-        node.fail(f"input {xs} and grid {gs}: tecc samples 2-D inputs [N, C, H, W] at grids [N, Ho, Wo, 2]")
+    k = len(xs) - 2
+    if k not in (2, 3) or len(gs) != k + 2 or gs[-1] != k or gs[0] != xs[0]:
+        node.fail(f"input {xs} and grid {gs}: tecc samples inputs [N, C, H, W] at grids [N, Ho, Wo, 2] and inputs "
+                  "[N, C, D, H, W] at grids [N, Do, Ho, Wo, 3]")
     mode = node.attr("mode", "linear" if node.opset >= 20 else "bilinear")
     mode = mode.decode() if isinstance(mode, bytes) else str(mode)
-    mode = {"bilinear": "linear"}.get(mode, mode)
+    method = {"linear": "bilinear", "cubic": "bicubic"}.get(mode, mode)  # opset 20 renamed the modes
+    if method not in ("bilinear", "nearest", "bicubic"):
+        node.fail(f"mode {mode!r} must be 'linear' ('bilinear' before opset 20), 'nearest' or 'cubic' ('bicubic')")
+    if method == "bicubic" and k != 2:
+        node.fail("cubic sampling of a 3-D input is not supported; tecc samples 3-D inputs 'linear' or 'nearest'")
     padding = node.attr("padding_mode", "zeros")
     padding = padding.decode() if isinstance(padding, bytes) else str(padding)
-    if mode not in ("linear", "nearest"):
-        node.fail(f"mode {mode!r} is not supported; tecc samples 'linear' and 'nearest'")
     if padding not in ("zeros", "border", "reflection"):
         node.fail(f"padding_mode {padding!r} must be 'zeros', 'border' or 'reflection'")
-    align = bool(node.attr("align_corners", 0))
-    n, c, h, w = xs
-    ho, wo = gs[1], gs[2]
-    dtype = ctx.dtype_of(x)
-    g = ctx.cast(grid, "float32")
-
-    def coord(k, size):
-        v = ctx.reshape(_axis_slice(ctx, g, 3, k, k + 1), (n, ho, wo))
-        one = ctx.scalar(1.0, v)
-        if align:
-            v = ctx.call("multiply", ctx.call("add", v, one), ctx.scalar((size - 1) / 2.0, v))
-        else:
-            v = ctx.call("divide", ctx.call("subtract", ctx.call("multiply", ctx.call("add", v, one),
-                                                                 ctx.scalar(float(size), v)), one), ctx.scalar(2.0, v))
-        if padding == "reflection":
-            lo, hi = (0.0, size - 1.0) if align else (-0.5, size - 0.5)
-            span = hi - lo
-            if span <= 0:
-                return ctx.call("multiply", v, ctx.scalar(0.0, v))
-            d = ctx.call("abs", ctx.call("subtract", v, ctx.scalar(lo, v)))
-            flips = ctx.call("floor", ctx.call("divide", d, ctx.scalar(span, v)))
-            extra = ctx.call("subtract", d, ctx.call("multiply", flips, ctx.scalar(span, v)))
-            even = ctx.call("equal", ctx.call("floor_mod", flips, ctx.scalar(2.0, v)), ctx.scalar(0.0, v))
-            v = ctx.call("where", even, ctx.call("add", extra, ctx.scalar(lo, v)),
-                         ctx.call("subtract", ctx.scalar(hi, v), extra))
-        if padding in ("border", "reflection"):
-            v = ctx.call("clip", v, a_min=0.0, a_max=float(size - 1))
-        return v
-
-    ix, iy = coord(0, w), coord(1, h)
-    flat = ctx.reshape(x, (n, c, h * w))
-
-    def sample(yi, xi, weight):
-        # x at integer (yi, xi) [N, Ho, Wo], times weight; 0 where outside the image
-        inside = ctx.call("logical_and",
-                          ctx.call("logical_and", ctx.call("greater_equal", xi, ctx.scalar(0.0, xi)),
-                                   ctx.call("less_equal", xi, ctx.scalar(w - 1.0, xi))),
-                          ctx.call("logical_and", ctx.call("greater_equal", yi, ctx.scalar(0.0, yi)),
-                                   ctx.call("less_equal", yi, ctx.scalar(h - 1.0, yi))))
-        cx = ctx.cast(ctx.call("clip", xi, a_min=0.0, a_max=float(w - 1)), "int64")
-        cy = ctx.cast(ctx.call("clip", yi, a_min=0.0, a_max=float(h - 1)), "int64")
-        idx = ctx.call("add", ctx.call("multiply", cy, ctx.scalar(w, cy)), cx)
-        idx = ctx.call("broadcast_to", ctx.reshape(idx, (n, 1, ho * wo)), shape=(n, c, ho * wo))
-        picked = ctx.cast(ctx.call("gather", flat, idx, axis=2), "float32")
-        weight = ctx.call("multiply", weight, ctx.cast(inside, "float32"))
-        return ctx.call("multiply", picked, ctx.reshape(weight, (n, 1, ho * wo)))
-
-    if mode == "nearest":
-        out = sample(ctx.call("round", iy), ctx.call("round", ix), ctx.scalar(1.0, ix))
-    else:
-        x0, y0 = ctx.call("floor", ix), ctx.call("floor", iy)
-        one = ctx.scalar(1.0, ix)
-        x1, y1 = ctx.call("add", x0, one), ctx.call("add", y0, one)
-        wx1, wy1 = ctx.call("subtract", ix, x0), ctx.call("subtract", iy, y0)
-        wx0, wy0 = ctx.call("subtract", one, wx1), ctx.call("subtract", one, wy1)
-        out = None
-        for yi, wy in ((y0, wy0), (y1, wy1)):
-            for xi, wx in ((x0, wx0), (x1, wx1)):
-                term = sample(yi, xi, ctx.call("multiply", wy, wx))
-                out = term if out is None else ctx.call("add", out, term)
-    return ctx.cast(ctx.reshape(out, (n, c, ho, wo)), dtype)
+    points = ctx.call("transpose", grid, axes=(0, k + 1) + tuple(range(1, k + 1)))
+    return ctx.call("image.grid_sample", x, points, method=method, layout="NCHW" if k == 2 else "NCDHW",
+                    padding_mode=padding, align_corners=bool(node.attr("align_corners", 0)))
 
 
 def _dft(ctx, node, inputs):

@@ -1,10 +1,11 @@
 """Image operators (Relay's ``image.*``): ``image.resize2d``, what ONNX's
-``Resize`` and torch's ``interpolate`` become."""
+``Resize`` and torch's ``interpolate`` become, and ``image.grid_sample``, what
+ONNX's ``GridSample`` and torch's ``grid_sample`` become."""
 from __future__ import annotations
 
 from ..ir import GraphError, TensorType
 from ..op import REQUIRED, OpPattern, register_op
-from ._util import check_choice, check_dtype, int_tuple, static_dims, tensor_arg, topi
+from ._util import check_choice, check_dtype, int_tuple, same_dim, static_dims, tensor_arg, topi
 
 _METHODS = ("nearest_neighbor", "linear", "cubic")
 _MODES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn",
@@ -58,3 +59,48 @@ register_op("image.resize2d", pattern=OpPattern.INJECTIVE, infer=_resize2d_infer
             doc="resizing of the H and W axes (nearest, linear, cubic; ONNX's coordinate modes); ``scales`` "
                 "(ONNX's, when the model gives scales) maps the coordinates by the scale instead of the sizes' "
                 "ratio")
+
+
+# ---------------------------------------------------------------------------------------
+# image.grid_sample
+# ---------------------------------------------------------------------------------------
+_GRID_METHODS = ("nearest", "bilinear", "bicubic")
+_GRID_PADDINGS = ("zeros", "border", "reflection")
+_GRID_LAYOUTS = {"NCHW": 2, "NCDHW": 3}
+
+
+def _grid_sample_infer(types, attrs):
+    op = "image.grid_sample"
+    data, grid = tensor_arg(op, types, 0), tensor_arg(op, types, 1)
+    layout = check_choice(op, "layout", attrs["layout"], tuple(_GRID_LAYOUTS))
+    method = check_choice(op, "method", attrs["method"], _GRID_METHODS)
+    check_choice(op, "padding_mode", attrs["padding_mode"], _GRID_PADDINGS)
+    if not isinstance(attrs["align_corners"], (bool, int)):
+        raise GraphError(f"{op}: align_corners must be a bool, got {attrs['align_corners']!r}")
+    k = _GRID_LAYOUTS[layout]
+    if method == "bicubic" and k != 2:
+        raise GraphError(f"{op}: bicubic sampling is 2-D only (layout NCHW); sample {layout} data with 'bilinear' "
+                         "or 'nearest'")
+    if data.ndim != k + 2:
+        raise GraphError(f"{op}: data must be {k + 2}-D for layout {layout}, got shape {data.shape}")
+    if grid.ndim != k + 2 or grid.shape[1] != k:
+        dims = ", ".join(a + "o" for a in "DHW"[3 - k:])
+        raise GraphError(f"{op}: the grid must be [N, {k}, {dims}] (the {k} coordinates of each point on axis 1), got "
+                         f"shape {grid.shape}; an ONNX or torch grid [N, ..., {k}] goes through a transpose first")
+    same_dim(op, data.shape[0], grid.shape[0], "the batch of the data and of the grid")
+    if not grid.dtype.startswith(("float", "bfloat")):
+        raise GraphError(f"{op}: the grid must hold floats, got {grid.dtype}")
+    return TensorType(data.shape[:2] + grid.shape[2:], data.dtype)
+
+
+def _grid_sample_lower(inputs, attrs, out_type):
+    return topi().image.grid_sample(inputs[0], inputs[1], attrs["method"], attrs["layout"], attrs["padding_mode"],
+                                    bool(attrs["align_corners"]))
+
+
+register_op("image.grid_sample", pattern=OpPattern.INJECTIVE, infer=_grid_sample_infer, lower=_grid_sample_lower,
+            num_inputs=2,
+            defaults={"method": "bilinear", "layout": "NCHW", "padding_mode": "zeros", "align_corners": True},
+            doc="sampling of the data at the normalized points of a grid [N, 2, Ho, Wo] (x, y; [N, 3, Do, Ho, Wo] "
+                "in 3-D): nearest, bilinear or bicubic; zeros, border or reflection padding (ONNX's GridSample, "
+                "the grid transposed)")

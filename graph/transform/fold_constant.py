@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Call, Constant, Function, Module, TensorType, Tuple, TupleGetItem, TupleType, Var
+from ..ir import Call, Constant, Function, Module, TensorType, Tuple, TupleGetItem, TupleType, Var, typed_like
 from ..op import Op, OpPattern
 from .fuse_ops import _operands, _rebuild, _scope_nodes
 from .infer_type import infer_type
@@ -72,7 +72,7 @@ def _fold_function(fn: Function) -> Function:
             const[node] = all(const[a] for a in ops)
         else:
             const[node] = False
-        new[node] = _rebuild(node, [new[a] for a in ops])
+        new[node] = _rebuild(node, [new[a] for a in ops], "fold_constant")
 
     # the constant values a non-constant node reads, or that the function returns
     frontier = []
@@ -95,11 +95,11 @@ def _fold_function(fn: Function) -> Function:
             if node in values:
                 new[node] = values[node]
             elif not isinstance(new[node], Constant):
-                new[node] = _rebuild(node, [new[a] for a in _operands(node)])
+                new[node] = _rebuild(node, [new[a] for a in _operands(node)], "fold_constant")
     body = new[fn.body]
     if body is fn.body:
         return fn
-    return Function(fn.params, body, fn.ret_type, fn.attrs, fn.span)
+    return typed_like(Function(fn.params, body, fn.ret_type, fn.attrs, fn.span), fn, "fold_constant")
 
 
 def _evaluate(values) -> list:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Call, Constant, ExprMutator, GraphError, Module, TensorType, post_order_visit
+from ..ir import Call, Constant, ExprMutator, Module, TensorType, post_order_visit
 from ..op import Op, call
 from .infer_type import infer_type
 
@@ -36,18 +36,8 @@ def _channel_axis(anchor):
             return 1
         return None
     if name == "nn.dense":
-        # the last axis; the anchor may be a node this pass rebuilt (its operands
-        # rewritten), not typed yet
-        return _rank(anchor) - 1
+        return anchor.checked_type.ndim - 1  # the last axis
     return None
-
-
-def _rank(node) -> int:
-    try:
-        return node.checked_type.ndim
-    except GraphError:
-        infer_type(node)
-        return node.checked_type.ndim
 
 
 def _per_channel_vector(const, out_ty: TensorType, axis: int):

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from ..ir import (
     Call, Constant, Function, GraphError, Module, TensorType, Tuple, TupleGetItem, Var, data_operands, post_order,
+    typed_like,
 )
 from ..op import Op, OpPattern
 from .infer_type import infer_type
@@ -279,17 +280,21 @@ def _is_op_call(node) -> bool:
     return isinstance(node, Call) and isinstance(node.op, Op)
 
 
-def _rebuild(node, operands):
+def _rebuild(node, operands, rewriter="fuse_ops"):
+    """``node`` over new ``operands``: the same node when none changed, else a new one,
+    typed when ``node`` was (:func:`~tecc.graph.ir.typed_like`)."""
     if isinstance(node, Call):
         if all(a is b for a, b in zip(operands, node.args)):
             return node
-        return Call(node.op, operands, node.attrs, node.span)
+        return typed_like(Call(node.op, operands, node.attrs, node.span), node, rewriter)
     if isinstance(node, Tuple):
         if all(a is b for a, b in zip(operands, node.fields)):
             return node
-        return Tuple(operands, node.span)
+        return typed_like(Tuple(operands, node.span), node, rewriter)
     if isinstance(node, TupleGetItem):
-        return node if operands[0] is node.tuple_value else TupleGetItem(operands[0], node.index, node.span)
+        if operands[0] is node.tuple_value:
+            return node
+        return typed_like(TupleGetItem(operands[0], node.index, node.span), node, rewriter)
     return node
 
 

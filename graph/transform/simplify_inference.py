@@ -48,15 +48,12 @@ class _Simplify(TupleAccessFolder):
         new = self.generic_visit(node)
         if not isinstance(new.op, Op) or new.op.name not in ("nn.batch_norm", "nn.dropout"):
             return new
-        if not new.has_type:
-            infer_type(new)  # operands rewritten above: type the new call
         if new.op.name == "nn.batch_norm":
             return Tuple(_batch_norm_parts(new))
         if new.op.name == "nn.dropout":
             data = new.args[0]
             return Tuple([data, _ones_like(data)])
         return new
-
 
 
 def _ones_like(data):

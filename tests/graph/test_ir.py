@@ -130,6 +130,64 @@ def test_mutator_returns_the_same_node_when_nothing_changes_and_keeps_sharing():
     assert add.args[0] is add.args[1] and add.args[0].op.name == "sqrt"
 
 
+class _WidenX(g.ExprMutator):
+    """Replaces the input %x by ``wide`` (a batch of them): everything computed from
+    it is rebuilt over operands of a new shape."""
+
+    def __init__(self, wide):
+        super().__init__()
+        self.wide = wide
+
+    def visit_Var(self, var):
+        return self.wide if var.name_hint == "x" else var
+
+
+def test_a_rebuilt_call_carries_the_type_its_new_operands_give():
+    x, b = x_var((2, 3)), x_var((3,), name="b")
+    fn = g.Function([x, b], g.call("sum", g.call("add", g.call("exp", x), b), axis=(1,)))
+    infer_type(fn)
+    wide = x_var((5, 2, 3), name="xw")
+    out = _WidenX(wide).visit(fn)
+    # re-inferred from the operators' relations over the new operands, not copied from
+    # the nodes they replace: exp keeps (5, 2, 3), add broadcasts b, sum drops axis 1
+    summed = out.body
+    added = summed.args[0]
+    assert added.args[0].checked_type == g.TensorType((5, 2, 3))
+    assert added.checked_type == g.TensorType((5, 2, 3))
+    assert summed.checked_type == g.TensorType((5, 3)) and out.checked_type == g.TensorType((5, 3))
+    assert fn.body.checked_type == g.TensorType((2,))  # the old graph keeps its own types
+    # nodes a visit_ method builds are typed as well, with everything they built below
+    class ExpToSqrtOfAbs(g.ExprMutator):
+        def visit_Call(self, call):
+            new = self.generic_visit(call)
+            return g.call("sqrt", g.call("abs", *new.args)) if new.op.name == "exp" else new
+
+    out = ExpToSqrtOfAbs().visit(fn)
+    sqrt = out.body.args[0].args[0]
+    assert sqrt.op.name == "sqrt" and sqrt.checked_type == g.TensorType((2, 3))
+    assert sqrt.args[0].checked_type == g.TensorType((2, 3))
+    assert out.body.checked_type == g.TensorType((2,))
+
+
+def test_a_rewrite_that_does_not_type_check_fails_where_it_is_made():
+    x, b = x_var((2, 3)), x_var((3,), name="b")
+    fn = g.Function([x, b], g.call("add", g.call("exp", x), b))
+    infer_type(fn)
+    with pytest.raises(g.GraphError, match=r"_WidenX rewrote a Call .*add.*broadcast"):
+        _WidenX(x_var((2, 4), name="xw")).visit(fn)
+
+
+def test_an_untyped_graph_stays_untyped_and_an_unchanged_one_is_returned_as_is():
+    x = g.Var("x")  # no type: inference would refuse it
+    fn = g.Function([x], g.call("add", g.call("exp", x), x))
+    out = _WidenX(g.Var("x", g.TensorType((4,)))).visit(fn)
+    assert out is not fn and not out.body.has_type
+    y = x_var(name="y")
+    typed = g.Function([y], g.call("nn.relu", g.call("exp", y)))
+    infer_type(typed)
+    assert _WidenX(x_var(name="unused")).visit(typed) is typed  # no %x in it: nothing to rebuild
+
+
 def test_printer_numbers_values_and_shows_types_constants_and_fused_functions():
     x = x_var()
     w = g.Constant(np.ones((3,), "float32"))

@@ -22,6 +22,7 @@ from tecc.contrib import graph_executor  # noqa: E402
 from tecc.graph.build import build  # noqa: E402
 from tecc.graph.frontend import OnnxImportError, from_onnx  # noqa: E402
 from tecc.graph.ir import GraphError  # noqa: E402
+from tecc.graph.transform import fuse_ops, fused_groups  # noqa: E402
 from tecc.graph.transform.infer_type import infer_type  # noqa: E402
 from tecc.topi.utils import TopiError  # noqa: E402
 from ops_run import run_op  # noqa: E402
@@ -622,15 +623,56 @@ def test_reverse_sequence_with_lengths_given_at_run_time():
     check([node("ReverseSequence", ["x", "lens"], "y", batch_axis=0, time_axis=1)], {"x": xt, "lens": lens2}, ["y"])
 
 
-@pytest.mark.parametrize("mode, padding, align", [("bilinear", "zeros", 0), ("nearest", "border", 1),
-                                                  ("bilinear", "reflection", 1)])
+@pytest.mark.parametrize("mode, padding, align", [(m, p, a) for m in ("bilinear", "nearest", "bicubic")
+                                                  for p in ("zeros", "border", "reflection") for a in (0, 1)])
 def test_grid_sample_matches_onnxruntime(mode, padding, align):
-    # sample points inside and outside the image (the grid reaches 1.6 past its edges); all 12
-    # combinations passed once (2.5 minutes of builds): three of them stay in the suite
+    # sample points inside and outside the image (the grid reaches 1.6 past its edges),
+    # every mode with every padding; one image.grid_sample each
     x = rand(2, 3, 5, 7)
     grid = rand(2, 4, 6, 2, low=-1.6, high=1.6, seed=9)
     check([node("GridSample", ["x", "grid"], "y", mode=mode, padding_mode=padding, align_corners=align)],
           {"x": x, "grid": grid}, ["y"], opset=16)
+
+
+@pytest.mark.parametrize("mode, padding, align", [("linear", "reflection", 0), ("nearest", "zeros", 1),
+                                                  ("cubic", "border", 0)])
+def test_grid_sample_of_opset_20_matches_onnxruntime(mode, padding, align):
+    # opset 20 names the modes linear and cubic, and samples 3-D inputs
+    x = rand(1, 2, 4, 5)
+    grid = rand(1, 3, 4, 2, low=-1.3, high=1.3, seed=4)
+    check([node("GridSample", ["x", "grid"], "y", mode=mode, padding_mode=padding, align_corners=align)],
+          {"x": x, "grid": grid}, ["y"], opset=20)
+    if mode != "cubic":
+        volume = rand(1, 2, 3, 4, 5)
+        points = rand(1, 2, 3, 4, 3, low=-1.3, high=1.3, seed=5)
+        check([node("GridSample", ["x", "grid"], "y", mode=mode, padding_mode=padding, align_corners=align)],
+              {"x": volume, "grid": points}, ["y"], opset=20)
+
+
+def test_grid_sample_imports_as_one_operator():
+    model = make_model([node("GridSample", ["x", "grid"], "y", mode="bicubic", padding_mode="reflection")],
+                       {"x": rand(1, 2, 4, 5), "grid": rand(1, 3, 4, 2)}, ["y"], None, 16)
+    mod, _ = from_onnx(model)
+    ops = [n.op.name for n in g.topological_order(mod["main"].body) if isinstance(n, g.Call)]
+    assert ops == ["transpose", "image.grid_sample"]
+    call = mod["main"].body
+    assert dict(call.attrs) == dict(method="bicubic", layout="NCHW", padding_mode="reflection", align_corners=False)
+    assert call.args[1].checked_type == g.TensorType((1, 2, 3, 4))
+
+
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+def test_grid_sample_fuses_with_the_grid_transpose_and_the_operator_after_it(target):
+    nodes = [node("GridSample", ["x", "grid"], "s", mode="bicubic", padding_mode="border"), node("Relu", ["s"], "y")]
+    inputs = {"x": rand(1, 2, 4, 5), "grid": rand(1, 3, 4, 2, low=-1.3, high=1.3)}
+    mod, _ = from_onnx(make_model(nodes, inputs, ["y"], None, 16))
+    assert fused_groups(fuse_ops(mod)) == [["transpose", "image.grid_sample", "nn.relu"]]
+    check(nodes, inputs, ["y"], opset=16, target=target)  # one kernel (cuda: run on the emulator here)
+
+
+def test_grid_sample_refuses_cubic_3d_naming_the_modes_it_takes():
+    refused([node("GridSample", ["x", "grid"], "y", mode="cubic")],
+            {"x": rand(1, 2, 3, 4, 5), "grid": rand(1, 2, 3, 4, 3)}, ["y"],
+            "cubic sampling of a 3-D input is not supported; tecc samples 3-D inputs 'linear' or 'nearest'", opset=20)
 
 
 @pytest.mark.parametrize("attrs", [dict(axis=1), dict(axis=2, onesided=1), dict(axis=1, inverse=1)])

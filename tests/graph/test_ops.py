@@ -360,6 +360,15 @@ def test_resize2d(method, mode):
           rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("method,padding,align", [("bilinear", "zeros", False), ("bicubic", "reflection", True)])
+def test_grid_sample(method, padding, align):
+    x = rand(2, 3, 4, 5)
+    grid = (rand(2, 2, 3, 3) * 1.5).astype("float32")  # points inside and outside the image
+    expected = ref.grid_sample_python(x, grid, method, "NCHW", padding, align)
+    check("image.grid_sample", [x, grid], dict(method=method, padding_mode=padding, align_corners=align), expected,
+          rtol=1e-5, atol=1e-6)
+
+
 def test_algorithm_and_movement_operators():
     x = rand(3, 5)
     values, indices = run_op("topk", [x], dict(k=2, axis=1))

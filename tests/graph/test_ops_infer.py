@@ -72,6 +72,8 @@ def test_inferred_types_of_the_model_operators():
     assert infer("shape_of", (2, 3)) == T((2,), "int32")
     assert infer("einsum", [(2, 3, 4), (2, 5, 4)], equation="bik,bjk->bij") == T((2, 3, 5))
     assert infer("image.resize2d", (1, 3, 4, 4), size=(8, 6)) == T((1, 3, 8, 6))
+    assert infer("image.grid_sample", (2, 3, 4, 4), (2, 2, 5, 7)) == T((2, 3, 5, 7))
+    assert infer("image.grid_sample", (1, 3, 2, 4, 4), (1, 3, 6, 5, 7), layout="NCDHW") == T((1, 3, 6, 5, 7))
     assert infer("isnan", (3,)) == T((3,), "bool")
     assert infer("expand_dims", (2, 3), axis=-1, num_newaxis=2) == T((2, 3, 1, 1))
     assert infer("squeeze", (1, 2, 1)) == T((2,))
@@ -275,6 +277,14 @@ BAD = [
     ("image.resize2d", [(1, 3, 4)], {"size": (2, 2)}, "must be 4-D"),
     ("image.resize2d", [(1, 3, 4, 4)], {"size": (2, 2), "method": "area"}, "not one of"),
     ("image.resize2d", [(1, 3, 4, 4)], {"size": (2, 2), "roi": (0.0, 1.0)}, "roi must be None or 4 numbers"),
+    ("image.grid_sample", [(1, 3, 4, 4), (1, 5, 6, 2)], {}, r"grid must be \[N, 2, Ho, Wo\].*goes through a "
+                                                           "transpose"),
+    ("image.grid_sample", [(1, 3, 4, 4), (2, 2, 5, 6)], {}, "the batch of the data and of the grid"),
+    ("image.grid_sample", [(1, 3, 4, 4), (1, 2, 5, 6)], {"method": "linear"}, "not one of"),
+    ("image.grid_sample", [(1, 3, 4, 4), (1, 2, 5, 6)], {"padding_mode": "edge"}, "not one of"),
+    ("image.grid_sample", [(1, 3, 2, 4, 4), (1, 3, 1, 5, 6)], {"layout": "NCDHW", "method": "bicubic"},
+     "bicubic sampling is 2-D only"),
+    ("image.grid_sample", [(1, 3, 4, 4), ((1, 2, 5, 6), "int32")], {}, "the grid must hold floats"),
     ("clip", [(2,)], {"a_min": 1.0, "a_max": 0.0}, "is above a_max"),
     ("clip", [(2,)], {"a_min": None, "a_max": 0.0}, "a_min must be a number"),
     ("nn.relu", [[(2,)]], {}, "operand 0 must be a tensor"),

@@ -142,6 +142,108 @@ def test_fold_scale_axis_keeps_a_shared_conv():
     assert fold_scale_axis(mod) is mod
 
 
+# ---------------------------------------------------------------------------------------
+# a chain of passes over the nodes each one rebuilt, typed as they are built (no
+# InferType between the passes): a dense, dropout and batch norm, then a dense and a
+# bias, as an exported MLP or an unrolled RNN step reads
+# ---------------------------------------------------------------------------------------
+def _mlp_with_batch_norm():
+    x = Var("x", TensorType((2, 5)))
+    w1, w2, b = _rand(4, 5), _rand(3, 4), _rand(3)
+    gamma, beta, mean = _rand(4), _rand(4), _rand(4)
+    var = RNG.uniform(0.5, 2.0, 4).astype("float32")
+    h = TupleGetItem(call("nn.dropout", call("nn.dense", x, Constant(w1), units=4), rate=0.5), 0)
+    bn = call("nn.batch_norm", h, Constant(gamma), Constant(beta), Constant(mean), Constant(var), axis=1,
+              epsilon=0.25)
+    y = call("add", call("nn.dense", TupleGetItem(bn, 0), Constant(w2), units=3), Constant(b))
+    return _mod([x], y), (w1, w2, b, gamma, beta, mean, var)
+
+
+_MLP_BEFORE = """\
+fn (%x: Tensor[(2, 5), float32]) {
+  %0 = nn.dense(%x, meta[Constant][0], units=4, out_dtype="");
+  %1 = nn.dropout(%0, rate=0.5);
+  %2 = %1.0;
+  %3 = nn.batch_norm(%2, meta[Constant][1], meta[Constant][2], meta[Constant][3], meta[Constant][4], axis=1, \
+epsilon=0.25, center=True, scale=True);
+  %4 = %3.0;
+  %5 = nn.dense(%4, meta[Constant][5], units=3, out_dtype="");
+  %6 = add(%5, meta[Constant][6]);
+  %6
+}"""
+
+# simplify_inference: dropout gone, so the batch norm is rebuilt over the dense
+# before it; its type (rank, channel count) is what the rewrite into a per-channel
+# multiply and add reads -- it ran type inference by hand on the rebuilt call before
+_MLP_AFTER_SIMPLIFY = """\
+fn (%x: Tensor[(2, 5), float32]) -> Tensor[(2, 3), float32] {
+  %0 = nn.dense(%x, meta[Constant][0], units=4, out_dtype=""); /* ty=Tensor[(2, 4), float32] */
+  %1 = add(meta[Constant][1], 0.25f); /* ty=Tensor[(4,), float32] */
+  %2 = sqrt(%1); /* ty=Tensor[(4,), float32] */
+  %3 = divide(1.0f, %2); /* ty=Tensor[(4,), float32] */
+  %4 = multiply(meta[Constant][2], %3); /* ty=Tensor[(4,), float32] */
+  %5 = multiply(%0, %4); /* ty=Tensor[(2, 4), float32] */
+  %6 = multiply(meta[Constant][3], %4); /* ty=Tensor[(4,), float32] */
+  %7 = negative(%6); /* ty=Tensor[(4,), float32] */
+  %8 = add(meta[Constant][4], %7); /* ty=Tensor[(4,), float32] */
+  %9 = add(%5, %8); /* ty=Tensor[(2, 4), float32] */
+  %10 = nn.dense(%9, meta[Constant][5], units=3, out_dtype=""); /* ty=Tensor[(2, 3), float32] */
+  %11 = add(%10, meta[Constant][6]); /* ty=Tensor[(2, 3), float32] */
+  %11
+}"""
+
+_MLP_AFTER_FOLD = """\
+fn (%x: Tensor[(2, 5), float32]) -> Tensor[(2, 3), float32] {
+  %0 = nn.dense(%x, meta[Constant][0], units=4, out_dtype=""); /* ty=Tensor[(2, 4), float32] */
+  %1 = multiply(%0, meta[Constant][1]); /* ty=Tensor[(2, 4), float32] */
+  %2 = add(%1, meta[Constant][2]); /* ty=Tensor[(2, 4), float32] */
+  %3 = nn.dense(%2, meta[Constant][3], units=3, out_dtype=""); /* ty=Tensor[(2, 3), float32] */
+  %4 = add(%3, meta[Constant][4]); /* ty=Tensor[(2, 3), float32] */
+  %4
+}"""
+
+# fold_scale_axis: the scale goes into the first weight and the shift becomes its
+# bias, so the second dense is rebuilt over a new operand; the add after it reads the
+# rebuilt dense's rank to become its bias -- the pass typed that dense by hand before
+_MLP_AFTER_SCALE = """\
+fn (%x: Tensor[(2, 5), float32]) -> Tensor[(2, 3), float32] {
+  %0 = multiply(meta[Constant][0], meta[Constant][1]); /* ty=Tensor[(4, 5), float32] */
+  %1 = nn.dense(%x, %0, units=4, out_dtype=""); /* ty=Tensor[(2, 4), float32] */
+  %2 = nn.bias_add(%1, meta[Constant][2], axis=1); /* ty=Tensor[(2, 4), float32] */
+  %3 = nn.dense(%2, meta[Constant][3], units=3, out_dtype=""); /* ty=Tensor[(2, 3), float32] */
+  %4 = nn.bias_add(%3, meta[Constant][4], axis=1); /* ty=Tensor[(2, 3), float32] */
+  %4
+}"""
+
+_MLP_AFTER_REFOLD = """\
+fn (%x: Tensor[(2, 5), float32]) -> Tensor[(2, 3), float32] {
+  %0 = nn.dense(%x, meta[Constant][0], units=4, out_dtype=""); /* ty=Tensor[(2, 4), float32] */
+  %1 = nn.bias_add(%0, meta[Constant][1], axis=1); /* ty=Tensor[(2, 4), float32] */
+  %2 = nn.dense(%1, meta[Constant][2], units=3, out_dtype=""); /* ty=Tensor[(2, 3), float32] */
+  %3 = nn.bias_add(%2, meta[Constant][3], axis=1); /* ty=Tensor[(2, 3), float32] */
+  %3
+}"""
+
+
+def _text(mod):
+    """``main`` with its types, without the table of constants after it."""
+    return G.astext(mod["main"], show_types=True).split("\n/* constants:")[0]
+
+
+def test_batch_norm_after_dropout_then_dense_folds_pass_by_pass():
+    mod, (w1, w2, b, gamma, beta, mean, var) = _mlp_with_batch_norm()
+    assert _text(mod) == _MLP_BEFORE
+    steps = [(simplify_inference, _MLP_AFTER_SIMPLIFY), (fold_constant, _MLP_AFTER_FOLD),
+             (fold_scale_axis, _MLP_AFTER_SCALE), (fold_constant, _MLP_AFTER_REFOLD)]
+    for run, expected in steps:
+        mod = run(mod)  # the passes alone: no infer_type between them
+        assert _text(mod) == expected, run.__name__
+    scale = gamma / np.sqrt(var + 0.25)
+    consts = [n for n in G.topological_order(mod["main"].body) if isinstance(n, Constant)]
+    for got, want in zip(consts, [w1 * scale[:, None], beta - mean * scale, w2, b]):
+        np.testing.assert_allclose(got.data, want, rtol=1e-5, atol=1e-6)
+
+
 def test_dropout_is_removed():
     x = Var("x", TensorType((2, 4)))
     mod = _mod([x], call("nn.relu", TupleGetItem(call("nn.dropout", x, rate=0.3), 0)))
