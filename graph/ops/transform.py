@@ -666,30 +666,72 @@ register_op("trilu", pattern=OpPattern.INJECTIVE, infer=_trilu_infer,
 # ---------------------------------------------------------------------------------------
 # einsum
 # ---------------------------------------------------------------------------------------
-def parse_einsum(op: str, equation, count: int):
-    """``(terms, output)`` of an einsum equation over ``count`` operands (the output
-    implicit when there is no ``->``: the letters used once, sorted)."""
+def parse_einsum(op: str, equation, ranks):
+    """``(terms, output, broadcast)`` of an einsum equation over operands of the given
+    ``ranks``: one term of letters per operand and the output's letters (implicit
+    when there is no ``->``: the ``...`` axes, then the letters used once, sorted).
+    A ``...`` stands for the axes a term does not name, right-aligned across the
+    operands as numpy broadcasts them; it is written out here with letters the
+    equation does not use, returned as ``broadcast`` (a set)."""
+    count = len(ranks)
     if not isinstance(equation, str) or not equation:
         raise GraphError(f"{op}: equation must be a string such as 'ij,jk->ik', got {equation!r}")
     eq = equation.replace(" ", "")
-    if "." in eq:
-        raise GraphError(f"{op}: equation {equation!r} uses '...'; write every axis out")
     lhs, arrow, output = eq.partition("->")
     terms = lhs.split(",")
     if len(terms) != count:
         raise GraphError(f"{op}: equation {equation!r} has {len(terms)} operand term(s) but {count} operand(s) "
                          "were given")
+    for term in terms + [output]:
+        bare = term.replace("...", "", 1)
+        if not all(c.isalpha() for c in bare):
+            raise GraphError(f"{op}: equation {equation!r} may hold only letters, ',', '->' and one '...' per term")
+    used = set(eq)
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
+    widths = []
+    for k, (term, rank) in enumerate(zip(terms, ranks)):
+        if "..." in term:
+            width = rank - (len(term) - 3)
+            if width < 0:
+                raise GraphError(f"{op}: operand {k} has rank {rank} but its term {term!r} names {len(term) - 3} "
+                                 "axes besides '...'")
+            widths.append(width)
+    if "..." in output and not widths:
+        raise GraphError(f"{op}: the output of {equation!r} has '...' but no operand term does")
+    ellipsis = spare[:max(widths, default=0)]
+    terms = [t.replace("...", "".join(ellipsis[len(ellipsis) - (r - (len(t) - 3)):]))
+             if "..." in t else t for t, r in zip(terms, ranks)]
     letters = "".join(terms)
-    if not all(c.isalpha() for c in letters + output):
-        raise GraphError(f"{op}: equation {equation!r} may hold only letters, ',' and '->'")
-    if not arrow:
-        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if arrow:
+        if ellipsis and "..." not in output:
+            raise GraphError(f"{op}: the output of {equation!r} leaves out the '...' axes; write '...' in it too "
+                             "(numpy refuses this form as well)")
+        output = output.replace("...", "".join(ellipsis))
+    else:
+        output = "".join(ellipsis) + "".join(sorted(c for c in set(letters) - set(ellipsis)
+                                                    if letters.count(c) == 1))
     for c in output:
         if c not in letters:
             raise GraphError(f"{op}: output axis {c!r} of {equation!r} appears in no operand")
         if output.count(c) > 1:
             raise GraphError(f"{op}: output axis {c!r} of {equation!r} appears twice")
-    return terms, output
+    return terms, output, set(ellipsis)
+
+
+def _aligned(terms, output, broadcast):
+    """The terms with the ``...`` axes an operand lacks (the leading ones: they are
+    right-aligned) named first, as size-1 axes of it, when there are two operands:
+    every broadcast axis of a product (the output keeps them all) is then an axis
+    both operands have.  Returns ``(terms, added)``: per operand, how many size-1
+    axes lead it now."""
+    if len(terms) != 2:
+        return terms, [0] * len(terms)
+    out, added = [], []
+    for term in terms:
+        missing = [c for c in output if c in broadcast and c not in term]
+        out.append("".join(missing) + term)
+        added.append(len(missing))
+    return out, added
 
 
 def einsum_plan(op: str, terms, output) -> dict:
@@ -742,17 +784,27 @@ def _einsum_infer(types, attrs):
     op = "einsum"
     fields = tuple_arg(op, types, 0)
     dtype = same_dtype(op, fields)
-    terms, output = parse_einsum(op, attrs["equation"], len(fields))
+    equation = attrs["equation"]
+    terms, output, broadcast = parse_einsum(op, equation, [ty.ndim for ty in fields])
     dims = {}
     for k, (term, ty) in enumerate(zip(terms, fields)):
         if len(term) != ty.ndim:
             raise GraphError(f"{op}: operand {k} has rank {ty.ndim} but its term {term!r} names {len(term)} axes")
         for c, d in zip(term, ty.shape):
-            if c in dims:
-                same_dim(op, dims[c], d, f"axis {c!r} has different sizes in {attrs['equation']!r}")
-            dims[c] = d
-    einsum_plan(op, terms, output)
+            if c in broadcast and c in dims and _is_one(dims[c]):
+                dims[c] = d  # a '...' axis of size 1 broadcasts
+            elif c in broadcast and c in dims and _is_one(d):
+                continue
+            elif c in dims:
+                same_dim(op, dims[c], d, f"axis {c!r} has different sizes in {equation!r}")
+            else:
+                dims[c] = d
+    einsum_plan(op, _aligned(terms, output, broadcast)[0], output)
     return TensorType([dims[c] for c in output], dtype)
+
+
+def _is_one(d) -> bool:
+    return isinstance(d, int) and d == 1
 
 
 def _permuted(t, x, axes):
@@ -777,7 +829,9 @@ def _merged(t, x, groups):
 def _einsum_lower(inputs, attrs, out_type):
     t = topi()
     fields = tuple_inputs(inputs)
-    terms, output = parse_einsum("einsum", attrs["equation"], len(fields))
+    terms, output, broadcast = parse_einsum("einsum", attrs["equation"], [len(f.shape) for f in fields])
+    terms, added = _aligned(terms, output, broadcast)
+    fields = [f if n == 0 else t.reshape(f, [1] * n + list(f.shape)) for f, n in zip(fields, added)]
     plan = einsum_plan("einsum", terms, output)
     if plan["kind"] == "transpose":
         return _permuted(t, fields[0], plan["axes"])
@@ -796,4 +850,4 @@ def _einsum_lower(inputs, attrs, out_type):
 register_op("einsum", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_einsum_infer, lower=_einsum_lower,
             num_inputs=1, defaults={"equation": REQUIRED},
             doc="products of a tuple's tensors summed over the axes the output does not name (the matrix-product, "
-                "transpose and sum forms)")
+                "transpose and sum forms; '...' broadcasts as in numpy)")

@@ -550,7 +550,9 @@ def op_einsum(b):
     else:
         eq, w_shape, out = b.draw(st.sampled_from([
             ("bij,bjk->bik", (x.shape[0], x.shape[2], m), (x.shape[0], x.shape[1], m)),
-            ("bij,jk->bik", (x.shape[2], m), (x.shape[0], x.shape[1], m))]))
+            ("bij,jk->bik", (x.shape[2], m), (x.shape[0], x.shape[1], m)),
+            ("...ij,...jk->...ik", (1, x.shape[2], m), (x.shape[0], x.shape[1], m)),
+            ("...j,jk", (x.shape[2], m), (x.shape[0], x.shape[1], m))]))
     return b.node("Einsum", [x.name, b.const(b.floats(w_shape))], out, equation=eq)
 
 

@@ -114,7 +114,11 @@ def test_einsum_matmul_forms():
     for equation, operands in [("bij,jk->bik", (t, rand(5, 2))), ("ij,bjk->ibk", (x, rand(2, 4, 3))),
                                ("bhij,jk->bhik", (p, rand(5, 2))), ("bij,bj->bi", (t, rand(3, 5))),
                                ("bij,bij->b", (t, p[1, :, :4])), ("ij,ij->", (x, x)), ("i,j->ij", (x[0], y[0])),
-                               ("bi,bj->bij", (x, x))]:
+                               ("bi,bj->bij", (x, x)),
+                               # '...': the axes a term does not name, broadcast as numpy does
+                               ("...ij,...jk->...ik", (p, rand(3, 5, 2))), ("...ij,jk", (p, rand(5, 2))),
+                               ("...ij,...jk->...ik", (rand(1, 3, 4, 5), rand(2, 1, 5, 6))),
+                               ("b...d,b...d->b...", (p, np.ascontiguousarray(q[:, :3]))), ("...ij->...ji", (p,)), ("i...j->...", (p,))]:
         check("einsum", [list(operands)], dict(equation=equation), np.einsum(equation, *operands), rtol=1e-4,
               atol=1e-4)
     check("einsum", [[x]], dict(equation="ij->ji"), x.T)
