@@ -93,14 +93,12 @@ class Emulation:
 class _CheckingLauncher:
     """A launcher (see :mod:`tecc.runtime.launch`) that checks a few blocks of every
     launch, then runs the launch in the emulator.  The blocks run compiled, or
-    interpreted when bank conflicts are counted or the compiled checker refused the
-    kernel (``interpret(name)`` says, and warns)."""
+    interpreted when bank conflicts are counted (``banks``) or ``interpret(kernel
+    name)`` is true."""
 
-    def __init__(self, emulation: Emulation, log: FindingLog, max_blocks, max_threads, banks=None,
-                 interpret=None):
+    def __init__(self, emulation: Emulation, log: FindingLog, max_blocks, max_threads, banks, interpret):
         self.emulation = emulation
         self.sims = emulation.sims()
-        self.checks = None if banks is not None else emulation.checks()
         self._run = None
         self.log = log
         self.max_blocks = max_blocks
@@ -119,8 +117,8 @@ class _CheckingLauncher:
         nblocks = grid[0] * grid[1] * grid[2]
         threads = block[0] * block[1] * block[2]
         blocks = pick_blocks(nblocks, self.max_blocks, threads, self.max_threads)
-        if self.checks is not None and not self.interpret(spec.name):
-            out_of_bounds = self.checks.check_launch(sim, list(args), grid, block, blocks, self.log)
+        if self.banks is None and not self.interpret(spec.name):
+            out_of_bounds = self.emulation.checks().check_launch(sim, list(args), grid, block, blocks, self.log)
         else:
             out_of_bounds = interpret_launch(sim, list(args), grid, block, blocks, self.log, self.banks)
         if self.log.full():
@@ -161,12 +159,15 @@ class GPUChecker:
         return True
 
     def check(self, name: str, copies: dict, values: dict, arrays=None, max_blocks=3, max_threads=None,
-              max_findings: int = 5, bank_report: bool = False, **_options):
+              max_findings: int = 5, bank_report: bool = False, interpret: bool = False, **_options):
         """Findings of a checking run of function ``name`` on ``copies`` (host arrays by
-        parameter index); with ``bank_report``, the bank-conflict statistics instead."""
+        parameter index); with ``bank_report``, the bank-conflict statistics instead.
+        ``interpret`` checks every kernel with the reference interpreter (slow: for
+        differential tests of the compiled checker)."""
         log = FindingLog(max_findings)
         banks = BankCounter() if bank_report else None
-        launcher = _CheckingLauncher(self.emulation, log, max_blocks, max_threads, banks, self._interpret)
+        which = (lambda _name: True) if interpret else self._interpret
+        launcher = _CheckingLauncher(self.emulation, log, max_blocks, max_threads, banks, which)
         try:
             run_plan(self.plans[name], self.kernels, copies, values, launcher)
         except StopCheck:

@@ -506,7 +506,7 @@ class _Refusal(IRVisitor):
         elif _dt.lanes(buf.dtype) > 1:
             self.refuse(f"buffer {buf.name!r} holds vectors ({buf.dtype})")
         elif dtype != buf.dtype:
-            self.refuse(f"it reads buffer {buf.name!r} as {buf.dtype} elements, but the buffer holds {dtype}")
+            self.refuse(f"it accesses buffer {buf.name!r} as {buf.dtype} elements, but the buffer holds {dtype}")
         for index in indices:
             if _dt.lanes(index.dtype) > MAX_LANES:
                 self.refuse(f"an access of {buf.name!r} has {_dt.lanes(index.dtype)} lanes (at most {MAX_LANES})")
@@ -732,22 +732,23 @@ class CodeGenCheck(CodeGenSim):
         """The exported function: runs the kernel's check function under a ``setjmp``
         (the helpers leave through it when the findings are enough, or an assertion
         fails) and frees the checker's state."""
-        params = [self.print_param(func, p) for p in func.params] + ["tecc_check_io_t* io"]
-        args = [self.name_of(p) for p in func.params] + ["c"]
+        # the locals use the reserved prefix: no parameter can be named so
+        params = [self.print_param(func, p) for p in func.params] + ["tecc_check_io_t* tecc_io"]
+        args = [self.name_of(p) for p in func.params] + ["tecc_state"]
         self._functions.append("\n".join([
             f'__attribute__((visibility("default"))) int32_t tecc_check_{func.name}({", ".join(params)}) {{',
-            "    jmp_buf exit;",
-            "    tecc_check_t* c = tecc_chk_open(io, &exit);",
-            "    if (c == NULL) {",
+            "    jmp_buf tecc_exit;",
+            "    tecc_check_t* tecc_state = tecc_chk_open(tecc_io, &tecc_exit);",
+            "    if (tecc_state == NULL) {",
             '        tecc_set_error("out of memory in the GPU checker");',
             "        return TECC_FAILED;",
             "    }",
-            "    int code = setjmp(exit);",
-            "    if (code == 0) {",
-            f"        code = {func.name}({', '.join(args)}) == 0 ? TECC_DONE : TECC_FAILED;",
+            "    int tecc_code = setjmp(tecc_exit);",
+            "    if (tecc_code == 0) {",
+            f"        tecc_code = {func.name}({', '.join(args)}) == 0 ? TECC_DONE : TECC_FAILED;",
             "    }",
-            "    tecc_chk_close(c);",
-            "    return code;",
+            "    tecc_chk_close(tecc_state);",
+            "    return tecc_code;",
             "}"]))
 
     # -- blocks, threads, barriers --------------------------------------------------------
