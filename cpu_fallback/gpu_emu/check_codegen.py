@@ -126,6 +126,7 @@ typedef struct {            /* per element of one shared buffer */
 typedef struct {
     tecc_check_io_t* io;
     jmp_buf* exit;
+    int status;             /* why the check left through exit */
     int64_t block, epoch, block_records;
     tecc_pending_t* pending;
     int64_t npending, pending_cap;
@@ -135,8 +136,9 @@ typedef struct {
     int64_t nheap, heap_cap;
 } tecc_check_t;
 
-static void tecc_chk_exit(tecc_check_t* c, int code) {
-    longjmp(*c->exit, code);
+static void tecc_chk_exit(tecc_check_t* c, int status) {
+    c->status = status;
+    longjmp(*c->exit, 1);
 }
 
 static void tecc_chk_out_of_memory(tecc_check_t* c) {
@@ -735,7 +737,7 @@ class CodeGenCheck(CodeGenSim):
         # the locals use the reserved prefix: no parameter can be named so
         params = [self.print_param(func, p) for p in func.params] + ["tecc_check_io_t* tecc_io"]
         args = [self.name_of(p) for p in func.params] + ["tecc_state"]
-        self._functions.append("\n".join([
+        self.append_function("\n".join([
             f'__attribute__((visibility("default"))) int32_t tecc_check_{func.name}({", ".join(params)}) {{',
             "    jmp_buf tecc_exit;",
             "    tecc_check_t* tecc_state = tecc_chk_open(tecc_io, &tecc_exit);",
@@ -743,9 +745,11 @@ class CodeGenCheck(CodeGenSim):
             '        tecc_set_error("out of memory in the GPU checker");',
             "        return TECC_FAILED;",
             "    }",
-            "    int tecc_code = setjmp(tecc_exit);",
-            "    if (tecc_code == 0) {",
+            "    int32_t tecc_code;",
+            "    if (setjmp(tecc_exit) == 0) {",
             f"        tecc_code = {func.name}({', '.join(args)}) == 0 ? TECC_DONE : TECC_FAILED;",
+            "    } else {",
+            "        tecc_code = tecc_state->status;",
             "    }",
             "    tecc_chk_close(tecc_state);",
             "    return tecc_code;",
