@@ -42,7 +42,7 @@ from ...tir import expr as E
 from ...tir import keys
 from ...tir import stmt as S
 from ...tir.analysis import buffer_size, const_size, flat_index, is_flat, written_data
-from ...tir.functor import IRMutator, IRVisitor, post_order_visit
+from ...tir.functor import IRMutator, IRVisitor
 from ...tir.printer import to_text
 from ..codegen_c import P_PRIMARY, P_UNARY
 from .codegen import CodeGenSim
@@ -541,6 +541,29 @@ def uncheckable_reason(sim: SimKernel):
 # ----------------------------------------------------------------------------
 # evaluation order
 # ----------------------------------------------------------------------------
+def _inside(index, bound) -> bool:
+    """True if every lane of ``index`` is a constant in ``[0, bound)`` (``bound`` an int)."""
+    if bound is None:
+        return False
+    if isinstance(index, E.IntImm):
+        return 0 <= index.value < bound
+    if isinstance(index, E.Ramp) and isinstance(index.base, E.IntImm) and isinstance(index.stride, E.IntImm):
+        last = index.base.value + (index.lanes - 1) * index.stride.value
+        return 0 <= min(index.base.value, last) and max(index.base.value, last) < bound
+    return False
+
+
+def is_checked(sim: SimKernel, buf: S.Buffer, indices) -> bool:
+    """Does checking an access of ``buf`` at ``indices`` do anything (report, or change
+    shadow state)?  Not for a local buffer accessed at constant indices inside its
+    constant size (a register tile, mostly); the printer leaves those plain."""
+    if buf.scope != keys.LOCAL:
+        return True
+    if buf.data in sim.expanded:  # a per-thread copy [threads, n]: the thread's own index counts
+        return not _inside(indices[1], E.const_int_value(buf.shape[1]))
+    return not _inside(flat_index(buf, indices), const_size(buf))
+
+
 class _Sequencer(IRMutator):
     """Bind operands to ``Let`` temporaries so that the C evaluates the checked loads in
     the interpreter's order (C leaves the order of operands unspecified).
@@ -549,12 +572,14 @@ class _Sequencer(IRMutator):
     but the last is bound, in order, to a ``Let`` around the expression; a scalar
     ``Select`` (the C ternary evaluates one side) with a load on a side gets all of
     them bound, as the interpreter evaluates both sides.  The short-circuit ``&&``, ``||``
-    and scalar ``if_then_else`` already agree with the interpreter.  Rewritten accesses
-    are mapped to the ones they replace in :attr:`origin`.
+    and scalar ``if_then_else`` already agree with the interpreter.  A loop whose start
+    or extent loads memory gets both bound to a ``LetStmt`` (C evaluates a loop's
+    condition at every iteration, the interpreter once).  Rewritten accesses are mapped
+    to the ones they replace in :attr:`origin`.
     """
 
-    def __init__(self, checked):
-        self.checked = checked      # BufferLoad -> True when its check may report or track
+    def __init__(self, sim: SimKernel):
+        self.sim = sim
         self.origin = {}            # rewritten BufferLoad/BufferStore -> the node it replaces
         self._memo = {}             # id(expr) -> (expr, holds a checked load)
 
@@ -562,7 +587,7 @@ class _Sequencer(IRMutator):
         hit = self._memo.get(id(e))
         if hit is not None and hit[0] is e:
             return hit[1]
-        if isinstance(e, E.BufferLoad) and self.checked(e):
+        if isinstance(e, E.BufferLoad) and is_checked(self.sim, e.buffer, e.indices):
             found = True
         else:
             found = False
@@ -647,6 +672,22 @@ class _Sequencer(IRMutator):
     def visit_BufferStore(self, s):
         return self._renamed(s, self.generic_visit(s))
 
+    def visit_For(self, s):
+        s = self.generic_visit(s)
+        if not (self.holds_load(s.min) or self.holds_load(s.extent)):
+            return s
+        start, extent = E.Var("start", s.min.dtype), E.Var("extent", s.extent.dtype)
+        loop = S.For(s.loop_var, start, extent, s.kind, s.body, annotations=s.annotations)
+        return S.LetStmt(start, s.min, S.LetStmt(extent, s.extent, loop))
+
+
+def sequence_accesses(sim: SimKernel) -> tuple:
+    """``sim``'s block body with its operands bound in evaluation order (see
+    :class:`_Sequencer`), and the map from each rewritten access to the access of
+    ``sim.block_body`` it replaces."""
+    seq = _Sequencer(sim)
+    return seq.visit(sim.block_body), seq.origin
+
 
 # ----------------------------------------------------------------------------
 # the printer
@@ -689,7 +730,7 @@ class CodeGenCheck(CodeGenSim):
         self._sim = None
         self._sites = None
         self._tracked = {}          # data Var of a global buffer the kernel writes -> parameter number
-        self._bounds = {}           # data Var -> (C text of its bound, the bound as an int or None)
+        self._bounds = {}           # data Var -> C name of its bound (elements; a per-thread copy's row)
         self._shadows = {}          # data Var of a live shared buffer -> C name of its shadow
         self._tid = None            # C name of the thread number inside a thread loop
         self._seq_origin = {}       # access of the sequenced body -> access of the split kernel
@@ -706,9 +747,10 @@ class CodeGenCheck(CodeGenSim):
         params = [self.print_param(func, p) for p in func.params] + ["tecc_check_t* tecc_chk"]
         return f"{self.function_prefix()} {func.name}({', '.join(params)})"
 
-    def add_kernel(self, sim: SimKernel) -> KernelSites:
-        """Print ``sim``'s check function ``tecc_check_<name>``; ``sim`` must pass
-        :func:`uncheckable_reason`."""
+    def add_kernel(self, sim: SimKernel, body: S.Stmt, origin: dict) -> KernelSites:
+        """Print ``sim``'s check function ``tecc_check_<name>`` running ``body``, its
+        block body as :func:`sequence_accesses` leaves it (``origin`` maps rewritten
+        accesses to those of ``sim``); ``sim`` must pass :func:`uncheckable_reason`."""
         self._sim = sim
         self._sites = KernelSites(sim.name)
         written = written_data(sim.block_body)
@@ -717,9 +759,7 @@ class CodeGenCheck(CodeGenSim):
             buf = sim.func.buffer_map.get(p)
             if buf is not None and buf.data in written:
                 self._tracked[buf.data] = k
-        seq = _Sequencer(self._is_checked)
-        body = seq.visit(sim.block_body)
-        self._seq_origin = seq.origin
+        self._seq_origin = origin
         blocks = sim.sim_func().body
         func = S.PrimFunc(sim.func.params, S.For(sim.bid, blocks.min, blocks.extent, S.ForKind.SERIAL, body),
                           dict(sim.func.buffer_map), {keys.GLOBAL_SYMBOL: sim.name})
@@ -768,8 +808,6 @@ class CodeGenCheck(CodeGenSim):
                     self.print_stmt(s.body)
                 self._tid = None
                 self.emit("}")
-        elif self._is_checked_expr(s.min) or self._is_checked_expr(s.extent):
-            self._print_for_bounds_once(s)
         else:
             self.print_for(s)
 
@@ -781,7 +819,7 @@ class CodeGenCheck(CodeGenSim):
             if buf is not None:
                 name = self.fresh_internal("bound")
                 self.emit(f"const int64_t {name} = tecc_chk->io->bounds[{k}];")
-                self._bounds[buf.data] = (name, None)
+                self._bounds[buf.data] = name
         k = self.fresh_internal("k")
         with self.binding(s.loop_var, s.loop_var.name) as bid:
             self.emit(f"for (int64_t {k} = 0; {k} < tecc_chk->io->nblocks; {k} = tecc_chk_next_block(tecc_chk, {k})) {{")
@@ -789,18 +827,6 @@ class CodeGenCheck(CodeGenSim):
                 self.emit(f"const int64_t {bid} = tecc_chk_begin_block(tecc_chk, {k});")
                 self.print_stmt(s.body)
             self.emit("}")
-
-    def _print_for_bounds_once(self, s):
-        """A loop whose start or extent loads memory: both evaluated once, in order (the
-        printed C condition would load at every iteration)."""
-        self.emit("{")
-        with self.indented():
-            start_decl, start = self._temporary(s.min, "start")
-            self.emit(start_decl)
-            extent_decl, extent = self._temporary(s.extent, "extent")
-            self.emit(extent_decl)
-            self.print_for(S.For(s.loop_var, start, extent, s.kind, s.body, annotations=s.annotations))
-        self.emit("}")
 
     def print_loop_pragma(self, s: S.For) -> None:
         if s.kind is S.ForKind.VECTORIZED:
@@ -845,9 +871,9 @@ class CodeGenCheck(CodeGenSim):
         if local is not None:   # a per-thread copy [threads, n]: each thread's index is checked against n
             row = self.fresh_internal("row")
             self.emit(f"const int64_t {row} = {self.expr(E.Cast('int64', buf.shape[1]))};")
-            self._bounds[buf.data] = (row, E.const_int_value(buf.shape[1]))
+            self._bounds[buf.data] = row
         else:
-            self._bounds[buf.data] = (size, const_size(buf))
+            self._bounds[buf.data] = size
         shadow = None
         if buf.scope == keys.SHARED:
             shadow = self.fresh_internal("shadow")
@@ -878,38 +904,16 @@ class CodeGenCheck(CodeGenSim):
         flat = S.Buffer(buf.name, buf.dtype, (buffer_size(buf),), buf.data, buf.scope)
         return index, lambda new: (new,), flat
 
-    def _is_checked(self, load: E.BufferLoad) -> bool:
-        """Does checking ``load`` do anything (report, or change shadow state)?  Not for a
-        local buffer read at constant indices inside its constant bound."""
-        buf = load.buffer
-        if buf.scope != keys.LOCAL:
-            return True
-        if buf.data in self._sim.expanded:
-            index, bound = load.indices[1], E.const_int_value(buf.shape[1])
-        else:
-            index, bound = flat_index(buf, load.indices), const_size(buf)
-        return not _inside(index, bound)
-
-    def _is_checked_expr(self, e) -> bool:
-        found = []
-
-        def visit(node):
-            if isinstance(node, E.BufferLoad) and self._is_checked(node):
-                found.append(node)
-
-        post_order_visit(e, visit)
-        return bool(found)
-
     def _plan(self, node, buf, indices, write: bool):
         """How to print a checked access: (C declarations evaluating its index once, the C
         condition that checks it, the raw access's buffer and indices), or None when the
-        access needs no check (see :meth:`_is_checked`)."""
+        access needs no check (see :func:`is_checked`)."""
+        if not is_checked(self._sim, buf, indices):
+            return None
         index, raw_indices, raw_buf = self._checked_index(buf, indices)
         shadow = self._shadows.get(buf.data)
         tracked = self._tracked.get(buf.data, -1)
-        bound_text, bound = self._bounds[buf.data]
-        if buf.scope == keys.LOCAL and shadow is None and _inside(index, bound):
-            return None
+        bound_text = self._bounds[buf.data]
         reported = self._sim.expanded.get(buf.data, buf)
         site = len(self._sites.sites)
         self._sites.sites.append(Site(self._seq_origin.get(node, node), reported, write))
@@ -934,8 +938,8 @@ class CodeGenCheck(CodeGenSim):
             return decls, cond, raw_buf, raw_indices(E.Ramp(base, stride, index.lanes))
         decl, var = self._temporary(index, "lanes")
         v = self.name_of(var)
-        cond = (f"({{ int64_t tecc_lane[{lanes}]; for (int l = 0; l < {lanes}; ++l) {{ tecc_lane[l] = "
-                f"(int64_t){v}[l]; }} tecc_chk_lanes(tecc_chk, tecc_lane, {lanes}, {tail}); }})")
+        cond = (f"({{ int64_t tecc_lane[{lanes}]; for (int tecc_l = 0; tecc_l < {lanes}; ++tecc_l) {{ tecc_lane[tecc_l] = "
+                f"(int64_t){v}[tecc_l]; }} tecc_chk_lanes(tecc_chk, tecc_lane, {lanes}, {tail}); }})")
         return [decl], cond, raw_buf, raw_indices(var)
 
     def _temporary(self, value, hint: str):
@@ -978,18 +982,6 @@ class CodeGenCheck(CodeGenSim):
         return super().visit_Call(e)
 
 
-def _inside(index, bound) -> bool:
-    """True if every lane of ``index`` is a constant in ``[0, bound)`` (``bound`` an int)."""
-    if bound is None:
-        return False
-    if isinstance(index, E.IntImm):
-        return 0 <= index.value < bound
-    if isinstance(index, E.Ramp) and isinstance(index.base, E.IntImm) and isinstance(index.stride, E.IntImm):
-        last = index.base.value + (index.lanes - 1) * index.stride.value
-        return 0 <= min(index.base.value, last) and max(index.base.value, last) < bound
-    return False
-
-
 def check_source(sims) -> tuple:
     """The checking library of ``sims``: ``(C source, {kernel: KernelSites},
     {kernel: why it is not in the library})``; a kernel :func:`uncheckable_reason`
@@ -1001,5 +993,6 @@ def check_source(sims) -> tuple:
         if reason is not None:
             refused[sim.name] = reason
             continue
-        tables[sim.name] = gen.add_kernel(sim)
+        body, origin = sequence_accesses(sim)
+        tables[sim.name] = gen.add_kernel(sim, body, origin)
     return gen.finish(), tables, refused

@@ -265,6 +265,27 @@ def _selects():
     return mod, [rand(64), np.zeros(64, "float32"), np.zeros(64, "float32")]
 
 
+def _data_dependent():
+    """A loop whose extent is loaded (evaluated once, before the loop) and a vector
+    load gathering through loaded indices; both go out of bounds for some threads."""
+    bx, tx, j = var("blockIdx.x"), var("threadIdx.x"), var("j")
+    A, cnt, idx = buf1d("A", 128), buf1d("cnt", 64, "int32"), buf1d("idx", 64, "int32")
+    B, C = buf1d("B", 64), buf1d("C", 64)
+    acc = buf1d("acc", 1, scope="local")
+    i = bx * 32 + tx
+    lanes = ramp(bx * 32, 4)
+    body = S.Allocate(acc, S.seq(
+        store(acc, 0.0, 0),
+        loop(j, cnt[i], store(acc, acc[0] + A[i * 2 + j], 0)),
+        store(B, acc[0], i),
+        S.IfThenElse(E.EQ(tx, const(0)), S.BufferStore(C, A[idx[lanes]], (lanes,)))))
+    mod = one_launch("gather_kernel0", [A, cnt, idx, B, C], body, [(bx, 2), (tx, 32)])
+    counts = (np.arange(64) % 5).astype("int32")        # thread 63 reads A[126 + 4]
+    indices = (np.arange(64) * 2).astype("int32")
+    indices[35] = 200                                   # lane 3 of block 1's gather
+    return mod, [rand(128), counts, indices, np.zeros(64, "float32"), np.zeros(64, "float32")]
+
+
 def _whole_tile_per_thread():
     """A GEMM whose shared fetch is not bound to threads: every thread writes the tile."""
     n = 32
@@ -312,6 +333,7 @@ KERNELS = {
     "last_wins": _last_wins,
     "many_problems": _many_problems,
     "selects": _selects,
+    "data_dependent": _data_dependent,
     "whole_tile_per_thread": _whole_tile_per_thread,
     "sgemm": lambda: _sgemm(False),
     "sgemm_double_buffer": lambda: _sgemm(True),
