@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import tecc
-from tecc import te, tir, topi
 from tecc.cpu_fallback.check import Finding
 from tecc.cpu_fallback.gpu_emu import InterpretedCheckWarning, SimError
 from tecc.tir import expr as E
@@ -16,8 +15,9 @@ from tecc.tir import stmt as S
 from tecc.tir.op import const
 from tecc.topi import cuda as topi_cuda
 from irhelpers import (  # noqa: F401  (private_cache_dir: an autouse fixture)
-    buf1d, cuda_module, kernel, loop, private_cache_dir, quiet_call, ramp, shuffle_kernel, single_launch, store,
-    sync, var,
+    buf1d, copy_into_kernel, cuda_module, kernel, local_out_of_bounds_kernel, loop, matvec_kernel, mirror_kernel,
+    off_by_one_kernel, partial_fetch_kernel, private_cache_dir, quiet_call, ramp, reversal_kernel, shuffle_kernel,
+    single_launch, store, sync, tree_sum_kernel, var, whole_tile_matmul,
 )
 
 
@@ -58,12 +58,7 @@ def one_launch(name, params, body, launch_dims, host_params=None):
 def test_out_of_bounds_read_gives_zero_and_write_is_skipped():
     # before: 64 threads in each of 4 blocks copy A into C and write tile[tx + 1] -- the
     # last thread writes tile[64], the threads past 200 read A and write C out of bounds
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-    A, C = buf1d("A", 200), buf1d("C", 200)
-    tile = buf1d("tile", 64, scope="shared")
-    i = bx * 64 + tx
-    body = S.Allocate(tile, S.seq(store(tile, 1.0, tx + 1), sync(), store(C, A[i], i)))
-    mod = one_launch("oob_kernel0", [A, C], body, [(bx, 4), (tx, 64)])
+    mod = cuda_module(*off_by_one_kernel())
     findings = checked(mod, rand(200), np.zeros(200, "float32"))
     # expected: the first out-of-bounds access of each statement, with its block and thread
     assert findings == [
@@ -86,16 +81,12 @@ def test_out_of_bounds_read_gives_zero_and_write_is_skipped():
 
 def test_shared_race_without_barrier():
     # before: each thread writes sh[tx], then reads sh[63 - tx] with no barrier between
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-    A, B = buf1d("A", 128), buf1d("B", 128)
-    sh = buf1d("sh", 64, scope="shared")
-    body = S.Allocate(sh, S.seq(store(sh, A[bx * 64 + tx], tx), store(B, sh[63 - tx], bx * 64 + tx)))
-    mod = one_launch("reverse_kernel0", [A, B], body, [(bx, 2), (tx, 64)])
-    findings = checked(mod, rand(128), np.zeros(128, "float32"))
+    mod = cuda_module(*reversal_kernel(False))
+    findings = checked(mod, rand(256), np.zeros(256, "float32"))
     # expected: the threads run in order, so thread 32 is the first to meet another's access:
     # it writes sh[32], which thread 31 read, then reads sh[31], which thread 31 wrote (the
     # reads of not yet written elements by threads 0-31 are races when written later, not
-    # uninitialized reads; block 1 repeats block 0)
+    # uninitialized reads; the last block repeats the first)
     assert [(f.kind, f.buffer, f.index, f.block, f.thread, f.statement) for f in findings] == [
         ("race", "sh", 32, (0, 0, 0), (32, 0, 0), "sh[threadIdx.x] = A[blockIdx.x*64 + threadIdx.x]"),
         ("race", "sh", 31, (0, 0, 0), (32, 0, 0), "sh[63 - threadIdx.x]"),
@@ -110,9 +101,7 @@ def test_shared_race_without_barrier():
 
 def test_global_race_between_blocks():
     # before: every block stores its 32 values into out[tx]: the blocks overwrite each other
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-    A, out = buf1d("A", 128), buf1d("out", 32)
-    mod = one_launch("split_sum_kernel0", [A, out], store(out, A[bx * 32 + tx], tx), [(bx, 4), (tx, 32)])
+    mod = cuda_module(*copy_into_kernel("split_sum_kernel0", 4, 32, lambda bx, tx: tx))
     findings = checked(mod, rand(128), np.zeros(32, "float32"))
     assert [(f.kind, f.buffer, f.index, f.block, f.thread) for f in findings] == [
         ("race", "out", 0, (1, 0, 0), (0, 0, 0))]
@@ -126,12 +115,7 @@ def test_global_race_between_blocks():
 def test_uninitialized_shared_reads_in_evaluation_order():
     # before: 32 threads fetch a 64-element tile with one load each, then each reads two
     # neighbours: the upper half of the tile was never written
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-    A, B = buf1d("A", 128), buf1d("B", 64)
-    tile = buf1d("tile", 64, scope="shared")
-    body = S.Allocate(tile, S.seq(store(tile, A[bx * 64 + tx], tx), sync(),
-                                  store(B, tile[2 * tx] + tile[2 * tx + 1], bx * 32 + tx)))
-    mod = one_launch("pairsum_kernel0", [A, B], body, [(bx, 2), (tx, 32)])
+    mod = cuda_module(*partial_fetch_kernel())
     findings = checked(mod, rand(128), np.zeros(64, "float32"))
     # expected: thread 16 reads tile[32] then tile[33] (left operand first), one finding each
     assert [(f.kind, f.index, f.thread, f.statement) for f in findings] == [
@@ -144,13 +128,9 @@ def test_uninitialized_shared_reads_in_evaluation_order():
         "garbage: does the cooperative fetch cover the whole tile?)")
 
 
-def test_the_caller_arrays_are_untouched_and_a_clean_launch_still_runs():
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-    A, B = buf1d("A", 128), buf1d("B", 128)
-    sh = buf1d("sh", 64, scope="shared")
-    body = S.Allocate(sh, S.seq(store(sh, A[bx * 64 + tx], tx), sync(), store(B, sh[63 - tx], bx * 64 + tx)))
-    mod = one_launch("reverse_kernel0", [A, B], body, [(bx, 2), (tx, 64)])
-    a, b = rand(128), np.zeros(128, "float32")
+def test_the_caller_arrays_are_untouched():
+    mod = cuda_module(*reversal_kernel(True))
+    a, b = rand(256), np.zeros(256, "float32")
     assert checked(mod, a, b) == []
     assert not b.any()
 
@@ -160,76 +140,20 @@ def test_the_caller_arrays_are_untouched_and_a_clean_launch_still_runs():
 # ---------------------------------------------------------------------------
 
 def _reversal(with_barrier):
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-    A, B = buf1d("A", 256), buf1d("B", 256)
-    sh = buf1d("sh", 64, scope="shared")
-    stmts = [store(sh, A[bx * 64 + tx], tx)] + ([sync()] if with_barrier else []) + [
-        store(B, sh[63 - tx], bx * 64 + tx)]
-    mod = one_launch("reverse_kernel0", [A, B], S.Allocate(sh, S.seq(*stmts)), [(bx, 4), (tx, 64)])
-    return mod, [rand(256), np.zeros(256, "float32")]
+    return cuda_module(*reversal_kernel(with_barrier)), [rand(256), np.zeros(256, "float32")]
 
 
 def _tree_sum(with_loop_barrier):
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-    A, out = buf1d("A", 3 * 128), buf1d("out", 3)
-    red = buf1d("red", 128, scope="shared")
-    s, stride = var("s"), var("stride")
-    step = S.IfThenElse(tx < stride, store(red, red[tx] + red[tx + stride], tx))
-    inner = S.seq(step, sync()) if with_loop_barrier else step
-    body = S.Allocate(red, S.seq(
-        store(red, A[bx * 128 + tx], tx), sync(),
-        loop(s, 7, S.LetStmt(stride, E.Call("int32", "shift_right", (const(64), s)), inner)),
-        S.IfThenElse(E.EQ(tx, const(0)), store(out, red[0], bx))))
-    mod = one_launch("sum_kernel0", [A, out], body, [(bx, 3), (tx, 128)])
-    return mod, [rand(3 * 128), np.zeros(3, "float32")]
+    return cuda_module(*tree_sum_kernel(with_loop_barrier)), [rand(3 * 128), np.zeros(3, "float32")]
 
 
 def _matvec(second_barrier):
-    """y = s * (M @ x), x staged in shared tiles; a local accumulator and a loaded let
-    live across the barriers (per-thread slots)."""
-    T, K, R = 32, 96, 64
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-    M, x, sc, y = buf1d("M", R * K), buf1d("x", K), buf1d("s", R), buf1d("y", R)
-    xs = buf1d("xs", T, scope="shared")
-    acc = buf1d("acc", 4, scope="local")
-    row, scale, ko, ki = var("row"), var("scale", "float32"), var("ko"), var("ki")
-    tile = [store(xs, x[ko * T + tx], tx), sync(),
-            loop(ki, T, store(acc, acc[ki % 4] + M[row * K + ko * T + ki] * xs[ki], ki % 4))]
-    if second_barrier:
-        tile.append(sync())
-    body = S.Allocate(xs, S.LetStmt(row, bx * T + tx, S.LetStmt(scale, sc[row], S.Allocate(acc, S.seq(
-        S.BufferStore(acc, E.Broadcast(const(0.0, "float32"), 4), (E.Ramp(const(0), const(1), 4),)),
-        loop(ko, K // T, S.seq(*tile)),
-        store(y, scale * (acc[0] + acc[1] + acc[2] + acc[3]), row))))))
-    mod = one_launch("matvec_kernel0", [M, x, sc, y], body, [(bx, R // T), (tx, T)])
-    return mod, [rand(R * K), rand(K, seed=2), rand(R, seed=3), np.zeros(R, "float32")]
-
-
-def _local_out_of_bounds():
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-    A = buf1d("A", 64)
-    loc = buf1d("loc", 2, scope="local")
-    sh = buf1d("sh", 32, scope="shared")
-    body = S.Allocate(sh, S.Allocate(loc, S.seq(store(loc, 1.0, tx % 3), sync(), store(A, loc[0], bx * 32 + tx))))
-    return one_launch("local_kernel0", [A], body, [(bx, 2), (tx, 32)]), [np.zeros(64, "float32")]
+    h, ks, (R, K) = matvec_kernel(second_barrier)
+    return cuda_module(h, ks), [rand(R, K), rand(K, seed=2), rand(R, seed=3), np.zeros(R, "float32")]
 
 
 def _mirror(with_barrier):
-    """Each thread writes B[i], then reads its mirror's B[31 - i] (a global race
-    without the barrier)."""
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-    A, B, C = buf1d("A", 64), buf1d("B", 64), buf1d("C", 64)
-    i = bx * 32 + tx
-    stmts = [store(B, A[i] * 2.0, i)] + ([sync()] if with_barrier else []) + [store(C, B[bx * 32 + (31 - tx)], i)]
-    mod = one_launch("pair_kernel0", [A, B, C], S.seq(*stmts), [(bx, 2), (tx, 32)])
-    return mod, [rand(64), np.zeros(64, "float32"), np.zeros(64, "float32")]
-
-
-def _last_wins():
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-    A, out = buf1d("A", 64), buf1d("out", 2)
-    return one_launch("last_wins_kernel0", [A, out], store(out, A[bx * 32 + tx], bx), [(bx, 2), (tx, 32)]), [
-        rand(64), np.zeros(2, "float32")]
+    return cuda_module(*mirror_kernel(with_barrier)), [rand(64), np.zeros(64, "float32"), np.zeros(64, "float32")]
 
 
 def _many_problems():
@@ -287,21 +211,8 @@ def _data_dependent():
 
 
 def _whole_tile_per_thread():
-    """A GEMM whose shared fetch is not bound to threads: every thread writes the tile."""
     n = 32
-    A, B = te.placeholder((n, n), name="A"), te.placeholder((n, n), name="B")
-    C = topi.nn.matmul(A, B)
-    s = te.create_schedule(C.op)
-    AA = s.cache_read(A, "shared", [C])
-    i, j = C.op.axis
-    by, ii = s[C].split(i, factor=8)
-    bx, ji = s[C].split(j, factor=8)
-    s[C].reorder(by, bx, ii, ji)
-    for ax, tag in ((by, "blockIdx.y"), (bx, "blockIdx.x"), (ii, "threadIdx.y"), (ji, "threadIdx.x")):
-        s[C].bind(ax, te.thread_axis(tag))
-    ko, _ = s[C].split(C.op.reduce_axis[0], factor=8)
-    s[AA].compute_at(s[C], ko)
-    mod = tecc.build(s, [A, B, C], target="cuda -arch=sm_80")
+    mod = tecc.build(*whole_tile_matmul(n), target="cuda -arch=sm_80")
     return mod, [rand(n, n), rand(n, n, seed=1), np.zeros((n, n), "float32")]
 
 
@@ -327,10 +238,15 @@ KERNELS = {
     "tree_sum_race": lambda: _tree_sum(False),
     "matvec": lambda: _matvec(True),
     "matvec_race": lambda: _matvec(False),
-    "local_out_of_bounds": _local_out_of_bounds,
+    "off_by_one": lambda: (cuda_module(*off_by_one_kernel()), [rand(200), np.zeros(200, "float32")]),
+    "partial_fetch": lambda: (cuda_module(*partial_fetch_kernel()), [rand(128), np.zeros(64, "float32")]),
+    "local_out_of_bounds": lambda: (cuda_module(*local_out_of_bounds_kernel()), [np.zeros(64, "float32")]),
     "mirror": lambda: _mirror(True),
     "mirror_race": lambda: _mirror(False),
-    "last_wins": _last_wins,
+    "split_sum": lambda: (cuda_module(*copy_into_kernel("split_sum_kernel0", 4, 32, lambda bx, tx: tx)),
+                          [rand(128), np.zeros(32, "float32")]),
+    "last_wins": lambda: (cuda_module(*copy_into_kernel("last_wins_kernel0", 2, 2, lambda bx, tx: bx)),
+                          [rand(64), np.zeros(2, "float32")]),
     "many_problems": _many_problems,
     "selects": _selects,
     "data_dependent": _data_dependent,
