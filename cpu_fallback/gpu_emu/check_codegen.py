@@ -28,7 +28,9 @@ The semantics are those of the checking interpreter, :class:`.check.CheckInterpr
 kept exactly: allocations start zeroed, operands are evaluated left to right (the C
 binds any operand holding a checked load to a temporary before the next one, see
 :class:`_Sequencer`) and ``Select`` and a vector ``if_then_else`` evaluate both sides.
-A kernel with an access the helpers cannot follow (a buffer of vectors, a pointer into
+The values are C's, as in the emulator: where a kernel's indices or branches depend on
+an ``int32`` that overflows (the interpreter's integers do not) or on the last bit of a
+float, the two may see different accesses.  A kernel with an access the helpers cannot follow (a buffer of vectors, a pointer into
 a buffer handed to an intrinsic...) is refused by :func:`uncheckable_reason`; the
 checker then interprets it.
 """
@@ -677,8 +679,7 @@ class _Sequencer(IRMutator):
         if not (self.holds_load(s.min) or self.holds_load(s.extent)):
             return s
         start, extent = E.Var("start", s.min.dtype), E.Var("extent", s.extent.dtype)
-        loop = S.For(s.loop_var, start, extent, s.kind, s.body, annotations=s.annotations)
-        return S.LetStmt(start, s.min, S.LetStmt(extent, s.extent, loop))
+        return S.LetStmt(start, s.min, S.LetStmt(extent, s.extent, replace(s, min=start, extent=extent)))
 
 
 def sequence_accesses(sim: SimKernel) -> tuple:
