@@ -578,6 +578,7 @@ class CompiledChecks:
     def __init__(self, sims: dict):
         self.sims = dict(sims)
         self._source, self._sites, self.refused = check_source(self.sims.values())
+        self._lib = None
         self._kernels = None
         self._lock = threading.Lock()
 
@@ -600,7 +601,10 @@ class CompiledChecks:
         return self._kernels[name]
 
     def check_launch(self, sim: SimKernel, values: list, grid_dims, block_dims, blocks, log: FindingLog) -> bool:
-        """:func:`interpret_launch`, compiled: the same findings, in the same order."""
+        """:func:`interpret_launch`, compiled: check ``blocks`` of one launch on copies of
+        the arrays, adding the same findings to ``log`` in the same order; True if an
+        access was out of bounds.  Raises :class:`SimError` when an assertion of the
+        kernel fails (naming the block and thread) or the run fails."""
         kernel = self._kernel(sim.name)
         values = _copies(sim, values)
         bounds = np.zeros(max(1, len(values)), dtype=np.int64)
