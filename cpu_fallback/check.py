@@ -91,6 +91,10 @@ class FindingLog:
         its message: formatting is the expensive part of a finding.)"""
         return not self.full(kind) and key not in self._seen
 
+    def seen(self, key) -> bool:
+        """Was a finding under ``key`` kept already?"""
+        return key in self._seen
+
     def full(self, kind=None) -> bool:
         if kind is not None:
             return self._count[kind] >= self.limit

@@ -241,6 +241,11 @@ class CodeGenC(IRVisitor):
         self.emit("}")
         self._functions.append("\n".join(self._lines))
 
+    def append_function(self, text: str) -> None:
+        """Add ``text``, a C function a subclass writes out itself, after the functions
+        printed so far."""
+        self._functions.append(text)
+
     def finish(self) -> str:
         """The translation unit: banner, preamble, vector types, runtime support, the
         helpers used and the functions (each piece a hook a subclass may change)."""

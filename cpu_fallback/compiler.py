@@ -43,13 +43,15 @@ def compiler_version(cc: list) -> str:
     return _version_cache[key]
 
 
-def compile_flags(target) -> list:
-    """The compiler flags used for ``target`` (without input and output files)."""
+def compile_flags(target, optimize: int = 3) -> list:
+    """The compiler flags used for ``target`` (without input and output files), at
+    optimization level ``optimize`` (``-O3`` unless told)."""
     target = Target.canon(target)
-    return list(BASE_FLAGS) + target.cpu_cflags() + config.extra_cflags()
+    base = [f"-O{optimize}" if f == "-O3" else f for f in BASE_FLAGS]
+    return base + target.cpu_cflags() + config.extra_cflags()
 
 
-def compile_c(source: str, target="c", name: str = "lib") -> str:
+def compile_c(source: str, target="c", name: str = "lib", optimize: int = 3) -> str:
     """Compile ``source`` into a shared library and return its path.
 
     Parameters
@@ -60,6 +62,8 @@ def compile_c(source: str, target="c", name: str = "lib") -> str:
         A CPU target; ``-mcpu``/``-mattr`` become ``-march``/``-m`` flags.
     name : str
         A readable prefix of the library's file name.
+    optimize : int
+        The ``-O`` level (part of the cache key).
 
     Returns
     -------
@@ -72,7 +76,7 @@ def compile_c(source: str, target="c", name: str = "lib") -> str:
         With the compiler's error lines and the offending source lines.
     """
     cc = _c_compiler()
-    flags = compile_flags(target)
+    flags = compile_flags(target, optimize)
     key = cache_key(source, " ".join(cc), " ".join(flags), compiler_version(cc))
     safe = re.sub(r"[^A-Za-z0-9_]", "_", name)[:48] or "lib"
     lib_path = cache.path(f"{safe}_{key[:32]}", "so")

@@ -411,15 +411,19 @@ class CUDAModule(Module):
     def check(self, *args, max_blocks: int = 3, max_threads: int = None, max_findings: int = 5) -> list:
         """Run the module in checking mode on copies of ``args``; return the findings.
 
-        Every launch interprets a few of its blocks (``max_blocks``: the first two, then
+        Every launch runs a few of its blocks (``max_blocks``: the first two, then
         spread out to the last; None for all; after a block with a problem only the
-        last remains, as the middle ones would repeat it) with CUDA semantics and reports
-        out-of-bounds accesses, races on shared and on global memory (between threads
-        with no barrier in between, and between blocks), and reads of shared memory no
-        thread wrote -- each :class:`~tecc.cpu_fallback.check.Finding` names the
-        kernel, block, thread, buffer, index and the TIR statement.  It runs on the CPU
-        (with or without a GPU) and leaves ``args`` untouched; interpreting is slow, so
-        check on small shapes.
+        last remains, as the middle ones would repeat it) on the CPU with CUDA semantics
+        and every memory access checked, and reports out-of-bounds accesses, races on
+        shared and on global memory (between threads with no barrier in between, and
+        between blocks), and reads of shared memory no thread wrote -- each
+        :class:`~tecc.cpu_fallback.check.Finding` names the kernel, block, thread,
+        buffer, index and the TIR statement; at most ``max_findings`` of each kind, one
+        per statement.  It runs with or without a GPU and leaves ``args`` untouched.
+        The blocks run compiled (the emulator's C with every access instrumented): the
+        first check of a module compiles its checking library, about a second, then a
+        block takes milliseconds.  A kernel the compiled checker cannot follow is
+        interpreted instead (slow), with an ``InterpretedCheckWarning`` saying why.
 
         >>> for finding in mod.check(a, b, c):
         ...     print(finding)
@@ -430,8 +434,9 @@ class CUDAModule(Module):
     def shared_memory_report(self, *args, max_blocks: int = 1) -> list:
         """Bank conflicts of every shared-memory load and store, counted on the CPU.
 
-        Interprets ``max_blocks`` blocks of every launch on copies of ``args`` and
-        rebuilds each warp-wide shared access: a list of
+        Interprets ``max_blocks`` blocks of every launch on copies of ``args`` (the
+        bank counter follows each access in the TIR interpreter, which is slow: use
+        small shapes) and rebuilds each warp-wide shared access: a list of
         :class:`~tecc.cpu_fallback.gpu_emu.bank_conflicts.SharedAccessStat`
         (``conflict`` 1.0 is conflict-free; 32.0 serializes the warp), the worst
         first.  Use it to see whether ``storage_align`` or a k-major tile removed a

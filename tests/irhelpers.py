@@ -18,6 +18,10 @@ the IR's constructors is made once:
   :func:`check_kernels`, :func:`build_all_arches`, :func:`quiet_call`, and the
   hand-built kernels and split modules :func:`vadd_kernel`, :func:`shuffle_kernel`,
   :func:`add_module`, :func:`two_kernel_module`;
+* kernels with and without a bug, for the checking mode: :func:`reversal_kernel`,
+  :func:`tree_sum_kernel`, :func:`matvec_kernel`, :func:`local_out_of_bounds_kernel`,
+  :func:`off_by_one_kernel`, :func:`partial_fetch_kernel`, :func:`copy_into_kernel`,
+  :func:`mirror_kernel`, :func:`whole_tile_matmul`;
 * te: :func:`stages` (the intermediate stages of a topi compute);
 * fixtures (autouse in the modules that import them): :func:`private_cache_dir`,
   :func:`fresh_cuda_cache`.
@@ -337,6 +341,153 @@ def shuffle_kernel(dtype, block, delta):
     k = kernel("shfl_kernel0", [src, dst], body, [(tx, bx), (ty, by)])
     h = host("shfl", [src, dst], lambda s, d: launch("shfl_kernel0", s, d))
     return h, k
+
+
+# ---------------------------------------------------------------------------
+# kernels with and without a bug, for the checking mode's tests: (host, {name: kernel})
+# ---------------------------------------------------------------------------
+def reversal_kernel(with_barrier):
+    """Each block of 64 threads reverses its slice of A into B through shared memory
+    (4 blocks): correct with the barrier between the write and the read, a race without."""
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
+    A, B = buf1d("A", 256), buf1d("B", 256)
+    sh = buf1d("sh", 64, scope="shared")
+    stmts = [store(sh, A[bx * 64 + tx], tx)]
+    if with_barrier:
+        stmts.append(sync())
+    stmts.append(store(B, sh[63 - tx], bx * 64 + tx))
+    k = kernel("reverse_kernel0", [A, B], S.Allocate(sh, S.seq(*stmts)), [(bx, 4), (tx, 64)])
+    return single_launch("reverse_kernel0", k, [buf1d("A", 256), buf1d("B", 256)])
+
+
+def tree_sum_kernel(with_loop_barrier=True):
+    """out[b] = sum of A's b-th slice of 128 by a tree reduction in shared memory (3
+    blocks): barriers inside a uniform loop, a uniform let inside it; without the
+    loop's barrier, a race."""
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
+    A, out = buf1d("A", 3 * 128), buf1d("out", 3)
+    red = buf1d("red", 128, scope="shared")
+    s, stride = var("s"), var("stride")
+    step = S.IfThenElse(tx < stride, store(red, red[tx] + red[tx + stride], tx))
+    inner = S.seq(step, sync()) if with_loop_barrier else step
+    body = S.Allocate(red, S.seq(
+        store(red, A[bx * 128 + tx], tx),
+        sync(),
+        loop(s, 7, S.LetStmt(stride, E.Call("int32", "shift_right", (tir.const(64), s)), inner)),
+        S.IfThenElse(E.EQ(tx, tir.const(0)), store(out, red[0], bx)),
+    ))
+    k = kernel("sum_kernel0", [A, out], body, [(bx, 3), (tx, 128)])
+    return single_launch("sum_kernel0", k, [buf1d("A", 3 * 128), buf1d("out", 3)])
+
+
+def matvec_kernel(second_barrier=True):
+    """y = s * (M @ x) with x staged through shared memory in tiles of 32: a local
+    accumulator and a loaded let live across barriers (per-thread slots); without the
+    barrier that ends an iteration, the next tile overwrites x's while other threads
+    may still read it.  Returns (host, kernels, (R, K)), M being R x K."""
+    T, K, R = 32, 96, 64
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
+    M, x, sc, y = buf1d("M", R * K), buf1d("x", K), buf1d("s", R), buf1d("y", R)
+    xs = buf1d("xs", T, scope="shared")
+    acc = buf1d("acc", 4, scope="local")
+    row, scale, ko, ki = var("row"), var("scale", "float32"), var("ko"), var("ki")
+    tile = [store(xs, x[ko * T + tx], tx), sync(),
+            loop(ki, T, store(acc, acc[ki % 4] + M[row * K + ko * T + ki] * xs[ki], ki % 4))]
+    if second_barrier:
+        tile.append(sync())
+    body = S.Allocate(xs, S.LetStmt(row, bx * T + tx, S.LetStmt(scale, sc[row], S.Allocate(acc, S.seq(
+        S.BufferStore(acc, E.Broadcast(tir.const(0.0, "float32"), 4), (E.Ramp(tir.const(0), tir.const(1), 4),)),
+        loop(ko, K // T, S.seq(*tile)),
+        store(y, scale * (acc[0] + acc[1] + acc[2] + acc[3]), row),
+    )))))
+    k = kernel("matvec_kernel0", [M, x, sc, y], body, [(bx, R // T), (tx, T)])
+    h, ks = single_launch("matvec_kernel0", k, [S.decl_buffer((R, K), "float32", "M"), buf1d("x", K),
+                                                buf1d("s", R), buf1d("y", R)])
+    return h, ks, (R, K)
+
+
+def local_out_of_bounds_kernel():
+    """Each thread writes loc[tx % 3] of its 2-element local buffer (live across a
+    barrier, so one row per thread): index 2 is out of bounds.  A has 64 elements."""
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
+    A = buf1d("A", 64)
+    loc = buf1d("loc", 2, scope="local")
+    sh = buf1d("sh", 32, scope="shared")
+    body = S.Allocate(sh, S.Allocate(loc, S.seq(
+        store(loc, 1.0, tx % 3),
+        sync(),
+        store(A, loc[0], bx * 32 + tx),
+    )))
+    k = kernel("local_kernel0", [A], body, [(bx, 2), (tx, 32)])
+    return single_launch("local_kernel0", k, [buf1d("A", 64)])
+
+
+def off_by_one_kernel():
+    """4 blocks of 64 threads copy A into C (200 elements: no guard) and write tile[tx + 1]
+    of a 64-element shared tile: the last thread writes tile[64], the threads past 200
+    read A and write C out of bounds."""
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
+    A, C = buf1d("A", 200), buf1d("C", 200)
+    tile = buf1d("tile", 64, scope="shared")
+    i = bx * 64 + tx
+    body = S.Allocate(tile, S.seq(store(tile, 1.0, tx + 1), sync(), store(C, A[i], i)))
+    k = kernel("oob_kernel0", [A, C], body, [(bx, 4), (tx, 64)])
+    return single_launch("oob_kernel0", k, [buf1d("A", 200), buf1d("C", 200)])
+
+
+def partial_fetch_kernel():
+    """32 threads fetch a 64-element shared tile with one load each, then each reads two
+    neighbours, B[i] = tile[2 tx] + tile[2 tx + 1] (2 blocks): the upper half of the
+    tile is read uninitialized.  A has 128 elements, B 64."""
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
+    A, B = buf1d("A", 128), buf1d("B", 64)
+    tile = buf1d("tile", 64, scope="shared")
+    body = S.Allocate(tile, S.seq(store(tile, A[bx * 64 + tx], tx), sync(),
+                                  store(B, tile[2 * tx] + tile[2 * tx + 1], bx * 32 + tx)))
+    k = kernel("pairsum_kernel0", [A, B], body, [(bx, 2), (tx, 32)])
+    return single_launch("pairsum_kernel0", k, [buf1d("A", 128), buf1d("B", 64)])
+
+
+def copy_into_kernel(name, blocks, out_size, out_index):
+    """out[out_index(bx, tx)] = A[bx * 32 + tx] over ``blocks`` blocks of 32 threads."""
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
+    A, out = buf1d("A", blocks * 32), buf1d("out", out_size)
+    k = kernel(name, [A, out], store(out, A[bx * 32 + tx], out_index(bx, tx)), [(bx, blocks), (tx, 32)])
+    return single_launch(name, k, [buf1d("A", blocks * 32), buf1d("out", out_size)])
+
+
+def mirror_kernel(with_barrier):
+    """Each thread writes B[i] = 2 A[i], then reads its mirror's B[31 - i] into C (2
+    blocks of 32): a race on global B without the barrier, ordered with one (a barrier
+    orders global memory within a block)."""
+    bx, tx = var("blockIdx.x"), var("threadIdx.x")
+    A, B, C = buf1d("A", 64), buf1d("B", 64), buf1d("C", 64)
+    i = bx * 32 + tx
+    stmts = [store(B, A[i] * 2.0, i)] + ([sync()] if with_barrier else [])
+    stmts.append(store(C, B[bx * 32 + (31 - tx)], i))
+    k = kernel("pair_kernel0", [A, B, C], S.seq(*stmts), [(bx, 2), (tx, 32)])
+    return single_launch("pair_kernel0", k, [buf1d(n, 64) for n in "ABC"])
+
+
+def whole_tile_matmul(n=32):
+    """``(schedule, [A, B, C])`` of an n x n GEMM whose shared-memory fetch of A is not
+    bound to threads: every thread copies the whole tile (each element is written by
+    all of them: a race, though the result is right)."""
+    from tecc import te, topi
+
+    A, B = te.placeholder((n, n), name="A"), te.placeholder((n, n), name="B")
+    C = topi.nn.matmul(A, B)
+    s = te.create_schedule(C.op)
+    AA = s.cache_read(A, "shared", [C])
+    i, j = C.op.axis
+    by, ii = s[C].split(i, factor=8)
+    bx, ji = s[C].split(j, factor=8)
+    s[C].reorder(by, bx, ii, ji)
+    for ax, tag in ((by, "blockIdx.y"), (bx, "blockIdx.x"), (ii, "threadIdx.y"), (ji, "threadIdx.x")):
+        s[C].bind(ax, te.thread_axis(tag))
+    ko, _ = s[C].split(C.op.reduce_axis[0], factor=8)
+    s[AA].compute_at(s[C], ko)
+    return s, [A, B, C]
 
 
 # ---------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Checking mode of the GPU emulator: out-of-bounds accesses, races, uninitialized reads.
 
-A kernel split by :func:`.split.split_kernel` is run in the reference TIR
-interpreter (:mod:`tecc.tir.analysis.interp`), one block at a time, the threads of a
-block phase by phase between barriers -- the same schedule as the compiled emulator.
+A kernel split by :func:`.split.split_kernel` runs a few of its blocks, one after the
+other, on copies of the arguments, the threads of a block phase by phase between
+barriers -- the schedule of the compiled emulator -- with every access checked:
 
 * Every access of every buffer (global, shared, local) is checked against the buffer's
   extent; an out-of-bounds access is reported (and skipped: a load gives 0).
@@ -14,26 +14,49 @@ block phase by phase between barriers -- the same schedule as the compiled emula
 * The same holds for the elements of the global buffers a kernel writes, with one more
   rule: blocks are not ordered within a launch, so a block that reads or writes an
   element another block wrote (or writes one another block read) races whatever the
-  barriers.  Only the interpreted blocks are compared.
+  barriers.  Only the checked blocks are compared.
 * A thread that reads an element of a shared buffer that no thread of its block has
   written yet reads garbage (shared memory is not zeroed): an *uninitialized* read,
   typically a cooperative fetch that does not cover the whole tile.
 
-The interpreter is slow (Python per element) but exact for the blocks it runs.
+Two implementations keep these rules, with the same findings and messages:
+
+* :class:`CompiledChecks` (what ``CUDAModule.check`` uses): the kernels printed as C by
+  :class:`.check_codegen.CodeGenCheck`, the emulator's C with every access calling a
+  checking helper, compiled once per module; it runs at the speed of C (a 256^3 SGEMM's
+  three checked blocks take a fraction of a second).
+* :class:`CheckInterpreter`: the reference TIR interpreter
+  (:mod:`tecc.tir.analysis.interp`) with the same checks, slow (Python per element) but
+  open to instrumentation: ``shared_memory_report`` counts bank conflicts through it
+  (:mod:`.bank_conflicts`), and it checks the kernels the compiled checker refuses
+  (:func:`.check_codegen.uncheckable_reason`; the reason is recorded and warned about).
+
+The messages are built by the functions below, for both.
 """
 from __future__ import annotations
 
+import ctypes
 import operator
+import threading
 
 import numpy as np
 
+from ...runtime import dtypes
+from ...runtime.module import last_error, load_library
 from ...tir import dtype as _dt
 from ...tir.printer import to_text
 from ...tir import expr as E
+from ...tir import keys
 from ...tir.analysis import written_data
 from ...tir.analysis.interp import InterpError, Interpreter, numpy_dtype as _np_dtype, to_value as _convert
 from ..check import Finding, FindingLog, StopCheck
+from ..compiler import compile_c
+from .check_codegen import (ASSERT_FAILED, DONE, FAILED, KINDS, RECORD_SIZE, STOPPED, CheckIO, check_source)
 from .split import SimError, SimKernel, is_barrier
+
+
+class InterpretedCheckWarning(UserWarning):
+    """``CUDAModule.check`` interprets a kernel the compiled checker refused (slow)."""
 
 
 #: operators whose result keeps the operands' type when both have the same one
@@ -41,6 +64,62 @@ _FAST_OPS = {E.Add: operator.add, E.Sub: operator.sub, E.Mul: operator.mul}
 _SAME_TYPE_RESULT = (int, np.float32, np.float64)
 
 
+# ----------------------------------------------------------------------------
+# the messages
+# ----------------------------------------------------------------------------
+def _where(block, thread) -> str:
+    return f"block {block}" + (f", thread {thread}" if thread else "")
+
+
+def out_of_bounds_message(kernel: str, buf, write: bool, block, thread, index: int, bound: int) -> str:
+    verb = "write" if write else "read"
+    return (f"out-of-bounds {verb} of {buf.scope} buffer '{buf.name}' in kernel "
+            f"'{kernel}', {_where(block, thread)}: index {index} is outside [0, {bound})")
+
+
+def _race_hint(write: bool, what: str) -> str:
+    """Why two threads' accesses race, and what usually fixes it."""
+    if write and what == "wrote":
+        return ("too: the element is written by several threads (does every thread run the whole copy? bind the "
+                "copy's loops to threadIdx, a cooperative fetch, so that each element is written once)")
+    return "with no barrier in between (missing __syncthreads()?)"
+
+
+def shared_race_message(kernel: str, buf, block, thread, write: bool, index: int, other, what: str) -> str:
+    """``other`` (a thread of the same block) ``what`` ("wrote" or "read") the element."""
+    return (f"race on shared buffer '{buf.name}' in kernel '{kernel}', block {block}: "
+            f"thread {thread} {'writes' if write else 'reads'} {buf.name}[{index}], which thread {other} {what} "
+            f"{_race_hint(write, what)}")
+
+
+def global_race_message(kernel: str, buf, block, thread, write: bool, index: int, other, other_block,
+                        what: str) -> str:
+    """``other`` (a thread of ``other_block``, None for the same block) ``what`` the element."""
+    verb = "writes" if write else "reads"
+    if other_block is not None:
+        why = (f"which thread {other} of block {other_block} {what}; the blocks of a launch "
+               "run in no fixed order (two blocks touch the same output: a reduction "
+               "split across blocks, or tiles that overlap?)")
+    else:
+        why = f"which thread {other} {what} {_race_hint(write, what)}"
+    return (f"race on global buffer '{buf.name}' in kernel '{kernel}': thread {thread} of "
+            f"block {block} {verb} {buf.name}[{index}], {why}")
+
+
+def uninitialized_message(kernel: str, buf, block, thread, index: int) -> str:
+    return (f"uninitialized read of shared buffer '{buf.name}' in kernel '{kernel}', "
+            f"block {block}: thread {thread} reads {buf.name}[{index}], which no thread of the "
+            "block has written (shared memory starts with garbage: does the cooperative "
+            "fetch cover the whole tile?)")
+
+
+def assertion_message(kernel: str, block, thread, message) -> str:
+    return f"kernel {kernel}: assertion failed in {_where(block, thread)}: {message}"
+
+
+# ----------------------------------------------------------------------------
+# the interpreter
+# ----------------------------------------------------------------------------
 class _Shadow:
     """Per element of one shared buffer: the writer and (up to two) readers this epoch
     (thread numbers, -1 for none), and whether any thread wrote it since the block
@@ -137,8 +216,7 @@ class CheckInterpreter(Interpreter):
 
     def visit_AssertStmt(self, s):
         if not self.visit(s.condition):
-            where = f"block {self.block}" + (f", thread {self.thread()}" if self.thread() else "")
-            raise SimError(f"kernel {self.sim.name}: assertion failed in {where}: {s.message}")
+            raise SimError(assertion_message(self.sim.name, self.block, self.thread(), s.message))
         self.visit(s.body)
 
     def visit_Allocate(self, s):
@@ -248,10 +326,7 @@ class CheckInterpreter(Interpreter):
         original, key = self._reportable("out_of_bounds", node)
         if key is None:
             return None
-        where = f"block {self.block}" + (f", thread {self.thread()}" if self.thread() else "")
-        verb = "write" if write else "read"
-        msg = (f"out-of-bounds {verb} of {buf.scope} buffer '{buf.name}' in kernel "
-               f"'{self.sim.name}', {where}: index {index} is outside [0, {bound})")
+        msg = out_of_bounds_message(self.sim.name, buf, write, self.block, self.thread(), index, bound)
         self.log.add(Finding("out_of_bounds", buf.name, index, msg, to_text(original),
                              self.sim.name, self.block, self.thread()), key)
         return None
@@ -287,9 +362,7 @@ class CheckInterpreter(Interpreter):
             return
         me = self.thread()
         them = self.sim.thread_coords(other, self.block_dims)
-        msg = (f"race on shared buffer '{buf.name}' in kernel '{self.sim.name}', block {self.block}: "
-               f"thread {me} {'writes' if write else 'reads'} {buf.name}[{i}], which thread {them} {what} "
-               f"{_race_hint(write, what)}")
+        msg = shared_race_message(self.sim.name, buf, self.block, me, write, i, them, what)
         self.log.add(Finding("race", buf.name, i, msg, to_text(original), self.sim.name, self.block, me), key)
 
     def _global_race(self, shadow, i, node, buf, write):
@@ -322,16 +395,8 @@ class CheckInterpreter(Interpreter):
             return
         me = self.thread()
         them = self.sim.thread_coords(other[1], self.block_dims)
-        verb = "writes" if write else "reads"
-        if other[0] != b:
-            them_block = self.sim.block_coords(other[0], self.grid_dims)
-            why = (f"which thread {them} of block {them_block} {what}; the blocks of a launch "
-                   "run in no fixed order (two blocks touch the same output: a reduction "
-                   "split across blocks, or tiles that overlap?)")
-        else:
-            why = f"which thread {them} {what} {_race_hint(write, what)}"
-        msg = (f"race on global buffer '{buf.name}' in kernel '{self.sim.name}': thread {me} of "
-               f"block {self.block} {verb} {buf.name}[{i}], {why}")
+        them_block = self.sim.block_coords(other[0], self.grid_dims) if other[0] != b else None
+        msg = global_race_message(self.sim.name, buf, self.block, me, write, i, them, them_block, what)
         self.log.add(Finding("race", buf.name, i, msg, to_text(original), self.sim.name, self.block, me), key)
 
     def _flush_uninitialized(self):
@@ -345,20 +410,9 @@ class CheckInterpreter(Interpreter):
         original, key = self._reportable("uninitialized", node)
         if key is None:
             return
-        msg = (f"uninitialized read of shared buffer '{buf.name}' in kernel '{self.sim.name}', "
-               f"block {self.block}: thread {me} reads {buf.name}[{i}], which no thread of the "
-               "block has written (shared memory starts with garbage: does the cooperative "
-               "fetch cover the whole tile?)")
+        msg = uninitialized_message(self.sim.name, buf, self.block, me, i)
         self.log.add(Finding("uninitialized", buf.name, i, msg, to_text(original), self.sim.name,
                              self.block, me), key)
-
-
-def _race_hint(write: bool, what: str) -> str:
-    """Why two threads' accesses race, and what usually fixes it."""
-    if write and what == "wrote":
-        return ("too: the element is written by several threads (does every thread run the whole copy? bind the "
-                "copy's loops to threadIdx, a cooperative fetch, so that each element is written once)")
-    return "with no barrier in between (missing __syncthreads()?)"
 
 
 def pick_blocks(nblocks: int, max_blocks, threads_per_block: int, max_threads) -> list:
@@ -376,9 +430,40 @@ def pick_blocks(nblocks: int, max_blocks, threads_per_block: int, max_threads) -
     return sorted({0} | {round(1 + j * (nblocks - 2) / (k - 2)) for j in range(k - 1)})
 
 
-def check_launch(sim: SimKernel, values: list, grid_dims, block_dims, blocks,
-                 log: FindingLog, banks=None) -> bool:
-    """Interpret ``blocks`` of one launch on copies of the arrays, recording findings.
+def _copies(sim: SimKernel, values: list) -> list:
+    """``values`` with each array replaced by a flat copy (the checked blocks write there)."""
+    return [np.array(v, copy=True).reshape(-1) if p in sim.func.buffer_map else v
+            for p, v in zip(sim.func.params, values)]
+
+
+def param_bounds(sim: SimKernel, values: list) -> dict:
+    """Elements of each buffer parameter an access may touch (parameter number ->
+    int): its shape's size, computed from the scalar arguments, within the array
+    passed; the array's size where the shape uses a size the kernel does not receive."""
+    it = Interpreter()
+    func = sim.func
+    for p, v in zip(func.params, values):
+        if p not in func.buffer_map:
+            it.env[p] = v
+    bounds = {}
+    for k, (p, v) in enumerate(zip(func.params, values)):
+        buf = func.buffer_map.get(p)
+        if buf is None:
+            continue
+        size = 1
+        try:
+            for extent in buf.shape:
+                size *= it.visit(extent)
+        except InterpError:  # a size the kernel does not receive: the array passed bounds it
+            size = v.size
+        bounds[k] = min(size, v.size)
+    return bounds
+
+
+def interpret_launch(sim: SimKernel, values: list, grid_dims, block_dims, blocks,
+                     log: FindingLog, banks=None) -> bool:
+    """Interpret ``blocks`` of one launch on copies of the arrays, recording findings
+    (and with ``banks``, a :class:`.bank_conflicts.BankCounter`, the shared accesses).
 
     ``values`` holds one value per kernel parameter (an array for a buffer, an int for
     a scalar); the arrays are copied, so the caller's data is untouched.  After a block
@@ -390,25 +475,18 @@ def check_launch(sim: SimKernel, values: list, grid_dims, block_dims, blocks,
     it = CheckInterpreter(sim, grid_dims, block_dims, log, banks)
     func = sim.func
     written = written_data(sim.block_body)
-    for p, v in zip(func.params, values):
+    values = _copies(sim, values)
+    bounds = param_bounds(sim, values)
+    for k, (p, v) in enumerate(zip(func.params, values)):
         buf = func.buffer_map.get(p)
         if buf is None:
             it.env[p] = v
             continue
         it.env[p] = p
-        it.mem[buf.data] = np.array(v, copy=True).reshape(-1)
+        it.mem[buf.data] = v
+        it.bounds[buf.data] = bounds[k]
         if buf.data in written:
             it.global_shadows[buf.data] = _GlobalShadow()
-    for p in func.params:
-        buf = func.buffer_map.get(p)
-        if buf is not None:
-            size = 1
-            try:
-                for extent in buf.shape:
-                    size *= it.visit(extent)
-            except InterpError:  # a size the kernel does not receive: the array passed bounds it
-                size = it.mem[buf.data].size
-            it.bounds[buf.data] = min(size, it.mem[buf.data].size)
     try:
         todo = list(blocks)
         while todo:
@@ -422,3 +500,139 @@ def check_launch(sim: SimKernel, values: list, grid_dims, block_dims, blocks,
         raise SimError(f"kernel {sim.name}: the checking interpreter failed in block "
                        f"{it.block}: {err}") from None
     return it.out_of_bounds
+
+
+# ----------------------------------------------------------------------------
+# the compiled checker
+# ----------------------------------------------------------------------------
+class _KernelCheck:
+    """The check function of one kernel and the tables that read its records."""
+
+    def __init__(self, lib, sim: SimKernel, sites):
+        self.sim = sim
+        self.sites = sites
+        # one finding per statement of the original kernel: sites of one statement share a key
+        self.keys = []
+        index = {}
+        site_key = []
+        for site in sites.sites:
+            original = sim.origin.get(site.node, site.node)
+            k = index.get(id(original))
+            if k is None:
+                k = index[id(original)] = len(self.keys)
+                self.keys.append(original)
+            site_key.append(k)
+        self.site_key = np.asarray(site_key or [0], dtype=np.int32)
+        self.fn = getattr(lib, f"tecc_check_{sim.name}")
+        self.fn.restype = ctypes.c_int32
+        self.fn.argtypes = [ctypes.c_void_p if p in sim.func.buffer_map else dtypes.ctype(p.dtype)
+                            for p in sim.func.params] + [ctypes.POINTER(CheckIO)]
+
+    def key(self, kind: str, original) -> tuple:
+        """The finding log's key of a finding (the interpreter's: kind, kernel, statement)."""
+        return (kind, self.sim.name, id(original))
+
+    def finding(self, record, grid_dims, block_dims):
+        """The :class:`Finding` of one record, and its log key."""
+        kind_code, site_number, b, t, index, detail, other_block, what = (int(x) for x in record)
+        kind = KINDS[kind_code]
+        sim = self.sim
+        site = self.sites.sites[site_number]
+        original = sim.origin.get(site.node, site.node)
+        buf = site.buffer
+        block = sim.block_coords(b, grid_dims)
+        thread = sim.thread_coords(t, block_dims) if t >= 0 else ()
+        if kind == "out_of_bounds":
+            msg = out_of_bounds_message(sim.name, buf, site.write, block, thread, index, detail)
+        elif kind == "uninitialized":
+            msg = uninitialized_message(sim.name, buf, block, thread, index)
+        else:
+            them = sim.thread_coords(detail, block_dims)
+            what_text = "read" if what else "wrote"
+            if site.buffer.scope == keys.SHARED:
+                msg = shared_race_message(sim.name, buf, block, thread, site.write, index, them, what_text)
+            else:
+                them_block = sim.block_coords(other_block, grid_dims) if other_block != b else None
+                msg = global_race_message(sim.name, buf, block, thread, site.write, index, them, them_block,
+                                          what_text)
+        finding = Finding(kind, buf.name, index, msg, to_text(original), sim.name, block, thread)
+        return finding, self.key(kind, original)
+
+
+class CompiledChecks:
+    """The compiled checker of a module's kernels (see the module docs): the C is
+    printed when it is made, compiled (through the compile cache) on first use.
+
+    Parameters
+    ----------
+    sims : dict
+        Kernel name -> :class:`SimKernel`.
+
+    Attributes
+    ----------
+    refused : dict
+        Kernel name -> why the compiled checker cannot check it (the checker
+        interprets those kernels).
+    """
+
+    def __init__(self, sims: dict):
+        self.sims = dict(sims)
+        self._source, self._sites, self.refused = check_source(self.sims.values())
+        self._lib = None
+        self._kernels = None
+        self._lock = threading.Lock()
+
+    def source(self) -> str:
+        """The C source of the checking library (for inspection)."""
+        return self._source
+
+    def handles(self, name: str) -> bool:
+        """True if kernel ``name`` is checked compiled (not refused)."""
+        return name in self._sites
+
+    def _kernel(self, name: str) -> _KernelCheck:
+        with self._lock:
+            if self._kernels is None:
+                first = next(iter(self._sites), "empty")
+                # -O1: on code that calls a helper at every access it runs as fast as -O3
+                # and compiles in a third of the time
+                self._lib = load_library(compile_c(self._source, "c", "gpucheck_" + first, optimize=1))
+                self._kernels = {n: _KernelCheck(self._lib, self.sims[n], sites) for n, sites in self._sites.items()}
+        return self._kernels[name]
+
+    def check_launch(self, sim: SimKernel, values: list, grid_dims, block_dims, blocks, log: FindingLog) -> bool:
+        """:func:`interpret_launch`, compiled: check ``blocks`` of one launch on copies of
+        the arrays, adding the same findings to ``log`` in the same order; True if an
+        access was out of bounds.  Raises :class:`SimError` when an assertion of the
+        kernel fails (naming the block and thread) or the run fails."""
+        kernel = self._kernel(sim.name)
+        values = _copies(sim, values)
+        bounds = np.zeros(max(1, len(values)), dtype=np.int64)
+        for k, n in param_bounds(sim, values).items():
+            bounds[k] = n
+        block_list = np.asarray(blocks, dtype=np.int64)
+        nkeys = len(kernel.keys)
+        seen = np.zeros(max(1, len(KINDS) * nkeys), dtype=np.uint8)
+        for j, kind in enumerate(KINDS):
+            for k, original in enumerate(kernel.keys):
+                seen[j * nkeys + k] = log.seen(kernel.key(kind, original))
+        records = np.zeros((max(1, len(KINDS) * log.limit), RECORD_SIZE), dtype=np.int64)
+        io = CheckIO(blocks=block_list.ctypes.data, nblocks=len(block_list), bounds=bounds.ctypes.data,
+                     site_key=kernel.site_key.ctypes.data, nkeys=nkeys, seen=seen.ctypes.data,
+                     counts=(ctypes.c_int64 * 3)(*(log.count(kind) for kind in KINDS)), limit=log.limit,
+                     records=records.ctypes.data)
+        args = [v.ctypes.data if p in sim.func.buffer_map else v for p, v in zip(sim.func.params, values)]
+        code = kernel.fn(*args, ctypes.byref(io))
+        try:
+            for record in records[:io.nrecords]:
+                log.add(*kernel.finding(record, grid_dims, block_dims))
+        except StopCheck:
+            pass
+        if code == ASSERT_FAILED:
+            block = sim.block_coords(io.failed_block, grid_dims)
+            thread = sim.thread_coords(io.failed_thread, block_dims) if io.failed_thread >= 0 else ()
+            raise SimError(assertion_message(sim.name, block, thread, kernel.sites.asserts[io.failed_assert]))
+        if code == FAILED:
+            raise SimError(f"kernel {sim.name}: the checking run failed: {last_error(self._lib)}")
+        assert code in (DONE, STOPPED), f"check function of {sim.name} returned {code}"
+        return bool(io.out_of_bounds)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tecc
-from tecc import te, tir, topi
+from tecc import tir
 from tecc.cpu_fallback.gpu_emu import Emulation, SimError
 from tecc.errors import KernelError, RuntimeArgError
 from tecc.tir import expr as E
@@ -14,8 +14,10 @@ from tecc.tir import stmt as S
 from tecc.tir.op import const, warp_shuffle_down
 from tecc.topi.testing import matmul_python
 from irhelpers import (  # noqa: F401  (private_cache_dir: an autouse fixture)
-    buf1d, check_kernels, host, kernel, launch, loop, private_cache_dir, quiet_call, run_kernels,
-    shuffle_kernel, single_launch, store, sync, var,
+    buf1d, check_kernels, copy_into_kernel, host, kernel, launch, local_out_of_bounds_kernel, loop,
+    matvec_kernel, mirror_kernel, off_by_one_kernel, partial_fetch_kernel, private_cache_dir, quiet_call,
+    reversal_kernel, run_kernels, shuffle_kernel, single_launch, store, sync, tree_sum_kernel, var,
+    whole_tile_matmul,
 )
 
 
@@ -45,25 +47,12 @@ def test_vector_add():
 # block-wide reversal through shared memory: correct with the barrier, a race without
 # ---------------------------------------------------------------------------
 
-def reversal(with_barrier):
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-    A, B = buf1d("A", 256), buf1d("B", 256)
-    sh = buf1d("sh", 64, scope="shared")
-    stmts = [store(sh, A[bx * 64 + tx], tx)]
-    if with_barrier:
-        stmts.append(sync())
-    stmts.append(store(B, sh[63 - tx], bx * 64 + tx))
-    body = S.Allocate(sh, S.seq(*stmts))
-    k = kernel("reverse_kernel0", [A, B], body, [(bx, 4), (tx, 64)])
-    return single_launch("reverse_kernel0", k, [buf1d("A", 256), buf1d("B", 256)])
-
-
 def expected_reversal(a):
     return a.reshape(4, 64)[:, ::-1].reshape(-1)
 
 
 def test_shared_reversal_with_barrier():
-    h, ks = reversal(True)
+    h, ks = reversal_kernel(True)
     a, b = rand(256), np.zeros(256, "float32")
     run_kernels(h, ks, [a, b])
     np.testing.assert_array_equal(b, expected_reversal(a))
@@ -73,7 +62,7 @@ def test_shared_reversal_with_barrier():
 
 
 def test_shared_reversal_without_barrier_is_a_race():
-    h, ks = reversal(False)
+    h, ks = reversal_kernel(False)
     a = rand(256)
     findings = check_kernels(h, ks, [a, np.zeros(256, "float32")])
     assert findings, "the missing barrier must be reported"
@@ -94,25 +83,8 @@ def test_shared_reversal_without_barrier_is_a_race():
 # tree reduction: barriers inside a uniform loop, a uniform let inside it
 # ---------------------------------------------------------------------------
 
-def tree_sum(with_loop_barrier=True):
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-    A, out = buf1d("A", 3 * 128), buf1d("out", 3)
-    red = buf1d("red", 128, scope="shared")
-    s, stride = var("s"), var("stride")
-    step = S.IfThenElse(tx < stride, store(red, red[tx] + red[tx + stride], tx))
-    inner = S.seq(step, sync()) if with_loop_barrier else step
-    body = S.Allocate(red, S.seq(
-        store(red, A[bx * 128 + tx], tx),
-        sync(),
-        loop(s, 7, S.LetStmt(stride, E.Call("int32", "shift_right", (const(64), s)), inner)),
-        S.IfThenElse(E.EQ(tx, const(0)), store(out, red[0], bx)),
-    ))
-    k = kernel("sum_kernel0", [A, out], body, [(bx, 3), (tx, 128)])
-    return single_launch("sum_kernel0", k, [buf1d("A", 3 * 128), buf1d("out", 3)])
-
-
 def test_tree_reduction_in_uniform_loop():
-    h, ks = tree_sum()
+    h, ks = tree_sum_kernel()
     a = rand(3 * 128)
     out = np.zeros(3, "float32")
     run_kernels(h, ks, [a, out])
@@ -121,7 +93,7 @@ def test_tree_reduction_in_uniform_loop():
 
 
 def test_tree_reduction_missing_loop_barrier_is_a_race():
-    h, ks = tree_sum(with_loop_barrier=False)
+    h, ks = tree_sum_kernel(with_loop_barrier=False)
     findings = check_kernels(h, ks, [rand(3 * 128), np.zeros(3, "float32")], max_blocks=1)
     assert findings and {f.kind for f in findings} == {"race"}
     assert {f.buffer for f in findings} == {"red"}
@@ -131,31 +103,8 @@ def test_tree_reduction_missing_loop_barrier_is_a_race():
 # per-thread state across barriers: a local accumulator and a let
 # ---------------------------------------------------------------------------
 
-def matvec(second_barrier=True):
-    """y = s * (M @ x) with x staged through shared memory in tiles of T."""
-    T, K, R = 32, 96, 64
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-    M, x, sc, y = buf1d("M", R * K), buf1d("x", K), buf1d("s", R), buf1d("y", R)
-    xs = buf1d("xs", T, scope="shared")
-    acc = buf1d("acc", 4, scope="local")
-    row, scale, ko, ki = var("row"), var("scale", "float32"), var("ko"), var("ki")
-    tile = [store(xs, x[ko * T + tx], tx), sync(),
-            loop(ki, T, store(acc, acc[ki % 4] + M[row * K + ko * T + ki] * xs[ki], ki % 4))]
-    if second_barrier:
-        tile.append(sync())
-    body = S.Allocate(xs, S.LetStmt(row, bx * T + tx, S.LetStmt(scale, sc[row], S.Allocate(acc, S.seq(
-        S.BufferStore(acc, E.Broadcast(const(0.0, "float32"), 4), (E.Ramp(const(0), const(1), 4),)),
-        loop(ko, K // T, S.seq(*tile)),
-        store(y, scale * (acc[0] + acc[1] + acc[2] + acc[3]), row),
-    )))))
-    k = kernel("matvec_kernel0", [M, x, sc, y], body, [(bx, R // T), (tx, T)])
-    h, ks = single_launch("matvec_kernel0", k, [S.decl_buffer((R, K), "float32", "M"), buf1d("x", K),
-                                                buf1d("s", R), buf1d("y", R)])
-    return h, ks, (R, K)
-
-
 def test_local_accumulator_and_let_across_barriers():
-    h, ks, (R, K) = matvec()
+    h, ks, (R, K) = matvec_kernel()
     m, x, sc, y = rand(R, K), rand(K, seed=2), rand(R, seed=3), np.zeros(R, "float32")
     run_kernels(h, ks, [m, x, sc, y])
     np.testing.assert_allclose(y, sc * (m @ x), rtol=1e-4, atol=1e-4)
@@ -169,7 +118,7 @@ def test_local_accumulator_and_let_across_barriers():
 def test_missing_barrier_between_loop_iterations_is_a_race():
     # without the barrier at the end of an iteration, the next tile overwrites xs
     # while other threads may still read the previous one
-    h, ks, (R, K) = matvec(second_barrier=False)
+    h, ks, (R, K) = matvec_kernel(second_barrier=False)
     findings = check_kernels(h, ks, [rand(R, K), rand(K), rand(R), np.zeros(R, "float32")])
     races = [f for f in findings if f.kind == "race"]
     assert races and races[0].buffer == "xs"
@@ -181,17 +130,8 @@ def test_missing_barrier_between_loop_iterations_is_a_race():
 # ---------------------------------------------------------------------------
 
 def test_out_of_bounds_global_and_shared():
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-    A, C = buf1d("A", 200), buf1d("C", 200)
-    sh = buf1d("tile", 64, scope="shared")
-    i = bx * 64 + tx
-    body = S.Allocate(sh, S.seq(
-        store(sh, 1.0, tx + 1),          # off by one: tile[64] for the last thread
-        sync(),
-        store(C, A[i], i),               # no guard: 256 threads for 200 elements
-    ))
-    k = kernel("oob_kernel0", [A, C], body, [(bx, 4), (tx, 64)])
-    h, ks = single_launch("oob_kernel0", k, [buf1d("A", 200), buf1d("C", 200)])
+    # tile[tx + 1]: off by one for the last thread; no guard: 256 threads for 200 elements
+    h, ks = off_by_one_kernel()
     a, c = rand(200), np.zeros(200, "float32")
     findings = check_kernels(h, ks, [a, c])
     oob = {f.buffer: f for f in findings if f.kind == "out_of_bounds"}
@@ -205,17 +145,7 @@ def test_out_of_bounds_global_and_shared():
 
 
 def test_out_of_bounds_in_per_thread_local_buffer():
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-    A = buf1d("A", 64)
-    loc = buf1d("loc", 2, scope="local")
-    sh = buf1d("sh", 32, scope="shared")
-    body = S.Allocate(sh, S.Allocate(loc, S.seq(
-        store(loc, 1.0, tx % 3),          # index 2 of a 2-element per-thread buffer
-        sync(),
-        store(A, loc[0], bx * 32 + tx),
-    )))
-    k = kernel("local_kernel0", [A], body, [(bx, 2), (tx, 32)])
-    h, ks = single_launch("local_kernel0", k, [buf1d("A", 64)])
+    h, ks = local_out_of_bounds_kernel()   # index 2 of a 2-element per-thread buffer
     findings = check_kernels(h, ks, [np.zeros(64, "float32")])
     assert [(f.kind, f.buffer, f.index) for f in findings] == [("out_of_bounds", "loc", 2)]
     assert findings[0].thread == (2, 0, 0) and "local" in findings[0].message
@@ -226,12 +156,8 @@ def test_out_of_bounds_in_per_thread_local_buffer():
 # ---------------------------------------------------------------------------
 
 def copy_into(name, blocks, out_size, out_index):
-    """out[out_index(bx, tx)] = A[bx * 32 + tx] over ``blocks`` blocks of 32 threads:
-    the findings of checking it."""
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-    A, out = buf1d("A", blocks * 32), buf1d("out", out_size)
-    k = kernel(name, [A, out], store(out, A[bx * 32 + tx], out_index(bx, tx)), [(bx, blocks), (tx, 32)])
-    h, ks = single_launch(name, k, [buf1d("A", blocks * 32), buf1d("out", out_size)])
+    """The findings of checking :func:`copy_into_kernel`."""
+    h, ks = copy_into_kernel(name, blocks, out_size, out_index)
     return check_kernels(h, ks, [rand(blocks * 32), np.zeros(out_size, "float32")])
 
 
@@ -255,23 +181,13 @@ def test_threads_of_a_block_writing_one_global_element_race():
 def test_global_write_then_read_by_other_thread_needs_a_barrier():
     # each thread writes B[i], then reads its mirror's B[31 - i]: a race without a
     # barrier, ordered with one (a barrier orders global memory within a block)
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-
-    def plan(with_barrier):
-        A, B, C = buf1d("A", 64), buf1d("B", 64), buf1d("C", 64)
-        i = bx * 32 + tx
-        stmts = [store(B, A[i] * 2.0, i)] + ([sync()] if with_barrier else [])
-        stmts.append(store(C, B[bx * 32 + (31 - tx)], i))
-        k = kernel("pair_kernel0", [A, B, C], S.seq(*stmts), [(bx, 2), (tx, 32)])
-        return single_launch("pair_kernel0", k, [buf1d(n, 64) for n in "ABC"])
-
     a = rand(64)
-    h, ks = plan(True)
+    h, ks = mirror_kernel(True)
     c = np.zeros(64, "float32")
     assert check_kernels(h, ks, [a, np.zeros(64, "float32"), c]) == []
     run_kernels(h, ks, [a, np.zeros(64, "float32"), c])
     np.testing.assert_allclose(c, (2 * a).reshape(-1, 32)[:, ::-1].reshape(-1))
-    h, ks = plan(False)
+    h, ks = mirror_kernel(False)
     findings = check_kernels(h, ks, [a, np.zeros(64, "float32"), np.zeros(64, "float32")])
     assert {(f.kind, f.buffer) for f in findings} == {("race", "B")}
 
@@ -295,13 +211,7 @@ def test_read_only_and_disjoint_global_accesses_are_not_races():
 
 def test_fetch_that_misses_part_of_the_tile_reads_uninitialized_shared_memory():
     # 32 threads fetch a 64-element tile with one load each: the upper half is garbage
-    bx, tx = var("blockIdx.x"), var("threadIdx.x")
-    A, B = buf1d("A", 128), buf1d("B", 64)
-    sh = buf1d("tile", 64, scope="shared")
-    body = S.Allocate(sh, S.seq(store(sh, A[bx * 64 + tx], tx), sync(),
-                                store(B, sh[2 * tx] + sh[2 * tx + 1], bx * 32 + tx)))
-    k = kernel("pairsum_kernel0", [A, B], body, [(bx, 2), (tx, 32)])
-    h, ks = single_launch("pairsum_kernel0", k, [buf1d("A", 128), buf1d("B", 64)])
+    h, ks = partial_fetch_kernel()
     findings = check_kernels(h, ks, [rand(128), np.zeros(64, "float32")])
     assert {(f.kind, f.buffer) for f in findings} == {("uninitialized", "tile")}
     first = min(findings, key=lambda f: f.index)
@@ -370,7 +280,7 @@ def test_invalid_launch_configuration():
 
 
 def test_wrong_arguments():
-    h, ks = reversal(True)
+    h, ks = reversal_kernel(True)
     with pytest.raises(RuntimeArgError, match="must have dtype float32, got float64"):
         run_kernels(h, ks, [np.zeros(256), np.zeros(256, "float32")])
     with pytest.raises(RuntimeArgError, match="shape"):
@@ -455,20 +365,8 @@ def test_every_thread_copying_the_whole_tile_is_named_as_such():
     # a GEMM whose shared-memory fetch is not bound to threads: every thread copies the
     # whole tile, so each element is written by all of them (not a missing barrier)
     n = 32
-    A = te.placeholder((n, n), name="A")
-    B = te.placeholder((n, n), name="B")
-    C = topi.nn.matmul(A, B)
-    s = te.create_schedule(C.op)
-    AA = s.cache_read(A, "shared", [C])
-    i, j = C.op.axis
-    by, ii = s[C].split(i, factor=8)
-    bx, ji = s[C].split(j, factor=8)
-    s[C].reorder(by, bx, ii, ji)
-    for ax, tag in ((by, "blockIdx.y"), (bx, "blockIdx.x"), (ii, "threadIdx.y"), (ji, "threadIdx.x")):
-        s[C].bind(ax, te.thread_axis(tag))
-    ko, _ = s[C].split(C.op.reduce_axis[0], factor=8)
-    s[AA].compute_at(s[C], ko)
-    f = tecc.build(s, [A, B, C], target="cuda -arch=sm_80")
+    s, args = whole_tile_matmul(n)
+    f = tecc.build(s, args, target="cuda -arch=sm_80")
     a, b = rand(n, n), rand(n, n, seed=1)
     findings = f.check(a, b, np.zeros((n, n), "float32"))
     assert [(x.kind, x.buffer) for x in findings] == [("race", "A.shared")]
