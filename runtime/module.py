@@ -28,6 +28,7 @@ import zipfile
 
 import numpy as np
 
+from .. import config
 from ..errors import FunctionNotFoundError, KernelError, RuntimeArgError, TeccError
 from . import dtypes, packed_func, timing
 from .cache import DiskCache, atomic_write, cache_key
@@ -49,6 +50,7 @@ def load_library(path: str) -> ctypes.CDLL:
     with _load_lock:
         lib = _loaded.get(path)
         if lib is None:
+            config.openmp_environment()  # before libgomp loads with the first library
             try:
                 lib = ctypes.CDLL(path)
             except OSError as err:

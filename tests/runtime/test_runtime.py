@@ -83,6 +83,46 @@ def test_config_reads_environment_lazily(monkeypatch, tmp_path):
     assert "TECC_CACHE_DIR" in config.describe()
 
 
+@pytest.mark.parametrize("user, expected", [
+    ({}, "30000"),                                   # tecc's spin count
+    ({"GOMP_SPINCOUNT": "1000"}, "1000"),            # the user's own
+    ({"OMP_WAIT_POLICY": "passive"}, None),          # a policy: libgomp decides, tecc sets nothing
+])
+def test_openmp_spin_count_is_set_only_where_the_user_chose_nothing(monkeypatch, user, expected):
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    for name, value in user.items():
+        monkeypatch.setenv(name, value)
+    config.openmp_environment()
+    assert os.environ.get("GOMP_SPINCOUNT") == expected
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="reads the loaded libraries from /proc")
+def test_the_spin_count_is_in_place_before_libgomp_loads(tmp_path):
+    """libgomp reads its environment once, when it loads with the first compiled
+    library: in a fresh process, the variable is set by then and libgomp was not
+    loaded before."""
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    script = (
+        "import os, tecc\n"
+        "from tecc import te\n"
+        "def gomp(): return 'libgomp' in open('/proc/self/maps').read()\n"
+        "before = gomp()\n"
+        "A = te.placeholder((64,), name='A')\n"
+        "B = te.compute((64,), lambda i: A[i] + 1, name='B')\n"
+        "s = te.create_schedule(B.op)\n"
+        "s[B].parallel(B.op.axis[0])\n"
+        "tecc.build(s, [A, B], 'llvm')\n"
+        "print(before, gomp(), os.environ.get('GOMP_SPINCOUNT'))\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    env["TECC_CACHE_DIR"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True", "30000"]
+
+
 # ---------------------------------------------------------------------------
 # devices and arrays
 # ---------------------------------------------------------------------------

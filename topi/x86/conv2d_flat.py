@@ -61,7 +61,8 @@ from .injective import schedule_injective_from_existing
 #: the attrs key of the plan on the flat convolution's operation
 PLAN_KEY = "flat_plan"
 
-#: tasks a parallel loop should offer at least (cores finishing early find work)
+#: tasks a parallel loop should offer at least (OpenMP deals them out in equal
+#: shares: with many tasks, a partial last one costs each core a small part)
 MIN_TASKS = 16
 
 #: floats of ``OutFlat`` one task may hold (its buffer lives on the task's stack)
