@@ -428,12 +428,30 @@ def build(mod, target="llvm", params=None, mod_name="default"):
     infer_type(mod)
     _check_static(mod)
     mod = optimize(mod)
+    if not any(isinstance(node, Call) for node in _scope_nodes(mod["main"].body)):
+        mod = _copy_outputs(mod)
     graph, lib, graph_params = compile_graph(mod, tgt)
-    if lib is None:
-        raise GraphError("build: the model computes nothing (its outputs are its inputs or constants); nothing to "
-                         "compile")
     target_name = "cuda" if tgt.kind == "cuda" else "llvm"
     return GraphExecutorFactoryModule(json.dumps(graph), lib, graph_params, mod_name, target=target_name)
+
+
+def _copy_outputs(mod: Module) -> Module:
+    """``mod`` with every output of ``main`` copied by a kernel, for a model that
+    computes nothing once optimized (its outputs are its inputs or constants: an
+    identity, a reshape to the same shape, a slice of everything): its module then
+    has kernels like any other, and exports, loads and runs the same way."""
+    from .op import call  # noqa: PLC0415
+    from ..tir.transform.pipeline import run_passes  # noqa: PLC0415
+    from .transform.passes import FuseOps, InferType, graph_pass_options  # noqa: PLC0415
+
+    def copied(expr):
+        if isinstance(expr, Tuple):
+            return Tuple([copied(f) for f in expr.fields])
+        return call("copy", expr)
+
+    main = mod["main"]
+    new = Module({**mod.functions, "main": Function(main.params, copied(main.body), None, main.attrs)}, mod.attrs)
+    return run_passes(new, [InferType(), FuseOps()], graph_pass_options())
 
 
 def storage_report(factory) -> dict:

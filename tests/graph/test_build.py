@@ -127,6 +127,30 @@ def test_extract_tasks_counts_workloads():
     assert tasks[0].config_space is not None and tasks[0].flop > 0
 
 
+@pytest.mark.filterwarnings("ignore:no CUDA GPU found")
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+def test_a_model_that_computes_nothing_copies_its_outputs(target, tmp_path):
+    """Outputs that are an input and a constant once optimized (a dropout, a folded
+    expression): each becomes a copy kernel, and the model exports, loads and runs
+    as any other."""
+    x = Var("x", TensorType((2, 3)))
+    folded = call("add", const(_f32([1, 2, 3])), const(_f32([1, 1, 1])))
+    mod = G.Module.from_expr(G.Function([x], G.Tuple([TupleGetItem(call("nn.dropout", x), 0), folded])))
+    with tecc.transform.PassContext(opt_level=3):
+        factory = build(mod, target)
+    assert [n["name"] for n in _kernel_nodes(factory)] == ["fused_copy", "fused_copy_1"]
+    path = str(tmp_path / "model.tar")
+    factory.export_library(path)
+    data = _f32(RNG.standard_normal((2, 3)))
+    dev = tecc.cuda(0) if target == "cuda" else tecc.cpu(0)
+    for built in (factory, tecc.runtime.load_module(path)):
+        gmod = GraphModule(built["default"](dev))
+        gmod.set_input("x", data)
+        gmod.run()
+        np.testing.assert_array_equal(gmod.get_output(0).numpy(), data)
+        np.testing.assert_array_equal(gmod.get_output(1).numpy(), _f32([2, 3, 4]))
+
+
 def test_symbolic_input_is_refused():
     x = Var("data", TensorType(("batch", 8)))
     mod = G.Module.from_expr(G.Function([x], call("nn.relu", x)))
