@@ -26,6 +26,7 @@ Relay                                       tecc
 ``relay.var``, ``relay.const``              :class:`tecc.graph.Var`, :func:`tecc.graph.const`
 ``relay.op.get(name)``                      :func:`tecc.graph.get_op`
 ``relay.nn.conv2d(...)``, ``relay.add``     :func:`tecc.graph.call` of the registered op
+``relay.image.grid_sample(...)``            the same, for the ``image.*`` operators
 ``relay.Module.from_expr(f)``               :meth:`tecc.graph.Module.from_expr`
 ==========================================  ==============================================
 
@@ -38,7 +39,7 @@ from ..graph.ir import (  # noqa: F401
     Type, Var, const,
 )
 from ..graph.printer import astext  # noqa: F401
-from . import analysis, frontend, nn, op, transform  # noqa: F401
+from . import analysis, frontend, image, nn, op, transform  # noqa: F401
 from .build_module import build  # noqa: F401
 from .op import _builder, _builder_names
 

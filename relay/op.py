@@ -64,11 +64,30 @@ def _builder(full_name: str):
     return builder
 
 
-def __getattr__(name):
-    if name == "nn":
-        from . import nn  # noqa: PLC0415
+def _namespace(prefix: str, module_globals: dict):
+    """``(__getattr__, __dir__)`` of a module of builders (``relay.nn``, ``relay.image``):
+    the builder of each registered operator under ``prefix``, made on first use and
+    kept in ``module_globals``."""
+    module_name = module_globals["__name__"]
 
-        return nn
+    def getattr_(name):
+        if name in _builder_names(prefix=prefix):
+            fn = _builder(prefix + name)
+            module_globals[name] = fn
+            return fn
+        raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+
+    def dir_():
+        return sorted(set(module_globals) | set(_builder_names(prefix=prefix)))
+
+    return getattr_, dir_
+
+
+def __getattr__(name):
+    if name in ("nn", "image"):
+        import importlib  # noqa: PLC0415
+
+        return importlib.import_module(f"{__package__}.{name}")
     if name in _builder_names(prefix=""):
         fn = _builder(name)
         globals()[name] = fn

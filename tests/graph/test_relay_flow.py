@@ -191,6 +191,25 @@ def test_relay_builders_make_a_model_that_builds():
     np.testing.assert_allclose(m.get_output(0).numpy(), np.concatenate([ref, ref * 2], 1), rtol=1e-4, atol=1e-4)
 
 
+def test_relay_image_grid_sample_as_tvm_writes_it():
+    """``relay.image.grid_sample(data, grid, method, layout, padding_mode, align_corners)``
+    with attributes by position, against topi's numpy reference."""
+    from tecc.topi.testing import grid_sample_python  # noqa: PLC0415
+
+    data = relay.var("data", shape=(1, 2, 4, 5))
+    grid = relay.var("grid", shape=(1, 2, 3, 3))
+    out = relay.image.grid_sample(data, grid, "bilinear", "NCHW", "border", False)
+    with tvm.transform.PassContext(opt_level=3):
+        lib = relay.build(relay.Function([data, grid], out), target="llvm")
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((1, 2, 4, 5)).astype("float32")
+    g = rng.uniform(-1.3, 1.3, (1, 2, 3, 3)).astype("float32")
+    m = graph_executor.GraphModule(lib["default"](tvm.cpu(0)))
+    m.run(data=x, grid=g)
+    want = grid_sample_python(x, g, "bilinear", "NCHW", "border", False)
+    np.testing.assert_allclose(m.get_output(0).numpy(), want, rtol=1e-5, atol=1e-5)
+
+
 def test_relay_names_resolve():
     for name in ("InferType", "FuseOps", "FoldConstant", "SimplifyInference", "FoldScaleAxis", "DeadCodeElimination",
                  "EliminateCommonSubexpr", "Sequential", "PassContext"):
@@ -198,6 +217,7 @@ def test_relay_names_resolve():
     assert relay.Call is tvm.graph.Call and relay.Var is tvm.graph.Var and relay.TupleGetItem is tvm.graph.TupleGetItem
     assert relay.IRModule is relay.Module is tvm.graph.Module
     assert "conv2d" in dir(relay.nn) and "add" in dir(relay) and relay.op.nn is relay.nn
+    assert {"resize2d", "grid_sample"} <= set(dir(relay.image)) and relay.op.image is relay.image
     assert relay.op.add(relay.const(1.0), relay.const(2.0)).op.name == "add"
     assert relay.var("t", "int32", shape=(2,)).type_annotation == relay.TensorType((2,), "int32")
 
