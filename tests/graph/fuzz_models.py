@@ -63,9 +63,10 @@ class FuzzModel:
 class _Builder:
     """The model under construction: nodes, initializers and the values so far."""
 
-    def __init__(self, draw, opset):
+    def __init__(self, draw, opset, dtype="float32"):
         self.draw = draw
         self.opset = opset
+        self.dtype = dtype  # the element type of the model's values
         self.nodes, self.inits, self.values, self.ops = [], [], [], []
         self._names = 0
         self.rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
@@ -82,8 +83,14 @@ class _Builder:
     def floats(self, shape, low=-1.0, high=1.0):
         return self.rng.uniform(low, high, shape).astype("float32")
 
-    def node(self, op, inputs, shape, dtype="float32", n_out=1, shapes=None, **attrs) -> list:
-        outs = [Value(self.name(), tuple(s), dtype) for s in (shapes or [shape] * n_out)]
+    def data(self, shape):
+        """Values of the model's element type: floats in [-1, 1], integers in [-20, 20]."""
+        if self.dtype == "float32":
+            return self.floats(shape)
+        return self.rng.integers(-20, 21, shape).astype(self.dtype)
+
+    def node(self, op, inputs, shape, dtype=None, n_out=1, shapes=None, **attrs) -> list:
+        outs = [Value(self.name(), tuple(s), dtype or self.dtype) for s in (shapes or [shape] * n_out)]
         self.nodes.append(helper.make_node(op, list(inputs), [o.name for o in outs], name=self.name(op.lower()),
                                            **attrs))
         self.ops.append(op)
@@ -98,8 +105,8 @@ class _Builder:
         return None
 
     def pick(self, want=lambda v: True):
-        """A float value of the model so far that ``want`` accepts, or None."""
-        options = [v for v in self.values if v.dtype == "float32" and want(v)]
+        """A value of the model's element type that ``want`` accepts, or None."""
+        options = [v for v in self.values if v.dtype == self.dtype and want(v)]
         return self.draw(st.sampled_from(options)) if options else None
 
 
@@ -187,10 +194,10 @@ def op_binary(b):
 
 def op_where(b):
     x = b.pick()
-    y = b.const(b.floats(_broadcast_partner(b.draw, x.shape)))
+    y = b.const(b.data(_broadcast_partner(b.draw, x.shape)))
     cmp = b.draw(st.sampled_from(["Greater", "Less"] + (["GreaterOrEqual"] if b.opset >= 12 else [])))
     (m,) = b.node(cmp, [x.name, y], x.shape, dtype="bool")
-    other = b.const(b.floats(_broadcast_partner(b.draw, x.shape)))
+    other = b.const(b.data(_broadcast_partner(b.draw, x.shape)))
     return b.node("Where", [m.name, x.name, other], x.shape)
 
 
@@ -198,8 +205,8 @@ def op_reduce(b):
     x = b.pick(lambda v: v.rank >= 1)
     if x is None:
         return None
-    op = b.draw(st.sampled_from(["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL2",
-                                 "ReduceSumSquare"]))
+    op = b.draw(st.sampled_from(["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL2", "ReduceSumSquare"]
+                                if b.dtype == "float32" else ["ReduceSum", "ReduceMax", "ReduceMin"]))
     axes = sorted(b.draw(st.sets(st.integers(0, x.rank - 1), min_size=1, max_size=x.rank)))
     keep = b.draw(st.booleans())
     shape = tuple((1 if keep else None) if i in axes else d for i, d in enumerate(x.shape))
@@ -302,12 +309,12 @@ def op_concat(b):
     if x is None:
         return None
     axis = b.draw(st.integers(0, x.rank - 1))
-    same = [v for v in b.values if v.dtype == "float32" and v.rank == x.rank
+    same = [v for v in b.values if v.dtype == b.dtype and v.rank == x.rank
             and all(d == e for i, (d, e) in enumerate(zip(v.shape, x.shape)) if i != axis)]
     parts = [b.draw(st.sampled_from(same)) for _ in range(b.draw(st.integers(1, 2)))]
     extra = b.draw(st.integers(1, 3))
     const_shape = tuple(extra if i == axis else d for i, d in enumerate(x.shape))
-    names = [x.name] + [p.name for p in parts] + [b.const(b.floats(const_shape))]
+    names = [x.name] + [p.name for p in parts] + [b.const(b.data(const_shape))]
     shape = tuple(sum(v.shape[axis] for v in [x] + parts) + extra if i == axis else d
                   for i, d in enumerate(x.shape))
     return b.node("Concat", names, shape, axis=axis - x.rank if b.opset >= 11 and b.draw(st.booleans()) else axis)
@@ -474,21 +481,23 @@ def op_expand_tile_pad(b):
         pads.append((b.draw(st.integers(0, min(2, most))), b.draw(st.integers(0, min(2, most)))))
     out = tuple(d + p + q for d, (p, q) in zip(x.shape, pads))
     written = [p[0] for p in pads] + [p[1] for p in pads]
-    value = b.draw(st.sampled_from([0.0, 1.5]))
+    value = b.draw(st.sampled_from([0.0, 1.5] if b.dtype == "float32" else [0, 7]))
     if b.opset < 11:
         return b.node(op, [x.name], out, mode=mode, pads=written, **({"value": value} if mode == "constant" else {}))
     ins = [x.name, b.const(np.array(written, "int64"))]
     if mode == "constant":
-        ins.append(b.const(np.float32(value)))
+        ins.append(b.const(np.array(value, b.dtype)))
     return b.node(op, ins, out, mode=mode)
 
 
 def op_variadic(b):
     x = b.pick()
-    op = b.draw(st.sampled_from(["Sum", "Mean", "Max", "Min"]))
-    others = [v for v in b.values if v.dtype == "float32" and _broadcasts_to(v.shape, x.shape)]
+    if b.dtype != "float32" and b.opset < 12:  # integer Max and Min came with opset 12; Sum and Mean take floats
+        return None
+    op = b.draw(st.sampled_from(["Sum", "Mean", "Max", "Min"] if b.dtype == "float32" else ["Max", "Min"]))
+    others = [v for v in b.values if v.dtype == b.dtype and _broadcasts_to(v.shape, x.shape)]
     ins = [x.name] + [b.draw(st.sampled_from(others)).name for _ in range(b.draw(st.integers(0, 2)))]
-    ins.append(b.const(b.floats(_broadcast_partner(b.draw, x.shape))))
+    ins.append(b.const(b.data(_broadcast_partner(b.draw, x.shape))))
     return b.node(op, ins, x.shape)
 
 
@@ -594,10 +603,51 @@ def op_cast_half(b):
     return b.node("Cast", [h.name], x.shape, to=TensorProto.FLOAT)
 
 
+def op_int_arith(b):
+    """Integer arithmetic as onnxruntime computes it: division truncated toward 0, Mod
+    with the divisor's sign (``fmod=0``) or the dividend's (``fmod=1``); divisors and
+    factors are small nonzero constants, so no value leaves int32."""
+    x = b.pick()
+    op = b.draw(st.sampled_from(["Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Abs", "Neg", "Sign"]))
+    if op in ("Abs", "Neg", "Sign"):
+        return b.node(op, [x.name], x.shape)
+    if (op in ("Max", "Min") and b.opset < 12) or (op == "Mod" and b.opset < 10):
+        return None
+    shape = _broadcast_partner(b.draw, x.shape)
+    if op in ("Div", "Mod", "Mul"):
+        magnitude = b.rng.integers(1, 4 if op == "Mul" else 8, shape)
+        y = b.const((magnitude * b.rng.choice([-1, 1], shape)).astype(b.dtype))
+        attrs = {"fmod": int(b.draw(st.booleans()))} if op == "Mod" else {}
+        return b.node(op, [x.name, y], x.shape, **attrs)
+    partners = [v for v in b.values if v.dtype == b.dtype and v is not x and _broadcasts_to(v.shape, x.shape)]
+    y = (b.draw(st.sampled_from(partners)).name if partners and b.draw(st.booleans())
+         else b.const(b.data(shape)))
+    return b.node(op, [x.name, y] if b.draw(st.booleans()) else [y, x.name], x.shape)
+
+
+def op_int_cast(b):
+    """A round trip through another type: float32 (exact for these magnitudes) or the
+    other integer width."""
+    x = b.pick()
+    other = b.draw(st.sampled_from(["float32", "int32" if b.dtype == "int64" else "int64"]))
+    proto = {"float32": TensorProto.FLOAT, "int32": TensorProto.INT32, "int64": TensorProto.INT64}
+    (c,) = b.node("Cast", [x.name], x.shape, dtype=other, to=proto[other])
+    return b.node("Cast", [c.name], x.shape, to=proto[b.dtype])
+
+
 OPS = [op_unary, op_binary, op_where, op_reduce, op_softmax, op_transpose, op_reshape, op_flatten,
        op_unsqueeze_squeeze, op_slice, op_concat, op_split, op_gather, op_matmul, op_gemm, op_conv, op_pool,
        op_norm, op_expand_tile_pad, op_variadic, op_prelu_lrn, op_conv_transpose, op_resize, op_einsum,
        op_cumsum_topk, op_space_depth, op_cast_half]
+
+
+#: the builders of an integer model: arithmetic, comparisons and the data movements
+#: onnxruntime implements for integers (not DepthToSpace and SpaceToDepth)
+INT_OPS = [op_int_arith, op_int_cast, op_where, op_reduce, op_transpose, op_reshape, op_flatten,
+           op_unsqueeze_squeeze, op_slice, op_concat, op_split, op_gather, op_expand_tile_pad, op_variadic]
+
+#: the element types a model may have, and the ONNX type of each
+DTYPES = {"float32": TensorProto.FLOAT, "int32": TensorProto.INT32, "int64": TensorProto.INT64}
 
 
 def _input_shape(draw):
@@ -612,12 +662,14 @@ def _input_shape(draw):
 
 @st.composite
 def models(draw, max_ops=8):
-    """A hypothesis strategy of :class:`FuzzModel`: an opset of :data:`OPSETS`, one
-    or two float32 inputs, 2 to ``max_ops`` operator draws (a draw that fits no
-    value adds nothing), 1 to 3 outputs (the last value and others drawn), some
-    outputs ending in ArgMax (int64)."""
+    """A hypothesis strategy of :class:`FuzzModel`: an opset of :data:`OPSETS`, an
+    element type (float32 three times in four, else int32 or int64 with the builders
+    of :data:`INT_OPS`), one or two inputs, 2 to ``max_ops`` operator draws (a draw
+    that fits no value adds nothing), 1 to 3 outputs (the last value and others
+    drawn), some outputs ending in ArgMax (int64)."""
     opset = draw(st.sampled_from(OPSETS))
-    b = _Builder(draw, opset)
+    dtype = draw(st.sampled_from(["float32", "float32", "float32", "int32", "int64"]))
+    b = _Builder(draw, opset, dtype)
     inputs = {}
     first = _input_shape(draw)
     shapes = [first]
@@ -625,10 +677,10 @@ def models(draw, max_ops=8):
         shapes.append(_broadcast_partner(draw, first) or (1,))
     for i, shape in enumerate(shapes):
         name = f"in{i}"
-        inputs[name] = b.floats(shape)
-        b.values.append(Value(name, shape))
+        inputs[name] = b.data(shape)
+        b.values.append(Value(name, shape, dtype))
     for _ in range(draw(st.integers(2, max_ops))):
-        builder = draw(st.sampled_from(OPS))
+        builder = draw(st.sampled_from(OPS if dtype == "float32" else INT_OPS))
         made = builder(b)
         if made:
             b.values.extend(v for v in made if v.size <= MAX_ELEMENTS)
@@ -637,11 +689,11 @@ def models(draw, max_ops=8):
         (v,) = b.node("Identity", ["in0"], shapes[0])
         made_values = [v]
     outputs = [made_values[-1]]
-    others = [v for v in made_values[:-1] if v.dtype == "float32"]
+    others = [v for v in made_values[:-1] if v.dtype == dtype]
     if others:
         outputs += draw(st.lists(st.sampled_from(others), max_size=2, unique_by=lambda v: v.name))
     last = outputs[-1]
-    if last.dtype == "float32" and last.rank >= 1 and draw(st.integers(0, 4)) == 0:
+    if last.dtype == dtype and last.rank >= 1 and draw(st.integers(0, 4)) == 0:
         axis = draw(st.integers(-last.rank if opset >= 11 else 0, last.rank - 1))
         keep = draw(st.booleans())
         shape = tuple((1 if keep else None) if i == axis % last.rank else d for i, d in enumerate(last.shape))
@@ -649,9 +701,8 @@ def models(draw, max_ops=8):
                               axis=axis, keepdims=int(keep))[0])
     graph = helper.make_graph(
         b.nodes, "fuzz",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in inputs.items()],
-        [helper.make_tensor_value_info(v.name, TensorProto.FLOAT if v.dtype == "float32" else TensorProto.INT64,
-                                       v.shape) for v in outputs],
+        [helper.make_tensor_value_info(n, DTYPES[dtype], a.shape) for n, a in inputs.items()],
+        [helper.make_tensor_value_info(v.name, DTYPES[v.dtype], v.shape) for v in outputs],
         initializer=b.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8 if opset <= 18 else (9 if opset <= 20 else 10)
