@@ -303,8 +303,9 @@ def compile_graph(mod: Module, target):
     Returns
     -------
     (dict, runtime.Module, dict)
-        The graph JSON (as a dict), the kernel module, and the params (name ->
-        numpy array) the graph reads.
+        The graph JSON (as a dict), the kernel module (None when the graph calls
+        no kernel: :func:`build` gives such a model copy kernels first), and the
+        params (name -> numpy array) the graph reads.
     """
     from ..driver import build_module as driver  # noqa: PLC0415
     from ..target import Target  # noqa: PLC0415
