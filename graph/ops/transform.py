@@ -718,6 +718,26 @@ def parse_einsum(op: str, equation, ranks):
     return terms, output, set(ellipsis)
 
 
+def _diagonal_terms(terms):
+    """The terms with each repeated letter kept once (where it first appears): an
+    operand whose term repeats a letter (``"ii"``, ``"bii"``) is read along that
+    diagonal first, and the einsum is planned over the diagonal."""
+    return ["".join(c for k, c in enumerate(t) if c not in t[:k]) for t in terms]
+
+
+def _diagonal(x, term, name="T_diagonal"):
+    """``x`` read along the diagonals of its repeated letters (a stage of the
+    distinct letters' axes, tagged injective: it inlines into what reads it)."""
+    from ... import te  # noqa: PLC0415
+
+    letters = _diagonal_terms([term])[0]
+    if letters == term:
+        return x
+    shape = [x.shape[term.index(c)] for c in letters]
+    return te.compute(shape, lambda *idx: x[tuple(idx[letters.index(c)] for c in term)], name=name,
+                      tag="injective")
+
+
 def _aligned(terms, output, broadcast):
     """The terms with the ``...`` axes an operand lacks (the leading ones: they are
     right-aligned) named first, as size-1 axes of it, when there are two operands:
@@ -744,12 +764,13 @@ def einsum_plan(op: str, terms, output) -> dict:
     ``"bij,bkj->bik"``, ``"bij,jk->bik"``, ``"bij,bj->bi"``); the reduced axes are
     those both operands have and the output drops.  Each group of axes becomes one
     axis of a batched matrix product (the kept axes of an operand its rows or
-    columns, the reduced ones its inner dimension).  Other forms are refused."""
+    columns, the reduced ones its inner dimension).  ``terms`` repeat no letter: an
+    operand whose term does is read along that diagonal first (:func:`_diagonal`).
+    Other forms are refused."""
     form = ",".join(terms) + "->" + output
     for term in terms:
-        if len(set(term)) != len(term):
-            raise GraphError(f"{op}: {form!r} repeats an axis within one operand (a diagonal); tecc does not "
-                             "compute that form")
+        if len(set(term)) != len(term):  # the caller takes diagonals first (_diagonal_terms)
+            raise GraphError(f"{op}: {form!r} repeats an axis within one operand")
     if len(terms) == 1:
         (term,) = terms
         kept = [c for c in term if c in output]
@@ -799,7 +820,7 @@ def _einsum_infer(types, attrs):
                 same_dim(op, dims[c], d, f"axis {c!r} has different sizes in {equation!r}")
             else:
                 dims[c] = d
-    einsum_plan(op, _aligned(terms, output, broadcast)[0], output)
+    einsum_plan(op, _diagonal_terms(_aligned(terms, output, broadcast)[0]), output)
     return TensorType([dims[c] for c in output], dtype)
 
 
@@ -832,6 +853,8 @@ def _einsum_lower(inputs, attrs, out_type):
     terms, output, broadcast = parse_einsum("einsum", attrs["equation"], [len(f.shape) for f in fields])
     terms, added = _aligned(terms, output, broadcast)
     fields = [f if n == 0 else t.reshape(f, [1] * n + list(f.shape)) for f, n in zip(fields, added)]
+    fields = [_diagonal(f, term) for f, term in zip(fields, terms)]
+    terms = _diagonal_terms(terms)
     plan = einsum_plan("einsum", terms, output)
     if plan["kind"] == "transpose":
         return _permuted(t, fields[0], plan["axes"])
@@ -850,4 +873,5 @@ def _einsum_lower(inputs, attrs, out_type):
 register_op("einsum", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_einsum_infer, lower=_einsum_lower,
             num_inputs=1, defaults={"equation": REQUIRED},
             doc="products of a tuple's tensors summed over the axes the output does not name (the matrix-product, "
-                "transpose and sum forms; '...' broadcasts as in numpy)")
+                "transpose and sum forms, over diagonals where a term repeats a letter; '...' broadcasts as in "
+                "numpy)")

@@ -118,7 +118,10 @@ def test_einsum_matmul_forms():
                                # '...': the axes a term does not name, broadcast as numpy does
                                ("...ij,...jk->...ik", (p, rand(3, 5, 2))), ("...ij,jk", (p, rand(5, 2))),
                                ("...ij,...jk->...ik", (rand(1, 3, 4, 5), rand(2, 1, 5, 6))),
-                               ("b...d,b...d->b...", (p, np.ascontiguousarray(q[:, :3]))), ("...ij->...ji", (p,)), ("i...j->...", (p,))]:
+                               ("b...d,b...d->b...", (p, np.ascontiguousarray(q[:, :3]))), ("...ij->...ji", (p,)), ("i...j->...", (p,)),
+                               # diagonals: a repeated letter within one operand
+                               ("ii->i", (rand(4, 4),)), ("ii", (rand(4, 4),)), ("bii->bi", (rand(2, 3, 3),)),
+                               ("...ii->...i", (rand(2, 3, 3),)), ("iij,jk->ik", (rand(3, 3, 4), rand(4, 2)))]:
         check("einsum", [list(operands)], dict(equation=equation), np.einsum(equation, *operands), rtol=1e-4,
               atol=1e-4)
     check("einsum", [[x]], dict(equation="ij->ji"), x.T)

@@ -39,7 +39,7 @@ def test_dense_and_batch_matmul_cuda():
 
 
 @pytest.mark.parametrize("equation,shapes", [("bij,jk->bik", [(3, 4, 5), (5, 2)]), ("bij,bj->bi", [(3, 4, 5), (3, 5)]),
-                                             ("i,j->ij", [(4,), (3,)])])
+                                             ("i,j->ij", [(4,), (3,)]), ("bii,ij->bj", [(2, 3, 3), (3, 4)])])
 def test_einsum_products_reshaped_after_cuda(equation, shapes):
     """Einsum forms whose product is reshaped after it: the product and the reshape
     are two kernels of one function (the reshape's launch after the product's)."""

@@ -267,7 +267,7 @@ BAD = [
     ("einsum", [[(2, 3), (3, 4)]], {"equation": "ij,jk->ii"}, "appears twice"),
     ("einsum", [[(2, 3), (3, 4)]], {"equation": "ijk,jk->ik"}, "has rank 2 but its term"),
     ("einsum", [[(2, 3), (4, 4)]], {"equation": "ij,jk->ik"}, "different sizes"),
-    ("einsum", [[(3, 3)]], {"equation": "ii->i"}, "diagonal"),
+    ("einsum", [[(3, 4)]], {"equation": "ii->i"}, "axis 'i' has different sizes"),
     ("einsum", [[(3, 4)]], {"equation": "ij->"}, None),
     ("einsum", [[(2, 3, 4)]], {"equation": "ijk->ki"}, "sums some axes and reorders"),
     ("einsum", [[(2,), (2,), (2,)]], {"equation": "i,i,i->i"}, "tecc computes einsum of one or two"),
