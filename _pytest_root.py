@@ -11,7 +11,7 @@ ran.  This plugin makes the root a plain directory of the collection tree.
 import pytest
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: pytest 7 (a GPU box's) has no such hook
 def pytest_collect_directory(path, parent):
     if path == parent.config.rootpath and (path / "__init__.py").is_file() and (path / "pyproject.toml").is_file():
         return pytest.Dir.from_parent(parent, path=path)
