@@ -346,3 +346,74 @@ def test_element_wise_chains_keep_one_fused_loop():
     with tecc.target.Target(TARGET):
         lowered = str(tecc.lower(topi.schedule(out, TARGET), [A, out], simple_mode=True))
     assert "parallel for (i0.i1.fused" in lowered  # all elements in one loop, cut into vectors
+
+
+# ---------------------------------------------------------------------------------------
+# random convolutions under random knobs of the tunable task (every config a tuner may
+# measure must compute the convolution)
+# ---------------------------------------------------------------------------------------
+from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tecc.tuner.task.space import InstantiationError  # noqa: E402
+
+
+@st.composite
+def _flat_configs(draw):
+    """A convolution the flat compute takes (1 to 4 times MIN_MACS multiply-adds: the
+    filters follow from the drawn sizes) and knobs from its config space: a register
+    tile that fits, rows dividing the output, channel tiles that leave none empty,
+    either loop order."""
+    kh, kw = draw(st.integers(1, 5), label="kh"), draw(st.integers(1, 5), label="kw")
+    sh, sw = draw(st.integers(1, 3), label="sh"), draw(st.integers(1, 3), label="sw")
+    dh, dw = draw(st.integers(1, 2), label="dh"), draw(st.integers(1, 2), label="dw")
+    pads = tuple(draw(st.integers(0, 2), label="pad") for _ in range(4))
+    h = draw(st.integers((kh - 1) * dh + 1, 40), label="height")
+    w = draw(st.integers((kw - 1) * dw + 1, 40), label="width")
+    oh = (h + pads[0] + pads[2] - (kh - 1) * dh - 1) // sh + 1
+    ow = (w + pads[1] + pads[3] - (kw - 1) * dw - 1) // sw + 1
+    c = draw(st.integers(1, 64), label="channels")
+    target = draw(st.integers(flat.MIN_MACS, 4 * flat.MIN_MACS), label="multiply-adds")
+    f = -(-target // (oh * ow * c * kh * kw))
+    assume(f <= 256)
+    taps = 1 if flat.panel_kernel(kh, kw, (sh, sw), f) else kh * kw
+    tile_c, vectors = draw(st.sampled_from(flat.register_tiles(f, 16, taps)), label="tile")
+    rows = draw(st.sampled_from([r for r in range(1, oh + 1) if oh % r == 0]), label="rows")
+    channel_tiles = draw(st.sampled_from([t for t in flat.TASK_CHANNEL_TILES if (t - 1) * tile_c < f]),
+                         label="channel tiles")
+    order = draw(st.sampled_from(flat.ORDERS), label="order")
+    knobs = flat.FlatKnobs(tile_c, vectors, rows, channel_tiles, order)
+    return (1, c, h, w), (f, c, kh, kw), (sh, sw), pads, (dh, dw), knobs
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(config=_flat_configs(), epilogue=st.sampled_from(["none", "relu", "bias_relu"]))
+def test_random_convolutions_under_random_knobs_match_numpy(config, epilogue):
+    dshape, wshape, stride, padding, dilation, knobs = config
+    A, W = te.placeholder(dshape, name="A"), te.placeholder(wshape, name="W")
+    B = te.placeholder((wshape[0], 1, 1), name="B")
+    with tecc.target.Target(TARGET):
+        try:
+            plan = flat.plan_conv2d_nchw_flat(A, W, stride, padding, dilation, "float32", 8, 16, knobs)
+        except InstantiationError:
+            assume(False)  # a task buffer past its limit: the template refuses it before compiling
+        crop = flat.conv2d_nchw_flat(A, W, plan)
+        out = crop
+        if epilogue == "bias_relu":
+            out = topi.add(out, B)
+        if epilogue != "none":
+            out = topi.nn.relu(out)
+        s = te.create_schedule(out.op)
+        if out is not crop:
+            s[crop].compute_inline()
+        if epilogue == "bias_relu":
+            s[out.op.input_tensors[0]].compute_inline()
+        flat.schedule_conv2d_nchw_flat(s, crop.op.input_tensors[0], out)
+    a, w, bias = rand(dshape), rand(wshape), rand((wshape[0], 1, 1))
+    (got,) = build_run(s, [A, W, B], [out], [a, w, bias], TARGET)
+    want = T.conv2d_nchw_python(a, w, stride, padding, dilation=dilation)
+    if epilogue == "bias_relu":
+        want = want + bias
+    if epilogue != "none":
+        want = np.maximum(want, 0)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
