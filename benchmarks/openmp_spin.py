@@ -52,10 +52,7 @@ def child(models, rounds) -> dict:
             order = [("tecc", run), ("ort", ort_run)]
             for label, fn in (order if r % 2 == 0 else order[::-1]):
                 time.sleep(0.1)
-                start = time.perf_counter()
-                for _ in range(NUMBER[name]):
-                    fn()
-                times[label].append((time.perf_counter() - start) / NUMBER[name] * 1e3)
+                times[label].append(models_cpu.sample(fn, NUMBER[name]))
         out[name] = {k: float(np.median(v)) for k, v in times.items()}
     return out
 

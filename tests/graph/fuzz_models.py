@@ -182,14 +182,18 @@ def op_binary(b):
         (a,) = b.node("Abs", [x.name], x.shape)
         (p,) = b.node("Add", [a.name, b.const(np.float32(0.5))], x.shape)
         return b.node(op, [p.name, b.const(np.float32(b.draw(st.sampled_from([0.5, 2.0, 3.0]))))], x.shape)
-    # the other operand: another value that broadcasts, or a constant
-    partners = [v for v in b.values if v.dtype == "float32" and v is not x and _broadcasts_to(v.shape, x.shape)]
+    return _with_partner(b, op, x)
+
+
+def _with_partner(b, op, x):
+    """``op`` of ``x`` and another operand, in either order: a value of the model that
+    broadcasts to ``x``'s shape, or a constant of such a shape."""
+    partners = [v for v in b.values if v.dtype == b.dtype and v is not x and _broadcasts_to(v.shape, x.shape)]
     if partners and b.draw(st.booleans()):
         y = b.draw(st.sampled_from(partners)).name
     else:
-        y = b.const(b.floats(_broadcast_partner(b.draw, x.shape)))
-    ins = [x.name, y] if b.draw(st.booleans()) else [y, x.name]
-    return b.node(op, ins, x.shape)
+        y = b.const(b.data(_broadcast_partner(b.draw, x.shape)))
+    return b.node(op, [x.name, y] if b.draw(st.booleans()) else [y, x.name], x.shape)
 
 
 def op_where(b):
@@ -463,7 +467,8 @@ def op_expand_tile_pad(b):
     x = b.pick(lambda v: v.rank >= 1 and v.size * 4 <= MAX_ELEMENTS)
     if x is None:
         return None
-    op = b.draw(st.sampled_from(["Expand", "Tile", "Pad"]))
+    # Pad took floats only before opset 11
+    op = b.draw(st.sampled_from(["Expand", "Tile"] + (["Pad"] if b.dtype == "float32" or b.opset >= 11 else [])))
     if op == "Expand":
         ones = [i for i, d in enumerate(x.shape) if d == 1]
         shape = [b.draw(st.integers(2, 3)) if i in ones and b.draw(st.booleans()) else d
@@ -613,16 +618,13 @@ def op_int_arith(b):
         return b.node(op, [x.name], x.shape)
     if (op in ("Max", "Min") and b.opset < 12) or (op == "Mod" and b.opset < 10):
         return None
-    shape = _broadcast_partner(b.draw, x.shape)
     if op in ("Div", "Mod", "Mul"):
+        shape = _broadcast_partner(b.draw, x.shape)
         magnitude = b.rng.integers(1, 4 if op == "Mul" else 8, shape)
         y = b.const((magnitude * b.rng.choice([-1, 1], shape)).astype(b.dtype))
         attrs = {"fmod": int(b.draw(st.booleans()))} if op == "Mod" else {}
         return b.node(op, [x.name, y], x.shape, **attrs)
-    partners = [v for v in b.values if v.dtype == b.dtype and v is not x and _broadcasts_to(v.shape, x.shape)]
-    y = (b.draw(st.sampled_from(partners)).name if partners and b.draw(st.booleans())
-         else b.const(b.data(shape)))
-    return b.node(op, [x.name, y] if b.draw(st.booleans()) else [y, x.name], x.shape)
+    return _with_partner(b, op, x)
 
 
 def op_int_cast(b):

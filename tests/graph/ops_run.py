@@ -89,3 +89,25 @@ def assert_outputs_match(got, expected, rtol, atol, who="expected"):
             np.testing.assert_array_equal(g, e, err_msg=f"output {i}")
         else:
             np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, err_msg=f"output {i}")
+
+
+def tecc_outputs(model, inputs, target="llvm", opt_level=3, freeze_params=True, shape=None):
+    """Import the ONNX ``model``, build it for ``target`` at ``opt_level`` and run it
+    on ``inputs`` (name -> array), on the CPU for "llvm" and on ``cuda(0)`` for
+    "cuda" (the GPU, or the CPU emulation of CUDA where there is none); the outputs
+    as numpy arrays."""
+    from tecc.contrib import graph_executor  # noqa: PLC0415
+    from tecc.graph.build import build  # noqa: PLC0415
+    from tecc.graph.frontend import from_onnx  # noqa: PLC0415
+
+    mod, params = from_onnx(model, shape=shape, freeze_params=freeze_params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "no tuned config" notes; no GPU: the emulator runs CUDA
+        with tecc.transform.PassContext(opt_level=opt_level):
+            factory = build(mod, target=target, params=params)
+        dev = tecc.cuda(0) if str(target).startswith("cuda") else tecc.cpu(0)
+        gmod = graph_executor.GraphModule(factory["default"](dev))
+    for name, value in inputs.items():
+        gmod.set_input(name, value)
+    gmod.run()
+    return [gmod.get_output(i).numpy() for i in range(gmod.get_num_outputs())]

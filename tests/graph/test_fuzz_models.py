@@ -9,7 +9,6 @@ The suite runs a fixed, derandomized set of examples (the same every run, so CI 
 reproducible); ``TECC_FUZZ_EXAMPLES=N`` runs N random ones instead.
 """
 import os
-import warnings
 
 import pytest
 
@@ -19,14 +18,10 @@ ort = pytest.importorskip("onnxruntime")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-import tecc  # noqa: E402
-from tecc.contrib import graph_executor  # noqa: E402
 from tecc.errors import TeccError  # noqa: E402
-from tecc.graph.build import build  # noqa: E402
-from tecc.graph.frontend import from_onnx  # noqa: E402
 
 from fuzz_models import models  # noqa: E402
-from ops_run import assert_outputs_match  # noqa: E402
+from ops_run import assert_outputs_match, tecc_outputs  # noqa: E402
 
 EXAMPLES = int(os.environ.get("TECC_FUZZ_EXAMPLES", "0"))
 RTOL, ATOL = 1e-3, 1e-4
@@ -40,19 +35,6 @@ def fuzz_settings(examples):
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
-
-
-def _run_tecc(model, inputs, opt_level, target):
-    mod, params = from_onnx(model)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "no tuned config" notes; no GPU: the emulator runs CUDA
-        with tecc.transform.PassContext(opt_level=opt_level):
-            factory = build(mod, target=target, params=params)
-        gmod = graph_executor.GraphModule(factory["default"](tecc.cuda(0) if target == "cuda" else tecc.cpu(0)))
-    for name, value in inputs.items():
-        gmod.set_input(name, value)
-    gmod.run()
-    return [gmod.get_output(i).numpy() for i in range(gmod.get_num_outputs())]
 
 
 @fuzz_settings(40)
@@ -75,7 +57,7 @@ def _compare(case, opt_level, target):
     sess = ort.InferenceSession(case.model.SerializeToString(), providers=["CPUExecutionProvider"])
     want = sess.run(None, case.inputs)
     try:
-        got = _run_tecc(case.model, case.inputs, opt_level, target)
+        got = tecc_outputs(case.model, case.inputs, target=target, opt_level=opt_level)
     except TeccError as err:
         raise AssertionError(f"tecc refused a model onnxruntime runs: {err}\n{case}") from err
     assert_outputs_match(got, want, RTOL, ATOL, who="onnxruntime's")

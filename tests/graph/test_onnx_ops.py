@@ -2,7 +2,6 @@
 ``onnx.helper``, imported, built for "llvm" (the C backend) and run, compared with
 onnxruntime.  Several independent nodes share one model (one output each) so that
 a family compiles once."""
-import warnings
 
 import numpy as np
 import pytest
@@ -12,10 +11,9 @@ ort = pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-import tecc  # noqa: E402
-from tecc.contrib import graph_executor  # noqa: E402
-from tecc.graph.build import build  # noqa: E402
 from tecc.graph.frontend import from_onnx  # noqa: E402
+
+from ops_run import tecc_outputs  # noqa: E402
 
 RTOL, ATOL = 1e-3, 1e-4
 
@@ -42,19 +40,6 @@ def make_model(nodes, inputs, outputs, inits=None, opset=13):
 def ort_outputs(model, inputs):
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return sess.run(None, dict(inputs))
-
-
-def tecc_outputs(model, inputs, target="llvm", opt_level=3, freeze_params=True, shape=None):
-    mod, params = from_onnx(model, shape=shape, freeze_params=freeze_params)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "no tuned config" notes
-        with tecc.transform.PassContext(opt_level=opt_level):
-            factory = build(mod, target=target, params=params)
-    gmod = graph_executor.GraphModule(factory["default"](tecc.cpu(0)))
-    for name, value in inputs.items():
-        gmod.set_input(name, value)
-    gmod.run()
-    return [gmod.get_output(i).numpy() for i in range(gmod.get_num_outputs())]
 
 
 def check(nodes, inputs, outputs, inits=None, opset=13, **kwargs):
