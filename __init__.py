@@ -48,6 +48,7 @@ _LAZY = {
     "graph": ("tecc.graph", None),
     "relay": ("tecc.relay", None),
     "relax": ("tecc.relax", None),
+    "contrib": ("tecc.contrib", None),
     "compile": ("tecc.relax.vm", "compile"),
 }
 

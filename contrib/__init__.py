@@ -1,2 +1,15 @@
 """Utilities that classic TVM code imports from ``tvm.contrib`` (``utils.tempdir``,
 ``nvcc``), under the same names."""
+import importlib
+
+#: the submodules, imported on first use (``tecc.contrib.graph_executor`` works after a
+#: plain ``import tecc``, as classic code written against TVM expects)
+_SUBMODULES = ("graph_executor", "nvcc", "utils")
+
+
+def __getattr__(name):
+    if name not in _SUBMODULES:
+        raise AttributeError(f"module 'tecc.contrib' has no attribute {name!r}")
+    module = importlib.import_module(f"{__name__}.{name}")
+    globals()[name] = module
+    return module

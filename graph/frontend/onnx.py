@@ -2326,8 +2326,11 @@ def _recurrent(ctx, node, inputs):
 
         order = range(steps - 1, -1, -1) if (direction == "reverse" or d == 1) else range(steps)
         outs = [None] * steps
+        # one split, not a slice per step: a step then reads a tensor of its own at no
+        # offset, and every step is the same fused function, compiled once
+        xsteps = _split_call(ctx, xw, steps, 0, [1] * steps) if steps > 1 else None
         for t in order:
-            xt = ctx.reshape(_axis_slice(ctx, xw, 0, t, t + 1), (batch, gates * hidden))
+            xt = ctx.reshape(xw if xsteps is None else ctx.item(xsteps, t), (batch, gates * hidden))
             if kind == "RNN":
                 h = act(0, ctx.call("add", xt, ctx.call("nn.dense", h, rd, units=hidden)))
             elif kind == "GRU":

@@ -320,6 +320,12 @@ def _fused_body(g, members, root):
         if isinstance(node, (Var, Constant)):
             inside[node] = node  # a scalar constant, inlined
             continue
+        if isinstance(node, TupleGetItem) and node.tuple_value not in inside:
+            # an item of a tuple made outside the group: the group reads that tensor, not
+            # the whole tuple (so that groups reading different items of one split are
+            # the same function, compiled once)
+            inside[node] = operand(node)
+            continue
         inside[node] = _rebuild(node, [operand(a) for a in _operands(node)])
     fn = Function(params, inside[g.nodes[root]], attrs={"Primitive": 1})
     return fn, args
@@ -345,7 +351,7 @@ def _fuse_function(func: Function, fuse_opt_level: int, max_depth: int) -> Funct
             if i != fused_roots[r]:
                 continue
             fn, outside = _fused_body(g, members[r], i)
-            new[node] = Call(fn, [new[a] for a in outside])
+            new[node] = Call(fn, [new[a] if a in new else _rebuild(a, [new[a.tuple_value]]) for a in outside])
             continue
         new[node] = _rebuild(node, [new[a] for a in _operands(node)])
     body = new[func.body]

@@ -175,3 +175,29 @@ def test_an_unfused_operator_is_named():
     with tecc.transform.PassContext(disabled_pass=["FuseOps"]):
         with pytest.raises(GraphError, match="nn.relu in main is not inside a fused function"):
             build(mod, "llvm")
+
+
+def test_unrolled_lstm_compiles_each_step_once():
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from tecc.graph.frontend import from_onnx
+
+    steps, batch, width, hidden = 12, 2, 8, 16
+    rng = np.random.default_rng(0)
+    weights = [numpy_helper.from_array((rng.standard_normal(s) * 0.1).astype(np.float32), n) for n, s in
+               (("W", (1, 4 * hidden, width)), ("R", (1, 4 * hidden, hidden)), ("B", (1, 8 * hidden)))]
+    graph = helper.make_graph(
+        [helper.make_node("LSTM", ["x", "W", "R", "B"], ["y"], hidden_size=hidden)], "lstm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [steps, batch, width])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [steps, 1, batch, hidden])], weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    onnx.checker.check_model(model)
+    mod, params = from_onnx(model, {"x": (steps, batch, width)})
+    factory = build(mod, "llvm", params)
+    names = [n["attrs"]["func_name"] for n in json.loads(factory.get_graph_json())["nodes"] if n["op"] == "tvm_op"]
+    # 12 steps, each a recurrent dense layer and the gates (a step reads its piece of one
+    # split of the input projection): a handful of distinct kernels
+    assert len(names) > 2 * steps
+    assert len(set(names)) <= 10, sorted(set(names))

@@ -142,3 +142,22 @@ def test_unchanged_when_already_fused():
     x = _x(shape=(8,))
     mod = fuse_ops(_mod([x], call("nn.relu", x)))
     assert fuse_ops(mod) is mod
+
+
+def test_group_reading_an_item_of_an_outside_tuple_takes_the_item():
+    # each step of an unrolled recurrent layer reads its own piece of one split: the
+    # group's parameter is that piece, not the whole tuple, so every step is the same
+    # function (compiled once by graph.build) whichever piece it reads
+    x, h = _x(shape=(4, 2, 8)), _x("h", shape=(1, 2, 8))
+    parts = call("split", call("exp", x), indices_or_sections=4, axis=0)
+    outs = [call("tanh", call("add", TupleGetItem(parts, k), h)) for k in range(4)]
+    fused = fuse_ops(_mod([x, h], G.Tuple(outs)))
+    steps = [n for n in G.topological_order(fused["main"]) if isinstance(n, G.Call)
+             and isinstance(n.op, G.Function) and "tanh" in n.op.astext()]
+    assert len(steps) == 4
+    piece = TensorType((1, 2, 8))
+    for k, step in enumerate(steps):
+        assert [p.checked_type for p in step.op.params] == [piece, piece]
+        assert isinstance(step.args[0], TupleGetItem) and step.args[0].index == k
+        assert structural_equal(step.op, steps[0].op)
+

@@ -152,3 +152,12 @@ def test_one_plan_executor_serves_the_gpu_emulation_and_the_checker(monkeypatch)
 def test_the_leaf_modules_import_nothing_else_of_tecc():
     for leaf in ("errors.py", "config.py", "display.py"):
         assert _tecc_imports(ROOT / leaf) <= {"errors", "config", "display"}, leaf
+
+
+def test_tvm_style_attribute_paths_after_a_plain_import():
+    # classic code writes tvm.contrib.graph_executor.GraphModule(...) after `import tvm`
+    code = ("import sys, tecc; m = tecc.contrib.graph_executor; print(m.__name__, "
+            "'tecc.tir' in sys.modules); tecc.contrib.no_such_module")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.split() == ["tecc.contrib.graph_executor", "False"]
+    assert "module 'tecc.contrib' has no attribute 'no_such_module'" in out.stderr
