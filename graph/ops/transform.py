@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...einsum_equation import parse_equation
 from ..ir import GraphError, TensorType, TupleType
 from ..op import REQUIRED, OpPattern, register_op
 from ._util import (
@@ -666,58 +667,6 @@ register_op("trilu", pattern=OpPattern.INJECTIVE, infer=_trilu_infer,
 # ---------------------------------------------------------------------------------------
 # einsum
 # ---------------------------------------------------------------------------------------
-def parse_einsum(op: str, equation, ranks):
-    """``(terms, output, broadcast)`` of an einsum equation over operands of the given
-    ``ranks``: one term of letters per operand and the output's letters (implicit
-    when there is no ``->``: the ``...`` axes, then the letters used once, sorted).
-    A ``...`` stands for the axes a term does not name, right-aligned across the
-    operands as numpy broadcasts them; it is written out here with letters the
-    equation does not use, returned as ``broadcast`` (a set)."""
-    count = len(ranks)
-    if not isinstance(equation, str) or not equation:
-        raise GraphError(f"{op}: equation must be a string such as 'ij,jk->ik', got {equation!r}")
-    eq = equation.replace(" ", "")
-    lhs, arrow, output = eq.partition("->")
-    terms = lhs.split(",")
-    if len(terms) != count:
-        raise GraphError(f"{op}: equation {equation!r} has {len(terms)} operand term(s) but {count} operand(s) "
-                         "were given")
-    for term in terms + [output]:
-        bare = term.replace("...", "", 1)
-        if not all(c.isalpha() for c in bare):
-            raise GraphError(f"{op}: equation {equation!r} may hold only letters, ',', '->' and one '...' per term")
-    used = set(eq)
-    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
-    widths = []
-    for k, (term, rank) in enumerate(zip(terms, ranks)):
-        if "..." in term:
-            width = rank - (len(term) - 3)
-            if width < 0:
-                raise GraphError(f"{op}: operand {k} has rank {rank} but its term {term!r} names {len(term) - 3} "
-                                 "axes besides '...'")
-            widths.append(width)
-    if "..." in output and not widths:
-        raise GraphError(f"{op}: the output of {equation!r} has '...' but no operand term does")
-    ellipsis = spare[:max(widths, default=0)]
-    terms = [t.replace("...", "".join(ellipsis[len(ellipsis) - (r - (len(t) - 3)):]))
-             if "..." in t else t for t, r in zip(terms, ranks)]
-    letters = "".join(terms)
-    if arrow:
-        if ellipsis and "..." not in output:
-            raise GraphError(f"{op}: the output of {equation!r} leaves out the '...' axes; write '...' in it too "
-                             "(numpy refuses this form as well)")
-        output = output.replace("...", "".join(ellipsis))
-    else:
-        output = "".join(ellipsis) + "".join(sorted(c for c in set(letters) - set(ellipsis)
-                                                    if letters.count(c) == 1))
-    for c in output:
-        if c not in letters:
-            raise GraphError(f"{op}: output axis {c!r} of {equation!r} appears in no operand")
-        if output.count(c) > 1:
-            raise GraphError(f"{op}: output axis {c!r} of {equation!r} appears twice")
-    return terms, output, set(ellipsis)
-
-
 def _diagonal_terms(terms):
     """The terms with each repeated letter kept once (where it first appears): an
     operand whose term repeats a letter (``"ii"``, ``"bii"``) is read along that
@@ -806,7 +755,7 @@ def _einsum_infer(types, attrs):
     fields = tuple_arg(op, types, 0)
     dtype = same_dtype(op, fields)
     equation = attrs["equation"]
-    terms, output, broadcast = parse_einsum(op, equation, [ty.ndim for ty in fields])
+    terms, output, broadcast = parse_equation(equation, [ty.ndim for ty in fields], GraphError)
     dims = {}
     for k, (term, ty) in enumerate(zip(terms, fields)):
         if len(term) != ty.ndim:
@@ -850,7 +799,7 @@ def _merged(t, x, groups):
 def _einsum_lower(inputs, attrs, out_type):
     t = topi()
     fields = tuple_inputs(inputs)
-    terms, output, broadcast = parse_einsum("einsum", attrs["equation"], [len(f.shape) for f in fields])
+    terms, output, broadcast = parse_equation(attrs["equation"], [len(f.shape) for f in fields], GraphError)
     terms, added = _aligned(terms, output, broadcast)
     fields = [f if n == 0 else t.reshape(f, [1] * n + list(f.shape)) for f, n in zip(fields, added)]
     fields = [_diagonal(f, term) for f, term in zip(fields, terms)]

@@ -169,7 +169,11 @@ def test_tensordot(a_shape, b_shape, axes):
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("subscripts, shapes", [("ij,jk->ik", [(3, 4), (4, 5)]), ("ii->i", [(4, 4)]),
                                                 ("ij->", [(3, 4)]), ("ij,ij->ij", [(2, 3), (2, 3)]),
-                                                ("ij,jk", [(3, 4), (4, 2)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 3)])])
+                                                ("ij,jk", [(3, 4), (4, 2)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 3)]),
+                                                # '...' broadcasts as numpy's does (2x1 with 5 batch axes)
+                                                ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
+                                                ("...ij,...jk", [(1, 3, 4), (2, 4, 2)]), ("i...->...", [(3, 2, 4)]),
+                                                ("bii->bi", [(2, 3, 3)])])
 def test_einsum(target, subscripts, shapes):
     ts = [te.placeholder(s, name=f"X{k}") for k, s in enumerate(shapes)]
     arrays = [rand(s) for s in shapes]
@@ -188,7 +192,9 @@ def test_tensordot_and_einsum_errors():
         topi.tensordot(A, B, 1)
     with pytest.raises(TopiError, match="axis 'j' has size 4 in one operand and 5 in 'B'"):
         topi.einsum("ij,jk->ik", A, B)
-    with pytest.raises(TopiError, match=r"'\.\.\.' \(broadcast dimensions\) is not supported"):
-        topi.einsum("...i->i", A)
-    with pytest.raises(TopiError, match="2 operand subscript"):
+    with pytest.raises(TopiError, match=r"einsum: operand 0 has rank 2 but its term '\.\.\.ijk' names 3 axes"):
+        topi.einsum("...ijk->i", A)
+    with pytest.raises(TopiError, match=r"leaves out the '\.\.\.' axes"):
+        topi.einsum("...j,jk->k", A, te.placeholder((4, 2), name="C"))
+    with pytest.raises(TopiError, match="has 2 operand term"):
         topi.einsum("ij,jk->ik", A)
