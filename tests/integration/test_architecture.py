@@ -161,3 +161,19 @@ def test_tvm_style_attribute_paths_after_a_plain_import():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.split() == ["tecc.contrib.graph_executor", "False"]
     assert "module 'tecc.contrib' has no attribute 'no_such_module'" in out.stderr
+
+
+def test_every_package_folder_is_installed():
+    # a folder of modules missing from pyproject's list works in a checkout and is
+    # absent from a user's (non-editable) install
+    import pytest
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    skip = {"tests", "benchmarks", "notebooks", ".venv", "build", "tecc.egg-info"}
+    folders = {"tecc." + ".".join(p.parent.relative_to(ROOT).parts) if p.parent != ROOT else "tecc"
+               for p in ROOT.rglob("__init__.py")
+               if not (set(p.relative_to(ROOT).parts) & skip)
+               and not any(s.startswith(".") for s in p.relative_to(ROOT).parts)}
+    assert folders - listed == set(), f"add to [tool.setuptools] packages: {sorted(folders - listed)}"
+    assert listed - folders == set(), f"listed but not a package folder: {sorted(listed - folders)}"

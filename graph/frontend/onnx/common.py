@@ -1,0 +1,109 @@
+"""What every part of the ONNX importer shares: the opsets it reads, its error,
+the node wrapper converters read attributes through, and small axis helpers."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import GraphError
+
+
+#: the default-domain opsets the converters implement
+MIN_OPSET, MAX_OPSET = 9, 21
+
+#: constants larger than this many elements are left to the graph (FoldConstant)
+_FOLD_LIMIT = 1 << 24
+
+
+class OnnxImportError(GraphError):
+    """An ONNX model cannot be imported: a malformed file, an unsupported operator
+    or opset, an input shape left symbolic, an attribute tecc cannot honour."""
+
+
+def _onnx():
+    try:
+        import onnx  # noqa: PLC0415 -- optional until a model is imported
+    except ImportError as err:  # pragma: no cover - onnx is a dependency
+        raise OnnxImportError("from_onnx needs the onnx package: pip install onnx") from err
+    return onnx
+
+
+def _np_dtype(elem_type: int, where: str) -> str:
+    onnx = _onnx()
+    try:
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
+    except (KeyError, TypeError, ValueError):
+        raise OnnxImportError(f"{where}: ONNX element type {elem_type} has no tecc dtype") from None
+    from ....runtime.dtypes import SUPPORTED  # noqa: PLC0415
+
+    # the dtypes tecc compiles, not numpy's kinds: ml_dtypes' float8 types have kind 'f'
+    if dtype.kind not in "biuf" or str(dtype) not in SUPPORTED:
+        # bfloat16 compiles, but its numpy type (ml_dtypes') is not one the importer reads tensors of
+        takes = [d for d in SUPPORTED if d != "bfloat16"]
+        raise OnnxImportError(f"{where}: tensors of dtype {dtype} (ONNX type {elem_type}) are not supported; the "
+                              f"importer takes {', '.join(takes)}: Cast the tensor in the model first")
+    return str(dtype)
+
+
+class OnnxNode:
+    """One ONNX node as the converters see it: ``op_type``, ``name``, ``inputs`` and
+    ``outputs`` (names; ``""`` for an optional one left out), the attributes as
+    Python values, and the ``opset`` the model is read with."""
+
+    def __init__(self, proto, index: int, opset: int):
+        onnx = _onnx()
+        self.op_type = proto.op_type
+        self.domain = proto.domain
+        self.name = proto.name or f"{proto.op_type}_{index}"
+        self.inputs = list(proto.input)
+        self.outputs = list(proto.output)
+        self.opset = opset
+        self.attrs = {}
+        for a in proto.attribute:
+            value = onnx.helper.get_attribute_value(a)
+            if isinstance(value, bytes):
+                value = value.decode("utf-8", "replace")
+            elif isinstance(value, onnx.TensorProto):
+                value = onnx.numpy_helper.to_array(value)
+            elif isinstance(value, list) and value and isinstance(value[0], bytes):
+                value = [v.decode("utf-8", "replace") for v in value]
+            self.attrs[a.name] = value
+
+    @property
+    def where(self) -> str:
+        return f"{self.op_type} node {self.name!r}"
+
+    def attr(self, key, default=None):
+        """Attribute ``key``, or ``default`` when the node does not set it."""
+        return self.attrs.get(key, default)
+
+    def required(self, key):
+        """Attribute ``key``, which the node must set."""
+        if key not in self.attrs:
+            raise OnnxImportError(f"{self.where}: the attribute {key!r} is required but missing")
+        return self.attrs[key]
+
+    def fail(self, message: str):
+        """Raise an import error about this node."""
+        raise OnnxImportError(f"{self.where}: {message}")
+
+
+def _normalize_axis(axis, rank: int, node: OnnxNode, what: str = "axis") -> int:
+    axis = int(axis)
+    if not -rank <= axis < rank:
+        node.fail(f"{what} {axis} is out of range for a tensor of rank {rank} (valid: {-rank}..{rank - 1})")
+    return axis + rank if axis < 0 else axis
+
+
+def _prod(values) -> int:
+    out = 1
+    for v in values:
+        out *= int(v)
+    return out
+
+
+def _axis_slice(ctx, x, axis, begin, end):
+    """``x[..., begin:end, ...]`` along ``axis`` (a strided_slice of the other axes whole)."""
+    rank = ctx.rank(x)
+    b, e = [0] * rank, list(ctx.shape(x))
+    b[axis], e[axis] = begin, end
+    return ctx.call("strided_slice", x, begin=tuple(b), end=tuple(e), strides=(1,) * rank)

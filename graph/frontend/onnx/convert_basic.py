@@ -1,0 +1,129 @@
+"""Converters of element-wise operators, casts, constants and shapes.
+
+A converter is ``fn(ctx, node, inputs) -> Expr`` (or a list, one per output):
+``ctx`` is the importer (:class:`.importer._Importer`), ``node`` an
+:class:`.common.OnnxNode`."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...ir import Constant
+from .common import _np_dtype, _prod
+
+
+def _unary(op_name):
+    def convert(ctx, node, inputs):
+        return ctx.call(op_name, inputs[0])
+
+    return convert
+
+
+def _binary(op_name):
+    def convert(ctx, node, inputs):
+        return ctx.call(op_name, inputs[0], inputs[1])
+
+    return convert
+
+
+def _div(ctx, node, inputs):
+    return ctx.call("divide", inputs[0], inputs[1])
+
+
+def _pow(ctx, node, inputs):
+    base, exponent = inputs
+    return ctx.call("power", base, ctx.cast(exponent, ctx.dtype_of(base)))
+
+
+def _mod(ctx, node, inputs):
+    if node.attr("fmod", 0):
+        return ctx.call("trunc_mod", inputs[0], inputs[1])
+    if ctx.dtype_of(inputs[0]).startswith("float"):
+        node.fail("fmod=0 on floating-point operands is not defined by ONNX; set fmod=1")
+    return ctx.call("floor_mod", inputs[0], inputs[1])
+
+
+def _variadic(op_name, mean=False):
+    def convert(ctx, node, inputs):
+        ops = [x for x in inputs if x is not None]
+        if not ops:
+            node.fail("needs at least one input")
+        out = ops[0]
+        for x in ops[1:]:
+            out = ctx.call(op_name, out, x)
+        if mean and len(ops) > 1:
+            out = ctx.call("divide", out, ctx.scalar(len(ops), out))
+        return out
+
+    return convert
+
+
+def _identity(ctx, node, inputs):
+    return inputs[0]
+
+
+def _dropout(ctx, node, inputs):
+    x = inputs[0]
+    training = ctx.optional_input(inputs, 2)
+    if training is not None and bool(np.asarray(ctx.value(training, "training_mode")).item()):
+        node.fail("training_mode is true; tecc compiles inference, where Dropout passes its input through")
+    mask = Constant(np.ones(ctx.shape(x), dtype=bool))
+    return [x, mask]
+
+
+def _cast(ctx, node, inputs):
+    return ctx.cast(inputs[0], _np_dtype(node.required("to"), node.where))
+
+
+def _cast_like(ctx, node, inputs):
+    return ctx.cast(inputs[0], ctx.dtype_of(inputs[1]))
+
+
+def _constant(ctx, node, inputs):
+    attrs = node.attrs
+    if "value" in attrs:
+        arr = np.asarray(attrs["value"])
+    elif "value_float" in attrs:
+        arr = np.asarray(attrs["value_float"], dtype="float32")
+    elif "value_floats" in attrs:
+        arr = np.asarray(attrs["value_floats"], dtype="float32")
+    elif "value_int" in attrs:
+        arr = np.asarray(attrs["value_int"], dtype="int64")
+    elif "value_ints" in attrs:
+        arr = np.asarray(attrs["value_ints"], dtype="int64")
+    else:
+        node.fail(f"only tensor, float and int values are supported (it sets {sorted(attrs)})")
+    if arr.dtype.kind not in "biuf":
+        node.fail(f"a constant of dtype {arr.dtype} is not supported")
+    return Constant(arr)
+
+
+def _constant_of_shape(ctx, node, inputs):
+    shape = ctx.value(inputs[0], "the shape (input 0)").astype("int64").reshape(-1)
+    value = node.attr("value")
+    value = np.zeros((1,), "float32") if value is None else np.asarray(value).reshape(-1)
+    if np.any(shape < 0):
+        node.fail(f"the shape {tuple(shape)} has a negative dimension")
+    return Constant(np.full(tuple(int(d) for d in shape), value[0], dtype=value.dtype))
+
+
+def _shape(ctx, node, inputs):
+    shape = np.asarray(ctx.shape(inputs[0]), dtype="int64")
+    rank = len(shape)
+    start, end = node.attr("start", 0), node.attr("end", rank)
+    start = min(max(start + rank if start < 0 else start, 0), rank)
+    end = min(max(end + rank if end < 0 else end, 0), rank)
+    return Constant(shape[start:end])
+
+
+def _size(ctx, node, inputs):
+    return Constant(np.asarray(_prod(ctx.shape(inputs[0])), dtype="int64"))
+
+
+def _range(ctx, node, inputs):
+    start, limit, delta = (ctx.value(x, what) for x, what in zip(inputs, ("start", "limit", "delta")))
+    if np.asarray(delta).item() == 0:
+        node.fail("delta is 0")
+    n = max(int(math.ceil((limit.item() - start.item()) / delta.item())), 0)
+    return Constant((start.item() + np.arange(n) * delta.item()).astype(start.dtype))

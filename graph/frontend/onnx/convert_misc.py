@@ -1,0 +1,517 @@
+"""Converters of element tests, bitwise operators, losses, windows, quantization,
+and the small compositions (normalizations, unpooling, grids, DFT)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .common import _axis_slice, _normalize_axis, _np_dtype, _prod
+from .convert_nn import _as_2d, _auto_pads, _from_2d, _spatial_rank
+
+
+# --- element tests, bitwise, and small compositions ---------------------------------------
+def _is_inf(ctx, node, inputs):
+    x = inputs[0]
+    neg, pos = bool(node.attr("detect_negative", 1)), bool(node.attr("detect_positive", 1))
+    inf = ctx.call("isinf", x)
+    if neg and pos:
+        return inf
+    if not (neg or pos):
+        return ctx.call("logical_and", inf, ctx.const(np.zeros((), bool), "bool"))
+    side = ctx.call("greater" if pos else "less", x, ctx.scalar(0, x))
+    return ctx.call("logical_and", inf, side)
+
+
+def _bit_shift(ctx, node, inputs):
+    direction = node.required("direction")
+    direction = direction.decode() if isinstance(direction, bytes) else str(direction)
+    if direction not in ("LEFT", "RIGHT"):
+        node.fail(f"direction {direction!r} must be 'LEFT' or 'RIGHT'")
+    x, shift = inputs
+    dtype = ctx.dtype_of(x)
+    if not dtype.startswith(("int", "uint")):
+        node.fail(f"the input is {dtype}; BitShift shifts integers")
+    bits = int(np.dtype(dtype).itemsize * 8)
+    # a shift outside [0, bits) shifts every bit out (ONNX; C leaves it undefined): 0, or
+    # for a right shift of a negative number, -1
+    outside = ctx.call("logical_or", ctx.call("less", shift, ctx.scalar(0, shift)),
+                       ctx.call("greater_equal", shift, ctx.scalar(bits, shift)))
+    safe = ctx.call("where", outside, ctx.scalar(0, shift), shift)
+    shifted = ctx.call("left_shift" if direction == "LEFT" else "right_shift", x, safe)
+    fill = ctx.scalar(0, x)
+    if direction == "RIGHT" and dtype.startswith("int"):
+        fill = ctx.call("where", ctx.call("less", x, ctx.scalar(0, x)), ctx.scalar(-1, x), fill)
+    return ctx.call("where", outside, fill, shifted)
+
+
+def _shrink(ctx, node, inputs):
+    # x - bias above lambd, x + bias below -lambd, 0 between
+    x = inputs[0]
+    bias, lambd = float(node.attr("bias", 0.0)), float(node.attr("lambd", 0.5))
+    zero = ctx.scalar(0, x)
+    low = ctx.call("where", ctx.call("less", x, ctx.scalar(-lambd, x)), ctx.call("add", x, ctx.scalar(bias, x)),
+                   zero)
+    return ctx.call("where", ctx.call("greater", x, ctx.scalar(lambd, x)),
+                    ctx.call("subtract", x, ctx.scalar(bias, x)), low)
+
+
+def _hardmax(ctx, node, inputs):
+    # 1 at the first maximum along the axis, 0 elsewhere; before opset 13 the input is
+    # seen as a 2-D matrix (the axes before ``axis`` by those from it)
+    x = inputs[0]
+    xs = ctx.shape(x)
+    rank = len(xs)
+    if node.opset < 13:
+        axis = _normalize_axis(node.attr("axis", 1), rank, node)
+        flat = ctx.reshape(x, (_prod(xs[:axis]), _prod(xs[axis:])))
+        return ctx.reshape(_one_at_max(ctx, flat, 1), xs)
+    return _one_at_max(ctx, x, _normalize_axis(node.attr("axis", -1), rank, node))
+
+
+def _one_at_max(ctx, x, axis):
+    xs = ctx.shape(x)
+    first = ctx.call("argmax", x, axis=(axis,), keepdims=True)
+    positions = ctx.call("arange", start=0, stop=xs[axis], step=1, dtype="int32")
+    positions = ctx.reshape(positions, tuple(xs[axis] if d == axis else 1 for d in range(len(xs))))
+    return ctx.cast(ctx.call("equal", positions, first), ctx.dtype_of(x))
+
+
+def _eye_like(ctx, node, inputs):
+    x = inputs[0]
+    xs = ctx.shape(x)
+    if len(xs) != 2:
+        node.fail(f"the input has rank {len(xs)}; EyeLike takes a 2-D tensor")
+    dtype = node.attr("dtype")
+    dtype = ctx.dtype_of(x) if dtype is None else _np_dtype(int(dtype), node.where)
+    return ctx.const(np.eye(xs[0], xs[1], k=int(node.attr("k", 0))), dtype)
+
+
+def _gather_nd(ctx, node, inputs):
+    # ONNX keeps the index tuples along indices' last axis, tecc's gather_nd along the first;
+    # a negative index counts from the end of its axis
+    data, indices = inputs
+    ds, ist = ctx.shape(data), ctx.shape(indices)
+    batch_dims = int(node.attr("batch_dims", 0))
+    if not ist or batch_dims < 0 or batch_dims >= min(len(ds), len(ist)):
+        node.fail(f"batch_dims {batch_dims} must be below the ranks of data {len(ds)} and indices {len(ist)}")
+    m = ist[-1]
+    if batch_dims + m > len(ds):
+        node.fail(f"index tuples of {m} after {batch_dims} batch dimension(s) exceed data's rank {len(ds)}")
+    indices = ctx.cast(indices, "int64")
+    dims = ctx.const(np.asarray(ds[batch_dims:batch_dims + m], dtype=np.int64), "int64")
+    wrapped = ctx.call("add", indices, dims)
+    indices = ctx.call("where", ctx.call("less", indices, ctx.scalar(0, indices)), wrapped, indices)
+    r = len(ist)
+    front = ctx.call("transpose", indices, axes=(r - 1,) + tuple(range(r - 1)))
+    return ctx.call("gather_nd", data, front, batch_dims=batch_dims)
+
+
+def _lp_normalization(ctx, node, inputs):
+    x = inputs[0]
+    axis = _normalize_axis(node.attr("axis", -1), ctx.rank(x), node)
+    p = int(node.attr("p", 2))
+    if p not in (1, 2):
+        node.fail(f"p = {p}; LpNormalization takes p = 1 or 2")
+    if p == 1:
+        norm = ctx.call("sum", ctx.call("abs", x), axis=(axis,), keepdims=True)
+    else:
+        norm = ctx.call("sqrt", ctx.call("sum", ctx.call("multiply", x, x), axis=(axis,), keepdims=True))
+    # a zero vector stays zero (ONNX), not 0 / 0
+    zero = ctx.scalar(0, x)
+    is_zero = ctx.call("equal", norm, zero)
+    return ctx.call("where", is_zero, zero, ctx.call("divide", x, ctx.call("where", is_zero, ctx.scalar(1, x), norm)))
+
+
+def _mean_variance_normalization(ctx, node, inputs):
+    # (x - mean) / sqrt(variance + 1e-9) over ``axes`` (ONNX's function body)
+    x = inputs[0]
+    rank = ctx.rank(x)
+    axes = tuple(sorted({_normalize_axis(a, rank, node, "axes entry") for a in node.attr("axes", [0, 2, 3])}))
+    mean = ctx.call("mean", x, axis=axes, keepdims=True)
+    centered = ctx.call("subtract", x, mean)
+    var = ctx.call("mean", ctx.call("multiply", centered, centered), axis=axes, keepdims=True)
+    return ctx.call("divide", centered, ctx.call("sqrt", ctx.call("add", var, ctx.scalar(1e-9, x))))
+
+
+def _group_norm(ctx, node, inputs):
+    # opset 18: scale and bias per group; opset 21: per channel
+    x, scale, bias = inputs
+    xs = ctx.shape(x)
+    if len(xs) < 3:
+        node.fail(f"the input has rank {len(xs)}; it needs a batch, channels and spatial axes")
+    groups = int(node.required("num_groups"))
+    channels = xs[1]
+    if groups < 1 or channels % groups:
+        node.fail(f"num_groups {groups} must divide the {channels} channels")
+    eps = float(node.attr("epsilon", 1e-5))
+    grouped = ctx.reshape(x, (xs[0], groups, _prod(xs[1:]) // groups))
+    mean = ctx.call("mean", grouped, axis=(2,), keepdims=True)
+    centered = ctx.call("subtract", grouped, mean)
+    var = ctx.call("mean", ctx.call("multiply", centered, centered), axis=(2,), keepdims=True)
+    normed = ctx.call("divide", centered, ctx.call("sqrt", ctx.call("add", var, ctx.scalar(eps, x))))
+    normed = ctx.reshape(normed, xs)
+    per = ctx.shape(scale)[0] if ctx.rank(scale) == 1 else None
+    if per == groups and groups != channels:
+        # a value per group: repeated over the group's channels
+        scale, bias = (ctx.reshape(ctx.call("broadcast_to", ctx.reshape(t, (groups, 1)),
+                                            shape=(groups, channels // groups)), (channels,)) for t in (scale, bias))
+    elif per != channels:
+        node.fail(f"scale and bias must hold {channels} (opset 21) or {groups} (opset 18) values, got shape "
+                  f"{ctx.shape(scale)}")
+    shape = (channels,) + (1,) * (len(xs) - 2)
+    return ctx.call("add", ctx.call("multiply", normed, ctx.reshape(scale, shape)), ctx.reshape(bias, shape))
+
+
+def _lp_pool(ctx, node, inputs):
+    # (sum over the window of |x|^p)^(1/p): a pooling of |x|^p that counts the padding, times
+    # the window's size
+    x = inputs[0]
+    p = int(node.attr("p", 2))
+    if p < 1:
+        node.fail(f"p = {p} must be >= 1")
+    nsp = _spatial_rank(ctx, node, x, "LpPool")
+    xs = ctx.shape(x)
+    kernel = list(node.required("kernel_shape"))
+    strides = list(node.attr("strides", [1] * nsp))
+    dilations = list(node.attr("dilations", [1] * nsp))
+    begins, ends = _auto_pads(node, xs[2:], kernel, strides, dilations)
+    powered = ctx.call("abs", x) if p == 1 else ctx.call("power", ctx.call("abs", x), ctx.scalar(p, x))
+    if nsp == 1:
+        powered = _as_2d(ctx, powered)
+        kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
+        begins, ends = [0] + begins, [0] + ends
+    common = dict(pool_size=tuple(kernel), strides=tuple(strides),
+                  padding=(begins[0], begins[1], ends[0], ends[1]), ceil_mode=bool(node.attr("ceil_mode", 0)))
+    if any(d != 1 for d in dilations):
+        common["dilation"] = tuple(dilations)
+    pooled = ctx.call("nn.avg_pool2d", powered, count_include_pad=True, **common)
+    summed = ctx.call("multiply", pooled, ctx.scalar(float(_prod(kernel)), x))
+    out = summed if p == 1 else ctx.call("power", summed, ctx.scalar(1.0 / p, x))
+    return _from_2d(ctx, out) if nsp == 1 else out
+
+
+def _nll_loss_of(ctx, node, log_prob, target, weight):
+    """NegativeLogLikelihoodLoss of ``log_prob`` ``[N, C, d...]`` at the classes
+    ``target`` ``[N, d...]``: ``-log_prob[n, target, d...] * weight[target]``, 0 where
+    ``target`` is ``ignore_index``, then ``reduction`` ("none", "sum" or "mean": the
+    sum over the sum of the weights counted)."""
+    ps, ts = ctx.shape(log_prob), ctx.shape(target)
+    if len(ps) < 2 or tuple(ts) != (ps[0],) + tuple(ps[2:]):
+        node.fail(f"the input has shape {ps} and the target {ts}; the target must be the input's shape without "
+                  "its class axis 1")
+    reduction = node.attr("reduction", "mean")
+    reduction = reduction.decode() if isinstance(reduction, bytes) else str(reduction)
+    if reduction not in ("none", "sum", "mean"):
+        node.fail(f"reduction {reduction!r} must be 'none', 'sum' or 'mean'")
+    target = ctx.cast(target, "int64")
+    ignore = node.attr("ignore_index")
+    valid = None
+    if ignore is not None:
+        valid = ctx.call("not_equal", target, ctx.scalar(int(ignore), target))
+        target = ctx.call("where", valid, target, ctx.scalar(0, target))
+    picked = ctx.call("gather", log_prob, ctx.call("expand_dims", target, axis=1), axis=1)
+    picked = ctx.call("squeeze", picked, axis=(1,))
+    dtype = ctx.dtype_of(log_prob)
+    w = ctx.call("take", weight, target, axis=0, mode="clip") if weight is not None else None
+    if valid is not None:
+        counted = ctx.cast(valid, dtype)
+        w = counted if w is None else ctx.call("multiply", w, counted)
+    loss = ctx.call("negative", picked if w is None else ctx.call("multiply", picked, w))
+    if reduction == "none":
+        return loss
+    axes = tuple(range(len(ts)))
+    total = ctx.call("sum", loss, axis=axes)
+    if reduction == "sum":
+        return total
+    if w is None:
+        return ctx.call("divide", total, ctx.scalar(float(_prod(ts)), total))
+    return ctx.call("divide", total, ctx.call("sum", w, axis=axes))
+
+
+def _nll_loss(ctx, node, inputs):
+    return _nll_loss_of(ctx, node, inputs[0], inputs[1], ctx.optional_input(inputs, 2))
+
+
+def _softmax_cross_entropy_loss(ctx, node, inputs):
+    # NegativeLogLikelihoodLoss of log_softmax over the classes; output 1 is the log_softmax
+    scores = inputs[0]
+    log_prob = ctx.call("nn.log_softmax", scores, axis=1)
+    loss = _nll_loss_of(ctx, node, log_prob, inputs[1], ctx.optional_input(inputs, 2))
+    return [loss, log_prob]
+
+
+def _window(kind):
+    """Hann, Hamming and Blackman windows of ``size`` points (a value known when
+    compiling): the output is a constant."""
+    def convert(ctx, node, inputs):
+        size = np.asarray(ctx.value(inputs[0], "size (input 0)")).reshape(-1)
+        if size.size != 1 or int(size[0]) < 1:
+            node.fail(f"size (input 0) must be one positive integer, got {size.tolist()}")
+        n = int(size[0])
+        periodic = bool(node.attr("periodic", 1))
+        denom = n if periodic else n - 1
+        k = np.arange(n, dtype=np.float64)
+        phase = 2 * np.pi * k / denom if denom > 0 else np.zeros(n)
+        if kind == "hann":
+            w = 0.5 - 0.5 * np.cos(phase)
+        elif kind == "hamming":
+            w = 25 / 46 - (1 - 25 / 46) * np.cos(phase)
+        else:
+            w = 0.42 - 0.5 * np.cos(phase) + 0.08 * np.cos(2 * phase)
+        return ctx.const(w, _np_dtype(int(node.attr("output_datatype", 1)), node.where))
+
+    return convert
+
+
+def _quant_params(ctx, node, x, scale, zero_point, what):
+    """``scale`` and ``zero_point`` shaped to broadcast against ``x`` along ``axis``
+    (a scalar: per tensor; 1-D: per axis)."""
+    if int(node.attr("block_size", 0)):
+        node.fail("blocked quantization (block_size > 0) is not supported; quantize per tensor or per axis")
+    rank = ctx.rank(x)
+    ss = ctx.shape(scale)
+    if len(ss) == 0 or _prod(ss) == 1 and len(ss) <= 1:
+        shape = ()
+    elif len(ss) == 1:
+        axis = _normalize_axis(node.attr("axis", 1), rank, node)
+        if ss[0] != ctx.shape(x)[axis]:
+            node.fail(f"{what} has {ss[0]} values for axis {axis} of size {ctx.shape(x)[axis]}")
+        shape = tuple(ss[0] if d == axis else 1 for d in range(rank))
+    else:
+        node.fail(f"{what} has shape {ss}; tecc quantizes per tensor (a scalar) or per axis (1-D)")
+    scale = ctx.reshape(scale, shape)
+    if zero_point is not None:
+        zero_point = ctx.reshape(zero_point, shape)
+    return scale, zero_point
+
+
+def _dequantize_linear(ctx, node, inputs):
+    x, scale = inputs[0], inputs[1]
+    zero_point = ctx.optional_input(inputs, 2)
+    scale, zero_point = _quant_params(ctx, node, x, scale, zero_point, "x_scale (input 1)")
+    # (x - zero_point) * scale, in float32, then in the scale's type
+    xf = ctx.cast(x, "float32")
+    if zero_point is not None:
+        xf = ctx.call("subtract", xf, ctx.cast(zero_point, "float32"))
+    return ctx.cast(ctx.call("multiply", xf, ctx.cast(scale, "float32")), ctx.dtype_of(scale))
+
+
+_QUANT_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "uint16": (0, 65535), "int16": (-32768, 32767),
+                 "int32": (-2 ** 31, 2 ** 31 - 1)}
+
+
+def _quantize_linear(ctx, node, inputs):
+    # saturate(round_half_to_even(x / scale) + zero_point) in the zero point's type (uint8
+    # without one, or output_dtype)
+    x, scale = inputs[0], inputs[1]
+    zero_point = ctx.optional_input(inputs, 2)
+    scale, zero_point = _quant_params(ctx, node, x, scale, zero_point, "y_scale (input 1)")
+    out_dtype = ctx.dtype_of(zero_point) if zero_point is not None else "uint8"
+    if node.attr("output_dtype"):
+        out_dtype = _np_dtype(int(node.attr("output_dtype")), node.where)
+    if out_dtype not in _QUANT_RANGES:
+        node.fail(f"quantizing to {out_dtype} is not supported; tecc quantizes to {sorted(_QUANT_RANGES)}")
+    lo, hi = _QUANT_RANGES[out_dtype]
+    xf = ctx.cast(x, "float32")
+    q = ctx.call("round", ctx.call("divide", xf, ctx.cast(scale, "float32")))
+    if zero_point is not None:
+        q = ctx.call("add", q, ctx.cast(zero_point, "float32"))
+    return ctx.cast(ctx.call("clip", q, a_min=float(lo), a_max=float(hi)), out_dtype)
+
+
+def _center_crop_pad(ctx, node, inputs):
+    x, shape_in = inputs
+    xs = ctx.shape(x)
+    rank = len(xs)
+    target = [int(v) for v in np.asarray(ctx.value(shape_in, "shape (input 1)")).reshape(-1)]
+    axes = node.attr("axes")
+    axes = list(range(rank)) if axes is None else [_normalize_axis(a, rank, node, "axes entry") for a in axes]
+    if len(target) != len(axes):
+        node.fail(f"shape (input 1) has {len(target)} sizes for {len(axes)} axes")
+    begin, end = [0] * rank, list(xs)
+    width = [[0, 0] for _ in range(rank)]
+    for a, t in zip(axes, target):
+        if t < 1:
+            node.fail(f"the target size {t} of axis {a} must be positive")
+        if t < xs[a]:       # crop, centered (the extra element on the end side)
+            begin[a] = (xs[a] - t) // 2
+            end[a] = begin[a] + t
+        elif t > xs[a]:     # pad with zeros, centered
+            width[a] = [(t - xs[a]) // 2, t - xs[a] - (t - xs[a]) // 2]
+    out = x
+    if begin != [0] * rank or end != list(xs):
+        out = ctx.call("strided_slice", out, begin=tuple(begin), end=tuple(end), strides=(1,) * rank)
+    if any(w != [0, 0] for w in width):
+        out = ctx.call("nn.pad", out, pad_width=tuple(tuple(w) for w in width), pad_value=0.0, pad_mode="constant")
+    return out
+
+
+def _reverse_sequence(ctx, node, inputs):
+    # along time_axis, each batch entry's first sequence_lens[b] steps reversed:
+    # out[t] = x[lens - 1 - t] for t < lens, else x[t] (the lengths may come at run time)
+    x, lens = inputs
+    xs = ctx.shape(x)
+    rank = len(xs)
+    if rank < 2:
+        node.fail(f"the input has rank {rank}; it needs a batch and a time axis")
+    batch_axis = _normalize_axis(node.attr("batch_axis", 1), rank, node, "batch_axis")
+    time_axis = _normalize_axis(node.attr("time_axis", 0), rank, node, "time_axis")
+    if batch_axis == time_axis:
+        node.fail(f"batch_axis and time_axis are both {batch_axis}")
+    lens = ctx.cast(lens, "int64")
+    steps = ctx.call("arange", start=0, stop=xs[time_axis], step=1, dtype="int64")
+    steps = ctx.reshape(steps, tuple(xs[time_axis] if d == time_axis else 1 for d in range(rank)))
+    lens = ctx.reshape(lens, tuple(xs[batch_axis] if d == batch_axis else 1 for d in range(rank)))
+    flipped = ctx.call("subtract", ctx.call("subtract", lens, ctx.scalar(1, lens)), steps)
+    index = ctx.call("where", ctx.call("less", steps, lens), flipped, steps)
+    index = ctx.call("broadcast_to", index, shape=tuple(xs))
+    return ctx.call("gather", x, index, axis=time_axis)
+
+
+def _max_unpool(ctx, node, inputs):
+    # zeros of the unpooled shape with x written at the flat positions of indices
+    # (MaxPool's Indices output: flattened over the whole tensor)
+    x, indices = inputs[0], inputs[1]
+    xs = ctx.shape(x)
+    nsp = len(xs) - 2
+    if nsp < 1:
+        node.fail(f"the input has rank {len(xs)}; it needs a batch, a channel and spatial axes")
+    kernel = list(node.required("kernel_shape"))
+    strides = list(node.attr("strides", [1] * nsp))
+    pads = list(node.attr("pads", [0] * (2 * nsp)))
+    # the indices count in the default unpooled shape; a larger output_shape pads its end
+    shape = tuple(xs[:2]) + tuple((xs[2 + i] - 1) * strides[i] - pads[i] - pads[i + nsp] + kernel[i]
+                                  for i in range(nsp))
+    zeros = ctx.const(np.zeros((_prod(shape),)), ctx.dtype_of(x))
+    flat = ctx.call("scatter_elements", zeros, ctx.reshape(ctx.cast(indices, "int64"), (_prod(xs),)),
+                    ctx.reshape(x, (_prod(xs),)), axis=0, reduction="update")
+    out = ctx.reshape(flat, shape)
+    given = ctx.optional_input(inputs, 2)
+    if given is not None:
+        want = tuple(int(v) for v in np.asarray(ctx.value(given, "output_shape (input 2)")).reshape(-1))
+        if len(want) != len(xs) or want[:2] != shape[:2] or any(w < s for w, s in zip(want, shape)):
+            node.fail(f"output_shape {list(want)} must keep the batch and channels and be at least the unpooled "
+                      f"shape {list(shape)}")
+        if want != shape:
+            out = ctx.call("nn.pad", out, pad_width=tuple((0, w - s) for w, s in zip(want, shape)), pad_value=0.0,
+                           pad_mode="constant")
+    return out
+
+
+def _affine_grid(ctx, node, inputs):
+    # theta [N, k, k+1] applied to the normalized coordinates of every output point
+    # ([x, y(, z), 1], x varying fastest): the grid [N, (D,) H, W, k]
+    theta, size = inputs
+    sizes = [int(v) for v in np.asarray(ctx.value(size, "size (input 1)")).reshape(-1)]
+    if len(sizes) not in (4, 5):
+        node.fail(f"size {sizes} must be [N, C, H, W] or [N, C, D, H, W]")
+    spatial = sizes[2:]
+    k = len(spatial)
+    ts = ctx.shape(theta)
+    if tuple(ts) != (sizes[0], k, k + 1):
+        node.fail(f"theta has shape {ts}; for size {sizes} it must be {(sizes[0], k, k + 1)}")
+    align = bool(node.attr("align_corners", 0))
+
+    def axis(n):
+        if align:
+            return np.linspace(-1.0, 1.0, n) if n > 1 else np.zeros(1)
+        return (2.0 * np.arange(n) + 1.0) / n - 1.0
+
+    # coordinates in (x, y, z) order, the last spatial axis (x) varying fastest
+    mesh = np.meshgrid(*[axis(n) for n in spatial], indexing="ij")
+    base = np.stack([m.reshape(-1) for m in reversed(mesh)] + [np.ones(_prod(spatial))], axis=0)  # [k+1, P]
+    dtype = ctx.dtype_of(theta)
+    base = ctx.call("broadcast_to", ctx.const(base[None], dtype), shape=(sizes[0], k + 1, _prod(spatial)))
+    grid = ctx.call("nn.batch_matmul", theta, base, transpose_a=False, transpose_b=False)  # [N, k, P]
+    grid = ctx.call("transpose", grid, axes=(0, 2, 1))
+    return ctx.reshape(grid, (sizes[0],) + tuple(spatial) + (k,))
+
+
+def _grid_sample(ctx, node, inputs):
+    # x [N, C, (D,) H, W] sampled at grid [N, (Do,) Ho, Wo, k] (x, y(, z) in [-1, 1]): one
+    # image.grid_sample, whose grid holds the k coordinates on axis 1
+    x, grid = inputs
+    xs, gs = ctx.shape(x), ctx.shape(grid)
+    k = len(xs) - 2
+    if k not in (2, 3) or len(gs) != k + 2 or gs[-1] != k or gs[0] != xs[0]:
+        node.fail(f"input {xs} and grid {gs}: tecc samples inputs [N, C, H, W] at grids [N, Ho, Wo, 2] and inputs "
+                  "[N, C, D, H, W] at grids [N, Do, Ho, Wo, 3]")
+    mode = node.attr("mode", "linear" if node.opset >= 20 else "bilinear")
+    mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+    method = {"linear": "bilinear", "cubic": "bicubic"}.get(mode, mode)  # opset 20 renamed the modes
+    if method not in ("bilinear", "nearest", "bicubic"):
+        node.fail(f"mode {mode!r} must be 'linear' ('bilinear' before opset 20), 'nearest' or 'cubic' ('bicubic')")
+    if method == "bicubic" and k != 2:
+        node.fail("cubic sampling of a 3-D input is not supported; tecc samples 3-D inputs 'linear' or 'nearest'")
+    padding = node.attr("padding_mode", "zeros")
+    padding = padding.decode() if isinstance(padding, bytes) else str(padding)
+    if padding not in ("zeros", "border", "reflection"):
+        node.fail(f"padding_mode {padding!r} must be 'zeros', 'border' or 'reflection'")
+    points = ctx.call("transpose", grid, axes=(0, k + 1) + tuple(range(1, k + 1)))
+    return ctx.call("image.grid_sample", x, points, method=method, layout="NCHW" if k == 2 else "NCDHW",
+                    padding_mode=padding, align_corners=bool(node.attr("align_corners", 0)))
+
+
+def _dft(ctx, node, inputs):
+    # the discrete Fourier transform along ``axis`` as products with constant cosine and
+    # sine matrices (its length is static); the last axis holds [real] or [real, imag]
+    x = inputs[0]
+    xs = ctx.shape(x)
+    rank = len(xs)
+    if rank < 2 or xs[-1] not in (1, 2):
+        node.fail(f"the signal has shape {xs}; its last axis must hold 1 (real) or 2 (real, imaginary) values")
+    if node.opset >= 20:
+        given = ctx.optional_input(inputs, 2)
+        axis = -2 if given is None else int(np.asarray(ctx.value(given, "axis (input 2)")).reshape(-1)[0])
+    else:
+        axis = int(node.attr("axis", 1))
+    axis = _normalize_axis(axis, rank, node)
+    if axis == rank - 1:
+        node.fail("axis is the last axis, which holds the real and imaginary parts")
+    inverse, onesided = bool(node.attr("inverse", 0)), bool(node.attr("onesided", 0))
+    n = xs[axis]
+    length = ctx.optional_input(inputs, 1)
+    if length is not None:
+        want = int(np.asarray(ctx.value(length, "dft_length (input 1)")).reshape(-1)[0])
+        if not (inverse and onesided) and want != n:
+            node.fail(f"dft_length {want} differs from the signal's {n} samples; pad or slice the signal first")
+    complex_in = xs[-1] == 2
+    perm = [d for d in range(rank - 1) if d != axis] + [axis, rank - 1]
+    moved = ctx.call("transpose", x, axes=tuple(perm)) if perm != list(range(rank)) else x
+    outer = tuple(xs[d] for d in perm[:-2])
+    flat = ctx.reshape(ctx.cast(moved, "float32"), (_prod(outer), n, xs[-1]))
+    real = ctx.reshape(_axis_slice(ctx, flat, 2, 0, 1), (_prod(outer), n))
+    imag = ctx.reshape(_axis_slice(ctx, flat, 2, 1, 2), (_prod(outer), n)) if complex_in else None
+    if inverse and onesided:
+        # irfft: the Hermitian spectrum's missing bins mirror the given ones; a real output
+        size = 2 * (n - 1) if length is None else want
+        k = np.arange(n)[:, None]
+        t = np.arange(size)[None, :]
+        weight = np.where((k == 0) | (2 * k == size), 1.0, 2.0) / size
+        theta = 2 * np.pi * k * t / size
+        cos_m, sin_m = (weight * np.cos(theta)).T, (weight * np.sin(theta)).T  # [size, n]
+        out = ctx.call("nn.dense", real, ctx.const(cos_m, "float32"), units=size)
+        if imag is not None:
+            out = ctx.call("subtract", out, ctx.call("nn.dense", imag, ctx.const(sin_m, "float32"), units=size))
+        parts, bins = [out], size
+    else:
+        bins = n // 2 + 1 if onesided else n
+        k = np.arange(bins)[:, None]
+        theta = 2 * np.pi * k * np.arange(n)[None, :] / n      # [bins, n]
+        sign, scale = (1.0, 1.0 / n) if inverse else (-1.0, 1.0)
+        cos_m = ctx.const(scale * np.cos(theta), "float32")
+        sin_m = ctx.const(scale * sign * np.sin(theta), "float32")
+        # (a + ib)(cos + i sign sin) = (a cos - b sign sin) + i (a sign sin + b cos)
+        out_r = ctx.call("nn.dense", real, cos_m, units=bins)
+        out_i = ctx.call("nn.dense", real, sin_m, units=bins)
+        if imag is not None:
+            out_r = ctx.call("subtract", out_r, ctx.call("nn.dense", imag, sin_m, units=bins))
+            out_i = ctx.call("add", out_i, ctx.call("nn.dense", imag, cos_m, units=bins))
+        parts = [out_r, out_i]
+    stacked = ctx.call("concatenate", ctx.tuple([ctx.reshape(p, (_prod(outer), bins, 1)) for p in parts]), axis=2) \
+        if len(parts) > 1 else ctx.reshape(parts[0], (_prod(outer), bins, 1))
+    out = ctx.reshape(stacked, outer + (bins, len(parts)))
+    inv = [0] * rank
+    for i, d in enumerate(perm):
+        inv[d] = i
+    out = ctx.call("transpose", out, axes=tuple(inv)) if perm != list(range(rank)) else out
+    return ctx.cast(out, ctx.dtype_of(x))

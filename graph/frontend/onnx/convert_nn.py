@@ -1,0 +1,428 @@
+"""Converters of neural-network operators: convolutions, pooling, normalizations,
+activations, softmax, matrix products."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .common import _normalize_axis, _prod
+
+
+# --- neural-network operators ----------------------------------------------------------
+def _auto_pads(node, in_sizes, kernel, strides, dilations):
+    """(begins, ends) of the spatial padding, from ``pads`` or ``auto_pad``."""
+    n = len(in_sizes)
+    auto = node.attr("auto_pad", "NOTSET") or "NOTSET"
+    if auto == "NOTSET":
+        pads = list(node.attr("pads", [0] * (2 * n)))
+        if len(pads) != 2 * n:
+            node.fail(f"pads {pads} should have {2 * n} values (begin and end of each spatial axis)")
+        return pads[:n], pads[n:]
+    if auto == "VALID":
+        return [0] * n, [0] * n
+    if auto not in ("SAME_UPPER", "SAME_LOWER"):
+        node.fail(f"auto_pad {auto!r} is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER")
+    begins, ends = [], []
+    for size, k, s, d in zip(in_sizes, kernel, strides, dilations):
+        out = -(-size // s)
+        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+        small, big = total // 2, total - total // 2
+        begins.append(small if auto == "SAME_UPPER" else big)
+        ends.append(big if auto == "SAME_UPPER" else small)
+    return begins, ends
+
+
+def _spatial_rank(ctx, node, x, what):
+    nsp = ctx.rank(x) - 2
+    if nsp not in (1, 2):
+        node.fail(f"{what} over {nsp} spatial dimension(s) is not supported; tecc converts the 1-D and 2-D "
+                  "(NCW, NCHW) forms")
+    return nsp
+
+
+def _as_2d(ctx, x):
+    """An NCW tensor as NC1W."""
+    s = ctx.shape(x)
+    return ctx.reshape(x, s[:2] + (1,) + s[2:])
+
+
+def _from_2d(ctx, y):
+    s = ctx.shape(y)
+    return ctx.reshape(y, s[:2] + s[3:])
+
+
+def _accumulator(ctx, x):
+    """The ``out_dtype`` of a product of ``x`` (MatMul, Gemm, Conv): float32 for
+    float16 operands -- the sums are kept in float32 and rounded to float16 once, at
+    the end, as onnxruntime and ONNX's reference do -- else None (the operands')."""
+    return "float32" if ctx.dtype_of(x) == "float16" else None
+
+
+def _conv(ctx, node, inputs):
+    x, w = inputs[0], inputs[1]
+    bias = ctx.optional_input(inputs, 2)
+    acc, dtype = _accumulator(ctx, x), ctx.dtype_of(x)
+    nsp = _spatial_rank(ctx, node, x, "Conv")
+    xs, ws = ctx.shape(x), ctx.shape(w)
+    if len(ws) != len(xs):
+        node.fail(f"the weight {ws} should have the rank of the data {xs}")
+    kernel = list(node.attr("kernel_shape", ws[2:]))
+    strides = list(node.attr("strides", [1] * nsp))
+    dilations = list(node.attr("dilations", [1] * nsp))
+    groups = int(node.attr("group", 1))
+    begins, ends = _auto_pads(node, xs[2:], kernel, strides, dilations)
+    if nsp == 1:
+        x, w = _as_2d(ctx, x), _as_2d(ctx, w)
+        kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
+        begins, ends = [0] + begins, [0] + ends
+    out = ctx.call("nn.conv2d", x, w, strides=tuple(strides), padding=(begins[0], begins[1], ends[0], ends[1]),
+                   dilation=tuple(dilations), groups=groups, channels=ws[0], kernel_size=tuple(kernel), out_dtype=acc)
+    if bias is not None:
+        out = ctx.call("nn.bias_add", out, ctx.cast(bias, ctx.dtype_of(out)), axis=1)
+    out = ctx.cast(out, dtype)
+    return _from_2d(ctx, out) if nsp == 1 else out
+
+
+def _conv_transpose(ctx, node, inputs):
+    x, w = inputs[0], inputs[1]
+    bias = ctx.optional_input(inputs, 2)
+    acc, dtype = _accumulator(ctx, x), ctx.dtype_of(x)
+    nsp = _spatial_rank(ctx, node, x, "ConvTranspose")
+    xs, ws = ctx.shape(x), ctx.shape(w)
+    groups = int(node.attr("group", 1))
+    kernel = list(node.attr("kernel_shape", ws[2:]))
+    strides = list(node.attr("strides", [1] * nsp))
+    dilations = list(node.attr("dilations", [1] * nsp))
+    out_pad = list(node.attr("output_padding", [0] * nsp))
+    output_shape = node.attr("output_shape")
+    auto = node.attr("auto_pad", "NOTSET") or "NOTSET"
+    if output_shape is not None or auto in ("SAME_UPPER", "SAME_LOWER"):
+        # the padding that gives the requested output size
+        targets = list(output_shape)[-nsp:] if output_shape is not None else [xs[2 + i] * strides[i]
+                                                                              for i in range(nsp)]
+        begins, ends = [], []
+        for i in range(nsp):
+            total = strides[i] * (xs[2 + i] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1 - targets[i]
+            if total < 0:
+                node.fail(f"output_shape {tuple(output_shape)} is larger than the transposed convolution gives")
+            # the spec puts the larger half first unless auto_pad is SAME_UPPER
+            small, big = total // 2, total - total // 2
+            upper = auto == "SAME_UPPER"
+            begins.append(small if upper else big)
+            ends.append(big if upper else small)
+    else:
+        begins, ends = _auto_pads(node, xs[2:], kernel, strides, dilations)
+    if nsp == 1:
+        x, w = _as_2d(ctx, x), _as_2d(ctx, w)
+        kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
+        begins, ends, out_pad = [0] + begins, [0] + ends, [0] + out_pad
+    out = ctx.call("nn.conv2d_transpose", x, w, strides=tuple(strides),
+                   padding=(begins[0], begins[1], ends[0], ends[1]), dilation=tuple(dilations), groups=groups,
+                   channels=ws[1] * groups, kernel_size=tuple(kernel), output_padding=tuple(out_pad),
+                   out_dtype=acc)
+    if bias is not None:
+        out = ctx.call("nn.bias_add", out, ctx.cast(bias, ctx.dtype_of(out)), axis=1)
+    out = ctx.cast(out, dtype)
+    return _from_2d(ctx, out) if nsp == 1 else out
+
+
+def _pool(kind):
+    def convert(ctx, node, inputs):
+        x = inputs[0]
+        if kind == "max" and len(node.outputs) > 1 and node.outputs[1]:
+            node.fail("the Indices output is not supported; use the pooled values only")
+        nsp = _spatial_rank(ctx, node, x, f"{node.op_type}")
+        xs = ctx.shape(x)
+        kernel = list(node.required("kernel_shape"))
+        strides = list(node.attr("strides", [1] * nsp))
+        dilations = list(node.attr("dilations", [1] * nsp))
+        begins, ends = _auto_pads(node, xs[2:], kernel, strides, dilations)
+        ceil_mode = bool(node.attr("ceil_mode", 0))
+        if nsp == 1:
+            x = _as_2d(ctx, x)
+            kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
+            begins, ends = [0] + begins, [0] + ends
+        common = dict(pool_size=tuple(kernel), strides=tuple(strides), padding=(begins[0], begins[1], ends[0],
+                                                                                 ends[1]), ceil_mode=ceil_mode)
+        if any(d != 1 for d in dilations):
+            common["dilation"] = tuple(dilations)
+        if kind == "max":
+            out = ctx.call("nn.max_pool2d", x, **common)
+        else:
+            out = ctx.call("nn.avg_pool2d", x, count_include_pad=bool(node.attr("count_include_pad", 0)), **common)
+        return _from_2d(ctx, out) if nsp == 1 else out
+
+    return convert
+
+
+def _global_pool(kind):
+    def convert(ctx, node, inputs):
+        x = inputs[0]
+        rank = ctx.rank(x)
+        if rank < 3:
+            node.fail(f"the input has rank {rank}; it needs a batch, a channel and spatial axes")
+        if rank == 4:
+            return ctx.call(f"nn.global_{kind}_pool2d", x)
+        return ctx.call("mean" if kind == "avg" else "max", x, axis=tuple(range(2, rank)), keepdims=True)
+
+    return convert
+
+
+def _batch_norm(ctx, node, inputs):
+    if node.attr("training_mode", 0):
+        node.fail("training_mode=1; tecc compiles inference (running statistics)")
+    x, scale, bias, mean, var = inputs[:5]
+    out = ctx.call("nn.batch_norm", x, scale, bias, mean, var, axis=1, epsilon=float(node.attr("epsilon", 1e-5)))
+    return ctx.item(out, 0)
+
+
+def _instance_norm(ctx, node, inputs):
+    x, scale, bias = inputs
+    return ctx.call("nn.instance_norm", x, scale, bias, axis=1, epsilon=float(node.attr("epsilon", 1e-5)))
+
+
+def _layer_norm(ctx, node, inputs):
+    x, scale = inputs[0], inputs[1]
+    bias = ctx.optional_input(inputs, 2)
+    xs = ctx.shape(x)
+    rank = len(xs)
+    axis = _normalize_axis(node.attr("axis", -1), rank, node)
+    eps = float(node.attr("epsilon", 1e-5))
+    inner = _prod(xs[axis:])
+    if bias is None:
+        bias = ctx.const(np.zeros(xs[axis:]), ctx.dtype_of(x))
+    scale, bias = ctx.reshape(scale, (inner,)), ctx.reshape(bias, (inner,))
+    flat = ctx.reshape(x, xs[:axis] + (inner,))
+    out = ctx.call("nn.layer_norm", flat, scale, bias, axis=-1, epsilon=eps)
+    return ctx.reshape(out, xs)
+
+
+def _lrn(ctx, node, inputs):
+    return ctx.call("nn.lrn", inputs[0], size=int(node.required("size")), axis=1,
+                    alpha=float(node.attr("alpha", 1e-4)), beta=float(node.attr("beta", 0.75)),
+                    bias=float(node.attr("bias", 1.0)))
+
+
+def _leaky_relu(ctx, node, inputs):
+    return ctx.call("nn.leaky_relu", inputs[0], alpha=float(node.attr("alpha", 0.01)))
+
+
+def _prelu(ctx, node, inputs):
+    x, slope = inputs
+    xs, ss = ctx.shape(x), ctx.shape(slope)
+    channels = xs[1] if len(xs) > 1 else None
+    per_channel = (channels is not None and _prod(ss) == channels and len(ss) <= len(xs) - 1
+                   and (len(ss) == 1 or all(d == 1 for d in ss[1:]) and ss[0] == channels))
+    if per_channel:
+        return ctx.call("nn.prelu", x, ctx.reshape(slope, (channels,)), axis=1)
+    # any other broadcastable slope: relu(x) + slope * min(x, 0)
+    zero = ctx.scalar(0, x)
+    return ctx.call("add", ctx.call("nn.relu", x), ctx.call("multiply", slope, ctx.call("minimum", x, zero)))
+
+
+def _clip_between(ctx, x, lo, hi):
+    """``x`` clamped to [lo, hi] (constants, either may be None)."""
+    if lo is not None and hi is not None:
+        return ctx.call("clip", x, a_min=float(lo), a_max=float(hi))
+    if lo is not None:
+        return ctx.call("maximum", x, ctx.scalar(lo, x))
+    if hi is not None:
+        return ctx.call("minimum", x, ctx.scalar(hi, x))
+    return x
+
+
+def _clip(ctx, node, inputs):
+    x = inputs[0]
+    if node.opset < 11:
+        return _clip_between(ctx, x, node.attr("min"), node.attr("max"))
+    lo, hi = ctx.optional_input(inputs, 1), ctx.optional_input(inputs, 2)
+    if (lo is None or ctx.is_const(lo)) and (hi is None or ctx.is_const(hi)):
+        lo = None if lo is None else np.asarray(ctx.value(lo, "min")).item()
+        hi = None if hi is None else np.asarray(ctx.value(hi, "max")).item()
+        return _clip_between(ctx, x, lo, hi)
+    # bounds computed at run time: maximum / minimum with the 0-d tensors
+    if lo is not None:
+        x = ctx.call("maximum", x, lo)
+    if hi is not None:
+        x = ctx.call("minimum", x, hi)
+    return x
+
+
+def _hard_sigmoid_of(ctx, x, alpha, beta):
+    scaled = ctx.call("add", ctx.call("multiply", x, ctx.scalar(alpha, x)), ctx.scalar(beta, x))
+    return ctx.call("clip", scaled, a_min=0.0, a_max=1.0)
+
+
+def _hard_sigmoid(ctx, node, inputs):
+    return _hard_sigmoid_of(ctx, inputs[0], float(node.attr("alpha", 0.2)), float(node.attr("beta", 0.5)))
+
+
+def _hard_swish(ctx, node, inputs):
+    x = inputs[0]
+    return ctx.call("multiply", x, _hard_sigmoid_of(ctx, x, 1.0 / 6.0, 0.5))
+
+
+def _elu_of(ctx, x, alpha):
+    """max(x, 0) + alpha * (exp(min(x, 0)) - 1)."""
+    zero, one = ctx.scalar(0, x), ctx.scalar(1, x)
+    neg = ctx.call("subtract", ctx.call("exp", ctx.call("minimum", x, zero)), one)
+    return ctx.call("add", ctx.call("nn.relu", x), ctx.call("multiply", ctx.scalar(alpha, x), neg))
+
+
+def _elu(ctx, node, inputs):
+    return _elu_of(ctx, inputs[0], float(node.attr("alpha", 1.0)))
+
+
+def _selu(ctx, node, inputs):
+    x = inputs[0]
+    alpha = float(node.attr("alpha", 1.67326319217681884765625))
+    gamma = float(node.attr("gamma", 1.05070102214813232421875))
+    return ctx.call("multiply", ctx.scalar(gamma, x), _elu_of(ctx, x, alpha))
+
+
+def _softplus_of(ctx, x):
+    """log(1 + exp(x)) as relu(x) + log(1 + exp(-|x|)): no overflow for large x."""
+    tail = ctx.call("exp", ctx.call("negative", ctx.call("abs", x)))
+    return ctx.call("add", ctx.call("nn.relu", x), ctx.call("log", ctx.call("add", tail, ctx.scalar(1, x))))
+
+
+def _softplus(ctx, node, inputs):
+    return _softplus_of(ctx, inputs[0])
+
+
+def _mish(ctx, node, inputs):
+    x = inputs[0]
+    return ctx.call("multiply", x, ctx.call("tanh", _softplus_of(ctx, x)))
+
+
+def _celu(ctx, node, inputs):
+    # max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) == elu(x / alpha) scaled by alpha on the negative side
+    x = inputs[0]
+    alpha = float(node.attr("alpha", 1.0))
+    if alpha == 0:
+        node.fail("alpha is 0; CELU divides by alpha: give a nonzero alpha")
+    zero, one = ctx.scalar(0, x), ctx.scalar(1, x)
+    scaled = ctx.call("divide", ctx.call("minimum", x, zero), ctx.scalar(alpha, x))
+    neg = ctx.call("multiply", ctx.scalar(alpha, x), ctx.call("subtract", ctx.call("exp", scaled), one))
+    return ctx.call("add", ctx.call("nn.relu", x), neg)
+
+
+def _thresholded_relu(ctx, node, inputs):
+    x = inputs[0]
+    alpha = float(node.attr("alpha", 1.0))
+    return ctx.call("where", ctx.call("greater", x, ctx.scalar(alpha, x)), x, ctx.scalar(0, x))
+
+
+def _softsign(ctx, node, inputs):
+    x = inputs[0]
+    return ctx.call("divide", x, ctx.call("add", ctx.call("abs", x), ctx.scalar(1, x)))
+
+
+def _gelu(ctx, node, inputs):
+    x = inputs[0]
+    half, one = ctx.scalar(0.5, x), ctx.scalar(1, x)
+    if node.attr("approximate", "none") == "tanh":
+        cube = ctx.call("multiply", ctx.call("multiply", x, x), x)
+        inner = ctx.call("add", x, ctx.call("multiply", ctx.scalar(0.044715, x), cube))
+        t = ctx.call("tanh", ctx.call("multiply", ctx.scalar(math.sqrt(2 / math.pi), x), inner))
+    else:
+        t = ctx.call("erf", ctx.call("multiply", x, ctx.scalar(1 / math.sqrt(2), x)))
+    return ctx.call("multiply", ctx.call("multiply", half, x), ctx.call("add", one, t))
+
+
+def _softmax(op_name):
+    def convert(ctx, node, inputs):
+        x = inputs[0]
+        xs = ctx.shape(x)
+        rank = len(xs)
+        dtype = ctx.dtype_of(x)
+        if dtype == "float16":
+            x = ctx.cast(x, "float32")  # the exponentials summed in float32, the result rounded once
+        if node.opset >= 13:
+            out = ctx.call(op_name, x, axis=_normalize_axis(node.attr("axis", -1), rank, node))
+        else:
+            # before opset 13: the input is read as 2-D [prod(shape[:axis]), prod(shape[axis:])]
+            axis = _normalize_axis(node.attr("axis", 1), rank, node)
+            if axis == rank - 1:
+                out = ctx.call(op_name, x, axis=axis)
+            else:
+                flat = ctx.reshape(x, (_prod(xs[:axis]), _prod(xs[axis:])))
+                out = ctx.reshape(ctx.call(op_name, flat, axis=1), xs)
+        return ctx.cast(out, dtype)
+
+    return convert
+
+
+def _matmul(ctx, node, inputs):
+    a, b = inputs
+    a_shape, b_shape = ctx.shape(a), ctx.shape(b)
+    if not a_shape or not b_shape:
+        node.fail("MatMul of a scalar (rank-0) operand")
+    squeeze_m, squeeze_n = len(a_shape) == 1, len(b_shape) == 1
+    if squeeze_m:
+        a = ctx.reshape(a, (1,) + a_shape)
+    if squeeze_n:
+        b = ctx.reshape(b, b_shape + (1,))
+    a_shape, b_shape = ctx.shape(a), ctx.shape(b)
+    m, k = a_shape[-2:]
+    k2, n = b_shape[-2:]
+    if k != k2:
+        node.fail(f"the operands' shapes {a_shape} and {b_shape} do not multiply (inner sizes {k} and {k2})")
+    acc, dtype = _accumulator(ctx, a), ctx.dtype_of(a)
+    if len(b_shape) == 2:
+        # (..., M, K) x (K, N): one dense over the flattened leading axes
+        flat = ctx.reshape(a, (_prod(a_shape[:-1]), k))
+        out = ctx.call("nn.dense", flat, ctx.call("transpose", b, axes=(1, 0)), units=n, out_dtype=acc)
+        out_shape = a_shape[:-1] + (n,)
+        out = ctx.reshape(out, out_shape)
+    else:
+        try:
+            batch = tuple(np.broadcast_shapes(a_shape[:-2], b_shape[:-2]))
+        except ValueError:
+            node.fail(f"the batch axes of {a_shape} and {b_shape} do not broadcast")
+        nb = _prod(batch)
+        if a_shape[:-2] != batch:
+            a = ctx.call("broadcast_to", a, shape=batch + (m, k))
+        if b_shape[:-2] != batch:
+            b = ctx.call("broadcast_to", b, shape=batch + (k, n))
+        a3, b3 = ctx.reshape(a, (nb, m, k)), ctx.reshape(b, (nb, k, n))
+        out = ctx.call("nn.batch_matmul", a3, b3, transpose_a=False, transpose_b=False, out_dtype=acc)
+        out_shape = batch + (m, n)
+        out = ctx.reshape(out, out_shape)
+    out = ctx.cast(out, dtype)
+    if squeeze_m or squeeze_n:
+        final = out_shape[:-2] + (() if squeeze_m else (m,)) + (() if squeeze_n else (n,))
+        out = ctx.reshape(out, final)
+    return out
+
+
+def _gemm(ctx, node, inputs):
+    a, b = inputs[0], inputs[1]
+    c = ctx.optional_input(inputs, 2)
+    alpha, beta = float(node.attr("alpha", 1.0)), float(node.attr("beta", 1.0))
+    if ctx.rank(a) != 2 or ctx.rank(b) != 2:
+        node.fail(f"Gemm takes 2-D A and B, got shapes {ctx.shape(a)} and {ctx.shape(b)}")
+    if node.attr("transA", 0):
+        a = ctx.call("transpose", a, axes=(1, 0))
+    if not node.attr("transB", 0):
+        b = ctx.call("transpose", b, axes=(1, 0))  # dense takes the weight as (N, K)
+    n = ctx.shape(b)[0]
+    acc, dtype = _accumulator(ctx, a), ctx.dtype_of(a)
+    out = ctx.call("nn.dense", a, b, units=n, out_dtype=acc)
+    if alpha != 1.0:
+        out = ctx.call("multiply", out, ctx.scalar(alpha, out))
+    if c is not None:
+        c = ctx.cast(c, ctx.dtype_of(out))
+        if beta != 1.0:
+            c = ctx.call("multiply", c, ctx.scalar(beta, c))
+        cs = ctx.shape(c)
+        if cs in ((n,), (1, n)):
+            out = ctx.call("nn.bias_add", out, ctx.reshape(c, (n,)), axis=1)
+        else:
+            out = ctx.call("add", out, c)
+    return ctx.cast(out, dtype)
+
+
+def _einsum(ctx, node, inputs):
+    return ctx.call("einsum", ctx.tuple(inputs), equation=str(node.required("equation")))

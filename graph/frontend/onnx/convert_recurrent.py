@@ -1,0 +1,155 @@
+"""Converters of the recurrent layers (RNN, GRU, LSTM), unrolled over their
+static sequence."""
+from __future__ import annotations
+
+import numpy as np
+
+from .common import _axis_slice
+from .convert_shape import _split_call
+
+
+# --- recurrent layers (RNN, GRU, LSTM), unrolled over their static sequence ----------------
+#: activations a recurrent layer may name, as graph ops
+_RNN_ACTIVATIONS = {"Sigmoid": "sigmoid", "Tanh": "tanh", "Relu": "nn.relu"}
+#: gates per kind and the default activations (f, g[, h]) of one direction
+_RNN_KINDS = {"RNN": (1, ["Tanh"]), "GRU": (3, ["Sigmoid", "Tanh"]), "LSTM": (4, ["Sigmoid", "Tanh", "Tanh"])}
+
+
+def _recurrent(ctx, node, inputs):
+    """RNN, GRU and LSTM (ONNX's gate orders: GRU z, r, h; LSTM i, o, f, c), unrolled
+    over the sequence, whose length is static: every step is a dense layer of the
+    hidden state and element-wise gates; the input's projection is one dense layer
+    over all steps."""
+    kind = node.op_type
+    gates, default_acts = _RNN_KINDS[kind]
+    x, w, r = inputs[0], inputs[1], inputs[2]
+    b = ctx.optional_input(inputs, 3)
+    seq_lens = ctx.optional_input(inputs, 4)
+    h0 = ctx.optional_input(inputs, 5)
+    c0 = ctx.optional_input(inputs, 6) if kind == "LSTM" else None
+    peep = ctx.optional_input(inputs, 7) if kind == "LSTM" else None
+    hidden = int(node.required("hidden_size"))
+    direction = node.attr("direction", "forward")
+    direction = direction.decode() if isinstance(direction, bytes) else str(direction)
+    if direction not in ("forward", "reverse", "bidirectional"):
+        node.fail(f"direction {direction!r} must be 'forward', 'reverse' or 'bidirectional'")
+    dirs = 2 if direction == "bidirectional" else 1
+    layout = int(node.attr("layout", 0))
+    if layout == 1:
+        x = ctx.call("transpose", x, axes=(1, 0, 2))
+    steps, batch, width = ctx.shape(x)
+    if seq_lens is not None:
+        lens = np.asarray(ctx.value(seq_lens, "sequence_lens (input 4)")).reshape(-1)
+        if np.any(lens != steps):
+            node.fail(f"sequence_lens {lens.tolist()} differ from the sequence's {steps} steps; tecc runs every "
+                      "sequence over all its steps (pad and mask them in the model)")
+    names = node.attr("activations")
+    names = [a.decode() if isinstance(a, bytes) else str(a) for a in names] if names else default_acts * dirs
+    if len(names) != len(default_acts) * dirs:
+        node.fail(f"activations {names} should name {len(default_acts) * dirs} functions")
+    unknown = [a for a in names if a not in _RNN_ACTIVATIONS]
+    if unknown or node.attr("activation_alpha") or node.attr("activation_beta"):
+        node.fail(f"activations {unknown or names} with parameters are not supported; tecc takes "
+                  f"{sorted(_RNN_ACTIVATIONS)}")
+    clip = node.attr("clip")
+    linear_before_reset = bool(node.attr("linear_before_reset", 0))
+    input_forget = bool(node.attr("input_forget", 0))
+    ys, hs, cs = [], [], []
+    for d in range(dirs):
+        acts = [_RNN_ACTIVATIONS[a] for a in names[d * len(default_acts):(d + 1) * len(default_acts)]]
+        wd = ctx.reshape(_axis_slice(ctx, w, 0, d, d + 1), (gates * hidden, width))
+        rd = ctx.reshape(_axis_slice(ctx, r, 0, d, d + 1), (gates * hidden, hidden))
+        # the input's projection for every step at once, with both biases but the GRU's
+        # recurrent bias of the h gate where it is applied after the reset
+        xw = ctx.call("nn.dense", ctx.reshape(x, (steps * batch, width)), wd, units=gates * hidden)
+        rb = None
+        if b is not None:
+            bd = ctx.reshape(_axis_slice(ctx, b, 0, d, d + 1), (2 * gates * hidden,))
+            wb, rb = _axis_slice(ctx, bd, 0, 0, gates * hidden), _axis_slice(ctx, bd, 0, gates * hidden,
+                                                                            2 * gates * hidden)
+            if kind == "GRU":
+                xw = ctx.call("add", xw, wb)
+            else:
+                xw = ctx.call("add", xw, ctx.call("add", wb, rb))
+        xw = ctx.reshape(xw, (steps, batch, gates * hidden))
+        zero = ctx.const(np.zeros((batch, hidden)), ctx.dtype_of(x))
+        h = zero if h0 is None else ctx.reshape(_axis_slice(ctx, h0, 0, d, d + 1), (batch, hidden))
+        c = None
+        if kind == "LSTM":
+            c = zero if c0 is None else ctx.reshape(_axis_slice(ctx, c0, 0, d, d + 1), (batch, hidden))
+        p = None
+        if peep is not None:
+            pd = ctx.reshape(_axis_slice(ctx, peep, 0, d, d + 1), (3 * hidden,))
+            p = [_axis_slice(ctx, pd, 0, k * hidden, (k + 1) * hidden) for k in range(3)]  # i, o, f
+
+        def act(i, v, clipped=True):
+            # clip bounds the gates' inputs (as onnxruntime does; not the cell state an
+            # LSTM's h activation reads)
+            if clip is not None and clipped:
+                v = ctx.call("clip", v, a_min=-float(clip), a_max=float(clip))
+            return ctx.call(acts[i], v)
+
+        def gate(v, k):
+            return _axis_slice(ctx, v, 1, k * hidden, (k + 1) * hidden)
+
+        order = range(steps - 1, -1, -1) if (direction == "reverse" or d == 1) else range(steps)
+        outs = [None] * steps
+        # one split, not a slice per step: a step then reads a tensor of its own at no
+        # offset, and every step is the same fused function, compiled once
+        xsteps = _split_call(ctx, xw, steps, 0, [1] * steps) if steps > 1 else None
+        for t in order:
+            xt = ctx.reshape(xw if xsteps is None else ctx.item(xsteps, t), (batch, gates * hidden))
+            if kind == "RNN":
+                h = act(0, ctx.call("add", xt, ctx.call("nn.dense", h, rd, units=hidden)))
+            elif kind == "GRU":
+                rz = ctx.call("add", _axis_slice(ctx, xt, 1, 0, 2 * hidden),
+                              ctx.call("nn.dense", h, _axis_slice(ctx, rd, 0, 0, 2 * hidden), units=2 * hidden))
+                if rb is not None:
+                    rz = ctx.call("add", rz, _axis_slice(ctx, rb, 0, 0, 2 * hidden))
+                z, rr = act(0, gate(rz, 0)), act(0, gate(rz, 1))
+                rh = _axis_slice(ctx, rd, 0, 2 * hidden, 3 * hidden)
+                rbh = _axis_slice(ctx, rb, 0, 2 * hidden, 3 * hidden) if rb is not None else None
+                if linear_before_reset:
+                    hr = ctx.call("nn.dense", h, rh, units=hidden)
+                    if rbh is not None:
+                        hr = ctx.call("add", hr, rbh)
+                    hr = ctx.call("multiply", rr, hr)
+                else:
+                    hr = ctx.call("nn.dense", ctx.call("multiply", rr, h), rh, units=hidden)
+                    if rbh is not None:
+                        hr = ctx.call("add", hr, rbh)
+                cand = act(1, ctx.call("add", gate(xt, 2), hr))
+                one = ctx.scalar(1, z)
+                h = ctx.call("add", ctx.call("multiply", ctx.call("subtract", one, z), cand),
+                             ctx.call("multiply", z, h))
+            else:
+                pre = ctx.call("add", xt, ctx.call("nn.dense", h, rd, units=gates * hidden))
+                pi, po, pf, pc = (gate(pre, k) for k in range(4))
+                if p is not None:
+                    pi = ctx.call("add", pi, ctx.call("multiply", p[0], c))
+                    pf = ctx.call("add", pf, ctx.call("multiply", p[2], c))
+                i = act(0, pi)
+                f = ctx.call("subtract", ctx.scalar(1, i), i) if input_forget else act(0, pf)
+                c = ctx.call("add", ctx.call("multiply", f, c), ctx.call("multiply", i, act(1, pc)))
+                if p is not None:
+                    po = ctx.call("add", po, ctx.call("multiply", p[1], c))
+                h = ctx.call("multiply", act(0, po), act(2, c, clipped=False))
+            outs[t] = ctx.reshape(h, (1, 1, batch, hidden))
+        ys.append(outs[0] if steps == 1 else ctx.call("concatenate", ctx.tuple(outs), axis=0))
+        hs.append(ctx.reshape(h, (1, batch, hidden)))
+        if c is not None:
+            cs.append(ctx.reshape(c, (1, batch, hidden)))
+
+    def join(parts, axis):
+        return parts[0] if len(parts) == 1 else ctx.call("concatenate", ctx.tuple(parts), axis=axis)
+
+    y, yh = join(ys, 1), join(hs, 0)
+    yc = join(cs, 0) if cs else None
+    if layout == 1:
+        y = ctx.call("transpose", y, axes=(2, 0, 1, 3))
+        yh = ctx.call("transpose", yh, axes=(1, 0, 2))
+        yc = ctx.call("transpose", yc, axes=(1, 0, 2)) if yc is not None else None
+    return [y, yh] + ([yc] if kind == "LSTM" else [])
+
+
+#: ONNX op type -> converter

@@ -1,0 +1,457 @@
+"""Reading a model: loading and checking the file, the importer that walks the
+graph (binding input shapes, evaluating shape subgraphs with numpy, calling one
+converter per node), :func:`from_onnx` and :func:`supported_ops`."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ...ir import Call, Constant, Function, GraphError, Module, TensorType, Tuple, TupleGetItem, Var, post_order_visit
+from ...op import call as graph_call
+from ...transform.infer_type import infer_type
+from .common import MAX_OPSET, MIN_OPSET, OnnxImportError, OnnxNode, _FOLD_LIMIT, _np_dtype, _onnx
+from .converters import _CONVERTERS
+
+
+# ---------------------------------------------------------------------------------------
+# reading the model
+# ---------------------------------------------------------------------------------------
+def _load(model):
+    """A checked ``ModelProto`` from a ModelProto, a path or serialized bytes."""
+    onnx = _onnx()
+    from google.protobuf.message import DecodeError  # noqa: PLC0415 -- protobuf comes with onnx
+
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        if not os.path.isfile(path):
+            raise OnnxImportError(f"from_onnx: there is no file {path!r}; give the path of a .onnx file or a "
+                                  "loaded onnx.ModelProto")
+        try:
+            model = onnx.load(path)
+        except (DecodeError, ValueError, RuntimeError) as err:
+            detail = f" ({err})" if str(err) else ""
+            raise OnnxImportError(f"from_onnx: {path!r} is not a readable ONNX model: the file is truncated or "
+                                  f"corrupt{detail}; export the model again") from None
+        where = repr(path)
+    elif isinstance(model, (bytes, bytearray)):
+        try:
+            model = onnx.load_from_string(bytes(model))
+        except (DecodeError, ValueError, RuntimeError) as err:
+            detail = f" ({err})" if str(err) else ""
+            raise OnnxImportError(f"from_onnx: the bytes given are not a readable ONNX model: they are truncated or "
+                                  f"corrupt{detail}") from None
+        where = "the model bytes"
+    elif isinstance(model, onnx.ModelProto):
+        where = "the model"
+    else:
+        raise OnnxImportError(f"from_onnx takes an onnx.ModelProto or the path of a .onnx file, got "
+                              f"{type(model).__name__}")
+    if model.ByteSize() >= (1 << 31) - 1:
+        return model  # the checker takes a model this large only by path: the importer's own checks apply
+    try:
+        onnx.checker.check_model(model)
+    except onnx.checker.ValidationError as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else "invalid model"
+        raise OnnxImportError(f"from_onnx: {where} is not a valid ONNX model ({first}); a truncated or corrupt "
+                              "file reads this way too: export the model again") from None
+    return model
+
+
+def _model_opset(model, opset) -> int:
+    """The default-domain opset the model is read with."""
+    if opset is None:
+        versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+        if not versions:
+            raise OnnxImportError("from_onnx: the model imports no version of the default ONNX opset; pass "
+                                  "opset=<version>")
+        opset = max(versions)
+    opset = int(opset)
+    if not MIN_OPSET <= opset <= MAX_OPSET:
+        raise OnnxImportError(f"from_onnx: the model uses ONNX opset {opset}; tecc imports opsets {MIN_OPSET} to "
+                              f"{MAX_OPSET}: convert it first with onnx.version_converter.convert_version(model, "
+                              f"{MAX_OPSET if opset > MAX_OPSET else MIN_OPSET})")
+    return opset
+
+
+# ---------------------------------------------------------------------------------------
+# numpy evaluation of operators whose operands are all constants (shape subgraphs)
+# ---------------------------------------------------------------------------------------
+def _trunc_divide(a, b):
+    if a.dtype.kind in "iu":
+        q = np.abs(a) // np.abs(b)
+        return (q * np.sign(a) * np.sign(b)).astype(a.dtype)
+    return np.divide(a, b).astype(a.dtype)
+
+
+def _strided_slice(a, begin, end, strides=None, **_):
+    strides = strides or (1,) * len(begin)
+    index = tuple(slice(b, e, s) for b, e, s in zip(begin, end, strides))
+    return a[index]
+
+
+def _reduce_fn(fn):
+    def run(a, axis=None, keepdims=False, **_):
+        return np.asarray(fn(a, axis=tuple(axis) if axis is not None else None, keepdims=keepdims))
+
+    return run
+
+
+#: graph operator -> numpy function of the operands' arrays and the call's attributes
+_FOLDERS = {
+    "add": lambda a, b: a + b,
+    "subtract": lambda a, b: a - b,
+    "multiply": lambda a, b: a * b,
+    "divide": _trunc_divide,
+    "floor_mod": lambda a, b: np.mod(a, b),
+    "trunc_mod": lambda a, b: np.fmod(a, b),
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+    "equal": np.equal,
+    "not_equal": np.not_equal,
+    "less": np.less,
+    "less_equal": np.less_equal,
+    "greater": np.greater,
+    "greater_equal": np.greater_equal,
+    "logical_and": np.logical_and,
+    "logical_or": np.logical_or,
+    "logical_xor": np.logical_xor,
+    "logical_not": np.logical_not,
+    "negative": np.negative,
+    "abs": np.abs,
+    "sign": np.sign,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "sqrt": np.sqrt,
+    "cast": lambda a, dtype: a.astype(dtype),
+    "clip": lambda a, a_min, a_max: np.clip(a, a_min, a_max).astype(a.dtype),
+    "reshape": lambda a, newshape, **_: a.reshape(newshape),
+    "transpose": lambda a, axes=None: np.transpose(a, axes),
+    "concatenate": lambda *arrays, axis: np.concatenate(arrays, axis=axis),
+    "take": lambda a, idx, axis=None, mode="clip", **_: np.take(a, idx, axis=axis,
+                                                                mode="clip" if mode == "fast" else mode),
+    "strided_slice": _strided_slice,
+    "broadcast_to": lambda a, shape: np.broadcast_to(a, shape),
+    "tile": lambda a, reps: np.tile(a, reps),
+    "where": np.where,
+    "sum": _reduce_fn(np.sum),
+    "prod": _reduce_fn(np.prod),
+    "max": _reduce_fn(np.max),
+    "min": _reduce_fn(np.min),
+}
+
+
+# ---------------------------------------------------------------------------------------
+# the importer
+# ---------------------------------------------------------------------------------------
+class _Importer:
+    """Converts one model's graph; converters call back into it (``ctx``) to build
+    calls, read shapes and constant values."""
+
+    def __init__(self, model, shape, dtype, opset, freeze_params):
+        self.model = model
+        self.graph = model.graph
+        self.shape_dict = dict(shape or {})
+        self.dtype = dtype
+        self.opset = _model_opset(model, opset)
+        self.freeze_params = bool(freeze_params)
+        self.values = {}        # ONNX value name -> Expr
+        self.unavailable = {}   # ONNX value name -> why it cannot be used
+        self.init_values = {}   # parameter Var -> numpy array
+        self.node = None        # the node being converted (for spans and messages)
+
+    # --- what converters use ---------------------------------------------------------
+    def call(self, name, *args, **attrs):
+        """A call of graph operator ``name`` (attributes that are None take the
+        operator's default), type-checked now so that an error names the ONNX node;
+        computed with numpy when every operand is a constant."""
+        attrs = {k: v for k, v in attrs.items() if v is not None}
+        folded = self._fold(name, args, attrs)
+        if folded is not None:
+            return folded
+        where = self.node.where if self.node is not None else "from_onnx"
+        try:
+            expr = graph_call(name, *args, **attrs)
+            expr = Call(expr.op, expr.args, expr.attrs, span=self.node.name if self.node is not None else None)
+            infer_type(expr)
+        except OnnxImportError:
+            raise
+        except GraphError as err:
+            raise OnnxImportError(f"{where}: {err}") from None
+        return expr
+
+    def _fold(self, name, args, attrs):
+        fn = _FOLDERS.get(name)
+        if fn is None:
+            return None
+        arrays = []
+        for a in args:
+            if isinstance(a, Tuple) and name == "concatenate":
+                if not all(isinstance(f, Constant) for f in a.fields):
+                    return None
+                arrays.extend(f.data for f in a.fields)
+            elif isinstance(a, Constant):
+                arrays.append(a.data)
+            else:
+                return None
+        if sum(arr.size for arr in arrays) > _FOLD_LIMIT:
+            return None
+        with np.errstate(all="ignore"):
+            result = np.asarray(fn(*arrays, **attrs))
+        if result.size > _FOLD_LIMIT:
+            return None
+        return Constant(np.array(result, order="C"))
+
+    def item(self, tup, index: int):
+        """Field ``index`` of a tuple value (the field itself for a literal Tuple)."""
+        if isinstance(tup, Tuple):
+            return tup.fields[index]
+        expr = TupleGetItem(tup, index)
+        infer_type(expr)
+        return expr
+
+    def tuple(self, fields):
+        expr = Tuple(fields)
+        infer_type(expr)
+        return expr
+
+    def type_of(self, expr) -> TensorType:
+        infer_type(expr)
+        ty = expr.checked_type
+        if not isinstance(ty, TensorType):
+            self.node.fail(f"an operand is a {ty}, not a tensor")
+        return ty
+
+    def shape(self, expr) -> tuple:
+        return self.type_of(expr).shape
+
+    def rank(self, expr) -> int:
+        return len(self.shape(expr))
+
+    def dtype_of(self, expr) -> str:
+        return self.type_of(expr).dtype
+
+    def const(self, value, dtype) -> Constant:
+        return Constant(np.asarray(value, dtype=dtype))
+
+    def is_const(self, expr) -> bool:
+        return isinstance(expr, Constant) or (isinstance(expr, Var) and expr in self.init_values)
+
+    def value(self, expr, what: str) -> np.ndarray:
+        """The compile-time value of operand ``expr`` (``what`` names it in the error
+        when the model computes it at run time)."""
+        if isinstance(expr, Constant):
+            return expr.data
+        if isinstance(expr, Var) and expr in self.init_values:
+            return self.init_values[expr]
+        self.node.fail(f"{what} is computed by the model at run time; tecc needs it known when compiling "
+                       "(a constant, an initializer, or a shape computation of static shapes)")
+
+    def reshape(self, x, newshape):
+        newshape = tuple(int(d) for d in newshape)
+        if self.shape(x) == newshape:
+            return x
+        return self.call("reshape", x, newshape=newshape)
+
+    def cast(self, x, dtype):
+        if self.dtype_of(x) == str(np.dtype(dtype)):
+            return x
+        return self.call("cast", x, dtype=str(np.dtype(dtype)))
+
+    def scalar(self, value, like):
+        """A scalar constant of ``like``'s dtype."""
+        return self.const(value, self.dtype_of(like))
+
+    def optional_input(self, inputs, i):
+        return inputs[i] if i < len(inputs) else None
+
+    # --- the model ---------------------------------------------------------------------
+    def _check_supported(self) -> None:
+        missing = []
+        for i, proto in enumerate(self.graph.node):
+            if proto.domain not in ("", "ai.onnx") or proto.op_type not in _CONVERTERS:
+                domain = f" (domain {proto.domain!r})" if proto.domain not in ("", "ai.onnx") else ""
+                missing.append(f"{proto.op_type}{domain} in node {proto.name or f'{proto.op_type}_{i}'!r}")
+        if missing:
+            kinds = sorted({m.split(" ")[0] for m in missing})
+            raise OnnxImportError(f"from_onnx: {len(missing)} node(s) use operators tecc does not support "
+                                  f"({', '.join(kinds)}): " + "; ".join(missing)
+                                  + ". Supported: tecc.graph.frontend.supported_ops()")
+
+    def _input_vars(self) -> list:
+        init_names = {t.name for t in self.graph.initializer}
+        model_inputs = [i for i in self.graph.input if i.name not in init_names]
+        known = {i.name for i in model_inputs}
+        unknown = sorted(set(self.shape_dict) - known)
+        if unknown:
+            raise OnnxImportError(f"from_onnx: shape names {unknown}, which are not inputs of the model; its inputs "
+                                  f"are {sorted(known)}")
+        out = []
+        for info in model_inputs:
+            name = info.name
+            if not info.type.HasField("tensor_type"):
+                raise OnnxImportError(f"from_onnx: input {name!r} is not a tensor; tecc imports tensor inputs only")
+            tt = info.type.tensor_type
+            dims = []
+            for k, d in enumerate(tt.shape.dim):
+                if d.HasField("dim_value"):
+                    dims.append(int(d.dim_value))
+                else:
+                    dims.append(d.dim_param or f"?{k}")
+            if name in self.shape_dict:
+                given = tuple(self.shape_dict[name])
+                if tt.HasField("shape") and len(given) != len(dims):
+                    raise OnnxImportError(f"from_onnx: shape[{name!r}] = {given} has rank {len(given)} but the "
+                                          f"model's input {name!r} has rank {len(dims)} ({tuple(dims)})")
+                for k, g in enumerate(given):
+                    if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or g < 0:
+                        raise OnnxImportError(f"from_onnx: shape[{name!r}] = {given}: dimension {k} must be a "
+                                              f"non-negative int, got {g!r}")
+                dims = [int(g) for g in given]
+            elif not tt.HasField("shape"):
+                raise OnnxImportError(f"from_onnx: the model does not give the shape of input {name!r}; pass "
+                                      f"shape={{{name!r}: (...)}}")
+            for k, d in enumerate(dims):
+                if not isinstance(d, int):
+                    label = f"the symbolic dimension {d!r}" if not d.startswith("?") else "an unknown dimension"
+                    raise OnnxImportError(f"from_onnx: input {name!r} has {label} at axis {k} (shape "
+                                          f"{tuple(dims)}); tecc compiles static shapes: bind it with "
+                                          f"shape={{{name!r}: (...)}}, e.g. the batch size")
+            if isinstance(self.dtype, dict) and name in self.dtype:
+                dtype = str(np.dtype(self.dtype[name]))
+            elif tt.elem_type:
+                dtype = _np_dtype(tt.elem_type, f"from_onnx: input {name!r}")
+            else:
+                dtype = str(np.dtype(self.dtype if isinstance(self.dtype, str) else "float32"))
+            var = Var(name, TensorType(tuple(dims), dtype))
+            self.values[name] = var
+            out.append(var)
+        return out
+
+    def _initializers(self) -> list:
+        onnx = _onnx()
+        params = []
+        for t in self.graph.initializer:
+            where = f"from_onnx: initializer {t.name!r}"
+            if t.data_location == onnx.TensorProto.EXTERNAL:
+                try:
+                    arr = onnx.numpy_helper.to_array(t)
+                except (OSError, ValueError) as err:
+                    raise OnnxImportError(f"{where} keeps its data in an external file that cannot be read "
+                                          f"({err}); load the model with onnx.load(path) next to its data") from None
+            else:
+                try:
+                    arr = onnx.numpy_helper.to_array(t)
+                except ValueError as err:
+                    raise OnnxImportError(f"{where} cannot be read ({err}): the file is truncated or corrupt; "
+                                          "export the model again") from None
+            _np_dtype(t.data_type, where)
+            arr = np.asarray(arr)
+            if self.freeze_params or arr.dtype.kind in "biu":
+                self.values[t.name] = Constant(arr)
+            else:
+                var = Var(t.name, TensorType(arr.shape, str(arr.dtype)))
+                self.values[t.name] = var
+                self.init_values[var] = arr
+                params.append(var)
+        return params
+
+    def _lookup(self, name: str, node: OnnxNode):
+        if name in self.values:
+            return self.values[name]
+        if name in self.unavailable:
+            node.fail(f"input {name!r} is {self.unavailable[name]}")
+        node.fail(f"input {name!r} is not produced by any node, graph input or initializer before it (a "
+                  "truncated or unsorted model?)")
+
+    def _convert_node(self, node: OnnxNode) -> None:
+        self.node = node
+        inputs = [self._lookup(n, node) if n else None for n in node.inputs]
+        result = _CONVERTERS[node.op_type](self, node, inputs)
+        if isinstance(result, (list, tuple)):
+            results = list(result)
+        else:
+            results = [result]
+        for i, name in enumerate(node.outputs):
+            if not name:
+                continue
+            if i < len(results) and results[i] is not None:
+                self.values[name] = results[i]
+            else:
+                self.unavailable[name] = (f"output {i} of {node.where}, which tecc does not compute (only inference "
+                                          "outputs are supported)")
+        self.node = None
+
+    def run(self):
+        self._check_supported()
+        inputs = self._input_vars()
+        param_vars = self._initializers()
+        for i, proto in enumerate(self.graph.node):
+            self._convert_node(OnnxNode(proto, i, self.opset))
+        outputs = []
+        for info in self.graph.output:
+            if info.name in self.unavailable:
+                raise OnnxImportError(f"from_onnx: the model's output {info.name!r} is "
+                                      f"{self.unavailable[info.name]}")
+            if info.name not in self.values:
+                raise OnnxImportError(f"from_onnx: the model's output {info.name!r} is produced by no node")
+            outputs.append(self.values[info.name])
+        if not outputs:
+            raise OnnxImportError("from_onnx: the model has no outputs")
+        body = outputs[0] if len(outputs) == 1 else Tuple(outputs)
+        used = set()
+
+        def mark(node):
+            if isinstance(node, Var):
+                used.add(node)
+
+        post_order_visit(body, mark)
+        kept = [v for v in param_vars if v in used]
+        # the model's output names ride on main to the graph JSON (attrs.output_names)
+        func = Function(inputs + kept, body, attrs={"output_names": [info.name for info in self.graph.output]})
+        infer_type(func)
+        params = {v.name_hint: self.init_values[v] for v in kept}
+        return Module.from_expr(func), params
+
+
+def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True):
+    """Import an ONNX model (TVM's ``relay.frontend.from_onnx``).
+
+    Parameters
+    ----------
+    model : onnx.ModelProto, str or os.PathLike
+        The model, or the path of a ``.onnx`` file.
+    shape : dict of str to tuple of int, optional
+        Input name -> shape; binds the dimensions the model leaves symbolic (e.g.
+        ``{"input": (1, 3, 224, 224)}``).  Every dimension must end up static.
+    dtype : str or dict of str to str
+        The dtype of inputs whose element type the model does not give (a dict:
+        per input, overriding the model's).
+    opset : int, optional
+        Read the model as this default-domain opset instead of the one it imports.
+    freeze_params : bool
+        True: initializers become constants of the graph (``params`` is empty).
+        False: floating-point initializers become parameters of ``main``, their
+        values returned in ``params`` (bind them with ``build(..., params=params)``).
+
+    Returns
+    -------
+    mod : tecc.graph.Module
+        ``mod["main"]`` is the model, its types inferred.
+    params : dict of str to numpy.ndarray
+        The values of the parameters of ``main`` that are weights.
+
+    Raises
+    ------
+    OnnxImportError
+        A malformed or truncated file, an opset outside 9..21, operators tecc does
+        not support (all of them listed, with node names), an input dimension left
+        symbolic, an attribute or operand tecc cannot honour (naming the node).
+    """
+    model = _load(model)
+    return _Importer(model, shape, dtype, opset, freeze_params).run()
+
+
+def supported_ops() -> list:
+    """The ONNX operator types :func:`from_onnx` converts, sorted."""
+    return sorted(_CONVERTERS)
