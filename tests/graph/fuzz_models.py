@@ -1,7 +1,9 @@
 """Random ONNX models for fuzzing the model compiler: chains and small DAGs of the
-operators the importer supports, with shapes and attributes drawn at random
+operators the importer supports (every one but BitShift, which onnxruntime computes
+for unsigned integers only), with shapes and attributes drawn at random
 (broadcasting operands, negative axes, strided and reversed slices, grouped and
-strided convolutions, several outputs).
+strided convolutions, recurrent layers, shape subgraphs as torch exports them,
+gathers and scatters, several outputs).
 
 :func:`models` is a hypothesis strategy of :class:`FuzzModel`; every model it makes
 is valid ONNX (onnxruntime runs it) and keeps its values in a tame range (no
@@ -637,16 +639,444 @@ def op_int_cast(b):
     return b.node("Cast", [c.name], x.shape, to=proto[b.dtype])
 
 
+def _positive(b, x, low=0.5):
+    """``|x| + low``: a value at least ``low`` (for logarithms, square roots, reciprocals)."""
+    (a,) = b.node("Abs", [x.name], x.shape)
+    (p,) = b.node("Add", [a.name, b.const(np.float32(low))], x.shape)
+    return p
+
+
+def _inside_unit(b, x):
+    """``0.9 tanh(x)``: a value strictly inside (-1, 1) (for asin, acos, atanh)."""
+    (t,) = b.node("Tanh", [x.name], x.shape)
+    (m,) = b.node("Mul", [t.name, b.const(np.float32(0.9))], x.shape)
+    return m
+
+
+def op_unary_more(b):
+    """Trigonometric and hyperbolic functions, rounding, reciprocals, and the
+    activations of later opsets, each on operands where it is tame."""
+    x = b.pick()
+    op = b.draw(st.sampled_from(["Sin", "Cos", "Tan", "Atan", "Asinh", "Sinh", "Cosh", "Asin", "Acos", "Atanh",
+                                 "Acosh", "Floor", "Ceil", "Round", "Reciprocal", "Gelu", "Mish", "Celu",
+                                 "ThresholdedRelu", "Shrink", "IsNaN", "IsInf", "Dropout"]))
+    since = {"Round": 11, "Gelu": 20, "Mish": 18, "Celu": 12, "ThresholdedRelu": 10, "IsInf": 10}
+    if b.opset < since.get(op, 9):
+        return None
+    if op in ("Asin", "Acos", "Atanh"):
+        x = _inside_unit(b, x)
+    elif op in ("Acosh", "Reciprocal"):
+        x = _positive(b, x, 1.0 if op == "Acosh" else 0.5)
+    elif op in ("Floor", "Ceil", "Round"):
+        # scaled, so that the result has several values; an operand this far from a
+        # rounding boundary rounds the same in both runtimes
+        (x,) = b.node("Mul", [x.name, b.const(np.float32(3.0))], x.shape)
+    attrs = {}
+    if op == "Gelu":
+        attrs["approximate"] = b.draw(st.sampled_from(["none", "tanh"]))
+    elif op == "Celu":
+        attrs["alpha"] = b.draw(st.sampled_from([0.5, 1.0, 2.0]))
+    elif op == "ThresholdedRelu":
+        attrs["alpha"] = b.draw(st.sampled_from([0.1, 0.5]))
+    elif op == "Shrink":
+        attrs.update(bias=b.draw(st.sampled_from([0.0, 0.2])), lambd=b.draw(st.sampled_from([0.3, 0.5])))
+    if op in ("IsNaN", "IsInf"):
+        (m,) = b.node(op, [x.name], x.shape, dtype="bool")
+        (c,) = b.node("Cast", [m.name], x.shape, to=TensorProto.FLOAT)
+        return b.node("Add", [x.name, c.name], x.shape)
+    if op == "Dropout":  # inference: the identity
+        if b.opset < 12:
+            return b.node(op, [x.name], x.shape, ratio=0.3)
+        return b.node(op, [x.name, b.const(np.float32(0.3))], x.shape)
+    return b.node(op, [x.name], x.shape, **attrs)
+
+
+def op_logic(b):
+    """Comparisons (Equal on a Sign, which is exact) combined by And, Or, Xor and Not,
+    selecting with Where or cast to numbers."""
+    x = b.pick()
+    # Equal takes floats from opset 11; LessOrEqual and GreaterOrEqual came with 12
+    cmps = ["Less", "Greater"] + (["Equal"] if b.opset >= 11 else []) + (["LessOrEqual", "GreaterOrEqual"]
+                                                                          if b.opset >= 12 else [])
+
+    def compare():
+        op = b.draw(st.sampled_from(cmps))
+        if op == "Equal":
+            (sg,) = b.node("Sign", [x.name], x.shape)
+            return b.node(op, [sg.name, b.const(np.float32(b.draw(st.sampled_from([-1.0, 0.0, 1.0]))))],
+                          x.shape, dtype="bool")[0]
+        return b.node(op, [x.name, b.const(b.data(_broadcast_partner(b.draw, x.shape)))], x.shape, dtype="bool")[0]
+
+    m = compare()
+    if b.draw(st.booleans()):
+        m = b.node(b.draw(st.sampled_from(["And", "Or", "Xor"])), [m.name, compare().name], x.shape, dtype="bool")[0]
+    if b.draw(st.booleans()):
+        m = b.node("Not", [m.name], x.shape, dtype="bool")[0]
+    if b.draw(st.booleans()):
+        return b.node("Where", [m.name, x.name, b.const(b.data(_broadcast_partner(b.draw, x.shape)))], x.shape)
+    return b.node("Cast", [m.name], x.shape, to=TensorProto.FLOAT)
+
+
+def op_reduce_more(b):
+    """ReduceL1, ReduceLogSum (of a positive value), ReduceLogSumExp, ReduceProd, and
+    ArgMin (which picks the first or, from opset 12, the last of equal values)."""
+    x = b.pick(lambda v: v.rank >= 1)
+    if x is None:
+        return None
+    op = b.draw(st.sampled_from(["ReduceL1", "ReduceLogSum", "ReduceLogSumExp", "ReduceProd", "ArgMin"]))
+    if op == "ArgMin":
+        axis = b.draw(st.integers(-x.rank if b.opset >= 11 else 0, x.rank - 1))
+        keep = b.draw(st.booleans())
+        shape = tuple((1 if keep else None) if i == axis % x.rank else d for i, d in enumerate(x.shape))
+        attrs = {"axis": axis, "keepdims": int(keep)}
+        if b.opset >= 12:
+            attrs["select_last_index"] = int(b.draw(st.booleans()))
+        (i,) = b.node(op, [x.name], tuple(d for d in shape if d is not None), dtype="int64", **attrs)
+        return b.node("Cast", [i.name], i.shape, to=TensorProto.FLOAT)
+    if op == "ReduceLogSum":
+        x = _positive(b, x)
+    axes = sorted(b.draw(st.sets(st.integers(0, x.rank - 1), min_size=1, max_size=x.rank)))
+    keep = b.draw(st.booleans())
+    shape = tuple(d for i, d in enumerate(x.shape) if i not in axes or keep)
+    shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape)) if keep else shape
+    attrs = {"keepdims": int(keep)}
+    axes_in = b.ints("axes", axes, 18, attrs)
+    return b.node(op, [x.name] + ([axes_in] if axes_in else []), shape, **attrs)
+
+
+def op_shape_subgraph(b):
+    """What torch exports around dynamic shapes, on static ones: Shape, Gather, Concat
+    and Reshape (``x.view(x.size(0), -1)``), ConstantOfShape, Size, Range, CastLike."""
+    x = b.pick(lambda v: v.rank >= 1)
+    if x is None:
+        return None
+    kind = b.draw(st.sampled_from(["view", "constant_of_shape", "size", "range", "cast_like"]))
+    (shp,) = b.node("Shape", [x.name], (x.rank,), dtype="int64")
+    if kind == "view":
+        (first,) = b.node("Gather", [shp.name, b.const(np.array([0], "int64"))], (1,), dtype="int64", axis=0)
+        (new,) = b.node("Concat", [first.name, b.const(np.array([-1], "int64"))], (2,), dtype="int64", axis=0)
+        return b.node("Reshape", [x.name, new.name], (x.shape[0], x.size // x.shape[0]))
+    if kind == "constant_of_shape":
+        value = helper.make_tensor("value", DTYPES[b.dtype], [1], [b.draw(st.sampled_from([2, 3]))])
+        (c,) = b.node("ConstantOfShape", [shp.name], x.shape, value=value)
+        return b.node("Mul", [x.name, c.name], x.shape)
+    if kind == "size":
+        (n,) = b.node("Size", [x.name], (), dtype="int64")
+        (f,) = b.node("Cast", [n.name], (), to=DTYPES[b.dtype])
+        return b.node("Div" if b.dtype == "float32" else "Add", [x.name, f.name], x.shape)
+    if kind == "range":
+        if b.opset < 11:
+            return None
+        (last,) = b.node("Gather", [shp.name, b.const(np.array(x.rank - 1, "int64"))], (), dtype="int64", axis=0)
+        (r,) = b.node("Range", [b.const(np.array(0, "int64")), last.name, b.const(np.array(1, "int64"))],
+                      (x.shape[-1],), dtype="int64")
+        (f,) = b.node("Cast", [r.name], (x.shape[-1],), to=DTYPES[b.dtype])
+        if b.dtype == "float32":
+            (f,) = b.node("Mul", [f.name, b.const(np.float32(0.1))], (x.shape[-1],))
+        return b.node("Add", [x.name, f.name], x.shape)
+    if b.opset < 15:
+        return None
+    (i,) = b.node("Cast", [x.name], x.shape, dtype="int32", to=TensorProto.INT32)
+    return b.node("CastLike", [i.name, x.name], x.shape)
+
+
+def op_index(b):
+    """GatherElements, GatherND, ScatterElements (Scatter before opset 11), ScatterND
+    (with reductions from opset 16), OneHot of an ArgMax, Trilu, ReverseSequence and
+    Hardmax."""
+    x = b.pick(lambda v: v.rank >= 1)
+    if x is None:
+        return None
+    if b.opset < 11:  # only Scatter (ScatterElements' name before opset 11), with indices from 0
+        n = x.shape[-1]
+        order = np.argsort(b.rng.random(x.shape), axis=-1)
+        k = b.draw(st.integers(1, n))
+        idx = order[..., :k].astype("int64")
+        return b.node("Scatter", [x.name, b.const(idx), b.const(b.data(idx.shape))], x.shape, axis=x.rank - 1)
+    # onnxruntime implements OneHot, Trilu and Hardmax for float values only (of these types)
+    op = b.draw(st.sampled_from(["GatherElements", "GatherND", "ScatterElements", "ScatterND", "ReverseSequence"]
+                                + (["OneHot", "Trilu", "Hardmax"] if b.dtype == "float32" else [])))
+    axis = b.draw(st.integers(-x.rank, x.rank - 1))
+    n = x.shape[axis]
+    if op == "GatherElements":
+        shape = tuple(b.draw(st.integers(1, d)) for d in x.shape)
+        shape = tuple(b.draw(st.integers(1, 3)) if i == axis % x.rank else d for i, d in enumerate(shape))
+        idx = b.rng.integers(-n, n, shape).astype("int64")
+        return b.node(op, [x.name, b.const(idx)], shape, axis=axis)
+    if op == "GatherND":
+        depth = b.draw(st.integers(1, x.rank))
+        rows = b.draw(st.integers(1, 3))
+        idx = np.stack([b.rng.integers(-d, d, rows) for d in x.shape[:depth]], axis=-1).astype("int64")
+        return b.node(op, [x.name, b.const(idx)], (rows,) + x.shape[depth:])
+    if op == "ScatterElements":
+        # distinct indices along the axis (a permutation), so the result has no ties
+        # to break, unless a reduction combines them
+        reduction = b.draw(st.sampled_from(["none"] + (["add", "mul"] if b.opset >= 16 else [])
+                                           + (["max", "min"] if b.opset >= 18 else [])))
+        k = b.draw(st.integers(1, n))
+        shape = tuple(k if i == axis % x.rank else d for i, d in enumerate(x.shape))
+        if reduction == "none":
+            order = np.argsort(b.rng.random(shape[:axis % x.rank] + (n,) + shape[axis % x.rank + 1:]),
+                               axis=axis % x.rank)
+            idx = np.take(order, np.arange(k), axis=axis % x.rank).astype("int64")
+        else:
+            idx = b.rng.integers(0, n, shape).astype("int64")
+        attrs = {"axis": axis}
+        if b.opset >= 16:
+            attrs["reduction"] = reduction
+        return b.node(op, [x.name, b.const(idx), b.const(b.data(shape))], x.shape, **attrs)
+    if op == "ScatterND":
+        depth = b.draw(st.integers(1, x.rank))
+        cells = list(np.ndindex(*x.shape[:depth]))
+        rows = b.draw(st.integers(1, min(3, len(cells))))
+        pick = b.rng.choice(len(cells), rows, replace=False)
+        idx = np.array([cells[i] for i in pick], "int64").reshape(rows, depth)
+        attrs = {}
+        if b.opset >= 16:
+            attrs["reduction"] = b.draw(st.sampled_from(["none", "add", "mul"]))
+        return b.node(op, [x.name, b.const(idx), b.const(b.data((rows,) + x.shape[depth:]))], x.shape, **attrs)
+    if op == "OneHot":
+        keep = b.draw(st.booleans())
+        am_shape = tuple((1 if keep else None) if i == axis % x.rank else d for i, d in enumerate(x.shape))
+        am_shape = tuple(d for d in am_shape if d is not None)
+        if not am_shape:  # OneHot's indices have rank 1 or more
+            return None
+        (am,) = b.node("ArgMax", [x.name], am_shape, dtype="int64", axis=axis, keepdims=int(keep))
+        depth = n + b.draw(st.integers(0, 2))
+        out_axis = b.draw(st.integers(-len(am_shape) - 1, len(am_shape)))
+        pos = out_axis % (len(am_shape) + 1)
+        shape = am_shape[:pos] + (depth,) + am_shape[pos:]
+        if int(np.prod(shape)) > MAX_ELEMENTS:
+            return None
+        values = b.const(np.array([b.draw(st.sampled_from([0, -1])), 2], b.dtype))
+        return b.node(op, [am.name, b.const(np.array(depth, "int64")), values], shape, axis=out_axis)
+    if op == "Trilu":
+        if x.rank < 2 or b.opset < 14:
+            return None
+        k = b.draw(st.integers(-2, 2))
+        return b.node(op, [x.name, b.const(np.array(k, "int64"))], x.shape, upper=int(b.draw(st.booleans())))
+    if op == "ReverseSequence":
+        if x.rank < 2:
+            return None
+        time_axis = b.draw(st.integers(0, 1))
+        batch_axis = 1 - time_axis
+        lens = b.rng.integers(1, x.shape[time_axis] + 1, x.shape[batch_axis]).astype("int64")
+        return b.node(op, [x.name, b.const(lens)], x.shape, time_axis=time_axis, batch_axis=batch_axis)
+    if b.opset < 13:  # Hardmax's axis meant a 2-D coercion before
+        return None
+    return b.node(op, [x.name], x.shape, axis=axis)
+
+
+def op_recurrent(b):
+    """RNN, GRU or LSTM over a rank-3 value read as (sequence, batch, features), in
+    one or both directions, with or without biases
+    and initial states; the output is the sequence or the last hidden state."""
+    x = b.pick(lambda v: v.rank == 3 and v.shape[2] <= 16)
+    if x is None:
+        return None
+    kind = b.draw(st.sampled_from(["RNN", "GRU", "LSTM"]))
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[kind]
+    hidden = b.draw(st.integers(1, 5))
+    direction = b.draw(st.sampled_from(["forward", "reverse", "bidirectional"]))
+    dirs = 2 if direction == "bidirectional" else 1
+    # (not batch first, layout=1: onnxruntime runs no such layer, there is nothing to compare with)
+    steps, batch = x.shape[0], x.shape[1]
+    w = b.const(b.floats((dirs, gates * hidden, x.shape[2]), -0.7, 0.7))
+    r = b.const(b.floats((dirs, gates * hidden, hidden), -0.7, 0.7))
+    ins = [x.name, w, r]
+    attrs = {"hidden_size": hidden, "direction": direction}
+    if kind == "GRU":
+        attrs["linear_before_reset"] = int(b.draw(st.booleans()))
+    state = (dirs, batch, hidden)
+    if b.draw(st.booleans()):
+        ins.append(b.const(b.floats((dirs, 2 * gates * hidden))))
+        if b.draw(st.booleans()):
+            ins += ["", b.const(b.floats(state))]
+            if kind == "LSTM" and b.draw(st.booleans()):
+                ins.append(b.const(b.floats(state)))
+    shapes = [(steps, dirs, batch, hidden), state] + ([state] if kind == "LSTM" else [])
+    outs = b.node(kind, ins, None, shapes=shapes, **attrs)
+    return [outs[b.draw(st.integers(0, 1))]]
+
+
+def op_norm_more(b):
+    """GroupNormalization, LpNormalization, MeanVarianceNormalization, LpPool and
+    Upsample (opset 9 only: it was deprecated after)."""
+    x = b.pick(lambda v: v.rank == 4)
+    if x is None:
+        return None
+    op = b.draw(st.sampled_from(["GroupNormalization", "LpNormalization", "MeanVarianceNormalization", "LpPool",
+                                 "Upsample"]))
+    if op == "GroupNormalization":
+        c = x.shape[1]
+        groups = b.draw(st.sampled_from([g for g in range(1, c + 1) if c % g == 0]))
+        if b.opset < 21:  # the checker calls the opset-18 form deprecated
+            return None
+        per = c  # scale and bias per channel (opset 21's form)
+        return b.node(op, [x.name, b.const(b.floats((per,))), b.const(b.floats((per,)))], x.shape,
+                      num_groups=groups, epsilon=1e-3)
+    if op == "LpNormalization":
+        return b.node(op, [x.name], x.shape, axis=b.draw(st.integers(-1, 3)), p=b.draw(st.sampled_from([1, 2])))
+    if op == "MeanVarianceNormalization":
+        axes = sorted(b.draw(st.sets(st.integers(0, 3), min_size=1, max_size=3)))
+        # onnxruntime computes the variance as E[x^2] - E[x]^2, which rounds below 0 (a
+        # NaN) on a slice of equal values: slices of several values, offset by random ones
+        if math.prod(x.shape[i] for i in axes) < 2:
+            return None
+        (y,) = b.node("Add", [x.name, b.const(b.floats(x.shape))], x.shape)
+        return b.node(op, [y.name], x.shape, axes=axes)
+    if op == "LpPool":
+        if b.opset < 11:
+            return None
+        win = _spatial(b, x, 3)
+        if win is None:
+            return None
+        ks, ss, pads, outs = win
+        if any(p >= k for p, k in zip(pads, ks + ks)):
+            return None
+        return b.node(op, [x.name], x.shape[:2] + tuple(outs), kernel_shape=ks, strides=ss, pads=pads,
+                      p=b.draw(st.sampled_from([1, 2, 3])))
+    if b.opset != 9 or x.size * 4 > MAX_ELEMENTS:
+        return None
+    scales = [1.0, 1.0] + [float(b.draw(st.sampled_from([1, 2]))) for _ in range(2)]
+    shape = tuple(int(d * s) for d, s in zip(x.shape, scales))
+    return b.node(op, [x.name, b.const(np.array(scales, "float32"))], shape,
+                  mode=b.draw(st.sampled_from(["nearest", "linear"])))
+
+
+def op_int_more(b):
+    """Integer models: comparisons of integers (Equal too) combined by logic, and
+    gathers and scatters of integer values."""
+    if b.draw(st.booleans()):
+        x = b.pick()
+        op = b.draw(st.sampled_from(["Equal", "Less", "Greater"]))
+        (m,) = b.node(op, [x.name, b.const(b.data(_broadcast_partner(b.draw, x.shape)))], x.shape, dtype="bool")
+        if b.draw(st.booleans()):
+            (m,) = b.node("Not", [m.name], x.shape, dtype="bool")
+        return b.node("Where", [m.name, x.name, b.const(b.data(_broadcast_partner(b.draw, x.shape)))], x.shape)
+    return op_index(b)
+
+
+def op_composite(b):
+    """The rest of the float operators: EyeLike and Constant nodes, CenterCropPad,
+    GridSample (of a grid computed from the model's values), a window function, DFT,
+    a QuantizeLinear/DequantizeLinear round trip, MaxPool's indices fed to MaxUnpool,
+    and the NegativeLogLikelihood and SoftmaxCrossEntropy losses."""
+    x = b.pick()
+    op = b.draw(st.sampled_from(["EyeLike", "Constant", "CenterCropPad", "GridSample", "Window", "DFT", "Quantize",
+                                 "MaxUnpool", "NegativeLogLikelihoodLoss"]))
+    if op == "EyeLike":
+        if x.rank != 2:
+            return None
+        (e,) = b.node(op, [x.name], x.shape, k=b.draw(st.integers(-2, 2)))
+        return b.node("Add", [x.name, e.name], x.shape)
+    if op == "Constant":
+        value = numpy_helper.from_array(b.data(_broadcast_partner(b.draw, x.shape)), "value")
+        (c,) = b.node(op, [], tuple(value.dims), value=value)
+        return b.node("Mul", [x.name, c.name], x.shape)
+    if op == "CenterCropPad":
+        if b.opset < 18 or x.rank < 1:
+            return None
+        axes = sorted(b.draw(st.sets(st.integers(0, x.rank - 1), min_size=1, max_size=x.rank)))
+        sizes = [max(1, x.shape[a] + b.draw(st.integers(-2, 2))) for a in axes]
+        shape = tuple(sizes[axes.index(i)] if i in axes else d for i, d in enumerate(x.shape))
+        return b.node(op, [x.name, b.const(np.array(sizes, "int64"))], shape, axes=axes)
+    if op == "GridSample":
+        if x.rank != 4 or b.opset < 16:
+            return None
+        n, _, h, w = x.shape
+        ho, wo = b.draw(st.integers(1, 4)), b.draw(st.integers(1, 4))
+        # a grid that moves with the model's values: fixed points in [-1.1, 1.1] plus
+        # a small multiple of a reduction of x
+        (m,) = b.node("ReduceMean", [x.name], (n, 1, 1, 1), axes=[1, 2, 3], keepdims=1) if b.opset < 18 else \
+            b.node("ReduceMean", [x.name, b.const(np.array([1, 2, 3], "int64"))], (n, 1, 1, 1), keepdims=1)
+        if b.opset >= 20 and b.draw(st.booleans()):
+            # AffineGrid of a transform that moves with x: fixed coefficients plus a
+            # small multiple of its mean
+            (m2,) = b.node("Reshape", [m.name, b.const(np.array([n, 1, 1], "int64"))], (n, 1, 1))
+            (t,) = b.node("Mul", [m2.name, b.const(b.floats((1, 2, 3), -0.2, 0.2))], (n, 2, 3))
+            (t,) = b.node("Add", [t.name, b.const(b.floats((1, 2, 3), -1.0, 1.0))], (n, 2, 3))
+            (g,) = b.node("AffineGrid", [t.name, b.const(np.array([n, x.shape[1], ho, wo], "int64"))],
+                          (n, ho, wo, 2), align_corners=int(b.draw(st.booleans())))
+        else:
+            (g,) = b.node("Mul", [m.name, b.const(b.floats((1, ho, wo, 2), -0.2, 0.2))], (n, ho, wo, 2))
+            (g,) = b.node("Add", [g.name, b.const(b.floats((1, ho, wo, 2), -1.1, 1.1))], (n, ho, wo, 2))
+        modes = ["bilinear", "nearest"] if b.opset < 20 else ["linear", "nearest"]
+        return b.node(op, [x.name, g.name], x.shape[:2] + (ho, wo), mode=b.draw(st.sampled_from(modes)),
+                      padding_mode=b.draw(st.sampled_from(["zeros", "border", "reflection"])),
+                      align_corners=int(b.draw(st.booleans())))
+    if op == "Window":
+        if b.opset < 17 or x.rank < 1 or x.shape[-1] < 2:  # a symmetric window of 1 divides by 0
+            return None
+        kind = b.draw(st.sampled_from(["HannWindow", "HammingWindow", "BlackmanWindow"]))
+        n = x.shape[-1]
+        (win,) = b.node(kind, [b.const(np.array(n, "int64"))], (n,), periodic=int(b.draw(st.booleans())))
+        return b.node("Mul", [x.name, win.name], x.shape)
+    if op == "DFT":
+        # a signal [batch, n, 1] (real) along axis 1, complex [batch, n, 2] out
+        if b.opset < 17 or x.rank != 2 or x.shape[1] > 16:
+            return None
+        (sig,) = b.node("Unsqueeze", [x.name] + ([b.const(np.array([-1], "int64"))] if b.opset >= 13 else []),
+                        x.shape + (1,), **({} if b.opset >= 13 else {"axes": [2]}))
+        inverse = int(b.draw(st.booleans()))
+        if b.opset >= 20:
+            return b.node(op, [sig.name, "", b.const(np.array(1, "int64"))], x.shape + (2,), inverse=inverse)
+        return b.node(op, [sig.name], x.shape + (2,), axis=1, inverse=inverse)
+    if op == "Quantize":
+        if b.opset < 13:
+            return None
+        scale = b.const(np.float32(b.draw(st.sampled_from([0.01, 0.05]))))
+        zero = b.const(np.array(b.draw(st.sampled_from([0, 128])), "uint8"))
+        (q,) = b.node("QuantizeLinear", [x.name, scale, zero], x.shape, dtype="uint8")
+        return b.node("DequantizeLinear", [q.name, scale, zero], x.shape)
+    if op == "MaxUnpool":
+        if x.rank != 4 or b.opset < 11 or min(x.shape[2:]) < 2:
+            return None
+        out = x.shape[:2] + tuple(d // 2 for d in x.shape[2:])
+        # (the indices are not offered to later draws: they are int64, and ties of equal
+        # values make them ambiguous; the unpooled values are the same either way)
+        values, indices = b.node("MaxPool", [x.name], None, shapes=[out, out], kernel_shape=[2, 2], strides=[2, 2])
+        # the output shape given: an odd input is not (out - 1) * stride + kernel wide
+        return b.node(op, [values.name, indices.name, b.const(np.array(x.shape, "int64"))], x.shape,
+                      kernel_shape=[2, 2], strides=[2, 2])
+    # NegativeLogLikelihoodLoss of a LogSoftmax over axis 1, or SoftmaxCrossEntropyLoss,
+    # against fixed classes
+    if b.opset < 13 or x.rank < 2:
+        return None
+    target_shape = (x.shape[0],) + x.shape[2:]
+    target = b.rng.integers(0, x.shape[1], target_shape).astype("int64")
+    reduction = b.draw(st.sampled_from(["none", "sum", "mean"]))
+    weight = [b.const(b.floats((x.shape[1],), 0.5, 1.5))] if b.draw(st.booleans()) else []
+    out = target_shape if reduction == "none" else ()
+    if b.draw(st.booleans()):  # the loss of the scores themselves, softmax included
+        return b.node("SoftmaxCrossEntropyLoss", [x.name, b.const(target)] + weight, out, reduction=reduction)
+    (lp,) = b.node("LogSoftmax", [x.name], x.shape, axis=1)
+    return b.node(op, [lp.name, b.const(target)] + weight, out, reduction=reduction)
+
+
+def op_bitwise(b):
+    """Integer models from opset 18: BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot."""
+    x = b.pick()
+    if b.opset < 18:
+        return None
+    op = b.draw(st.sampled_from(["BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"]))
+    if op == "BitwiseNot":
+        return b.node(op, [x.name], x.shape)
+    return _with_partner(b, op, x)
+
+
 OPS = [op_unary, op_binary, op_where, op_reduce, op_softmax, op_transpose, op_reshape, op_flatten,
        op_unsqueeze_squeeze, op_slice, op_concat, op_split, op_gather, op_matmul, op_gemm, op_conv, op_pool,
        op_norm, op_expand_tile_pad, op_variadic, op_prelu_lrn, op_conv_transpose, op_resize, op_einsum,
-       op_cumsum_topk, op_space_depth, op_cast_half]
+       op_cumsum_topk, op_space_depth, op_cast_half, op_unary_more, op_logic, op_reduce_more, op_shape_subgraph,
+       op_index, op_recurrent, op_norm_more, op_composite]
 
 
 #: the builders of an integer model: arithmetic, comparisons and the data movements
 #: onnxruntime implements for integers (not DepthToSpace and SpaceToDepth)
 INT_OPS = [op_int_arith, op_int_cast, op_where, op_reduce, op_transpose, op_reshape, op_flatten,
-           op_unsqueeze_squeeze, op_slice, op_concat, op_split, op_gather, op_expand_tile_pad, op_variadic]
+           op_unsqueeze_squeeze, op_slice, op_concat, op_split, op_gather, op_expand_tile_pad, op_variadic,
+           op_int_more, op_shape_subgraph, op_bitwise]
 
 #: the element types a model may have, and the ONNX type of each
 DTYPES = {"float32": TensorProto.FLOAT, "int32": TensorProto.INT32, "int64": TensorProto.INT64}

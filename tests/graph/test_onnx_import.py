@@ -193,12 +193,7 @@ def test_a_shape_computed_at_run_time_is_refused():
         from_onnx(model)
 
 
-def test_training_outputs_and_modes_are_refused():
-    nodes = [helper.make_node("MaxPool", ["x"], ["y", "idx"], name="pool_idx", kernel_shape=[2, 2])]
-    model = model_of(nodes, {"x": (F, [1, 1, 4, 4])},
-                     {"y": (F, [1, 1, 3, 3]), "idx": (TensorProto.INT64, [1, 1, 3, 3])})
-    with pytest.raises(OnnxImportError, match="MaxPool node 'pool_idx': the Indices output is not supported"):
-        from_onnx(model)
+def test_training_modes_are_refused():
     nodes = [helper.make_node("Dropout", ["x", "r", "t"], ["y"], name="drop_train")]
     model = model_of(nodes, {"x": (F, [4])}, {"y": (F, [4])},
                      {"r": np.array(0.5, "float32"), "t": np.array(True)})
@@ -250,3 +245,24 @@ def test_a_3d_convolution_is_refused():
     with pytest.raises(OnnxImportError, match=r"Conv node 'conv3d': Conv over 3 spatial dimension\(s\) is not "
                                               r"supported; tecc converts the 1-D and 2-D"):
         from_onnx(model)
+
+
+def test_outputs_declared_without_a_shape_are_accepted():
+    # make_tensor_value_info(name, type, None): the checker wants a shape, onnxruntime
+    # runs the model, and the importer infers every shape itself
+    nodes = [helper.make_node("Relu", ["x"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [2, 3])],
+                              [helper.make_tensor_value_info("y", F, None)])
+    mod, _ = from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    assert mod["main"].body.checked_type == g.TensorType((2, 3), "float32")
+    # an input without a shape is still the checker's refusal
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, None)],
+                              [helper.make_tensor_value_info("y", F, None)])
+    with pytest.raises(OnnxImportError, match=r"not a valid ONNX model \(Field 'shape' of 'type' is required"):
+        from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    # and so is a model invalid for another reason too
+    bad = [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Relu", ["x"], ["y"])]
+    graph = helper.make_graph(bad, "g", [helper.make_tensor_value_info("x", F, [2])],
+                              [helper.make_tensor_value_info("y", F, None)])
+    with pytest.raises(OnnxImportError, match="not a valid ONNX model"):
+        from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))

@@ -680,3 +680,27 @@ def test_dft_matches_onnxruntime(attrs):
     channels = 2 if attrs.get("inverse") else 1
     x = rand(2, 8, 6, channels)
     check([node("DFT", ["x"], "y", **attrs)], {"x": x}, ["y"], opset=17, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+@pytest.mark.parametrize("shape, attrs", [
+    ((2, 3, 7, 6), dict(kernel_shape=[2, 2], strides=[2, 2])),
+    ((1, 2, 5, 5), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)),
+    ((1, 2, 6, 5), dict(kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 1, 1], storage_order=1)),
+    ((1, 1, 7, 7), dict(kernel_shape=[2, 2], dilations=[2, 1])),
+    ((2, 3, 9), dict(kernel_shape=[3], strides=[2], pads=[1, 1])),  # 1-D
+])
+def test_max_pool_indices(target, shape, attrs):
+    # where each maximum is, as onnxruntime gives it: an index into the flattened
+    # input, the batch and channel offsets included; the first of equal values in a
+    # window (the relu's zeros) wins
+    x = np.maximum(rand(*shape), 0.0)
+    check([node("MaxPool", ["x"], ["y", "i"], **attrs)], {"x": x}, ["y", "i"], opset=12, target=target)
+
+
+def test_max_pool_indices_feed_max_unpool():
+    # the encoder-decoder pattern (SegNet): pool with indices, unpool to the input's size
+    x = rand(1, 2, 5, 6)
+    nodes = [node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2], strides=[2, 2]),
+             node("MaxUnpool", ["y", "i", "shape"], "z", kernel_shape=[2, 2], strides=[2, 2])]
+    check(nodes, {"x": x}, ["z"], inits={"shape": np.array(x.shape, "int64")}, opset=11)

@@ -368,8 +368,17 @@ def _reverse_sequence(ctx, node, inputs):
 
 
 def _max_unpool(ctx, node, inputs):
-    # zeros of the unpooled shape with x written at the flat positions of indices
-    # (MaxPool's Indices output: flattened over the whole tensor)
+    """Zeros of the output shape with ``x`` written at the flat positions ``indices``
+    gives (MaxPool's Indices output: flattened over the whole tensor).
+
+    The output shape is ``output_shape`` (input 2) where the model gives it, else the
+    one the kernel, strides and pads imply.  The indices count in the output shape
+    itself, as onnxruntime and torch's ``max_unpool2d`` read them: that is what makes
+    an odd-sized input pooled with its indices unpool to its own size.  (ONNX's
+    reference implementation, and its conformance case
+    ``test_maxunpool_export_with_output_shape``, count them in the implied shape and
+    pad that; onnx/onnx#2398 and onnxruntime's PR #2193 explain why the runtimes do
+    not.)"""
     x, indices = inputs[0], inputs[1]
     xs = ctx.shape(x)
     nsp = len(xs) - 2
@@ -378,23 +387,19 @@ def _max_unpool(ctx, node, inputs):
     kernel = list(node.required("kernel_shape"))
     strides = list(node.attr("strides", [1] * nsp))
     pads = list(node.attr("pads", [0] * (2 * nsp)))
-    # the indices count in the default unpooled shape; a larger output_shape pads its end
     shape = tuple(xs[:2]) + tuple((xs[2 + i] - 1) * strides[i] - pads[i] - pads[i + nsp] + kernel[i]
                                   for i in range(nsp))
-    zeros = ctx.const(np.zeros((_prod(shape),)), ctx.dtype_of(x))
-    flat = ctx.call("scatter_elements", zeros, ctx.reshape(ctx.cast(indices, "int64"), (_prod(xs),)),
-                    ctx.reshape(x, (_prod(xs),)), axis=0, reduction="update")
-    out = ctx.reshape(flat, shape)
     given = ctx.optional_input(inputs, 2)
     if given is not None:
         want = tuple(int(v) for v in np.asarray(ctx.value(given, "output_shape (input 2)")).reshape(-1))
-        if len(want) != len(xs) or want[:2] != shape[:2] or any(w < s for w, s in zip(want, shape)):
-            node.fail(f"output_shape {list(want)} must keep the batch and channels and be at least the unpooled "
-                      f"shape {list(shape)}")
-        if want != shape:
-            out = ctx.call("nn.pad", out, pad_width=tuple((0, w - s) for w, s in zip(want, shape)), pad_value=0.0,
-                           pad_mode="constant")
-    return out
+        if len(want) != len(xs) or want[:2] != shape[:2] or any(w < 1 for w in want):
+            node.fail(f"output_shape {list(want)} must keep the batch and channels {list(shape[:2])} and have "
+                      f"{nsp} positive spatial size(s)")
+        shape = want
+    zeros = ctx.const(np.zeros((_prod(shape),)), ctx.dtype_of(x))
+    flat = ctx.call("scatter_elements", zeros, ctx.reshape(ctx.cast(indices, "int64"), (_prod(xs),)),
+                    ctx.reshape(x, (_prod(xs),)), axis=0, reduction="update")
+    return ctx.reshape(flat, shape)
 
 
 def _affine_grid(ctx, node, inputs):

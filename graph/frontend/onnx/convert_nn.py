@@ -130,8 +130,7 @@ def _conv_transpose(ctx, node, inputs):
 def _pool(kind):
     def convert(ctx, node, inputs):
         x = inputs[0]
-        if kind == "max" and len(node.outputs) > 1 and node.outputs[1]:
-            node.fail("the Indices output is not supported; use the pooled values only")
+        want_indices = kind == "max" and len(node.outputs) > 1 and bool(node.outputs[1])
         nsp = _spatial_rank(ctx, node, x, f"{node.op_type}")
         xs = ctx.shape(x)
         kernel = list(node.required("kernel_shape"))
@@ -151,9 +150,56 @@ def _pool(kind):
             out = ctx.call("nn.max_pool2d", x, **common)
         else:
             out = ctx.call("nn.avg_pool2d", x, count_include_pad=bool(node.attr("count_include_pad", 0)), **common)
-        return _from_2d(ctx, out) if nsp == 1 else out
+        if not want_indices:
+            return _from_2d(ctx, out) if nsp == 1 else out
+        order = int(node.attr("storage_order", 0))
+        indices = _max_pool_indices(ctx, x, ctx.shape(out)[2:], kernel, strides, dilations, begins, order)
+        return [_from_2d(ctx, out), _from_2d(ctx, indices)] if nsp == 1 else [out, indices]
 
     return convert
+
+
+def _max_pool_indices(ctx, x, out_hw, kernel, strides, dilations, begins, storage_order):
+    """MaxPool's ``Indices`` output for the 2-D max pool of ``x`` (N, C, H, W): where
+    each maximum is, as an index into ``x`` flattened (row-major, or with
+    ``storage_order=1`` column-major within each image; the batch and channel offsets
+    included, as onnxruntime computes them).  The first maximum of a window in
+    row-major order wins a tie.
+
+    Built of graph operators: every tap of the window is a strided slice of the
+    input padded with the lowest value, the taps are stacked, ``argmax`` picks the
+    tap, and the tap's row and column give the input position."""
+    n, c, h, w = ctx.shape(x)
+    (oh, ow), (kh, kw), (sh, sw), (dh, dw) = out_hw, kernel, strides, dilations
+    dtype = ctx.dtype_of(x)
+    lowest = float("-inf") if np.dtype(dtype).kind == "f" else int(np.iinfo(dtype).min)
+    # the rows and columns every window reads, padded past the end where ceil_mode
+    # lets the last window overhang
+    reach = [(oh - 1) * sh + (kh - 1) * dh + 1, (ow - 1) * sw + (kw - 1) * dw + 1]
+    after = [max(0, reach[0] - begins[0] - h), max(0, reach[1] - begins[1] - w)]
+    padded = ctx.call("nn.pad", x, pad_width=((0, 0), (0, 0), (begins[0], after[0]), (begins[1], after[1])),
+                      pad_value=lowest, pad_mode="constant")
+    taps = []
+    for i in range(kh):
+        for j in range(kw):
+            tap = ctx.call("strided_slice", padded, begin=(0, 0, i * dh, j * dw),
+                           end=(n, c, i * dh + (oh - 1) * sh + 1, j * dw + (ow - 1) * sw + 1), strides=(1, 1, sh, sw))
+            taps.append(ctx.reshape(tap, (1, n, c, oh, ow)))
+    stacked = taps[0] if len(taps) == 1 else ctx.call("concatenate", ctx.tuple(taps), axis=0)
+    tap = ctx.cast(ctx.call("argmax", stacked, axis=(0,), keepdims=False), "int64")
+    # the tap's row and column, and the window's first row and column, in the input
+    row = ctx.call("add", ctx.const(np.arange(oh).reshape(1, 1, oh, 1) * sh - begins[0], "int64"),
+                   ctx.call("multiply", ctx.call("floor_divide", tap, ctx.const(np.array(kw), "int64")),
+                            ctx.const(np.array(dh), "int64")))
+    col = ctx.call("add", ctx.const(np.arange(ow).reshape(1, 1, 1, ow) * sw - begins[1], "int64"),
+                   ctx.call("multiply", ctx.call("floor_mod", tap, ctx.const(np.array(kw), "int64")),
+                            ctx.const(np.array(dw), "int64")))
+    if storage_order:
+        within = ctx.call("add", row, ctx.call("multiply", col, ctx.const(np.array(h), "int64")))
+    else:
+        within = ctx.call("add", ctx.call("multiply", row, ctx.const(np.array(w), "int64")), col)
+    image = ctx.const(np.arange(n * c).reshape(n, c, 1, 1) * (h * w), "int64")
+    return ctx.call("add", within, image)
 
 
 def _global_pool(kind):

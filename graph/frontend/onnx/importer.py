@@ -52,10 +52,33 @@ def _load(model):
     try:
         onnx.checker.check_model(model)
     except onnx.checker.ValidationError as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else "invalid model"
-        raise OnnxImportError(f"from_onnx: {where} is not a valid ONNX model ({first}); a truncated or corrupt "
-                              "file reads this way too: export the model again") from None
+        if not _valid_once_outputs_typed(onnx, model, err):
+            first = str(err).strip().splitlines()[0] if str(err).strip() else "invalid model"
+            raise OnnxImportError(f"from_onnx: {where} is not a valid ONNX model ({first}); a truncated or "
+                                  "corrupt file reads this way too: export the model again") from None
     return model
+
+
+def _valid_once_outputs_typed(onnx, model, err) -> bool:
+    """Whether ``model``, which the checker refused with ``err``, is valid but for graph
+    outputs declared without a shape (``make_tensor_value_info(name, type, None)``,
+    which onnxruntime runs): the checker passes a copy whose shapeless outputs declare
+    a shape (an empty one: the checker reads no dimension of it).  The importer infers
+    every shape itself and reads none of the outputs'."""
+    if "Field 'shape' of 'type' is required but missing" not in str(err):
+        return False
+    if any(not v.type.tensor_type.HasField("shape") for v in model.graph.input):
+        return False  # an input's shape is the user's to give: the checker's message stands
+    typed = type(model)()
+    typed.CopyFrom(model)
+    for v in typed.graph.output:
+        if v.type.HasField("tensor_type") and not v.type.tensor_type.HasField("shape"):
+            v.type.tensor_type.shape.SetInParent()
+    try:
+        onnx.checker.check_model(typed)
+    except onnx.checker.ValidationError:
+        return False
+    return True
 
 
 def _model_opset(model, opset) -> int:
