@@ -960,11 +960,12 @@ def op_int_more(b):
 def op_composite(b):
     """The rest of the float operators: EyeLike and Constant nodes, CenterCropPad,
     GridSample (of a grid computed from the model's values), a window function, DFT,
-    a QuantizeLinear/DequantizeLinear round trip, MaxPool's indices fed to MaxUnpool,
+    a QuantizeLinear/DequantizeLinear round trip, a dynamically quantized MatMul
+    (DynamicQuantizeLinear, MatMulInteger), MaxPool's indices fed to MaxUnpool,
     and the NegativeLogLikelihood and SoftmaxCrossEntropy losses."""
     x = b.pick()
     op = b.draw(st.sampled_from(["EyeLike", "Constant", "CenterCropPad", "GridSample", "Window", "DFT", "Quantize",
-                                 "MaxUnpool", "NegativeLogLikelihoodLoss"]))
+                                 "DynamicQuantize", "MaxUnpool", "NegativeLogLikelihoodLoss"]))
     if op == "EyeLike":
         if x.rank != 2:
             return None
@@ -1029,6 +1030,19 @@ def op_composite(b):
         zero = b.const(np.array(b.draw(st.sampled_from([0, 128])), "uint8"))
         (q,) = b.node("QuantizeLinear", [x.name, scale, zero], x.shape, dtype="uint8")
         return b.node("DequantizeLinear", [q.name, scale, zero], x.shape)
+    if op == "DynamicQuantize":
+        # what onnxruntime's quantize_dynamic writes around a MatMul (with uint8 weights:
+        # its int8-weight kernels saturate, see test_onnx_import_more.check_exact)
+        if b.opset < 11 or x.rank != 2:
+            return None
+        k, n = x.shape[1], b.draw(st.integers(1, 6))
+        y, scale, zero = b.node("DynamicQuantizeLinear", [x.name], None, shapes=[x.shape, (), ()], dtype="uint8")
+        w = b.rng.integers(0, 256, (k, n)).astype("uint8")
+        (acc,) = b.node("MatMulInteger", [y.name, b.const(w), zero.name, b.const(np.array(128, "uint8"))],
+                        (x.shape[0], n), dtype="int32")
+        (f,) = b.node("Cast", [acc.name], acc.shape, to=TensorProto.FLOAT)
+        (s,) = b.node("Mul", [scale.name, b.const(np.float32(0.004))], ())
+        return b.node("Mul", [f.name, s.name], acc.shape)
     if op == "MaxUnpool":
         if x.rank != 4 or b.opset < 11 or min(x.shape[2:]) < 2:
             return None

@@ -37,13 +37,13 @@ def fuzz_settings(examples):
     )
 
 
-@fuzz_settings(40)
+@fuzz_settings(60)
 @given(case=models(), opt_level=st.integers(0, 3))
 def test_random_models_on_the_c_backend(case, opt_level):
     _compare(case, opt_level, "llvm")
 
 
-@fuzz_settings(15)
+@fuzz_settings(20)
 @given(case=models(), opt_level=st.integers(0, 3))
 def test_random_models_on_the_gpu_semantics_path(case, opt_level):
     """Built for CUDA (NVRTC where it is installed) and run on the GPU where there is

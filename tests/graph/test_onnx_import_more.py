@@ -704,3 +704,104 @@ def test_max_pool_indices_feed_max_unpool():
     nodes = [node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2], strides=[2, 2]),
              node("MaxUnpool", ["y", "i", "shape"], "z", kernel_shape=[2, 2], strides=[2, 2])]
     check(nodes, {"x": x}, ["z"], inits={"shape": np.array(x.shape, "int64")}, opset=11)
+
+
+# ---------------------------------------------------------------------------------------
+# quantized operators: integer products, requantization, dynamic quantization
+# ---------------------------------------------------------------------------------------
+def _ints(dtype, shape, seed=0):
+    info = np.iinfo(dtype)
+    return np.random.default_rng(seed + sum(shape)).integers(info.min, info.max + 1, shape).astype(dtype)
+
+
+def check_exact(nodes, inputs, outputs, inits, opset, u8s8):
+    """tecc's outputs equal onnxruntime's, or, for uint8 data with int8 weights, ONNX's
+    reference implementation's: onnxruntime's AVX2 kernels for that pair add the
+    products in pairs saturated to int16 and land off (its documentation says so;
+    tecc sums exactly)."""
+    if not u8s8:
+        check(nodes, inputs, outputs, inits=inits, opset=opset)
+        return
+    from onnx.reference import ReferenceEvaluator
+
+    model = make_model(nodes, inputs, outputs, inits, opset=opset)
+    want = ReferenceEvaluator(model).run(None, dict(inputs))
+    for got, expected in zip(tecc_run(model, inputs), want):
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("a_type, b_type", [("uint8", "uint8"), ("uint8", "int8"), ("int8", "int8")])
+@pytest.mark.parametrize("zero_points", ["none", "scalar", "per_column"])
+def test_matmul_integer(a_type, b_type, zero_points):
+    a, b = _ints(a_type, (2, 3, 7)), _ints(b_type, (7, 5), seed=1)
+    ins, inits = ["a", "b"], {"b": b}
+    if zero_points != "none":
+        inits["azp"] = np.array(9, a_type)
+        inits["bzp"] = np.arange(5).astype(b_type) if zero_points == "per_column" else np.array(3, b_type)
+        ins += ["azp", "bzp"]
+    check_exact([node("MatMulInteger", ins, "y")], {"a": a}, ["y"], inits, 10, (a_type, b_type) == ("uint8", "int8"))
+
+
+def test_conv_integer_pads_with_the_zero_point():
+    x, w = _ints("uint8", (1, 3, 6, 5)), _ints("uint8", (4, 3, 3, 3), seed=1)
+    inits = {"w": w, "xzp": np.array(7, "uint8"), "wzp": np.array(3, "uint8")}
+    for target in ("llvm", "cuda"):
+        check([node("ConvInteger", ["x", "w", "xzp", "wzp"], "y", pads=[1, 1, 1, 1], strides=[2, 1])], {"x": x}, ["y"],
+              inits=inits, opset=10, target=target)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8"])
+@pytest.mark.parametrize("per_column", [False, True])
+def test_qlinear_matmul(dtype, per_column):
+    a, b = _ints(dtype, (2, 3, 8)), _ints(dtype, (8, 6), seed=1)
+    inits = {"as": np.array(0.02, "float32"), "azp": np.array(5, dtype), "b": b,
+             "bs": (np.linspace(0.01, 0.03, 6) if per_column else np.array(0.015)).astype("float32"),
+             "bzp": (np.full(6, 4) if per_column else np.array(4)).astype(dtype),
+             "ys": np.array(0.7, "float32"), "yzp": np.array(100 if dtype == "uint8" else -2, dtype)}
+    check([node("QLinearMatMul", ["a", "as", "azp", "b", "bs", "bzp", "ys", "yzp"], "y")], {"a": a}, ["y"],
+          inits=inits, opset=13)
+
+
+@pytest.mark.parametrize("w_type", ["uint8", "int8"])
+@pytest.mark.parametrize("per_channel, bias", [(False, False), (True, True)])
+def test_qlinear_conv(w_type, per_channel, bias):
+    x, w = _ints("uint8", (1, 3, 7, 6)), _ints(w_type, (4, 3, 3, 3), seed=1)
+    inits = {"xs": np.array(0.02, "float32"), "xzp": np.array(120, "uint8"), "w": w,
+             "ws": (np.linspace(0.005, 0.02, 4) if per_channel else np.array(0.01)).astype("float32"),
+             "wzp": np.array(128 if w_type == "uint8" else 0, w_type), "ys": np.array(0.9, "float32"),
+             "yzp": np.array(128, "uint8")}
+    ins = ["x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp"]
+    if bias:
+        ins.append("B")
+        inits["B"] = np.array([-300, 0, 150, 420], "int32")
+    check_exact([node("QLinearConv", ins, "y", pads=[1, 1, 1, 1])], {"x": x}, ["y"], inits, 13, w_type == "int8")
+
+
+@pytest.mark.parametrize("kind", ["mixed", "positive", "negative", "zeros"])
+def test_dynamic_quantize_linear(kind):
+    base = rand(3, 5, low=0.1, high=2.0)
+    x = {"mixed": rand(3, 5, low=-2.0, high=1.0), "positive": base, "negative": -base, "zeros": 0.0 * base}[kind]
+    check([node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"])], {"x": x}, ["y", "s", "z"], opset=11)
+
+
+@pytest.mark.parametrize("weight_type", ["QInt8", "QUInt8"])
+def test_a_model_quantized_by_onnxruntime_runs_bit_exact(weight_type, tmp_path):
+    # onnxruntime.quantization.quantize_dynamic: DynamicQuantizeLinear, MatMulInteger,
+    # Cast and Mul around an MLP's products
+    quantization = pytest.importorskip("onnxruntime.quantization")
+    w1, b1, w2 = rand(32, 64) * 0.2, rand(64) * 0.1, rand(64, 10, seed=3) * 0.2
+    nodes = [node("MatMul", ["x", "w1"], "h"), node("Add", ["h", "b1"], "hb"), node("Relu", ["hb"], "r"),
+             node("MatMul", ["r", "w2"], "y")]
+    x = rand(4, 32, seed=5)
+    onnx.save(make_model(nodes, {"x": x}, ["y"], {"w1": w1, "b1": b1, "w2": w2}), str(tmp_path / "f.onnx"))
+    quantization.quantize_dynamic(str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx"),
+                                  weight_type=getattr(quantization.QuantType, weight_type))
+    model = onnx.load(str(tmp_path / "q.onnx"))
+    assert {"DynamicQuantizeLinear", "MatMulInteger"} <= {n.op_type for n in model.graph.node}
+    if weight_type == "QInt8":  # uint8 activations with int8 weights: see check_exact
+        from onnx.reference import ReferenceEvaluator
+
+        want = ReferenceEvaluator(model).run(None, {"x": x})
+    else:
+        want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    np.testing.assert_array_equal(tecc_run(model, {"x": x})[0], want[0])

@@ -262,62 +262,6 @@ def _window(kind):
     return convert
 
 
-def _quant_params(ctx, node, x, scale, zero_point, what):
-    """``scale`` and ``zero_point`` shaped to broadcast against ``x`` along ``axis``
-    (a scalar: per tensor; 1-D: per axis)."""
-    if int(node.attr("block_size", 0)):
-        node.fail("blocked quantization (block_size > 0) is not supported; quantize per tensor or per axis")
-    rank = ctx.rank(x)
-    ss = ctx.shape(scale)
-    if len(ss) == 0 or _prod(ss) == 1 and len(ss) <= 1:
-        shape = ()
-    elif len(ss) == 1:
-        axis = _normalize_axis(node.attr("axis", 1), rank, node)
-        if ss[0] != ctx.shape(x)[axis]:
-            node.fail(f"{what} has {ss[0]} values for axis {axis} of size {ctx.shape(x)[axis]}")
-        shape = tuple(ss[0] if d == axis else 1 for d in range(rank))
-    else:
-        node.fail(f"{what} has shape {ss}; tecc quantizes per tensor (a scalar) or per axis (1-D)")
-    scale = ctx.reshape(scale, shape)
-    if zero_point is not None:
-        zero_point = ctx.reshape(zero_point, shape)
-    return scale, zero_point
-
-
-def _dequantize_linear(ctx, node, inputs):
-    x, scale = inputs[0], inputs[1]
-    zero_point = ctx.optional_input(inputs, 2)
-    scale, zero_point = _quant_params(ctx, node, x, scale, zero_point, "x_scale (input 1)")
-    # (x - zero_point) * scale, in float32, then in the scale's type
-    xf = ctx.cast(x, "float32")
-    if zero_point is not None:
-        xf = ctx.call("subtract", xf, ctx.cast(zero_point, "float32"))
-    return ctx.cast(ctx.call("multiply", xf, ctx.cast(scale, "float32")), ctx.dtype_of(scale))
-
-
-_QUANT_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "uint16": (0, 65535), "int16": (-32768, 32767),
-                 "int32": (-2 ** 31, 2 ** 31 - 1)}
-
-
-def _quantize_linear(ctx, node, inputs):
-    # saturate(round_half_to_even(x / scale) + zero_point) in the zero point's type (uint8
-    # without one, or output_dtype)
-    x, scale = inputs[0], inputs[1]
-    zero_point = ctx.optional_input(inputs, 2)
-    scale, zero_point = _quant_params(ctx, node, x, scale, zero_point, "y_scale (input 1)")
-    out_dtype = ctx.dtype_of(zero_point) if zero_point is not None else "uint8"
-    if node.attr("output_dtype"):
-        out_dtype = _np_dtype(int(node.attr("output_dtype")), node.where)
-    if out_dtype not in _QUANT_RANGES:
-        node.fail(f"quantizing to {out_dtype} is not supported; tecc quantizes to {sorted(_QUANT_RANGES)}")
-    lo, hi = _QUANT_RANGES[out_dtype]
-    xf = ctx.cast(x, "float32")
-    q = ctx.call("round", ctx.call("divide", xf, ctx.cast(scale, "float32")))
-    if zero_point is not None:
-        q = ctx.call("add", q, ctx.cast(zero_point, "float32"))
-    return ctx.cast(ctx.call("clip", q, a_min=float(lo), a_max=float(hi)), out_dtype)
-
-
 def _center_crop_pad(ctx, node, inputs):
     x, shape_in = inputs
     xs = ctx.shape(x)

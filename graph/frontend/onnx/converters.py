@@ -11,14 +11,18 @@ from .convert_data import (
     _space_to_depth, _topk, _trilu,
 )
 from .convert_misc import (
-    _affine_grid, _bit_shift, _center_crop_pad, _dequantize_linear, _dft, _eye_like, _gather_nd, _grid_sample,
+    _affine_grid, _bit_shift, _center_crop_pad, _dft, _eye_like, _gather_nd, _grid_sample,
     _group_norm, _hardmax, _is_inf, _lp_normalization, _lp_pool, _max_unpool, _mean_variance_normalization,
-    _nll_loss, _quantize_linear, _reverse_sequence, _shrink, _softmax_cross_entropy_loss, _window,
+    _nll_loss, _reverse_sequence, _shrink, _softmax_cross_entropy_loss, _window,
 )
 from .convert_nn import (
     _batch_norm, _celu, _clip, _conv, _conv_transpose, _einsum, _elu, _gelu, _gemm, _global_pool, _hard_sigmoid,
     _hard_swish, _instance_norm, _layer_norm, _leaky_relu, _lrn, _matmul, _mish, _pool, _prelu, _selu, _softmax,
     _softplus, _softsign, _thresholded_relu,
+)
+from .convert_quant import (
+    _conv_integer, _dequantize_linear, _dynamic_quantize_linear, _matmul_integer, _qlinear_conv, _qlinear_matmul,
+    _quantize_linear,
 )
 from .convert_recurrent import _recurrent
 from .convert_resize import _resize
@@ -78,7 +82,9 @@ _CONVERTERS = {
     "NegativeLogLikelihoodLoss": _nll_loss, "SoftmaxCrossEntropyLoss": _softmax_cross_entropy_loss,
     # windows, quantization, cropping
     "HannWindow": _window("hann"), "HammingWindow": _window("hamming"), "BlackmanWindow": _window("blackman"),
-    "DequantizeLinear": _dequantize_linear, "QuantizeLinear": _quantize_linear, "CenterCropPad": _center_crop_pad,
+    "DequantizeLinear": _dequantize_linear, "QuantizeLinear": _quantize_linear,
+    "DynamicQuantizeLinear": _dynamic_quantize_linear, "MatMulInteger": _matmul_integer,
+    "ConvInteger": _conv_integer, "QLinearMatMul": _qlinear_matmul, "QLinearConv": _qlinear_conv, "CenterCropPad": _center_crop_pad,
     # recurrent layers
     "RNN": _recurrent, "GRU": _recurrent, "LSTM": _recurrent,
     "ReverseSequence": _reverse_sequence, "MaxUnpool": _max_unpool, "AffineGrid": _affine_grid,

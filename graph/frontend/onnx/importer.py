@@ -61,19 +61,26 @@ def _load(model):
 
 def _valid_once_outputs_typed(onnx, model, err) -> bool:
     """Whether ``model``, which the checker refused with ``err``, is valid but for graph
-    outputs declared without a shape (``make_tensor_value_info(name, type, None)``,
-    which onnxruntime runs): the checker passes a copy whose shapeless outputs declare
-    a shape (an empty one: the checker reads no dimension of it).  The importer infers
-    every shape itself and reads none of the outputs'."""
-    if "Field 'shape' of 'type' is required but missing" not in str(err):
+    outputs declared without a shape or a type (``make_tensor_value_info(name, type,
+    None)``, ``make_empty_tensor_value_info(name)``: onnxruntime runs such models):
+    the checker passes a copy whose shapeless outputs declare a shape (an empty one:
+    the checker reads no dimension of it) and whose untyped ones a type.  The importer
+    infers every type and shape itself and reads none of the outputs'."""
+    if not any(f"Field '{field}' of '{owner}' is required but missing" in str(err)
+               for field, owner in (("shape", "type"), ("type", "value_info"), ("elem_type", "tensor_type"))):
         return False
     if any(not v.type.tensor_type.HasField("shape") for v in model.graph.input):
         return False  # an input's shape is the user's to give: the checker's message stands
     typed = type(model)()
     typed.CopyFrom(model)
     for v in typed.graph.output:
-        if v.type.HasField("tensor_type") and not v.type.tensor_type.HasField("shape"):
-            v.type.tensor_type.shape.SetInParent()
+        if not v.HasField("type"):
+            v.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
+        if v.type.HasField("tensor_type"):
+            if not v.type.tensor_type.elem_type:
+                v.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
+            if not v.type.tensor_type.HasField("shape"):
+                v.type.tensor_type.shape.SetInParent()
     try:
         onnx.checker.check_model(typed)
     except onnx.checker.ValidationError:

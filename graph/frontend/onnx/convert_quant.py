@@ -1,0 +1,198 @@
+"""Converters of quantized operators: QuantizeLinear and DequantizeLinear (the QDQ
+format), DynamicQuantizeLinear, and the integer products MatMulInteger, ConvInteger,
+QLinearMatMul and QLinearConv (the operator format onnxruntime's quantization tools
+write).
+
+The integer products are computed in int32 (each operand minus its zero point, as
+onnxruntime does), then requantized as onnxruntime requantizes: the int32 sums times
+the float32 multiplier ``a_scale * b_scale / y_scale``, rounded half to even, plus the
+output's zero point, saturated to its type."""
+from __future__ import annotations
+
+import numpy as np
+
+from .common import _normalize_axis, _np_dtype, _prod
+from .convert_nn import _conv, _matmul
+
+
+def _quant_params(ctx, node, x, scale, zero_point, what):
+    """``scale`` and ``zero_point`` shaped to broadcast against ``x`` along ``axis``
+    (a scalar: per tensor; 1-D: per axis)."""
+    if int(node.attr("block_size", 0)):
+        node.fail("blocked quantization (block_size > 0) is not supported; quantize per tensor or per axis")
+    rank = ctx.rank(x)
+    ss = ctx.shape(scale)
+    if len(ss) == 0 or _prod(ss) == 1 and len(ss) <= 1:
+        shape = ()
+    elif len(ss) == 1:
+        axis = _normalize_axis(node.attr("axis", 1), rank, node)
+        if ss[0] != ctx.shape(x)[axis]:
+            node.fail(f"{what} has {ss[0]} values for axis {axis} of size {ctx.shape(x)[axis]}")
+        shape = tuple(ss[0] if d == axis else 1 for d in range(rank))
+    else:
+        node.fail(f"{what} has shape {ss}; tecc quantizes per tensor (a scalar) or per axis (1-D)")
+    scale = ctx.reshape(scale, shape)
+    if zero_point is not None:
+        zero_point = ctx.reshape(zero_point, shape)
+    return scale, zero_point
+
+
+def _dequantize_linear(ctx, node, inputs):
+    x, scale = inputs[0], inputs[1]
+    zero_point = ctx.optional_input(inputs, 2)
+    scale, zero_point = _quant_params(ctx, node, x, scale, zero_point, "x_scale (input 1)")
+    # (x - zero_point) * scale, in float32, then in the scale's type
+    xf = ctx.cast(x, "float32")
+    if zero_point is not None:
+        xf = ctx.call("subtract", xf, ctx.cast(zero_point, "float32"))
+    return ctx.cast(ctx.call("multiply", xf, ctx.cast(scale, "float32")), ctx.dtype_of(scale))
+
+
+_QUANT_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "uint16": (0, 65535), "int16": (-32768, 32767),
+                 "int32": (-2 ** 31, 2 ** 31 - 1)}
+
+
+def _quantize_linear(ctx, node, inputs):
+    # saturate(round_half_to_even(x / scale) + zero_point) in the zero point's type (uint8
+    # without one, or output_dtype)
+    x, scale = inputs[0], inputs[1]
+    zero_point = ctx.optional_input(inputs, 2)
+    scale, zero_point = _quant_params(ctx, node, x, scale, zero_point, "y_scale (input 1)")
+    out_dtype = ctx.dtype_of(zero_point) if zero_point is not None else "uint8"
+    if node.attr("output_dtype"):
+        out_dtype = _np_dtype(int(node.attr("output_dtype")), node.where)
+    if out_dtype not in _QUANT_RANGES:
+        node.fail(f"quantizing to {out_dtype} is not supported; tecc quantizes to {sorted(_QUANT_RANGES)}")
+    lo, hi = _QUANT_RANGES[out_dtype]
+    xf = ctx.cast(x, "float32")
+    q = ctx.call("round", ctx.call("divide", xf, ctx.cast(scale, "float32")))
+    if zero_point is not None:
+        q = ctx.call("add", q, ctx.cast(zero_point, "float32"))
+    return ctx.cast(ctx.call("clip", q, a_min=float(lo), a_max=float(hi)), out_dtype)
+
+
+def _minus_zero_point(ctx, x, zero_point, shape):
+    """``x - zero_point`` in int32, the zero point (a scalar, or one value per row or
+    column) reshaped to ``shape`` to broadcast against ``x``."""
+    xi = ctx.cast(x, "int32")
+    if zero_point is None:
+        return xi
+    return ctx.call("subtract", xi, ctx.cast(ctx.reshape(zero_point, shape), "int32"))
+
+
+def _per_row_or_column(ctx, node, value, size, shape, what):
+    """The shape a scalar or a 1-D ``value`` of ``size`` entries takes to broadcast
+    (``shape`` for the 1-D one)."""
+    vs = ctx.shape(value)
+    if _prod(vs) == 1 and len(vs) <= 1:
+        return ()
+    if len(vs) == 1 and vs[0] == size:
+        return shape
+    node.fail(f"{what} has shape {list(vs)}; it must be a scalar or hold {size} values")
+
+
+def _integer_matmul(ctx, node, a, a_zero, b, b_zero):
+    """``(a - a_zero) x (b - b_zero)`` in int32 (MatMulInteger): the zero points per
+    tensor, or a's per row and b's per column."""
+    a_shape, b_shape = ctx.shape(a), ctx.shape(b)
+    if len(a_shape) < 1 or len(b_shape) < 1:
+        node.fail("MatMulInteger of a scalar (rank-0) operand")
+    m = a_shape[-2] if len(a_shape) >= 2 else 1
+    n = b_shape[-1] if len(b_shape) >= 2 else 1
+    ai = _minus_zero_point(ctx, a, a_zero, a_zero is not None and _per_row_or_column(
+        ctx, node, a_zero, m, (m, 1), "a_zero_point (input 2)") or ())
+    bi = _minus_zero_point(ctx, b, b_zero, b_zero is not None and _per_row_or_column(
+        ctx, node, b_zero, n, (n,), "b_zero_point (input 3)") or ())
+    return _matmul(ctx, node, [ai, bi])
+
+
+def _integer_conv(ctx, node, x, x_zero, w, w_zero):
+    """``conv(x - x_zero, w - w_zero)`` in int32 (ConvInteger): x's zero point per
+    tensor, w's per tensor or per output channel; the padding reads x's zero point."""
+    ws = ctx.shape(w)
+    xi = _minus_zero_point(ctx, x, x_zero, ())
+    w_shape = (ws[0],) + (1,) * (len(ws) - 1)
+    wi = _minus_zero_point(ctx, w, w_zero, w_zero is not None and _per_row_or_column(
+        ctx, node, w_zero, ws[0], w_shape, "w_zero_point (input 3)") or ())
+    return _conv(ctx, node, [xi, wi])
+
+
+def _matmul_integer(ctx, node, inputs):
+    return _integer_matmul(ctx, node, inputs[0], ctx.optional_input(inputs, 2), inputs[1],
+                           ctx.optional_input(inputs, 3))
+
+
+def _conv_integer(ctx, node, inputs):
+    return _integer_conv(ctx, node, inputs[0], ctx.optional_input(inputs, 2), inputs[1],
+                         ctx.optional_input(inputs, 3))
+
+
+def _requantize(ctx, node, acc, multiplier, zero_point):
+    """``saturate(round_half_to_even(acc * multiplier) + zero_point)`` in the zero
+    point's type (onnxruntime's requantization of int32 sums)."""
+    out_dtype = ctx.dtype_of(zero_point)
+    if out_dtype not in ("uint8", "int8"):
+        node.fail(f"the output zero point is {out_dtype}; QLinear operators produce uint8 or int8")
+    lo, hi = _QUANT_RANGES[out_dtype]
+    scaled = ctx.call("round", ctx.call("multiply", ctx.cast(acc, "float32"), multiplier))
+    shifted = ctx.call("add", scaled, ctx.cast(zero_point, "float32"))
+    return ctx.cast(ctx.call("clip", shifted, a_min=float(lo), a_max=float(hi)), out_dtype)
+
+
+def _scalar_of(ctx, node, value, what):
+    if _prod(ctx.shape(value)) != 1:
+        node.fail(f"{what} must be a scalar (per-tensor quantization), got shape {list(ctx.shape(value))}")
+    return ctx.reshape(ctx.cast(value, "float32"), ())
+
+
+def _qlinear_matmul(ctx, node, inputs):
+    a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero = inputs[:8]
+    acc = _integer_matmul(ctx, node, a, a_zero, b, b_zero)
+    a_shape, b_shape = ctx.shape(a), ctx.shape(b)
+    m = a_shape[-2] if len(a_shape) >= 2 else 1
+    n = b_shape[-1] if len(b_shape) >= 2 else 1
+    sa = ctx.reshape(ctx.cast(a_scale, "float32"), _per_row_or_column(ctx, node, a_scale, m, (m, 1),
+                                                                     "a_scale (input 1)"))
+    sb = ctx.reshape(ctx.cast(b_scale, "float32"), _per_row_or_column(ctx, node, b_scale, n, (n,),
+                                                                     "b_scale (input 4)"))
+    multiplier = ctx.call("divide", ctx.call("multiply", sa, sb), _scalar_of(ctx, node, y_scale, "y_scale (input 6)"))
+    return _requantize(ctx, node, acc, multiplier, ctx.reshape(y_zero, ()))
+
+
+def _qlinear_conv(ctx, node, inputs):
+    x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero = inputs[:8]
+    bias = ctx.optional_input(inputs, 8)
+    acc = _integer_conv(ctx, node, x, x_zero, w, w_zero)
+    out_rank = len(ctx.shape(acc))
+    channels = ctx.shape(w)[0]
+    per_channel = (channels,) + (1,) * (out_rank - 2)
+    if bias is not None:
+        acc = ctx.call("add", acc, ctx.reshape(ctx.cast(bias, "int32"), per_channel))
+    sw = ctx.reshape(ctx.cast(w_scale, "float32"), _per_row_or_column(ctx, node, w_scale, channels, per_channel,
+                                                                     "w_scale (input 4)"))
+    multiplier = ctx.call("divide", ctx.call("multiply", _scalar_of(ctx, node, x_scale, "x_scale (input 1)"), sw),
+                          _scalar_of(ctx, node, y_scale, "y_scale (input 6)"))
+    return _requantize(ctx, node, acc, multiplier, ctx.reshape(y_zero, ()))
+
+
+def _dynamic_quantize_linear(ctx, node, inputs):
+    """uint8 quantization with the scale and zero point of the tensor's own range
+    (which is widened to hold 0): ``scale = (max - min) / 255`` (1 for a range of
+    one value, as onnxruntime takes it), ``zero_point = round(saturate(-min /
+    scale))``; the outputs are the quantized tensor, the scale and the zero point."""
+    x = ctx.cast(inputs[0], "float32")
+    rank = ctx.rank(x)
+    axes = tuple(range(rank))
+    zero = ctx.const(np.array(0.0), "float32")
+    lo = ctx.call("minimum", ctx.call("min", x, axis=axes, keepdims=False), zero) if rank else \
+        ctx.call("minimum", x, zero)
+    hi = ctx.call("maximum", ctx.call("max", x, axis=axes, keepdims=False), zero) if rank else \
+        ctx.call("maximum", x, zero)
+    span = ctx.call("subtract", hi, lo)
+    scale = ctx.call("where", ctx.call("equal", span, zero), ctx.const(np.array(1.0), "float32"),
+                     ctx.call("divide", span, ctx.const(np.array(255.0), "float32")))
+    zp = ctx.call("round", ctx.call("clip", ctx.call("negative", ctx.call("divide", lo, scale)), a_min=0.0,
+                                    a_max=255.0))
+    q = ctx.call("add", ctx.call("round", ctx.call("divide", x, scale)), zp)
+    y = ctx.cast(ctx.call("clip", q, a_min=0.0, a_max=255.0), "uint8")
+    return [y, scale, ctx.cast(zp, "uint8")]
