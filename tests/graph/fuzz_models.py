@@ -461,8 +461,11 @@ def op_norm(b):
         return b.node(op, [x.name, b.const(b.floats((c,))), b.const(b.floats((c,)))], x.shape, epsilon=1e-3)
     axis = b.draw(st.integers(-x.rank, x.rank - 1))
     norm_shape = x.shape[axis % x.rank:]
-    return b.node(op, [x.name, b.const(b.floats(norm_shape)), b.const(b.floats(norm_shape))], x.shape,
-                  axis=axis, epsilon=1e-3)
+    ins = [x.name, b.const(b.floats(norm_shape)), b.const(b.floats(norm_shape))]
+    if b.draw(st.booleans()):  # the training outputs too: the mean and 1 / standard deviation
+        stats = x.shape[:axis % x.rank] + (1,) * len(norm_shape)
+        return b.node(op, ins, None, shapes=[x.shape, stats, stats], axis=axis, epsilon=1e-3)
+    return b.node(op, ins, x.shape, axis=axis, epsilon=1e-3)
 
 
 def op_expand_tile_pad(b):
@@ -481,11 +484,14 @@ def op_expand_tile_pad(b):
     if op == "Tile":
         reps = [b.draw(st.integers(1, 2)) for _ in x.shape]
         return b.node(op, [x.name, b.const(np.array(reps, "int64"))], tuple(d * r for d, r in zip(x.shape, reps)))
-    mode = b.draw(st.sampled_from(["constant", "reflect", "edge"]))
+    mode = b.draw(st.sampled_from(["constant", "reflect", "edge"] + (["wrap"] if b.opset >= 19 else [])))
     pads = []
     for d in x.shape:
         most = d - 1 if mode == "reflect" else 2
-        pads.append((b.draw(st.integers(0, min(2, most))), b.draw(st.integers(0, min(2, most)))))
+        # from opset 11 a negative pad crops (leaving at least one element)
+        least = -((d - 1) // 2) if b.opset >= 11 and mode != "reflect" else 0
+        pads.append((b.draw(st.integers(max(least, -1), min(2, most))),
+                     b.draw(st.integers(max(least, -1), min(2, most)))))
     out = tuple(d + p + q for d, (p, q) in zip(x.shape, pads))
     written = [p[0] for p in pads] + [p[1] for p in pads]
     value = b.draw(st.sampled_from([0.0, 1.5] if b.dtype == "float32" else [0, 7]))
@@ -598,9 +604,9 @@ def op_space_depth(b):
     if h % 2 == 0 and w % 2 == 0 and b.draw(st.booleans()):
         return b.node("SpaceToDepth", [x.name], (n, c * 4, h // 2, w // 2), blocksize=2)
     if c % 4 == 0:
-        modes = ["DCR", "CRD"] if b.opset >= 11 else ["DCR"]
-        return b.node("DepthToSpace", [x.name], (n, c // 4, h * 2, w * 2), blocksize=2,
-                      mode=b.draw(st.sampled_from(modes)))
+        # mode came with opset 11 (DCR before)
+        attrs = {"mode": b.draw(st.sampled_from(["DCR", "CRD"]))} if b.opset >= 11 else {}
+        return b.node("DepthToSpace", [x.name], (n, c // 4, h * 2, w * 2), blocksize=2, **attrs)
     return None
 
 

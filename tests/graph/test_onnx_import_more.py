@@ -805,3 +805,24 @@ def test_a_model_quantized_by_onnxruntime_runs_bit_exact(weight_type, tmp_path):
     else:
         want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
     np.testing.assert_array_equal(tecc_run(model, {"x": x})[0], want[0])
+
+
+@pytest.mark.parametrize("axis", [-1, 1])
+def test_layer_norm_mean_and_inverse_std_dev_outputs(axis):
+    # the training outputs, computed where the model reads them
+    x, scale, bias = rand(2, 3, 5), rand(*((3, 5) if axis == 1 else (5,)), seed=1), rand(5, seed=2)
+    inits = {"s": scale}
+    ins = ["x", "s"]
+    if axis == -1:
+        inits["b"] = bias
+        ins.append("b")
+    check([node("LayerNormalization", ins, ["y", "mean", "inv"], axis=axis, epsilon=1e-3)], {"x": x},
+          ["y", "mean", "inv"], inits=inits, opset=17)
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "wrap"])
+@pytest.mark.parametrize("pads", [[1, 2, 0, 1], [0, -1, 2, 1], [-1, 1, 1, -2]])
+def test_pad_modes_with_negative_pads(mode, pads):
+    # wrap (opset 19) repeats the input around itself; a negative pad crops
+    check([node("Pad", ["x", "p"], "y", mode=mode)], {"x": rand(3, 4)}, ["y"],
+          inits={"p": np.array(pads, "int64")}, opset=19)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .common import _normalize_axis, _prod
+from .common import _normalize_axis, _np_dtype, _prod
 
 
 # --- neural-network operators ----------------------------------------------------------
@@ -240,8 +240,20 @@ def _layer_norm(ctx, node, inputs):
         bias = ctx.const(np.zeros(xs[axis:]), ctx.dtype_of(x))
     scale, bias = ctx.reshape(scale, (inner,)), ctx.reshape(bias, (inner,))
     flat = ctx.reshape(x, xs[:axis] + (inner,))
-    out = ctx.call("nn.layer_norm", flat, scale, bias, axis=-1, epsilon=eps)
-    return ctx.reshape(out, xs)
+    out = ctx.reshape(ctx.call("nn.layer_norm", flat, scale, bias, axis=-1, epsilon=eps), xs)
+    if not any(node.outputs[1:3]):
+        return out
+    # the training outputs, where the model reads them: the mean and the reciprocal
+    # of the standard deviation over the normalized axes, kept as axes of size 1, in
+    # stash_type (float32 unless set)
+    stash = _np_dtype(int(node.attr("stash_type", 1)), node.where)
+    xf = ctx.cast(flat, stash)
+    mean = ctx.call("mean", xf, axis=(axis,), keepdims=True)
+    centered = ctx.call("subtract", xf, mean)
+    var = ctx.call("mean", ctx.call("multiply", centered, centered), axis=(axis,), keepdims=True)
+    inv = ctx.call("rsqrt", ctx.call("add", var, ctx.const(np.array(eps), stash)))
+    stats = xs[:axis] + (1,) * (rank - axis)
+    return [out, ctx.reshape(mean, stats), ctx.reshape(inv, stats)]
 
 
 def _lrn(ctx, node, inputs):

@@ -241,8 +241,8 @@ def _pad(ctx, node, inputs):
     x = inputs[0]
     rank = ctx.rank(x)
     mode = node.attr("mode", "constant")
-    if mode not in ("constant", "reflect", "edge"):
-        node.fail(f"mode {mode!r} is not one of constant, reflect, edge")
+    if mode not in ("constant", "reflect", "edge", "wrap"):
+        node.fail(f"mode {mode!r} is not one of constant, reflect, edge, wrap")
     if node.opset < 11:
         pads = list(node.attr("pads", node.attr("paddings", [])))
         value = float(node.attr("value", 0.0))
@@ -260,8 +260,25 @@ def _pad(ctx, node, inputs):
     width = [[0, 0] for _ in range(rank)]
     for i, a in enumerate(axes):
         width[a] = [int(pads[i]), int(pads[i + n])]
+    shape = ctx.shape(x)
     if any(p < 0 for w in width for p in w):
-        node.fail(f"negative pads {pads} (cropping) are not supported; use Slice")
+        # a negative pad crops: cut those first, then pad the rest
+        begin = [max(0, -w[0]) for w in width]
+        end = [d - max(0, -w[1]) for d, w in zip(shape, width)]
+        if any(b >= e for b, e in zip(begin, end)):
+            node.fail(f"pads {pads} crop axis {next(i for i, (b, e) in enumerate(zip(begin, end)) if b >= e)} of "
+                      f"{tuple(shape)} to nothing; tecc does not compile empty tensors")
+        x = ctx.call("strided_slice", x, begin=tuple(begin), end=tuple(end), strides=(1,) * rank)
+        shape = ctx.shape(x)
+        width = [[max(0, p) for p in w] for w in width]
     if all(p == 0 for w in width for p in w):
+        return x
+    if mode == "wrap":
+        # each padded axis gathered at (i - before) mod n: the input repeated around itself
+        for a, (before, after) in enumerate(width):
+            if before or after:
+                n = shape[a]
+                index = (np.arange(-before, n + after) % n).astype("int64")
+                x = ctx.call("take", x, ctx.const(index, "int64"), axis=a)
         return x
     return ctx.call("nn.pad", x, pad_width=tuple(tuple(w) for w in width), pad_value=value, pad_mode=mode)
