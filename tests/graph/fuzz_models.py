@@ -558,6 +558,8 @@ def op_resize(b):
     else:
         attrs["coordinate_transformation_mode"] = b.draw(st.sampled_from(["half_pixel", "align_corners",
                                                                           "asymmetric"]))
+        if b.opset >= 18 and b.draw(st.booleans()):
+            attrs["antialias"] = 1  # the filter widened where an axis shrinks
     return b.node("Resize", [x.name, "", "", b.const(np.array(sizes, "int64"))], sizes, **attrs)
 
 

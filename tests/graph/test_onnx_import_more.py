@@ -427,7 +427,10 @@ RESIZE_INITS = {"s": np.array([1, 1, 2, 2], "float32"), "down": np.array([1, 1, 
     (["x", "", "s"], {"coordinate_transformation_mode": "half_pixel_symmetric"}, 18,
      r"Resize node .*half_pixel_symmetric from opset 19"),
     (["x", "", "s"], {"nearest_mode": "nearest"}, 13, r"Resize node .*nearest_mode 'nearest'"),
-    (["x", "", "down"], {"mode": "linear", "antialias": 1}, 18, r"Resize node .*antialias=1"),
+    (["x", "", "down"], {"mode": "nearest", "antialias": 1}, 18,
+     r"Resize node .*antialias=1 with mode 'nearest' is not defined"),
+    (["x", "", "down"], {"mode": "linear", "antialias": 1, "coordinate_transformation_mode": "tf_crop_and_resize"},
+     18, r"Resize node .*antialias=1 with coordinate_transformation_mode 'tf_crop_and_resize' is not supported"),
     (["x", "", "c"], {}, 13, r"Resize node .*spatial axes only"),
     (["x", "", "zero"], {}, 13, r"Resize node .*makes axis 2 .* empty"),
     (["x", "", "s2"], {"axes": [2, 2]}, 18, r"Resize node .*name an axis twice"),
@@ -826,3 +829,24 @@ def test_pad_modes_with_negative_pads(mode, pads):
     # wrap (opset 19) repeats the input around itself; a negative pad crops
     check([node("Pad", ["x", "p"], "y", mode=mode)], {"x": rand(3, 4)}, ["y"],
           inits={"p": np.array(pads, "int64")}, opset=19)
+
+
+@pytest.mark.parametrize("mode, coordinate, exclude", [
+    ("linear", "half_pixel", 0), ("linear", "pytorch_half_pixel", 0), ("linear", "align_corners", 0),
+    ("cubic", "half_pixel", 0), ("cubic", "half_pixel_symmetric", 1), ("cubic", "asymmetric", 1)])
+@pytest.mark.parametrize("sizes", [(1, 2, 5, 3), (1, 2, 4, 20)])
+def test_resize_antialias_shrinking(mode, coordinate, exclude, sizes):
+    # what torchvision's Resize(antialias=True) exports: the filter widened by 1 / scale
+    # on the axes that shrink; against onnxruntime and ONNX's reference
+    from onnx.reference import ReferenceEvaluator
+
+    attrs = dict(mode=mode, coordinate_transformation_mode=coordinate, antialias=1)
+    if mode == "cubic":
+        attrs["exclude_outside"] = exclude
+    x = rand(1, 2, 11, 13)
+    nodes = [node("Resize", ["x", "", "", "sizes"], "y", **attrs)]
+    inits = {"sizes": np.array(sizes, "int64")}
+    check(nodes, {"x": x}, ["y"], inits=inits, opset=19)
+    model = make_model(nodes, {"x": x}, ["y"], inits, opset=19)
+    np.testing.assert_allclose(tecc_run(model, {"x": x})[0], ReferenceEvaluator(model).run(None, {"x": x})[0],
+                               rtol=1e-4, atol=1e-5)

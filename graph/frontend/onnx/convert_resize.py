@@ -77,6 +77,86 @@ def _resize_targets(ctx, node, inputs, xs):
     return out_sizes, out_scales, True
 
 
+def _source_coordinate(i, n_in, n_out, scale, coordinate):
+    """Where output ``i`` of an axis of ``n_in`` resized to ``n_out`` by ``scale`` reads
+    in the input (ONNX's coordinate_transformation_mode; the output's length as the
+    scale gives it, ``scale * n_in``, which may not be whole)."""
+    length = scale * n_in
+    if coordinate == "align_corners":
+        return 0.0 if length == 1 else i * (n_in - 1) / (length - 1)
+    if coordinate == "asymmetric":
+        return i / scale
+    if coordinate == "pytorch_half_pixel":
+        return -0.5 if length == 1 else (i + 0.5) / scale - 0.5
+    if coordinate == "half_pixel_symmetric":
+        offset = n_in / 2 * (1 - n_out / length)
+        return offset + (i + 0.5) / scale - 0.5
+    return (i + 0.5) / scale - 0.5  # half_pixel
+
+
+def _keys_cubic(x, a):
+    x = abs(x)
+    if x <= 1:
+        return (a + 2) * x ** 3 - (a + 3) * x ** 2 + 1
+    if x < 2:
+        return a * x ** 3 - 5 * a * x ** 2 + 8 * a * x - 4 * a
+    return 0.0
+
+
+def _antialias_weights(n_in, n_out, scale, mode, coordinate, cubic_a, exclude_outside):
+    """The ``(n_out, n_in)`` matrix of an antialiased linear or cubic resize of one
+    axis: where the axis shrinks, the filter is widened by ``1 / scale`` (a triangle
+    of half-width ``1 / scale``, or Keys' cubic stretched as much) and its taps
+    normalized to sum to 1; reads past the ends take the edge values, or with
+    ``exclude_outside`` weigh nothing (the others normalized again)."""
+    s = min(scale, 1.0)
+    reach = 1.0 if mode == "linear" else 2.0
+    start = int(math.floor(-reach / s)) + 1
+    taps = np.arange(start, 2 - start)
+    weights = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        x = _source_coordinate(i, n_in, n_out, scale, coordinate)
+        base = math.floor(x)
+        ratio = x - base
+        if ratio == 0:  # a whole coordinate is read as the left pixel's far end
+            base, ratio = base - 1, 1.0
+        args = (taps - ratio) * s
+        if mode == "linear":
+            w = np.clip(1 - np.abs(args), 0, 1)
+        else:
+            w = np.array([_keys_cubic(v, cubic_a) for v in args])
+        w = w / w.sum()
+        index = base + taps
+        if exclude_outside:
+            w = np.where((index < 0) | (index >= n_in), 0.0, w)
+            w = w / w.sum()
+        np.add.at(weights[i], np.clip(index, 0, n_in - 1), w)
+    return weights
+
+
+def _resize_antialiased(ctx, node, x, xs, sizes, scales, changed, mode, coordinate, cubic_a, exclude):
+    """An antialiased linear or cubic Resize that shrinks some axis: per resized axis,
+    a product with its interpolation matrix (:func:`_antialias_weights`, computed
+    when importing: the shapes are static), the axis moved last for it."""
+    if coordinate == "tf_crop_and_resize":
+        node.fail("antialias=1 with coordinate_transformation_mode 'tf_crop_and_resize' is not supported")
+    dtype = ctx.dtype_of(x)
+    if np.dtype(dtype).kind != "f":
+        node.fail(f"antialias=1 on {dtype} data is not supported; resize float data (Cast it first)")
+    rank = len(xs)
+    out = x
+    for a in changed:
+        matrix = _antialias_weights(xs[a], sizes[a], scales[a], mode, coordinate, cubic_a, exclude)
+        perm = [d for d in range(rank) if d != a] + [a]
+        moved = out if a == rank - 1 else ctx.call("transpose", out, axes=tuple(perm))
+        shape = ctx.shape(moved)
+        flat = ctx.reshape(moved, (_prod(shape[:-1]), shape[-1]))
+        res = ctx.call("nn.dense", flat, ctx.const(matrix, dtype), units=sizes[a])
+        res = ctx.reshape(res, shape[:-1] + (sizes[a],))
+        out = res if a == rank - 1 else ctx.call("transpose", res, axes=tuple(int(i) for i in np.argsort(perm)))
+    return out
+
+
 def _resize(ctx, node, inputs):
     x = inputs[0]
     xs = ctx.shape(x)
@@ -92,6 +172,11 @@ def _resize(ctx, node, inputs):
         node.fail(f"the input has rank {rank}; tecc resizes the 1 or 2 spatial axes of NCW / NCHW (or NHWC) "
                   "tensors")
     changed = [a for a in range(rank) if sizes[a] != xs[a] or scales[a] != 1.0]
+    if (not legacy and node.attr("antialias", 0) and mode in ("linear", "cubic")
+            and any(scales[a] < 1 for a in changed)):
+        return _resize_antialiased(ctx, node, x, xs, sizes, scales, changed, mode,
+                                   node.attr("coordinate_transformation_mode", "half_pixel"),
+                                   float(node.attr("cubic_coeff_a", -0.75)), int(node.attr("exclude_outside", 0)))
     if rank == 4 and all(a in (2, 3) for a in changed):
         layout, spatial = "NCHW", (2, 3)
     elif rank == 4 and all(a in (1, 2) for a in changed):
@@ -123,9 +208,8 @@ def _resize(ctx, node, inputs):
         cubic_a = float(node.attr("cubic_coeff_a", -0.75))
         exclude = int(node.attr("exclude_outside", 0)) if mode == "cubic" else 0
         extrapolation = float(node.attr("extrapolation_value", 0.0))
-        if node.attr("antialias", 0) and not (mode == "linear" and all(scales[a] >= 1 for a in changed)):
-            node.fail("antialias=1 is supported only for linear enlarging (where it changes nothing); export "
-                      "with antialias=False")
+        if node.attr("antialias", 0) and mode == "nearest":
+            node.fail("antialias=1 with mode 'nearest' is not defined; ONNX antialiases linear and cubic resizes")
     roi = None
     if coordinate == "tf_crop_and_resize":
         roi_full = _resize_operand(ctx, inputs, 1, "roi (input 1)")
