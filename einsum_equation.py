@@ -33,7 +33,7 @@ def parse_equation(equation, ranks, error=TeccError):
     terms = lhs.split(",")
     if len(terms) != count:
         raise error(f"einsum: equation {equation!r} has {len(terms)} operand term(s) but {count} operand(s) "
-                        "were given")
+                    "were given")
     for term in terms + [output]:
         bare = term.replace("...", "", 1)
         if not all(c.isalpha() for c in bare):
@@ -46,7 +46,7 @@ def parse_equation(equation, ranks, error=TeccError):
             width = rank - (len(term) - 3)
             if width < 0:
                 raise error(f"einsum: operand {k} has rank {rank} but its term {term!r} names {len(term) - 3} "
-                                "axes besides '...'")
+                            "axes besides '...'")
             widths.append(width)
     if "..." in output and not widths:
         raise error(f"einsum: the output of {equation!r} has '...' but no operand term does")
@@ -57,7 +57,7 @@ def parse_equation(equation, ranks, error=TeccError):
     if arrow:
         if ellipsis and "..." not in output:
             raise error(f"einsum: the output of {equation!r} leaves out the '...' axes; write '...' in it too "
-                            "(numpy refuses this form as well)")
+                        "(numpy refuses this form as well)")
         output = output.replace("...", "".join(ellipsis))
     else:
         output = "".join(ellipsis) + "".join(sorted(c for c in set(letters) - set(ellipsis)

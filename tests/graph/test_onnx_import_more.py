@@ -850,3 +850,22 @@ def test_resize_antialias_shrinking(mode, coordinate, exclude, sizes):
     model = make_model(nodes, {"x": x}, ["y"], inits, opset=19)
     np.testing.assert_allclose(tecc_run(model, {"x": x})[0], ReferenceEvaluator(model).run(None, {"x": x})[0],
                                rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("nodes, inits, match", [
+    ([node("QLinearMatMul", ["a", "as", "azp", "b", "bs", "bzp", "ys", "yzp"], "y")],
+     {"yzp": np.array([1, 2], "uint8")}, r"QLinearMatMul node .*y_zero_point has shape \[2\]; tecc quantizes the "
+                                          r"output per tensor"),
+    ([node("QLinearMatMul", ["a", "as", "azp", "b", "bs", "bzp", "ys", "yzp"], "y")],
+     {"bs": np.ones(3, "float32")}, r"QLinearMatMul node .*b_scale \(input 4\) has shape \[3\]; it must be a scalar "
+                                    r"or hold 2 values"),
+    ([node("MatMulInteger", ["a", "b", "azp"], "y")], {"azp": np.array([1, 2, 3, 4], "uint8")},
+     r"MatMulInteger node .*a_zero_point \(input 2\) has shape \[4\]; it must be a scalar or hold 3 values"),
+])
+def test_quantized_operator_errors_name_the_node(nodes, inits, match):
+    base = {"as": np.array(0.1, "float32"), "azp": np.array(0, "uint8"), "b": np.ones((4, 2), "uint8"),
+            "bs": np.array(0.1, "float32"), "bzp": np.array(0, "uint8"), "ys": np.array(0.5, "float32"),
+            "yzp": np.array(0, "uint8")}
+    base.update(inits)
+    used = {i for n in nodes for i in n.input}
+    refused(nodes, {"a": np.ones((3, 4), "uint8")}, ["y"], match, inits={k: v for k, v in base.items() if k in used})

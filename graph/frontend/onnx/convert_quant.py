@@ -129,7 +129,12 @@ def _conv_integer(ctx, node, inputs):
 
 def _requantize(ctx, node, acc, multiplier, zero_point):
     """``saturate(round_half_to_even(acc * multiplier) + zero_point)`` in the zero
-    point's type (onnxruntime's requantization of int32 sums)."""
+    point's type (onnxruntime's requantization of int32 sums); the output is quantized
+    per tensor."""
+    if _prod(ctx.shape(zero_point)) != 1:
+        node.fail(f"y_zero_point has shape {list(ctx.shape(zero_point))}; tecc quantizes the output per tensor "
+                  "(a scalar)")
+    zero_point = ctx.reshape(zero_point, ())
     out_dtype = ctx.dtype_of(zero_point)
     if out_dtype not in ("uint8", "int8"):
         node.fail(f"the output zero point is {out_dtype}; QLinear operators produce uint8 or int8")
@@ -156,7 +161,7 @@ def _qlinear_matmul(ctx, node, inputs):
     sb = ctx.reshape(ctx.cast(b_scale, "float32"), _per_row_or_column(ctx, node, b_scale, n, (n,),
                                                                      "b_scale (input 4)"))
     multiplier = ctx.call("divide", ctx.call("multiply", sa, sb), _scalar_of(ctx, node, y_scale, "y_scale (input 6)"))
-    return _requantize(ctx, node, acc, multiplier, ctx.reshape(y_zero, ()))
+    return _requantize(ctx, node, acc, multiplier, y_zero)
 
 
 def _qlinear_conv(ctx, node, inputs):
@@ -172,7 +177,7 @@ def _qlinear_conv(ctx, node, inputs):
                                                                      "w_scale (input 4)"))
     multiplier = ctx.call("divide", ctx.call("multiply", _scalar_of(ctx, node, x_scale, "x_scale (input 1)"), sw),
                           _scalar_of(ctx, node, y_scale, "y_scale (input 6)"))
-    return _requantize(ctx, node, acc, multiplier, ctx.reshape(y_zero, ()))
+    return _requantize(ctx, node, acc, multiplier, y_zero)
 
 
 def _dynamic_quantize_linear(ctx, node, inputs):
