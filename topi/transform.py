@@ -290,10 +290,15 @@ def concatenate(a_tuple, axis=0):
         def read(k):
             return tensors[k](*(i[:axis] + (j - offsets[k],) + i[axis + 1:]))
 
-        value = read(len(tensors) - 1)
-        for k in range(len(tensors) - 2, -1, -1):
-            value = _op.if_then_else(j < offsets[k + 1], read(k), value)
-        return value
+        def pick(lo, hi):
+            # the tensors lo..hi-1: a balanced tree of selects (log2(n) deep, not n: a
+            # recurrent layer's outputs join 64 or more steps)
+            if hi - lo == 1:
+                return read(lo)
+            mid = (lo + hi) // 2
+            return _op.if_then_else(j < offsets[mid], pick(lo, mid), pick(mid, hi))
+
+        return pick(0, len(tensors))
 
     return te.compute(out_shape, f, name="T_concat", tag=tag.INJECTIVE)
 

@@ -198,3 +198,21 @@ def test_tensordot_and_einsum_errors():
         topi.einsum("...j,jk->k", A, te.placeholder((4, 2), name="C"))
     with pytest.raises(TopiError, match="has 2 operand term"):
         topi.einsum("ij,jk->ik", A)
+
+
+def test_concatenate_of_many_tensors_selects_in_a_balanced_tree():
+    # an unrolled recurrent layer joins one output per step: 64 inputs read through
+    # 6 levels of selects, not a chain of 63 (which the simplifier walks quadratically)
+    def depth(expr):
+        if getattr(expr, "op", None) is not None and str(expr.op) == "if_then_else":
+            return 1 + max(depth(a) for a in expr.args[1:])
+        return 0
+
+    ts = [te.placeholder((2, 1), name=f"X{k}") for k in range(64)]
+    assert depth(topi.concatenate(ts, axis=1).op.body[0]) == 6
+    # and an odd count joins right
+    parts = [te.placeholder((2, k + 1), name=f"P{k}") for k in range(5)]
+    arrays = [rand((2, k + 1)) for k in range(5)]
+    C = topi.concatenate(parts, axis=1)
+    (c,) = build_run(te.create_schedule(C.op), parts, [C], arrays, "llvm")
+    np.testing.assert_array_equal(c, np.concatenate(arrays, axis=1))
