@@ -193,14 +193,17 @@ class _Partition:
             self.has_anchor[parent] = True
             self.gpattern[parent] = max(self.gpattern[child], self.gpattern[parent])
 
-    def _path_nodes(self, src, sink):
-        """Every node on a path from ``src`` (excluded) to ``sink`` (included)."""
+    def _path_nodes(self, src, sink, limit=None):
+        """Every node on a path from ``src`` (excluded) to ``sink`` (included); None as
+        soon as there are more than ``limit`` of them."""
         seen, stack = set(), [c for c, _ in self.g.outputs[src]]
         while stack:
             n = stack.pop()
             if n in seen:
                 continue
             seen.add(n)
+            if limit is not None and len(seen) > limit:
+                return None
             if n != sink:
                 stack.extend(c for c, _ in self.g.outputs[n])
         return seen
@@ -218,9 +221,15 @@ class _Partition:
                 self._merge(n, target)
 
     def _size_with(self, src, sink) -> int:
-        """The operators ``sink``'s group would hold after fusing ``src`` into it."""
+        """The operators ``sink``'s group would hold after fusing ``src`` into it (or
+        ``max_depth + 1`` once that is certain: a path of more nodes than that cannot
+        fit, as every node on it counts in some group; a producer whose
+        post-dominator is far away is not walked to it)."""
+        path = self._path_nodes(src, sink, limit=self.max_depth)
+        if path is None:
+            return self.max_depth + 1
         target = self.root(sink)
-        roots = {self.root(n) for n in {src} | self._path_nodes(src, sink)} - {target}
+        roots = {self.root(n) for n in {src} | path} - {target}
         return self.size[target] + sum(self.size[r] for r in roots)
 
     def run(self, dom: _PostDominators, fuse_opt_level: int) -> None:
