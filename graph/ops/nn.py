@@ -201,10 +201,20 @@ register_op("nn.conv2d_transpose", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer
 # ---------------------------------------------------------------------------------------
 # nn.dense, nn.matmul, nn.batch_matmul
 # ---------------------------------------------------------------------------------------
+def _integer_product(data, weight, attrs) -> bool:
+    """Whether a product mixes integer dtypes into an integer ``out_dtype`` (int32
+    data times the uint8 or int8 weights of a quantized model, kept that narrow in the
+    parameters: the compute widens each operand as it reads it)."""
+    out = attrs.get("out_dtype")
+    ints = [str(t.dtype).startswith(("int", "uint")) for t in (data, weight)]
+    return all(ints) and out not in ("", None) and str(out).startswith("int")
+
+
 def _dense_infer(types, attrs):
     op = "nn.dense"
     data, weight = tensor_args(op, types, 2)
-    same_dtype(op, [data, weight])
+    if not _integer_product(data, weight, attrs):
+        same_dtype(op, [data, weight])
     if data.ndim < 1:
         raise GraphError(f"{op}: data must have at least 1 dimension, got a scalar")
     _check_rank(op, weight, 2, "weight (units, in_features)")

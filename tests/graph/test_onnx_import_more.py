@@ -801,6 +801,14 @@ def test_a_model_quantized_by_onnxruntime_runs_bit_exact(weight_type, tmp_path):
                                   weight_type=getattr(quantization.QuantType, weight_type))
     model = onnx.load(str(tmp_path / "q.onnx"))
     assert {"DynamicQuantizeLinear", "MatMulInteger"} <= {n.op_type for n in model.graph.node}
+    # the weights stay 8-bit in the built module's parameters (the product widens them)
+    mod, params = from_onnx(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with tecc.transform.PassContext(opt_level=3):
+            factory = build(mod, target="llvm", params=params)
+    weights = [v.numpy() for v in factory.get_params().values() if v.numpy().ndim == 2]
+    assert weights and all(str(w.dtype) in ("uint8", "int8") for w in weights)
     if weight_type == "QInt8":  # uint8 activations with int8 weights: see check_exact
         from onnx.reference import ReferenceEvaluator
 

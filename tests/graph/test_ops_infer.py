@@ -45,6 +45,8 @@ def test_inferred_types_of_the_model_operators():
     assert infer("nn.conv2d_transpose", (1, 4, 5, 5), (4, 2, 3, 3), strides=2, padding=1, output_padding=1,
                  groups=2) == T((1, 4, 10, 10))
     assert infer("nn.dense", (2, 3, 8), (5, 8)) == T((2, 3, 5))
+    # int32 data times 8-bit weights into int32 (a quantized model's product)
+    assert infer("nn.dense", ((2, 8), "int32"), ((5, 8), "uint8"), out_dtype="int32") == T((2, 5), "int32")
     assert infer("nn.matmul", (8, 4), (5, 8), transpose_a=True, transpose_b=True) == T((4, 5))
     assert infer("nn.batch_matmul", (1, 3, 4), (6, 5, 4)) == T((6, 3, 5))
     assert infer("nn.batch_norm", (2, 3, 4), (3,), (3,), (3,), (3,)) == TupleType([T((2, 3, 4)), T((3,)), T((3,))])
@@ -169,6 +171,8 @@ BAD = [
     ("nn.dense", [(), (5, 8)], {}, "at least 1 dimension"),
     ("nn.dense", [(2, 8), (5, 8, 1)], {}, "weight .* must be 2-D"),
     ("nn.dense", [(2, 7), (5, 8)], {}, "disagree on the reduced"),
+    ("nn.dense", [((2, 8), "int32"), ((5, 8), "uint8")], {}, "operands have different dtypes"),
+    ("nn.dense", [((2, 8), "float32"), ((5, 8), "uint8")], {"out_dtype": "int32"}, "operands have different dtypes"),
     ("nn.dense", [(2, 8), (5, 8)], {"units": 4}, "units=4"),
     ("nn.matmul", [(2, 8), (5, 8)], {}, "disagree on the reduced"),
     ("nn.matmul", [(2, 8), (8, 5)], {"units": 4}, "units=4"),

@@ -101,6 +101,20 @@ def _integer_matmul(ctx, node, a, a_zero, b, b_zero):
     n = b_shape[-1] if len(b_shape) >= 2 else 1
     ai = _minus_zero_point(ctx, a, a_zero, a_zero is not None and _per_row_or_column(
         ctx, node, a_zero, m, (m, 1), "a_zero_point (input 2)") or ())
+    if len(b_shape) == 2 and len(a_shape) >= 2:
+        # a 2-D weight stays 8-bit in the parameters (the dense widens it as it reads):
+        # sum_k a'(b - zb) = sum_k a' b - zb sum_k a'
+        k = a_shape[-1]
+        if b_shape[0] != k:
+            node.fail(f"the operands' shapes {a_shape} and {b_shape} do not multiply (inner sizes {k} and "
+                      f"{b_shape[0]})")
+        flat = ctx.reshape(ai, (_prod(a_shape[:-1]), k))
+        acc = ctx.call("nn.dense", flat, ctx.call("transpose", b, axes=(1, 0)), units=n, out_dtype="int32")
+        if b_zero is not None:
+            zb = ctx.reshape(ctx.cast(b_zero, "int32"), _per_row_or_column(ctx, node, b_zero, n, (n,),
+                                                                           "b_zero_point (input 3)"))
+            acc = ctx.call("subtract", acc, ctx.call("multiply", ctx.call("sum", flat, axis=(1,), keepdims=True), zb))
+        return ctx.reshape(acc, a_shape[:-1] + (n,))
     bi = _minus_zero_point(ctx, b, b_zero, b_zero is not None and _per_row_or_column(
         ctx, node, b_zero, n, (n,), "b_zero_point (input 3)") or ())
     return _matmul(ctx, node, [ai, bi])
