@@ -45,10 +45,20 @@ _CONV2D_DEFAULTS = {"strides": (1, 1), "padding": (0, 0), "dilation": (1, 1), "g
 _CONV2D_LAYOUTS = {"NCHW": "OIHW", "NHWC": "HWIO"}
 
 
+def _integer_product(data, weight, attrs) -> bool:
+    """Whether a product mixes integer dtypes into an integer ``out_dtype`` (int32
+    data times the uint8 or int8 weights of a quantized model, kept that narrow in the
+    parameters: the compute widens each operand as it reads it)."""
+    out = attrs.get("out_dtype")
+    ints = [str(t.dtype).startswith(("int", "uint")) for t in (data, weight)]
+    return all(ints) and out not in ("", None) and str(out).startswith("int")
+
+
 def _conv2d_infer(types, attrs):
     op = "nn.conv2d"
     data, weight = tensor_args(op, types, 2)
-    same_dtype(op, [data, weight])
+    if not _integer_product(data, weight, attrs):
+        same_dtype(op, [data, weight])
     _check_rank(op, data, 4, "data")
     _check_rank(op, weight, 4, "weight")
     d = _layout_axes(op, attrs["data_layout"], tuple(_CONV2D_LAYOUTS), "data_layout")
@@ -201,15 +211,6 @@ register_op("nn.conv2d_transpose", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer
 # ---------------------------------------------------------------------------------------
 # nn.dense, nn.matmul, nn.batch_matmul
 # ---------------------------------------------------------------------------------------
-def _integer_product(data, weight, attrs) -> bool:
-    """Whether a product mixes integer dtypes into an integer ``out_dtype`` (int32
-    data times the uint8 or int8 weights of a quantized model, kept that narrow in the
-    parameters: the compute widens each operand as it reads it)."""
-    out = attrs.get("out_dtype")
-    ints = [str(t.dtype).startswith(("int", "uint")) for t in (data, weight)]
-    return all(ints) and out not in ("", None) and str(out).startswith("int")
-
-
 def _dense_infer(types, attrs):
     op = "nn.dense"
     data, weight = tensor_args(op, types, 2)

@@ -877,3 +877,26 @@ def test_quantized_operator_errors_name_the_node(nodes, inits, match):
     base.update(inits)
     used = {i for n in nodes for i in n.input}
     refused(nodes, {"a": np.ones((3, 4), "uint8")}, ["y"], match, inits={k: v for k, v in base.items() if k in used})
+
+
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+def test_qlinear_conv_keeps_symmetric_weights_8_bit(target):
+    # int8 weights with zero point 0 (what symmetric quantization writes) stay int8 in
+    # the parameters; grouped and dilated, against ONNX's reference (see check_exact)
+    from onnx.reference import ReferenceEvaluator
+
+    x, w = _ints("uint8", (1, 4, 9, 8)), _ints("int8", (6, 2, 3, 3), seed=2)
+    inits = {"xs": np.array(0.02, "float32"), "xzp": np.array(120, "uint8"), "w": w,
+             "ws": np.linspace(0.005, 0.02, 6).astype("float32"), "wzp": np.zeros(6, "int8"),
+             "ys": np.array(0.9, "float32"), "yzp": np.array(128, "uint8"),
+             "B": np.array([-300, 0, 150, 420, 7, -9], "int32")}
+    nodes = [node("QLinearConv", ["x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp", "B"], "y", pads=[1, 1, 1, 1],
+                  group=2, dilations=[2, 2], strides=[1, 2])]
+    model = make_model(nodes, {"x": x}, ["y"], inits, opset=13)
+    np.testing.assert_array_equal(tecc_run(model, {"x": x}, target)[0],
+                                  ReferenceEvaluator(model).run(None, {"x": x})[0])
+    mod, params = from_onnx(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        factory = build(mod, target=target, params=params)
+    assert [str(v.numpy().dtype) for v in factory.get_params().values() if v.numpy().ndim == 4] == ["int8"]

@@ -47,6 +47,8 @@ def test_inferred_types_of_the_model_operators():
     assert infer("nn.dense", (2, 3, 8), (5, 8)) == T((2, 3, 5))
     # int32 data times 8-bit weights into int32 (a quantized model's product)
     assert infer("nn.dense", ((2, 8), "int32"), ((5, 8), "uint8"), out_dtype="int32") == T((2, 5), "int32")
+    assert infer("nn.conv2d", ((1, 3, 8, 8), "int32"), ((4, 3, 3, 3), "int8"), padding=(1, 1),
+                 out_dtype="int32") == T((1, 4, 8, 8), "int32")
     assert infer("nn.matmul", (8, 4), (5, 8), transpose_a=True, transpose_b=True) == T((4, 5))
     assert infer("nn.batch_matmul", (1, 3, 4), (6, 5, 4)) == T((6, 3, 5))
     assert infer("nn.batch_norm", (2, 3, 4), (3,), (3,), (3,), (3,)) == TupleType([T((2, 3, 4)), T((3,)), T((3,))])

@@ -59,10 +59,12 @@ def _accumulator(ctx, x):
     return "float32" if ctx.dtype_of(x) == "float16" else None
 
 
-def _conv(ctx, node, inputs):
+def _conv(ctx, node, inputs, out_dtype=None):
+    """Conv (and the integer convolutions' product: ``out_dtype`` "int32" for int32
+    data and 8-bit weights)."""
     x, w = inputs[0], inputs[1]
     bias = ctx.optional_input(inputs, 2)
-    acc, dtype = _accumulator(ctx, x), ctx.dtype_of(x)
+    acc, dtype = out_dtype or _accumulator(ctx, x), out_dtype or ctx.dtype_of(x)
     nsp = _spatial_rank(ctx, node, x, "Conv")
     xs, ws = ctx.shape(x), ctx.shape(w)
     if len(ws) != len(xs):

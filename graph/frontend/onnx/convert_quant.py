@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ir import Constant
 from .common import _normalize_axis, _np_dtype, _prod
 from .convert_nn import _conv, _matmul
 
@@ -126,9 +127,16 @@ def _integer_conv(ctx, node, x, x_zero, w, w_zero):
     ws = ctx.shape(w)
     xi = _minus_zero_point(ctx, x, x_zero, ())
     w_shape = (ws[0],) + (1,) * (len(ws) - 1)
-    wi = _minus_zero_point(ctx, w, w_zero, w_zero is not None and _per_row_or_column(
-        ctx, node, w_zero, ws[0], w_shape, "w_zero_point (input 3)") or ())
+    if w_zero is None or _is_zero_constant(w_zero):
+        # symmetric weights (zero point 0): they stay 8-bit, the convolution widens them
+        return _conv(ctx, node, [xi, w], out_dtype="int32")
+    wi = _minus_zero_point(ctx, w, w_zero, _per_row_or_column(ctx, node, w_zero, ws[0], w_shape,
+                                                              "w_zero_point (input 3)"))
     return _conv(ctx, node, [xi, wi])
+
+
+def _is_zero_constant(value) -> bool:
+    return isinstance(value, Constant) and not np.any(value.data)
 
 
 def _matmul_integer(ctx, node, inputs):
