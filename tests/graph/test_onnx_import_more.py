@@ -880,14 +880,18 @@ def test_quantized_operator_errors_name_the_node(nodes, inits, match):
 
 
 @pytest.mark.parametrize("target", ["llvm", "cuda"])
-def test_qlinear_conv_keeps_symmetric_weights_8_bit(target):
-    # int8 weights with zero point 0 (what symmetric quantization writes) stay int8 in
-    # the parameters; grouped and dilated, against ONNX's reference (see check_exact)
+@pytest.mark.parametrize("w_type", ["int8", "uint8"])
+def test_qlinear_conv_keeps_weights_8_bit(target, w_type):
+    # the weights stay 8-bit in the parameters: int8 ones with zero point 0 (symmetric
+    # quantization) as they are, uint8 ones with per-channel zero points too (their
+    # zero points come off as zw times the window's sum); grouped and dilated, against
+    # ONNX's reference (see check_exact)
     from onnx.reference import ReferenceEvaluator
 
-    x, w = _ints("uint8", (1, 4, 9, 8)), _ints("int8", (6, 2, 3, 3), seed=2)
+    x, w = _ints("uint8", (1, 4, 9, 8)), _ints(w_type, (6, 2, 3, 3), seed=2)
+    zero = np.zeros(6, "int8") if w_type == "int8" else np.array([0, 3, 77, 128, 200, 255], "uint8")
     inits = {"xs": np.array(0.02, "float32"), "xzp": np.array(120, "uint8"), "w": w,
-             "ws": np.linspace(0.005, 0.02, 6).astype("float32"), "wzp": np.zeros(6, "int8"),
+             "ws": np.linspace(0.005, 0.02, 6).astype("float32"), "wzp": zero,
              "ys": np.array(0.9, "float32"), "yzp": np.array(128, "uint8"),
              "B": np.array([-300, 0, 150, 420, 7, -9], "int32")}
     nodes = [node("QLinearConv", ["x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp", "B"], "y", pads=[1, 1, 1, 1],
@@ -899,4 +903,4 @@ def test_qlinear_conv_keeps_symmetric_weights_8_bit(target):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         factory = build(mod, target=target, params=params)
-    assert [str(v.numpy().dtype) for v in factory.get_params().values() if v.numpy().ndim == 4] == ["int8"]
+    assert [str(v.numpy().dtype) for v in factory.get_params().values() if v.numpy().shape == w.shape] == [w_type]

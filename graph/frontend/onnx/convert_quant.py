@@ -123,16 +123,27 @@ def _integer_matmul(ctx, node, a, a_zero, b, b_zero):
 
 def _integer_conv(ctx, node, x, x_zero, w, w_zero):
     """``conv(x - x_zero, w - w_zero)`` in int32 (ConvInteger): x's zero point per
-    tensor, w's per tensor or per output channel; the padding reads x's zero point."""
+    tensor, w's per tensor or per output channel; the padding reads x's zero point.
+
+    The weight stays 8-bit (the convolution widens it as it reads it): its zero point
+    comes off afterwards, as ``zw[f]`` times the sum of ``x - x_zero`` over filter
+    ``f``'s window and its group's channels -- a convolution of the same shape with a
+    kernel of ones, one output channel per group."""
     ws = ctx.shape(w)
     xi = _minus_zero_point(ctx, x, x_zero, ())
-    w_shape = (ws[0],) + (1,) * (len(ws) - 1)
+    acc = _conv(ctx, node, [xi, w], out_dtype="int32")
     if w_zero is None or _is_zero_constant(w_zero):
-        # symmetric weights (zero point 0): they stay 8-bit, the convolution widens them
-        return _conv(ctx, node, [xi, w], out_dtype="int32")
-    wi = _minus_zero_point(ctx, w, w_zero, _per_row_or_column(ctx, node, w_zero, ws[0], w_shape,
-                                                              "w_zero_point (input 3)"))
-    return _conv(ctx, node, [xi, wi])
+        return acc  # symmetric weights (zero point 0)
+    zw_shape = _per_row_or_column(ctx, node, w_zero, ws[0], (ws[0],) + (1,) * (len(ws) - 2),
+                                  "w_zero_point (input 3)")
+    groups = int(node.attr("group", 1))
+    ones = ctx.const(np.ones((groups,) + tuple(ws[1:])), "uint8")
+    window = _conv(ctx, node, [xi, ones], out_dtype="int32")  # (N, groups, ...): one sum per group
+    if groups > 1 or ws[0] > 1:
+        per_filter = np.arange(ws[0]) // (ws[0] // groups)  # the group of each filter
+        window = ctx.call("take", window, ctx.const(per_filter, "int64"), axis=1)
+    zw = ctx.reshape(ctx.cast(w_zero, "int32"), zw_shape)
+    return ctx.call("subtract", acc, ctx.call("multiply", window, zw))
 
 
 def _is_zero_constant(value) -> bool:
