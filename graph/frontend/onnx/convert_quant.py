@@ -72,13 +72,18 @@ def _quantize_linear(ctx, node, inputs):
     return ctx.cast(ctx.call("clip", q, a_min=float(lo), a_max=float(hi)), out_dtype)
 
 
-def _minus_zero_point(ctx, x, zero_point, shape):
-    """``x - zero_point`` in int32, the zero point (a scalar, or one value per row or
-    column) reshaped to ``shape`` to broadcast against ``x``."""
+def _minus_zero_point(ctx, node, x, zero_point, size, shape, what):
+    """``x - zero_point`` in int32 (the zero point as :func:`_along` reads it)."""
     xi = ctx.cast(x, "int32")
     if zero_point is None:
         return xi
-    return ctx.call("subtract", xi, ctx.cast(ctx.reshape(zero_point, shape), "int32"))
+    return ctx.call("subtract", xi, _along(ctx, node, zero_point, "int32", size, shape, what))
+
+
+def _along(ctx, node, value, dtype, size, shape, what):
+    """``value`` -- a scalar, or 1-D with ``size`` entries (one per row, column or
+    channel) -- in ``dtype``, shaped to broadcast (``shape`` for the 1-D one)."""
+    return ctx.reshape(ctx.cast(value, dtype), _per_row_or_column(ctx, node, value, size, shape, what))
 
 
 def _per_row_or_column(ctx, node, value, size, shape, what):
@@ -92,16 +97,20 @@ def _per_row_or_column(ctx, node, value, size, shape, what):
     node.fail(f"{what} has shape {list(vs)}; it must be a scalar or hold {size} values")
 
 
+def _rows_columns(ctx, a, b) -> tuple:
+    """The rows of ``a`` and the columns of ``b`` in their product (1 for a vector)."""
+    a_shape, b_shape = ctx.shape(a), ctx.shape(b)
+    return (a_shape[-2] if len(a_shape) >= 2 else 1), (b_shape[-1] if len(b_shape) >= 2 else 1)
+
+
 def _integer_matmul(ctx, node, a, a_zero, b, b_zero):
     """``(a - a_zero) x (b - b_zero)`` in int32 (MatMulInteger): the zero points per
     tensor, or a's per row and b's per column."""
     a_shape, b_shape = ctx.shape(a), ctx.shape(b)
     if len(a_shape) < 1 or len(b_shape) < 1:
         node.fail("MatMulInteger of a scalar (rank-0) operand")
-    m = a_shape[-2] if len(a_shape) >= 2 else 1
-    n = b_shape[-1] if len(b_shape) >= 2 else 1
-    ai = _minus_zero_point(ctx, a, a_zero, a_zero is not None and _per_row_or_column(
-        ctx, node, a_zero, m, (m, 1), "a_zero_point (input 2)") or ())
+    m, n = _rows_columns(ctx, a, b)
+    ai = _minus_zero_point(ctx, node, a, a_zero, m, (m, 1), "a_zero_point (input 2)")
     if len(b_shape) == 2 and len(a_shape) >= 2:
         # a 2-D weight stays 8-bit in the parameters (the dense widens it as it reads):
         # sum_k a'(b - zb) = sum_k a' b - zb sum_k a'
@@ -112,12 +121,10 @@ def _integer_matmul(ctx, node, a, a_zero, b, b_zero):
         flat = ctx.reshape(ai, (_prod(a_shape[:-1]), k))
         acc = ctx.call("nn.dense", flat, ctx.call("transpose", b, axes=(1, 0)), units=n, out_dtype="int32")
         if b_zero is not None:
-            zb = ctx.reshape(ctx.cast(b_zero, "int32"), _per_row_or_column(ctx, node, b_zero, n, (n,),
-                                                                           "b_zero_point (input 3)"))
+            zb = _along(ctx, node, b_zero, "int32", n, (n,), "b_zero_point (input 3)")
             acc = ctx.call("subtract", acc, ctx.call("multiply", ctx.call("sum", flat, axis=(1,), keepdims=True), zb))
         return ctx.reshape(acc, a_shape[:-1] + (n,))
-    bi = _minus_zero_point(ctx, b, b_zero, b_zero is not None and _per_row_or_column(
-        ctx, node, b_zero, n, (n,), "b_zero_point (input 3)") or ())
+    bi = _minus_zero_point(ctx, node, b, b_zero, n, (n,), "b_zero_point (input 3)")
     return _matmul(ctx, node, [ai, bi])
 
 
@@ -130,19 +137,17 @@ def _integer_conv(ctx, node, x, x_zero, w, w_zero):
     ``f``'s window and its group's channels -- a convolution of the same shape with a
     kernel of ones, one output channel per group."""
     ws = ctx.shape(w)
-    xi = _minus_zero_point(ctx, x, x_zero, ())
+    xi = _minus_zero_point(ctx, node, x, x_zero, 1, (), "x_zero_point (input 2)")
     acc = _conv(ctx, node, [xi, w], out_dtype="int32")
     if w_zero is None or _is_zero_constant(w_zero):
         return acc  # symmetric weights (zero point 0)
-    zw_shape = _per_row_or_column(ctx, node, w_zero, ws[0], (ws[0],) + (1,) * (len(ws) - 2),
-                                  "w_zero_point (input 3)")
     groups = int(node.attr("group", 1))
     ones = ctx.const(np.ones((groups,) + tuple(ws[1:])), "uint8")
     window = _conv(ctx, node, [xi, ones], out_dtype="int32")  # (N, groups, ...): one sum per group
     if groups > 1 or ws[0] > 1:
         per_filter = np.arange(ws[0]) // (ws[0] // groups)  # the group of each filter
         window = ctx.call("take", window, ctx.const(per_filter, "int64"), axis=1)
-    zw = ctx.reshape(ctx.cast(w_zero, "int32"), zw_shape)
+    zw = _along(ctx, node, w_zero, "int32", ws[0], (ws[0],) + (1,) * (len(ws) - 2), "w_zero_point (input 3)")
     return ctx.call("subtract", acc, ctx.call("multiply", window, zw))
 
 
@@ -186,13 +191,9 @@ def _scalar_of(ctx, node, value, what):
 def _qlinear_matmul(ctx, node, inputs):
     a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero = inputs[:8]
     acc = _integer_matmul(ctx, node, a, a_zero, b, b_zero)
-    a_shape, b_shape = ctx.shape(a), ctx.shape(b)
-    m = a_shape[-2] if len(a_shape) >= 2 else 1
-    n = b_shape[-1] if len(b_shape) >= 2 else 1
-    sa = ctx.reshape(ctx.cast(a_scale, "float32"), _per_row_or_column(ctx, node, a_scale, m, (m, 1),
-                                                                     "a_scale (input 1)"))
-    sb = ctx.reshape(ctx.cast(b_scale, "float32"), _per_row_or_column(ctx, node, b_scale, n, (n,),
-                                                                     "b_scale (input 4)"))
+    m, n = _rows_columns(ctx, a, b)
+    sa = _along(ctx, node, a_scale, "float32", m, (m, 1), "a_scale (input 1)")
+    sb = _along(ctx, node, b_scale, "float32", n, (n,), "b_scale (input 4)")
     multiplier = ctx.call("divide", ctx.call("multiply", sa, sb), _scalar_of(ctx, node, y_scale, "y_scale (input 6)"))
     return _requantize(ctx, node, acc, multiplier, y_zero)
 
@@ -206,8 +207,7 @@ def _qlinear_conv(ctx, node, inputs):
     per_channel = (channels,) + (1,) * (out_rank - 2)
     if bias is not None:
         acc = ctx.call("add", acc, ctx.reshape(ctx.cast(bias, "int32"), per_channel))
-    sw = ctx.reshape(ctx.cast(w_scale, "float32"), _per_row_or_column(ctx, node, w_scale, channels, per_channel,
-                                                                     "w_scale (input 4)"))
+    sw = _along(ctx, node, w_scale, "float32", channels, per_channel, "w_scale (input 4)")
     multiplier = ctx.call("divide", ctx.call("multiply", _scalar_of(ctx, node, x_scale, "x_scale (input 1)"), sw),
                           _scalar_of(ctx, node, y_scale, "y_scale (input 6)"))
     return _requantize(ctx, node, acc, multiplier, y_zero)

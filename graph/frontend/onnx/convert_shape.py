@@ -146,13 +146,19 @@ def _slice(ctx, node, inputs):
     return out
 
 
+def _from_the_end(ctx, idx, size):
+    """Constant ``indices`` (int64) with the negative ones read from the end of an axis
+    of ``size``: ``(given, wrapped)``."""
+    vals = ctx.value(idx, "indices").astype("int64")
+    return vals, np.where(vals < 0, vals + size, vals)
+
+
 def _gather(ctx, node, inputs):
     data, idx = inputs
     ds = ctx.shape(data)
     axis = _normalize_axis(node.attr("axis", 0), len(ds), node)
     if ctx.is_const(idx):
-        vals = ctx.value(idx, "indices").astype("int64")
-        fixed = np.where(vals < 0, vals + ds[axis], vals)
+        vals, fixed = _from_the_end(ctx, idx, ds[axis])
         if np.any((fixed < 0) | (fixed >= ds[axis])):
             node.fail(f"indices {vals.reshape(-1)[:8].tolist()} are out of range for axis {axis} of size {ds[axis]}")
         return ctx.call("take", data, Constant(fixed), axis=axis, mode="clip")
@@ -165,8 +171,7 @@ def _gather_elements(ctx, node, inputs):
     ds = ctx.shape(data)
     axis = _normalize_axis(node.attr("axis", 0), len(ds), node)
     if ctx.is_const(idx):
-        vals = ctx.value(idx, "indices").astype("int64")
-        idx = Constant(np.where(vals < 0, vals + ds[axis], vals))
+        idx = Constant(_from_the_end(ctx, idx, ds[axis])[1])
     return ctx.call("gather", data, idx, axis=axis)
 
 
