@@ -106,8 +106,27 @@ def anchor_of(ops) -> str:
     return max(ops, key=lambda name: (int(get_op(name).pattern), -ops.index(name)))
 
 
+#: tecc operators counted as another layer kind (the blocked convolution is a conv2d;
+#: layout transforms are onnxruntime's Reorder* copies)
+TECC_KINDS = {"nn.contrib_conv2d_NCHWc": "conv2d", "layout_transform": "layout"}
+
+
 def _kind(op_name: str) -> str:
+    if op_name in TECC_KINDS:
+        return TECC_KINDS[op_name]
     return op_name[3:] if op_name.startswith("nn.") else op_name
+
+
+def _unblocked(shape) -> list:
+    """An NCHW{b}c shape (5-D) as NCHW, an OIHW{i}i{o}o weight (6-D) as OIHW."""
+    shape = list(shape)
+    if len(shape) == 5:
+        n, cc, h, w, cb = shape
+        return [n, cc * cb, h, w]
+    if len(shape) == 6:
+        oc, ic, kh, kw, ib, ob = shape
+        return [oc * ob, ic * ib, kh, kw]
+    return shape
 
 
 def layer_key(kind, inputs, output):
@@ -148,14 +167,19 @@ def tecc_layers(graph: dict, params, op_names) -> list:
         ins = [(nodes[nid]["name"], shapes[row[nid] + k]) for nid, k, _ in node["inputs"]]
         data = [s for name, s in ins if name not in params]
         weights = [s for name, s in ins if name in params]
+        output = shapes[row[i]]
         if kind == "conv2d":
+            if "nn.contrib_conv2d_NCHWc" in ops:
+                data = [_unblocked(s) for s in data if len(s) == 5]
+                weights = [_unblocked(s) for s in weights if len(s) == 6]
+                output = _unblocked(output)
             inputs = [next((s for s in data if len(s) == 4), data[0] if data else []),
                       next((s for s in weights if len(s) == 4), [])]
         elif kind == "dense":
             inputs = [next((s for s in data if len(s) == 2), []), next((s for s in weights if len(s) == 2), [])]
         else:
             inputs = [data[0] if data else (ins[0][1] if ins else [])]
-        key, label, flop = layer_key(kind, inputs, shapes[row[i]])
+        key, label, flop = layer_key(kind, inputs, output)
         out.append((i, key, label, flop, ops))
     return out
 

@@ -428,7 +428,8 @@ def build(mod, target="llvm", params=None, mod_name="default"):
     mod = bind_params(mod, params)
     infer_type(mod)
     _check_static(mod)
-    mod = optimize(mod)
+    with Target(tgt):  # target-dependent passes (AlterOpLayout) read it
+        mod = optimize(mod)
     if not any(isinstance(node, Call) for node in _scope_nodes(mod["main"].body)):
         mod = _copy_outputs(mod)
     graph, lib, graph_params = compile_graph(mod, tgt)
@@ -551,7 +552,8 @@ def extract_tasks(mod, params=None, target="llvm") -> list:
     mod = bind_params(_as_module(mod), params)
     infer_type(mod)
     _check_static(mod)
-    mod = optimize(mod)
+    with Target(tgt):
+        mod = optimize(mod)
 
     class _Recorder(DispatchContext):
         def __init__(self):

@@ -17,6 +17,7 @@ _NAMES = {
     "FoldScaleAxis": ("tecc.graph.transform", "FoldScaleAxis"),
     "DeadCodeElimination": ("tecc.graph.transform", "DeadCodeElimination"),
     "EliminateCommonSubexpr": ("tecc.graph.transform", "EliminateCommonSubexpr"),
+    "AlterOpLayout": ("tecc.graph.transform", "AlterOpLayout"),
     "Sequential": ("tecc.graph.transform", "Sequential"),
     "PassContext": ("tecc.transform", "PassContext"),
 }

@@ -48,7 +48,8 @@ from .transform import (  # noqa: F401
     concatenate, expand_dims, reshape, split, squeeze, stack, take, tensordot, transpose,
 )
 from .transform import (  # noqa: F401
-    arange, flip, gather, gather_elements, gather_nd, layout_transform, one_hot, repeat, strided_slice, tile,
+    arange, flip, gather, gather_elements, gather_nd, layout_transform, layout_transform_shape, one_hot, repeat,
+    strided_slice, tile,
 )
 from .einsum import einsum  # noqa: F401
 from .sort import argsort, sort, topk  # noqa: F401

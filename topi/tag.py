@@ -27,6 +27,7 @@ COMM_REDUCE_IDX = "comm_reduce_idx"
 # specific operations (the tags their schedules look for)
 PAD = "pad"
 CONV2D_NCHW = "conv2d_nchw"
+CONV2D_NCHWC = "conv2d_NCHWc"  # channel-blocked: data NCHW{i}c, kernel OIHW{i}i{o}o
 DENSE = "dense"
 MATMUL = "matmul"
 BATCH_MATMUL = "batch_matmul"

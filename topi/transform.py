@@ -17,7 +17,8 @@ operator                   what
 ``gather_nd``              TVM's ``gather_nd`` (index tuples along the first axis)
 ``tile``, ``repeat``       numpy's ``tile`` / ``repeat``
 ``one_hot``, ``arange``    built from indices / a range
-``layout_transform``       ``NCHW`` <-> ``NCHW16c`` and other split layouts
+``layout_transform``       ``NCHW`` <-> ``NCHW16c`` and other split layouts (``layout_transform_shape``:
+                           the shape it gives)
 ``trilu``                  upper / lower triangle of the last two axes (ONNX ``Trilu``)
 ``reverse_sequence``       each batch's first ``len[b]`` steps reversed
 ``sequence_mask``          steps past each batch's length set to a value
@@ -830,29 +831,16 @@ def _parse_layout(layout, what):
     return axes
 
 
-def layout_transform(array, src_layout, dst_layout, schedule_rule="None"):
-    """``array`` in ``src_layout`` rearranged into ``dst_layout`` (e.g. ``"NCHW"`` ->
-    ``"NCHW16c"``: upper-case axes, and lower-case ones split off them with their
-    factor).  Where the factor does not divide the axis, the padded elements are 0.
-
-    Returns
-    -------
-    Tensor
-        named ``T_layout_trans``, tagged injective (``array`` itself when the layouts
-        are equal).
-    """
-    _check_tensor(array, "layout_transform")
-    what = f"layout_transform({_describe(array)}, {src_layout!r} -> {dst_layout!r})"
-    if src_layout == dst_layout:
-        return array
+def _layout_plan(shape, src_layout, dst_layout, what):
+    """The parsed layouts of a layout transform of a tensor of ``shape``, the
+    factor of every split axis of each, the unsplit size of every primal axis, and
+    the output shape; a layout that does not fit the shape is refused."""
     src, dst = _parse_layout(src_layout, what), _parse_layout(dst_layout, what)
-    if len(src) != len(array.shape):
+    if len(src) != len(shape):
         raise TopiError(f"{what}: layout {src_layout!r} has {len(src)} axes but the tensor has rank "
-                        f"{len(array.shape)}")
+                        f"{len(shape)}")
     if sorted(a for a, f in src if f is None) != sorted(a for a, f in dst if f is None):
         raise TopiError(f"{what}: the layouts have different primal axes; only splitting and reordering are allowed")
-    shape = get_const_tuple(array.shape)
-    src_pos = {a: k for k, (a, _) in enumerate(src)}
     src_factor = {a[0]: f for a, f in src if f is not None}
     dst_factor = {a[0]: f for a, f in dst if f is not None}
     full = {}  # the unsplit size of every primal axis
@@ -869,6 +857,42 @@ def layout_transform(array, src_layout, dst_layout, schedule_rule="None"):
                              else (full[a] + g - 1) // g)
         else:
             out_shape.append(f)
+    return src, dst, src_factor, dst_factor, full, tuple(out_shape)
+
+
+def layout_transform_shape(shape, src_layout, dst_layout):
+    """The shape :func:`layout_transform` gives a tensor of ``shape`` (the graph
+    compiler's shape inference of its ``layout_transform`` reads it here).
+
+    Raises
+    ------
+    TopiError
+        When a layout is malformed or does not fit ``shape``.
+    """
+    what = f"layout_transform(shape {tuple(shape)}, {src_layout!r} -> {dst_layout!r})"
+    if src_layout == dst_layout:
+        return tuple(shape)
+    return _layout_plan(tuple(shape), src_layout, dst_layout, what)[-1]
+
+
+def layout_transform(array, src_layout, dst_layout, schedule_rule="None"):
+    """``array`` in ``src_layout`` rearranged into ``dst_layout`` (e.g. ``"NCHW"`` ->
+    ``"NCHW16c"``: upper-case axes, and lower-case ones split off them with their
+    factor).  Where the factor does not divide the axis, the padded elements are 0.
+
+    Returns
+    -------
+    Tensor
+        named ``T_layout_trans``, tagged injective (``array`` itself when the layouts
+        are equal).
+    """
+    _check_tensor(array, "layout_transform")
+    what = f"layout_transform({_describe(array)}, {src_layout!r} -> {dst_layout!r})"
+    if src_layout == dst_layout:
+        return array
+    shape = get_const_tuple(array.shape)
+    src, dst, src_factor, dst_factor, full, out_shape = _layout_plan(shape, src_layout, dst_layout, what)
+    src_pos = {a: k for k, (a, _) in enumerate(src)}
     dst_pos = {a: k for k, (a, _) in enumerate(dst)}
 
     def f(*i):

@@ -9,6 +9,8 @@ and the builder can extract tasks, else topi's plain compute.
 """
 from __future__ import annotations
 
+import re
+
 from ..ir import GraphError, TensorType, TupleType
 from ..op import REQUIRED, OpPattern, register_op
 from ._util import (
@@ -135,6 +137,74 @@ def _conv2d_lower(inputs, attrs, out_type):
 register_op("nn.conv2d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_conv2d_infer, lower=_conv2d_lower,
             num_inputs=2, defaults=_CONV2D_DEFAULTS,
             doc="2-D convolution (NCHW/OIHW or NHWC/HWIO; grouped and depthwise in NCHW)")
+
+
+# ---------------------------------------------------------------------------------------
+# nn.contrib_conv2d_NCHWc: the channel-blocked convolution AlterOpLayout makes on CPUs
+# ---------------------------------------------------------------------------------------
+_NCHWC = re.compile(r"NCHW(\d+)c")
+_OIHWIO = re.compile(r"OIHW(\d+)i(\d+)o")
+
+
+def nchwc_block(layout):
+    """The channel block of a layout ``"NCHW{b}c"`` (``None`` for any other)."""
+    m = _NCHWC.fullmatch(layout) if isinstance(layout, str) else None
+    return int(m.group(1)) if m else None
+
+
+def _conv2d_nchwc_infer(types, attrs):
+    op = "nn.contrib_conv2d_NCHWc"
+    data, weight = tensor_args(op, types, 2)
+    same_dtype(op, [data, weight])
+    _check_rank(op, data, 5, "data")
+    _check_rank(op, weight, 6, "weight")
+    ic_bn, oc_bn = nchwc_block(attrs["data_layout"]), nchwc_block(attrs["out_layout"])
+    kernel = _OIHWIO.fullmatch(attrs["kernel_layout"]) if isinstance(attrs["kernel_layout"], str) else None
+    if ic_bn is None or oc_bn is None or kernel is None:
+        raise GraphError(f"{op}: the layouts must be data_layout 'NCHW{{i}}c', kernel_layout 'OIHW{{i}}i{{o}}o' and "
+                         f"out_layout 'NCHW{{o}}c', got {attrs['data_layout']!r}, {attrs['kernel_layout']!r}, "
+                         f"{attrs['out_layout']!r}")
+    if (int(kernel.group(1)), int(kernel.group(2))) != (ic_bn, oc_bn):
+        raise GraphError(f"{op}: kernel_layout {attrs['kernel_layout']!r} does not block the channels as "
+                         f"data_layout {attrs['data_layout']!r} and out_layout {attrs['out_layout']!r} do")
+    if as_int(op, "groups", attrs["groups"]) != 1:
+        raise GraphError(f"{op}: only groups=1 is supported; keep a grouped convolution in NCHW")
+    n, c_chunks, h, w, ic = data.shape
+    o_chunks, wc_chunks, kh, kw, wic, woc = weight.shape
+    if ic != ic_bn or (wic, woc) != (ic_bn, oc_bn):
+        raise GraphError(f"{op}: data {data.shape} and weight {weight.shape} do not have the blocks of their "
+                         f"layouts ({ic_bn} input, {oc_bn} output channels per block)")
+    if c_chunks != wc_chunks:
+        raise GraphError(f"{op}: data has {c_chunks} input-channel blocks but the weight {weight.shape} has "
+                         f"{wc_chunks}")
+    strides = int_tuple(op, "strides", attrs["strides"], (2,), at_least=1)
+    dilation = int_tuple(op, "dilation", attrs["dilation"], (2,), at_least=1)
+    pad = padding4(op, attrs["padding"])
+    h, w = static_dims(op, data.shape, [2, 3], "the convolution's output size")
+    oh = window_out(h, kh, strides[0], dilation[0], pad[0], pad[2])
+    ow = window_out(w, kw, strides[1], dilation[1], pad[1], pad[3])
+    if oh < 1 or ow < 1:
+        raise GraphError(f"{op}: the kernel {(kh, kw)} (dilation {dilation}) does not fit in the padded input "
+                         f"{(h + pad[0] + pad[2], w + pad[1] + pad[3])}")
+    return TensorType((n, o_chunks, oh, ow, oc_bn), _out_dtype(op, attrs, data.dtype))
+
+
+def _conv2d_nchwc_lower(inputs, attrs, out_type):
+    t = topi()
+    op = "nn.contrib_conv2d_NCHWc"
+    strides = int_tuple(op, "strides", attrs["strides"], (2,))
+    dilation = int_tuple(op, "dilation", attrs["dilation"], (2,))
+    pad = padding4(op, attrs["padding"])
+    compute = for_target(t.x86.conv2d_NCHWc, t.nn.conv2d_NCHWc, t.nn.conv2d_NCHWc)
+    return compute(inputs[0], inputs[1], strides, pad, dilation, attrs["data_layout"], attrs["out_layout"],
+                   out_type.dtype)
+
+
+register_op("nn.contrib_conv2d_NCHWc", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_conv2d_nchwc_infer,
+            lower=_conv2d_nchwc_lower, num_inputs=2,
+            defaults=dict(_CONV2D_DEFAULTS, data_layout="NCHW8c", kernel_layout="OIHW8i8o", out_layout="NCHW8c"),
+            doc="2-D convolution in channel blocks: data NCHW{i}c, weight OIHW{i}i{o}o, output NCHW{o}c "
+                "(what AlterOpLayout makes of nn.conv2d on CPUs)")
 
 
 # ---------------------------------------------------------------------------------------
@@ -516,11 +586,26 @@ _POOL_DEFAULTS = {"pool_size": (1, 1), "strides": (1, 1), "dilation": (1, 1), "p
                   "layout": "NCHW", "out_layout": "", "ceil_mode": False}
 
 
+def _pool_layout(op, data, layout):
+    """The position of N, C, H and W in a pooling's ``layout``: NCHW, NHWC, or the
+    channel blocks NCHW{b}c (5-D) that AlterOpLayout keeps between convolutions."""
+    block = nchwc_block(layout)
+    if block is None:
+        if layout not in ("NCHW", "NHWC"):
+            raise GraphError(f"{op}: attribute 'layout' = {layout!r} is not one of 'NCHW', 'NHWC' or 'NCHW{{b}}c' "
+                             "(channel blocks, e.g. 'NCHW8c')")
+        _check_rank(op, data, 4, "data")
+        return _layout_axes(op, layout, ("NCHW", "NHWC"))
+    _check_rank(op, data, 5, "data")
+    if data.shape[4] != block:
+        raise GraphError(f"{op}: layout {layout!r} needs {block} channels in the last axis, but data is {data.shape}")
+    return {"N": 0, "C": 1, "H": 2, "W": 3}
+
+
 def _pool_infer(op):
     def infer(types, attrs):
         data = tensor_arg(op, types, 0)
-        _check_rank(op, data, 4, "data")
-        d = _layout_axes(op, attrs["layout"], ("NCHW", "NHWC"))
+        d = _pool_layout(op, data, attrs["layout"])
         if attrs["out_layout"] not in ("", attrs["layout"]):
             raise GraphError(f"{op}: out_layout {attrs['out_layout']!r} differs from layout; only the same layout "
                              "is supported")
@@ -566,8 +651,7 @@ register_op("nn.avg_pool2d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_pool
 def _global_pool_infer(op):
     def infer(types, attrs):
         data = tensor_arg(op, types, 0)
-        _check_rank(op, data, 4, "data")
-        d = _layout_axes(op, attrs["layout"], ("NCHW", "NHWC"))
+        d = _pool_layout(op, data, attrs["layout"])
         if attrs["out_layout"] not in ("", attrs["layout"]):
             raise GraphError(f"{op}: out_layout {attrs['out_layout']!r} differs from layout; only the same layout "
                              "is supported")

@@ -1,7 +1,7 @@
 """Operators that move, pick or make data (Relay's ``transform`` family): reshape,
 transpose, concatenate, split, strided_slice, take, gather, gather_nd, squeeze,
 expand_dims, broadcast_to, tile, cast, where, full / zeros / ones, arange, reverse,
-one_hot, trilu, einsum and shape_of.
+one_hot, trilu, einsum, shape_of and layout_transform.
 
 An operator over a tuple (``concatenate``, ``einsum``) takes one operand, a
 :class:`~tecc.graph.ir.Tuple`; its ``lower`` receives that operand's TE tensors as
@@ -119,6 +119,32 @@ def _transpose_lower(inputs, attrs, out_type):
 
 register_op("transpose", pattern=OpPattern.INJECTIVE, infer=_transpose_infer, lower=_transpose_lower,
             num_inputs=1, defaults={"axes": None}, doc="axes permuted (reversed by default)")
+
+
+def _layout_transform_infer(types, attrs):
+    from ...errors import TeccError  # noqa: PLC0415
+
+    op = "layout_transform"
+    data = tensor_arg(op, types, 0)
+    for key in ("src_layout", "dst_layout"):
+        if not isinstance(attrs[key], str) or not attrs[key]:
+            raise GraphError(f"{op}: attribute {key!r} must be a layout string such as 'NCHW16c', got "
+                             f"{attrs[key]!r}")
+    static_dims(op, data.shape, range(data.ndim), "a layout transform")
+    try:
+        shape = topi().layout_transform_shape(data.shape, attrs["src_layout"], attrs["dst_layout"])
+    except TeccError as err:
+        raise GraphError(f"{op}: {err}") from err
+    return TensorType(shape, data.dtype)
+
+
+def _layout_transform_lower(inputs, attrs, out_type):
+    return topi().layout_transform(inputs[0], attrs["src_layout"], attrs["dst_layout"])
+
+
+register_op("layout_transform", pattern=OpPattern.INJECTIVE, infer=_layout_transform_infer,
+            lower=_layout_transform_lower, num_inputs=1, defaults={"src_layout": REQUIRED, "dst_layout": REQUIRED},
+            doc="the data re-laid out (NCHW <-> NCHW16c, OIHW -> OIHW8i16o: axes reordered and split)")
 
 
 def _squeeze_axes(op, shape, axis) -> list:

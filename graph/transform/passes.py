@@ -28,6 +28,7 @@ from typing import Callable
 from ...errors import TeccTypeError
 from ...tir.transform.pipeline import Pass, PassConfigError, PassContext, run_passes
 from ..ir import GraphError, Module
+from .alter_op_layout import alter_op_layout
 from .common_subexpr import eliminate_common_subexpr
 from .dead_code import dead_code_elimination
 from .fold_constant import fold_constant
@@ -45,6 +46,7 @@ TVM_NAMES = {
     "dead_code_elimination": "DeadCodeElimination",
     "eliminate_common_subexpr": "EliminateCommonSubexpr",
     "fuse_ops": "FuseOps",
+    "alter_op_layout": "AlterOpLayout",
 }
 
 
@@ -205,6 +207,13 @@ def FoldScaleAxis():  # noqa: N802
     return GraphPass("fold_scale_axis", _typed(fold_scale_axis), 3)
 
 
+def AlterOpLayout():  # noqa: N802
+    """On a CPU target (``Target.current()``), run each NCHW convolution in channel
+    blocks (``nn.contrib_conv2d_NCHWc``) and keep that layout between the operators
+    that take it (opt_level 3; see :mod:`.alter_op_layout`)."""
+    return GraphPass("alter_op_layout", _typed(alter_op_layout), 3)
+
+
 def DeadCodeElimination(inline_once=False, ignore_impurity=False):  # noqa: N802
     """Remove what no output depends on (opt_level 1)."""
     return GraphPass("dead_code_elimination", _typed(dead_code_elimination), 1)
@@ -241,6 +250,9 @@ GRAPH_PIPELINE = [
                                  # shape subgraphs; before FoldScaleAxis, which needs them as constants
     FoldScaleAxis(),             # opt 3: per-channel multiply/add after conv2d/dense into its weight and bias
     FoldConstant(),              # opt 2: the weight * scale products FoldScaleAxis made
+    AlterOpLayout(),             # opt 3, CPU targets: conv2d in channel blocks (NCHWc); it takes constant
+                                 # NCHW weights, so after FoldScaleAxis and the folding of its products
+    FoldConstant(),              # opt 2: the weights AlterOpLayout re-lays out
     EliminateCommonSubexpr(),    # opt 3: after folding, so equal folded constants merge too
     DeadCodeElimination(),       # opt 1: drops what the rewrites above left unused
     FuseOps(),                   # last: groups what remains into kernels (no fusion at opt_level 0)
@@ -253,7 +265,7 @@ def optimize(mod: Module) -> Module:
 
 
 __all__ = [
-    "DeadCodeElimination", "EliminateCommonSubexpr", "FoldConstant", "FoldScaleAxis", "FuseOps", "GRAPH_PIPELINE",
+    "AlterOpLayout", "DeadCodeElimination", "EliminateCommonSubexpr", "FoldConstant", "FoldScaleAxis", "FuseOps", "GRAPH_PIPELINE",
     "GraphPass", "GraphPassOptions", "InferType", "Sequential", "SimplifyInference", "TVM_NAMES", "graph_pass_options",
     "optimize",
 ]

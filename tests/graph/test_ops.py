@@ -60,6 +60,19 @@ def test_conv2d_nhwc():
           rtol=1e-4, atol=1e-4)
 
 
+def test_conv2d_nchwc_and_layout_transform():
+    """The blocked convolution AlterOpLayout makes, on operands re-laid out by the
+    layout_transform operator (3 input channels one block, 16 outputs in blocks of 8)."""
+    x, w = rand(1, 3, 9, 9), rand(16, 3, 3, 3)
+    xb = run_op("layout_transform", [x], dict(src_layout="NCHW", dst_layout="NCHW3c"))
+    wb = run_op("layout_transform", [w], dict(src_layout="OIHW", dst_layout="OIHW3i8o"))
+    np.testing.assert_array_equal(wb, ref.layout_transform_python(w, "OIHW", "OIHW3i8o"))
+    expected = ref.layout_transform_python(ref.conv2d_nchw_python(x, w, 2, (1, 0, 2, 1)), "NCHW", "NCHW8c")
+    check("nn.contrib_conv2d_NCHWc", [xb, wb], dict(strides=(2, 2), padding=(1, 0, 2, 1), data_layout="NCHW3c",
+                                                   kernel_layout="OIHW3i8o", out_layout="NCHW8c"),
+          expected, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("groups,dilation", [(1, 1), (2, 1), (1, 2)])
 def test_conv2d_transpose(groups, dilation):
     x, w = rand(1, 4, 5, 5), rand(4, 3, 3, 3)

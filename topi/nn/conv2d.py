@@ -326,3 +326,112 @@ def conv2d(input, filter, strides, padding, dilation, data_layout="NCHW",  # noq
 def pad_nchw(data, pad_width, name="Pad"):
     """``data`` (NCHW) with ``pad_width`` zeros on each side of H and W."""
     return pad(data, (0, 0, pad_width, pad_width), name=name)
+
+
+# ---------------------------------------------------------------------------------
+# conv2d_NCHWc: channels in blocks
+# ---------------------------------------------------------------------------------
+CONV2D_NCHWC = tag.CONV2D_NCHWC
+
+
+def _nchwc_block(layout, what, arg):
+    """The channel block ``b`` of ``layout`` ``"NCHW{b}c"``."""
+    text = layout if isinstance(layout, str) else ""
+    digits = text[4:-1]
+    if not (text.startswith("NCHW") and text.endswith("c") and digits.isdigit() and int(digits) > 0):
+        raise TopiError(f"{what}: {arg} {layout!r} is not a channel-blocked layout; it must be 'NCHW{{b}}c' "
+                        "with b the channels per block (e.g. 'NCHW8c')")
+    return int(digits)
+
+
+def conv2d_NCHWc(data, kernel, stride, padding, dilation, layout, out_layout, out_dtype="float32"):  # noqa: N802
+    """Convolution with the channels in blocks (TVM's ``topi.nn.conv2d_NCHWc``):
+    the input channel ``c`` is block ``c // ic_bn``, lane ``c % ic_bn``.
+
+    Parameters
+    ----------
+    data : Tensor
+        ``[batch, in_channel // ic_bn, in_height, in_width, ic_bn]``
+    kernel : Tensor
+        ``[num_filter // oc_bn, in_channel // ic_bn, filter_height, filter_width, ic_bn,
+        oc_bn]`` (the layout ``"OIHW{ic_bn}i{oc_bn}o"``)
+    stride, dilation : int or (int, int)
+    padding : int, (int, int), (top, left, bottom, right) or "SAME" / "VALID"
+    layout : str
+        The data's layout, ``"NCHW{ic_bn}c"``.
+    out_layout : str
+        The output's layout, ``"NCHW{oc_bn}c"``.
+    out_dtype : str
+        The accumulation and output dtype.
+
+    Returns
+    -------
+    Tensor
+        ``[batch, num_filter // oc_bn, out_height, out_width, oc_bn]``, tagged
+        ``conv2d_NCHWc``; the padded input is the stage ``Pad`` (tagged
+        ``injective,pad``).  One group only.
+    """
+    what = describe_call("conv2d_NCHWc", data, kernel, f"layout={layout!r}, out_layout={out_layout!r}")
+    for role, x in (("data", data), ("kernel", kernel)):
+        if not isinstance(x, te.Tensor):
+            raise TeccTypeError(f"{what}: {role} must be a tensor, got {x!r}")
+    ic_bn = _nchwc_block(layout, what, "layout")
+    oc_bn = _nchwc_block(out_layout, what, "out_layout")
+    if len(data.shape) != 5:
+        raise TopiError(f"{what}: data {data.name!r} has shape {_shape(data)}; it must be 5-D "
+                        f"[N, C // {ic_bn}, H, W, {ic_bn}] (lay NCHW data out with "
+                        f"topi.layout_transform(data, 'NCHW', {layout!r}))")
+    if len(kernel.shape) != 6:
+        raise TopiError(f"{what}: kernel {kernel.name!r} has shape {_shape(kernel)}; it must be 6-D "
+                        f"[O // {oc_bn}, C // {ic_bn}, KH, KW, {ic_bn}, {oc_bn}] (lay an OIHW kernel out with "
+                        f"topi.layout_transform(kernel, 'OIHW', 'OIHW{ic_bn}i{oc_bn}o'))")
+    batch, ic_chunk, in_height, in_width, data_bn = data.shape
+    oc_chunk, kernel_chunk, kh, kw, kernel_ic_bn, kernel_oc_bn = kernel.shape
+    if _const(data_bn) is not None and _const(data_bn) != ic_bn:
+        raise TopiError(f"{what}: data {data.name!r} has {_const(data_bn)} channels per block (its last axis) "
+                        f"but layout {layout!r} says {ic_bn}; use layout 'NCHW{_const(data_bn)}c' or re-block "
+                        "the data")
+    if _const(kernel_ic_bn) is not None and _const(kernel_ic_bn) != ic_bn:
+        raise TopiError(f"{what}: kernel {kernel.name!r} has {_const(kernel_ic_bn)} input channels per block "
+                        f"(axis 4) but the data has {ic_bn}; lay the kernel out as "
+                        f"'OIHW{ic_bn}i{oc_bn}o' (ic_bn = the data's block)")
+    if _const(kernel_oc_bn) is not None and _const(kernel_oc_bn) != oc_bn:
+        raise TopiError(f"{what}: kernel {kernel.name!r} has {_const(kernel_oc_bn)} output channels per block "
+                        f"(axis 5) but out_layout {out_layout!r} says {oc_bn}; use out_layout "
+                        f"'NCHW{_const(kernel_oc_bn)}c' or lay the kernel out as 'OIHW{ic_bn}i{oc_bn}o'")
+    ck, cd = _const(kernel_chunk), _const(ic_chunk)
+    if ck is not None and cd is not None and ck != cd:
+        raise TopiError(f"{what}: data {data.name!r} has {cd} input-channel blocks (axis 1) but kernel "
+                        f"{kernel.name!r} expects {ck} (its axis 1); both must block the same "
+                        f"in_channel by {ic_bn}")
+    strides = spatial_tuple(stride, 2, what, "stride", 1)
+    dilations = spatial_tuple(dilation, 2, what, "dilation", 1)
+    ksizes = (kh, kw)
+    dilated = [simplify((k - 1) * d + 1) for k, d in zip(ksizes, dilations)]
+    before, after = pad_tuple(padding, dilated, what)
+    out_sizes = []
+    for a, (size, letter) in enumerate(zip((in_height, in_width), "HW")):
+        padded = simplify(size + before[a] + after[a])
+        pc, kc = _const(padded), _const(dilated[a])
+        if pc is not None and kc is not None and kc > pc:
+            raise TopiError(f"{what}: the kernel (dilated: {kc} along {letter}) is larger than the padded input "
+                            f"({pc} along {letter}, padding {padding!r})")
+        out_sizes.append(simplify((padded - dilated[a]) // strides[a] + 1))
+    out_dtype = out_dtype or data.dtype
+    padded = pad(data, [0, 0, before[0], before[1], 0], [0, 0, after[0], after[1], 0], name="Pad")
+    rco = te.reduce_axis((0, ic_chunk), name="rco")
+    ry = te.reduce_axis((0, kh), name="ry")
+    rx = te.reduce_axis((0, kw), name="rx")
+    rci = te.reduce_axis((0, ic_bn), name="rci")
+    (sh, sw), (dh, dw) = strides, dilations
+
+    def body(n, oco, y, x, oci):
+        iy = _scaled(y, sh) + _scaled(ry, dh)
+        ix = _scaled(x, sw) + _scaled(rx, dw)
+        return te.sum(_op.cast(out_dtype, padded[n, rco, iy, ix, rci])
+                      * _op.cast(out_dtype, kernel[oco, rco, ry, rx, rci, oci]), axis=[rco, ry, rx, rci])
+
+    return te.compute((batch, oc_chunk, out_sizes[0], out_sizes[1], oc_bn), body, name="Out", tag=CONV2D_NCHWC,
+                      attrs={"strides": list(strides), "dilation": list(dilations), "groups": 1,
+                             "data_layout": layout, "kernel_layout": f"OIHW{ic_bn}i{oc_bn}o",
+                             "out_layout": out_layout})

@@ -1,0 +1,273 @@
+"""AlterOpLayout for CPUs: convolutions in channel blocks, and the blocked layout kept
+between them.
+
+On a CPU target, each ``nn.conv2d`` (NCHW data, OIHW weight, one group, float32, a
+constant weight) becomes ``nn.contrib_conv2d_NCHWc``: data ``NCHW{i}c``, weight
+``OIHW{i}i{o}o``, output ``NCHW{o}c`` -- the output channels of a block in the
+vector lanes, contiguous, so that a register tile is pixels by one block and no lane
+is wasted on a small image (TVM's AlterOpLayout with its x86 conv2d_NCHWc). The
+weight's ``layout_transform`` is a constant expression: FoldConstant, after this
+pass, turns it into the re-laid-out array once at build time.
+
+The value of a convolution stays blocked for every consumer that can take it so:
+
+* element-wise operators of one operand (``nn.relu``, ``clip``, ``sigmoid``...);
+* broadcasting binary operators (``add``, ``multiply``...) whose other operand is
+  blocked with the same block, a scalar, or a per-channel or full NCHW tensor
+  (which is transformed, a constant one at build time);
+* ``nn.bias_add`` along the channels (an ``add`` of the blocked bias);
+* ``concatenate`` along the channels of values blocked alike (each one's channels
+  are whole blocks, so the blocks concatenate);
+* max / average pooling and global pooling (the ``NCHW{b}c`` layout);
+* another ``nn.conv2d`` that is altered too: its ``i`` is the block it reads, with
+  no transform between the two.
+
+Every other consumer (a reshape, a dense layer, a grouped convolution, an output of
+the model) reads the value through one ``layout_transform`` back to NCHW, made once
+per value.  The block sizes are the target's (:func:`tecc.topi.x86.nchwc_block`).
+"""
+from __future__ import annotations
+
+from ..ir import Call, Constant, Function, Module, TensorType, Tuple, TupleGetItem, Var
+from ..op import Op, OpPattern, call
+from .fuse_ops import _rebuild, _scope_nodes
+from .infer_type import infer_type
+
+#: the poolings that take the NCHW{b}c layout
+_POOLS = ("nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d", "nn.global_max_pool2d")
+
+
+def _op_name(node):
+    return node.op.name if isinstance(node, Call) and isinstance(node.op, Op) else None
+
+
+def _blocked_layout(block: int) -> str:
+    return f"NCHW{block}c"
+
+
+def _is_cpu_target() -> bool:
+    from ...target import Target  # noqa: PLC0415
+
+    target = Target.current(allow_none=True)
+    return target is not None and "cpu" in target.keys
+
+
+def _block_for(channels: int):
+    from ... import topi  # noqa: PLC0415
+
+    return topi.x86.nchwc_block(channels)
+
+
+class _Alter:
+    """One function's rewrite: ``plain[node]`` is the node's value in its own layout,
+    ``blocked[node]`` = ``(value, block)`` its value in ``NCHW{block}c``."""
+
+    def __init__(self):
+        self.plain = {}
+        self.blocked = {}
+        self.transformed = {}  # (node, block) -> its NCHW value transformed into NCHW{block}c
+        self.changed = False
+
+    # -- the two forms of a value ----------------------------------------------------
+    def get_plain(self, node):
+        value = self.plain.get(node)
+        if value is None:
+            blocked, block = self.blocked[node]
+            value = call("layout_transform", blocked, src_layout=_blocked_layout(block), dst_layout="NCHW")
+            self.plain[node] = value
+        return value
+
+    def transform(self, node, value, block: int):
+        """``value`` (``node``'s value, or its reshape to 4-D) in ``NCHW{block}c``, made
+        once per node and block."""
+        key = (node, block)
+        if key not in self.transformed:
+            self.transformed[key] = call("layout_transform", value, src_layout="NCHW",
+                                         dst_layout=_blocked_layout(block))
+        return self.transformed[key]
+
+    def to_blocked(self, node, block: int, out_shape):
+        """``node``'s value in ``NCHW{block}c`` as an operand of a blocked operator of
+        4-D output shape ``out_shape``, or None when it does not broadcast there."""
+        have = self.blocked.get(node)
+        if have is not None:
+            return have[0] if have[1] == block else None
+        ty = node.checked_type
+        if not isinstance(ty, TensorType) or not ty.is_static or ty.ndim > 4:
+            return None
+        value = self.get_plain(node)
+        if ty.size == 1:
+            # a scalar broadcasts in any layout
+            return value if ty.ndim == 0 else call("reshape", value, newshape=())
+        shape = (1,) * (4 - ty.ndim) + tuple(ty.shape)
+        channels = out_shape[1]
+        if any(d not in (1, o) for d, o in zip(shape, out_shape)):
+            return None
+        if ty.ndim < 4:
+            value = call("reshape", value, newshape=shape)
+        if shape[1] == channels:
+            return self.transform(node, value, block)
+        # one value for all channels: a trailing axis of 1 broadcasts along the block
+        return call("reshape", value, newshape=shape + (1,))
+
+    # -- the rules ----------------------------------------------------------------------
+    def visit(self, node):
+        if isinstance(node, (Var, Constant, Function)):
+            self.plain[node] = node
+            return
+        name = _op_name(node)
+        rule = _RULES.get(name)
+        if rule is None and isinstance(node, Call) and isinstance(node.op, Op):
+            rule = _generic_rule(node)
+        if rule is not None:
+            result = rule(self, node)
+            if result is not None:
+                self.blocked[node] = result
+                self.changed = True
+                return
+        self.plain[node] = _rebuild(node, [self.get_plain(a) for a in _operands(node)], "alter_op_layout")
+
+    def conv2d(self, node):
+        attrs = node.attrs
+        data, weight = node.args
+        dty, wty, out = data.checked_type, weight.checked_type, node.checked_type
+        if (attrs["data_layout"] != "NCHW" or attrs["kernel_layout"] != "OIHW" or attrs["groups"] != 1
+                or not isinstance(weight, Constant) or not out.is_static or not dty.is_static
+                or {dty.dtype, wty.dtype, out.dtype} != {"float32"}):
+            return None
+        channels, out_channels = dty.shape[1], out.shape[1]
+        oc_bn = _block_for(out_channels)
+        if oc_bn is None:
+            return None
+        have = self.blocked.get(data)
+        if have is not None:
+            ic_bn = have[1]
+            value = have[0]
+        else:
+            ic_bn = _block_for(channels)
+            if ic_bn is None:
+                if channels > 16:
+                    return None
+                ic_bn = channels  # the image's 3 channels: one block
+            value = self.transform(data, self.get_plain(data), ic_bn)
+        kernel_layout = f"OIHW{ic_bn}i{oc_bn}o"
+        w = call("layout_transform", weight, src_layout="OIHW", dst_layout=kernel_layout)
+        new_attrs = dict(attrs)
+        new_attrs.update(data_layout=_blocked_layout(ic_bn), kernel_layout=kernel_layout,
+                         out_layout=_blocked_layout(oc_bn), out_dtype=out.dtype)
+        return call("nn.contrib_conv2d_NCHWc", value, w, **new_attrs), oc_bn
+
+    def unary(self, node):
+        have = self.blocked.get(node.args[0])
+        if have is None:
+            return None
+        return Call(node.op, [have[0]], node.attrs, node.span), have[1]
+
+    def binary(self, node):
+        out = node.checked_type
+        if not isinstance(out, TensorType) or out.ndim != 4 or not out.is_static:
+            return None
+        blocks = {self.blocked[a][1] for a in node.args if a in self.blocked}
+        if len(blocks) != 1:
+            return None
+        block = blocks.pop()
+        if any(a in self.blocked and tuple(a.checked_type.shape) != tuple(out.shape) for a in node.args):
+            return None  # the blocked operand must not be broadcast larger
+        args = [self.to_blocked(a, block, out.shape) for a in node.args]
+        if any(a is None for a in args):
+            return None
+        return Call(node.op, args, node.attrs, node.span), block
+
+    def bias_add(self, node):
+        data, bias = node.args
+        have = self.blocked.get(data)
+        if have is None or node.attrs["axis"] not in (1, -3):
+            return None
+        channels = data.checked_type.shape[1]
+        shaped = call("reshape", self.get_plain(bias), newshape=(1, channels, 1, 1))
+        blocked_bias = call("layout_transform", shaped, src_layout="NCHW", dst_layout=_blocked_layout(have[1]))
+        return call("add", have[0], blocked_bias), have[1]
+
+    def concatenate(self, node):
+        fields = node.args[0]
+        if not isinstance(fields, Tuple) or node.attrs["axis"] not in (1, -3):
+            return None
+        blocks = {self.blocked[f][1] if f in self.blocked else None for f in fields.fields}
+        if len(blocks) != 1 or None in blocks:
+            return None
+        block = blocks.pop()
+        tup = Tuple([self.blocked[f][0] for f in fields.fields], fields.span)
+        return call("concatenate", tup, axis=1), block
+
+    def pool(self, node):
+        have = self.blocked.get(node.args[0])
+        if have is None or node.attrs["layout"] != "NCHW":
+            return None
+        attrs = dict(node.attrs)
+        attrs.update(layout=_blocked_layout(have[1]), out_layout="")
+        return call(node.op, have[0], **attrs), have[1]
+
+
+def _operands(node):
+    if isinstance(node, Call):
+        return list(node.args)
+    if isinstance(node, Tuple):
+        return list(node.fields)
+    if isinstance(node, TupleGetItem):
+        return [node.tuple_value]
+    return []
+
+
+def _generic_rule(node):
+    """The rule of an operator by its pattern: element-wise of one tensor, or
+    broadcasting of two (an operator whose attributes name an axis is neither)."""
+    op = node.op
+    if any(k in node.attrs for k in ("axis", "axes", "layout", "data_layout")):
+        return None
+    if op.pattern == OpPattern.ELEMWISE and len(node.args) == 1:
+        return _Alter.unary
+    if op.pattern in (OpPattern.ELEMWISE, OpPattern.BROADCAST) and len(node.args) == 2:
+        return _Alter.binary
+    return None
+
+
+_RULES = {"nn.conv2d": _Alter.conv2d, "nn.bias_add": _Alter.bias_add, "concatenate": _Alter.concatenate}
+_RULES.update({name: _Alter.pool for name in _POOLS})
+
+
+def _alter_function(fn: Function) -> Function:
+    alter = _Alter()
+    for node in _scope_nodes(fn.body):
+        alter.visit(node)
+    if not alter.changed:
+        return fn
+    return Function(fn.params, alter.get_plain(fn.body), fn.ret_type, fn.attrs, fn.span)
+
+
+def alter_op_layout(mod: Module) -> Module:
+    """Run the convolutions of ``mod`` in channel blocks on a CPU target (see the
+    module's docstring); the same module on other targets or when no convolution
+    qualifies.
+
+    Parameters
+    ----------
+    mod : tecc.graph.Module
+
+    Returns
+    -------
+    tecc.graph.Module
+    """
+    if not _is_cpu_target():
+        return mod
+    infer_type(mod)
+    out = mod
+    for name, fn in mod.items():
+        if fn.is_primitive:
+            continue
+        new = _alter_function(fn)
+        if new is not fn:
+            out = out.with_function(name, new)
+    return out
+
+
+__all__ = ["alter_op_layout"]

@@ -1,0 +1,226 @@
+"""AlterOpLayout: convolutions in channel blocks on CPU targets (the rewrite against
+the graph expected, built by hand; the blocked model against the unaltered one; the
+operators it relies on; and what it leaves alone)."""
+import importlib
+import warnings
+
+import numpy as np
+import pytest
+
+import tecc
+from tecc import graph as G
+from tecc import topi
+from tecc.graph import Constant, TensorType, Tuple, Var, call, const
+from tecc.graph.analysis import structural_equal
+from tecc.graph.build import build
+from tecc.graph.ir import GraphError
+from tecc.graph.transform import AlterOpLayout, infer_type
+
+alter = importlib.import_module("tecc.graph.transform.alter_op_layout")
+
+RNG = np.random.default_rng(11)
+
+
+def _rand(*shape):
+    return RNG.standard_normal(shape).astype("float32")
+
+
+def _mod(params, body):
+    mod = G.Module.from_expr(G.Function(params, body))
+    infer_type(mod)
+    return mod
+
+
+def _alter(mod, target="llvm"):
+    with tecc.target.Target(target):
+        out = alter.alter_op_layout(mod)
+    infer_type(out)
+    return out
+
+
+def _blocks(channels):
+    with tecc.target.Target("llvm"):
+        return topi.x86.nchwc_block(channels)
+
+
+def _blocked(b):
+    return f"NCHW{b}c"
+
+
+# ---------------------------------------------------------------------------------------
+# the rewrite
+# ---------------------------------------------------------------------------------------
+def test_a_conv_chain_runs_blocked_between_its_convolutions():
+    x = Var("x", TensorType((1, 3, 16, 16)))
+    w1, b1, w2 = _rand(32, 3, 3, 3), _rand(32), _rand(32, 32, 1, 1)
+    y = call("nn.relu", call("nn.bias_add", call("nn.conv2d", x, Constant(w1), padding=(1, 1)), Constant(b1),
+                             axis=1))
+    z = call("add", call("nn.conv2d", y, Constant(w2)), y)
+    out = _alter(_mod([x], z))
+    ob = _blocks(32)
+    assert ob is not None
+    # expected: the image's 3 channels one block; y stays blocked for the 1x1 conv and the residual add;
+    # one transform back to NCHW for the output
+    p = out["main"].params[0]
+    xb = call("layout_transform", p, src_layout="NCHW", dst_layout="NCHW3c")
+    wb1 = call("layout_transform", Constant(w1), src_layout="OIHW", dst_layout=f"OIHW3i{ob}o")
+    conv1 = call("nn.contrib_conv2d_NCHWc", xb, wb1, padding=(1, 1), data_layout="NCHW3c",
+                 kernel_layout=f"OIHW3i{ob}o", out_layout=_blocked(ob), out_dtype="float32")
+    bias = call("layout_transform", call("reshape", Constant(b1), newshape=(1, 32, 1, 1)), src_layout="NCHW",
+                dst_layout=_blocked(ob))
+    yb = call("nn.relu", call("add", conv1, bias))
+    wb2 = call("layout_transform", Constant(w2), src_layout="OIHW", dst_layout=f"OIHW{ob}i{ob}o")
+    conv2 = call("nn.contrib_conv2d_NCHWc", yb, wb2, data_layout=_blocked(ob), kernel_layout=f"OIHW{ob}i{ob}o",
+                 out_layout=_blocked(ob), out_dtype="float32")
+    expected = call("layout_transform", call("add", conv2, yb), src_layout=_blocked(ob), dst_layout="NCHW")
+    assert structural_equal(out["main"].body, expected), out.astext()
+    assert out["main"].body.checked_type == TensorType((1, 32, 16, 16))
+
+
+def test_pools_concat_and_scalars_stay_blocked_and_other_consumers_read_nchw():
+    x = Var("x", TensorType((1, 16, 8, 8)))
+    a = call("nn.conv2d", x, Constant(_rand(16, 16, 1, 1)))
+    b = call("nn.conv2d", x, Constant(_rand(16, 16, 3, 3)), padding=(1, 1))
+    c = call("multiply", call("concatenate", Tuple([a, b]), axis=1), const(np.float32(0.5)))
+    pooled = call("nn.max_pool2d", c, pool_size=(2, 2), strides=(2, 2))
+    g = call("nn.global_avg_pool2d", pooled)
+    flat = call("reshape", g, newshape=(1, 32))
+    out = _alter(_mod([x], Tuple([flat, a])))
+    text = out.astext()
+    names = [n.op.name for n in G.ir.post_order(out["main"].body) if isinstance(n, G.Call)]
+    assert names.count("nn.contrib_conv2d_NCHWc") == 2
+    assert "nn.conv2d(" not in text
+    block = _blocks(16)
+    assert f'layout="{_blocked(block)}"' in text  # both poolings blocked
+    # back to NCHW: before the reshape and for the output a; the input once, for both convolutions
+    assert names.count("layout_transform") == 3 + 2  # + the two weights
+    assert out["main"].body.checked_type.fields[0] == TensorType((1, 32))
+
+
+def test_operands_blocked_differently_or_broadcast_larger_fall_back_to_nchw():
+    x = Var("x", TensorType((1, 8, 4, 4)))
+    a = call("nn.conv2d", x, Constant(_rand(8, 8, 1, 1)))
+    wide = Var("wide", TensorType((2, 8, 4, 4)))
+    # the blocked value would be broadcast along N: the add runs in NCHW
+    out = _alter(_mod([x, wide], call("add", a, wide)))
+    body = out["main"].body
+    assert body.op.name == "add" and body.args[0].op.name == "layout_transform"
+    assert body.checked_type == TensorType((2, 8, 4, 4))
+
+
+def test_what_alter_op_layout_leaves_alone():
+    x = Var("x", TensorType((1, 8, 6, 6)))
+    w = Var("w", TensorType((8, 8, 3, 3)))
+    cases = [
+        call("nn.conv2d", x, w),                                        # a weight that is not a constant
+        call("nn.conv2d", x, Constant(_rand(8, 2, 3, 3)), groups=4),    # grouped
+        call("nn.conv2d", call("cast", x, dtype="float16"), Constant(_rand(8, 8, 3, 3).astype("float16"))),
+    ]
+    for body in cases:
+        mod = _mod([x, w], body)
+        assert _alter(mod) is mod
+    # other targets: no change, even for a convolution that qualifies
+    mod = _mod([x], call("nn.conv2d", x, Constant(_rand(8, 8, 3, 3))))
+    assert _alter(mod, "cuda") is mod
+    with tecc.transform.PassContext(opt_level=2), tecc.target.Target("llvm"):
+        assert AlterOpLayout()(mod) is mod  # opt_level 3
+
+
+def test_nchwc_block_policy():
+    """Two vectors of channels where they divide, else one; a 3-channel image gets
+    none (the pass blocks it whole)."""
+    with tecc.target.Target("llvm -mcpu=core-avx2"):  # 8 float32 lanes
+        assert [topi.x86.nchwc_block(c) for c in (3, 8, 16, 48, 64, 1000, 1001)] == [None, 8, 16, 16, 16, 8, None]
+    with tecc.target.Target("llvm"):  # no -mcpu: 16-byte vectors
+        assert [topi.x86.nchwc_block(c) for c in (3, 8, 64, 6)] == [None, 4, 4, None]
+
+
+# ---------------------------------------------------------------------------------------
+# numerics: the blocked model against the same model built without the pass
+# ---------------------------------------------------------------------------------------
+def _small_cnn():
+    x = Var("x", TensorType((1, 3, 20, 20)))
+    y = call("nn.relu", call("nn.bias_add", call("nn.conv2d", x, Constant(_rand(16, 3, 3, 3)), strides=(2, 2),
+                                                 padding=(1, 1)), Constant(_rand(16)), axis=1))
+    y = call("nn.max_pool2d", y, pool_size=(3, 3), strides=(2, 2), padding=(1, 1))
+    s = call("nn.relu", call("nn.conv2d", y, Constant(_rand(8, 16, 1, 1))))
+    e1 = call("nn.relu", call("nn.conv2d", s, Constant(_rand(16, 8, 1, 1))))
+    e3 = call("nn.relu", call("nn.conv2d", s, Constant(_rand(16, 8, 3, 3)), padding=(1, 1)))
+    c = call("concatenate", Tuple([e1, e3]), axis=1)
+    r = call("add", call("nn.conv2d", c, Constant(_rand(32, 32, 3, 3)), padding=(0, 1, 2, 3), dilation=(1, 2)),
+             call("multiply", c, Constant(_rand(1, 32, 1, 1))))
+    g = call("nn.global_avg_pool2d", call("clip", r, a_min=-1.0, a_max=1.0))
+    d = call("nn.dense", call("reshape", g, newshape=(1, 32)), Constant(_rand(10, 32)))
+    return G.Module.from_expr(G.Function([x], Tuple([d, y])))
+
+
+def _run(mod, disabled=()):
+    from tecc.contrib import graph_executor  # noqa: PLC0415
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with tecc.transform.PassContext(opt_level=3, disabled_pass=list(disabled)):
+            factory = build(mod, target="llvm")
+    gmod = graph_executor.GraphModule(factory["default"](tecc.cpu(0)))
+    gmod.set_input("x", X)
+    gmod.run()
+    return factory, [gmod.get_output(i).numpy() for i in range(gmod.get_num_outputs())]
+
+
+X = RNG.standard_normal((1, 3, 20, 20)).astype("float32")
+
+
+def test_the_blocked_model_matches_the_unaltered_one():
+    mod = _small_cnn()
+    factory, got = _run(mod)
+    _, want = _run(mod, disabled=["AlterOpLayout"])
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+    graph = factory.get_graph_json()
+    assert "contrib_conv2d_NCHWc" in graph
+    # the weights were re-laid out at build time: every param of a blocked conv is 6-D
+    shapes = [np.asarray(v).shape for v in factory.get_params().values()]
+    assert any(len(s) == 6 for s in shapes) and not any(len(s) == 4 and s[2:] == (3, 3) for s in shapes)
+
+
+# ---------------------------------------------------------------------------------------
+# the operators it makes
+# ---------------------------------------------------------------------------------------
+def test_layout_transform_and_blocked_pooling_operators():
+    from ops_run import run_op  # noqa: PLC0415
+
+    a = _rand(1, 16, 6, 6)
+    blocked = run_op("layout_transform", [a], dict(src_layout="NCHW", dst_layout="NCHW8c"))
+    np.testing.assert_array_equal(blocked, topi.testing.layout_transform_python(a, "NCHW", "NCHW8c"))
+    pooled = run_op("nn.max_pool2d", [blocked], dict(pool_size=(2, 2), strides=(2, 2), layout="NCHW8c"))
+    want = a.reshape(1, 16, 3, 2, 3, 2).max(axis=(3, 5))
+    np.testing.assert_array_equal(topi.testing.layout_transform_python(pooled, "NCHW8c", "NCHW"), want)
+    mean = run_op("nn.global_avg_pool2d", [blocked], dict(layout="NCHW8c"))
+    np.testing.assert_allclose(topi.testing.layout_transform_python(mean, "NCHW8c", "NCHW"),
+                               a.mean(axis=(2, 3), keepdims=True), rtol=1e-5)
+
+
+@pytest.mark.parametrize("build_call, message", [
+    (lambda x: call("layout_transform", x, src_layout="NCHW", dst_layout="NHW8c"),
+     "layout_transform: .*'NHW8c' splits 'C' but has no axis 'C'"),
+    (lambda x: call("layout_transform", x, src_layout="NCW", dst_layout="NCW4c"),
+     "layout_transform: .*'NCW' has 3 axes but the tensor has rank 4"),
+    (lambda x: call("nn.max_pool2d", x, layout="NCHW8c"), r"nn.max_pool2d: data must be 5-D"),
+    (lambda x: call("nn.max_pool2d", x, layout="NCWH"), r"'layout' = 'NCWH' is not one of 'NCHW', 'NHWC'"),
+    (lambda x: call("nn.contrib_conv2d_NCHWc", call("layout_transform", x, src_layout="NCHW",
+                                                    dst_layout="NCHW4c"), Constant(_rand(2, 2, 3, 3, 8, 4)),
+                    data_layout="NCHW4c", kernel_layout="OIHW8i4o", out_layout="NCHW4c"),
+     "kernel_layout 'OIHW8i4o' does not block the channels as data_layout 'NCHW4c'"),
+    (lambda x: call("nn.contrib_conv2d_NCHWc", call("layout_transform", x, src_layout="NCHW",
+                                                    dst_layout="NCHW4c"), Constant(_rand(2, 3, 3, 3, 4, 4)),
+                    data_layout="NCHW4c", kernel_layout="OIHW4i4o", out_layout="NCHW4c"),
+     "data has 2 input-channel blocks but the weight"),
+    (lambda x: call("nn.contrib_conv2d_NCHWc", call("layout_transform", x, src_layout="NCHW",
+                                                    dst_layout="NCHW4c"), Constant(_rand(2, 2, 3, 3, 4, 4)),
+                    data_layout="NCHW4c", kernel_layout="OIHW4i4o", out_layout="NCHW"),
+     "the layouts must be data_layout 'NCHW{i}c'"),
+])
+def test_layout_operator_errors(build_call, message):
+    x = Var("x", TensorType((1, 8, 6, 6)))
+    with pytest.raises(GraphError, match=message):
+        _mod([x], build_call(x))

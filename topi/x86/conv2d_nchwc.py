@@ -1,0 +1,349 @@
+"""The channel-blocked convolution on CPUs (TVM's x86 ``conv2d_NCHWc``).
+
+The data is ``[N, C // ic_bn, H, W, ic_bn]``, the kernel ``[O // oc_bn, C // ic_bn,
+KH, KW, ic_bn, oc_bn]``, the output ``[N, O // oc_bn, OH, OW, oc_bn]``: the output
+channels of a block are the vector lanes, contiguous in the kernel and in the
+output.  A register tile is ``ow_bn`` pixels of one output row by the ``oc_bn``
+channels of a block (``ow_bn * oc_bn / lanes`` accumulators); the reduction (input
+channel blocks, kernel rows, kernel columns, the channels of a block) runs outside
+it, and each input value is broadcast against one kernel vector.  Unlike the NCHW
+schedules (:mod:`.conv2d`, :mod:`.conv2d_flat`), which vectorize along the pixels
+and so compute 64 pixels for the 49 of a 7x7 image, no lane is wasted whatever
+the image's size.
+
+* the padded input (``Pad``) is computed once at the root, over all cores (inlined
+  when it pads nothing);
+* the images, channel blocks and output rows are fused into one parallel loop
+  (hundreds of tasks even at 7x7 with 64 blocks);
+* an element-wise epilogue (bias, relu, a residual add, a multiply, chains of them)
+  is inlined into the output stage, at which the convolution is computed: the tile
+  is finished in registers and written once;
+* where the kernel slice of a block is too large to stay in cache while the tiles
+  of a row stream it (deep layers), the output is accumulated in L1 a row -- or,
+  on small images, the whole plane -- of a block at a time, a chunk of the input
+  channels at a time (:func:`default_ic_chunk`).
+
+The task ``"conv2d_NCHWc.x86"`` has TVM's knobs ``tile_ow`` (the register tile's
+pixels) and ``unroll_kw``, and ``ic_chunk`` / ``acc_plane`` for the chunked
+reduction (:func:`define_knobs`); the fallback config is :func:`default_ow_bn`,
+unrolled kernel columns and :func:`default_ic_chunk`.  :func:`nchwc_block` is the
+block the graph compiler lays the channels out in.
+"""
+from __future__ import annotations
+
+from ... import te
+from ...tir import dtype as _dt
+from ...tuner.task.space import InstantiationError, SplitEntity, OtherOptionEntity
+from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
+from .. import nn
+from ..generic.default import new_schedule, outputs_of
+from ..nn.conv2d import CONV2D_NCHWC
+from ..schedule_registry import register_schedule
+from ..tunable import schedule_either
+from ..utils import find_anchors, get_const_tuple
+from .conv2d import _lanes, _place_padding, _registers
+from .injective import schedule_injective_from_existing
+
+
+@register_topi_compute("conv2d_NCHWc.x86")
+def conv2d_NCHWc(cfg, data, kernel, strides, padding, dilation, layout, out_layout,  # noqa: N802
+                 out_dtype="float32"):
+    """The channel-blocked convolution compute (:func:`tecc.topi.nn.conv2d_NCHWc`)
+    of the tunable task ``"conv2d_NCHWc.x86"`` (TVM's signature:
+    ``conv2d_NCHWc(data, kernel, strides, padding, dilation, layout, out_layout,
+    out_dtype)``)."""
+    return nn.conv2d_NCHWc(data, kernel, strides, padding, dilation, layout, out_layout, out_dtype)
+
+
+# ---------------------------------------------------------------------------------
+# the register tile
+# ---------------------------------------------------------------------------------
+def max_ow_bn(oc_bn, dtype="float32") -> int:
+    """The most pixels a register tile of ``oc_bn`` channels holds: the vector
+    registers less two (the broadcast input value, and one spare: the kernel
+    vector is the FMA's memory operand) divided by the vectors of a pixel (AVX2,
+    16 registers of 8 floats: 14 pixels of 8 channels, 7 of 16)."""
+    vectors = -(-oc_bn // _lanes(dtype))
+    return max(1, (_registers() - 2) // vectors)
+
+
+def default_ow_bn(width, oc_bn, dtype="float32") -> int:
+    """The pixels of a register tile for an output row of ``width``: among the
+    tiles of at most :func:`max_ow_bn`, the one of the least cost per row, a tile
+    costing its pixels plus a fixed 2 (its kernel loads, its loop), a partial last
+    tile as a whole one plus 2 (its bounds checks) -- so a divisor wins where one
+    is near the most (55 = 5 x 11, 27 = 3 x 9, 7, 13 whole) and a narrow tile is
+    avoided (13 pixels of 16 channels: 7 + 6, not 13 x 1)."""
+    most = max_ow_bn(oc_bn, dtype)
+    if not isinstance(width, int):
+        return most
+    if width <= most:
+        return width
+    best, best_cost = 1, None
+    for w in range(most, 0, -1):
+        cost = -(-width // w) * (w + 2) + (2 if width % w else 0)
+        if best_cost is None or cost < best_cost:
+            best, best_cost = w, cost
+    return best
+
+
+#: the kernel slice of one output block (bytes) from which a small output plane
+#: is accumulated whole (see :func:`default_ic_chunk`): the slice no longer stays in
+#: L1 / L2 between the row tiles that stream it
+PLANE_KERNEL_BYTES = 64 * 1024
+#: the largest output plane of one block (bytes) accumulated whole: it stays in L1
+PLANE_OUT_BYTES = 16 * 1024
+#: bytes of kernel one chunk of input-channel blocks spans in a whole-plane schedule
+PLANE_CHUNK_BYTES = 4 * 1024
+#: the input-channel blocks per chunk the ``ic_chunk`` knob offers (when they divide)
+IC_CHUNKS = (1, 2, 4, 8)
+
+
+def _geometry(conv):
+    """``(out_shape, (ic_chunks, kh, kw, ic_bn), bytes per element)`` of ``conv``."""
+    shape = get_const_tuple(conv.shape)
+    extents = get_const_tuple([r.dom.extent for r in conv.op.reduce_axis])
+    return shape, extents, _dt.parse(conv.dtype).bytes
+
+
+#: kernel bytes a row of register tiles streams (its tiles times the slice) from
+#: which a 1x1 convolution accumulates whole rows, a chunk of the input channels at
+#: a time (see :func:`default_ic_chunk`)
+ROW_KERNEL_BYTES = 128 * 1024
+
+
+def default_ic_chunk(conv, ow_bn=None) -> tuple:
+    """The fallback's ``(ic_chunk, acc_plane)`` knobs.
+
+    ``(0, False)`` -- register tiles of a row, the whole reduction inside each --
+    unless the kernel slice of an output block does not stay in cache between the
+    tiles that stream it:
+
+    * the whole plane of a block (``acc_plane``) when the slice is
+      :data:`PLANE_KERNEL_BYTES` or more (deep layers: 512 channels by 3x3, 1024 by
+      1x1), the plane at most :data:`PLANE_OUT_BYTES` (7x7, 14x14 images) and the
+      blocks enough for the cores;
+    * whole rows, for a 1x1 kernel whose row of ``ow_bn``-pixel tiles streams
+      :data:`ROW_KERNEL_BYTES` or more (28x28 512->128, 56x56 256->64);
+
+    the input-channel blocks per chunk then span about :data:`PLANE_CHUNK_BYTES`
+    of kernel (one of the knob's 1, 2, 4, 8).  Measured on AVX2 at 1 thread,
+    16-channel blocks, best of 11 interleaved rounds (2026-11-27), GFLOP/s: the
+    plane, 7x7 2048->512 1x1 45 -> 57, 14x14 1024->256 1x1 74 -> 84, 7x7 512->512
+    3x3 83 -> 85 and 14x14 256->256 3x3 90 -> 89 (noise level); 7x7 512->2048 1x1
+    (a 32 KiB slice) 86 -> 83, left in row tiles.  Rows: 28x28 512->128 1x1 74 ->
+    82, 56x56 256->128 55 -> 62, 56x56 256->64 61 -> 66; 27x27 256->32 lost (70 ->
+    63), 13x13 384->64 too (89 -> 81), and 3x3 layers gained nothing (28x28
+    128->128 88 -> 87), so neither is chunked."""
+    from .conv2d import MIN_TASKS  # noqa: PLC0415
+
+    shape, (chunks, kh, kw, ic_bn), nbytes = _geometry(conv)
+    if not all(isinstance(d, int) for d in tuple(shape) + (chunks, kh, kw, ic_bn)):
+        return 0, False
+    n, oc_chunks, oh, ow, oc_bn = shape
+    ow_bn = ow_bn or default_ow_bn(ow, oc_bn, conv.dtype)
+    per_chunk = kh * kw * ic_bn * oc_bn * nbytes
+    slice_bytes = chunks * per_chunk
+    chunk = max([d for d in IC_CHUNKS if chunks % d == 0 and d * per_chunk <= PLANE_CHUNK_BYTES], default=1)
+    if (slice_bytes >= PLANE_KERNEL_BYTES and oh * ow * oc_bn * nbytes <= PLANE_OUT_BYTES
+            and n * oc_chunks >= MIN_TASKS):
+        return chunk, True
+    if (kh, kw) == (1, 1) and -(-ow // ow_bn) * slice_bytes >= ROW_KERNEL_BYTES:
+        return chunk, False
+    return 0, False
+
+
+def define_knobs(cfg, conv):
+    """The knobs of ``"conv2d_NCHWc.x86"`` and the flop count:
+
+    ``tile_ow``
+        pixels of an output row per register tile (the inner factor; unrolled);
+    ``unroll_kw``
+        unroll the loop over the kernel's columns;
+    ``ic_chunk``
+        0: each register tile runs the whole reduction (the input channels outermost
+        of it); ``k`` > 0: the output is accumulated in L1 a row (or the whole
+        plane) of a block at a time, ``k`` input-channel blocks at a time, every
+        tile of the row (plane) using a chunk of the kernel before the next;
+    ``acc_plane``
+        with ``ic_chunk`` > 0: the whole plane of a block rather than a row.
+
+    The fallback is :func:`default_ow_bn`'s tile, unrolled columns and
+    :func:`default_ic_chunk`."""
+    shape, extents, _ = _geometry(conv)
+    if not all(isinstance(d, int) for d in tuple(shape) + tuple(extents)):
+        raise InstantiationError(f"conv2d_NCHWc.x86: the convolution {conv.op.name!r} has the symbolic shape "
+                                 f"{shape}; tune it with constant shapes")
+    width, oc_bn = shape[3], shape[4]
+    cfg.define_split("tile_ow", width, num_outputs=2, max_factor=max(16, max_ow_bn(oc_bn, conv.dtype)))
+    cfg.define_knob("unroll_kw", [True, False])
+    cfg.define_knob("ic_chunk", [0] + [d for d in IC_CHUNKS if extents[0] % d == 0])
+    cfg.define_knob("acc_plane", [False, True])
+    flop = 2
+    for d in tuple(shape) + tuple(extents):
+        flop *= d
+    cfg.add_flop(flop)
+    if cfg.is_fallback:
+        ow_bn = default_ow_bn(width, oc_bn, conv.dtype)
+        ic_chunk, plane = default_ic_chunk(conv, ow_bn)
+        cfg["tile_ow"] = SplitEntity([-1, ow_bn])
+        cfg["unroll_kw"] = OtherOptionEntity(True)
+        cfg["ic_chunk"] = OtherOptionEntity(ic_chunk)
+        cfg["acc_plane"] = OtherOptionEntity(plane)
+
+
+def schedule_nchwc_from_existing(s, conv, out, ow_bn, unroll_kw=True, ic_chunk=0, acc_plane=False):
+    """Schedule the channel-blocked convolution ``conv`` in ``s`` with ``out`` its
+    element-wise epilogue's output (``conv`` itself when there is none; the
+    injective stages between them already inlined): register tiles of ``ow_bn``
+    pixels by one block of channels (see the module's description); with
+    ``ic_chunk`` > 0, a row (``acc_plane``: the whole plane) of a block accumulated
+    in L1, ``ic_chunk`` input-channel blocks at a time (see :func:`define_knobs`).
+
+    Returns
+    -------
+    Schedule
+    """
+    if out.op is not conv.op and (conv.op in s.outputs
+                                  or get_const_tuple(out.shape) != get_const_tuple(conv.shape)):
+        # the convolution is an output itself, or the epilogue reshapes: the epilogue
+        # is a loop nest of its own after the convolution's
+        schedule_injective_from_existing(s, out)
+        return schedule_nchwc_from_existing(s, conv, conv, ow_bn, unroll_kw, ic_chunk, acc_plane)
+    if conv.op is out.op:
+        acc = s.cache_write(conv, "local")
+    else:
+        s[conv].set_scope("local")
+        acc = conv
+    _place_padding(s, acc)
+    n, oco, y, x, oci = s[out].op.axis
+    rco, ry, rx, rci = s[acc].op.reduce_axis
+    if ic_chunk:
+        # a row (the plane) of the block in L1, the reduction's chunks outside its tiles
+        outer = s[out].fuse(n, oco) if acc_plane else s[out].fuse(n, oco, y)
+        s[out].parallel(outer)
+        s[out].vectorize(oci)
+        s[acc].compute_at(s[out], outer)
+        an, aoco, ay, ax, aoci = s[acc].op.axis
+        axo, axi = s[acc].split(ax, factor=ow_bn)
+        rcoo, rcoi = s[acc].split(rco, factor=ic_chunk)
+        if acc_plane:
+            s[acc].reorder(an, aoco, rcoo, ay, axo, rcoi, ry, rx, rci, axi, aoci)
+        else:
+            s[acc].reorder(an, aoco, ay, rcoo, axo, rcoi, ry, rx, rci, axi, aoci)
+    else:
+        xo, xi = s[out].split(x, factor=ow_bn)
+        s[out].reorder(n, oco, y, xo, xi, oci)
+        s[out].parallel(s[out].fuse(n, oco, y))
+        s[out].unroll(xi)
+        s[out].vectorize(oci)
+        s[acc].compute_at(s[out], xo)
+        an, aoco, ay, ax, aoci = s[acc].op.axis
+        axi = ax
+        s[acc].reorder(an, aoco, ay, rco, ry, rx, rci, axi, aoci)
+    if unroll_kw:
+        s[acc].unroll(rx)
+    s[acc].unroll(axi)
+    s[acc].vectorize(aoci)
+    return s
+
+
+def _template(cfg, outs):
+    """The ``"conv2d_NCHWc.x86"`` template: every ``conv2d_NCHWc`` under ``outs``
+    scheduled by :func:`schedule_nchwc_from_existing` with ``cfg``'s knobs."""
+    outs, s = new_schedule(outs)
+    out = outs[0]
+    for op in find_anchors(s, out, (CONV2D_NCHWC,), "schedule_conv2d_NCHWc", f"a {CONV2D_NCHWC}"):
+        conv = op.output(0)
+        define_knobs(cfg, conv)
+        schedule_nchwc_from_existing(s, conv, out, cfg["tile_ow"].size[-1], bool(cfg["unroll_kw"].val),
+                                     int(cfg["ic_chunk"].val), bool(cfg["acc_plane"].val))
+    return s
+
+
+_schedule_task = register_topi_schedule("conv2d_NCHWc.x86")(_template)
+
+
+@register_schedule(CONV2D_NCHWC, "cpu")
+def schedule_conv2d_NCHWc(outs):  # noqa: N802
+    """The CPU schedule of ``conv2d_NCHWc`` (and of element-wise ops after it): the
+    tuned config of the task ``"conv2d_NCHWc.x86"`` when one is dispatched, else
+    the fallback (see :func:`define_knobs`).
+
+    Parameters
+    ----------
+    outs : Tensor or list of Tensor
+        The operator's output(s); the first is the final one.
+
+    Returns
+    -------
+    Schedule
+    """
+    return schedule_either(outputs_of(outs), "conv2d_NCHWc.x86", _schedule_task, _template)
+
+
+# ---------------------------------------------------------------------------------
+# the block the graph compiler uses
+# ---------------------------------------------------------------------------------
+def nchwc_block(channels, dtype="float32"):
+    """The channel block (``ic_bn`` / ``oc_bn``) the graph compiler should lay a
+    layer of ``channels`` out in on the current target, or None when no good block
+    divides them (the layer then stays NCHW).
+
+    With 8 lanes (AVX2: float32 in 256-bit vectors) the block is 16 channels (two
+    vectors) when 16 divides the channels, else 8 (one vector), else None: the
+    register tile of two vectors by 7 pixels holds 14 accumulators, each input
+    value broadcast once feeds two FMAs, and a kernel row of a block is a whole
+    64-byte line.  Measured (benchmarks/conv_nchwc_cpu.py, 1 thread, 2 AMD EPYC
+    cores, 2026-11-27): 16-channel blocks beat 8-channel ones on 28 of the 31
+    ResNet-50 / SqueezeNet 1.1 conv layers, by about 1.2x in geometric mean, and
+    most on the deep and small-image layers (7x7 512->2048 1x1 84 vs 68 GFLOP/s,
+    27x27 128->32 1x1 83 vs 56); 8 won only on 55x55 64->16 1x1 (82 vs 77),
+    14x14 256->1024 1x1 and 56 -> 28 wide layers by noise-level margins.  With
+    other vector widths (untested: SSE, AVX-512) the block is one vector.  A
+    3-channel image gets None: the graph blocks it whole (``NCHW3c``).
+
+    >>> nchwc_block(64), nchwc_block(1000), nchwc_block(3)   # on AVX2
+    (16, 8, None)
+    """
+    if not isinstance(channels, int) or isinstance(channels, bool) or channels <= 0:
+        return None
+    lanes = _lanes(dtype)
+    blocks = (2 * lanes, lanes) if lanes == 8 else (lanes,)
+    for block in blocks:
+        if channels % block == 0:
+            return block
+    return None
+
+
+# ---------------------------------------------------------------------------------
+# CUDA: a simple correct schedule (the graph compiler blocks channels on CPUs only)
+# ---------------------------------------------------------------------------------
+@register_schedule(CONV2D_NCHWC, "cuda")
+def schedule_conv2d_NCHWc_cuda(outs):  # noqa: N802
+    """A plain CUDA schedule of ``conv2d_NCHWc``: one thread per output element,
+    64 threads per block, the sum accumulated in a register, the padding inlined;
+    an element-wise epilogue computes the convolution where it writes (unless the
+    convolution is an output too: then each is a kernel of its own)."""
+    outs, s = new_schedule(outs)
+    out = outs[0]
+    conv = find_anchors(s, out, (CONV2D_NCHWC,), "schedule_conv2d_NCHWC", f"a {CONV2D_NCHWC}")[0].output(0)
+    for t in conv.op.input_tensors:
+        if isinstance(t.op, te.ComputeOp) and not t.op.reduce_axis and t.op.tag.startswith("injective"):
+            s[t].compute_inline()
+
+    def threads(t):
+        bx, tx = s[t].split(s[t].fuse(*s[t].op.axis), factor=64)
+        s[t].bind(bx, te.thread_axis("blockIdx.x"))
+        s[t].bind(tx, te.thread_axis("threadIdx.x"))
+        return tx
+
+    if out.op is not conv.op and conv.op not in s.outputs:
+        s[conv].set_scope("local")
+        s[conv].compute_at(s[out], threads(out))
+        return s
+    if out.op is not conv.op:
+        threads(out)
+    acc = s.cache_write(conv, "local")
+    s[acc].compute_at(s[conv], threads(conv))
+    return s
