@@ -24,7 +24,16 @@ The value of a convolution stays blocked for every consumer that can take it so:
 
 Every other consumer (a reshape, a dense layer, a grouped convolution, an output of
 the model) reads the value through one ``layout_transform`` back to NCHW, made once
-per value.  The block sizes are the target's (:func:`tecc.topi.x86.nchwc_block`).
+per value.  The block sizes are the target's (:func:`tecc.topi.x86.nchwc_block`,
+:func:`~tecc.topi.x86.nchwc_out_block`).
+
+Padded channels: a convolution whose output channels are not a whole number of the
+preferred blocks (SqueezeNet's 1000) may compute a few more, with zero weights and
+zero bias (``layout_transform`` pads with zeros), rather than run in narrower
+blocks.  The padded channels stay finite through the operators above that keep them
+so (relu, clip, add, multiply, poolings...), and a convolution reading them gives
+them zero weights; another consumer -- and ``concatenate``, where they would land
+between the fields' channels -- reads the value back in NCHW with them sliced off.
 """
 from __future__ import annotations
 
@@ -58,6 +67,19 @@ def _block_for(channels: int):
     return topi.x86.nchwc_block(channels)
 
 
+def _out_block_for(channels: int):
+    from ... import topi  # noqa: PLC0415
+
+    return topi.x86.nchwc_out_block(channels)
+
+
+#: unary operators that keep the padded channels of a blocked value finite (their
+#: zero weights in the next convolution then add nothing)
+_FINITE_UNARY = frozenset({"nn.relu", "clip", "nn.leaky_relu", "sigmoid", "tanh", "negative", "abs"})
+#: binary operators that keep them finite (operands transformed into blocks are 0 there)
+_FINITE_BINARY = frozenset({"add", "subtract", "multiply", "maximum", "minimum"})
+
+
 class _Alter:
     """One function's rewrite: ``plain[node]`` is the node's value in its own layout,
     ``blocked[node]`` = ``(value, block)`` its value in ``NCHW{block}c``."""
@@ -74,8 +96,15 @@ class _Alter:
         if value is None:
             blocked, block = self.blocked[node]
             value = call("layout_transform", blocked, src_layout=_blocked_layout(block), dst_layout="NCHW")
+            if self.padded(node):
+                value = call("strided_slice", value, begin=(0,), end=(node.checked_type.shape[1],), axes=(1,))
             self.plain[node] = value
         return value
+
+    def padded(self, node) -> bool:
+        """Whether ``node``'s blocked value has channels padded up to a whole block."""
+        have = self.blocked.get(node)
+        return have is not None and node.checked_type.shape[1] % have[1] != 0
 
     def transform(self, node, value, block: int):
         """``value`` (``node``'s value, or its reshape to 4-D) in ``NCHW{block}c``, made
@@ -136,9 +165,10 @@ class _Alter:
                 or {dty.dtype, wty.dtype, out.dtype} != {"float32"}):
             return None
         channels, out_channels = dty.shape[1], out.shape[1]
-        oc_bn = _block_for(out_channels)
-        if oc_bn is None:
+        blocks = _out_block_for(out_channels)
+        if blocks is None:
             return None
+        oc_bn = blocks[0]
         have = self.blocked.get(data)
         if have is not None:
             ic_bn = have[1]
@@ -159,7 +189,7 @@ class _Alter:
 
     def unary(self, node):
         have = self.blocked.get(node.args[0])
-        if have is None:
+        if have is None or (self.padded(node.args[0]) and node.op.name not in _FINITE_UNARY):
             return None
         return Call(node.op, [have[0]], node.attrs, node.span), have[1]
 
@@ -173,6 +203,8 @@ class _Alter:
         block = blocks.pop()
         if any(a in self.blocked and tuple(a.checked_type.shape) != tuple(out.shape) for a in node.args):
             return None  # the blocked operand must not be broadcast larger
+        if any(self.padded(a) for a in node.args) and node.op.name not in _FINITE_BINARY:
+            return None
         args = [self.to_blocked(a, block, out.shape) for a in node.args]
         if any(a is None for a in args):
             return None
@@ -193,8 +225,8 @@ class _Alter:
         if not isinstance(fields, Tuple) or node.attrs["axis"] not in (1, -3):
             return None
         blocks = {self.blocked[f][1] if f in self.blocked else None for f in fields.fields}
-        if len(blocks) != 1 or None in blocks:
-            return None
+        if len(blocks) != 1 or None in blocks or any(self.padded(f) for f in fields.fields):
+            return None  # padded channels would land between the fields' channels
         block = blocks.pop()
         tup = Tuple([self.blocked[f][0] for f in fields.fields], fields.span)
         return call("concatenate", tup, axis=1), block

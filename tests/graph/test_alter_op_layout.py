@@ -131,6 +131,9 @@ def test_nchwc_block_policy():
     none (the pass blocks it whole)."""
     with tecc.target.Target("llvm -mcpu=core-avx2"):  # 8 float32 lanes
         assert [topi.x86.nchwc_block(c) for c in (3, 8, 16, 48, 64, 1000, 1001)] == [None, 8, 16, 16, 16, 8, None]
+        # a convolution's outputs: padded up to 16-channel blocks when that adds at most 1/16 of them
+        assert [topi.x86.nchwc_out_block(c) for c in (3, 24, 64, 1000, 1001)] == [None, (8, 24), (16, 64),
+                                                                                (16, 1008), (16, 1008)]
     with tecc.target.Target("llvm"):  # no -mcpu: 16-byte vectors
         assert [topi.x86.nchwc_block(c) for c in (3, 8, 64, 6)] == [None, 4, 4, None]
 
@@ -154,7 +157,7 @@ def _small_cnn():
     return G.Module.from_expr(G.Function([x], Tuple([d, y])))
 
 
-def _run(mod, disabled=()):
+def _run(mod, disabled=(), x=None):
     from tecc.contrib import graph_executor  # noqa: PLC0415
 
     with warnings.catch_warnings():
@@ -162,7 +165,7 @@ def _run(mod, disabled=()):
         with tecc.transform.PassContext(opt_level=3, disabled_pass=list(disabled)):
             factory = build(mod, target="llvm")
     gmod = graph_executor.GraphModule(factory["default"](tecc.cpu(0)))
-    gmod.set_input("x", X)
+    gmod.set_input("x", X if x is None else x)
     gmod.run()
     return factory, [gmod.get_output(i).numpy() for i in range(gmod.get_num_outputs())]
 
@@ -181,6 +184,34 @@ def test_the_blocked_model_matches_the_unaltered_one():
     # the weights were re-laid out at build time: every param of a blocked conv is 6-D
     shapes = [np.asarray(v).shape for v in factory.get_params().values()]
     assert any(len(s) == 6 for s in shapes) and not any(len(s) == 4 and s[2:] == (3, 3) for s in shapes)
+
+
+def test_padded_channels_stay_finite_and_are_sliced_off():
+    """34 output channels under a 4-lane target: 9 blocks of 4, the last two channels
+    padded (zero weights and bias).  Consumers that keep them finite stay blocked; a
+    division (0 / 0 there) and a concatenate read them back in NCHW, sliced."""
+    x = Var("x", TensorType((1, 8, 6, 6)))
+    y = call("nn.relu", call("nn.bias_add", call("nn.conv2d", x, Constant(_rand(34, 8, 3, 3)), padding=(1, 1)),
+                             Constant(_rand(34)), axis=1))
+    z = call("nn.conv2d", call("nn.max_pool2d", y, pool_size=(2, 2), strides=(2, 2)), Constant(_rand(8, 34, 1, 1)))
+    q = call("divide", y, Constant(RNG.uniform(1, 2, (1, 34, 1, 1)).astype("float32")))
+    c = call("concatenate", Tuple([y, x]), axis=1)
+    g = call("nn.global_avg_pool2d", y)
+    mod = G.Module.from_expr(G.Function([x], Tuple([z, q, c, g])))
+    altered = _alter(_mod([x], mod["main"].body))
+    names = [n.op.name for n in G.ir.post_order(altered["main"].body) if isinstance(n, G.Call)]
+    assert names.count("nn.contrib_conv2d_NCHWc") == 2 and names.count("strided_slice") == 2
+    conv = next(n for n in G.ir.post_order(altered["main"].body)
+                if isinstance(n, G.Call) and n.op.name == "nn.contrib_conv2d_NCHWc")
+    assert conv.checked_type == TensorType((1, 9, 6, 6, 4))  # 36 channels computed for 34
+    assert [f.shape for f in altered["main"].body.checked_type.fields] == [(1, 8, 3, 3), (1, 34, 6, 6),
+                                                                            (1, 42, 6, 6), (1, 34, 1, 1)]
+    x_value = RNG.standard_normal((1, 8, 6, 6)).astype("float32")
+    got = _run(mod, x=x_value)[1]
+    want = _run(mod, disabled=["AlterOpLayout"], x=x_value)[1]
+    for g_, w_ in zip(got, want):
+        assert np.isfinite(g_).all()
+        np.testing.assert_allclose(g_, w_, rtol=1e-4, atol=1e-4)
 
 
 # ---------------------------------------------------------------------------------------
