@@ -67,21 +67,43 @@ def max_ow_bn(oc_bn, dtype="float32") -> int:
     return max(1, (_registers() - 2) // vectors)
 
 
+#: the cost of a pixel in a register tile that leaves no register for the second
+#: kernel vector (it is then reloaded from L1 for every pixel): fitted to 1-thread
+#: AVX2 timings of 16-channel blocks, 2026-11-27 -- 7-pixel tiles beat 6 where the
+#: row is 7, 13 or 14 pixels (7x7 512->512 3x3: 81 vs 64 GFLOP/s), 6 beat 7 on the
+#: wide rows despite a partial last tile (28x28 128->512 1x1: 91 vs 87; 56x56
+#: 64->256 1x1: 92 vs 86; 27x27 32->128 3x3: 93 vs 91)
+SPILL_PIXEL_COST = 1.25
+#: accumulators that keep AVX2's two FMA units busy (their latency is 4 to 5 cycles)
+MIN_ACCUMULATORS = 9
+
+
 def default_ow_bn(width, oc_bn, dtype="float32") -> int:
     """The pixels of a register tile for an output row of ``width``: among the
     tiles of at most :func:`max_ow_bn`, the one of the least cost per row, a tile
-    costing its pixels plus a fixed 2 (its kernel loads, its loop), a partial last
-    tile as a whole one plus 2 (its bounds checks) -- so a divisor wins where one
-    is near the most (55 = 5 x 11, 27 = 3 x 9, 7, 13 whole) and a narrow tile is
-    avoided (13 pixels of 16 channels: 7 + 6, not 13 x 1)."""
+    costing its pixels (each :data:`SPILL_PIXEL_COST` when the tile's accumulators,
+    kernel vectors and broadcast value do not all fit in the registers) plus a
+    fixed 2 (its kernel loads, its loop), a partial last tile 2 more (its bounds
+    checks); on a tie the tile that divides the row; no tile of
+    fewer than :data:`MIN_ACCUMULATORS` accumulators unless the row is shorter.  So a divisor
+    wins where one is near the most (55 = 5 x 11, 7, 13 = 7 + 6), a narrow tile is
+    avoided, and wide rows of 16-channel blocks take 6 pixels (28 = 4 x 6 + 4)."""
     most = max_ow_bn(oc_bn, dtype)
     if not isinstance(width, int):
         return most
-    if width <= most:
-        return width
-    best, best_cost = 1, None
-    for w in range(most, 0, -1):
-        cost = -(-width // w) * (w + 2) + (2 if width % w else 0)
+    vectors = -(-oc_bn // _lanes(dtype))
+    # at least MIN_ACCUMULATORS accumulators where the row allows (fewer leave the FMA
+    # units waiting on each other: 4-pixel tiles of 16 channels ran at 65 GFLOP/s)
+    least = min(width, -(-MIN_ACCUMULATORS // vectors), most)
+
+    def tile_cost(w):
+        pixel = SPILL_PIXEL_COST if w * vectors + vectors + 1 > _registers() else 1.0
+        return w * pixel + 2
+
+    best, best_cost = most, None
+    for w in range(min(most, width), least - 1, -1):
+        rest = width % w
+        cost = ((width // w) * tile_cost(w) + (tile_cost(rest) + 2 if rest else 0), rest != 0)
         if best_cost is None or cost < best_cost:
             best, best_cost = w, cost
     return best
