@@ -13,6 +13,7 @@ from tecc import autotvm, te, topi
 from tecc.topi import testing as T
 from tecc.topi.utils import TopiError, get_const_tuple
 from tecc.topi.x86 import conv2d_nchwc as nchwc
+from irhelpers import build_all_arches
 from topi_run import build_run, rand
 
 AVX2 = "llvm -mcpu=core-avx2"   # 8 float lanes, 16 vector registers
@@ -263,6 +264,7 @@ def test_cuda_schedule_with_an_epilogue(conv_is_output):
     bias = rand((1, 2, 1, 1, 8))
     got = build_run(s, [A, W, b], outs, arrays + [bias], "cuda")
     np.testing.assert_allclose(got[0], np.maximum(want + bias, 0), rtol=1e-4, atol=1e-4)
+    build_all_arches(s, [A, W, b] + outs)  # NVRTC: sm_80 and sm_90
     if conv_is_output:
         np.testing.assert_allclose(got[1], want, rtol=1e-4, atol=1e-4)
 

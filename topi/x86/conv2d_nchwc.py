@@ -31,7 +31,6 @@ block the graph compiler lays the channels out in.
 """
 from __future__ import annotations
 
-from ... import te
 from ...tir import dtype as _dt
 from ...tuner.task.space import InstantiationError, SplitEntity, OtherOptionEntity
 from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
@@ -367,36 +366,3 @@ def nchwc_out_block(channels, dtype="float32"):
     if padded - channels <= channels * MAX_PAD_FRACTION:
         return preferred, padded
     return (exact, channels) if exact is not None else None
-
-
-# ---------------------------------------------------------------------------------
-# CUDA: a simple correct schedule (the graph compiler blocks channels on CPUs only)
-# ---------------------------------------------------------------------------------
-@register_schedule(CONV2D_NCHWC, "cuda")
-def schedule_conv2d_NCHWc_cuda(outs):  # noqa: N802
-    """A plain CUDA schedule of ``conv2d_NCHWc``: one thread per output element,
-    64 threads per block, the sum accumulated in a register, the padding inlined;
-    an element-wise epilogue computes the convolution where it writes (unless the
-    convolution is an output too: then each is a kernel of its own)."""
-    outs, s = new_schedule(outs)
-    out = outs[0]
-    conv = find_anchors(s, out, (CONV2D_NCHWC,), "schedule_conv2d_NCHWC", f"a {CONV2D_NCHWC}")[0].output(0)
-    for t in conv.op.input_tensors:
-        if isinstance(t.op, te.ComputeOp) and not t.op.reduce_axis and t.op.tag.startswith("injective"):
-            s[t].compute_inline()
-
-    def threads(t):
-        bx, tx = s[t].split(s[t].fuse(*s[t].op.axis), factor=64)
-        s[t].bind(bx, te.thread_axis("blockIdx.x"))
-        s[t].bind(tx, te.thread_axis("threadIdx.x"))
-        return tx
-
-    if out.op is not conv.op and conv.op not in s.outputs:
-        s[conv].set_scope("local")
-        s[conv].compute_at(s[out], threads(out))
-        return s
-    if out.op is not conv.op:
-        threads(out)
-    acc = s.cache_write(conv, "local")
-    s[acc].compute_at(s[conv], threads(conv))
-    return s
