@@ -142,14 +142,12 @@ register_op("nn.conv2d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_conv2d_i
 # ---------------------------------------------------------------------------------------
 # nn.contrib_conv2d_NCHWc: the channel-blocked convolution AlterOpLayout makes on CPUs
 # ---------------------------------------------------------------------------------------
-_NCHWC = re.compile(r"NCHW(\d+)c")
 _OIHWIO = re.compile(r"OIHW(\d+)i(\d+)o")
 
 
-def nchwc_block(layout):
+def _layout_block(layout):
     """The channel block of a layout ``"NCHW{b}c"`` (``None`` for any other)."""
-    m = _NCHWC.fullmatch(layout) if isinstance(layout, str) else None
-    return int(m.group(1)) if m else None
+    return topi().nn.nchwc_layout_block(layout)
 
 
 def _conv2d_nchwc_infer(types, attrs):
@@ -158,7 +156,7 @@ def _conv2d_nchwc_infer(types, attrs):
     same_dtype(op, [data, weight])
     _check_rank(op, data, 5, "data")
     _check_rank(op, weight, 6, "weight")
-    ic_bn, oc_bn = nchwc_block(attrs["data_layout"]), nchwc_block(attrs["out_layout"])
+    ic_bn, oc_bn = _layout_block(attrs["data_layout"]), _layout_block(attrs["out_layout"])
     kernel = _OIHWIO.fullmatch(attrs["kernel_layout"]) if isinstance(attrs["kernel_layout"], str) else None
     if ic_bn is None or oc_bn is None or kernel is None:
         raise GraphError(f"{op}: the layouts must be data_layout 'NCHW{{i}}c', kernel_layout 'OIHW{{i}}i{{o}}o' and "
@@ -589,7 +587,7 @@ _POOL_DEFAULTS = {"pool_size": (1, 1), "strides": (1, 1), "dilation": (1, 1), "p
 def _pool_layout(op, data, layout):
     """The position of N, C, H and W in a pooling's ``layout``: NCHW, NHWC, or the
     channel blocks NCHW{b}c (5-D) that AlterOpLayout keeps between convolutions."""
-    block = nchwc_block(layout)
+    block = _layout_block(layout)
     if block is None:
         if layout not in ("NCHW", "NHWC"):
             raise GraphError(f"{op}: attribute 'layout' = {layout!r} is not one of 'NCHW', 'NHWC' or 'NCHW{{b}}c' "

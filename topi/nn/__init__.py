@@ -9,7 +9,7 @@ carry a ``tag`` (and a name) by which a schedule finds them from the output
 module              operators
 ==================  ====================================================
 :mod:`.dense`       matmul, dense, batch_matmul, matmul_broadcast (numpy.matmul)
-:mod:`.conv2d`      conv2d, conv2d_nchw, conv2d_nhwc, conv2d_NCHWc, pad_nchw
+:mod:`.conv2d`      conv2d, conv2d_nchw, conv2d_nhwc, conv2d_NCHWc (nchwc_layout_block), pad_nchw
 :mod:`.conv1d`      conv1d, conv1d_ncw, conv1d_nwc
 :mod:`.pad`         pad, mirror_pad, edge_pad
 :mod:`.pooling`     pool1d, pool2d, pool3d, global_pool, adaptive_pool(1d/3d)
@@ -31,7 +31,7 @@ group_conv2d_transpose_nchw), and :mod:`.dilate` (dilate).  :mod:`.upsampling`
 """
 from .conv2d import conv2d, conv2d_nchw, conv2d_nhwc, pad_nchw  # noqa: F401
 from .conv2d import conv, group_conv2d_nchw  # noqa: F401
-from .conv2d import conv2d_NCHWc  # noqa: F401
+from .conv2d import conv2d_NCHWc, nchwc_layout_block  # noqa: F401
 from .conv1d import conv1d, conv1d_ncw, conv1d_nwc  # noqa: F401
 from .conv2d_transpose import conv2d_transpose_nchw  # noqa: F401
 from .depthwise_conv2d import depthwise_conv2d_nchw  # noqa: F401

@@ -334,14 +334,23 @@ def pad_nchw(data, pad_width, name="Pad"):
 CONV2D_NCHWC = tag.CONV2D_NCHWC
 
 
-def _nchwc_block(layout, what, arg):
-    """The channel block ``b`` of ``layout`` ``"NCHW{b}c"``."""
+def nchwc_layout_block(layout):
+    """The channel block ``b`` of a layout ``"NCHW{b}c"``, or None for any other
+    layout (the graph compiler's operators read their layouts here too)."""
     text = layout if isinstance(layout, str) else ""
     digits = text[4:-1]
-    if not (text.startswith("NCHW") and text.endswith("c") and digits.isdigit() and int(digits) > 0):
+    if text.startswith("NCHW") and text.endswith("c") and digits.isdigit() and int(digits) > 0:
+        return int(digits)
+    return None
+
+
+def _nchwc_block(layout, what, arg):
+    """The channel block ``b`` of ``layout`` ``"NCHW{b}c"``."""
+    block = nchwc_layout_block(layout)
+    if block is None:
         raise TopiError(f"{what}: {arg} {layout!r} is not a channel-blocked layout; it must be 'NCHW{{b}}c' "
                         "with b the channels per block (e.g. 'NCHW8c')")
-    return int(digits)
+    return block
 
 
 def conv2d_NCHWc(data, kernel, stride, padding, dilation, layout, out_layout, out_dtype="float32"):  # noqa: N802
