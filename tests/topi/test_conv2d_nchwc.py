@@ -200,7 +200,7 @@ def _task_arrays():
 def test_the_task_space_and_tuned_configs_match_numpy():
     task = autotvm.task.create("conv2d_NCHWc.x86", args=TASK_ARGS, target="llvm")
     space = task.config_space
-    assert list(space.space_map) == ["tile_ow", "unroll_kw", "ic_chunk", "acc_plane"]
+    assert list(space.space_map) == ["tile_ow", "unroll_kw", "ic_chunk", "acc_plane", "rows_outer"]
     assert task.flop == 2 * 32 * 32 * 9 * 9 * 12
     arrays, want = _task_arrays()
     picked = 0
@@ -218,6 +218,27 @@ def test_the_task_space_and_tuned_configs_match_numpy():
         np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4, err_msg=str(cfg))
         picked += 1
     assert picked >= 6
+
+
+def test_a_strided_pointwise_conv_runs_its_rows_outside_the_blocks():
+    """The fallback of a 1x1 stride-2 convolution (ResNet's projections): rows
+    outside the channel blocks, no chunks; an unstrided one keeps the blocks outside."""
+    for stride, rows_outer in ((2, True), (1, False)):
+        data = te.placeholder((1, 4, 14, 14, 16), name="data")
+        kernel = te.placeholder((8, 4, 1, 1, 16, 16), name="kernel")
+        with tecc.target.Target(AVX2):
+            conv = topi.nn.conv2d_NCHWc(data, kernel, stride, 0, 1, "NCHW16c", "NCHW16c")
+            cfg = autotvm.task.space.FallbackConfigEntity()
+            nchwc.define_knobs(cfg, conv)
+        assert (cfg["rows_outer"].val, cfg["ic_chunk"].val if stride == 2 else 0) == (rows_outer, 0)
+        s = te.create_schedule(conv.op)
+        nchwc.schedule_nchwc_from_existing(s, conv, conv, 7, rows_outer=rows_outer)
+        x, w = rand((1, 4, 14, 14, 16)), rand((8, 4, 1, 1, 16, 16))
+        (got,) = build_run(s, [data, kernel], [conv], [x, w], "llvm")
+        want = T.layout_transform_python(
+            T.conv2d_nchw_python(T.layout_transform_python(x, "NCHW16c", "NCHW"),
+                                 T.layout_transform_python(w, "OIHW16i16o", "OIHW"), stride, 0), "NCHW", "NCHW16c")
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("plane", [False, True])
