@@ -127,6 +127,32 @@ autotvm.tuner.RandomTuner(task, seed=3).tune(n_trial=90, measure_option=opt,
 """
 
 
+def _children(pid) -> list:
+    """The pids whose parent is ``pid`` (from /proc)."""
+    import os
+
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def _alive(pid) -> bool:
+    """Whether ``pid`` runs (a zombie does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def test_a_killed_tuning_run_leaves_a_log_that_resumes(tmp_path):
     import os
     import signal
@@ -144,9 +170,16 @@ def test_a_killed_tuning_run_leaves_a_log_that_resumes(tmp_path):
                 break
             time.sleep(0.05)
         assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+        workers = _children(proc.pid)
+        assert workers, "the tuning run started no worker processes"
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)  # the tuner and its worker processes, mid-batch
+        os.killpg(proc.pid, signal.SIGKILL)  # the tuner, mid-batch
         proc.wait()
+    # its builder and runner workers live in groups of their own: they notice their parent is gone and exit
+    deadline = time.time() + 30
+    while time.time() < deadline and any(_alive(pid) for pid in workers):
+        time.sleep(0.1)
+    assert not [pid for pid in workers if _alive(pid)], "worker processes outlived the killed tuning run"
     before = list(autotvm.record.load_from_file(str(log)))
     assert len(before) >= 4
     task = autotvm.task.create("conv2d_nchw.x86", args=CONV_ARGS, target="llvm")

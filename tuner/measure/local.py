@@ -312,8 +312,25 @@ def _kill(process) -> None:
         pass
 
 
+#: seconds between an idle worker's checks that the process it serves still lives
+PARENT_CHECK_S = 1.0
+
+
+def _recv_while_parent_lives(conn, parent: int):
+    """``conn.recv()``, or EOFError once the process ``parent`` is gone.  A worker
+    lives in a process group (a session) of its own, so killing its tuner's group
+    (``kill -9`` of a tuning run) does not reach it, and a copy of its pipe's other
+    end in a sibling keeps EOF from coming: without this it would wait forever."""
+    while not conn.poll(PARENT_CHECK_S):
+        if os.getppid() != parent:
+            raise EOFError("the process this worker serves is gone")
+    return conn.recv()
+
+
 def _build_worker_main(conn) -> None:
-    """The loop of a builder worker: jobs in, results out, until told to stop."""
+    """The loop of a builder worker: jobs in, results out, until told to stop (or
+    until the process that forked it is gone)."""
+    parent = os.getppid()
     try:
         os.setpgid(0, 0)  # a group of its own: killing it kills the C compiler it runs
     except OSError:
@@ -321,7 +338,7 @@ def _build_worker_main(conn) -> None:
     tasks = {}
     while True:
         try:
-            job = conn.recv()
+            job = _recv_while_parent_lives(conn, parent)
         except (EOFError, OSError):
             return
         if job is None:
@@ -942,6 +959,7 @@ def _run_worker_main(read_fd: int, write_fd: int) -> None:
     from multiprocessing.connection import Connection  # noqa: PLC0415
 
     warnings.simplefilter("ignore", RuntimeWarning)  # the emulator's one-time notice
+    parent = os.getppid()
     conn_in, conn_out = Connection(read_fd, writable=False), Connection(write_fd, readable=False)
     import tecc  # noqa: PLC0415
 
@@ -950,7 +968,7 @@ def _run_worker_main(read_fd: int, write_fd: int) -> None:
     state = {"reference": None}
     while True:
         try:
-            message = conn_in.recv()
+            message = _recv_while_parent_lives(conn_in, parent)
         except (EOFError, OSError):
             return
         if message[0] == "exit":
