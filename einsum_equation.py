@@ -2,7 +2,7 @@
 
 ``tecc.topi.einsum`` (the computation) and the graph's ``einsum`` operator (shape
 inference and its lowering to matrix products) both read an equation through
-:func:`parse_equation`.  It lives at the top of the package because both may import
+:func:`parse_equation`, and the sizes of its axes through :func:`axis_sizes`.  It lives at the top of the package because both may import
 it: it is plain Python, and importing it loads no compiler.
 """
 from __future__ import annotations
@@ -53,6 +53,9 @@ def parse_equation(equation, ranks, error=TeccError):
     ellipsis = spare[:max(widths, default=0)]
     terms = [t.replace("...", "".join(ellipsis[len(ellipsis) - (r - (len(t) - 3)):]))
              if "..." in t else t for t, r in zip(terms, ranks)]
+    for k, (term, rank) in enumerate(zip(terms, ranks)):
+        if len(term) != rank:
+            raise error(f"einsum: operand {k} has rank {rank} but its term {term!r} names {len(term)} axes")
     letters = "".join(terms)
     if arrow:
         if ellipsis and "..." not in output:
@@ -68,3 +71,31 @@ def parse_equation(equation, ranks, error=TeccError):
         if output.count(c) > 1:
             raise error(f"einsum: output axis {c!r} of {equation!r} appears twice")
     return terms, output, set(ellipsis)
+
+
+def axis_sizes(equation, terms, shapes, broadcast, same, is_one, names, error=TeccError) -> dict:
+    """The size of every letter of ``terms`` (from :func:`parse_equation`) over
+    operands of ``shapes``: a letter's sizes must agree across the operands
+    (``same(a, b)``, the caller's test: ints, symbolic dimensions...), except that a
+    ``...`` axis (a letter of ``broadcast``) of size 1 (``is_one``) broadcasts
+    against any size, as numpy's.
+
+    Raises
+    ------
+    error
+        naming the letter, both sizes and the operand (``names[k]``).
+    """
+    dims = {}
+    for k, (term, shape) in enumerate(zip(terms, shapes)):
+        for c, d in zip(term, shape):
+            if c not in dims:
+                dims[c] = d
+            elif c in broadcast and is_one(dims[c]):
+                dims[c] = d  # a '...' axis of size 1 broadcasts
+            elif c in broadcast and is_one(d):
+                continue
+            elif not same(dims[c], d):
+                raise error(f"einsum {equation!r}: axis {c!r} has different sizes, {dims[c]} in one operand and {d} "
+                            f"in {names[k]}")
+    return dims
+

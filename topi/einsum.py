@@ -4,7 +4,7 @@ from __future__ import annotations
 from .. import te
 from ..errors import TeccTypeError
 from ..tir.arith import Analyzer
-from ..einsum_equation import parse_equation
+from ..einsum_equation import axis_sizes, parse_equation
 from .utils import TopiError
 
 
@@ -31,20 +31,9 @@ def einsum(subscripts, *operand):
         if not isinstance(t, te.Tensor):
             raise TeccTypeError(f"einsum {subscripts!r}: operands must be tensors, got {t!r}")
     terms, output, broadcast = parse_equation(subscripts, [len(t.shape) for t in operand], TopiError)
-    dims, ana = {}, Analyzer()
-    for term, t in zip(terms, operand):
-        if len(term) != len(t.shape):
-            raise TopiError(f"einsum {subscripts!r}: {t.name!r} has rank {len(t.shape)} but its subscripts "
-                            f"{term!r} name {len(term)} axes")
-        for c, d in zip(term, t.shape):
-            if c in broadcast and c in dims and _is_one(dims[c]):
-                dims[c] = d  # a '...' axis of size 1 broadcasts
-            elif c in broadcast and c in dims and _is_one(d):
-                continue
-            elif c in dims and not ana.can_prove_equal(dims[c], d):
-                raise TopiError(f"einsum {subscripts!r}: axis {c!r} has size {dims[c]} in one operand and {d} in "
-                                f"{t.name!r}")
-            dims.setdefault(c, d)
+    ana = Analyzer()
+    dims = axis_sizes(subscripts, terms, [t.shape for t in operand], broadcast, ana.can_prove_equal, _is_one,
+                      [repr(t.name) for t in operand], TopiError)
     summed = [c for c in dict.fromkeys("".join(terms)) if c not in output]
     rvs = {c: te.reduce_axis((0, dims[c]), name=c) for c in summed}
 

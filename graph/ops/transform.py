@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...einsum_equation import parse_equation
+from ...einsum_equation import axis_sizes, parse_equation
 from ..ir import GraphError, TensorType, TupleType
 from ..op import REQUIRED, OpPattern, register_op
 from ._util import (
@@ -782,19 +782,8 @@ def _einsum_infer(types, attrs):
     dtype = same_dtype(op, fields)
     equation = attrs["equation"]
     terms, output, broadcast = parse_equation(equation, [ty.ndim for ty in fields], GraphError)
-    dims = {}
-    for k, (term, ty) in enumerate(zip(terms, fields)):
-        if len(term) != ty.ndim:
-            raise GraphError(f"{op}: operand {k} has rank {ty.ndim} but its term {term!r} names {len(term)} axes")
-        for c, d in zip(term, ty.shape):
-            if c in broadcast and c in dims and _is_one(dims[c]):
-                dims[c] = d  # a '...' axis of size 1 broadcasts
-            elif c in broadcast and c in dims and _is_one(d):
-                continue
-            elif c in dims:
-                same_dim(op, dims[c], d, f"axis {c!r} has different sizes in {equation!r}")
-            else:
-                dims[c] = d
+    dims = axis_sizes(equation, terms, [ty.shape for ty in fields], broadcast, lambda a, b: a == b, _is_one,
+                      [f"operand {k}" for k in range(len(fields))], GraphError)
     einsum_plan(op, _diagonal_terms(_aligned(terms, output, broadcast)[0]), output)
     return TensorType([dims[c] for c in output], dtype)
 

@@ -272,7 +272,7 @@ BAD = [
     ("einsum", [[(2, 3), (3, 4)]], {"equation": "ij,jk->iz"}, "appears in no operand"),
     ("einsum", [[(2, 3), (3, 4)]], {"equation": "ij,jk->ii"}, "appears twice"),
     ("einsum", [[(2, 3), (3, 4)]], {"equation": "ijk,jk->ik"}, "has rank 2 but its term"),
-    ("einsum", [[(2, 3), (4, 4)]], {"equation": "ij,jk->ik"}, "different sizes"),
+    ("einsum", [[(2, 3), (4, 4)]], {"equation": "ij,jk->ik"}, "axis 'j' has different sizes, 3 in one operand and 4 in operand 1"),
     ("einsum", [[(3, 4)]], {"equation": "ii->i"}, "axis 'i' has different sizes"),
     ("einsum", [[(3, 4)]], {"equation": "ij->"}, None),
     ("einsum", [[(2, 3, 4)]], {"equation": "ijk->ki"}, "sums some axes and reorders"),
