@@ -2,6 +2,7 @@
 the graph expected, built by hand; the blocked model against the unaltered one; the
 operators it relies on; and what it leaves alone)."""
 import importlib
+import os
 import warnings
 
 import numpy as np
@@ -255,3 +256,95 @@ def test_layout_operator_errors(build_call, message):
     x = Var("x", TensorType((1, 8, 6, 6)))
     with pytest.raises(GraphError, match=message):
         _mod([x], build_call(x))
+
+
+# ---------------------------------------------------------------------------------------
+# random small CNNs: blocked against unaltered
+# ---------------------------------------------------------------------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def _cnns(draw):
+    """A chain of layers over a (1, c, h, w) input: convolutions of random channel
+    counts (whole 4-channel blocks, padded ones, odd ones), kernels, strides and
+    paddings, mixed with the consumers AlterOpLayout keeps blocked (bias, relu, clip,
+    residual adds, per-channel and scalar products, poolings, channel concats) and
+    ones it does not (a division, a reshape, a grouped convolution)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    c, size = draw(st.sampled_from([3, 4, 8])), draw(st.integers(6, 11))
+    x = Var("x", TensorType((1, c, size, size)))
+    value, shape = x, (1, c, size, size)
+    values = [(value, shape)]
+    for i in range(draw(st.integers(2, 6))):
+        kind = "conv" if i == 0 else draw(st.sampled_from(["conv", "conv", "conv", "relu", "bias", "add", "mul",
+                                                           "div", "pool", "concat", "clip", "gconv", "reshape"]))
+        n, c, h, w = shape
+        if kind == "conv":
+            f = draw(st.sampled_from([4, 8, 12, 6, 17, 34]))
+            k, s = draw(st.sampled_from([1, 3])), draw(st.sampled_from([1, 2]))
+            p = draw(st.sampled_from([0, 1])) if k == 3 else 0
+            if (h + 2 * p - k) // s + 1 < 1:
+                continue
+            weight = Constant(rng.standard_normal((f, c, k, k)).astype("float32") * 0.3)
+            value = call("nn.conv2d", value, weight, strides=(s, s), padding=(p, p))
+            shape = (n, f, (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1)
+        elif kind == "relu":
+            value = call("nn.relu", value)
+        elif kind == "clip":
+            value = call("clip", value, a_min=-0.5, a_max=0.5)
+        elif kind == "bias":
+            value = call("nn.bias_add", value, Constant(rng.standard_normal(c).astype("float32")), axis=1)
+        elif kind == "mul":
+            factor = rng.standard_normal(draw(st.sampled_from([(1, c, 1, 1), (c, 1, 1), ()]))).astype("float32")
+            value = call("multiply", value, Constant(np.asarray(factor, "float32")))
+        elif kind == "div":
+            value = call("divide", value, Constant(rng.uniform(1, 2, (1, c, 1, 1)).astype("float32")))
+        elif kind == "add":
+            same = [v for v, s in values if s == shape]
+            value = call("add", value, same[draw(st.integers(0, len(same) - 1))])
+        elif kind == "pool" and h >= 2 and w >= 2:
+            value = call("nn.max_pool2d" if draw(st.booleans()) else "nn.avg_pool2d", value, pool_size=(2, 2),
+                         strides=(2, 2))
+            shape = (n, c, h // 2, w // 2)
+        elif kind == "concat":
+            same = [v for v, s in values if s[2:] == shape[2:]]
+            other = same[draw(st.integers(0, len(same) - 1))]
+            value = call("concatenate", Tuple([value, other]), axis=1)
+        elif kind == "gconv" and c % 2 == 0:
+            weight = Constant(rng.standard_normal((c, 2, 1, 1)).astype("float32"))
+            value = call("nn.conv2d", value, weight, groups=c // 2)
+        elif kind == "reshape":
+            value = call("reshape", call("reshape", value, newshape=(1, -1)), newshape=shape)
+        value = infer_type(G.Module.from_expr(G.Function([x], value)))["main"].body
+        shape = tuple(value.checked_type.shape)
+        values.append((value, shape))
+    head = call("nn.global_avg_pool2d", value) if draw(st.booleans()) else value
+    return G.Module.from_expr(G.Function([x], Tuple([head, values[len(values) // 2][0]]))), (1,) + values[0][1][1:]
+
+
+EXAMPLES = int(os.environ.get("TECC_FUZZ_EXAMPLES", "0"))
+
+
+@settings(max_examples=EXAMPLES or 25, derandomize=not EXAMPLES, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(case=_cnns())
+def test_random_cnns_blocked_match_unaltered(case):
+    mod, in_shape = case
+    x_value = RNG.standard_normal(in_shape).astype("float32")
+    factory, got = _run(mod, x=x_value)
+    want = _run(mod, disabled=["AlterOpLayout"], x=x_value)[1]
+    for g_, w_ in zip(got, want):
+        np.testing.assert_allclose(g_, w_, rtol=1e-4, atol=1e-4)
+    ALTERED.append("contrib_conv2d_NCHWc" in factory.get_graph_json())
+
+
+ALTERED = []
+
+
+def test_random_cnns_do_run_blocked():
+    """The random models above do exercise the pass (most have a blocked convolution)."""
+    if not ALTERED:
+        test_random_cnns_blocked_match_unaltered()
+    assert sum(ALTERED) >= len(ALTERED) // 2, ALTERED
