@@ -48,6 +48,9 @@ import numpy as np  # noqa: E402
 import tecc  # noqa: E402
 from tecc import te, topi  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from topi_cpu import onnxruntime_available, time_callable  # noqa: E402  (the same timing and check)
+
 # ---------------------------------------------------------------------------------------
 # the layers: name -> (in_channels, size, out_channels, kernel, stride, pad)
 # ---------------------------------------------------------------------------------------
@@ -132,32 +135,6 @@ def build_variant(variant, layer, target):
                 np.ascontiguousarray(lt(w, "OIHW", f"OIHW{ic_bn}i{oc_bn}o")))
 
     return s, [data, kernel, out], to_input, (lambda y: lt(y, f"NCHW{oc_bn}c", "NCHW"))
-
-
-def time_callable(fn, repeat, min_ms=50.0):
-    """Median milliseconds of ``fn()`` over ``repeat`` samples, each sample as many
-    calls as last ``min_ms``."""
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - t0, 1e-7)
-    number = max(1, int(min_ms / 1e3 / once))
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        samples.append((time.perf_counter() - t0) / number)
-    return float(np.median(samples)) * 1e3
-
-
-def onnxruntime_available():
-    try:
-        import onnx  # noqa: F401,PLC0415
-        import onnxruntime  # noqa: F401,PLC0415
-    except ImportError as e:
-        return str(e)
-    return None
 
 
 def _ort_session(layer, x, w, ref_shape):

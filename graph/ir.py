@@ -678,6 +678,18 @@ class Module:
         funcs[name] = fn
         return Module(funcs, self.attrs)
 
+    def map_functions(self, rewrite, primitive=False) -> "Module":
+        """The module with each function replaced by ``rewrite(fn)`` (the fused,
+        primitive ones left alone unless ``primitive``): the same module when every
+        rewrite returned its input.  What a pass over the graph does at the module
+        level."""
+        out = self
+        for name, fn in self.items():
+            if fn.is_primitive and not primitive:
+                continue
+            out = out.with_function(name, rewrite(fn))
+        return out
+
     def astext(self) -> str:
         from .printer import astext  # noqa: PLC0415
 

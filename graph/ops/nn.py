@@ -47,6 +47,26 @@ _CONV2D_DEFAULTS = {"strides": (1, 1), "padding": (0, 0), "dilation": (1, 1), "g
 _CONV2D_LAYOUTS = {"NCHW": "OIHW", "NHWC": "HWIO"}
 
 
+def _window_attrs(op, attrs):
+    """``(strides, dilation, pad)`` of a convolution's or a pooling's attributes,
+    checked: strides and dilation at least 1, pad as (top, left, bottom, right)."""
+    return (int_tuple(op, "strides", attrs["strides"], (2,), at_least=1),
+            int_tuple(op, "dilation", attrs["dilation"], (2,), at_least=1), padding4(op, attrs["padding"]))
+
+
+def _conv_out_hw(op, data, axes, kh, kw, attrs):
+    """The output height and width of a 2-D convolution of ``data`` (its H and W at
+    ``axes``) by a ``kh`` x ``kw`` kernel; refused when the kernel does not fit."""
+    strides, dilation, pad = _window_attrs(op, attrs)
+    h, w = static_dims(op, data.shape, axes, "the convolution's output size")
+    oh = window_out(h, kh, strides[0], dilation[0], pad[0], pad[2])
+    ow = window_out(w, kw, strides[1], dilation[1], pad[1], pad[3])
+    if oh < 1 or ow < 1:
+        raise GraphError(f"{op}: the kernel {(kh, kw)} (dilation {dilation}) does not fit in the padded input "
+                         f"{(h + pad[0] + pad[2], w + pad[1] + pad[3])}")
+    return oh, ow
+
+
 def _integer_product(data, weight, attrs) -> bool:
     """Whether a product mixes integer dtypes into an integer ``out_dtype`` (int32
     data times the uint8 or int8 weights of a quantized model, kept that narrow in the
@@ -72,9 +92,6 @@ def _conv2d_infer(types, attrs):
         raise GraphError(f"{op}: out_layout {attrs['out_layout']!r} differs from data_layout; only the same "
                          "layout is supported")
     k = {ch: i for i, ch in enumerate(want_kernel)}
-    strides = int_tuple(op, "strides", attrs["strides"], (2,), at_least=1)
-    dilation = int_tuple(op, "dilation", attrs["dilation"], (2,), at_least=1)
-    pad = padding4(op, attrs["padding"])
     groups = as_int(op, "groups", attrs["groups"])
     if groups < 1:
         raise GraphError(f"{op}: groups must be >= 1, got {groups}")
@@ -93,12 +110,7 @@ def _conv2d_infer(types, attrs):
         raise GraphError(f"{op}: channels={attrs['channels']} but the weight has {o} output channels")
     if attrs["kernel_size"] is not None and tuple(int_tuple(op, "kernel_size", attrs["kernel_size"], (2,))) != (kh, kw):
         raise GraphError(f"{op}: kernel_size={list(attrs['kernel_size'])} but the weight's kernel is {(kh, kw)}")
-    h, w = static_dims(op, data.shape, [d["H"], d["W"]], "the convolution's output size")
-    oh = window_out(h, kh, strides[0], dilation[0], pad[0], pad[2])
-    ow = window_out(w, kw, strides[1], dilation[1], pad[1], pad[3])
-    if oh < 1 or ow < 1:
-        raise GraphError(f"{op}: the kernel {(kh, kw)} (dilation {dilation}) does not fit in the padded input "
-                         f"{(h + pad[0] + pad[2], w + pad[1] + pad[3])}")
+    oh, ow = _conv_out_hw(op, data, [d["H"], d["W"]], kh, kw, attrs)
     out_dtype = _out_dtype(op, attrs, data.dtype)
     if attrs["data_layout"] == "NCHW":
         return TensorType((n, o, oh, ow), out_dtype)
@@ -108,9 +120,7 @@ def _conv2d_infer(types, attrs):
 def _conv2d_lower(inputs, attrs, out_type):
     t = topi()
     data, weight = inputs
-    strides = int_tuple("nn.conv2d", "strides", attrs["strides"], (2,))
-    dilation = int_tuple("nn.conv2d", "dilation", attrs["dilation"], (2,))
-    pad = padding4("nn.conv2d", attrs["padding"])
+    strides, dilation, pad = _window_attrs("nn.conv2d", attrs)
     groups = attrs["groups"]
     out_dtype = out_type.dtype
     if attrs["data_layout"] == "NHWC":
@@ -175,24 +185,13 @@ def _conv2d_nchwc_infer(types, attrs):
     if c_chunks != wc_chunks:
         raise GraphError(f"{op}: data has {c_chunks} input-channel blocks but the weight {weight.shape} has "
                          f"{wc_chunks}")
-    strides = int_tuple(op, "strides", attrs["strides"], (2,), at_least=1)
-    dilation = int_tuple(op, "dilation", attrs["dilation"], (2,), at_least=1)
-    pad = padding4(op, attrs["padding"])
-    h, w = static_dims(op, data.shape, [2, 3], "the convolution's output size")
-    oh = window_out(h, kh, strides[0], dilation[0], pad[0], pad[2])
-    ow = window_out(w, kw, strides[1], dilation[1], pad[1], pad[3])
-    if oh < 1 or ow < 1:
-        raise GraphError(f"{op}: the kernel {(kh, kw)} (dilation {dilation}) does not fit in the padded input "
-                         f"{(h + pad[0] + pad[2], w + pad[1] + pad[3])}")
+    oh, ow = _conv_out_hw(op, data, [2, 3], kh, kw, attrs)
     return TensorType((n, o_chunks, oh, ow, oc_bn), _out_dtype(op, attrs, data.dtype))
 
 
 def _conv2d_nchwc_lower(inputs, attrs, out_type):
     t = topi()
-    op = "nn.contrib_conv2d_NCHWc"
-    strides = int_tuple(op, "strides", attrs["strides"], (2,))
-    dilation = int_tuple(op, "dilation", attrs["dilation"], (2,))
-    pad = padding4(op, attrs["padding"])
+    strides, dilation, pad = _window_attrs("nn.contrib_conv2d_NCHWc", attrs)
     compute = for_target(t.x86.conv2d_NCHWc, t.nn.conv2d_NCHWc, t.nn.conv2d_NCHWc)
     return compute(inputs[0], inputs[1], strides, pad, dilation, attrs["data_layout"], attrs["out_layout"],
                    out_type.dtype)
@@ -608,9 +607,7 @@ def _pool_infer(op):
             raise GraphError(f"{op}: out_layout {attrs['out_layout']!r} differs from layout; only the same layout "
                              "is supported")
         kernel = int_tuple(op, "pool_size", attrs["pool_size"], (2,), at_least=1)
-        strides = int_tuple(op, "strides", attrs["strides"], (2,), at_least=1)
-        dilation = int_tuple(op, "dilation", attrs["dilation"], (2,), at_least=1)
-        pad = padding4(op, attrs["padding"])
+        strides, dilation, pad = _window_attrs(op, attrs)
         h, w = static_dims(op, data.shape, [d["H"], d["W"]], "the pooled size")
         out = list(data.shape)
         for k, (size, axis) in enumerate(((h, d["H"]), (w, d["W"]))):
@@ -628,10 +625,8 @@ def _pool_infer(op):
 def _pool_lower(pool_type):
     def lower(inputs, attrs, out_type):
         op = f"nn.{pool_type}_pool2d"
-        pad = padding4(op, attrs["padding"])
         kernel = int_tuple(op, "pool_size", attrs["pool_size"], (2,))
-        strides = int_tuple(op, "strides", attrs["strides"], (2,))
-        dilation = int_tuple(op, "dilation", attrs["dilation"], (2,))
+        strides, dilation, pad = _window_attrs(op, attrs)
         return topi().nn.pool2d(inputs[0], kernel, strides, dilation, pad, pool_type, bool(attrs["ceil_mode"]),
                                 attrs["layout"],
                                 bool(attrs.get("count_include_pad", True)))

@@ -37,8 +37,9 @@ between the fields' channels -- reads the value back in NCHW with them sliced of
 """
 from __future__ import annotations
 
-from ..ir import Call, Constant, Function, Module, TensorType, Tuple, TupleGetItem, Var
+from ..ir import Call, Constant, Function, Module, TensorType, Tuple, Var, data_operands
 from ..op import Op, OpPattern, call
+from ..ops._util import target_keys
 from .fuse_ops import _rebuild, _scope_nodes
 from .infer_type import infer_type
 
@@ -52,13 +53,6 @@ def _op_name(node):
 
 def _blocked_layout(block: int) -> str:
     return f"NCHW{block}c"
-
-
-def _is_cpu_target() -> bool:
-    from ...target import Target  # noqa: PLC0415
-
-    target = Target.current(allow_none=True)
-    return target is not None and "cpu" in target.keys
 
 
 def _block_for(channels: int):
@@ -154,7 +148,7 @@ class _Alter:
                 self.blocked[node] = result
                 self.changed = True
                 return
-        self.plain[node] = _rebuild(node, [self.get_plain(a) for a in _operands(node)], "alter_op_layout")
+        self.plain[node] = _rebuild(node, [self.get_plain(a) for a in data_operands(node)], "alter_op_layout")
 
     def conv2d(self, node):
         attrs = node.attrs
@@ -240,16 +234,6 @@ class _Alter:
         return call(node.op, have[0], **attrs), have[1]
 
 
-def _operands(node):
-    if isinstance(node, Call):
-        return list(node.args)
-    if isinstance(node, Tuple):
-        return list(node.fields)
-    if isinstance(node, TupleGetItem):
-        return [node.tuple_value]
-    return []
-
-
 def _generic_rule(node):
     """The rule of an operator by its pattern: element-wise of one tensor, or
     broadcasting of two (an operator whose attributes name an axis is neither)."""
@@ -289,17 +273,10 @@ def alter_op_layout(mod: Module) -> Module:
     -------
     tecc.graph.Module
     """
-    if not _is_cpu_target():
+    if "cpu" not in target_keys():
         return mod
     infer_type(mod)
-    out = mod
-    for name, fn in mod.items():
-        if fn.is_primitive:
-            continue
-        new = _alter_function(fn)
-        if new is not fn:
-            out = out.with_function(name, new)
-    return out
+    return mod.map_functions(_alter_function)
 
 
 __all__ = ["alter_op_layout"]

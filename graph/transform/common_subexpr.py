@@ -67,12 +67,7 @@ def eliminate_common_subexpr(mod: Module, fskip=None) -> Module:
     tecc.graph.Module
         The same module when no two nodes were equal.
     """
-    out = mod
-    for name, fn in mod.items():
-        new = _Merge(fskip).visit(fn)
-        if new is not fn:
-            out = out.with_function(name, new)
-    return out
+    return mod.map_functions(lambda fn: _Merge(fskip).visit(fn), primitive=True)
 
 
 __all__ = ["eliminate_common_subexpr"]

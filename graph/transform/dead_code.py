@@ -39,11 +39,7 @@ def dead_code_elimination(mod: Module) -> Module:
     tecc.graph.Module
         The same module when nothing was dead.
     """
-    out = mod
-    for name, fn in mod.items():
-        new = TupleAccessFolder().visit(fn)
-        if new is not fn:
-            out = out.with_function(name, new)
+    out = mod.map_functions(lambda fn: TupleAccessFolder().visit(fn), primitive=True)
     if "main" in out and len(out) > 1:
         used = set()
         post_order_visit(out["main"], lambda n: used.add(n) if isinstance(n, Function) else None)

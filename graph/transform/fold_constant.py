@@ -142,14 +142,7 @@ def fold_constant(mod: Module) -> Module:
         The same module when nothing could be folded.
     """
     infer_type(mod)
-    out = mod
-    for name, fn in mod.items():
-        if fn.is_primitive:
-            continue
-        new = _fold_function(fn)
-        if new is not fn:
-            out = out.with_function(name, new)
-    return out
+    return mod.map_functions(_fold_function)
 
 
 __all__ = ["NO_FOLD", "fold_constant"]

@@ -184,14 +184,7 @@ def fold_scale_axis(mod: Module) -> Module:
         The same module when nothing folded.
     """
     infer_type(mod)
-    out = mod
-    for name, fn in mod.items():
-        if fn.is_primitive:
-            continue
-        new = _Fold(_use_counts(fn)).visit(fn)
-        if new is not fn:
-            out = out.with_function(name, new)
-    return out
+    return mod.map_functions(lambda fn: _Fold(_use_counts(fn)).visit(fn))
 
 
 __all__ = ["fold_scale_axis"]

@@ -392,15 +392,14 @@ def fuse_ops(mod: Module, fuse_opt_level: int = 2, max_depth: int = MAX_FUSED_OP
     if not isinstance(max_depth, int) or max_depth < 1:
         raise GraphError(f"fuse_ops: max_depth must be a positive int, got {max_depth!r}")
     infer_type(mod)
-    out = mod
-    for name, fn in mod.items():
-        if fn.is_primitive:
-            continue
+
+    def fuse(fn):
         new = _fuse_function(fn, fuse_opt_level, max_depth)
         if new is not fn:
             infer_type(new)
-            out = out.with_function(name, new)
-    return out
+        return new
+
+    return mod.map_functions(fuse)
 
 
 def fused_groups(mod: Module, name: str = "main") -> list:

@@ -79,12 +79,7 @@ def simplify_inference(mod: Module) -> Module:
         The same module when it has neither operator.
     """
     infer_type(mod)
-    out = mod
-    for name, fn in mod.items():
-        new = _Simplify().visit(fn)
-        if new is not fn:
-            out = out.with_function(name, new)
-    return out
+    return mod.map_functions(lambda fn: _Simplify().visit(fn), primitive=True)
 
 
 __all__ = ["simplify_inference"]

@@ -144,6 +144,26 @@ def _layout_positions(layout, what, arg, letters):
     return {ch: i for i, ch in enumerate(layout)}
 
 
+def _windows(sizes, ksizes, stride, padding, dilation, letters, what):
+    """``(strides, dilations, pad_before, pad_after, out_sizes)`` of a convolution
+    over the spatial axes ``letters`` (their ``sizes``) by a kernel of ``ksizes``;
+    a kernel larger than the padded input is refused."""
+    k = len(letters)
+    strides = spatial_tuple(stride, k, what, "stride", 1)
+    dilations = spatial_tuple(dilation, k, what, "dilation", 1)
+    dilated = [simplify((kk - 1) * d + 1) for kk, d in zip(ksizes, dilations)]
+    before, after = pad_tuple(padding, dilated, what)
+    out_sizes = []
+    for a, letter in enumerate(letters):
+        padded = simplify(sizes[a] + before[a] + after[a])
+        pc, kc = _const(padded), _const(dilated[a])
+        if pc is not None and kc is not None and kc > pc:
+            raise TopiError(f"{what}: the kernel (dilated: {kc} along {letter}) is larger than the padded input "
+                            f"({pc} along {letter}, padding {padding!r})")
+        out_sizes.append(simplify((padded - dilated[a]) // strides[a] + 1))
+    return strides, dilations, before, after, out_sizes
+
+
 def conv(inp, filt, stride, padding, dilation, groups, data_layout, kernel_layout="", out_dtype=None,
          name="Out", op_tag=None, what=None):
     """Direct convolution in any layout of ``N``, ``C`` and 1 or 2 spatial axes
@@ -204,18 +224,8 @@ def conv(inp, filt, stride, padding, dilation, groups, data_layout, kernel_layou
                             f"be {kernel_layout} with I = in_channel")
         raise TopiError(f"{what}: the input has {ci} channels but the filter expects {cik} per group x "
                         f"{groups} groups; the filter ({kernel_layout}) must have I = in_channel // groups")
-    strides = spatial_tuple(stride, k, what, "stride", 1)
-    dilations = spatial_tuple(dilation, k, what, "dilation", 1)
-    dilated = [simplify((kk - 1) * d + 1) for kk, d in zip(ksizes, dilations)]
-    before, after = pad_tuple(padding, dilated, what)
-    out_sizes = []
-    for a, letter in enumerate(spatial):
-        padded = simplify(sizes[a] + before[a] + after[a])
-        pc, kc = _const(padded), _const(dilated[a])
-        if pc is not None and kc is not None and kc > pc:
-            raise TopiError(f"{what}: the kernel (dilated: {kc} along {letter}) is larger than the padded input "
-                            f"({pc} along {letter}, padding {padding!r})")
-        out_sizes.append(simplify((padded - dilated[a]) // strides[a] + 1))
+    strides, dilations, before, after, out_sizes = _windows(sizes, ksizes, stride, padding, dilation, spatial,
+                                                            what)
     out_dtype = out_dtype or inp.dtype
 
     pad_before, pad_after = [0] * (k + 2), [0] * (k + 2)
@@ -413,19 +423,8 @@ def conv2d_NCHWc(data, kernel, stride, padding, dilation, layout, out_layout, ou
         raise TopiError(f"{what}: data {data.name!r} has {cd} input-channel blocks (axis 1) but kernel "
                         f"{kernel.name!r} expects {ck} (its axis 1); both must block the same "
                         f"in_channel by {ic_bn}")
-    strides = spatial_tuple(stride, 2, what, "stride", 1)
-    dilations = spatial_tuple(dilation, 2, what, "dilation", 1)
-    ksizes = (kh, kw)
-    dilated = [simplify((k - 1) * d + 1) for k, d in zip(ksizes, dilations)]
-    before, after = pad_tuple(padding, dilated, what)
-    out_sizes = []
-    for a, (size, letter) in enumerate(zip((in_height, in_width), "HW")):
-        padded = simplify(size + before[a] + after[a])
-        pc, kc = _const(padded), _const(dilated[a])
-        if pc is not None and kc is not None and kc > pc:
-            raise TopiError(f"{what}: the kernel (dilated: {kc} along {letter}) is larger than the padded input "
-                            f"({pc} along {letter}, padding {padding!r})")
-        out_sizes.append(simplify((padded - dilated[a]) // strides[a] + 1))
+    strides, dilations, before, after, out_sizes = _windows((in_height, in_width), (kh, kw), stride, padding,
+                                                            dilation, "HW", what)
     out_dtype = out_dtype or data.dtype
     padded = pad(data, [0, 0, before[0], before[1], 0], [0, 0, after[0], after[1], 0], name="Pad")
     rco = te.reduce_axis((0, ic_chunk), name="rco")

@@ -248,6 +248,24 @@ def _place_padding(s, conv):
         s[t].parallel(s[t].fuse(*axes[:2]))
 
 
+def epilogue_and_accumulator(s, conv, out):
+    """``(out, acc)`` of a convolution ``conv`` scheduled with its element-wise
+    epilogue ``out`` (``conv`` itself when there is none).  Where the epilogue
+    cannot hold the convolution -- the convolution is an output itself (an output
+    stage cannot be computed inside another), or the epilogue reshapes -- the
+    epilogue is scheduled as a loop nest of its own here and ``out`` becomes
+    ``conv``.  ``acc`` is the stage the register tile sums into: a local cache of
+    ``conv``, or ``conv`` itself, in local scope, computed inside the epilogue."""
+    if out.op is not conv.op and (conv.op in s.outputs
+                                  or get_const_tuple(out.shape) != get_const_tuple(conv.shape)):
+        schedule_injective_from_existing(s, out)
+        out = conv
+    if conv.op is out.op:
+        return out, s.cache_write(conv, "local")
+    s[conv].set_scope("local")
+    return out, conv
+
+
 def schedule_conv_from_existing(s, conv, out, channels_last=False, channels_per_group=None):
     """Schedule the convolution ``conv`` (a direct convolution compute of
     :mod:`tecc.topi.nn`) in ``s``, with ``out`` its element-wise epilogue's output
@@ -265,18 +283,7 @@ def schedule_conv_from_existing(s, conv, out, channels_last=False, channels_per_
     -------
     Schedule
     """
-    if out.op is not conv.op and (conv.op in s.outputs
-                                  or get_const_tuple(out.shape) != get_const_tuple(conv.shape)):
-        # the convolution is an output itself (an output stage cannot be computed
-        # inside another), or the epilogue reshapes: the epilogue is a loop nest of its
-        # own after the convolution's
-        schedule_injective_from_existing(s, out)
-        return schedule_conv_from_existing(s, conv, conv, channels_last, channels_per_group)
-    if conv.op is out.op:
-        acc = s.cache_write(conv, "local")
-    else:
-        s[conv].set_scope("local")
-        acc = conv
+    out, acc = epilogue_and_accumulator(s, conv, out)
     shape = get_const_tuple(out.shape)
     if channels_last:
         width, channels = shape[-2], shape[-1]
@@ -472,15 +479,7 @@ def schedule_conv_tuned(cfg, s, conv, out):
     """Schedule ``conv`` (channels first) with ``cfg``'s register tile: as
     :func:`schedule_conv_from_existing`'s general path, the tile sizes, the
     reduction's order and the unrolling from the knobs of :func:`define_conv_knobs`."""
-    if out.op is not conv.op and (conv.op in s.outputs
-                                  or get_const_tuple(out.shape) != get_const_tuple(conv.shape)):
-        schedule_injective_from_existing(s, out)
-        return schedule_conv_tuned(cfg, s, conv, conv)
-    if conv.op is out.op:
-        acc = s.cache_write(conv, "local")
-    else:
-        s[conv].set_scope("local")
-        acc = conv
+    out, acc = epilogue_and_accumulator(s, conv, out)
     _place_padding(s, acc)
     n, f, y, x = s[out].op.axis
     fo, fi = cfg["tile_oc"].apply(s, out, f)

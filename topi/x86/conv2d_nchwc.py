@@ -40,8 +40,7 @@ from ..nn.conv2d import CONV2D_NCHWC
 from ..schedule_registry import register_schedule
 from ..tunable import schedule_either
 from ..utils import find_anchors, get_const_tuple
-from .conv2d import _lanes, _place_padding, _registers
-from .injective import schedule_injective_from_existing
+from .conv2d import _lanes, _place_padding, _registers, epilogue_and_accumulator
 
 
 @register_topi_compute("conv2d_NCHWc.x86")
@@ -247,17 +246,7 @@ def schedule_nchwc_from_existing(s, conv, out, ow_bn, unroll_kw=True, ic_chunk=0
     -------
     Schedule
     """
-    if out.op is not conv.op and (conv.op in s.outputs
-                                  or get_const_tuple(out.shape) != get_const_tuple(conv.shape)):
-        # the convolution is an output itself, or the epilogue reshapes: the epilogue
-        # is a loop nest of its own after the convolution's
-        schedule_injective_from_existing(s, out)
-        return schedule_nchwc_from_existing(s, conv, conv, ow_bn, unroll_kw, ic_chunk, acc_plane, rows_outer)
-    if conv.op is out.op:
-        acc = s.cache_write(conv, "local")
-    else:
-        s[conv].set_scope("local")
-        acc = conv
+    out, acc = epilogue_and_accumulator(s, conv, out)
     _place_padding(s, acc)
     n, oco, y, x, oci = s[out].op.axis
     rco, ry, rx, rci = s[acc].op.reduce_axis
