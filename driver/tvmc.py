@@ -299,9 +299,10 @@ def _compile(args, prog: str):
 
 
 def _kernel_facts(graph: dict, functions) -> tuple:
-    calls = sum(1 for n in graph["nodes"] if n["op"] == "tvm_op")
-    names = set(functions) or {n["attrs"]["func_name"] for n in graph["nodes"] if n["op"] == "tvm_op"}
-    return len(names), calls
+    from ..runtime.graph_executor import NOP  # noqa: PLC0415
+
+    called = [n["attrs"]["func_name"] for n in graph["nodes"] if n["op"] == "tvm_op" and n["attrs"]["func_name"] != NOP]
+    return len(set(functions) or set(called)), len(called)
 
 
 # ---------------------------------------------------------------------------------------

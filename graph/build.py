@@ -246,13 +246,13 @@ class _GraphWriter:
         self._entries([ty])
         return [[index, 0, 0]]
 
-    def add_kernel(self, name, func_name, inputs, out_types, inplace) -> list:
+    def add_kernel(self, name, func_name, inputs, out_types, inplace, concat_contiguous=False) -> list:
         index = len(self.nodes)
-        self.nodes.append({
-            "op": "tvm_op", "name": name, "inputs": inputs,
-            "attrs": {"func_name": func_name, "num_inputs": str(len(inputs)), "num_outputs": str(len(out_types)),
-                      "flatten_data": "0", "inplace_input": str(inplace)},
-        })
+        attrs = {"func_name": func_name, "num_inputs": str(len(inputs)), "num_outputs": str(len(out_types)),
+                 "flatten_data": "0", "inplace_input": str(inplace)}
+        if concat_contiguous:
+            attrs["concat_contiguous"] = "1"
+        self.nodes.append({"op": "tvm_op", "name": name, "inputs": inputs, "attrs": attrs})
         self._entries(out_types)
         return [[index, k, 0] for k in range(len(out_types))]
 
@@ -263,14 +263,13 @@ class _GraphWriter:
         self.row_ptr.append(self.row_ptr[-1] + len(types))
 
     def graph(self, heads) -> dict:
-        from .memory_plan import plan_storage  # noqa: PLC0415
+        from .memory_plan import plan_memory  # noqa: PLC0415
 
         graph = {
             "nodes": self.nodes, "arg_nodes": self.arg_nodes, "heads": heads, "node_row_ptr": self.row_ptr,
             "attrs": {"shape": ["list_shape", self.shapes], "dltype": ["list_str", self.dtypes]},
         }
-        graph["attrs"]["storage_id"] = ["list_int", plan_storage(graph)]
-        return graph
+        return plan_memory(graph).apply(graph)
 
 
 def _out_types(ty) -> list:
@@ -295,6 +294,24 @@ def _inplace_input(fn: Function, arg_types) -> int:
         if ty == out:
             return k
     return -1
+
+
+def _concat_contiguous(fn: Function) -> bool:
+    """Whether the group is one concatenation of its parameters, in order, whose
+    output is their bytes end to end (every axis before the concatenated one is 1):
+    the memory planner may then write the inputs in place and call no kernel."""
+    body = fn.body
+    if not (isinstance(body, Call) and isinstance(body.op, Op) and body.op.name == "concatenate"
+            and len(body.args) == 1 and isinstance(body.args[0], Tuple)):
+        return False
+    fields, out = body.args[0].fields, body.checked_type
+    if list(fields) != list(fn.params) or not isinstance(out, TensorType):
+        return False
+    if not all(isinstance(p.checked_type, TensorType) and p.checked_type.dtype == out.dtype for p in fn.params):
+        return False
+    axis = int(body.attrs["axis"])
+    axis = axis + len(out.shape) if axis < 0 else axis
+    return all(int(d) == 1 for d in out.shape[:axis])
 
 
 def compile_graph(mod: Module, target):
@@ -367,13 +384,15 @@ def compile_graph(mod: Module, target):
         inputs = [e for a in node.args for e in entries[a]]
         arg_types = [a.checked_type for a in node.args]
         entries[node] = writer.add_kernel(kernels[key], kernels[key], inputs, _out_types(fn.body.checked_type),
-                                          _inplace_input(fn, arg_types))
+                                          _inplace_input(fn, arg_types), _concat_contiguous(fn))
     heads = entries[main.body]
     graph = writer.graph(heads)
     names = main.attrs.get("output_names")
     if names is not None and len(names) == len(heads):
         graph["attrs"]["output_names"] = ["list_str", [str(n) for n in names]]
 
+    called = {n["attrs"]["func_name"] for n in graph["nodes"] if n["op"] == "tvm_op"}
+    lowered = [irmod for irmod in lowered if called & set(irmod.functions)]  # not the no-op concatenations
     if lowered:
         funcs = {}
         for irmod in lowered:

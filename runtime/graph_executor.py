@@ -15,10 +15,16 @@ its params.  The JSON::
      "heads": [[2, 0, 0]],           # the model's outputs
      "node_row_ptr": [0, 1, 2, 3],   # entry id of output j of node i: node_row_ptr[i] + j
      "attrs": {"shape": ["list_shape", [...]], "dltype": ["list_str", [...]],
-               "storage_id": ["list_int", [...]]}}   # one per entry
+               "storage_id": ["list_int", [...]],    # one per entry
+               "storage_offset": ["list_int", [...]]}}  # optional: bytes into the storage
 
 A kernel node calls ``lib[func_name](*inputs, *outputs)``.  Entries with the same
-storage id share one buffer, as large as the largest of them.
+storage id share one buffer, as large as the furthest byte any of them reaches; an
+entry starts ``storage_offset`` bytes into it (0 where the list is absent, as in
+TVM's format).  A node whose ``func_name`` is ``"__nop"`` (TVM's name) calls
+nothing: its output already holds its inputs, which the planner placed inside it
+(a concatenation of whole blocks, see :mod:`tecc.graph.memory_plan`); the graph is
+refused unless every input of such a node lies inside its output 0.
 
 :class:`GraphExecutor` checks the JSON against the module when it is made, allocates
 every storage once, makes every entry a view of its storage, copies the params in
@@ -62,6 +68,8 @@ class GraphJSONError(TeccError):
 # -------------------------------------------------------------------------------------------
 _REQUIRED_KEYS = ("nodes", "arg_nodes", "heads", "node_row_ptr", "attrs")
 _ENTRY_ATTRS = ("shape", "dltype", "storage_id")
+#: the func_name of a node that runs no kernel (TVM's)
+NOP = "__nop"
 
 
 def _as_graph_dict(graph_json) -> dict:
@@ -128,6 +136,7 @@ class GraphSpec:
         self.shapes, self.dtypes, self.storage_ids = [], [], []
         for eid in range(self.num_entries):
             self._read_entry(eid, lists, nodes)
+        self.storage_offsets = self._read_offsets(graph["attrs"].get("storage_offset"), nodes)
         self.nodes = [self._read_node(i, node, nodes) for i, node in enumerate(nodes)]
         self.arg_nodes = self._read_arg_nodes(graph["arg_nodes"], nodes)
         self.heads = self._read_heads(graph["heads"])
@@ -146,6 +155,7 @@ class GraphSpec:
         self.num_user_inputs = len(names) - len(param_names)
         self.input_entry = {self.nodes[i].name: self.row_ptr[i] for i in self.arg_nodes}
         self._check_arg_storage()
+        self._check_nops()
 
     # structure ---------------------------------------------------------------------------
     @staticmethod
@@ -218,6 +228,25 @@ class GraphSpec:
         self.shapes.append(tuple(shape))
         self.dtypes.append(dtype)
         self.storage_ids.append(sid)
+
+    def _read_offsets(self, value, nodes) -> list:
+        """``attrs.storage_offset``: bytes into its storage where each entry starts
+        (all 0 when absent), each a multiple of the entry's element size."""
+        if value is None:
+            return [0] * self.num_entries
+        if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str):
+            value = value[1]
+        if not isinstance(value, list) or len(value) != self.num_entries:
+            got = len(value) if isinstance(value, list) else type(value).__name__
+            raise GraphJSONError(f"graph JSON: attrs.storage_offset has {got} items, but node_row_ptr says there "
+                                 f"are {self.num_entries} entries (one per node output)")
+        for eid, off in enumerate(value):
+            size = dtypes.storage(self.dtypes[eid]).itemsize
+            if isinstance(off, bool) or not isinstance(off, int) or off < 0 or off % size:
+                raise GraphJSONError(f"graph JSON: entry {eid} ({self._owner(eid, nodes)}) has storage_offset "
+                                     f"{off!r}; an offset is a non-negative number of bytes, a multiple of the "
+                                     f"entry's element size ({size})")
+        return list(value)
 
     def _entry_ref(self, ref, where: str, before: int) -> int:
         ok = isinstance(ref, list) and len(ref) in (2, 3) and all(isinstance(v, int) for v in ref)
@@ -295,16 +324,36 @@ class GraphSpec:
                     f"shared with entry {others[0]}; inputs and params need a storage of their own (plan with "
                     "tecc.graph.memory_plan.plan_storage)")
 
+    def _check_nops(self) -> None:
+        """A ``__nop`` node computes nothing, so its inputs must already be where its
+        output 0 is read: inside it, in the same storage."""
+        for node in self.nodes:
+            if node.func_name != NOP:
+                continue
+            out = node.outputs[0]
+            lo, hi = self.storage_offsets[out], self.storage_offsets[out] + self.nbytes(out)
+            for k, eid in enumerate(node.inputs):
+                start = self.storage_offsets[eid]
+                if self.storage_ids[eid] != self.storage_ids[out] or not lo <= start <= start + self.nbytes(eid) <= hi:
+                    raise GraphJSONError(
+                        f"graph JSON: {node.where()} is a no-op ({NOP!r}) but its input {k} (entry {eid}) is not "
+                        f"stored inside its output (entry {out}); a no-op node's inputs must be views of its output "
+                        "(plan with tecc.graph.memory_plan.plan_storage)")
+
     # facts ---------------------------------------------------------------------------------
     def nbytes(self, eid: int) -> int:
         return math.prod(self.shapes[eid]) * dtypes.storage(self.dtypes[eid]).itemsize
 
     def storage_bytes(self) -> dict:
-        """Storage id -> bytes (the largest entry placed in it)."""
+        """Storage id -> bytes (the furthest byte an entry placed in it reaches)."""
         out = {}
         for eid, sid in enumerate(self.storage_ids):
-            out[sid] = max(out.get(sid, 0), self.nbytes(eid))
+            out[sid] = max(out.get(sid, 0), self.storage_offsets[eid] + self.nbytes(eid))
         return out
+
+    def kernel_nodes(self) -> list:
+        """The nodes that call a kernel, in order (``tvm_op`` nodes but ``__nop``)."""
+        return [node for node in self.nodes if node.op == "tvm_op" and node.func_name != NOP]
 
     def input_info(self) -> list:
         """``[{"name", "shape", "dtype"}]`` of the user inputs."""
@@ -525,7 +574,7 @@ class GraphExecutor:
         self._unset = set(spec.input_names[:spec.num_user_inputs])
         for name, value in params.items():
             self._set(name, value, "params")
-        self._calls = [self._bind(node) for node in spec.nodes if node.op == "tvm_op"]
+        self._calls = [self._bind(node) for node in spec.kernel_nodes()]
 
     # construction -----------------------------------------------------------------------------
     @staticmethod
@@ -553,9 +602,7 @@ class GraphExecutor:
 
     def _check_functions(self) -> None:
         names = getattr(self.lib, "function_names", None)
-        for node in self.spec.nodes:
-            if node.op != "tvm_op":
-                continue
+        for node in self.spec.kernel_nodes():
             known = node.func_name in names if names is not None else self._has_function(node.func_name)
             if not known:
                 listed = ", ".join(map(repr, names)) if names is not None else "?"
@@ -574,7 +621,8 @@ class GraphExecutor:
         spec = self.spec
         base = self._storage[spec.storage_ids[eid]]._data
         np_dtype = dtypes.storage(spec.dtypes[eid])
-        data = base[:spec.nbytes(eid)].view(np_dtype).reshape(spec.shapes[eid])
+        start = spec.storage_offsets[eid]
+        data = base[start:start + spec.nbytes(eid)].view(np_dtype).reshape(spec.shapes[eid])
         return NDArray(data, spec.dtypes[eid], self.device)
 
     def _flat(self, arr: NDArray) -> NDArray:
@@ -821,7 +869,7 @@ class GraphExecutor:
             raise TeccError(f"profile needs repeat >= 1 and number >= 1, got repeat={repeat!r}, number={number!r}")
         repeat, number = int(repeat), int(number)
         self.run()  # warm-up; surfaces a missing input once
-        nodes = [node for node in self.spec.nodes if node.op == "tvm_op"]
+        nodes = self.spec.kernel_nodes()
         runners = [timing.cuda_events(call) if self._on_gpu() else timing.wall_clock(call) for call in self._calls]
         samples = [[] for _ in nodes]
         for _ in range(repeat):
@@ -1036,7 +1084,7 @@ class GraphExecutorFactoryModule:
         return items[self.iter_cnt - 1]
 
     def __repr__(self) -> str:
-        kernels = sum(1 for n in self.spec.nodes if n.op == "tvm_op")
+        kernels = len(self.spec.kernel_nodes())
         return (f"<tecc.runtime.GraphExecutorFactoryModule {self.module_name!r} target={self.target!r}: "
                 f"{kernels} kernel call(s), {len(self.params)} param(s)>")
 

@@ -156,6 +156,39 @@ def test_a_model_that_computes_nothing_copies_its_outputs(target, tmp_path):
         np.testing.assert_array_equal(gmod.get_output(1).numpy(), _f32([2, 3, 4]))
 
 
+@pytest.mark.filterwarnings("ignore:no CUDA GPU found")
+@pytest.mark.parametrize("target,batch", [("llvm", 1), ("llvm", 2), ("cuda", 1)])
+def test_a_concatenation_of_whole_rows_is_written_in_place_and_runs_no_kernel(target, batch, tmp_path):
+    """Two dense layers whose outputs a concatenation joins (SqueezeNet's fire module
+    in miniature): at batch 1 each writes straight into its half of the result and
+    the concatenation is a no-op node; at batch 2 the halves interleave and it stays a
+    kernel.  The exported artifact keeps the offsets."""
+    x = Var("x", TensorType((batch, 16)))
+    w1, w2, w3 = (Var(n, TensorType(s)) for n, s in (("w1", (32, 16)), ("w2", (48, 16)), ("w3", (8, 80))))
+    a = call("nn.relu", call("nn.dense", x, w1, units=32))
+    b = call("nn.relu", call("nn.dense", x, w2, units=48))
+    out = call("nn.dense", call("concatenate", G.Tuple([a, b]), axis=1), w3, units=8)
+    params = {n: _f32(RNG.standard_normal(s)) for n, s in (("w1", (32, 16)), ("w2", (48, 16)), ("w3", (8, 80)))}
+    with tecc.transform.PassContext(opt_level=3):
+        factory = build(G.Module.from_expr(G.Function([x, w1, w2, w3], out)), target, params)
+    graph = json.loads(factory.get_graph_json())
+    concat = [n for n in graph["nodes"] if n["name"].startswith("fused_concatenate")]
+    assert len(concat) == 1
+    assert concat[0]["attrs"]["func_name"] == ("__nop" if batch == 1 else concat[0]["name"])
+    if batch == 1:
+        assert sorted(graph["attrs"]["storage_offset"][1])[-1] == 32 * 4  # b at a's end
+        assert "fused_concatenate" not in factory.get_lib().function_names
+    xv = _f32(RNG.standard_normal((batch, 16)))
+    cat = np.concatenate([np.maximum(xv @ params["w1"].T, 0), np.maximum(xv @ params["w2"].T, 0)], axis=1)
+    path = str(tmp_path / "model.tar")
+    factory.export_library(path)
+    dev = tecc.cuda(0) if target == "cuda" else tecc.cpu(0)
+    for built in (factory, tecc.runtime.load_module(path)):
+        gmod = GraphModule(built["default"](dev))
+        gmod.run(x=xv)
+        np.testing.assert_allclose(gmod.get_output(0).numpy(), cat @ params["w3"].T, rtol=1e-5, atol=1e-5)
+
+
 def test_symbolic_input_is_refused():
     x = Var("data", TensorType(("batch", 8)))
     mod = G.Module.from_expr(G.Function([x], call("nn.relu", x)))

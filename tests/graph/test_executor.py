@@ -395,6 +395,14 @@ def _output_names(g):
     g["attrs"]["output_names"] = ["list_str", ["y"]]
 
 
+def _nop_not_in_place(g):
+    g["nodes"][5]["attrs"]["func_name"] = "__nop"  # scale computes its output: it cannot be skipped
+
+
+def _odd_offset(g):
+    g["attrs"]["storage_offset"] = ["list_int", [0, 0, 0, 0, 0, 6, 0]]
+
+
 BAD_GRAPHS = [
     (_drop_key, r"lacks the key\(s\) 'heads'"),
     (_unknown_function, r"node 5 \('fused_scale'\) calls 'fused_scale_v2', which the kernel module does not "
@@ -411,6 +419,10 @@ BAD_GRAPHS = [
     (_unlisted_input, r"node 2 \('b'\) is an input \('null'\) node missing from arg_nodes"),
     (_num_inputs, r"node 6 \('fused_add'\) says num_inputs '3' but lists 2 inputs"),
     (_output_names, r"attrs.output_names must list one name per head \(2\), got \['y'\]"),
+    (_nop_not_in_place, r"node 5 \('fused_scale'\) is a no-op \('__nop'\) but its input 0 \(entry 4\) is not stored "
+                        r"inside its output \(entry 5\)"),
+    (_odd_offset, r"entry 5 \(node 5 \('fused_scale'\) output 0\) has storage_offset 6; an offset is a "
+                  r"non-negative number of bytes, a multiple of the entry's element size \(4\)"),
 ]
 
 

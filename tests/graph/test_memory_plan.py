@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tecc.graph.memory_plan import MemoryPlanError, plan_storage, storage_report
+from tecc.graph.memory_plan import ALIGN, MemoryPlanError, plan_memory, plan_storage, storage_report
 
 
 # ---------------------------------------------------------------------------------------
@@ -22,14 +22,17 @@ class G:
         self.dtypes.append(dtype)
         return len(self.nodes) - 1
 
-    def op(self, name, inputs, shapes, inplace=-1, dtype="float32"):
+    def op(self, name, inputs, shapes, inplace=-1, dtype="float32", concat=False):
         """A kernel node reading ``inputs`` (node indices, or (node, output) pairs)
-        with one output per shape in ``shapes``."""
+        with one output per shape in ``shapes`` (``concat``: output 0 is the inputs
+        end to end)."""
         refs = [[i, 0, 0] if isinstance(i, int) else [i[0], i[1], 0] for i in inputs]
         self.nodes.append({"op": "tvm_op", "name": name, "inputs": refs,
                            "attrs": {"func_name": name, "num_inputs": str(len(refs)),
                                      "num_outputs": str(len(shapes)), "flatten_data": "0",
                                      "inplace_input": str(inplace)}})
+        if concat:
+            self.nodes[-1]["attrs"]["concat_contiguous"] = "1"
         for shape in shapes:
             self.shapes.append(list(shape))
             self.dtypes.append(dtype)
@@ -53,13 +56,27 @@ def nbytes(shape, dtype):
     return count * size
 
 
-def check_plan(graph, sids):
-    """Assert that no two entries whose lifetimes overlap share a storage (an in-place
-    handover at the last reader excepted), and that inputs, params and heads are
-    never overwritten.  Returns the number of storages."""
+def check_plan(graph, sids, offsets=None, nops=()):
+    """Assert that no two entries whose lifetimes overlap share bytes of a storage
+    (an in-place handover at the last reader excepted, and the inputs of a no-op
+    concatenation, which must lie end to end inside its output), and that inputs,
+    params and heads are never overwritten.  Returns the number of storages."""
     nodes, row = graph["nodes"], graph["node_row_ptr"]
     n_entries = row[-1]
+    offsets = offsets or [0] * n_entries
     assert len(sids) == n_entries and all(isinstance(s, int) and s >= 0 for s in sids)
+    sizes = [nbytes(shape, dtype) for shape, dtype in zip(graph["attrs"]["shape"][1], graph["attrs"]["dltype"][1])]
+    views = set()  # (input entry, output entry) of the no-op concatenations
+    for i in nops:
+        assert nodes[i]["attrs"].get("concat_contiguous") == "1"
+        at = offsets[row[i]]
+        for ref in nodes[i]["inputs"]:
+            e = row[ref[0]] + ref[1]
+            assert sids[e] == sids[row[i]] and offsets[e] == at, f"input entry {e} of no-op {i} is not in place"
+            assert offsets[e] % ALIGN == 0
+            views.add((e, row[i]))
+            at += sizes[e]
+        assert at == offsets[row[i]] + sizes[row[i]]
     born, last = [0] * n_entries, [0] * n_entries
     for i, node in enumerate(nodes):
         for e in range(row[i], row[i + 1]):
@@ -80,11 +97,12 @@ def check_plan(graph, sids):
             inplace.add((row[ref[0]] + ref[1], row[i]))
     for a in range(n_entries):
         for b in range(a + 1, n_entries):
-            if sids[a] != sids[b]:
+            if sids[a] != sids[b] or not (offsets[a] < offsets[b] + sizes[b] and offsets[b] < offsets[a] + sizes[a]):
                 continue
             first, second = (a, b) if born[a] <= born[b] else (b, a)
             disjoint = last[first] < born[second]
             handover = last[first] == born[second] and (first, second) in inplace and first not in pinned
+            handover = handover or (last[first] == born[second] and (first, second) in views)
             assert disjoint or handover, (
                 f"entries {first} (live {born[first]}..{last[first]}) and {second} (live {born[second]}.."
                 f"{last[second]}) share storage {sids[a]}")
@@ -234,25 +252,91 @@ def test_storage_report_reads_the_graphs_storage_ids():
 
 
 # ---------------------------------------------------------------------------------------
+# concatenations written in place
+# ---------------------------------------------------------------------------------------
+def fire_module(concat_flag=True, sizes=(64, 64), extra_reader=False, head=False):
+    """x -> squeeze -> (e1, e2) -> concat -> next: SqueezeNet's fire module."""
+    g = G()
+    x = g.inp("x", (1, 256))
+    sq = g.op("squeeze", [x], [(1, 16)])
+    e1 = g.op("expand1", [sq], [(1, sizes[0])])
+    e2 = g.op("expand3", [sq], [(1, sizes[1])])
+    cat = g.op("concat", [e1, e2], [(1, sum(sizes))], concat=concat_flag)
+    nxt = g.op("next", [cat] + ([e1] if extra_reader else []), [(1, 32)])
+    graph = g.graph([cat] if head else [nxt])
+    return graph, (x, sq, e1, e2, cat, nxt)
+
+
+def test_a_concatenation_of_whole_blocks_is_written_in_place_and_runs_no_kernel():
+    graph, (x, sq, e1, e2, cat, nxt) = fire_module()
+    plan = plan_memory(graph)
+    sids, offs = plan.storage_ids, plan.storage_offsets
+    assert plan.nop_nodes == [cat]
+    check_plan(graph, sids, offs, plan.nop_nodes)
+    assert sids[e1] == sids[e2] == sids[cat] and (offs[e1], offs[e2], offs[cat]) == (0, 256, 0)
+    assert sids[sq] != sids[cat] and sids[nxt] not in (sids[cat], sids[x])
+    plan.apply(graph)
+    assert graph["nodes"][cat]["attrs"]["func_name"] == "__nop"
+    assert graph["attrs"]["storage_offset"][1] == offs
+    report = storage_report(graph)  # reads the ids and offsets back from the graph
+    assert report["peak_bytes"] == 512 + 128  # the concatenation (e1, e2 inside); sq's, grown for next
+    assert plan_storage(graph) == sids
+
+
+@pytest.mark.parametrize("case", ["no flag", "misaligned", "read elsewhere", "a head"])
+def test_a_concatenation_stays_a_kernel_when_its_inputs_cannot_be_views(case):
+    graph, (x, sq, e1, e2, cat, nxt) = fire_module(
+        concat_flag=case != "no flag", sizes=(40, 64) if case == "misaligned" else (64, 64),
+        extra_reader=case == "read elsewhere", head=case == "a head")
+    plan = plan_memory(graph)
+    assert plan.nop_nodes == [] and not any(plan.storage_offsets)
+    check_plan(graph, plan.storage_ids)
+    assert plan.storage_ids[cat] not in (plan.storage_ids[e1], plan.storage_ids[e2])
+    plan.apply(graph)
+    assert graph["nodes"][cat]["attrs"]["func_name"] == "concat" and "storage_offset" not in graph["attrs"]
+
+
+def test_inputs_params_and_nested_concatenations_are_not_placed_in_another():
+    g = G()
+    x = g.inp("x", (16,))
+    w = g.inp("w", (16,))
+    a = g.op("a", [x], [(16,)])
+    b = g.op("b", [x], [(16,)])
+    inner = g.op("inner", [a, b], [(32,)], concat=True)
+    c = g.op("c", [x], [(16,)])
+    outer = g.op("outer", [inner, c], [(48,)], concat=True)  # inner is a no-op: outer stays a kernel
+    with_input = g.op("with_input", [outer, w], [(64,)], concat=True)  # w is a param
+    graph = g.graph([g.op("last", [with_input], [(8,)])])
+    plan = plan_memory(graph)
+    assert plan.nop_nodes == [inner]
+    check_plan(graph, plan.storage_ids, plan.storage_offsets, plan.nop_nodes)
+
+
+# ---------------------------------------------------------------------------------------
 # random DAGs
 # ---------------------------------------------------------------------------------------
 @st.composite
 def random_graphs(draw):
     g = G()
     entries = []  # (node, output, size)
+    sizes = st.integers(1, 64) | st.sampled_from([16, 32, 48])  # whole 64-byte blocks too
     for k in range(draw(st.integers(1, 3))):
-        size = draw(st.integers(1, 64))
+        size = draw(sizes)
         entries.append((g.inp(f"in{k}", (size,)), 0, size))
     for k in range(draw(st.integers(1, 14))):
         reads = draw(st.lists(st.integers(0, len(entries) - 1), min_size=1, max_size=3))
         inputs = [entries[r] for r in reads]
         n_out = draw(st.integers(1, 2))
         inplace = draw(st.integers(-1, len(inputs) - 1))
-        shapes = [(draw(st.integers(1, 64)),) for _ in range(n_out)]
+        shapes = [(draw(sizes),) for _ in range(n_out)]
         if inplace >= 0:  # an element-wise output 0: the input's shape
             shapes[0] = (inputs[inplace][2],)
-        node = g.op(f"k{k}", [(n, o) for n, o, _ in inputs], shapes, inplace)
-        entries += [(node, j, shapes[j][0]) for j in range(n_out)]
+        concat = len(entries) > 2 and draw(st.booleans())
+        if concat:  # the freshest entries (likely read by nothing else) end to end, whole 64-byte blocks or not
+            inputs = entries[-draw(st.integers(2, min(3, len(entries)))):]
+            shapes, inplace = [(sum(size for _, _, size in inputs),)], -1
+        node = g.op(f"k{k}", [(n, o) for n, o, _ in inputs], shapes, inplace, concat=concat)
+        entries += [(node, j, shapes[j][0]) for j in range(len(shapes))]
     kernel_entries = [e for e in entries if g.nodes[e[0]]["op"] != "null"]
     heads = draw(st.lists(st.sampled_from(entries), min_size=1, max_size=3, unique=True))
     heads.append(kernel_entries[-1])
@@ -262,9 +346,10 @@ def random_graphs(draw):
 @settings(max_examples=300, deadline=None)
 @given(random_graphs())
 def test_random_dags_never_share_a_live_buffer(graph):
-    sids = plan_storage(graph)
-    count = check_plan(graph, sids)
-    report = storage_report(graph, sids)
+    plan = plan_memory(graph)
+    sids = plan.storage_ids
+    count = check_plan(graph, sids, plan.storage_offsets, plan.nop_nodes)
+    report = storage_report(graph, sids, plan.storage_offsets)
     assert count <= graph["node_row_ptr"][-1]
     assert report["peak_bytes"] <= report["total_intermediate_bytes"]
 
