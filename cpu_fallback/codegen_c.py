@@ -156,9 +156,6 @@ class LaneOf(IRMutator):
         return IRMutator.generic_visit(self, e)
 
 
-OMP_PARALLEL_FOR = "#pragma omp parallel for"
-
-
 class CodeGenC(IRVisitor):
     """Print flattened PrimFuncs as C.
 
@@ -1620,6 +1617,10 @@ class CodeGenC(IRVisitor):
             tag = getattr(s.thread_binding, "thread_tag", "") or "thread"
             self.emit(f"// {tag} runs as a serial loop in C")
 
+    def parallel_for_pragma(self, s: S.For) -> str:
+        """The OpenMP pragma of the parallel loop ``s``."""
+        return "#pragma omp parallel for"
+
     def _print_parallel_for(self, s: S.For, var: str) -> None:
         """``#pragma omp parallel for`` around the loop.  The body becomes a function
         of its own (:meth:`_outline`) when it can: OpenMP moves a loop body into a
@@ -1630,7 +1631,7 @@ class CodeGenC(IRVisitor):
         call = self._outline(s.body)
         if call is not None:
             if not may_fail:
-                self.emit(OMP_PARALLEL_FOR)
+                self.emit(self.parallel_for_pragma(s))
                 self.emit(self.loop_header(s, var))
                 with self.indented():
                     self.emit(f"{call};")
@@ -1638,7 +1639,7 @@ class CodeGenC(IRVisitor):
                 return
             flag = self.fresh_internal("failed")
             self.emit(f"int {flag} = 0;")
-            self.emit(OMP_PARALLEL_FOR)
+            self.emit(self.parallel_for_pragma(s))
             self.emit(self.loop_header(s, var))
             with self.indented():
                 self.emit(f"if ({call} != 0) {{")
@@ -1649,7 +1650,7 @@ class CodeGenC(IRVisitor):
             self._print_failed_parallel(flag)
             return
         if not may_fail:
-            self.emit(OMP_PARALLEL_FOR)
+            self.emit(self.parallel_for_pragma(s))
             self.emit(self.loop_header(s, var))
             self._parallel = {"flag": None, "label": None, "heap_start": len(self._heap)}
             with self.indented():
@@ -1660,7 +1661,7 @@ class CodeGenC(IRVisitor):
         flag = self.fresh_internal("failed")
         label = self.fresh_internal("next")
         self.emit(f"int {flag} = 0;")
-        self.emit(OMP_PARALLEL_FOR)
+        self.emit(self.parallel_for_pragma(s))
         self.emit(self.loop_header(s, var))
         self._parallel = {"flag": flag, "label": label, "heap_start": len(self._heap)}
         with self.indented():

@@ -241,6 +241,21 @@ def test_a_strided_pointwise_conv_runs_its_rows_outside_the_blocks():
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
+def test_a_strided_3x3_conv_that_is_not_chunked_runs_its_rows_outside_the_blocks():
+    """ResNet-50's 56x56 128->128 3x3/2 (not chunked): rows outside the blocks; the
+    unstrided one and a chunked strided one (14x14 512->512 3x3/2, whole planes)
+    keep the blocks outside."""
+    for c, size, stride, want in ((128, 56, 2, True), (128, 56, 1, False), (512, 14, 2, False)):
+        data = te.placeholder((1, c // 16, size, size, 16), name="data")
+        kernel = te.placeholder((c // 16, c // 16, 3, 3, 16, 16), name="kernel")
+        with tecc.target.Target(AVX2):
+            conv = topi.nn.conv2d_NCHWc(data, kernel, stride, 1, 1, "NCHW16c", "NCHW16c")
+            cfg = autotvm.task.space.FallbackConfigEntity()
+            nchwc.define_knobs(cfg, conv)
+        assert cfg["rows_outer"].val is want, (c, size, stride)
+        assert (cfg["ic_chunk"].val > 0) is (c == 512)
+
+
 @pytest.mark.parametrize("plane", [False, True])
 def test_a_dispatched_config_is_followed(plane):
     task = autotvm.task.create("conv2d_NCHWc.x86", args=TASK_ARGS, target="llvm")
