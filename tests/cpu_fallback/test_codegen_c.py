@@ -35,7 +35,8 @@ def vadd():
 
 def test_vadd_two_sizes(vadd):
     src = vadd.get_source()
-    assert "#pragma omp parallel for" in src
+    # guided: a thread held up by another process leaves its tail to the others
+    assert "#pragma omp parallel for schedule(guided)" in src
     assert "#pragma omp simd" in src
     assert "int32_t vadd(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int32_t n)" in src
     rng = np.random.default_rng(0)
