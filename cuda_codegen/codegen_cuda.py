@@ -571,6 +571,12 @@ class CodeGenCUDA(CodeGenC):
         name = self.lanewise_helper("not", e.dtype, (e.a.dtype,), lambda a: f"!{a[0]}")
         return f"{name}({self.expr(e.a)})", P_PRIMARY
 
+    def vector_minmax_helper(self, op: str, dtype: str) -> str:
+        """Lane by lane: CUDA's vector structs (``tecc_vec``) have no comparison
+        giving a lane mask, which the C backend's blend needs."""
+        rel = "<" if op == "min" else ">"
+        return self.lanewise_helper(op, dtype, (dtype, dtype), lambda a: f"{a[0]} {rel} {a[1]} ? {a[0]} : {a[1]}")
+
     def print_minmax(self, e, op):
         d = _dt.parse(e.dtype)
         if d.lanes == 1 and d.code == "float" and d.bits in (32, 64):
