@@ -370,7 +370,9 @@ def plan_storage(graph: dict) -> list:
     Notes
     -----
     Inputs, params and heads are never shared with anything written after them.
-    See the module documentation for the reuse policy and the in-place rule.
+    See the module documentation for the reuse policy and the in-place rule.  A
+    graph with ``concat_contiguous`` nodes needs the offsets and no-op nodes of
+    :func:`plan_memory` as well: write it with ``plan_memory(graph).apply(graph)``.
     """
     return plan_memory(graph).storage_ids
 
