@@ -338,7 +338,7 @@ class GraphSpec:
                     raise GraphJSONError(
                         f"graph JSON: {node.where()} is a no-op ({NOP!r}) but its input {k} (entry {eid}) is not "
                         f"stored inside its output (entry {out}); a no-op node's inputs must be views of its output "
-                        "(plan with tecc.graph.memory_plan.plan_storage)")
+                        "(plan with tecc.graph.memory_plan.plan_memory(graph).apply(graph))")
 
     # facts ---------------------------------------------------------------------------------
     def nbytes(self, eid: int) -> int:
