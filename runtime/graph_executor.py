@@ -200,15 +200,18 @@ class GraphSpec:
             if key not in attrs:
                 hint = " (plan it with tecc.graph.memory_plan.plan_storage)" if key == "storage_id" else ""
                 raise GraphJSONError(f"graph JSON: attrs lacks {key!r}, a list with one item per entry{hint}")
-            value = attrs[key]
-            if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str):
-                value = value[1]
-            if not isinstance(value, list) or len(value) != self.num_entries:
-                got = len(value) if isinstance(value, list) else type(value).__name__
-                raise GraphJSONError(f"graph JSON: attrs.{key} has {got} items, but node_row_ptr says there are "
-                                     f"{self.num_entries} entries (one per node output)")
-            lists[key] = value
+            lists[key] = self._entry_list(key, attrs[key])
         return lists
+
+    def _entry_list(self, key: str, value) -> list:
+        """``attrs[key]`` (``["list_xxx", [...]]`` or a bare list), one item per entry."""
+        if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str):
+            value = value[1]
+        if not isinstance(value, list) or len(value) != self.num_entries:
+            got = len(value) if isinstance(value, list) else type(value).__name__
+            raise GraphJSONError(f"graph JSON: attrs.{key} has {got} items, but node_row_ptr says there are "
+                                 f"{self.num_entries} entries (one per node output)")
+        return value
 
     def _owner(self, eid: int, nodes) -> str:
         i = max(k for k in range(len(nodes)) if self.row_ptr[k] <= eid)
@@ -234,12 +237,7 @@ class GraphSpec:
         (all 0 when absent), each a multiple of the entry's element size."""
         if value is None:
             return [0] * self.num_entries
-        if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str):
-            value = value[1]
-        if not isinstance(value, list) or len(value) != self.num_entries:
-            got = len(value) if isinstance(value, list) else type(value).__name__
-            raise GraphJSONError(f"graph JSON: attrs.storage_offset has {got} items, but node_row_ptr says there "
-                                 f"are {self.num_entries} entries (one per node output)")
+        value = self._entry_list("storage_offset", value)
         for eid, off in enumerate(value):
             size = dtypes.storage(self.dtypes[eid]).itemsize
             if isinstance(off, bool) or not isinstance(off, int) or off < 0 or off % size:
