@@ -36,7 +36,9 @@ each sample is the mean of ``number`` runs, ``number`` grown until a sample last
 ``--min-ms``; the table gives the median sample in milliseconds and the ratio
 t(onnxruntime) / t(tecc) (above 1 tecc is faster).  Target (issue "ONNX models to
 deployable CUDA and CPU modules"): 1.0x onnxruntime's speed or better at batch 1;
-the summary lines say MET or NOT MET.
+the summary lines say MET or NOT MET.  The ``best`` column is the ratio of the two
+runtimes' fastest samples (``best_ratio_ort_over_tecc``), which a shared VM's slow
+spells move less than the medians.
 
 Results go to ``benchmarks/results/<date>_models_cpu.json`` (or ``--out``).
 Needs onnx, onnxruntime and pytest (the test helpers); no GPU.
@@ -253,15 +255,18 @@ def main(argv=None):
 
     rows = []
     print()
-    print(f"{'model':<12}{'batch':>6}{'tecc ms':>10}{'ort ms':>10}{'ort/tecc':>10}{'kernels':>9}"
+    print(f"{'model':<12}{'batch':>6}{'tecc ms':>10}{'ort ms':>10}{'ort/tecc':>10}{'best':>8}{'kernels':>9}"
           f"{'peak MiB':>10}{'of sum':>8}{'compile s':>11}")
     for row, _, _ in variants:
         row["tecc_median_ms"] = float(np.median(row["tecc_ms"]))
         row["ort_median_ms"] = float(np.median(row["ort_ms"]))
         row["ratio_ort_over_tecc"] = row["ort_median_ms"] / row["tecc_median_ms"]
+        # the best samples' ratio: what each runtime does when the VM leaves it alone
+        # (the target is judged on the medians)
+        row["best_ratio_ort_over_tecc"] = min(row["ort_ms"]) / min(row["tecc_ms"])
         rows.append(row)
         print(f"{row['model']:<12}{row['batch']:>6}{row['tecc_median_ms']:>10.2f}{row['ort_median_ms']:>10.2f}"
-              f"{row['ratio_ort_over_tecc']:>9.2f}x{row['kernels']:>9}"
+              f"{row['ratio_ort_over_tecc']:>9.2f}x{row['best_ratio_ort_over_tecc']:>7.2f}x{row['kernels']:>9}"
               f"{row['planned_peak_intermediate_bytes'] / 2**20:>10.1f}{row['planned_ratio']:>8.1%}"
               f"{row['compile_s']:>11.1f}")
     print()
