@@ -160,7 +160,7 @@ def tecc_layers(graph: dict, params, op_names) -> list:
     nodes = graph["nodes"]
     out = []
     for i, node in enumerate(nodes):
-        if node["op"] != "tvm_op" or node["attrs"]["func_name"] == NOP:  # a no-op calls no kernel
+        if not calls_kernel(node):  # an input, or a no-op
             continue
         ops = parse_kernel_name(node["attrs"]["func_name"], op_names)
         kind = _kind(anchor_of(ops))
@@ -205,7 +205,7 @@ def ort_layer(event) -> tuple:
 # ---------------------------------------------------------------------------------------
 # the same timing loop as the whole-model benchmark (calibrate a count, then sample)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from models_cpu import NOP, calibrate, sample  # noqa: E402
+from models_cpu import calibrate, calls_kernel, sample  # noqa: E402
 
 
 def settle(ms: float) -> None:

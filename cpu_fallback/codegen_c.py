@@ -504,6 +504,11 @@ class CodeGenC(IRVisitor):
             "}"])
         return self.use_helper(name, text)
 
+    def lanewise_minmax_helper(self, op: str, dtype: str) -> str:
+        """``a < b ? a : b`` (min) or ``a > b ? a : b`` (max), lane by lane."""
+        rel = "<" if op == "min" else ">"
+        return self.lanewise_helper(op, dtype, (dtype, dtype), lambda a: f"{a[0]} {rel} {a[1]} ? {a[0]} : {a[1]}")
+
     def vector_minmax_helper(self, op: str, dtype: str) -> str:
         """``a < b ? a : b`` (min) or ``a > b ? a : b`` (max) of two int or float
         vectors, all lanes at once: the comparison's lane mask blends the operands'
@@ -947,9 +952,7 @@ class CodeGenC(IRVisitor):
     def print_minmax(self, e, op):
         if self.is_vector(e):
             if _dt.parse(e.dtype).is_bool:
-                rel = "<" if op == "min" else ">"
-                name = self.lanewise_helper(op, e.dtype, (e.a.dtype, e.b.dtype),
-                                             lambda a: f"{a[0]} {rel} {a[1]} ? {a[0]} : {a[1]}")
+                name = self.lanewise_minmax_helper(op, e.dtype)
             else:
                 name = self.vector_minmax_helper(op, e.dtype)
         else:

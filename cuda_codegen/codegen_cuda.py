@@ -574,8 +574,7 @@ class CodeGenCUDA(CodeGenC):
     def vector_minmax_helper(self, op: str, dtype: str) -> str:
         """Lane by lane: CUDA's vector structs (``tecc_vec``) have no comparison
         giving a lane mask, which the C backend's blend needs."""
-        rel = "<" if op == "min" else ">"
-        return self.lanewise_helper(op, dtype, (dtype, dtype), lambda a: f"{a[0]} {rel} {a[1]} ? {a[0]} : {a[1]}")
+        return self.lanewise_minmax_helper(op, dtype)
 
     def print_minmax(self, e, op):
         d = _dt.parse(e.dtype)

@@ -299,9 +299,9 @@ def _compile(args, prog: str):
 
 
 def _kernel_facts(graph: dict, functions) -> tuple:
-    from ..runtime.graph_executor import NOP  # noqa: PLC0415
+    from ..runtime.graph_executor import calls_kernel  # noqa: PLC0415
 
-    called = [n["attrs"]["func_name"] for n in graph["nodes"] if n["op"] == "tvm_op" and n["attrs"]["func_name"] != NOP]
+    called = [n["attrs"]["func_name"] for n in graph["nodes"] if calls_kernel(n)]
     return len(set(functions) or set(called)), len(called)
 
 

@@ -325,6 +325,7 @@ def compile_graph(mod: Module, target):
         params (name -> numpy array) the graph reads.
     """
     from ..driver import build_module as driver  # noqa: PLC0415
+    from ..runtime.graph_executor import calls_kernel  # noqa: PLC0415
     from ..target import Target  # noqa: PLC0415
     from ..tir.stmt import IRModule  # noqa: PLC0415
     from ..tir.transform.pipeline import LOWERED  # noqa: PLC0415
@@ -391,7 +392,7 @@ def compile_graph(mod: Module, target):
     if names is not None and len(names) == len(heads):
         graph["attrs"]["output_names"] = ["list_str", [str(n) for n in names]]
 
-    called = {n["attrs"]["func_name"] for n in graph["nodes"] if n["op"] == "tvm_op"}
+    called = {n["attrs"]["func_name"] for n in graph["nodes"] if calls_kernel(n)}
     lowered = [irmod for irmod in lowered if called & set(irmod.functions)]  # not the no-op concatenations
     if lowered:
         funcs = {}

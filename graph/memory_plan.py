@@ -225,9 +225,10 @@ class MemoryPlan:
         return graph
 
 
-def _concat_groups(g: _Graph, refs: list) -> dict:
-    """Member entry -> (concatenation node, byte offset) of every concatenation
-    whose inputs can be written in place (see the module documentation)."""
+def _concat_groups(g: _Graph, refs: list) -> tuple:
+    """``(members, nodes)``: member entry -> (concatenation node, byte offset), and
+    the concatenation nodes, of every concatenation whose inputs can be written in
+    place (see the module documentation)."""
     members, groups = {}, set()
     for i in range(len(g.nodes)):
         if not g.concat_contiguous(i) or g.row_ptr[i + 1] - g.row_ptr[i] != 1:
@@ -237,9 +238,8 @@ def _concat_groups(g: _Graph, refs: list) -> dict:
             continue
         placed, offset = {}, 0
         for eid in ins:
-            producer = g.nodes[g.producer(eid)]
             if (eid in g.arg_entries or eid in g.heads or refs[eid] != 1 or eid in members
-                    or offset % ALIGN or producer.get("op") == "null" or g.producer(eid) in groups):
+                    or offset % ALIGN or g.producer(eid) in groups):
                 placed = None
                 break
             placed[eid] = (i, offset)
@@ -247,11 +247,7 @@ def _concat_groups(g: _Graph, refs: list) -> dict:
         if placed:
             members.update(placed)
             groups.add(i)
-    return members
-
-
-def _nodes_of(members: dict) -> set:
-    return {node for node, _ in members.values()}
+    return members, groups
 
 
 def plan_memory(graph: dict) -> MemoryPlan:
@@ -284,9 +280,7 @@ def plan_memory(graph: dict) -> MemoryPlan:
     for ins in g.inputs:
         for eid in ins:
             refs[eid] += 1
-    members = _concat_groups(g, refs)
-    nops = sorted(_nodes_of(members))
-    nop_set = set(nops)
+    members, nop_set = _concat_groups(g, refs)
     group_storage = {}  # no-op concatenation node -> the storage of its output
 
     def new_storage(size: int) -> int:
@@ -343,7 +337,7 @@ def plan_memory(graph: dict) -> MemoryPlan:
         for eid in outs:
             if refs[eid] == 0 and not pinned(eid):
                 free.release(storage[eid], sizes[storage[eid]])
-    return MemoryPlan(storage, offsets, nops)
+    return MemoryPlan(storage, offsets, sorted(nop_set))
 
 
 def plan_storage(graph: dict) -> list:

@@ -72,6 +72,11 @@ _ENTRY_ATTRS = ("shape", "dltype", "storage_id")
 NOP = "__nop"
 
 
+def calls_kernel(node: dict) -> bool:
+    """Whether a node of a graph JSON calls a kernel: a ``tvm_op`` but ``__nop``."""
+    return node.get("op") == "tvm_op" and (node.get("attrs") or {}).get("func_name") != NOP
+
+
 def _as_graph_dict(graph_json) -> dict:
     if isinstance(graph_json, (bytes, bytearray)):
         graph_json = graph_json.decode("utf-8")
