@@ -18,12 +18,12 @@ the CPU otherwise) -- and wraps the result in a
 
 Opsets
 ------
-The importer implements the default-domain opsets 9 to 21.  A model that imports
-a newer (or older) opset is read as the nearest one the importer implements when
-every node reads the same there: it sets only attributes that version has, leaves
-unset only attributes that default alike, and passes no input that version lacks
+The backend reads a model at the opset the importer does
+(:mod:`tecc.graph.frontend.onnx.opsets`): the default-domain opsets 9 to 21, and a
+newer (or older) one as the nearest of them when every node reads the same there
 (ONNX's opsets 22 to 28 mostly add element types -- bfloat16, 8-bit and 4-bit
-floats -- which the importer refuses by dtype where tecc has none).  Otherwise
+floats -- which the importer refuses by dtype where tecc has none), with
+RMSNormalization-23 and Swish-24 converted as such.  Otherwise
 :class:`OnnxBackendError` names the node, the operator's two versions and what
 differs.  :func:`opset_for` gives the opset a model is read with.
 
@@ -42,7 +42,9 @@ import re
 import numpy as np
 
 from ..ir import Call, TupleGetItem, post_order_visit
-from .onnx import MAX_OPSET, MIN_OPSET, OnnxImportError, from_onnx
+from .onnx import OnnxImportError, from_onnx
+from .onnx.common import MAX_OPSET, NEWER_OPS
+from .onnx.opsets import read_opset
 
 try:  # the backend interface comes with the onnx package, a dependency of tecc.graph
     from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
@@ -64,54 +66,11 @@ class OnnxBackendError(OnnxImportError):
 # ---------------------------------------------------------------------------------------
 # opsets
 # ---------------------------------------------------------------------------------------
-def _default_opset(model) -> int:
-    versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
-    if not versions:
-        raise OnnxBackendError("TeccBackend: the model imports no version of the default ONNX opset; add one "
-                               "(onnx.helper.make_opsetid('', 21)) to model.opset_import")
-    return max(versions)
-
-
-def _node_reads_the_same(node, theirs, ours) -> str:
-    """Why ``node`` (of operator version ``theirs``) would mean something else read
-    as version ``ours``; "" when it reads the same: it sets only attributes
-    ``ours`` has (of the same type), every attribute it leaves unset has the same
-    default in both, and it passes no more inputs than ``ours`` takes.  (Element
-    types a later version adds are checked by the importer, which refuses dtypes
-    it does not compile.)"""
-    set_attrs = {a.name: a for a in node.attribute}
-    for name, attr in set_attrs.items():
-        if name not in ours.attributes:
-            return f"attribute {name!r} does not exist in version {ours.since_version}"
-        if int(ours.attributes[name].type) != int(attr.type):
-            return f"attribute {name!r} has another type in version {ours.since_version}"
-    for name in set(theirs.attributes) | set(ours.attributes):
-        if name in set_attrs:
-            continue
-        a = theirs.attributes.get(name)
-        b = ours.attributes.get(name)
-        default_a = a.default_value.SerializeToString() if a is not None and not a.required else None
-        default_b = b.default_value.SerializeToString() if b is not None and not b.required else None
-        if a is not None and b is not None and default_a != default_b:
-            return (f"attribute {name!r} defaults differently in versions {theirs.since_version} and "
-                    f"{ours.since_version}")
-        if a is None and b is not None and b.required:
-            return f"attribute {name!r} is required in version {ours.since_version}"
-    variadic = ours.inputs and ours.inputs[-1].option == type(ours.inputs[-1].option).Variadic
-    if not variadic and len(node.input) > len(ours.inputs):
-        return f"it has {len(node.input)} inputs, version {ours.since_version} takes {len(ours.inputs)}"
-    return ""
-
-
 def opset_for(model) -> int:
-    """The default-domain opset :class:`TeccBackend` reads ``model`` with.
-
-    The model's own opset when the importer implements it (9 to 21); otherwise the
-    nearest implemented one, provided that every node reads the same there: it
-    sets only attributes the older (or newer) operator version has, the ones it
-    leaves unset default alike, and it passes no inputs that version lacks.  A
-    later version that only adds element types reads the same (the importer
-    refuses dtypes it does not compile, naming the input).
+    """The default-domain opset :class:`TeccBackend` reads ``model`` with: the
+    importer's (:func:`tecc.graph.frontend.onnx.opsets.read_opset`) -- the model's
+    own when the importer implements it (9 to 21), otherwise the nearest
+    implemented one, provided that every node reads the same there.
 
     Parameters
     ----------
@@ -128,38 +87,7 @@ def opset_for(model) -> int:
         at the nearest implemented opset (naming the node, the operator's two
         versions and what differs).
     """
-    import onnx.defs  # noqa: PLC0415 -- onnx is imported above already
-
-    opset = _default_opset(model)
-    if MIN_OPSET <= opset <= MAX_OPSET:
-        return opset
-    read_as = min(max(opset, MIN_OPSET), MAX_OPSET)
-    changed = []
-    for i, node in enumerate(model.graph.node):
-        if node.domain not in ("", "ai.onnx"):
-            continue
-        try:
-            theirs = onnx.defs.get_schema(node.op_type, opset)
-        except onnx.defs.SchemaError:
-            continue  # an unknown operator: the importer lists it among the unsupported ones
-        where = f"{node.op_type} node {node.name or f'{node.op_type}_{i}'!r}"
-        try:
-            ours = onnx.defs.get_schema(node.op_type, read_as)
-        except onnx.defs.SchemaError:
-            changed.append(f"{where} (the operator does not exist at opset {read_as})")
-            continue
-        if theirs.since_version == ours.since_version:
-            continue
-        why = _node_reads_the_same(node, theirs, ours)
-        if why:
-            changed.append(f"{where} ({node.op_type}-{theirs.since_version} read as {node.op_type}-"
-                           f"{ours.since_version}: {why})")
-    if changed:
-        raise OnnxBackendError(f"TeccBackend: the model uses ONNX opset {opset}; tecc implements opsets {MIN_OPSET} "
-                               f"to {MAX_OPSET}, and reading it as opset {read_as} would change "
-                               f"{'; '.join(changed)}; convert the model with "
-                               f"onnx.version_converter.convert_version(model, {read_as})")
-    return read_as
+    return read_opset(model, who="TeccBackend", error=OnnxBackendError)
 
 
 # ---------------------------------------------------------------------------------------
@@ -599,7 +527,7 @@ class TeccBackend(Backend):
         graph_inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
                         for n, a in zip(names, arrays)]
         out_names = [n for n in node.output if n]
-        opset = int(kwargs.pop("opset_version", MAX_OPSET))
+        opset = int(kwargs.pop("opset_version", max(MAX_OPSET, NEWER_OPS.get(node.op_type, 0))))
         if outputs_info is not None:
             outs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(np.dtype(dt)), shape)
                     for n, (dt, shape) in zip(out_names, outputs_info)]

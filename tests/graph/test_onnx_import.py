@@ -27,6 +27,19 @@ def model_of(nodes, inputs, outputs, inits=None, opset=13):
 F = TensorProto.FLOAT
 
 
+def run_graph(mod, params, inputs):
+    """Output 0 of the imported module built for the CPU and run on ``inputs``."""
+    import tecc  # noqa: PLC0415
+    from tecc.contrib.graph_executor import GraphModule  # noqa: PLC0415
+    from tecc.graph.build import build  # noqa: PLC0415
+
+    gm = GraphModule(build(mod, "llvm", params)["default"](tecc.cpu(0)))
+    for name, value in inputs.items():
+        gm.set_input(name, value)
+    gm.run()
+    return gm.get_output(0).numpy()
+
+
 def conv_model(batch="batch"):
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv1", pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["c"], ["y"], name="relu1")]
@@ -176,12 +189,46 @@ def test_bad_shape_dicts_are_refused():
         from_onnx(conv_model(), shape={"x": (None, 3, 5, 5)})
 
 
-def test_opsets_outside_9_to_21_are_refused():
-    model = conv_model(batch=1)
-    with pytest.raises(OnnxImportError, match=r"opset 8; tecc imports opsets 9 to 21.*convert_version"):
-        from_onnx(model, opset=8)
-    with pytest.raises(OnnxImportError, match=r"opset 22; tecc imports opsets 9 to 21"):
-        from_onnx(model, opset=22)
+def test_opsets_outside_9_to_21_read_as_the_nearest_when_every_node_reads_the_same():
+    x = np.random.default_rng(0).standard_normal((1, 3, 5, 5)).astype("float32")
+    want = run_graph(*from_onnx(conv_model(batch=1)), {"x": x})
+    for opset in (8, 22, 28):  # Conv-1 and Conv-22 read as Conv-11: the later version adds element types
+        np.testing.assert_allclose(run_graph(*from_onnx(conv_model(batch=1), opset=opset), {"x": x}), want,
+                                   rtol=1e-6)
+
+
+def test_a_node_that_reads_differently_at_the_nearest_opset_is_refused():
+    cast = model_of([helper.make_node("Cast", ["x"], ["y"], name="c", to=TensorProto.FLOAT16, round_mode="nearest")],
+                    {"x": (F, [2])}, {"y": (TensorProto.FLOAT16, [2])}, opset=25)
+    with pytest.raises(OnnxImportError, match=r"opset 25; tecc implements opsets 9 to 21 \(and RMSNormalization-23, "
+                                              r"Swish-24\).*Cast node 'c' \(Cast-25 read as Cast-21: attribute "
+                                              r"'round_mode' does not exist in version 21\).*convert_version\(model, 21\)"):
+        from_onnx(cast)
+    bn = model_of([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], spatial=1)],
+                  {"x": (F, [2, 3, 4, 4]), "s": (F, [3]), "b": (F, [3]), "m": (F, [3]), "v": (F, [3])},
+                  {"y": (F, [2, 3, 4, 4])}, opset=7)
+    with pytest.raises(OnnxImportError, match=r"opset 7.*reading it as opset 9.*attribute 'spatial' does not exist"):
+        from_onnx(bn)
+
+
+def test_rms_normalization_and_swish_against_numpy():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 8)).astype("float32")
+    scale = rng.standard_normal((3, 8)).astype("float32")
+    nodes = [helper.make_node("RMSNormalization", ["x", "scale"], ["r"], axis=1, epsilon=1e-3),
+             helper.make_node("Swish", ["r"], ["y"], alpha=0.5)]
+    model = model_of(nodes, {"x": (F, [2, 3, 8]), "scale": (F, [3, 8])}, {"y": (F, [2, 3, 8])}, opset=24)
+    got = run_graph(*from_onnx(model), {"x": x, "scale": scale})
+    r = x / np.sqrt(np.mean(x * x, axis=(1, 2), keepdims=True) + 1e-3) * scale
+    np.testing.assert_allclose(got, r / (1 + np.exp(-0.5 * r)), rtol=1e-5, atol=1e-6)
+
+
+def test_an_operator_newer_than_the_models_opset_is_refused():
+    model = model_of([helper.make_node("RMSNormalization", ["x", "s"], ["y"], name="rms")],
+                     {"x": (F, [2, 4]), "s": (F, [4])}, {"y": (F, [2, 4])}, opset=23)
+    with pytest.raises(OnnxImportError, match=r"RMSNormalization node 'rms' \(the operator exists from opset 23 on; "
+                                              r"the model imports opset 21\)"):
+        from_onnx(model, opset=21)  # read as an opset that has no RMSNormalization
 
 
 def test_a_shape_computed_at_run_time_is_refused():

@@ -258,6 +258,31 @@ def _layer_norm(ctx, node, inputs):
     return [out, ctx.reshape(mean, stats), ctx.reshape(inv, stats)]
 
 
+def _rms_norm(ctx, node, inputs):
+    """RMSNormalization-23: ``x / sqrt(mean(x * x over axes [axis, rank)) + epsilon)
+    * scale``, the statistics in ``stash_type`` (float32 unless set), the
+    normalized value cast back to ``x``'s dtype before the scale."""
+    x, scale = inputs
+    xs = ctx.shape(x)
+    rank = len(xs)
+    axis = _normalize_axis(node.attr("axis", -1), rank, node)
+    stash = _np_dtype(int(node.attr("stash_type", 1)), node.where)
+    xf = ctx.cast(x, stash)
+    mean_square = ctx.call("mean", ctx.call("multiply", xf, xf), axis=tuple(range(axis, rank)), keepdims=True)
+    inv = ctx.call("rsqrt", ctx.call("add", mean_square, ctx.const(np.array(float(node.attr("epsilon", 1e-5))),
+                                                                    stash)))
+    normalized = ctx.cast(ctx.call("multiply", xf, inv), ctx.dtype_of(x))
+    return ctx.call("multiply", normalized, scale)
+
+
+def _swish(ctx, node, inputs):
+    """Swish-24: ``x * sigmoid(alpha * x)``."""
+    x = inputs[0]
+    alpha = float(node.attr("alpha", 1.0))
+    scaled = x if alpha == 1.0 else ctx.call("multiply", ctx.scalar(alpha, x), x)
+    return ctx.call("multiply", x, ctx.call("sigmoid", scaled))
+
+
 def _lrn(ctx, node, inputs):
     return ctx.call("nn.lrn", inputs[0], size=int(node.required("size")), axis=1,
                     alpha=float(node.attr("alpha", 1e-4)), beta=float(node.attr("beta", 0.75)),

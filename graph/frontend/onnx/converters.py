@@ -17,8 +17,8 @@ from .convert_misc import (
 )
 from .convert_nn import (
     _batch_norm, _celu, _clip, _conv, _conv_transpose, _einsum, _elu, _gelu, _gemm, _global_pool, _hard_sigmoid,
-    _hard_swish, _instance_norm, _layer_norm, _leaky_relu, _lrn, _matmul, _mish, _pool, _prelu, _selu, _softmax,
-    _softplus, _softsign, _thresholded_relu,
+    _hard_swish, _instance_norm, _layer_norm, _leaky_relu, _lrn, _matmul, _mish, _pool, _prelu, _rms_norm, _selu,
+    _softmax, _softplus, _softsign, _swish, _thresholded_relu,
 )
 from .convert_quant import (
     _conv_integer, _dequantize_linear, _dynamic_quantize_linear, _matmul_integer, _qlinear_conv, _qlinear_matmul,
@@ -50,11 +50,12 @@ _CONVERTERS = {
     # activations
     "LeakyRelu": _leaky_relu, "PRelu": _prelu, "Gelu": _gelu, "HardSigmoid": _hard_sigmoid, "HardSwish": _hard_swish,
     "Elu": _elu, "Selu": _selu, "Celu": _celu, "ThresholdedRelu": _thresholded_relu, "Mish": _mish,
-    "Softplus": _softplus, "Softsign": _softsign, "Clip": _clip,
+    "Softplus": _softplus, "Softsign": _softsign, "Clip": _clip, "Swish": _swish,
     "Softmax": _softmax("nn.softmax"), "LogSoftmax": _softmax("nn.log_softmax"),
     # neural network
     "Conv": _conv, "ConvTranspose": _conv_transpose, "BatchNormalization": _batch_norm,
     "InstanceNormalization": _instance_norm, "LayerNormalization": _layer_norm, "LRN": _lrn,
+    "RMSNormalization": _rms_norm,
     "MaxPool": _pool("max"), "AveragePool": _pool("avg"), "GlobalAveragePool": _global_pool("avg"),
     "GlobalMaxPool": _global_pool("max"), "MatMul": _matmul, "Gemm": _gemm, "Einsum": _einsum, "Dropout": _dropout,
     # shapes and layout

@@ -10,8 +10,9 @@ import numpy as np
 from ...ir import Call, Constant, Function, GraphError, Module, TensorType, Tuple, TupleGetItem, Var, post_order_visit
 from ...op import call as graph_call
 from ...transform.infer_type import infer_type
-from .common import MAX_OPSET, MIN_OPSET, OnnxImportError, OnnxNode, _FOLD_LIMIT, _np_dtype, _onnx
+from .common import OnnxImportError, OnnxNode, _FOLD_LIMIT, _np_dtype, _onnx
 from .converters import _CONVERTERS
+from .opsets import read_opset
 
 
 # ---------------------------------------------------------------------------------------
@@ -89,19 +90,8 @@ def _valid_once_outputs_typed(onnx, model, err) -> bool:
 
 
 def _model_opset(model, opset) -> int:
-    """The default-domain opset the model is read with."""
-    if opset is None:
-        versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
-        if not versions:
-            raise OnnxImportError("from_onnx: the model imports no version of the default ONNX opset; pass "
-                                  "opset=<version>")
-        opset = max(versions)
-    opset = int(opset)
-    if not MIN_OPSET <= opset <= MAX_OPSET:
-        raise OnnxImportError(f"from_onnx: the model uses ONNX opset {opset}; tecc imports opsets {MIN_OPSET} to "
-                              f"{MAX_OPSET}: convert it first with onnx.version_converter.convert_version(model, "
-                              f"{MAX_OPSET if opset > MAX_OPSET else MIN_OPSET})")
-    return opset
+    """The default-domain opset the model is read with (:func:`.opsets.read_opset`)."""
+    return read_opset(model, opset)
 
 
 # ---------------------------------------------------------------------------------------
@@ -459,6 +449,9 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
         per input, overriding the model's).
     opset : int, optional
         Read the model as this default-domain opset instead of the one it imports.
+        An opset after 21 (or before 9) is read as the nearest of 9..21 when every
+        node reads the same there (:mod:`.opsets`: later opsets mostly add element
+        types); RMSNormalization-23 and Swish-24 are converted as such.
     freeze_params : bool
         True: initializers become constants of the graph (``params`` is empty).
         False: floating-point initializers become parameters of ``main``, their
@@ -474,7 +467,8 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
     Raises
     ------
     OnnxImportError
-        A malformed or truncated file, an opset outside 9..21, operators tecc does
+        A malformed or truncated file, an opset outside 9..21 that a node would
+        read differently at the nearest of them (naming the node), operators tecc does
         not support (all of them listed, with node names), an input dimension left
         symbolic, an attribute or operand tecc cannot honour (naming the node).
     """
