@@ -23,7 +23,7 @@ The backend reads a model at the opset the importer does
 newer (or older) one as the nearest of them when every node reads the same there
 (ONNX's opsets 22 to 28 mostly add element types -- bfloat16, 8-bit and 4-bit
 floats -- which the importer refuses by dtype where tecc has none), with
-RMSNormalization-23 and Swish-24 converted as such.  Otherwise
+RMSNormalization-23, RotaryEmbedding-23 and Swish-24 converted as such.  Otherwise
 :class:`OnnxBackendError` names the node, the operator's two versions and what
 differs.  :func:`opset_for` gives the opset a model is read with.
 
@@ -214,12 +214,12 @@ def import_model(model, values=None):
         For what the importer does not support, or an operand it needs that
         ``values`` does not give.
     """
-    opset = opset_for(model)
+    opset_for(model)  # an opset tecc cannot read is the backend's error, before anything else
     bound = []
     while True:
         try:
             given = {n: np.asarray(values[n]) for n in bound}
-            mod, params = from_onnx(_with_initializers(model, given) if given else model, opset=opset)
+            mod, params = from_onnx(_with_initializers(model, given) if given else model)  # read as opset_for says
             return mod, params, bound
         except OnnxImportError as err:
             more = _operands_to_bind(model, err, bound) if values is not None else []

@@ -201,7 +201,7 @@ def test_a_node_that_reads_differently_at_the_nearest_opset_is_refused():
     cast = model_of([helper.make_node("Cast", ["x"], ["y"], name="c", to=TensorProto.FLOAT16, round_mode="nearest")],
                     {"x": (F, [2])}, {"y": (TensorProto.FLOAT16, [2])}, opset=25)
     with pytest.raises(OnnxImportError, match=r"opset 25; tecc implements opsets 9 to 21 \(and RMSNormalization-23, "
-                                              r"Swish-24\).*Cast node 'c' \(Cast-25 read as Cast-21: attribute "
+                                              r"RotaryEmbedding-23, Swish-24\).*Cast node 'c' \(Cast-25 read as Cast-21: attribute "
                                               r"'round_mode' does not exist in version 21\).*convert_version\(model, 21\)"):
         from_onnx(cast)
     bn = model_of([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], spatial=1)],
@@ -316,3 +316,20 @@ def test_outputs_declared_without_a_shape_are_accepted():
                               [helper.make_tensor_value_info("y", F, None)])
     with pytest.raises(OnnxImportError, match="not a valid ONNX model"):
         from_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+
+
+def test_rotary_embedding_bad_input_names_the_node():
+    def rotary(x_shape, **attrs):
+        node = helper.make_node("RotaryEmbedding", ["x", "cos", "sin"], ["y"], name="rope", **attrs)
+        return model_of([node], {"x": (F, x_shape), "cos": (F, [1, 4, 4]), "sin": (F, [1, 4, 4])},
+                        {"y": (F, x_shape)}, opset=23)
+
+    with pytest.raises(OnnxImportError, match=r"RotaryEmbedding node 'rope'.*3-D input \[1, 4, 16\] needs num_heads "
+                                              r"dividing its last dimension \(got 0\)"):
+        from_onnx(rotary([1, 4, 16]))
+    with pytest.raises(OnnxImportError, match=r"RotaryEmbedding node 'rope'.*rotary_embedding_dim 6 must be even and "
+                                              r"at most the head size 4"):
+        from_onnx(rotary([1, 2, 4, 4], rotary_embedding_dim=6))
+    with pytest.raises(OnnxImportError, match=r"cos_cache gives shape \[1, 4, 4\] per position; \[batch, seq, "
+                                              r"rotary_embedding_dim / 2\] = \[1, 4, 2\] is needed"):
+        from_onnx(rotary([1, 2, 4, 4]))

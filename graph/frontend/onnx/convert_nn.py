@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .common import _normalize_axis, _np_dtype, _prod
+from .common import _axis_slice, _normalize_axis, _np_dtype, _prod
 
 
 # --- neural-network operators ----------------------------------------------------------
@@ -273,6 +273,58 @@ def _rms_norm(ctx, node, inputs):
                                                                     stash)))
     normalized = ctx.cast(ctx.call("multiply", xf, inv), ctx.dtype_of(x))
     return ctx.call("multiply", normalized, scale)
+
+
+def _rotary_embedding(ctx, node, inputs):
+    """RotaryEmbedding-23: rotary position embeddings of ``x`` -- [batch, heads,
+    seq, head] or [batch, seq, heads * head] with ``num_heads`` -- from the cos and
+    sin caches ([batch, seq, dim / 2], or [max positions, dim / 2] read at
+    ``position_ids``): the first ``rotary_embedding_dim`` channels of each head
+    (all when 0), taken as two halves or (``interleaved``) as even/odd pairs
+    ``(x1, x2)``, become ``(cos x1 - sin x2, sin x1 + cos x2)``; the rest pass."""
+    x, cos, sin = inputs[0], inputs[1], inputs[2]
+    positions = ctx.optional_input(inputs, 3)
+    xs = ctx.shape(x)
+    if len(xs) == 4:
+        batch, heads, seq, head = xs
+        x4 = ctx.call("transpose", x, axes=(0, 2, 1, 3))  # [batch, seq, heads, head]
+    elif len(xs) == 3:
+        heads = int(node.attr("num_heads", 0))
+        if heads <= 0 or xs[2] % heads:
+            node.fail(f"a 3-D input {list(xs)} needs num_heads dividing its last dimension (got {heads})")
+        batch, seq, head = xs[0], xs[1], xs[2] // heads
+        x4 = ctx.reshape(x, (batch, seq, heads, head))
+    else:
+        node.fail(f"the input must be 3-D or 4-D, got shape {list(xs)}")
+    dim = int(node.attr("rotary_embedding_dim", 0)) or head
+    if dim % 2 or dim > head:
+        node.fail(f"rotary_embedding_dim {dim} must be even and at most the head size {head}")
+    half = dim // 2
+    if positions is not None:
+        cos = ctx.call("take", cos, positions, axis=0, mode="clip")
+        sin = ctx.call("take", sin, positions, axis=0, mode="clip")
+    for name, cache in (("cos_cache", cos), ("sin_cache", sin)):
+        if tuple(ctx.shape(cache)) != (batch, seq, half):
+            node.fail(f"{name} gives shape {list(ctx.shape(cache))} per position; [batch, seq, rotary_embedding_dim / "
+                      f"2] = {[batch, seq, half]} is needed")
+    cos, sin = (ctx.reshape(c, (batch, seq, 1, half)) for c in (cos, sin))
+    rotated = _axis_slice(ctx, x4, 3, 0, dim) if dim < head else x4
+    if int(node.attr("interleaved", 0)):
+        pairs = ctx.reshape(rotated, (batch, seq, heads, half, 2))
+        x1, x2 = (ctx.reshape(_axis_slice(ctx, pairs, 4, i, i + 1), (batch, seq, heads, half)) for i in (0, 1))
+    else:
+        x1, x2 = _axis_slice(ctx, rotated, 3, 0, half), _axis_slice(ctx, rotated, 3, half, dim)
+    real = ctx.call("subtract", ctx.call("multiply", cos, x1), ctx.call("multiply", sin, x2))
+    imag = ctx.call("add", ctx.call("multiply", sin, x1), ctx.call("multiply", cos, x2))
+    if int(node.attr("interleaved", 0)):
+        five = (batch, seq, heads, half, 1)
+        out = ctx.reshape(ctx.call("concatenate", ctx.tuple([ctx.reshape(real, five), ctx.reshape(imag, five)]),
+                                   axis=4), (batch, seq, heads, dim))
+    else:
+        out = ctx.call("concatenate", ctx.tuple([real, imag]), axis=3)
+    if dim < head:
+        out = ctx.call("concatenate", ctx.tuple([out, _axis_slice(ctx, x4, 3, dim, head)]), axis=3)
+    return ctx.call("transpose", out, axes=(0, 2, 1, 3)) if len(xs) == 4 else ctx.reshape(out, xs)
 
 
 def _swish(ctx, node, inputs):

@@ -17,7 +17,7 @@ from .convert_misc import (
 )
 from .convert_nn import (
     _batch_norm, _celu, _clip, _conv, _conv_transpose, _einsum, _elu, _gelu, _gemm, _global_pool, _hard_sigmoid,
-    _hard_swish, _instance_norm, _layer_norm, _leaky_relu, _lrn, _matmul, _mish, _pool, _prelu, _rms_norm, _selu,
+    _hard_swish, _instance_norm, _layer_norm, _leaky_relu, _lrn, _matmul, _mish, _pool, _prelu, _rms_norm, _rotary_embedding, _selu,
     _softmax, _softplus, _softsign, _swish, _thresholded_relu,
 )
 from .convert_quant import (
@@ -55,7 +55,7 @@ _CONVERTERS = {
     # neural network
     "Conv": _conv, "ConvTranspose": _conv_transpose, "BatchNormalization": _batch_norm,
     "InstanceNormalization": _instance_norm, "LayerNormalization": _layer_norm, "LRN": _lrn,
-    "RMSNormalization": _rms_norm,
+    "RMSNormalization": _rms_norm, "RotaryEmbedding": _rotary_embedding,
     "MaxPool": _pool("max"), "AveragePool": _pool("avg"), "GlobalAveragePool": _global_pool("avg"),
     "GlobalMaxPool": _global_pool("max"), "MatMul": _matmul, "Gemm": _gemm, "Einsum": _einsum, "Dropout": _dropout,
     # shapes and layout
