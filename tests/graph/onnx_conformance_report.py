@@ -138,10 +138,11 @@ def load_cases() -> tuple:
 
 @functools.lru_cache(maxsize=1)
 def converter_ops() -> frozenset:
-    """The op types the importer converts (its converter table)."""
-    from tecc.graph.frontend import supported_ops  # noqa: PLC0415
+    """The op types the importer converts (its converter table) or imports through
+    their ONNX function body."""
+    from tecc.graph.frontend import function_ops, supported_ops  # noqa: PLC0415
 
-    return frozenset(supported_ops())
+    return frozenset(supported_ops()) | frozenset(function_ops())
 
 
 def missing_ops(case: Case) -> list:
@@ -312,13 +313,17 @@ def render(results_c, results_emu, cases, seconds: float) -> str:
     add("")
     add("| operator | C backend | CUDA emulator (sample) |")
     add("| --- | --- | --- |")
+    from tecc.graph.frontend import function_ops  # noqa: PLC0415
+
+    through_function = set(function_ops())
     for op in supported_ops:
-        label = op if op in converter_ops() else f"{op} \\*"
+        label = (f"{op} \u2020" if op in through_function else op) if op in converter_ops() else f"{op} \\*"
         add(f"| {label} | {_cell(c_counts[op])} | {_cell(emu_counts.get(op))} |")
     add(f"| **total** | {_cell(totals)} | {_cell(emu_totals)} |")
     add("")
     add("\\* The importer has no converter for this operator: only its `expanded` cases (ONNX's function body "
-        "written with operators tecc converts) run; its own cases count as unsupported.")
+        "written with operators tecc converts) run; its own cases count as unsupported.  \u2020 The importer "
+        "imports this operator through its ONNX function body (`tecc.graph.frontend.function_ops()`).")
     add("")
 
     # details below the README section

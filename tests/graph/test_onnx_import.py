@@ -333,3 +333,30 @@ def test_rotary_embedding_bad_input_names_the_node():
     with pytest.raises(OnnxImportError, match=r"cos_cache gives shape \[1, 4, 4\] per position; \[batch, seq, "
                                               r"rotary_embedding_dim / 2\] = \[1, 4, 2\] is needed"):
         from_onnx(rotary([1, 2, 4, 4]))
+
+
+def test_attention_imports_through_its_onnx_function_body():
+    from tecc.graph.frontend import function_ops  # noqa: PLC0415
+
+    assert "Attention" in function_ops() and "Attention" not in supported_ops()
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal((2, 3, 4, 8)).astype("float32") for _ in range(3))
+    node = helper.make_node("Attention", ["q", "k", "v"], ["y"], name="attn", is_causal=1)
+    shape = (F, [2, 3, 4, 8])
+    model = model_of([node], {"q": shape, "k": shape, "v": shape}, {"y": shape}, opset=23)
+    got = run_graph(*from_onnx(model), {"q": q, "k": k, "v": v})
+    scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(8.0)
+    scores = np.where(np.tril(np.ones((4, 4), bool)), scores, -np.inf)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, weights / weights.sum(-1, keepdims=True) @ v, rtol=1e-5, atol=1e-6)
+
+
+def test_a_function_whose_body_does_not_convert_is_reported_by_its_own_node():
+    # LinearAttention's body scans over the sequence (Scan, which tecc does not convert)
+    x = (F, [2, 3, 16])
+    node = helper.make_node("LinearAttention", ["q", "k", "v"], ["y", "state"], name="lin", q_num_heads=2,
+                            kv_num_heads=2)
+    model = model_of([node], {"q": x, "k": x, "v": x}, {"y": x, "state": (F, [2, 2, 8, 8])}, opset=27)
+    with pytest.raises(OnnxImportError, match=r"operators tecc does not support \(LinearAttention\): LinearAttention "
+                                              r"in node 'lin'.*function_ops\(\)"):
+        from_onnx(model)

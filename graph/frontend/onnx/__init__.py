@@ -17,6 +17,9 @@ How a model is read
   while importing: ``Shape`` is read from the inferred static types, and an
   operator all of whose operands are constants is computed with numpy
   (:data:`.importer._FOLDERS`).  Nothing computed from the model's inputs is evaluated.
+* An operator without a converter that ONNX defines as a function of other
+  operators (Attention, SwiGLU...) is replaced by that function's nodes first
+  (:mod:`.expand`; :func:`function_ops` lists them).
 * Every unsupported operator of a model is reported in one error, with node
   names and op types, before anything is converted.
 
@@ -29,9 +32,11 @@ Where things are
 * :mod:`.converters`: the table of every supported op type;
 * ``convert_*``: the converters, one module per family (element-wise, nn, shape,
   data movement, resize, recurrent, the rest in ``misc``);
+* :mod:`.opsets`: which opset a model is read with; :mod:`.expand`: operators
+  imported through their ONNX function body;
 * :mod:`.common`: the error, the opsets, :class:`~.common.OnnxNode`.
 """
 from .common import MAX_OPSET, MIN_OPSET, OnnxImportError
-from .importer import from_onnx, supported_ops
+from .importer import from_onnx, function_ops, supported_ops
 
-__all__ = ["MAX_OPSET", "MIN_OPSET", "OnnxImportError", "from_onnx", "supported_ops"]
+__all__ = ["MAX_OPSET", "MIN_OPSET", "OnnxImportError", "from_onnx", "function_ops", "supported_ops"]

@@ -12,6 +12,8 @@ from ...op import call as graph_call
 from ...transform.infer_type import infer_type
 from .common import OnnxImportError, OnnxNode, _FOLD_LIMIT, _np_dtype, _onnx
 from .converters import _CONVERTERS
+from .expand import expand_functions
+from .expand import function_ops as _function_ops
 from .opsets import read_opset
 
 
@@ -296,7 +298,8 @@ class _Importer:
             kinds = sorted({m.split(" ")[0] for m in missing})
             raise OnnxImportError(f"from_onnx: {len(missing)} node(s) use operators tecc does not support "
                                   f"({', '.join(kinds)}): " + "; ".join(missing)
-                                  + ". Supported: tecc.graph.frontend.supported_ops()")
+                                  + ". Supported: tecc.graph.frontend.supported_ops(), and the operators ONNX defines as functions "
+                                  "of those (tecc.graph.frontend.function_ops())")
 
     def _input_vars(self) -> list:
         init_names = {t.name for t in self.graph.initializer}
@@ -472,10 +475,20 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
         not support (all of them listed, with node names), an input dimension left
         symbolic, an attribute or operand tecc cannot honour (naming the node).
     """
-    model = _load(model)
+    model = expand_functions(_load(model), _CONVERTERS)
     return _Importer(model, shape, dtype, opset, freeze_params).run()
 
 
 def supported_ops() -> list:
-    """The ONNX operator types :func:`from_onnx` converts, sorted."""
+    """The ONNX operator types :func:`from_onnx` converts, sorted.  Operators ONNX
+    defines as functions of these are imported through that definition too
+    (:func:`function_ops`)."""
     return sorted(_CONVERTERS)
+
+
+def function_ops() -> list:
+    """The ONNX operator types :func:`from_onnx` imports through their ONNX
+    function body (:mod:`.expand`), having no converter of their own: Attention,
+    SwiGLU... (a node whose body uses an operator tecc does not support is
+    reported by name)."""
+    return _function_ops(_CONVERTERS)

@@ -92,10 +92,12 @@ def read_opset(model, opset=None, who="from_onnx", error=OnnxImportError) -> int
             node.op_type in NEWER_OPS and node.domain in ("", "ai.onnx") for node in model.graph.node):
         return opset
     read_as = min(max(opset, MIN_OPSET), MAX_OPSET)
+    from .converters import _CONVERTERS  # noqa: PLC0415 -- the table imports the converters, which import common
+
     changed = []
     for i, node in enumerate(model.graph.node):
-        if node.domain not in ("", "ai.onnx"):
-            continue
+        if node.domain not in ("", "ai.onnx") or node.op_type not in _CONVERTERS:
+            continue  # expanded into its ONNX function first (.expand), or listed among the unsupported operators
         try:
             theirs = defs.get_schema(node.op_type, opset)
         except defs.SchemaError:

@@ -1,0 +1,180 @@
+"""Operators ONNX defines as functions of other operators, imported through that
+definition where tecc has no converter of their own.
+
+Many newer operators (Attention, SwiGLU, LinearAttention, CausalConvWithState...)
+come with a *function body* in their ONNX schema: the same computation written
+with older operators, fixed or built for the node at hand (a context-dependent
+function: Attention's depends on its inputs' ranks and attributes).  Before a
+model is converted, :func:`expand_functions` replaces each node of the default
+domain whose operator has no converter (:data:`.converters._CONVERTERS`) and has
+such a body at the model's opset by the body's nodes (ONNX's own inliner, the
+node's unset attributes taking the schema's defaults), again for operators in
+the bodies, a few levels deep.  A node that cannot be expanded is left as it is:
+the importer then lists it among the unsupported operators.
+"""
+from __future__ import annotations
+
+from .common import _onnx
+
+#: the private domain an expanded node's function lives in until it is inlined
+EXPANDED_DOMAIN = "tecc.expanded"
+#: operators inside function bodies that are functions themselves, this deep at most
+MAX_DEPTH = 4
+
+
+def _inliner():
+    import onnx.inliner  # noqa: PLC0415 -- a submodule onnx does not import itself
+
+    return onnx.inliner
+
+
+def _default_opset(model):
+    versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    return int(max(versions)) if versions else None
+
+
+def _schema(op_type: str, opset: int):
+    defs = _onnx().defs
+    try:
+        return defs.get_schema(op_type, opset)
+    except defs.SchemaError:
+        return None
+
+
+def _has_body(schema) -> bool:
+    return bool(list(schema.function_opset_versions) or list(schema.context_dependent_function_opset_versions))
+
+
+def _value_types(model) -> dict:
+    """Value name -> ``TypeProto`` of every value ONNX's shape inference types."""
+    onnx = _onnx()
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 -- untyped values just cannot take a context-dependent body
+        inferred = model
+    graph = inferred.graph
+    types = {v.name: v.type for v in list(graph.input) + list(graph.value_info) + list(graph.output)}
+    for init in graph.initializer:
+        types.setdefault(init.name, onnx.helper.make_tensor_type_proto(init.data_type, list(init.dims)))
+    return types
+
+
+def _body(schema, node, opset: int, types: dict):
+    """The ``FunctionProto`` defining ``node`` at ``opset`` (the body of the newest
+    version at most ``opset``), or None."""
+    onnx = _onnx()
+    fixed = [v for v in schema.function_opset_versions if v <= opset]
+    context = [v for v in schema.context_dependent_function_opset_versions if v <= opset]
+    fn = onnx.FunctionProto()
+    if context and (not fixed or max(context) >= max(fixed)):
+        if any(name and name not in types for name in node.input):
+            return None  # an input of unknown type: its body cannot be built
+        input_types = [types[name].SerializeToString() if name else onnx.TypeProto().SerializeToString()
+                       for name in node.input]
+        try:
+            fn.ParseFromString(schema.get_context_dependent_function_with_opset_version(
+                max(context), node.SerializeToString(), input_types))
+        except Exception:  # noqa: BLE001 -- ONNX refuses to build it for this node: leave the node unsupported
+            return None
+    elif fixed:
+        fn.ParseFromString(schema.get_function_with_opset_version(max(fixed)))
+    else:
+        return None
+    return fn if len(fn.node) else None
+
+
+def _convertible(fn, converted, opset: int, depth: int = 0) -> bool:
+    """Whether every node of the body ``fn`` converts, directly or through a body
+    of its own (a fixed one checked the same way; a context-dependent one, which
+    needs the types of the values, taken on trust).  A node whose body does not
+    is left unexpanded, so that the error names it rather than a node inside."""
+    for node in fn.node:
+        if node.domain not in ("", "ai.onnx"):
+            return False
+        if node.op_type in converted:
+            continue
+        schema = _schema(node.op_type, opset)
+        if schema is None or not _has_body(schema) or depth + 1 >= MAX_DEPTH:
+            return False
+        fixed = [v for v in schema.function_opset_versions if v <= opset]
+        if fixed and not [v for v in schema.context_dependent_function_opset_versions if v > max(fixed)]:
+            inner = _onnx().FunctionProto()
+            inner.ParseFromString(schema.get_function_with_opset_version(max(fixed)))
+            if not _convertible(inner, converted, opset, depth + 1):
+                return False
+    return True
+
+
+def expand_functions(model, converted) -> object:
+    """``model`` with every default-domain node whose op type is not in
+    ``converted`` and whose ONNX schema defines it as a function replaced by that
+    function's nodes (see the module's description); ``model`` itself when there
+    is none."""
+    onnx = _onnx()
+    opset = _default_opset(model)
+    if opset is None:
+        return model
+    expanded = model
+    for depth in range(MAX_DEPTH):
+        todo = [(i, schema) for i, node in enumerate(expanded.graph.node)
+                if node.domain in ("", "ai.onnx") and node.op_type not in converted
+                and (schema := _schema(node.op_type, opset)) is not None and _has_body(schema)]
+        if not todo:
+            break
+        if expanded is model:
+            expanded = onnx.ModelProto()
+            expanded.CopyFrom(model)
+        types = _value_types(expanded)
+        inlined = 0
+        for i, schema in todo:
+            node = expanded.graph.node[i]
+            fn = _body(schema, node, opset, types)
+            if fn is None or not _convertible(fn, converted, opset, depth):
+                continue
+            set_attrs = {a.name for a in node.attribute}
+            for name, attr in schema.attributes.items():
+                if name not in set_attrs and not attr.required and attr.default_value.name:
+                    node.attribute.append(attr.default_value)  # the body reads it as an attribute reference
+            fn.domain = EXPANDED_DOMAIN
+            fn.name = f"{node.op_type}_{depth}_{i}"
+            node.domain, node.op_type = EXPANDED_DOMAIN, fn.name
+            for imp in fn.opset_import:  # the body's other domains (its default opset is the model's)
+                if imp.domain not in ("", "ai.onnx") and all(o.domain != imp.domain for o in expanded.opset_import):
+                    expanded.opset_import.append(imp)
+            expanded.functions.append(fn)
+            inlined += 1
+        if not inlined:
+            break
+        if all(o.domain != EXPANDED_DOMAIN for o in expanded.opset_import):
+            expanded.opset_import.append(onnx.helper.make_opsetid(EXPANDED_DOMAIN, 1))
+        expanded = _inliner().inline_local_functions(expanded)
+        kept = [o for o in expanded.opset_import if o.domain != EXPANDED_DOMAIN]
+        del expanded.opset_import[:]
+        expanded.opset_import.extend(kept)
+        del expanded.functions[:]
+    return expanded
+
+
+def function_ops(converted) -> list:
+    """The default-domain op types, sorted, with no converter in ``converted`` that
+    ONNX defines as a function (at the newest opset the onnx package knows) and
+    that :func:`expand_functions` may import: a fixed body whose nodes convert, or
+    a body built for each node (whose nodes are known only then: such a node that
+    cannot be imported is reported by name)."""
+    onnx = _onnx()
+    latest = {}
+    for schema in onnx.defs.get_all_schemas_with_history():
+        if schema.domain in ("", "ai.onnx") and schema.name not in converted:
+            if schema.name not in latest or schema.since_version > latest[schema.name].since_version:
+                latest[schema.name] = schema
+    opset = onnx.defs.onnx_opset_version()
+    out = []
+    for name, schema in latest.items():
+        if list(schema.context_dependent_function_opset_versions):
+            out.append(name)
+        elif list(schema.function_opset_versions):
+            fn = onnx.FunctionProto()
+            fn.ParseFromString(schema.get_function_with_opset_version(max(schema.function_opset_versions)))
+            if _convertible(fn, converted, opset):
+                out.append(name)
+    return sorted(out)
