@@ -15,6 +15,7 @@ the importer then lists it among the unsupported operators.
 from __future__ import annotations
 
 from .common import _onnx
+from .opsets import imported_opset
 
 #: the private domain an expanded node's function lives in until it is inlined
 EXPANDED_DOMAIN = "tecc.expanded"
@@ -26,11 +27,6 @@ def _inliner():
     import onnx.inliner  # noqa: PLC0415 -- a submodule onnx does not import itself
 
     return onnx.inliner
-
-
-def _default_opset(model):
-    versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
-    return int(max(versions)) if versions else None
 
 
 def _schema(op_type: str, opset: int):
@@ -111,7 +107,7 @@ def expand_functions(model, converted) -> object:
     function's nodes (see the module's description); ``model`` itself when there
     is none."""
     onnx = _onnx()
-    opset = _default_opset(model)
+    opset = imported_opset(model)
     if opset is None:
         return model
     expanded = model
@@ -178,3 +174,18 @@ def function_ops(converted) -> list:
             if _convertible(fn, converted, opset):
                 out.append(name)
     return sorted(out)
+
+
+def body_blockers(model, node, converted) -> list:
+    """The op types, sorted, that keep ``node`` of ``model`` from being imported
+    through its ONNX function body (those of the body tecc neither converts nor
+    expands); empty when its operator has no body to read at the model's opset."""
+    opset = imported_opset(model)
+    schema = _schema(node.op_type, opset) if opset is not None else None
+    if schema is None or not _has_body(schema):
+        return []
+    fn = _body(schema, node, opset, _value_types(model))
+    if fn is None:
+        return []
+    return sorted({n.op_type for n in fn.node if n.domain not in ("", "ai.onnx") or n.op_type not in converted
+                   and not (_schema(n.op_type, opset) is not None and _has_body(_schema(n.op_type, opset)))})

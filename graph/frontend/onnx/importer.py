@@ -12,7 +12,7 @@ from ...op import call as graph_call
 from ...transform.infer_type import infer_type
 from .common import OnnxImportError, OnnxNode, _FOLD_LIMIT, _np_dtype, _onnx
 from .converters import _CONVERTERS
-from .expand import expand_functions
+from .expand import body_blockers, expand_functions
 from .expand import function_ops as _function_ops
 from .opsets import read_opset
 
@@ -293,7 +293,10 @@ class _Importer:
         for i, proto in enumerate(self.graph.node):
             if proto.domain not in ("", "ai.onnx") or proto.op_type not in _CONVERTERS:
                 domain = f" (domain {proto.domain!r})" if proto.domain not in ("", "ai.onnx") else ""
-                missing.append(f"{proto.op_type}{domain} in node {proto.name or f'{proto.op_type}_{i}'!r}")
+                blockers = body_blockers(self.model, proto, _CONVERTERS) if not domain else []
+                why = (f" (its ONNX function body uses {', '.join(blockers)}, which tecc does not convert)"
+                       if blockers else "")
+                missing.append(f"{proto.op_type}{domain} in node {proto.name or f'{proto.op_type}_{i}'!r}{why}")
         if missing:
             kinds = sorted({m.split(" ")[0] for m in missing})
             raise OnnxImportError(f"from_onnx: {len(missing)} node(s) use operators tecc does not support "

@@ -24,13 +24,20 @@ from __future__ import annotations
 from .common import MAX_OPSET, MIN_OPSET, NEWER_OPS, OnnxImportError, _onnx
 
 
-def default_opset(model, who="from_onnx", error=OnnxImportError) -> int:
-    """The default-domain opset ``model`` imports (the highest, if it lists several)."""
+def imported_opset(model):
+    """The default-domain opset ``model`` imports (the highest, if it lists
+    several), or None."""
     versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
-    if not versions:
+    return int(max(versions)) if versions else None
+
+
+def default_opset(model, who="from_onnx", error=OnnxImportError) -> int:
+    """:func:`imported_opset`, which the model must have."""
+    opset = imported_opset(model)
+    if opset is None:
         raise error(f"{who}: the model imports no version of the default ONNX opset; add one "
                     f"(onnx.helper.make_opsetid('', {MAX_OPSET})) to model.opset_import, or pass opset=<version>")
-    return int(max(versions))
+    return opset
 
 
 def node_reads_the_same(node, theirs, ours) -> str:
