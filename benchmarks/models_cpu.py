@@ -1,6 +1,6 @@
 """Whole models on the CPU: tecc's graph executor against onnxruntime, end to end.
 
-    python benchmarks/models_cpu.py [--batch 1,8] [--models resnet50,squeezenet,encoder]
+    python benchmarks/models_cpu.py [--batch 1,8] [--models resnet50,squeezenet,encoder,decoder]
                                     [--rounds 10] [--min-ms 200] [--records tuning.json]
                                     [--target "llvm -mcpu=native"] [--threads N] [--out FILE]
 
@@ -8,7 +8,10 @@ The models: the light ResNet-50 and SqueezeNet that ship inside the onnx package
 with random weights (the shipped ones are constant fills that make every output
 equal; the randomization of :mod:`tecc.graph.testing`, as the tests use it), and
 that module's transformer encoder layer (d_model 64, 4 heads,
-feed-forward 128, written with ``onnx.helper``) on sequences of 128 tokens.  Each is
+feed-forward 128, written with ``onnx.helper``) on sequences of 128 tokens, and its
+Llama-style decoder layer at opset 24 (RMSNormalization, RotaryEmbedding, causal
+Attention, a Swish-gated MLP; d_model 256, 8 heads, feed-forward 1024) on 128
+tokens.  Each is
 run at every batch size of ``--batch`` (the light models' batch dimension and their
 flattening Reshape are rewritten for it).
 
@@ -68,6 +71,8 @@ from tecc.runtime.graph_executor import calls_kernel  # noqa: E402
 TARGET_RATIO = 1.0
 RTOL, ATOL = 1e-3, 1e-4
 ENCODER_SEQ = 128
+#: the decoder layer's width and sequence (a small Llama-style block at opset 24)
+DECODER_DIM, DECODER_SEQ = 256, 128
 
 
 # ---------------------------------------------------------------------------------------
@@ -105,6 +110,12 @@ def make_model(name: str, batch: int):
     from tecc.graph import testing as zoo  # noqa: PLC0415
 
     rng = np.random.default_rng(1)
+    if name == "decoder":
+        model = zoo.decoder_layer_model(d_model=DECODER_DIM, nhead=8, dim_ff=4 * DECODER_DIM, seq=DECODER_SEQ,
+                                        batch=batch, max_positions=DECODER_SEQ)
+        feeds = {"x": rng.standard_normal((batch, DECODER_SEQ, DECODER_DIM), dtype=np.float32),
+                 "position_ids": np.tile(np.arange(DECODER_SEQ, dtype=np.int64), (batch, 1))}
+        return model, feeds
     if name == "encoder":
         model = zoo.encoder_layer_model(d_model=64, nhead=4, dim_ff=128, seq=ENCODER_SEQ, batch=batch)
         feeds = {"x": rng.standard_normal((batch, ENCODER_SEQ, 64), dtype=np.float32)}
@@ -191,8 +202,8 @@ def prepare(name, batch, target, records, threads):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--batch", default="1,8", help="comma-separated batch sizes")
-    ap.add_argument("--models", default="resnet50,squeezenet,encoder",
-                    help="comma-separated, of resnet50, squeezenet, encoder")
+    ap.add_argument("--models", default="resnet50,squeezenet,encoder,decoder",
+                    help="comma-separated, of resnet50, squeezenet, encoder, decoder")
     ap.add_argument("--rounds", type=int, default=10, help="interleaved timing rounds")
     ap.add_argument("--min-ms", type=float, default=200.0, help="shortest timing sample")
     ap.add_argument("--settle-ms", type=float, default=200.0, help="pause before each sample (the other runtime's "
@@ -213,9 +224,9 @@ def main(argv=None):
         print("models_cpu.py: onnxruntime is not installed; pip install onnxruntime", file=sys.stderr)
         return 2
     models = [m.strip() for m in args.models.split(",") if m.strip()]
-    unknown = [m for m in models if m not in ("resnet50", "squeezenet", "encoder")]
+    unknown = [m for m in models if m not in ("resnet50", "squeezenet", "encoder", "decoder")]
     if unknown:
-        print(f"models_cpu.py: unknown model(s) {unknown}; choose from resnet50, squeezenet, encoder",
+        print(f"models_cpu.py: unknown model(s) {unknown}; choose from resnet50, squeezenet, encoder, decoder",
               file=sys.stderr)
         return 2
     if args.records and not os.path.exists(args.records):

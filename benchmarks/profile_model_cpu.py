@@ -446,7 +446,8 @@ def _gf(row, who) -> str:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", default="resnet50,squeezenet", help="comma-separated, of resnet50, squeezenet")
+    ap.add_argument("--models", default="resnet50,squeezenet",
+                    help="comma-separated, of resnet50, squeezenet, encoder, decoder")
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds")
     ap.add_argument("--min-ms", type=float, default=200.0, help="shortest whole-model timing sample")
@@ -462,9 +463,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     models = [m.strip() for m in args.models.split(",") if m.strip()]
-    unknown = [m for m in models if m not in ("resnet50", "squeezenet")]
+    unknown = [m for m in models if m not in ("resnet50", "squeezenet", "encoder", "decoder")]
     if unknown:
-        print(f"profile_model_cpu.py: unknown model(s) {unknown}; choose from resnet50, squeezenet", file=sys.stderr)
+        print(f"profile_model_cpu.py: unknown model(s) {unknown}; choose from resnet50, squeezenet, encoder, decoder",
+              file=sys.stderr)
         return 2
     if args.baseline and not all(os.path.exists(os.path.join(args.baseline, f"{m}_b{args.batch}.tar"))
                                  for m in models):

@@ -560,6 +560,23 @@ class CodeGenC(IRVisitor):
             "}"])
         return self.use_helper(name, text)
 
+    def vector_sigmoid_helper(self, dtype: str) -> str:
+        """``sigmoid`` of a float32 vector, ``1 / (1 + exp(-x))`` with
+        :meth:`vector_exp_helper` (a lane-by-lane ``expf`` made a gated MLP's
+        Swish the slowest kernel of a decoder layer): 0 below -88 (exp(-x)
+        overflows to +inf), 1 above 17, NaN for NaN."""
+        ft = self.type_name(dtype)
+        name = f"tecc_vsigmoid_{dtype}"
+        if name in self._helpers:
+            return name
+        exp = self.vector_exp_helper(dtype)
+        text = "\n".join([
+            f"static inline {ft} {name}({ft} x) {{",
+            f"    const {ft} one = {{0}};",
+            f"    return (one + 1.0f) / ((one + 1.0f) + {exp}(-x));",
+            "}"])
+        return self.use_helper(name, text)
+
     @staticmethod
     def _exp_polynomial_lines(ft: str) -> list:
         """C lines computing ``p = exp(r)`` for |r| <= ln 2 / 2 (1 + r + r^2 P(r))."""
@@ -1312,8 +1329,9 @@ class CodeGenC(IRVisitor):
     GCC_VECTORS = True
 
     def call_math(self, op, args, dtype):
-        if op == "exp" and self.GCC_VECTORS and _dt.lanes(dtype) > 1 and _dt.element(dtype) == "float32":
-            return f"{self.vector_exp_helper(dtype)}({self.expr(args[0])})", P_PRIMARY
+        if op in ("exp", "sigmoid") and self.GCC_VECTORS and _dt.lanes(dtype) > 1 and _dt.element(dtype) == "float32":
+            helper = self.vector_exp_helper(dtype) if op == "exp" else self.vector_sigmoid_helper(dtype)
+            return f"{helper}({self.expr(args[0])})", P_PRIMARY
         if any(_dt.lanes(a.dtype) > 1 for a in args) or _dt.lanes(dtype) > 1:
             arg_dtypes = tuple(a.dtype for a in args)
             edtype = _dt.element(args[0].dtype)

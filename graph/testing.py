@@ -234,5 +234,62 @@ def encoder_layer_model(d_model=64, nhead=4, dim_ff=128, seq="seq", batch="batch
     return _model(nodes, {"x": [batch, seq, d_model]}, {"y": [batch, seq, d_model]}, inits, opset=17)
 
 
-__all__ = ["GAINS", "LIGHT_DIR", "data_inputs", "encoder_layer_model", "light_model", "mlp_model",
+def decoder_layer_model(d_model=64, nhead=4, dim_ff=128, seq=16, batch=2, max_positions=64, seed=0):
+    """A pre-norm decoder layer as recent exporters write a Llama-style block, at
+    ONNX opset 23: RMSNormalization, query/key/value projections, RotaryEmbedding
+    of the queries and keys (cos/sin caches of ``max_positions`` positions read at
+    the ``position_ids`` input), causal Attention, the output projection and a
+    residual add, then RMSNormalization and a gated MLP (``Swish(h Wg) * (h Wu)``,
+    then ``Wd``) and a residual add; inputs ``x`` (batch, seq, d_model) and
+    ``position_ids`` (batch, seq, int64)."""
+    rng = np.random.default_rng(seed)
+    dh = d_model // nhead
+
+    def w(n_in, n_out):
+        return rng.standard_normal((n_in, n_out), dtype=np.float32) * np.float32(1.0 / np.sqrt(n_in))
+
+    angles = np.arange(max_positions)[:, None] / (10000.0 ** (np.arange(0, dh, 2) / dh))[None, :]
+    inits = {
+        "wq": w(d_model, d_model), "wk": w(d_model, d_model), "wv": w(d_model, d_model), "wo": w(d_model, d_model),
+        "wg": w(d_model, dim_ff), "wu": w(d_model, dim_ff), "wd": w(dim_ff, d_model),
+        "g1": 1.0 + 0.1 * rng.standard_normal(d_model, dtype=np.float32),
+        "g2": 1.0 + 0.1 * rng.standard_normal(d_model, dtype=np.float32),
+        "cos_cache": np.cos(angles).astype(np.float32), "sin_cache": np.sin(angles).astype(np.float32),
+        "heads_shape": np.array([0, 0, nhead, dh], "int64"), "model_shape": np.array([0, 0, d_model], "int64"),
+    }
+    n = helper.make_node
+    nodes = [n("RMSNormalization", ["x", "g1"], ["h"], axis=-1, epsilon=1e-6, name="attn_norm")]
+    for p in "qkv":
+        nodes += [n("MatMul", ["h", f"w{p}"], [f"{p}_mm"], name=f"{p}_proj"),
+                  n("Reshape", [f"{p}_mm", "heads_shape"], [f"{p}_h"], name=f"{p}_split_heads"),
+                  n("Transpose", [f"{p}_h"], [f"{p}_t"], perm=[0, 2, 1, 3], name=f"{p}_heads_first")]
+    nodes += [n("RotaryEmbedding", [f"{p}_t", "cos_cache", "sin_cache", "position_ids"], [f"{p}_rot"],
+                name=f"{p}_rotary") for p in "qk"]
+    nodes += [
+        n("Attention", ["q_rot", "k_rot", "v_t"], ["ctx"], is_causal=1, name="attention"),
+        n("Transpose", ["ctx"], ["ctx_t"], perm=[0, 2, 1, 3], name="merge_heads_transpose"),
+        n("Reshape", ["ctx_t", "model_shape"], ["ctx_m"], name="merge_heads"),
+        n("MatMul", ["ctx_m", "wo"], ["o"], name="out_proj"),
+        n("Add", ["x", "o"], ["res1"], name="residual1"),
+        n("RMSNormalization", ["res1", "g2"], ["h2"], axis=-1, epsilon=1e-6, name="mlp_norm"),
+        n("MatMul", ["h2", "wg"], ["gate"], name="gate_proj"),
+        n("Swish", ["gate"], ["gate_act"], name="gate_act"),
+        n("MatMul", ["h2", "wu"], ["up"], name="up_proj"),
+        n("Mul", ["gate_act", "up"], ["gated"], name="gated"),
+        n("MatMul", ["gated", "wd"], ["down"], name="down_proj"),
+        n("Add", ["res1", "down"], ["y"], name="residual2"),
+    ]
+    graph = helper.make_graph(
+        nodes, "decoder_layer",
+        [helper.make_tensor_value_info("x", F, [batch, seq, d_model]),
+         helper.make_tensor_value_info("position_ids", TensorProto.INT64, [batch, seq])],
+        [helper.make_tensor_value_info("y", F, [batch, seq, d_model])],
+        initializer=[numpy_helper.from_array(np.asarray(a), k) for k, a in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24)])
+    model.ir_version = min(model.ir_version, 10)
+    onnx.checker.check_model(model)
+    return model
+
+
+__all__ = ["GAINS", "LIGHT_DIR", "data_inputs", "decoder_layer_model", "encoder_layer_model", "light_model", "mlp_model",
            "randomize_weights"]

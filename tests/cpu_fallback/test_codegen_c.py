@@ -522,6 +522,37 @@ def test_vectorized_exp_is_vector_arithmetic_within_one_ulp():
     assert got[5] == np.inf and got[7] == want[n // 2 + 7] > 0 and got[9] == 0  # inf; denormal; 0
 
 
+def test_vectorized_sigmoid_is_vector_arithmetic_within_two_ulp():
+    # sigmoid of a float32 vector: 1 / (1 + vector exp(-x)), no expf per lane; within 2
+    # ulp of the correctly rounded result where it is a normal float, 0 and 1 at the ends,
+    # NaN kept
+    import tecc
+    from tecc import te
+
+    n = 1 << 14
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: te.sigmoid(A[i]), name="B")
+    s = te.create_schedule(B.op)
+    _, vi = s[B].split(B.op.axis[0], factor=8)
+    s[B].vectorize(vi)
+    f = tecc.build(s, [A, B], "llvm")
+    src = f.get_source()
+    assert "tecc_vsigmoid_float32x" in src and "expf(" not in src
+    x = np.random.default_rng(4).uniform(-30, 30, n).astype("float32")
+    special = [np.nan, np.inf, -np.inf, 0.0, -0.0, 17.0, 88.5, -88.5, -103.0, -120.0]
+    x[:len(special)] = special
+    x[16:48] = np.linspace(-90, -85, 32)  # exp(-x) leaves the fast path's range
+    out = np.zeros(n, "float32")
+    f(x, out)
+    with np.errstate(over="ignore"):
+        want = (1 / (1 + np.exp(-x.astype("float64")))).astype("float32")
+    normal = np.isfinite(want) & (want >= np.finfo(np.float32).tiny)
+    ulp = np.abs(out[normal].astype("float64") - want[normal]) / np.spacing(want[normal])
+    assert ulp.max() <= 2.0
+    assert np.isnan(out[0]) and out[1] == 1 and out[2] == 0 and out[3] == out[4] == 0.5
+    assert out[6] == 1 and out[8] == out[9] == 0
+
+
 @pytest.mark.parametrize("dtype,lanes", [("float32", 4), ("float32", 8), ("float32", 16), ("int8", 16),
                                          ("float64", 4), ("int32", 8)])
 def test_stride2_vector_load_is_two_loads_and_a_shuffle(dtype, lanes):

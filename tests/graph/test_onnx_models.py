@@ -28,7 +28,7 @@ from tecc.contrib.graph_executor import GraphModule  # noqa: E402
 from tecc.graph.build import build, storage_report  # noqa: E402
 from tecc.graph.frontend import from_onnx  # noqa: E402
 from tecc.graph.testing import (  # noqa: E402
-    GAINS, data_inputs, encoder_layer_model, mlp_model, randomize_weights,
+    GAINS, data_inputs, decoder_layer_model, encoder_layer_model, mlp_model, randomize_weights,
 )
 from tecc.graph.testing import light_model as _light_model  # noqa: E402
 
@@ -160,6 +160,24 @@ def test_helper_encoder_layer_matches_onnxruntime():
     ops = {node.op_type for node in model.graph.node}
     assert {"MatMul", "Add", "Softmax", "LayerNormalization", "Transpose", "Reshape"} <= ops
     compare_small_model(model, {"x": (2, 16, 64)})
+
+
+def test_helper_decoder_layer_at_opset_24_matches_onnxruntime_and_the_reference():
+    # a Llama-style block as recent exporters write it: RMSNormalization, RotaryEmbedding,
+    # Attention (imported through its ONNX function body) and Swish, at opset 24
+    model = decoder_layer_model(seq=16, batch=2)
+    assert {"RMSNormalization", "RotaryEmbedding", "Attention", "Swish"} <= {n.op_type for n in model.graph.node}
+    rng = np.random.default_rng(4)
+    feeds = {"x": rng.standard_normal((2, 16, 64), dtype=np.float32),
+             "position_ids": np.stack([np.arange(5, 21), np.arange(16)]).astype("int64")}
+    from onnx.reference import ReferenceEvaluator  # noqa: PLC0415
+
+    want = ReferenceEvaluator(model).run(None, feeds)[0]
+    _check_spread(want, "reference")
+    _, gmod = build_tecc(model)
+    got = run_tecc(gmod, feeds)[0]
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(got, run_onnxruntime(model, feeds)[0], rtol=RTOL, atol=ATOL)
 
 
 # ---------------------------------------------------------------------------------------
