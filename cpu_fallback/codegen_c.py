@@ -595,14 +595,14 @@ class CodeGenC(IRVisitor):
         lanes = _dt.lanes(dtype)
         ft, it = self.type_name(dtype), self.type_name(f"int32x{lanes}")
         name = f"tecc_vexp_full_{dtype}"
-        storage = pow2_ceil(lanes)
+        vmax, vmin = self.vector_minmax_helper("max", dtype), self.vector_minmax_helper("min", dtype)
         text = "\n".join([
             f"static inline {ft} {name}({ft} x) {{",
             f"    const {ft} zero = {{0}};",
             f"    const {ft} lo = zero - 104.0f, hi = zero + 89.0f, shifter = zero + 12582912.0f;",
-            f"    {ft} xm, xc;  /* max, then min, in the operand order of x86's maxps/minps: NaN stays */",
-            f"    for (int l = 0; l < {storage}; ++l) xm[l] = lo[l] > x[l] ? lo[l] : x[l];",
-            f"    for (int l = 0; l < {storage}; ++l) xc[l] = hi[l] < xm[l] ? hi[l] : xm[l];",
+            "    /* max, then min, in the operand order of x86's maxps/minps: NaN stays; compares and",
+            "       blends (a lane loop here was scalarized: a causal softmax's masked rows took it) */",
+            f"    {ft} xc = {vmin}(hi, {vmax}(lo, x));",
             f"    {ft} fx = xc * 1.44269504088896341f + shifter;",
             f"    {ft} nf = fx - shifter;",
             f"    {it} n = ({it})fx - 0x4B400000;",
