@@ -577,6 +577,37 @@ class CodeGenC(IRVisitor):
             "}"])
         return self.use_helper(name, text)
 
+    def vector_tanh_helper(self, dtype: str) -> str:
+        """``tanh`` of a float32 vector in vector arithmetic (the Cephes ``tanhf``
+        scheme, both branches computed and blended): ``x + x^3 P(x^2)`` for |x| <
+        0.625, else ``1 - 2 / (exp(2|x|) + 1)`` with :meth:`vector_exp_helper` (2|x|
+        capped at 88, where the result is 1) and the sign of x; within 2 ulp of the
+        correctly rounded result, -0 and NaN kept."""
+        lanes = _dt.lanes(dtype)
+        ft, it = self.type_name(dtype), self.type_name(f"int32x{lanes}")
+        name = f"tecc_vtanh_{dtype}"
+        if name in self._helpers:
+            return name
+        exp, vmin = self.vector_exp_helper(dtype), self.vector_minmax_helper("min", dtype)
+        text = "\n".join([
+            f"static inline {ft} {name}({ft} x) {{",
+            f"    const {ft} zero = {{0}};",
+            f"    {it} sign = ({it})x & (int32_t)0x80000000;",
+            f"    {ft} ax = ({ft})(({it})x & 0x7fffffff);",
+            f"    {ft} t = {exp}({vmin}(zero + 88.0f, ax + ax));  /* NaN stays NaN */",
+            f"    {ft} big = (zero + 1.0f) - (zero + 2.0f) / (t + 1.0f);",
+            f"    {ft} z = x * x;",
+            f"    {ft} small = z * -5.70498872745e-3f + 2.06390887954e-2f;",
+            "    small = small * z - 5.37397155531e-2f;",
+            "    small = small * z + 1.33314422036e-1f;",
+            "    small = small * z - 3.33332819422e-1f;",
+            "    small = small * z * x + x;",
+            f"    {it} m = ax < (zero + 0.625f);  /* NaN: the large branch */",
+            f"    {it} mag = ((m & ({it})small) | (~m & ({it})big)) & 0x7fffffff;",
+            f"    return ({ft})(mag | sign);  /* odd: the magnitude with x's sign (-0 stays -0) */",
+            "}"])
+        return self.use_helper(name, text)
+
     @staticmethod
     def _exp_polynomial_lines(ft: str) -> list:
         """C lines computing ``p = exp(r)`` for |r| <= ln 2 / 2 (1 + r + r^2 P(r))."""
@@ -1329,8 +1360,10 @@ class CodeGenC(IRVisitor):
     GCC_VECTORS = True
 
     def call_math(self, op, args, dtype):
-        if op in ("exp", "sigmoid") and self.GCC_VECTORS and _dt.lanes(dtype) > 1 and _dt.element(dtype) == "float32":
-            helper = self.vector_exp_helper(dtype) if op == "exp" else self.vector_sigmoid_helper(dtype)
+        if op in ("exp", "sigmoid", "tanh") and self.GCC_VECTORS and _dt.lanes(dtype) > 1 \
+                and _dt.element(dtype) == "float32":
+            helper = {"exp": self.vector_exp_helper, "sigmoid": self.vector_sigmoid_helper,
+                      "tanh": self.vector_tanh_helper}[op](dtype)
             return f"{helper}({self.expr(args[0])})", P_PRIMARY
         if any(_dt.lanes(a.dtype) > 1 for a in args) or _dt.lanes(dtype) > 1:
             arg_dtypes = tuple(a.dtype for a in args)

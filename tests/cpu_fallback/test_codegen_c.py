@@ -553,6 +553,38 @@ def test_vectorized_sigmoid_is_vector_arithmetic_within_two_ulp():
     assert out[6] == 1 and out[8] == out[9] == 0
 
 
+def test_vectorized_tanh_is_vector_arithmetic_within_two_ulp():
+    # tanh of a float32 vector: a polynomial below 0.625, the vector exp above, no tanhf
+    # per lane; within 2 ulp of the correctly rounded result, +-1 far out, -0 and NaN kept
+    import tecc
+    from tecc import te
+
+    n = 1 << 14
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: te.tanh(A[i]), name="B")
+    s = te.create_schedule(B.op)
+    _, vi = s[B].split(B.op.axis[0], factor=8)
+    s[B].vectorize(vi)
+    f = tecc.build(s, [A, B], "llvm")
+    src = f.get_source()
+    assert "tecc_vtanh_float32x" in src and "tanhf(" not in src
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-3, 3, n).astype("float32")
+    x[n // 2:] = rng.uniform(-60, 60, n // 2)
+    x[100:164] = np.linspace(-0.7, 0.7, 64)  # both sides of the branch point 0.625
+    x[200:264] = np.geomspace(1e-30, 1e-3, 64)  # tiny values: tanh(x) = x
+    special = [np.nan, np.inf, -np.inf, 0.0, -0.0, 45.0, -45.0, 100.0]
+    x[:len(special)] = special
+    out = np.zeros(n, "float32")
+    f(x, out)
+    want = np.tanh(x.astype("float64")).astype("float32")
+    fin = np.isfinite(want)
+    ulp = np.abs(out[fin].astype("float64") - want[fin]) / np.spacing(np.abs(want[fin]))
+    assert ulp.max() <= 2.0
+    assert np.isnan(out[0]) and out[1] == 1 and out[2] == -1 and out[5] == 1 and out[6] == -1 and out[7] == 1
+    assert out[3] == 0 and np.signbit(out[4])
+
+
 @pytest.mark.parametrize("dtype,lanes", [("float32", 4), ("float32", 8), ("float32", 16), ("int8", 16),
                                          ("float64", 4), ("int32", 8)])
 def test_stride2_vector_load_is_two_loads_and_a_shuffle(dtype, lanes):
