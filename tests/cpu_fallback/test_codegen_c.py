@@ -585,6 +585,39 @@ def test_vectorized_tanh_is_vector_arithmetic_within_two_ulp():
     assert out[3] == 0 and np.signbit(out[4])
 
 
+def test_vectorized_erf_is_vector_arithmetic_within_two_ulp():
+    # erf of a float32 vector: two fitted polynomials and the vector exp, no erff per
+    # lane; within 2 ulp of the correctly rounded result (math.erf in float64), +-1 far
+    # out, -0 and NaN kept
+    import math
+
+    import tecc
+    from tecc import te
+
+    n = 1 << 15
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: te.erf(A[i]), name="B")
+    s = te.create_schedule(B.op)
+    _, vi = s[B].split(B.op.axis[0], factor=8)
+    s[B].vectorize(vi)
+    f = tecc.build(s, [A, B], "llvm")
+    src = f.get_source()
+    assert "tecc_verf_float32x" in src and "erff(" not in src
+    x = np.random.default_rng(6).uniform(-5, 5, n).astype("float32")
+    x[100:164] = np.linspace(0.9, 0.95, 64)  # around the branch point
+    x[200:264] = -np.geomspace(1e-30, 1e-2, 64)  # tiny values: erf(x) = 2x / sqrt(pi)
+    special = [np.nan, np.inf, -np.inf, 0.0, -0.0, 4.0, 10.0, -10.0]
+    x[:len(special)] = special
+    out = np.zeros(n, "float32")
+    f(x, out)
+    want = np.array([math.erf(v) for v in x.astype("float64")]).astype("float32")
+    fin = np.isfinite(want) & (want != 0)
+    ulp = np.abs(out[fin].astype("float64") - want[fin]) / np.spacing(np.abs(want[fin]))
+    assert ulp.max() <= 2.0
+    assert np.isnan(out[0]) and out[1] == 1 and out[2] == -1 and out[5] == 1 and out[6] == 1 and out[7] == -1
+    assert out[3] == 0 and np.signbit(out[4])
+
+
 @pytest.mark.parametrize("dtype,lanes", [("float32", 4), ("float32", 8), ("float32", 16), ("int8", 16),
                                          ("float64", 4), ("int32", 8)])
 def test_stride2_vector_load_is_two_loads_and_a_shuffle(dtype, lanes):
