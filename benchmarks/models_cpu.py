@@ -38,7 +38,8 @@ timed next lost a core to them (tecc's ResNet-50 right after an onnxruntime run 
 each sample is the mean of ``number`` runs, ``number`` grown until a sample lasts
 ``--min-ms``; the table gives the median sample in milliseconds and the ratio
 t(onnxruntime) / t(tecc) (above 1 tecc is faster).  Target (issue "ONNX models to
-deployable CUDA and CPU modules"): 1.0x onnxruntime's speed or better at batch 1;
+deployable CUDA and CPU modules"): 1.0x onnxruntime's speed or better at batch 1 for
+ResNet-50, SqueezeNet and the encoder layer (the decoder layer has none);
 the summary lines say MET or NOT MET.  The ``best`` column is the ratio of the two
 runtimes' fastest samples (``best_ratio_ort_over_tecc``), which a shared VM's slow
 spells move less than the medians.
@@ -67,8 +68,10 @@ from tecc.graph.build import build, storage_report  # noqa: E402
 from tecc.graph.frontend import from_onnx  # noqa: E402
 from tecc.runtime.graph_executor import calls_kernel  # noqa: E402
 
-#: the issue's target: t(onnxruntime) / t(tecc) at batch 1
+#: the issue's target: t(onnxruntime) / t(tecc) at batch 1, for these models (the
+#: decoder layer, added later, is measured beside them with no target of its own)
 TARGET_RATIO = 1.0
+TARGET_MODELS = ("resnet50", "squeezenet", "encoder")
 RTOL, ATOL = 1e-3, 1e-4
 ENCODER_SEQ = 128
 #: the decoder layer's width and sequence (a small Llama-style block at opset 24)
@@ -287,7 +290,7 @@ def main(argv=None):
                   f"{row['planned_peak_intermediate_bytes'] / 2**20:.1f} MiB = {row['planned_ratio']:.1%} of their "
                   f"sum ({row['sum_intermediate_bytes'] / 2**20:.1f} MiB)")
     for row in rows:
-        if row["batch"] == 1:
+        if row["batch"] == 1 and row["model"] in TARGET_MODELS:
             verdict = "MET" if row["ratio_ort_over_tecc"] >= TARGET_RATIO else "NOT MET"
             print(f"target: {row['model']} batch 1 at {TARGET_RATIO:.1f}x onnxruntime or better: "
                   f"{row['ratio_ort_over_tecc']:.2f}x {verdict}")
