@@ -18,6 +18,7 @@ _NAMES = {
     "DeadCodeElimination": ("tecc.graph.transform", "DeadCodeElimination"),
     "EliminateCommonSubexpr": ("tecc.graph.transform", "EliminateCommonSubexpr"),
     "AlterOpLayout": ("tecc.graph.transform", "AlterOpLayout"),
+    "CombineParallelDense": ("tecc.graph.transform", "CombineParallelDense"),
     "Sequential": ("tecc.graph.transform", "Sequential"),
     "PassContext": ("tecc.transform", "PassContext"),
 }

@@ -29,6 +29,7 @@ from ...errors import TeccTypeError
 from ...tir.transform.pipeline import Pass, PassConfigError, PassContext, run_passes
 from ..ir import GraphError, Module
 from .alter_op_layout import alter_op_layout
+from .combine_parallel_dense import combine_parallel_dense
 from .common_subexpr import eliminate_common_subexpr
 from .dead_code import dead_code_elimination
 from .fold_constant import fold_constant
@@ -47,6 +48,7 @@ TVM_NAMES = {
     "eliminate_common_subexpr": "EliminateCommonSubexpr",
     "fuse_ops": "FuseOps",
     "alter_op_layout": "AlterOpLayout",
+    "combine_parallel_dense": "CombineParallelDense",
 }
 
 
@@ -214,6 +216,30 @@ def AlterOpLayout():  # noqa: N802
     return GraphPass("alter_op_layout", _typed(alter_op_layout), 3)
 
 
+def CombineParallelDense(min_num_branches=2, to_batch=False):  # noqa: N802
+    """Combine the dense calls that read one input with constant weights into one
+    dense and slices of its output (opt_level 4, as in TVM: not part of
+    :data:`GRAPH_PIPELINE`; see :mod:`.combine_parallel_dense`).  TVM's arguments:
+    ``min_num_branches`` (the fewest calls combined) and ``to_batch`` (TVM's
+    batch_matmul form; tecc concatenates the weights instead, and refuses True).
+
+    Not in the default pipeline: on the project's 2-core AVX2 VM (2026-11-28) it
+    did not speed up the decoder layer of ``benchmarks/models_cpu.py`` (medians of
+    15 interleaved rounds: 2.391 ms combined, 2.382 ms separate; the combined
+    128 x 256 x 768 and 128 x 256 x 2048 products ran at 134 and 128 GFLOP/s, the
+    separate ones at 125-135): the products are bound by their register tile, not
+    by the number of tasks.  Run it explicitly (after ``EliminateCommonSubexpr``,
+    which makes a shared input one node) to compare on other machines."""
+    if to_batch:
+        raise GraphError("CombineParallelDense(to_batch=True) is not supported: tecc combines the weights into one "
+                         "dense; pass to_batch=False")
+    if isinstance(min_num_branches, bool) or not isinstance(min_num_branches, int) or min_num_branches < 2:
+        raise GraphError(f"CombineParallelDense: min_num_branches must be an int of at least 2, got "
+                         f"{min_num_branches!r}")
+    return GraphPass("combine_parallel_dense",
+                     _typed(lambda mod: combine_parallel_dense(mod, min_num_branches)), 4)
+
+
 def DeadCodeElimination(inline_once=False, ignore_impurity=False):  # noqa: N802
     """Remove what no output depends on (opt_level 1)."""
     return GraphPass("dead_code_elimination", _typed(dead_code_elimination), 1)
@@ -265,7 +291,7 @@ def optimize(mod: Module) -> Module:
 
 
 __all__ = [
-    "AlterOpLayout", "DeadCodeElimination", "EliminateCommonSubexpr", "FoldConstant", "FoldScaleAxis", "FuseOps", "GRAPH_PIPELINE",
+    "AlterOpLayout", "CombineParallelDense", "DeadCodeElimination", "EliminateCommonSubexpr", "FoldConstant", "FoldScaleAxis", "FuseOps", "GRAPH_PIPELINE",
     "GraphPass", "GraphPassOptions", "InferType", "Sequential", "SimplifyInference", "TVM_NAMES", "graph_pass_options",
     "optimize",
 ]

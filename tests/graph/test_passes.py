@@ -8,9 +8,9 @@ from tecc import graph as G
 from tecc.graph import Constant, TensorType, TupleGetItem, Var, call, const
 from tecc.graph.analysis import structural_equal
 from tecc.graph.transform import (
-    DeadCodeElimination, EliminateCommonSubexpr, FoldConstant, FoldScaleAxis, FuseOps, InferType, Sequential,
+    CombineParallelDense, DeadCodeElimination, EliminateCommonSubexpr, FoldConstant, FoldScaleAxis, FuseOps, InferType, Sequential,
     SimplifyInference, dead_code_elimination, eliminate_common_subexpr, fold_constant, fold_scale_axis,
-    simplify_inference,
+    combine_parallel_dense, simplify_inference,
 )
 from tecc.tir.transform.pipeline import PassConfigError
 
@@ -109,6 +109,47 @@ def test_fold_scale_axis_into_dense():
     body = out["main"].body
     assert structural_equal(body, call("nn.dense", out["main"].params[0], body.args[1], units=3))
     np.testing.assert_allclose(body.args[1].data, w * s[:, None], rtol=1e-6)
+
+
+def test_combine_parallel_dense_concatenates_the_weights_and_slices_the_output():
+    # q, k, v projections of one input (and a dense of another input, left alone)
+    x, y = Var("x", TensorType((2, 3, 5))), Var("y", TensorType((2, 5)))
+    wq, wk, wv, wo = _rand(4, 5), _rand(6, 5), _rand(4, 5), _rand(3, 5)
+    q, k, v = (call("nn.dense", x, Constant(w), units=w.shape[0]) for w in (wq, wk, wv))
+    other = call("nn.dense", y, Constant(wo), units=3)
+    mod = _mod([x, y], G.Tuple([q, k, v, other]))
+    out = combine_parallel_dense(mod)
+    denses = []
+    G.post_order_visit(out["main"], lambda n: denses.append(n) if isinstance(n, G.Call) and getattr(
+        n.op, "name", "") == "nn.dense" else None)
+    assert sorted(d.attrs["units"] for d in denses) == [3, 14]
+    combined = next(d for d in denses if d.attrs["units"] == 14)
+    np.testing.assert_array_equal(combined.args[1].data, np.concatenate([wq, wk, wv]))
+    fields = out["main"].body.fields
+    assert [(f.op.name, f.attrs["begin"], f.attrs["end"]) for f in fields[:3]] == [
+        ("strided_slice", (0, 0, 0), (2, 3, 4)), ("strided_slice", (0, 0, 4), (2, 3, 10)),
+        ("strided_slice", (0, 0, 10), (2, 3, 14))]
+    assert fields[3].op.name == "nn.dense" and fields[3].args[1] is other.args[1]  # the other input's: left alone
+    single = _mod([y], other)
+    assert combine_parallel_dense(single) is single  # one dense: nothing to combine
+    # the pass object: opt_level 4 as in TVM; numerically the same model
+    with tecc.transform.PassContext(opt_level=3):
+        assert CombineParallelDense()(mod) is mod
+    from tecc.contrib.graph_executor import GraphModule  # noqa: PLC0415
+    from tecc.graph.build import build  # noqa: PLC0415
+
+    xv, yv = _rand(2, 3, 5), _rand(2, 5)
+    with tecc.transform.PassContext(opt_level=4):
+        gm = GraphModule(build(CombineParallelDense()(mod), "llvm")["default"](tecc.cpu(0)))
+    gm.set_input("x", xv)
+    gm.set_input("y", yv)
+    gm.run()
+    for i, want in enumerate([xv @ wq.T, xv @ wk.T, xv @ wv.T, yv @ wo.T]):
+        np.testing.assert_allclose(gm.get_output(i).numpy(), want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(G.GraphError, match=r"CombineParallelDense\(to_batch=True\) is not supported"):
+        CombineParallelDense(to_batch=True)
+    with pytest.raises(G.GraphError, match=r"min_num_branches must be an int of at least 2, got 1"):
+        CombineParallelDense(min_num_branches=1)
 
 
 def test_fold_scale_axis_through_a_dense_it_rebuilt():
