@@ -577,36 +577,52 @@ class CodeGenC(IRVisitor):
             "}"])
         return self.use_helper(name, text)
 
-    def vector_tanh_helper(self, dtype: str) -> str:
-        """``tanh`` of a float32 vector in vector arithmetic (the Cephes ``tanhf``
-        scheme, both branches computed and blended): ``x + x^3 P(x^2)`` for |x| <
-        0.625, else ``1 - 2 / (exp(2|x|) + 1)`` with :meth:`vector_exp_helper` (2|x|
-        capped at 88, where the result is 1) and the sign of x; within 2 ulp of the
-        correctly rounded result, -0 and NaN kept."""
+    def _odd_function_helper(self, name: str, dtype: str, split: str, small: list, large: list) -> str:
+        """A float32 vector helper ``name(x)`` of an odd function: ``ax`` = |x|, both
+        branches computed -- ``small`` (C lines setting ``small`` from ``ax`` and
+        ``z`` = x^2) and ``large`` (lines setting ``large`` from ``ax``, NaN kept) --
+        blended by ``ax < split`` (a NaN takes the large branch), the magnitude given
+        x's sign (so -0 stays -0)."""
         lanes = _dt.lanes(dtype)
         ft, it = self.type_name(dtype), self.type_name(f"int32x{lanes}")
-        name = f"tecc_vtanh_{dtype}"
         if name in self._helpers:
             return name
-        exp, vmin = self.vector_exp_helper(dtype), self.vector_minmax_helper("min", dtype)
         text = "\n".join([
             f"static inline {ft} {name}({ft} x) {{",
             f"    const {ft} zero = {{0}};",
             f"    {it} sign = ({it})x & (int32_t)0x80000000;",
             f"    {ft} ax = ({ft})(({it})x & 0x7fffffff);",
-            f"    {ft} t = {exp}({vmin}(zero + 88.0f, ax + ax));  /* NaN stays NaN */",
-            f"    {ft} big = (zero + 1.0f) - (zero + 2.0f) / (t + 1.0f);",
-            f"    {ft} z = x * x;",
-            f"    {ft} small = z * -5.70498872745e-3f + 2.06390887954e-2f;",
-            "    small = small * z - 5.37397155531e-2f;",
-            "    small = small * z + 1.33314422036e-1f;",
-            "    small = small * z - 3.33332819422e-1f;",
-            "    small = small * z * x + x;",
-            f"    {it} m = ax < (zero + 0.625f);  /* NaN: the large branch */",
-            f"    {it} mag = ((m & ({it})small) | (~m & ({it})big)) & 0x7fffffff;",
-            f"    return ({ft})(mag | sign);  /* odd: the magnitude with x's sign (-0 stays -0) */",
+            f"    {ft} z = ax * ax;",
+            *[f"    {line}" for line in small],
+            *[f"    {line}" for line in large],
+            f"    {it} m = ax < (zero + {split});",
+            f"    {it} mag = ((m & ({it})small) | (~m & ({it})large)) & 0x7fffffff;",
+            f"    return ({ft})(mag | sign);",
             "}"])
         return self.use_helper(name, text)
+
+    @staticmethod
+    def _horner(ft: str, var: str, t: str, coefficients) -> list:
+        """C lines declaring ``var`` = the polynomial of ``coefficients`` (lowest
+        degree first) at ``t``, by Horner's rule."""
+        first, *rest = coefficients[::-1]
+        return [f"{ft} {var} = zero + {first};"] + [f"{var} = {var} * {t} + {c};" for c in rest]
+
+    #: tanh(x) / x - 1 over x^2 as a polynomial in x^2 for |x| < 0.625 (Cephes' tanhf)
+    TANH_SMALL = ("-3.33332819422e-1f", "1.33314422036e-1f", "-5.37397155531e-2f", "2.06390887954e-2f",
+                  "-5.70498872745e-3f")
+
+    def vector_tanh_helper(self, dtype: str) -> str:
+        """``tanh`` of a float32 vector in vector arithmetic (the Cephes ``tanhf``
+        scheme, both branches computed and blended, :meth:`_odd_function_helper`):
+        ``x + x^3 P(x^2)`` for |x| < 0.625, else ``1 - 2 / (exp(2|x|) + 1)`` with
+        :meth:`vector_exp_helper` (2|x| capped at 88, where the result is 1); within
+        2 ulp of the correctly rounded result, -0 and NaN kept."""
+        ft = self.type_name(dtype)
+        exp, vmin = self.vector_exp_helper(dtype), self.vector_minmax_helper("min", dtype)
+        small = self._horner(ft, "small", "z", self.TANH_SMALL) + ["small = small * z * ax + ax;"]
+        large = [f"{ft} large = (zero + 1.0f) - (zero + 2.0f) / ({exp}({vmin}(zero + 88.0f, ax + ax)) + 1.0f);"]
+        return self._odd_function_helper(f"tecc_vtanh_{dtype}", dtype, "0.625f", small, large)
 
     #: erf(x) / x as a polynomial in x^2 for |x| < ERF_SPLIT (a least-squares fit of
     #: relative error, lowest degree first; fitted for tecc, 2026-11-28)
@@ -620,37 +636,17 @@ class CodeGenC(IRVisitor):
 
     def vector_erf_helper(self, dtype: str) -> str:
         """``erf`` of a float32 vector in vector arithmetic (both branches computed
-        and blended): ``x P(x^2)`` for |x| < 0.921875, else ``1 - exp(-x^2) R(|x|)``
-        with :meth:`vector_exp_helper` and |x| capped at 4 (where erf rounds to 1),
-        the sign of x; within 2 ulp of the correctly rounded result, -0 and NaN kept.
-        A lane-by-lane ``erff`` made ONNX's Gelu 8x slower than onnxruntime's."""
-        lanes = _dt.lanes(dtype)
-        ft, it = self.type_name(dtype), self.type_name(f"int32x{lanes}")
-        name = f"tecc_verf_{dtype}"
-        if name in self._helpers:
-            return name
+        and blended, :meth:`_odd_function_helper`): ``x P(x^2)`` for |x| <
+        0.921875, else ``1 - exp(-x^2) R(|x|)`` with :meth:`vector_exp_helper` and
+        |x| capped at 4 (where erf rounds to 1); within 2 ulp of the correctly
+        rounded result, -0 and NaN kept.  A lane-by-lane ``erff`` made ONNX's Gelu
+        8x slower than onnxruntime's."""
+        ft = self.type_name(dtype)
         exp, vmin = self.vector_exp_helper(dtype), self.vector_minmax_helper("min", dtype)
-
-        def horner(var, t, coefficients):
-            first, *rest = coefficients[::-1]
-            return [f"    {ft} {var} = zero + {first};"] + [f"    {var} = {var} * {t} + {c};" for c in rest]
-
-        text = "\n".join([
-            f"static inline {ft} {name}({ft} x) {{",
-            f"    const {ft} zero = {{0}};",
-            f"    {it} sign = ({it})x & (int32_t)0x80000000;",
-            f"    {ft} ax = ({ft})(({it})x & 0x7fffffff);",
-            f"    {ft} z = ax * ax;",
-            *horner("small", "z", self.ERF_SMALL),
-            "    small = small * ax;",
-            f"    {ft} xc = {vmin}(zero + 4.0f, ax);  /* NaN stays NaN */",
-            *horner("large", "xc", self.ERF_LARGE),
-            f"    large = (zero + 1.0f) - {exp}(-(xc * xc)) * large;",
-            f"    {it} m = ax < (zero + {self.ERF_SPLIT});  /* NaN: the large branch */",
-            f"    {it} mag = ((m & ({it})small) | (~m & ({it})large)) & 0x7fffffff;",
-            f"    return ({ft})(mag | sign);  /* odd: the magnitude with x's sign */",
-            "}"])
-        return self.use_helper(name, text)
+        small = self._horner(ft, "small", "z", self.ERF_SMALL) + ["small = small * ax;"]
+        large = ([f"{ft} xc = {vmin}(zero + 4.0f, ax);"] + self._horner(ft, "large", "xc", self.ERF_LARGE)
+                 + [f"large = (zero + 1.0f) - {exp}(-(xc * xc)) * large;"])
+        return self._odd_function_helper(f"tecc_verf_{dtype}", dtype, self.ERF_SPLIT, small, large)
 
     @staticmethod
     def _exp_polynomial_lines(ft: str) -> list:

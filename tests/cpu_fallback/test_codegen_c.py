@@ -486,22 +486,28 @@ def test_bad_function_name_and_unknown_intrinsic():
         generate_c(make_func("k", [A], loop(i, 4, store(A, bad, i))))
 
 
+def _vector_unary(fn: str, n: int):
+    """``(module, C source)`` of ``B[i] = te.<fn>(A[i])`` over ``n`` floats, vectorized
+    by 8, built for "llvm"."""
+    import tecc
+    from tecc import te
+
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: getattr(te, fn)(A[i]), name="B")
+    s = te.create_schedule(B.op)
+    _, vi = s[B].split(B.op.axis[0], factor=8)
+    s[B].vectorize(vi)
+    f = tecc.build(s, [A, B], "llvm")
+    return f, f.get_source()
+
+
 def test_vectorized_exp_is_vector_arithmetic_within_one_ulp():
     # exp of a float32 vector: no libm call per lane; 1 ulp of the correctly rounded
     # result over the whole float range (denormals included), inf above it, 0 below
     # it, NaN kept -- on both paths: vectors whose lanes are all in the normal range
     # (the fast one) and vectors with a lane outside it
-    import tecc
-    from tecc import te
-
     n = 1 << 14
-    A = te.placeholder((n,), name="A")
-    B = te.compute((n,), lambda i: te.exp(A[i]), name="B")
-    s = te.create_schedule(B.op)
-    _, vi = s[B].split(B.op.axis[0], factor=8)
-    s[B].vectorize(vi)
-    f = tecc.build(s, [A, B], "llvm")
-    src = f.get_source()
+    f, src = _vector_unary("exp", n)
     assert "tecc_vexp_float32x" in src and "expf(" not in src  # (x4 or x8: the target's vector width)
     rng = np.random.default_rng(3)
     x = rng.uniform(-87.3, 88.3, n).astype("float32")  # the first half: vectors on the fast path
@@ -526,17 +532,8 @@ def test_vectorized_sigmoid_is_vector_arithmetic_within_two_ulp():
     # sigmoid of a float32 vector: 1 / (1 + vector exp(-x)), no expf per lane; within 2
     # ulp of the correctly rounded result where it is a normal float, 0 and 1 at the ends,
     # NaN kept
-    import tecc
-    from tecc import te
-
     n = 1 << 14
-    A = te.placeholder((n,), name="A")
-    B = te.compute((n,), lambda i: te.sigmoid(A[i]), name="B")
-    s = te.create_schedule(B.op)
-    _, vi = s[B].split(B.op.axis[0], factor=8)
-    s[B].vectorize(vi)
-    f = tecc.build(s, [A, B], "llvm")
-    src = f.get_source()
+    f, src = _vector_unary("sigmoid", n)
     assert "tecc_vsigmoid_float32x" in src and "expf(" not in src
     x = np.random.default_rng(4).uniform(-30, 30, n).astype("float32")
     special = [np.nan, np.inf, -np.inf, 0.0, -0.0, 17.0, 88.5, -88.5, -103.0, -120.0]
@@ -553,69 +550,38 @@ def test_vectorized_sigmoid_is_vector_arithmetic_within_two_ulp():
     assert out[6] == 1 and out[8] == out[9] == 0
 
 
-def test_vectorized_tanh_is_vector_arithmetic_within_two_ulp():
-    # tanh of a float32 vector: a polynomial below 0.625, the vector exp above, no tanhf
-    # per lane; within 2 ulp of the correctly rounded result, +-1 far out, -0 and NaN kept
-    import tecc
-    from tecc import te
+def _erf64(x):
+    import math
 
-    n = 1 << 14
-    A = te.placeholder((n,), name="A")
-    B = te.compute((n,), lambda i: te.tanh(A[i]), name="B")
-    s = te.create_schedule(B.op)
-    _, vi = s[B].split(B.op.axis[0], factor=8)
-    s[B].vectorize(vi)
-    f = tecc.build(s, [A, B], "llvm")
-    src = f.get_source()
-    assert "tecc_vtanh_float32x" in src and "tanhf(" not in src
+    return np.array([math.erf(v) for v in x])
+
+
+@pytest.mark.parametrize("fn,helper,libm,reference,width,split", [
+    ("tanh", "tecc_vtanh_float32x", "tanhf(", np.tanh, 60.0, 0.625),
+    ("erf", "tecc_verf_float32x", "erff(", _erf64, 5.0, 0.921875),
+])
+def test_vectorized_odd_function_is_vector_arithmetic_within_two_ulp(fn, helper, libm, reference, width, split):
+    # tanh and erf of a float32 vector: a polynomial near 0, the vector exp further out,
+    # no libm call per lane; within 2 ulp of the correctly rounded result (float64), +-1
+    # far out, -0 and NaN kept
+    n = 1 << 15
+    f, src = _vector_unary(fn, n)
+    assert helper in src and libm not in src
     rng = np.random.default_rng(5)
     x = rng.uniform(-3, 3, n).astype("float32")
-    x[n // 2:] = rng.uniform(-60, 60, n // 2)
-    x[100:164] = np.linspace(-0.7, 0.7, 64)  # both sides of the branch point 0.625
-    x[200:264] = np.geomspace(1e-30, 1e-3, 64)  # tiny values: tanh(x) = x
+    x[n // 2:] = rng.uniform(-width, width, n // 2)
+    x[100:164] = np.linspace(split - 0.05, split + 0.05, 64)  # both sides of the branch point
+    x[200:264] = -np.geomspace(1e-30, 1e-3, 64)  # tiny values: f(x) = f'(0) x
     special = [np.nan, np.inf, -np.inf, 0.0, -0.0, 45.0, -45.0, 100.0]
     x[:len(special)] = special
     out = np.zeros(n, "float32")
     f(x, out)
-    want = np.tanh(x.astype("float64")).astype("float32")
-    fin = np.isfinite(want)
-    ulp = np.abs(out[fin].astype("float64") - want[fin]) / np.spacing(np.abs(want[fin]))
-    assert ulp.max() <= 2.0
-    assert np.isnan(out[0]) and out[1] == 1 and out[2] == -1 and out[5] == 1 and out[6] == -1 and out[7] == 1
-    assert out[3] == 0 and np.signbit(out[4])
-
-
-def test_vectorized_erf_is_vector_arithmetic_within_two_ulp():
-    # erf of a float32 vector: two fitted polynomials and the vector exp, no erff per
-    # lane; within 2 ulp of the correctly rounded result (math.erf in float64), +-1 far
-    # out, -0 and NaN kept
-    import math
-
-    import tecc
-    from tecc import te
-
-    n = 1 << 15
-    A = te.placeholder((n,), name="A")
-    B = te.compute((n,), lambda i: te.erf(A[i]), name="B")
-    s = te.create_schedule(B.op)
-    _, vi = s[B].split(B.op.axis[0], factor=8)
-    s[B].vectorize(vi)
-    f = tecc.build(s, [A, B], "llvm")
-    src = f.get_source()
-    assert "tecc_verf_float32x" in src and "erff(" not in src
-    x = np.random.default_rng(6).uniform(-5, 5, n).astype("float32")
-    x[100:164] = np.linspace(0.9, 0.95, 64)  # around the branch point
-    x[200:264] = -np.geomspace(1e-30, 1e-2, 64)  # tiny values: erf(x) = 2x / sqrt(pi)
-    special = [np.nan, np.inf, -np.inf, 0.0, -0.0, 4.0, 10.0, -10.0]
-    x[:len(special)] = special
-    out = np.zeros(n, "float32")
-    f(x, out)
-    want = np.array([math.erf(v) for v in x.astype("float64")]).astype("float32")
+    want = reference(x.astype("float64")).astype("float32")
     fin = np.isfinite(want) & (want != 0)
     ulp = np.abs(out[fin].astype("float64") - want[fin]) / np.spacing(np.abs(want[fin]))
     assert ulp.max() <= 2.0
-    assert np.isnan(out[0]) and out[1] == 1 and out[2] == -1 and out[5] == 1 and out[6] == 1 and out[7] == -1
-    assert out[3] == 0 and np.signbit(out[4])
+    assert np.isnan(out[0]) and out[1] == 1 and out[2] == -1 and out[5] == 1 and out[6] == -1 and out[7] == 1
+    assert out[3] == 0 and not np.signbit(out[3]) and np.signbit(out[4])
 
 
 @pytest.mark.parametrize("dtype,lanes", [("float32", 4), ("float32", 8), ("float32", 16), ("int8", 16),
