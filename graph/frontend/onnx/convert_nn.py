@@ -281,7 +281,9 @@ def _rotary_embedding(ctx, node, inputs):
     sin caches ([batch, seq, dim / 2], or [max positions, dim / 2] read at
     ``position_ids``): the first ``rotary_embedding_dim`` channels of each head
     (all when 0), taken as two halves or (``interleaved``) as even/odd pairs
-    ``(x1, x2)``, become ``(cos x1 - sin x2, sin x1 + cos x2)``; the rest pass."""
+    ``(x1, x2)``, become ``(cos x1 - sin x2, sin x1 + cos x2)``; the rest pass.
+    Position ids are read at run time: one past the caches reads their last row
+    (clamped, as a kernel cannot raise), where ONNX leaves it undefined."""
     x, cos, sin = inputs[0], inputs[1], inputs[2]
     positions = ctx.optional_input(inputs, 3)
     xs = ctx.shape(x)
