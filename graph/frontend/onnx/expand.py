@@ -24,8 +24,12 @@ MAX_DEPTH = 4
 
 
 def _inliner():
-    import onnx.inliner  # noqa: PLC0415 -- a submodule onnx does not import itself
-
+    """ONNX's inliner (onnx 1.16 on), or None with an older onnx package: then no
+    node is expanded, and those operators are reported as unsupported."""
+    try:
+        import onnx.inliner  # noqa: PLC0415 -- a submodule onnx does not import itself
+    except ImportError:
+        return None
     return onnx.inliner
 
 
@@ -38,7 +42,8 @@ def _schema(op_type: str, opset: int):
 
 
 def _has_body(schema) -> bool:
-    return bool(list(schema.function_opset_versions) or list(schema.context_dependent_function_opset_versions))
+    return bool(list(getattr(schema, "function_opset_versions", ()))
+                or list(getattr(schema, "context_dependent_function_opset_versions", ())))
 
 
 def _value_types(model) -> dict:
@@ -108,7 +113,8 @@ def expand_functions(model, converted) -> object:
     is none."""
     onnx = _onnx()
     opset = imported_opset(model)
-    if opset is None:
+    inliner = _inliner()
+    if opset is None or inliner is None:
         return model
     expanded = model
     for depth in range(MAX_DEPTH):
@@ -143,7 +149,7 @@ def expand_functions(model, converted) -> object:
             break
         if all(o.domain != EXPANDED_DOMAIN for o in expanded.opset_import):
             expanded.opset_import.append(onnx.helper.make_opsetid(EXPANDED_DOMAIN, 1))
-        expanded = _inliner().inline_local_functions(expanded)
+        expanded = inliner.inline_local_functions(expanded)
         kept = [o for o in expanded.opset_import if o.domain != EXPANDED_DOMAIN]
         del expanded.opset_import[:]
         expanded.opset_import.extend(kept)
@@ -156,8 +162,11 @@ def function_ops(converted) -> list:
     ONNX defines as a function (at the newest opset the onnx package knows) and
     that :func:`expand_functions` may import: a fixed body whose nodes convert, or
     a body built for each node (whose nodes are known only then: such a node that
-    cannot be imported is reported by name)."""
+    cannot be imported is reported by name).  Empty with an onnx package too old
+    to inline (before 1.16)."""
     onnx = _onnx()
+    if _inliner() is None:
+        return []
     latest = {}
     for schema in onnx.defs.get_all_schemas_with_history():
         if schema.domain in ("", "ai.onnx") and schema.name not in converted:
@@ -166,9 +175,11 @@ def function_ops(converted) -> list:
     opset = onnx.defs.onnx_opset_version()
     out = []
     for name, schema in latest.items():
-        if list(schema.context_dependent_function_opset_versions):
+        if not _has_body(schema):
+            continue
+        if list(getattr(schema, "context_dependent_function_opset_versions", ())):
             out.append(name)
-        elif list(schema.function_opset_versions):
+        else:
             fn = onnx.FunctionProto()
             fn.ParseFromString(schema.get_function_with_opset_version(max(schema.function_opset_versions)))
             if _convertible(fn, converted, opset):
