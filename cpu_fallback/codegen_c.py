@@ -572,8 +572,8 @@ class CodeGenC(IRVisitor):
         exp = self.vector_exp_helper(dtype)
         text = "\n".join([
             f"static inline {ft} {name}({ft} x) {{",
-            f"    const {ft} one = {{0}};",
-            f"    return (one + 1.0f) / ((one + 1.0f) + {exp}(-x));",
+            f"    const {ft} zero = {{0}};",
+            f"    return (zero + 1.0f) / ((zero + 1.0f) + {exp}(-x));",
             "}"])
         return self.use_helper(name, text)
 

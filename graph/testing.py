@@ -153,13 +153,18 @@ def data_inputs(model, seed: int = 1) -> dict:
 F = TensorProto.FLOAT
 
 
-def _model(nodes, inputs, outputs, inits, opset):
+def _model(nodes, inputs, outputs, inits, opset, ir_version=8):
+    """A checked model of ``nodes``; ``inputs``/``outputs``: name -> shape (a list:
+    float32) or a tuple (ONNX element type, shape)."""
+    def info(name, spec):
+        elem, shape = spec if isinstance(spec, tuple) else (F, spec)
+        return helper.make_tensor_value_info(name, elem, shape)
+
     graph = helper.make_graph(
-        nodes, "m", [helper.make_tensor_value_info(n, F, s) for n, s in inputs.items()],
-        [helper.make_tensor_value_info(n, F, s) for n, s in outputs.items()],
+        nodes, "m", [info(n, s) for n, s in inputs.items()], [info(n, s) for n, s in outputs.items()],
         initializer=[numpy_helper.from_array(np.asarray(a), n) for n, a in inits.items()])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = min(model.ir_version, 8)
+    model.ir_version = min(model.ir_version, ir_version)
     onnx.checker.check_model(model)
     return model
 
@@ -279,16 +284,8 @@ def decoder_layer_model(d_model=64, nhead=4, dim_ff=128, seq=16, batch=2, max_po
         n("MatMul", ["gated", "wd"], ["down"], name="down_proj"),
         n("Add", ["res1", "down"], ["y"], name="residual2"),
     ]
-    graph = helper.make_graph(
-        nodes, "decoder_layer",
-        [helper.make_tensor_value_info("x", F, [batch, seq, d_model]),
-         helper.make_tensor_value_info("position_ids", TensorProto.INT64, [batch, seq])],
-        [helper.make_tensor_value_info("y", F, [batch, seq, d_model])],
-        initializer=[numpy_helper.from_array(np.asarray(a), k) for k, a in inits.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24)])
-    model.ir_version = min(model.ir_version, 10)
-    onnx.checker.check_model(model)
-    return model
+    return _model(nodes, {"x": [batch, seq, d_model], "position_ids": (TensorProto.INT64, [batch, seq])},
+                  {"y": [batch, seq, d_model]}, inits, opset=24, ir_version=10)
 
 
 __all__ = ["GAINS", "LIGHT_DIR", "data_inputs", "decoder_layer_model", "encoder_layer_model", "light_model", "mlp_model",

@@ -75,9 +75,9 @@ def _groups(fn, min_branches) -> dict:
     at least ``min_branches``."""
     groups = {}
 
-    def visit(node):
+    def visit(node):  # each node once
         key = _dense_key(node)
-        if key is not None and all(n is not node for n in groups.get(key, [])):
+        if key is not None:
             groups.setdefault(key, []).append(node)
 
     post_order_visit(fn, visit)

@@ -29,7 +29,7 @@ from ...errors import TeccTypeError
 from ...tir.transform.pipeline import Pass, PassConfigError, PassContext, run_passes
 from ..ir import GraphError, Module
 from .alter_op_layout import alter_op_layout
-from .combine_parallel_dense import combine_parallel_dense
+from .combine_parallel_dense import MIN_BRANCHES, combine_parallel_dense
 from .common_subexpr import eliminate_common_subexpr
 from .dead_code import dead_code_elimination
 from .fold_constant import fold_constant
@@ -216,7 +216,7 @@ def AlterOpLayout():  # noqa: N802
     return GraphPass("alter_op_layout", _typed(alter_op_layout), 3)
 
 
-def CombineParallelDense(min_num_branches=2, to_batch=False):  # noqa: N802
+def CombineParallelDense(min_num_branches=MIN_BRANCHES, to_batch=False):  # noqa: N802
     """Combine the dense calls that read one input with constant weights into one
     dense and slices of its output (opt_level 4, as in TVM: not part of
     :data:`GRAPH_PIPELINE`; see :mod:`.combine_parallel_dense`).  TVM's arguments:

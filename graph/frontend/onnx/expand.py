@@ -60,50 +60,56 @@ def _value_types(model) -> dict:
     return types
 
 
+def _fixed_body(schema, opset: int):
+    """The fixed ``FunctionProto`` of ``schema`` that applies at ``opset`` (that of
+    the newest version at most ``opset``, unless a context-dependent body is
+    newer), or None."""
+    fixed = [v for v in schema.function_opset_versions if v <= opset]
+    if not fixed or any(max(fixed) < v <= opset for v in schema.context_dependent_function_opset_versions):
+        return None
+    fn = _onnx().FunctionProto()
+    fn.ParseFromString(schema.get_function_with_opset_version(max(fixed)))
+    return fn
+
+
 def _body(schema, node, opset: int, types: dict):
     """The ``FunctionProto`` defining ``node`` at ``opset`` (the body of the newest
     version at most ``opset``), or None."""
     onnx = _onnx()
-    fixed = [v for v in schema.function_opset_versions if v <= opset]
+    fn = _fixed_body(schema, opset)
     context = [v for v in schema.context_dependent_function_opset_versions if v <= opset]
-    fn = onnx.FunctionProto()
-    if context and (not fixed or max(context) >= max(fixed)):
+    if fn is None and context:
         if any(name and name not in types for name in node.input):
             return None  # an input of unknown type: its body cannot be built
         input_types = [types[name].SerializeToString() if name else onnx.TypeProto().SerializeToString()
                        for name in node.input]
+        fn = onnx.FunctionProto()
         try:
             fn.ParseFromString(schema.get_context_dependent_function_with_opset_version(
                 max(context), node.SerializeToString(), input_types))
         except Exception:  # noqa: BLE001 -- ONNX refuses to build it for this node: leave the node unsupported
             return None
-    elif fixed:
-        fn.ParseFromString(schema.get_function_with_opset_version(max(fixed)))
-    else:
-        return None
-    return fn if len(fn.node) else None
+    return fn if fn is not None and len(fn.node) else None
 
 
-def _convertible(fn, converted, opset: int, depth: int = 0) -> bool:
-    """Whether every node of the body ``fn`` converts, directly or through a body
-    of its own (a fixed one checked the same way; a context-dependent one, which
-    needs the types of the values, taken on trust).  A node whose body does not
-    is left unexpanded, so that the error names it rather than a node inside."""
+def _blockers(fn, converted, opset: int, depth: int = 0) -> set:
+    """The op types of the body ``fn`` that keep it from converting: those of
+    another domain, or without a converter and without a body of their own (a
+    fixed body checked the same way, a context-dependent one -- which needs the
+    types of the values -- taken on trust).  A node whose body has blockers is
+    left unexpanded, so that the error names it rather than a node inside."""
+    out = set()
     for node in fn.node:
-        if node.domain not in ("", "ai.onnx"):
-            return False
-        if node.op_type in converted:
+        if node.domain in ("", "ai.onnx") and node.op_type in converted:
             continue
-        schema = _schema(node.op_type, opset)
+        schema = _schema(node.op_type, opset) if node.domain in ("", "ai.onnx") else None
         if schema is None or not _has_body(schema) or depth + 1 >= MAX_DEPTH:
-            return False
-        fixed = [v for v in schema.function_opset_versions if v <= opset]
-        if fixed and not [v for v in schema.context_dependent_function_opset_versions if v > max(fixed)]:
-            inner = _onnx().FunctionProto()
-            inner.ParseFromString(schema.get_function_with_opset_version(max(fixed)))
-            if not _convertible(inner, converted, opset, depth + 1):
-                return False
-    return True
+            out.add(node.op_type)
+            continue
+        inner = _fixed_body(schema, opset)
+        if inner is not None and _blockers(inner, converted, opset, depth + 1):
+            out.add(node.op_type)
+    return out
 
 
 def expand_functions(model, converted) -> object:
@@ -131,7 +137,7 @@ def expand_functions(model, converted) -> object:
         for i, schema in todo:
             node = expanded.graph.node[i]
             fn = _body(schema, node, opset, types)
-            if fn is None or not _convertible(fn, converted, opset, depth):
+            if fn is None or _blockers(fn, converted, opset, depth):
                 continue
             set_attrs = {a.name for a in node.attribute}
             for name, attr in schema.attributes.items():
@@ -149,11 +155,14 @@ def expand_functions(model, converted) -> object:
             break
         if all(o.domain != EXPANDED_DOMAIN for o in expanded.opset_import):
             expanded.opset_import.append(onnx.helper.make_opsetid(EXPANDED_DOMAIN, 1))
-        expanded = inliner.inline_local_functions(expanded)
+        ours = [(f.domain, f.name) for f in expanded.functions if f.domain == EXPANDED_DOMAIN]
+        expanded = inliner.inline_selected_functions(expanded, ours)  # the model's own functions stay
         kept = [o for o in expanded.opset_import if o.domain != EXPANDED_DOMAIN]
         del expanded.opset_import[:]
         expanded.opset_import.extend(kept)
+        kept = [f for f in expanded.functions if f.domain != EXPANDED_DOMAIN]
         del expanded.functions[:]
+        expanded.functions.extend(kept)
     return expanded
 
 
@@ -177,26 +186,26 @@ def function_ops(converted) -> list:
     for name, schema in latest.items():
         if not _has_body(schema):
             continue
-        if list(getattr(schema, "context_dependent_function_opset_versions", ())):
+        fn = _fixed_body(schema, opset)
+        if fn is None or not _blockers(fn, converted, opset):  # None: a body built per node
             out.append(name)
-        else:
-            fn = onnx.FunctionProto()
-            fn.ParseFromString(schema.get_function_with_opset_version(max(schema.function_opset_versions)))
-            if _convertible(fn, converted, opset):
-                out.append(name)
     return sorted(out)
 
 
-def body_blockers(model, node, converted) -> list:
-    """The op types, sorted, that keep ``node`` of ``model`` from being imported
-    through its ONNX function body (those of the body tecc neither converts nor
-    expands); empty when its operator has no body to read at the model's opset."""
+def body_blockers(model, nodes, converted) -> list:
+    """For each of ``nodes`` of ``model``, the op types, sorted, that keep it from
+    being imported through its ONNX function body (:func:`_blockers`); empty where
+    its operator has no body to read at the model's opset.  Shape inference runs
+    once for them all."""
     opset = imported_opset(model)
-    schema = _schema(node.op_type, opset) if opset is not None else None
-    if schema is None or not _has_body(schema):
-        return []
-    fn = _body(schema, node, opset, _value_types(model))
-    if fn is None:
-        return []
-    return sorted({n.op_type for n in fn.node if n.domain not in ("", "ai.onnx") or n.op_type not in converted
-                   and not (_schema(n.op_type, opset) is not None and _has_body(_schema(n.op_type, opset)))})
+    types = None
+    out = []
+    for node in nodes:
+        schema = _schema(node.op_type, opset) if opset is not None and node.domain in ("", "ai.onnx") else None
+        if schema is None or not _has_body(schema):
+            out.append([])
+            continue
+        types = _value_types(model) if types is None else types
+        fn = _body(schema, node, opset, types)
+        out.append(sorted(_blockers(fn, converted, opset)) if fn is not None else [])
+    return out

@@ -3,6 +3,7 @@ graph (binding input shapes, evaluating shape subgraphs with numpy, calling one
 converter per node), :func:`from_onnx` and :func:`supported_ops`."""
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -289,14 +290,14 @@ class _Importer:
 
     # --- the model ---------------------------------------------------------------------
     def _check_supported(self) -> None:
+        unsupported = [(i, proto) for i, proto in enumerate(self.graph.node)
+                       if proto.domain not in ("", "ai.onnx") or proto.op_type not in _CONVERTERS]
+        blockers = body_blockers(self.model, [proto for _, proto in unsupported], _CONVERTERS) if unsupported else []
         missing = []
-        for i, proto in enumerate(self.graph.node):
-            if proto.domain not in ("", "ai.onnx") or proto.op_type not in _CONVERTERS:
-                domain = f" (domain {proto.domain!r})" if proto.domain not in ("", "ai.onnx") else ""
-                blockers = body_blockers(self.model, proto, _CONVERTERS) if not domain else []
-                why = (f" (its ONNX function body uses {', '.join(blockers)}, which tecc does not convert)"
-                       if blockers else "")
-                missing.append(f"{proto.op_type}{domain} in node {proto.name or f'{proto.op_type}_{i}'!r}{why}")
+        for (i, proto), blocked in zip(unsupported, blockers):
+            domain = f" (domain {proto.domain!r})" if proto.domain not in ("", "ai.onnx") else ""
+            why = f" (its ONNX function body uses {', '.join(blocked)}, which tecc does not convert)" if blocked else ""
+            missing.append(f"{proto.op_type}{domain} in node {proto.name or f'{proto.op_type}_{i}'!r}{why}")
         if missing:
             kinds = sorted({m.split(" ")[0] for m in missing})
             raise OnnxImportError(f"from_onnx: {len(missing)} node(s) use operators tecc does not support "
@@ -494,4 +495,10 @@ def function_ops() -> list:
     function body (:mod:`.expand`), having no converter of their own: Attention,
     SwiGLU... (a node whose body uses an operator tecc does not support is
     reported by name)."""
-    return _function_ops(_CONVERTERS)
+    return list(_function_ops_once())
+
+
+@functools.lru_cache(maxsize=None)
+def _function_ops_once() -> tuple:
+    # walks every ONNX schema: once per process (the converter table is fixed)
+    return tuple(_function_ops(_CONVERTERS))
