@@ -7,11 +7,11 @@
 #
 #   bash benchmarks/gpu_session.sh STEP[:SECONDS] ...
 #
-# Steps: tests, sgemm, norms, topi, opbench (tecc bench --ops all), notebooks (every notebook executed on
+# Steps: tests, sgemm, norms, topi, models (models_gpu.py: whole models vs PyTorch eager and onnxruntime), opbench (tecc bench --ops all), notebooks (every notebook executed on
 # the GPU; the box has no ipykernel/nbclient wheels unless fetch-wheels.sh was given them), tune-sgemm,
 # tune-dense, tune-conv, tune-report.
 # Example (a 6-minute call): bash benchmarks/gpu_session.sh tests:100 sgemm:60 norms:40 topi:80
-# Extra arguments for a step's script: SGEMM_ARGS, NORMS_ARGS, TOPI_ARGS, TUNE_ARGS.
+# Extra arguments for a step's script: SGEMM_ARGS, NORMS_ARGS, TOPI_ARGS, MODELS_ARGS, TUNE_ARGS.
 # The tuning log lives in .tunelogs/ (carry it between calls; it is copied back).
 set -uo pipefail
 export PYTHONUNBUFFERED=1
@@ -37,6 +37,9 @@ run_step() {  # name seconds command...
     local rc=$?
     say "== step $name: rc=$rc in $(( $(date +%s) - s )) s (limit $secs)"
     tail -n 25 "$W/$name.log" | tee -a "$summary" >/dev/null
+    # packed after every step: a call cut short by its limit still returns what ran
+    cp .tunelogs/* "$W/" 2>/dev/null
+    tar czf "$OUT/session.tgz" -C "$OUT" session
 }
 
 for spec in "$@"; do
@@ -48,6 +51,7 @@ for spec in "$@"; do
         topi) run_step topi "$secs" python3 benchmarks/topi_gpu.py --out "$W" ${TOPI_ARGS:-} ;;
         opbench) run_step opbench "$secs" python3 -m tecc.driver.tvmc bench --ops all --device cuda \
                 --json "$W/$(date -u +%F)_opbench.json" --plot "$W/$(date -u +%F)_opbench.png" ${OPBENCH_ARGS:-} ;;
+        models) run_step models "$secs" python3 benchmarks/models_gpu.py --out "$W" ${MODELS_ARGS:-} ;;
         notebooks) run_step notebooks "$secs" python3 -m pytest -q -p no:cacheprovider -n 3 \
                 tests/integration/test_notebooks.py ;;
         tune-sgemm|tune-dense|tune-conv)
