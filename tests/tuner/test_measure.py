@@ -199,6 +199,45 @@ def test_llvm_matmul_configs_are_built_in_parallel_and_timed():
     assert builder.tmp_dir is None
 
 
+class _GpuLikeRunner(LocalRunner):
+    """A LocalRunner that, like one timing on a GPU, lets the next batch build while
+    this one runs (the tuning loop then builds one batch ahead)."""
+
+    @property
+    def overlaps_builds(self):
+        return True
+
+
+def test_a_batch_built_ahead_leaves_the_batch_being_measured_on_disk():
+    # On the H100 (2026-11-28) most trials of an overlapped tuning run failed with
+    # "load_module: no file .../b1_1.tecc": building batch 2 removed batch 1's
+    # directory before the runner loaded it.
+    task = autotvm.task.create("test_measure/matmul", args=(16, 16, 16, "float32"), target="llvm")
+    builder = LocalBuilder(n_parallel=2)
+    batch = _batch(task, builder, _GpuLikeRunner(number=1, repeat=1, cooldown_interval=0))
+    try:
+        first, second, third = _inputs(task, [0, 1]), _inputs(task, [2, 3]), _inputs(task, [4, 5])
+        built = builder.build(first)
+        ahead = batch.build_async(second).result()  # built while `first` waits to run
+        assert [r.error_no for r in batch.run(first, built)] == [0, 0]
+        ahead2 = batch.build_async(third).result()
+        assert [r.error_no for r in batch.run(second, ahead)] == [0, 0]
+        assert not any(os.path.exists(b.filename) for b in built)  # older batches are removed
+        assert all(os.path.isfile(b.filename) for b in ahead2)
+    finally:
+        batch.close()
+    assert not any(os.path.exists(b.filename) for b in ahead + ahead2)
+
+
+def test_an_overlapped_tuning_run_measures_every_trial():
+    task = autotvm.task.create("test_measure/matmul", args=(16, 16, 16, "float32"), target="llvm")
+    opt = measure_option(LocalBuilder(n_parallel=2), _GpuLikeRunner(number=1, repeat=1, cooldown_interval=0))
+    tuner = autotvm.tuner.RandomTuner(task, seed=1)
+    errors = []
+    tuner.tune(12, opt, callbacks=[lambda t, inputs, results: errors.extend(r.error_no for r in results)])
+    assert errors == [0] * 12
+
+
 def test_crash_hang_abort_and_wrong_answer_each_cost_one_trial():
     task = autotvm.task.create("test_measure/faulty", args=(64,), target="llvm")
     modes = ["ok", "crash", "ok", "hang", "abort", "wrong", "ok"]

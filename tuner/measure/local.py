@@ -532,7 +532,9 @@ class LocalBuilder(Builder):
         self._pool = None
         self.tmp_dir = None
         self._batch = 0
-        self._finalizer = weakref.finalize(self, _remove_dir, [None])
+        # the newest batches' directories, oldest first (see _new_tmp_dir)
+        self._batch_dirs = []
+        self._finalizer = weakref.finalize(self, _remove_dirs, self._batch_dirs)
 
     def set_task(self, task, build_kwargs=None):
         """Build ``task``'s candidates from now on; ``build_kwargs`` (from the
@@ -596,23 +598,32 @@ class LocalBuilder(Builder):
         return out
 
     def _new_tmp_dir(self):
-        _remove_dir([self.tmp_dir])
+        """A fresh directory for this batch's files.  The directories of the last
+        ``KEPT_BATCH_DIRS - 1`` batches stay: on a GPU runner the tuning loop builds
+        the next batch while this one is measured (``Runner.overlaps_builds``), and
+        the runner loads each candidate's file from its batch's directory then."""
         self.tmp_dir = tempfile.mkdtemp(prefix="tecc-build-")
-        self._finalizer.detach()
-        self._finalizer = weakref.finalize(self, _remove_dir, [self.tmp_dir])
+        self._batch_dirs.append(self.tmp_dir)
+        while len(self._batch_dirs) > KEPT_BATCH_DIRS:
+            shutil.rmtree(self._batch_dirs.pop(0), ignore_errors=True)
 
     def close(self):
         """Stop the workers and remove the built files."""
         if self._pool is not None:
             self._pool.close()
             self._pool = None
-        _remove_dir([self.tmp_dir])
+        _remove_dirs(self._batch_dirs)
         self.tmp_dir = None
 
 
-def _remove_dir(holder):
-    if holder and holder[0]:
-        shutil.rmtree(holder[0], ignore_errors=True)
+#: batch directories a LocalBuilder keeps: the batch being measured and the one
+#: built ahead of it (the tuning loop builds at most one batch ahead)
+KEPT_BATCH_DIRS = 2
+
+
+def _remove_dirs(dirs: list) -> None:
+    while dirs:
+        shutil.rmtree(dirs.pop(), ignore_errors=True)
 
 
 def _import_compiler():
