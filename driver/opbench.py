@@ -231,6 +231,8 @@ class _Arrays:
         return self.xp.full(self.out_shape, np.nan, dtype=dtype)
 
     def error(self, out) -> float:
+        if hasattr(out, "__dlpack__") and not isinstance(out, np.ndarray) and not hasattr(out, "get"):
+            out = self.xp.from_dlpack(out)  # a torch tensor on the device: cupy views it without a copy
         got = out.get() if hasattr(out, "get") else np.asarray(out)
         got = got.astype("float64")
         if got.shape != self.ref.shape or not np.isfinite(got).all():
