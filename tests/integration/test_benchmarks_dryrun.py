@@ -175,3 +175,25 @@ def test_tune_gpu_dry_run(tmp_path, capsys):
     again_tuned = {r["task"]: r["config"] for r in data["sgemm"] if r.get("tuned") and "ok" in r}
     assert again_tuned == {k: best[k] for k in ("sgemm.cuda", "dense_large_batch.cuda")}
     assert all(r["ok"] for r in data["sgemm"])
+
+
+def test_models_gpu_dry_run_builds_every_model_for_sm90(capsys):
+    # the decoder (opset 24: RMSNormalization, RotaryEmbedding, Attention) and the
+    # encoder; where torch is installed its node-by-node reference is checked too
+    rc = run_main("models_gpu", ["--dry-run", "--models", "encoder,decoder", "--batch", "1"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "encoder batch 1: 22 kernels built for cuda -arch=sm_90" in out
+    assert "decoder batch 1: 25 kernels built for cuda -arch=sm_90" in out
+    assert "FAILED" not in out
+
+
+def test_models_gpu_refuses_unknown_models_and_needs_a_gpu(capsys):
+    bench = load("models_gpu")
+    assert bench.main(["--models", "resnet51"]) == 2
+    assert "unknown model(s) ['resnet51']" in capsys.readouterr().err
+    import tecc
+    if tecc.cuda(0).exist:  # pragma: no cover - GPU machines time the model instead
+        return
+    assert bench.main(["--models", "encoder", "--batch", "1"]) == 2
+    assert "use --dry-run" in capsys.readouterr().err

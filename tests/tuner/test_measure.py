@@ -397,6 +397,19 @@ def test_l2_flush_makes_every_timed_run_start_cold():  # pragma: no cover - GPU 
     assert costs[True] > costs[False], costs
 
 
+@pytest.mark.gpu
+def test_an_overlapped_gpu_tuning_run_measures_every_trial():  # pragma: no cover - GPU machines
+    # one config per batch: three batches, each built while the one before runs
+    task = autotvm.task.create("test_measure/block2d_cuda", args=(256, 256), target="cuda")
+    runner = LocalRunner(number=2, repeat=1, cooldown_interval=0)
+    opt = measure_option(LocalBuilder(n_parallel=1), runner)
+    errors = []
+    autotvm.tuner.RandomTuner(task, seed=0).tune(
+        3, opt, callbacks=[lambda t, inputs, results: errors.extend((r.error_no, r.costs) for r in results)])
+    assert runner.overlaps_builds
+    assert [e for e, _ in errors] == [0, 0, 0], errors
+
+
 def _no_nvrtc(monkeypatch):
     import tecc.cuda_codegen as cg
 
