@@ -48,7 +48,8 @@ TASKS = {
 
 #: what a refusal before compiling names: the limit that the point breaks
 REFUSALS = re.compile(r"knob 'vec' = \d fits no shared tile .*at most 16 bytes a vector|registers per thread, over the"
-                      r"|threads = \d+ > 1024|more than the target's|over the limit of|limit of \d+")
+                      r"|threads = \d+ > 1024|more than the target's|over the limit of|limit of \d+"
+                      r"|fewer than \d+ threads")
 
 
 def _task(name):
@@ -125,7 +126,13 @@ def test_every_point_is_refused_with_its_reason_or_compiles_and_is_right(name, m
     runner.set_task(task)
     builder.set_task(task, runner.get_build_kwargs())
     space = task.config_space
-    picks = np.random.default_rng(2024).choice(len(space), POINTS, replace=False)
+    rng = np.random.default_rng(2024)
+    # points anywhere in the space (the filter may refuse them) and points it passes
+    picks = list(rng.choice(len(space), POINTS, replace=False))
+    if space.filtered:
+        from tecc.tuner.tuner.tuner import _unvisited
+
+        picks += list(_unvisited(space, set(int(i) for i in picks), rng, 2))
     measure_inputs = [MeasureInput(task.target, task, space.get(int(i))) for i in picks]
     measure_inputs.append(MeasureInput(task.target, task, FallbackConfigEntity()))
     built = builder.build(measure_inputs)
@@ -166,7 +173,7 @@ def test_vec_knob_is_in_the_space_and_the_fallback_fetches_element_by_element(na
 @pytest.mark.parametrize("name, knobs, width", [
     ("dense_large_batch.cuda", dict(tile_y=[-1, 1, 4, 2], tile_x=[-1, 1, 8, 1], tile_k=[-1, 2, 4]), 2),
     ("dense_large_batch.cuda", dict(tile_y=[-1, 1, 4, 2], tile_x=[-1, 1, 8, 1], tile_k=[-1, 2, 4]), 4),
-    ("batch_matmul.cuda", dict(tile_y=[-1, 2, 2, 2], tile_x=[-1, 1, 4, 2], tile_k=[-1, 1, 8]), 4),
+    ("batch_matmul.cuda", dict(tile_y=[-1, 2, 4, 1], tile_x=[-1, 1, 8, 1], tile_k=[-1, 1, 8]), 4),
 ])
 def test_vectorized_fetches_load_float2_and_float4_and_stay_right(name, knobs, width):
     task = _task(name)
@@ -202,7 +209,7 @@ def test_nhwc_convolution_fetches_input_and_filter_in_float4():
     assert mod.check(a, w, np.zeros(want.shape, "float32")) == []
 
 
-CONV = dict(tile_f=[-1, 1, 2, 2], tile_y=[-1, 1, 2, 5], tile_ry=[-1, 3])
+CONV = dict(tile_f=[-1, 1, 4, 2], tile_y=[-1, 1, 2, 5], tile_ry=[-1, 3])  # 4 x 2 x tile_x[2] threads
 
 
 def test_vec_narrows_for_a_tile_whose_rows_it_does_not_divide():
@@ -224,7 +231,7 @@ def test_a_vec_no_tile_takes_is_refused_as_a_repeat():
     with tecc.target.Target("cuda"), pytest.raises(
             InstantiationError, match=r"the direct-convolution template: knob 'vec' = 4 fits no shared tile "
                                       r"\('Pad.shared' 1x4x12x10: runs of 10 float32 -> 2, 'placeholder.shared' "
-                                      r"4x4x3x1: runs of 1 float32 -> 1; at most 16 bytes a vector\): the config "
+                                      r"8x4x3x1: runs of 1 float32 -> 1; at most 16 bytes a vector\): the config "
                                       r"repeats 'vec' = 2"):
         task.instantiate(cfg)
     with tecc.target.Target("cuda"):  # the point it repeats is taken
@@ -282,6 +289,25 @@ def _lowered_refusal(task, cfg):
     return None
 
 
+def _policy_refusal(name, cfg) -> bool:
+    """Whether a tuning policy of the filter (not a limit of the GPU) refuses ``cfg``:
+    fewer threads than a warp, or a reduction tile over MAX_UNROLLED_MACS."""
+    from tecc.topi.cuda.utils import MAX_UNROLLED_MACS, MIN_BLOCK_THREADS
+
+    if name == "sgemm.cuda":
+        return False
+    knobs = ("tile_y", "tile_x") if name.startswith("dense") else ("tile_f", "tile_y", "tile_x")
+    threads = int(np.prod([cfg[k].size[2] for k in knobs]))
+    if threads < MIN_BLOCK_THREADS:
+        return True
+    if name.startswith("dense"):
+        _, vy, _, yi = cfg["tile_y"].size
+        _, vx, _, xi = cfg["tile_x"].size
+        _, kt, ki = cfg["tile_k"].size
+        return kt * ki * vy * yi * vx * xi > MAX_UNROLLED_MACS
+    return False
+
+
 @pytest.mark.parametrize("name,args", [
     ("sgemm.cuda", (256, 256, 256, "float32")),
     ("dense_large_batch.cuda", (_t((256, 256)), _t((256, 256)), None, "float32")),
@@ -297,8 +323,10 @@ def test_the_multi_filter_refuses_only_blocks_the_lowered_checks_refuse(name, ar
     passed = _unvisited(space, set(), rng, 8)
     refused = [int(i) for i in rng.integers(len(space), size=4000) if not space.is_index_valid(int(i))][:8]
     assert len(passed) == 8 and len(refused) == 8
-    for i in refused:  # the filter is never stricter than the checks after lowering
-        assert _lowered_refusal(task, space.get(i)) is not None, f"{name}: the filter refused {space.get(i)}"
+    for i in refused:  # the filter is never stricter than the checks after lowering, but for its policies
+        cfg = space.get(i)
+        assert _lowered_refusal(task, cfg) is not None or _policy_refusal(name, cfg), \
+            f"{name}: the filter refused {cfg}"
     for i in passed:  # what it passes fits the threads and the registers (a redundant vec may still be refused)
         why = _lowered_refusal(task, space.get(i))
         assert why is None or "knob 'vec'" in why, f"{name}: {space.get(i)} passed the filter: {why}"
@@ -306,13 +334,16 @@ def test_the_multi_filter_refuses_only_blocks_the_lowered_checks_refuse(name, ar
 
 def test_the_dense_configs_that_timed_out_the_build_on_an_h100_are_filtered_out():
     # benchmarks/results/2026-11-27_H100_tune_records.jsonl.gz: three builds over 60 s
-    # (512-deep unrolled k-tiles, megabytes of shared tiles), and the two valid points
+    # (512-deep unrolled k-tiles, megabytes of shared tiles), and the two valid points;
+    # 2026-11-28: builds of 12-45 s (reduction tiles of 2048-8192 multiply-adds per thread)
     task = autotvm.task.create("dense_large_batch.cuda", args=(_t((4096, 4096)), _t((4096, 4096)), None, "float32"),
                                target="cuda")
     space = task.config_space
     assert len(space) == 226071300
-    for index in (39622904, 219457095, 39710694):
+    for index in (39622904, 219457095, 39710694, 44108183, 39421701, 101044685, 138375965):
         assert not space.is_index_valid(index), space.get(index)
-    for index in (7592734, 191386364):
-        assert space.is_index_valid(index), space.get(index)
+    assert space.is_index_valid(7592734), space.get(7592734)  # 256 threads: the better of the two
+    assert not space.is_index_valid(191386364)  # 16 threads: 36.6 ms against 10.2
+    with tecc.target.Target("cuda"), pytest.raises(InstantiationError, match="fewer than 32 threads"):
+        task.instantiate(space.get(191386364))
     assert "multi_filter(s): sampled by rejection" in repr(space)

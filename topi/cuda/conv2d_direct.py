@@ -39,7 +39,7 @@ from ..nn.depthwise_conv2d import DEPTHWISE_CONV2D_NHWC
 from ..utils import get_const_tuple
 from .dense import cooperative_fetch, define_fetch_knob, fetch_width_knob, plan_fetches
 from .injective import schedule_injective_from_existing
-from .utils import BlockBudget, max_threads
+from .utils import MIN_BLOCK_THREADS, BlockBudget, max_threads
 
 #: the output layout of each convolution the template knows
 LAYOUTS = {
@@ -228,10 +228,15 @@ def schedule_direct_cuda(cfg, s, conv, out=None):
     define_knobs(cfg, roles, ext)
     thread_knobs = [f"tile_{r}" for r in sorted((r for r in ("f", "y", "x") if r in roles.pos),
                                                  key=lambda r: -roles.pos[r])]  # threadIdx.x first
-    budget = BlockBudget()
+    outputs = 1
+    for r in ("f", "y", "x"):
+        if r in roles.pos:
+            outputs *= ext[r]
+    budget = BlockBudget(min_threads=min(MIN_BLOCK_THREADS, outputs))
     cfg.multi_filter(filter=lambda e: direct_fits(e, budget, thread_knobs, _dt.parse(conv.dtype).bytes),
                      reason=f"its block does not fit {budget.limits.arch} (the threads of {', '.join(thread_knobs)}"
-                            "[2], the accumulators of their [1] x [3] tiles per thread)")
+                            f"[2], the accumulators of their [1] x [3] tiles per thread) or has fewer than "
+                            f"{budget.min_threads} threads")
     if cfg.is_fallback:
         stride, dilation, depthwise = _window_attrs(conv, roles)
         fallback(cfg, roles, ext, stride, dilation, _bytes(conv), depthwise)

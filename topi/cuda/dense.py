@@ -39,7 +39,7 @@ from ..schedule_registry import register_schedule
 from ..tunable import config_without_workload, has_workload, knob_int, schedule_anchor
 from ..utils import const_int_or, find_op
 from .reduction import threads_for
-from .utils import MAX_UNROLLED_MACS, BlockBudget, pow2_at_least
+from .utils import MAX_UNROLLED_MACS, MIN_BLOCK_THREADS, BlockBudget, pow2_at_least
 
 #: from this batch on, dense() uses the shared-memory tiled template
 LARGE_BATCH = 32
@@ -228,7 +228,7 @@ def cooperative_fetch(s, tile, threads, width=1, axes=1):
 def gemm_tiled_fits(entity, budget, in_bytes, out_bytes) -> bool:
     """Whether the knobs of :func:`schedule_gemm_tiled` give a block that fits
     ``budget`` (a :class:`~tecc.topi.cuda.utils.BlockBudget`): its
-    ``tile_y[2] x tile_x[2]`` threads; the two shared tiles of ``tile_k[1] x
+    ``tile_y[2] x tile_x[2]`` threads (at least ``budget.min_threads``); the two shared tiles of ``tile_k[1] x
     tile_k[2]`` reduction steps by the block's rows and columns; per thread the
     accumulators of ``tile_y[1] x tile_y[3]`` by ``tile_x[1] x tile_x[3]`` outputs
     and the register copies of ``tile_k[2]`` steps of their rows and columns; and at
@@ -253,11 +253,12 @@ def schedule_gemm_tiled(cfg, s, C, out):
     M, N, K = shape[-2], shape[-1], const_int_or(k.dom.extent, 64)
     _define_gemm_knobs(cfg, M, N, K)
     in_bytes = max(_dt.parse(t.dtype).bytes for t in C.op.input_tensors)
-    budget = BlockBudget()
+    budget = BlockBudget(min_threads=min(MIN_BLOCK_THREADS, M * N))
     cfg.multi_filter(filter=lambda e: gemm_tiled_fits(e, budget, in_bytes, _dt.parse(C.dtype).bytes),
                      reason=f"its block does not fit {budget.limits.arch} (tile_y[2] x tile_x[2] threads, shared "
-                            "tiles of tile_k[1] x tile_k[2] steps, accumulators and register copies per thread) or "
-                            f"it unrolls more than {MAX_UNROLLED_MACS} multiply-adds per tile_k[1] step")
+                            "tiles of tile_k[1] x tile_k[2] steps, accumulators and register copies per thread), has "
+                            f"fewer than {budget.min_threads} threads, or holds more than {MAX_UNROLLED_MACS} "
+                            "multiply-adds per thread in a reduction tile")
     add_flop(cfg, shape, K)
     n_ty, n_tx = cfg["tile_y"].size[2], cfg["tile_x"].size[2]
     vec = fetch_width_knob(cfg, "schedule_gemm_tiled")

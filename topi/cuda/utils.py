@@ -11,10 +11,18 @@ from ...tir.analysis.occupancy import REGISTERS_OVERHEAD_MIN, registers_per_thre
 #: builder's default without a GPU (with the largest limits of sm_80 and sm_90 the
 #: same but shared memory, sm_80's 163 KiB is the smaller)
 FILTER_ARCH = "sm_80"
-#: multiply-adds one thread's unrolled reduction step may hold (a template's filter
-#: refuses more: such a body takes minutes to lower and compile, seen on an H100
-#: box with 512-deep unrolled k-tiles timing out the 60 s build)
-MAX_UNROLLED_MACS = 16384
+#: multiply-adds one thread's reduction tile may hold (a template's filter refuses
+#: more).  NVRTC's time grows with that body, unrolled or not: on the H100 box
+#: (2026-11-28) dense candidates of 8192 took 7-45 s to build, 4096 took 9-15 s,
+#: 2048 6-12 s, 1024 or fewer 3 s at most; 512-deep tiles had timed out the 60 s
+#: build the day before.  A tuning batch waits for its slowest build.  1024 keeps
+#: the best SGEMM structure measured there (8 x 8 outputs per thread, k-tiles of 16).
+MAX_UNROLLED_MACS = 1024
+#: threads a block of a tunable template has at least where the output allows: a
+#: block of fewer than a warp leaves lanes of its warp idle.  On the H100 box
+#: (2026-11-28) 12 of 32 dense proposals had 1-16 threads; the best configs of the
+#: layers with more than a handful of valid trials had 64 or more.
+MIN_BLOCK_THREADS = 32
 
 
 def check_multiple(what, value, factor):
@@ -49,11 +57,14 @@ class BlockBudget:
     :func:`~tecc.tir.analysis.occupancy.register_pressure`), which still judge every
     config that is built."""
 
-    def __init__(self, arch=None):
+    def __init__(self, arch=None, min_threads=1):
         if arch is None:
             target = Target.current(allow_none=True)
             arch = target.cuda_arch if target is not None and target.kind == "cuda" else None
         self.limits = gpu_limits(arch or FILTER_ARCH)
+        #: the fewest threads a block may have (a tuning policy, not a limit of the
+        #: GPU: ``min(MIN_BLOCK_THREADS, outputs)`` for the tunable templates)
+        self.min_threads = max(1, int(min_threads))
 
     def fits(self, threads=(1,), shared_bytes=0, local_bytes=0) -> bool:
         """Whether a block of ``threads`` (its ``threadIdx`` extents, x first) using
@@ -65,7 +76,8 @@ class BlockBudget:
             if t > most:
                 return False
             total *= t
-        if total > lim.max_threads_per_block or shared_bytes > lim.max_shared_bytes_optin:
+        if total < self.min_threads or total > lim.max_threads_per_block \
+                or shared_bytes > lim.max_shared_bytes_optin:
             return False
         need = REGISTERS_OVERHEAD_MIN + -(-int(local_bytes) // 4)
         return need <= registers_per_thread_cap(total, lim.arch)
