@@ -4,6 +4,7 @@ emulated CUDA path and the GPU limit checks done before compiling."""
 import os
 import signal
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -670,3 +671,68 @@ def test_the_builder_leaves_the_cpu_emulation_out_when_the_runner_has_a_gpu(tmp_
         assert runner.get_build_kwargs()["cpu_emulation"] is (not tecc.cuda(0).exist)
     finally:
         runner.close()
+
+
+class _DeviceArray(np.ndarray):
+    """A numpy array posing as a device array (cupy's ``.get()`` copies to the host)."""
+
+    def get(self):
+        return np.asarray(self).copy()
+
+
+class _FakeCupy:
+    """numpy behind cupy's names, returning :class:`_DeviceArray`s: drives the
+    runner's device-side path on a machine without a GPU."""
+
+    def __getattr__(self, name):
+        attr = getattr(np, name)
+        if not callable(attr) or isinstance(attr, type):
+            return attr
+
+        def call(*args, **kwargs):
+            out = attr(*args, **kwargs)
+            return out.view(_DeviceArray) if isinstance(out, np.ndarray) and not np.isscalar(out) else out
+        return call
+
+
+@pytest.mark.parametrize("wrong", [0, 1])
+def test_on_a_gpu_candidates_are_checked_where_they_ran(monkeypatch, wrong):
+    from tecc.tuner.measure import local as L
+
+    fake = _FakeCupy()
+    uploads = []
+
+    def device_reference(state, ref):
+        uploads.append(ref.key)
+        return fake, [np.asarray(a).view(_DeviceArray) for a in ref.inputs], \
+            {i: np.asarray(ref.expected[i]).view(_DeviceArray) for i in ref.outputs}
+
+    monkeypatch.setattr(L, "_device_reference", device_reference)
+    checked_with = []
+    real_check = L._clearly_matches
+
+    def clearly_matches(got, expected, dtype, rtol, xp=np):
+        checked_with.append((type(got), xp))
+        return real_check(got, expected, dtype, rtol, xp)
+
+    monkeypatch.setattr(L, "_clearly_matches", clearly_matches)
+    task = autotvm.task.create("test_measure/scale_cuda", args=(512,), target="cuda")
+    inp = _config(task, threads=64, wrong=wrong)
+    builder = LocalBuilder(n_parallel=1)  # (its files live as long as it does)
+    (built,) = builder.build([inp])
+    a = np.random.default_rng(0).uniform(-1, 1, 512).astype("float32")
+    ref = L._Reference("k", built.arg_info, [1], [a, np.zeros(512, "float32")], {1: a * 2}, names=("A", "B"))
+    state = {"reference": ref, "gpu": True}
+    job = {"path": built.filename, "reference_key": "k", "cuda": True, "loader": None, "number": 1, "repeat": 1,
+           "min_repeat_ms": 0, "flush": False, "flush_l2": False}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the emulator's notice
+        reply = L._worker_measure(state, job)
+    assert uploads == ["k"]
+    assert checked_with[0] == (_DeviceArray, fake)  # first on the device
+    if wrong:  # the device check fails, the host words the message
+        assert reply["error_no"] == int(MeasureErrorNo.WRONG_ANSWER)
+        assert "output 'B' (argument 1) differs from the reference in 512 of 512 elements" in reply["message"]
+    else:
+        assert reply["error_no"] == 0 and len(reply["costs"]) == 1
+    builder.close()
