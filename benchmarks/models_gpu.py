@@ -44,6 +44,11 @@ summary lines say MET or NOT MET per model and reference.  Results go to
 ``<date>_<GPU>_models.json`` and ``.md`` in ``--out`` (default
 ``benchmarks/results/``).
 
+``--profile``: after the timing, every kernel call of each model is timed on its own
+(``GraphModule.profile``: CUDA events with the stream held, 5 rounds); the JSON gets
+every call, the markdown the costliest functions per model -- where a model's GPU
+time goes, for the next change.
+
 ``--dry-run`` (no GPU): builds every model for ``cuda -arch=sm_90`` (NVRTC, no
 device) and, where torch is installed, checks the torch reference on the CPU against
 onnxruntime; nothing is timed.
@@ -158,6 +163,7 @@ def prepare(name, batch, target, records):
             sync()
         return call
 
+    row["_gmod"] = gmod  # for --profile (dropped before the JSON)
     runs = {"tecc": (latency(gmod.run), gmod.run), "ort": (lambda: sess.run(None, feeds), None)}
     if runner is not None:
         import torch  # noqa: PLC0415
@@ -172,6 +178,16 @@ def prepare(name, batch, target, records):
             runner(tfeeds)
         runs["torch"] = (latency(torch_run), torch_on_cupy_stream(torch_run))
     return row, runs
+
+
+def profile_markdown(model, batch, prof, limit=12) -> str:
+    """The costliest kernel functions of one model's profile as a markdown table."""
+    total = prof.total
+    lines = [f"### {model} batch {batch}: {len(prof.rows)} kernel calls, {total * 1e3:.3f} ms of GPU time "
+             "(each call timed alone)", "", "| function | calls | ms | share |", "| --- | --- | --- | --- |"]
+    for func, calls, seconds in prof.by_function()[:limit]:
+        lines.append(f"| {func} | {calls} | {seconds * 1e3:.4f} | {seconds / total if total else 0:.1%} |")
+    return "\n".join(lines)
 
 
 def dry_run(models, batches) -> int:
@@ -204,6 +220,7 @@ def main(argv=None):
     ap.add_argument("--records", default="", help="autotvm tuning records to apply (tuned tecc)")
     ap.add_argument("--target", default="cuda", help="tecc's target (default: the local GPU's architecture)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"), help="directory of the result files")
+    ap.add_argument("--profile", action="store_true", help="time every kernel call of each model on its own")
     ap.add_argument("--dry-run", action="store_true", help="no GPU: build for sm_90, check the torch reference")
     args = ap.parse_args(argv)
 
@@ -252,6 +269,15 @@ def main(argv=None):
             for who in order[k:] + order[:k]:
                 row[f"{who}_ms"].append(sample(runs[who][0], row[f"{who}_number"]))
 
+    profiles = []
+    for row, _ in variants:
+        gmod = row.pop("_gmod")
+        if args.profile:
+            prof = gmod.profile(repeat=5)
+            row["profile"] = prof.as_dicts()
+            row["profile_total_ms"] = prof.total * 1e3
+            profiles.append(profile_markdown(row["model"], row["batch"], prof))
+
     rows, cells = [], []
     for row, runs in variants:
         for who in RUNTIMES:
@@ -297,8 +323,11 @@ def main(argv=None):
              "to back, without the host's launch cost); ratios > 1: tecc faster")
     payload = {"options": vars(args), "rows": rows, "summary": summary, "notes": notes,
                "onnxruntime": onnxruntime.__version__, "date_local": datetime.datetime.now().isoformat()}
-    paths = write_results(args.out, "models", facts, payload,
-                          table + "\n\n" + notes + "\n\n" + "\n".join(f"- {s}" for s in summary))
+    markdown = table + "\n\n" + notes + "\n\n" + "\n".join(f"- {s}" for s in summary)
+    if profiles:
+        markdown += "\n\n" + "\n\n".join(profiles)
+        print("\n\n".join(profiles))
+    paths = write_results(args.out, "models", facts, payload, markdown)
     print("wrote " + ", ".join(paths))
     return 1 if failed else 0
 

@@ -197,3 +197,15 @@ def test_models_gpu_refuses_unknown_models_and_needs_a_gpu(capsys):
         return
     assert bench.main(["--models", "encoder", "--batch", "1"]) == 2
     assert "use --dry-run" in capsys.readouterr().err
+
+
+def test_models_gpu_profile_table_lists_the_costliest_functions():
+    from tecc.runtime.graph_executor import GraphProfile, NodeTime
+
+    bench = load("models_gpu")
+    prof = GraphProfile([NodeTime(0, "a", "fused_dense", (4, 4), "float32", (3e-6, 3e-6)),
+                         NodeTime(1, "b", "fused_add", (4, 4), "float32", (1e-6, 1e-6)),
+                         NodeTime(2, "c", "fused_dense", (4, 4), "float32", (4e-6, 4e-6))])
+    text = bench.profile_markdown("encoder", 1, prof)
+    assert text.splitlines()[0] == "### encoder batch 1: 3 kernel calls, 0.008 ms of GPU time (each call timed alone)"
+    assert "| fused_dense | 2 | 0.0070 | 87.5% |" in text and text.index("fused_dense") < text.index("fused_add")
