@@ -347,3 +347,19 @@ def test_the_dense_configs_that_timed_out_the_build_on_an_h100_are_filtered_out(
     with tecc.target.Target("cuda"), pytest.raises(InstantiationError, match="fewer than 32 threads"):
         task.instantiate(space.get(191386364))
     assert "multi_filter(s): sampled by rejection" in repr(space)
+
+
+def test_the_filters_judge_the_architecture_a_plain_cuda_target_is_built_for(monkeypatch):
+    from tecc.topi.cuda import utils
+
+    with tecc.target.Target("cuda -arch=sm_90"):
+        assert utils.BlockBudget().limits.arch == "sm_90"
+    with tecc.target.Target("cuda"):  # no GPU here: the emulator's sm_80; on an H100 box, sm_90
+        want = "sm_" + tecc.cuda(0).compute_version.replace(".", "") if tecc.cuda(0).exist else "sm_80"
+        assert utils.BlockBudget().limits.arch == want
+    monkeypatch.setattr(utils, "cuda_arch", lambda target: "sm_90")  # as on a box with an H100
+    with tecc.target.Target("cuda"):
+        budget = utils.BlockBudget()
+    assert budget.limits.arch == "sm_90"
+    assert budget.limits.max_shared_bytes_optin > utils.BlockBudget("sm_80").limits.max_shared_bytes_optin
+    assert utils.BlockBudget().limits.arch == utils.FILTER_ARCH  # outside a CUDA target

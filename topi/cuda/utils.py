@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 from ... import te
+from ...cuda_codegen import cuda_arch
 from ...errors import ScheduleError
 from ...target import Target
 from ...tir.analysis import gpu_limits
 from ...tir.analysis.occupancy import REGISTERS_OVERHEAD_MIN, registers_per_thread_cap
 
-#: the architecture a template's filters assume when the target names none: the
-#: builder's default without a GPU (with the largest limits of sm_80 and sm_90 the
-#: same but shared memory, sm_80's 163 KiB is the smaller)
+#: the architecture a template's filters assume outside a CUDA target (a CUDA target
+#: that names none is built for the local GPU's, else for the emulator's sm_80,
+#: cuda_codegen.cuda_arch; with the largest limits of sm_80 and sm_90 the same but
+#: shared memory, sm_80's 163 KiB is the smaller)
 FILTER_ARCH = "sm_80"
 #: multiply-adds one thread's reduction tile may hold (a template's filter refuses
 #: more).  NVRTC's time grows with that body, unrolled or not: on the H100 box
@@ -50,7 +52,8 @@ def max_threads(default=256) -> int:
 
 class BlockBudget:
     """What one CUDA block may use on the architecture a template is tuned for (the
-    current target's ``-arch``, else :data:`FILTER_ARCH`), for the templates'
+    one the current CUDA target is built for: its ``-arch``, else the local GPU's,
+    else the emulator's; :data:`FILTER_ARCH` outside a CUDA target), for the templates'
     ``cfg.multi_filter``: a config whose block cannot fit is never proposed, built
     or measured.  This is a forecast from the knob values with the limits the
     authoritative checks use after lowering (:func:`tecc.tir.analysis.verify_gpu`,
@@ -60,7 +63,10 @@ class BlockBudget:
     def __init__(self, arch=None, min_threads=1):
         if arch is None:
             target = Target.current(allow_none=True)
-            arch = target.cuda_arch if target is not None and target.kind == "cuda" else None
+            if target is not None and target.kind == "cuda":
+                # a plain "cuda" tuned on an H100 is built for sm_90 (the runner asks the
+                # builder for the GPU's arch): the filter judges the same limits
+                arch = cuda_arch(target)
         self.limits = gpu_limits(arch or FILTER_ARCH)
         #: the fewest threads a block may have (a tuning policy, not a limit of the
         #: GPU: ``min(MIN_BLOCK_THREADS, outputs)`` for the tunable templates)
