@@ -72,6 +72,7 @@ from tecc.runtime.graph_executor import calls_kernel  # noqa: E402
 #: decoder layer, added later, is measured beside them with no target of its own)
 TARGET_RATIO = 1.0
 TARGET_MODELS = ("resnet50", "squeezenet", "encoder")
+MODELS = ("resnet50", "squeezenet", "encoder", "decoder")
 RTOL, ATOL = 1e-3, 1e-4
 ENCODER_SEQ = 128
 #: the decoder layer's width and sequence (a small Llama-style block at opset 24)
@@ -160,11 +161,10 @@ def peak_rss_mib() -> float:
 # ---------------------------------------------------------------------------------------
 # one model at one batch size
 # ---------------------------------------------------------------------------------------
-def prepare(name, batch, target, records, threads):
-    """Build both sides and check them; returns the row and the two run callables."""
-    import onnxruntime as ort  # noqa: PLC0415
-
-    model, feeds = make_model(name, batch)
+def build_tecc(model, target, records):
+    """``(factory, seconds)``: ``model`` imported and built at opt_level 3 for
+    ``target`` (under ``apply_history_best(records)`` when given); the seconds count
+    the import and the build."""
     start = time.perf_counter()
     mod, params = from_onnx(model)
     with tecc.transform.PassContext(opt_level=3):
@@ -173,7 +173,38 @@ def prepare(name, batch, target, records, threads):
                 factory = build(mod, target, params)
         else:
             factory = build(mod, target, params)
-    compile_s = time.perf_counter() - start
+    return factory, time.perf_counter() - start
+
+
+def selection(prog, args, known):
+    """``(models, batches)`` of ``--models`` and ``--batch``, or None after printing
+    what is wrong with them or with ``--records``."""
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    unknown = [m for m in models if m not in known]
+    if unknown:
+        print(f"{prog}: unknown model(s) {unknown}; choose from {', '.join(known)}", file=sys.stderr)
+        return None
+    if args.records and not os.path.exists(args.records):
+        print(f"{prog}: --records {args.records} does not exist; give a tuning log (tecc tune --output ...)",
+              file=sys.stderr)
+        return None
+    return models, [int(b) for b in args.batch.split(",") if b.strip()]
+
+
+def agree(a, b) -> tuple:
+    """``(ok, max abs error)`` of two outputs under the benchmark's tolerance."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False, float("inf")
+    return bool(np.allclose(a, b, rtol=RTOL, atol=ATOL)), float(np.max(np.abs(a - b)))
+
+
+def prepare(name, batch, target, records, threads):
+    """Build both sides and check them; returns the row and the two run callables."""
+    import onnxruntime as ort  # noqa: PLC0415
+
+    model, feeds = make_model(name, batch)
+    factory, compile_s = build_tecc(model, target, records)
     gmod = GraphModule(factory["default"](tecc.cpu(0)))
     for key, value in feeds.items():
         gmod.set_input(key, value)
@@ -186,8 +217,7 @@ def prepare(name, batch, target, records, threads):
     gmod.run()
     ours = gmod.get_output(0).numpy()
     ref = sess.run(None, feeds)[0]
-    ok = ours.shape == ref.shape and bool(np.allclose(ours, ref, rtol=RTOL, atol=ATOL))
-    err = float(np.max(np.abs(ours - ref))) if ours.shape == ref.shape else float("inf")
+    ok, err = agree(ours, ref)
 
     report = storage_report(factory)
     graph = json.loads(factory.get_graph_json())
@@ -226,17 +256,10 @@ def main(argv=None):
     except ImportError:
         print("models_cpu.py: onnxruntime is not installed; pip install onnxruntime", file=sys.stderr)
         return 2
-    models = [m.strip() for m in args.models.split(",") if m.strip()]
-    unknown = [m for m in models if m not in ("resnet50", "squeezenet", "encoder", "decoder")]
-    if unknown:
-        print(f"models_cpu.py: unknown model(s) {unknown}; choose from resnet50, squeezenet, encoder, decoder",
-              file=sys.stderr)
+    chosen = selection("models_cpu.py", args, MODELS)
+    if chosen is None:
         return 2
-    if args.records and not os.path.exists(args.records):
-        print(f"models_cpu.py: --records {args.records} does not exist; give a tuning log "
-              "(tecc tune --output ...)", file=sys.stderr)
-        return 2
-    batches = [int(b) for b in args.batch.split(",") if b.strip()]
+    models, batches = chosen
     # compile times count what the on-disk compile cache already holds: say how full it was
     from tecc.config import cache_dir  # noqa: PLC0415
 

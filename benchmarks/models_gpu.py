@@ -60,7 +60,6 @@ import datetime
 import json
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -69,36 +68,13 @@ sys.path.insert(0, HERE)
 
 import tecc  # noqa: E402
 from _gpu_common import DRY_RUN_TARGET, device_facts, facts_header, has_gpu, render_table, write_results  # noqa: E402
-from models_cpu import ATOL, RTOL, calibrate, make_model, sample  # noqa: E402
+from models_cpu import MODELS, agree, build_tecc, calibrate, make_model, sample, selection  # noqa: E402
 from tecc.contrib.graph_executor import GraphModule  # noqa: E402
-from tecc.graph.build import build  # noqa: E402
-from tecc.graph.frontend import from_onnx  # noqa: E402
 from tecc.runtime.graph_executor import calls_kernel  # noqa: E402
 
-MODELS = ("resnet50", "squeezenet", "encoder", "decoder")
 #: the issue's GPU target: tecc's latency below both references' at batch 1
 TARGET_MODELS = MODELS
 RUNTIMES = ("tecc", "torch", "ort")
-
-
-def _agree(a, b) -> tuple:
-    """``(ok, max abs error)`` of two outputs under the benchmark's tolerance."""
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        return False, float("inf")
-    return bool(np.allclose(a, b, rtol=RTOL, atol=ATOL)), float(np.max(np.abs(a - b)))
-
-
-def build_tecc(model, target, records):
-    mod, params = from_onnx(model)
-    start = time.perf_counter()
-    with tecc.transform.PassContext(opt_level=3):
-        if records:
-            with tecc.autotvm.apply_history_best(records):
-                factory = build(mod, target, params)
-        else:
-            factory = build(mod, target, params)
-    return factory, time.perf_counter() - start
 
 
 def make_torch(model, device):
@@ -152,7 +128,7 @@ def prepare(name, batch, target, records):
     row = {"model": name, "batch": batch, "compile_s": round(compile_s, 2),
            "kernels": sum(1 for n in graph["nodes"] if calls_kernel(n)), "ort_provider": provider,
            "torch_not_measured": torch_why}
-    row["correct"], row["max_abs_err_vs_ort"] = _agree(ours, ref)
+    row["correct"], row["max_abs_err_vs_ort"] = agree(ours, ref)
 
     def sync():
         cupy.cuda.Device().synchronize()
@@ -170,8 +146,8 @@ def prepare(name, batch, target, records):
 
         tfeeds = {k: torch.from_numpy(v).cuda() for k, v in feeds.items()}
         theirs = runner(tfeeds)[0].cpu().numpy()
-        torch_ok, row["max_abs_err_vs_torch"] = _agree(ours, theirs)
-        row["torch_agrees_with_ort"] = _agree(theirs, ref)[0]
+        torch_ok, row["max_abs_err_vs_torch"] = agree(ours, theirs)
+        row["torch_agrees_with_ort"] = agree(theirs, ref)[0]
         row["correct"] = row["correct"] and torch_ok
 
         def torch_run():
@@ -204,7 +180,7 @@ def dry_run(models, batches) -> int:
                 line += f"; torch reference not checked ({why})"
             else:
                 sess, _ = make_ort(model)
-                ok, err = _agree(runner(feeds)[0].numpy(), sess.run(None, feeds)[0])
+                ok, err = agree(runner(feeds)[0].numpy(), sess.run(None, feeds)[0])
                 line += f"; torch reference vs onnxruntime: {'agrees' if ok else 'FAILED'} (max abs err {err:.2g})"
                 failed += not ok
             print(line, flush=True)
@@ -224,16 +200,10 @@ def main(argv=None):
     ap.add_argument("--dry-run", action="store_true", help="no GPU: build for sm_90, check the torch reference")
     args = ap.parse_args(argv)
 
-    models = [m.strip() for m in args.models.split(",") if m.strip()]
-    unknown = [m for m in models if m not in MODELS]
-    if unknown:
-        print(f"models_gpu.py: unknown model(s) {unknown}; choose from {', '.join(MODELS)}", file=sys.stderr)
+    chosen = selection("models_gpu.py", args, MODELS)
+    if chosen is None:
         return 2
-    if args.records and not os.path.exists(args.records):
-        print(f"models_gpu.py: --records {args.records} does not exist; give a tuning log "
-              "(tecc tune --output ...)", file=sys.stderr)
-        return 2
-    batches = [int(b) for b in args.batch.split(",") if b.strip()]
+    models, batches = chosen
     if args.dry_run:
         return dry_run(models, batches)
     if not has_gpu():
