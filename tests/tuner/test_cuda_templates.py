@@ -357,7 +357,10 @@ def test_the_filters_judge_the_architecture_a_plain_cuda_target_is_built_for(mon
     with tecc.target.Target("cuda"):  # no GPU here: the emulator's sm_80; on an H100 box, sm_90
         want = "sm_" + tecc.cuda(0).compute_version.replace(".", "") if tecc.cuda(0).exist else "sm_80"
         assert utils.BlockBudget().limits.arch == want
-    monkeypatch.setattr(utils, "cuda_arch", lambda target: "sm_90")  # as on a box with an H100
+    class H100:  # as on a box with an H100
+        exist, arch = True, "sm_90"
+
+    monkeypatch.setattr(utils, "cuda", lambda index: H100())
     with tecc.target.Target("cuda"):
         budget = utils.BlockBudget()
     assert budget.limits.arch == "sm_90"

@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 from ... import te
-from ...cuda_codegen import cuda_arch
 from ...errors import ScheduleError
+from ...runtime.device import cuda
 from ...target import Target
 from ...tir.analysis import gpu_limits
 from ...tir.analysis.occupancy import REGISTERS_OVERHEAD_MIN, registers_per_thread_cap
 
-#: the architecture a template's filters assume outside a CUDA target (a CUDA target
-#: that names none is built for the local GPU's, else for the emulator's sm_80,
-#: cuda_codegen.cuda_arch; with the largest limits of sm_80 and sm_90 the same but
+#: the architecture a template's filters assume outside a CUDA target and for a
+#: plain "cuda" without a GPU: the emulator's, which such a target is built for
+#: (cuda_codegen.cuda_arch; with the largest limits of sm_80 and sm_90 the same but
 #: shared memory, sm_80's 163 KiB is the smaller)
 FILTER_ARCH = "sm_80"
 #: multiply-adds one thread's reduction tile may hold (a template's filter refuses
@@ -64,9 +64,11 @@ class BlockBudget:
         if arch is None:
             target = Target.current(allow_none=True)
             if target is not None and target.kind == "cuda":
-                # a plain "cuda" tuned on an H100 is built for sm_90 (the runner asks the
-                # builder for the GPU's arch): the filter judges the same limits
-                arch = cuda_arch(target)
+                arch = target.cuda_arch
+                if arch is None and cuda(0).exist:
+                    # a plain "cuda" tuned on an H100 is built for sm_90 (the runner asks
+                    # the builder for the GPU's arch): the filter judges the same limits
+                    arch = cuda(0).arch
         self.limits = gpu_limits(arch or FILTER_ARCH)
         #: the fewest threads a block may have (a tuning policy, not a limit of the
         #: GPU: ``min(MIN_BLOCK_THREADS, outputs)`` for the tunable templates)
