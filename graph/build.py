@@ -246,12 +246,15 @@ class _GraphWriter:
         self._entries([ty])
         return [[index, 0, 0]]
 
-    def add_kernel(self, name, func_name, inputs, out_types, inplace, concat_contiguous=False) -> list:
+    def add_kernel(self, name, func_name, inputs, out_types, inplace, concat_contiguous=False,
+                   reshape_only=False) -> list:
         index = len(self.nodes)
         attrs = {"func_name": func_name, "num_inputs": str(len(inputs)), "num_outputs": str(len(out_types)),
                  "flatten_data": "0", "inplace_input": str(inplace)}
         if concat_contiguous:
             attrs["concat_contiguous"] = "1"
+        if reshape_only:
+            attrs["reshape_only"] = "1"
         self.nodes.append({"op": "tvm_op", "name": name, "inputs": inputs, "attrs": attrs})
         self._entries(out_types)
         return [[index, k, 0] for k in range(len(out_types))]
@@ -312,6 +315,24 @@ def _concat_contiguous(fn: Function) -> bool:
     axis = int(body.attrs["axis"])
     axis = axis + len(out.shape) if axis < 0 else axis
     return all(int(d) == 1 for d in out.shape[:axis])
+
+
+#: operators whose output is their input's bytes under another shape (row-major)
+RESHAPES = frozenset({"reshape", "squeeze", "expand_dims", "nn.batch_flatten"})
+
+
+def _reshape_only(fn: Function) -> bool:
+    """Whether the group only reshapes its one parameter (a chain of
+    :data:`RESHAPES`): its output is the input's bytes, so the memory planner may
+    make it a view and call no kernel (TVM's reshape-only functions)."""
+    if len(fn.params) != 1:
+        return False
+    node = fn.body
+    while isinstance(node, Call) and isinstance(node.op, Op) and node.op.name in RESHAPES and len(node.args) == 1:
+        node = node.args[0]
+    out, inp = fn.body.checked_type, fn.params[0].checked_type
+    return (node is fn.params[0] and node is not fn.body and isinstance(out, TensorType)
+            and isinstance(inp, TensorType) and out.dtype == inp.dtype)
 
 
 def compile_graph(mod: Module, target):
@@ -385,7 +406,8 @@ def compile_graph(mod: Module, target):
         inputs = [e for a in node.args for e in entries[a]]
         arg_types = [a.checked_type for a in node.args]
         entries[node] = writer.add_kernel(kernels[key], kernels[key], inputs, _out_types(fn.body.checked_type),
-                                          _inplace_input(fn, arg_types), _concat_contiguous(fn))
+                                          _inplace_input(fn, arg_types), _concat_contiguous(fn),
+                                          _reshape_only(fn))
     heads = entries[main.body]
     graph = writer.graph(heads)
     names = main.attrs.get("output_names")

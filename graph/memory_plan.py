@@ -23,7 +23,16 @@ node order, as TVM's graph memory planner does:
   of :data:`ALIGN` bytes gets its output's storage allocated when the first of its
   inputs is written; every input is written straight into its place in it (an
   entry at a ``storage_offset``), and the node becomes a no-op (``"__nop"``).
-  SqueezeNet's eight concatenations of channel blocks took 8% of its run.
+  SqueezeNet's eight concatenations of channel blocks took 8% of its run;
+* a reshape computes nothing: a node saying ``"reshape_only": "1"`` (its output 0
+  is its one input's bytes, as a reshape, squeeze, expand_dims or flatten of a
+  row-major tensor is) whose output is not a head gets its input's storage and
+  offset, and becomes a no-op (TVM's reshape-only functions).  Its input may be a
+  user input or a param.  A storage then holds several live entries, and it is free
+  again only when the last of them dies; an in-place handover needs the input to
+  be the only entry alive in its storage, and never takes a storage that holds an
+  input, a param or a head.  The transformer encoder layer had three such copy
+  kernels of its 22.
 
 The free-list policy
     Storage is bytes: the executor allocates each storage once, as large as the
@@ -157,6 +166,10 @@ class _Graph:
         """Whether node ``i`` says its output 0 is its inputs laid end to end."""
         return str(self.nodes[i].get("attrs", {}).get("concat_contiguous", "0")) == "1"
 
+    def reshape_only(self, i: int) -> bool:
+        """Whether node ``i`` says its output 0 is its one input's bytes unchanged."""
+        return str(self.nodes[i].get("attrs", {}).get("reshape_only", "0")) == "1"
+
     def inplace_input(self, i: int) -> int:
         """The input index node ``i`` may write output 0 over, or -1."""
         value = self.nodes[i].get("attrs", {}).get("inplace_input", -1)
@@ -202,7 +215,8 @@ class _FreeList:
 # ---------------------------------------------------------------------------------------
 class MemoryPlan:
     """What :func:`plan_memory` decides: ``storage_ids`` and ``storage_offsets``
-    (bytes) per entry, and ``nop_nodes``, the concatenations that compute nothing."""
+    (bytes) per entry, and ``nop_nodes``, the concatenations and reshapes that
+    compute nothing."""
 
     __slots__ = ("storage_ids", "storage_offsets", "nop_nodes")
 
@@ -239,7 +253,7 @@ def _concat_groups(g: _Graph, refs: list) -> tuple:
         placed, offset = {}, 0
         for eid in ins:
             if (eid in g.arg_entries or eid in g.heads or refs[eid] != 1 or eid in members
-                    or offset % ALIGN or g.producer(eid) in groups):
+                    or offset % ALIGN or g.producer(eid) in groups or g.reshape_only(g.producer(eid))):
                 placed = None
                 break
             placed[eid] = (i, offset)
@@ -250,9 +264,25 @@ def _concat_groups(g: _Graph, refs: list) -> tuple:
     return members, groups
 
 
+def _reshape_views(g: _Graph, members: dict, concat_nodes: set) -> dict:
+    """node -> its input entry, for every reshape-only node whose output can be a
+    view of its input (see the module documentation)."""
+    views = {}
+    for i in range(len(g.nodes)):
+        if not g.reshape_only(i) or i in concat_nodes or g.row_ptr[i + 1] - g.row_ptr[i] != 1:
+            continue
+        if len(g.inputs[i]) != 1:
+            continue
+        out, (src,) = g.entry(i), g.inputs[i]
+        if out in g.heads or out in members or src in members or g.nbytes[src] != g.nbytes[out]:
+            continue
+        views[i] = src
+    return views
+
+
 def plan_memory(graph: dict) -> MemoryPlan:
     """Storage ids and offsets for every entry of ``graph``, from liveness in node
-    order, and the concatenations that need no kernel (see the module
+    order, and the concatenations and reshapes that need no kernel (see the module
     documentation; :func:`plan_storage` is its storage ids alone).
 
     Parameters
@@ -281,7 +311,13 @@ def plan_memory(graph: dict) -> MemoryPlan:
         for eid in ins:
             refs[eid] += 1
     members, nop_set = _concat_groups(g, refs)
+    views = _reshape_views(g, members, nop_set)
     group_storage = {}  # no-op concatenation node -> the storage of its output
+    # entries alive in each storage (several where an entry is a view of another, or
+    # sits in a concatenation's output); a storage is free again when none is left,
+    # unless it holds an input, a param or a head (pinned: never reused)
+    live = {}
+    pinned = set()
 
     def new_storage(size: int) -> int:
         sizes.append(size)
@@ -300,44 +336,56 @@ def plan_memory(graph: dict) -> MemoryPlan:
             group_storage[node] = allocate(g.entry(node))
         return group_storage[node]
 
-    def pinned(eid: int) -> bool:
-        return eid in g.heads or eid in g.arg_entries
+    def place(eid: int, sid: int, offset: int = 0) -> None:
+        storage[eid], offsets[eid] = sid, offset
+        live[sid] = live.get(sid, 0) + 1
+        if eid in g.heads or eid in g.arg_entries:
+            pinned.add(sid)
+
+    def dies(eid: int) -> None:
+        sid = storage[eid]
+        live[sid] -= 1
+        if live[sid] == 0 and sid not in pinned:
+            free.release(sid, sizes[sid])
 
     for i, node in enumerate(g.nodes):
         if node.get("op") == "null":
-            storage[g.entry(i)] = new_storage(g.nbytes[g.entry(i)])
+            place(g.entry(i), new_storage(g.nbytes[g.entry(i)]))
             continue
         outs = range(g.entry(i), g.row_ptr[i + 1])
         ins = g.inputs[i]
-        k = g.inplace_input(i) if g.entry(i) not in members else -1
+        k = g.inplace_input(i) if g.entry(i) not in members and i not in views else -1
         taken = None  # the input entry whose storage output 0 takes over
         if k >= 0:
             cand = ins[k]
+            sid = storage[cand]
             last_reader = refs[cand] == ins.count(cand)
-            fits = g.nbytes[g.entry(i)] <= sizes[storage[cand]] - offsets[cand]
-            if last_reader and fits and not pinned(cand):
+            fits = g.nbytes[g.entry(i)] <= sizes[sid] - offsets[cand]
+            # nothing else alive in that storage (a view of the input, say) and not pinned
+            if last_reader and fits and live[sid] == 1 and sid not in pinned:
                 taken = cand
         for eid in outs:
             if eid == g.entry(i) and taken is not None:
-                storage[eid], offsets[eid] = storage[taken], offsets[taken]
+                place(eid, storage[taken], offsets[taken])
             elif eid in members:
-                node_c, offsets[eid] = members[eid]
-                storage[eid] = group(node_c)
+                node_c, offset = members[eid]
+                place(eid, group(node_c), offset)
             elif i in nop_set:
-                storage[eid] = group(i)
+                place(eid, group(i))
+            elif i in views:
+                place(eid, storage[views[i]], offsets[views[i]])
             else:
-                storage[eid] = allocate(eid)
-        # release the inputs this node read last (their storage, unless taken over or
-        # held by the concatenation they are part of)
+                place(eid, allocate(eid))
+        # the inputs this node read last die (their storage is free once nothing in it lives)
         for eid in ins:
             refs[eid] -= 1
-            if refs[eid] == 0 and eid != taken and not pinned(eid) and eid not in members:
-                free.release(storage[eid], sizes[storage[eid]])
+            if refs[eid] == 0 and eid not in g.heads and eid not in g.arg_entries:
+                dies(eid)
         # an output nobody reads (and not a head) is dead at once
         for eid in outs:
-            if refs[eid] == 0 and not pinned(eid):
-                free.release(storage[eid], sizes[storage[eid]])
-    return MemoryPlan(storage, offsets, sorted(nop_set))
+            if refs[eid] == 0 and eid not in g.heads:
+                dies(eid)
+    return MemoryPlan(storage, offsets, sorted(nop_set | set(views)))
 
 
 def plan_storage(graph: dict) -> list:

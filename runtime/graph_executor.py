@@ -159,6 +159,7 @@ class GraphSpec:
         self.input_names = [n for n in names if n not in param_names] + [n for n in names if n in param_names]
         self.num_user_inputs = len(names) - len(param_names)
         self.input_entry = {self.nodes[i].name: self.row_ptr[i] for i in self.arg_nodes}
+        self._producer = {eid: node for node in self.nodes if node.op == "tvm_op" for eid in node.outputs}
         self._check_arg_storage()
         self._check_nops()
 
@@ -320,12 +321,26 @@ class GraphSpec:
             users.setdefault(sid, []).append(eid)
         for i in self.arg_nodes:
             eid = self.row_ptr[i]
-            others = [e for e in users[self.storage_ids[eid]] if e != eid]
+            others = [e for e in users[self.storage_ids[eid]] if e != eid and not self._is_view_of(e, eid)]
             if others:
                 raise GraphJSONError(
                     f"graph JSON: input node {i} ({self.nodes[i].name!r}) has storage_id {self.storage_ids[eid]}, "
                     f"shared with entry {others[0]}; inputs and params need a storage of their own (plan with "
                     "tecc.graph.memory_plan.plan_storage)")
+
+    def _is_view_of(self, eid: int, of: int) -> bool:
+        """Whether entry ``eid`` is entry ``of``'s bytes under another shape: the output
+        of a no-op node whose one input is ``of`` or such a view of it (a reshape that
+        computes nothing, tecc.graph.memory_plan), at the same offset."""
+        while eid != of:
+            node = self._producer.get(eid)
+            if node is None or node.func_name != NOP or len(node.inputs) != 1 or node.outputs[0] != eid:
+                return False
+            src = node.inputs[0]
+            if self.storage_offsets[src] != self.storage_offsets[eid] or self.nbytes(src) != self.nbytes(eid):
+                return False
+            eid = src
+        return True
 
     def _check_nops(self) -> None:
         """A ``__nop`` node computes nothing, so its inputs must already be where its

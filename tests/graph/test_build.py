@@ -69,8 +69,9 @@ def test_tiny_cnn_matches_numpy(target, opt_level):
     np.testing.assert_allclose(gmod.get_output(0).numpy(), _reference(data, weights), rtol=1e-4, atol=1e-6)
     names = [n["attrs"]["func_name"] for n in _kernel_nodes(factory)]
     if opt_level == 3 and target == "cuda":
+        # the flatten regroups the pooled tensor's bytes: a view, no kernel ("__nop")
         assert names == ["fused_nn_conv2d_nn_bias_add_nn_relu", "fused_nn_conv2d_add_nn_relu",
-                         "fused_nn_max_pool2d", "fused_nn_batch_flatten", "fused_nn_dense", "fused_nn_softmax"]
+                         "fused_nn_max_pool2d", "__nop", "fused_nn_dense", "fused_nn_softmax"]
     elif opt_level == 3:
         # batch norm folded into conv1; bias, relu and the residual add fused into the convolutions, which
         # run in channel blocks (AlterOpLayout: the image blocked first, back to NCHW in the flatten's kernel)
@@ -187,6 +188,61 @@ def test_a_concatenation_of_whole_rows_is_written_in_place_and_runs_no_kernel(ta
         gmod = GraphModule(built["default"](dev))
         gmod.run(x=xv)
         np.testing.assert_allclose(gmod.get_output(0).numpy(), cat @ params["w3"].T, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore:no CUDA GPU found")
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+def test_a_reshape_is_a_view_and_runs_no_kernel(target, tmp_path):
+    """A transformer's (batch, tokens, features) input flattened for a dense layer, and
+    the product regrouped for the next: both reshapes are views of their inputs (the
+    first of the user's input), no kernel; a reshape that is a head stays a copy."""
+    x = Var("x", TensorType((1, 6, 16)))
+    w, w2 = Var("w", TensorType((8, 16))), Var("w2", TensorType((5, 16)))
+    y = call("nn.relu", call("nn.dense", call("reshape", x, newshape=(6, 16)), w, units=8))
+    z = call("nn.dense", call("reshape", y, newshape=(3, 16)), w2, units=5)
+    head = call("reshape", z, newshape=(15,))
+    params = {"w": _f32(RNG.standard_normal((8, 16))), "w2": _f32(RNG.standard_normal((5, 16)))}
+    with tecc.transform.PassContext(opt_level=3):
+        factory = build(G.Module.from_expr(G.Function([x, w, w2], G.Tuple([head, y]))), target, params)
+    graph = json.loads(factory.get_graph_json())
+    names = [n["name"] for n in graph["nodes"]]
+    nops = [n["name"] for n in graph["nodes"] if n["op"] == "tvm_op" and n["attrs"]["func_name"] == "__nop"]
+    assert sorted(nops) == ["fused_reshape", "fused_reshape_1"], names
+    assert len([n for n in names if n.startswith("fused_reshape")]) == 3  # the head's copy
+    sids, row = graph["attrs"]["storage_id"][1], graph["node_row_ptr"]
+    assert sids[row[names.index("fused_reshape")]] == sids[row[names.index("x")]]
+    assert "fused_reshape" not in factory.get_lib().function_names
+    xv = _f32(RNG.standard_normal((1, 6, 16)))
+    y_ref = np.maximum(xv.reshape(6, 16) @ params["w"].T, 0)
+    z_ref = y_ref.reshape(3, 16) @ params["w2"].T
+    path = str(tmp_path / "model.tar")
+    factory.export_library(path)
+    dev = tecc.cuda(0) if target == "cuda" else tecc.cpu(0)
+    for built in (factory, tecc.runtime.load_module(path)):
+        gmod = GraphModule(built["default"](dev))
+        for _ in range(2):  # a second run reads the views again
+            gmod.run(x=xv)
+            np.testing.assert_allclose(gmod.get_output(0).numpy(), z_ref.reshape(15), rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(gmod.get_output(1).numpy(), y_ref, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(gmod.get_input("x").numpy(), xv)  # the user's input is untouched
+
+
+def test_an_input_shared_with_anything_but_a_view_of_it_is_refused():
+    from tecc.runtime.graph_executor import GraphJSONError, GraphSpec
+
+    x, w = Var("x", TensorType((2, 2, 4))), Var("w", TensorType((3, 4)))
+    out = call("nn.dense", call("reshape", x, newshape=(4, 4)), w, units=3)
+    with tecc.transform.PassContext(opt_level=3):
+        factory = build(G.Module.from_expr(G.Function([x, w], out)), "llvm", {"w": _f32(np.ones((3, 4)))})
+    graph = json.loads(factory.get_graph_json())
+    names = [n["name"] for n in graph["nodes"]]
+    assert graph["nodes"][names.index("fused_reshape")]["attrs"]["func_name"] == "__nop"
+    GraphSpec(json.dumps(graph), ["p0"])  # the view shares the input's storage: fine
+    sids, row = graph["attrs"]["storage_id"][1], graph["node_row_ptr"]
+    dense = row[names.index("fused_nn_dense")]
+    sids[dense] = sids[row[names.index("x")]]  # the product too: not fine
+    with pytest.raises(GraphJSONError, match=rf"input node 0 \('x'\) has storage_id \d+, shared with entry {dense}"):
+        GraphSpec(json.dumps(graph), ["p0"])
 
 
 def test_symbolic_input_is_refused():

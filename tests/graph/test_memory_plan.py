@@ -22,10 +22,10 @@ class G:
         self.dtypes.append(dtype)
         return len(self.nodes) - 1
 
-    def op(self, name, inputs, shapes, inplace=-1, dtype="float32", concat=False):
+    def op(self, name, inputs, shapes, inplace=-1, dtype="float32", concat=False, reshape=False):
         """A kernel node reading ``inputs`` (node indices, or (node, output) pairs)
         with one output per shape in ``shapes`` (``concat``: output 0 is the inputs
-        end to end)."""
+        end to end; ``reshape``: output 0 is the one input's bytes)."""
         refs = [[i, 0, 0] if isinstance(i, int) else [i[0], i[1], 0] for i in inputs]
         self.nodes.append({"op": "tvm_op", "name": name, "inputs": refs,
                            "attrs": {"func_name": name, "num_inputs": str(len(refs)),
@@ -33,6 +33,8 @@ class G:
                                      "inplace_input": str(inplace)}})
         if concat:
             self.nodes[-1]["attrs"]["concat_contiguous"] = "1"
+        if reshape:
+            self.nodes[-1]["attrs"]["reshape_only"] = "1"
         for shape in shapes:
             self.shapes.append(list(shape))
             self.dtypes.append(dtype)
@@ -58,16 +60,26 @@ def nbytes(shape, dtype):
 
 def check_plan(graph, sids, offsets=None, nops=()):
     """Assert that no two entries whose lifetimes overlap share bytes of a storage
-    (an in-place handover at the last reader excepted, and the inputs of a no-op
-    concatenation, which must lie end to end inside its output), and that inputs,
-    params and heads are never overwritten.  Returns the number of storages."""
+    (an in-place handover at the last reader excepted, the inputs of a no-op
+    concatenation, which must lie end to end inside its output, and the output of a
+    no-op reshape, which must be its input: one value, alive as long as either), and
+    that inputs, params and heads are never overwritten.  Returns the number of
+    storages."""
     nodes, row = graph["nodes"], graph["node_row_ptr"]
     n_entries = row[-1]
     offsets = offsets or [0] * n_entries
     assert len(sids) == n_entries and all(isinstance(s, int) and s >= 0 for s in sids)
     sizes = [nbytes(shape, dtype) for shape, dtype in zip(graph["attrs"]["shape"][1], graph["attrs"]["dltype"][1])]
     views = set()  # (input entry, output entry) of the no-op concatenations
+    root = list(range(n_entries))  # a no-op reshape's output is its input's value
     for i in nops:
+        if nodes[i]["attrs"].get("reshape_only") == "1":
+            (ref,) = nodes[i]["inputs"]
+            e = row[ref[0]] + ref[1]
+            assert sids[e] == sids[row[i]] and offsets[e] == offsets[row[i]], f"no-op reshape {i} is not a view"
+            assert sizes[e] == sizes[row[i]] and row[i] not in {row[h[0]] + h[1] for h in graph["heads"]}
+            root[row[i]] = root[e]
+            continue
         assert nodes[i]["attrs"].get("concat_contiguous") == "1"
         at = offsets[row[i]]
         for ref in nodes[i]["inputs"]:
@@ -89,19 +101,30 @@ def check_plan(graph, sids, offsets=None, nops=()):
     pinned = {row[i] for i in graph["arg_nodes"]} | {row[h[0]] + h[1] for h in graph["heads"]}
     for e in pinned:
         last[e] = forever
+    # a value lives from its first entry's birth to its last entry's last read
+    for e in range(n_entries):
+        r = root[e]
+        if r != e:
+            last[r] = max(last[r], last[e])
+    pinned |= {e for e in range(n_entries) if root[e] in pinned}
+    for e in range(n_entries):
+        born[e], last[e] = born[root[e]], last[root[e]]
     inplace = set()  # (input entry, output entry) handovers allowed by a node's inplace_input
     for i, node in enumerate(nodes):
         k = int(node.get("attrs", {}).get("inplace_input", -1))
         if k >= 0:
             ref = node["inputs"][k]
-            inplace.add((row[ref[0]] + ref[1], row[i]))
+            inplace.add((root[row[ref[0]] + ref[1]], row[i]))  # (the value's first entry, the output)
     for a in range(n_entries):
         for b in range(a + 1, n_entries):
             if sids[a] != sids[b] or not (offsets[a] < offsets[b] + sizes[b] and offsets[b] < offsets[a] + sizes[a]):
                 continue
+            if root[a] == root[b]:  # one value
+                continue
             first, second = (a, b) if born[a] <= born[b] else (b, a)
             disjoint = last[first] < born[second]
-            handover = last[first] == born[second] and (first, second) in inplace and first not in pinned
+            handover = (last[first] == born[second] and (root[first], root[second]) in inplace
+                        and first not in pinned)
             handover = handover or (last[first] == born[second] and (first, second) in views)
             assert disjoint or handover, (
                 f"entries {first} (live {born[first]}..{last[first]}) and {second} (live {born[second]}.."
@@ -312,6 +335,53 @@ def test_inputs_params_and_nested_concatenations_are_not_placed_in_another():
     check_plan(graph, plan.storage_ids, plan.storage_offsets, plan.nop_nodes)
 
 
+def test_a_reshape_is_a_view_of_its_input_and_runs_no_kernel():
+    g = G()
+    x = g.inp("x", (4, 16))
+    a = g.op("a", [x], [(4, 16)])
+    r = g.op("r", [a], [(64,)], reshape=True)  # a and r: one value in one storage
+    b = g.op("b", [a], [(64,)])  # a read after r was made: the storage must stay
+    c = g.op("c", [r, b], [(64,)], inplace=0)  # r's last reader, but a...
+    d = g.op("d", [c], [(64,)], inplace=0)
+    graph = g.graph([d])
+    plan = plan_memory(graph)
+    sids = plan.storage_ids
+    assert plan.nop_nodes == [r]
+    assert sids[r] == sids[a] and sids[b] != sids[a]
+    assert sids[c] == sids[a]  # ...a died at b, so c takes the storage in place
+    check_plan(graph, sids, plan.storage_offsets, plan.nop_nodes)
+    assert plan.apply(graph)["nodes"][r]["attrs"]["func_name"] == "__nop"
+
+
+def test_a_view_of_an_input_is_never_written_in_place_and_a_head_stays_a_copy():
+    g = G()
+    x = g.inp("x", (64,))
+    r = g.op("r", [x], [(8, 8)], reshape=True)  # a view of the user's input
+    a = g.op("a", [r], [(8, 8)], inplace=0)  # may not write over it
+    h = g.op("h", [a], [(64,)], reshape=True)  # a head: the user reads it after the run
+    graph = g.graph([h])
+    plan = plan_memory(graph)
+    sids = plan.storage_ids
+    assert plan.nop_nodes == [r] and sids[r] == sids[x]
+    assert sids[a] != sids[x] and sids[h] not in (sids[a], sids[x])
+    check_plan(graph, sids, plan.storage_offsets, plan.nop_nodes)
+
+
+def test_a_reshape_chain_keeps_one_storage_until_its_last_view_dies():
+    g = G()
+    x = g.inp("x", (16,))
+    a = g.op("a", [x], [(16,)])
+    r1 = g.op("r1", [a], [(4, 4)], reshape=True)
+    r2 = g.op("r2", [r1], [(2, 8)], reshape=True)
+    b = g.op("b", [x], [(16,)])  # allocated while a's value lives on as r2: not in its storage
+    c = g.op("c", [r2, b], [(16,)])
+    graph = g.graph([c])
+    plan = plan_memory(graph)
+    sids = plan.storage_ids
+    assert plan.nop_nodes == [r1, r2] and sids[a] == sids[r1] == sids[r2] != sids[b]
+    check_plan(graph, sids, plan.storage_offsets, plan.nop_nodes)
+
+
 # ---------------------------------------------------------------------------------------
 # random DAGs
 # ---------------------------------------------------------------------------------------
@@ -332,10 +402,14 @@ def random_graphs(draw):
         if inplace >= 0:  # an element-wise output 0: the input's shape
             shapes[0] = (inputs[inplace][2],)
         concat = len(entries) > 2 and draw(st.booleans())
+        reshape = not concat and draw(st.integers(0, 3)) == 0
         if concat:  # the freshest entries (likely read by nothing else) end to end, whole 64-byte blocks or not
             inputs = entries[-draw(st.integers(2, min(3, len(entries)))):]
             shapes, inplace = [(sum(size for _, _, size in inputs),)], -1
-        node = g.op(f"k{k}", [(n, o) for n, o, _ in inputs], shapes, inplace, concat=concat)
+        elif reshape:  # one entry's bytes as another entry (an input, a param or a kernel's output)
+            inputs = inputs[:1]
+            shapes, inplace = [(inputs[0][2],)], -1
+        node = g.op(f"k{k}", [(n, o) for n, o, _ in inputs], shapes, inplace, concat=concat, reshape=reshape)
         entries += [(node, j, shapes[j][0]) for j in range(len(shapes))]
     kernel_entries = [e for e in entries if g.nodes[e[0]]["op"] != "null"]
     heads = draw(st.lists(st.sampled_from(entries), min_size=1, max_size=3, unique=True))
