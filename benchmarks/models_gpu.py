@@ -18,6 +18,12 @@ one run:
   products, ``scaled_dot_product_attention``; one call per layer, as an
   ``nn.Module`` in eval mode runs without ``torch.compile``), TF32 off in cuBLAS and
   cuDNN, ``cudnn.benchmark`` on, the inputs on the device.
+* **tecc, CUDA graph**: the same build under
+  ``tecc.contrib.cuda_graph.cuda_graph_executor`` (TVM's CUDA graph executor): the
+  first run captures the model's kernel calls into one CUDA graph, later runs replay
+  it with one launch from the host.  Reported beside the plain executor (columns
+  ``tecc graph ms``, ``torch/graph``, ``ort/graph``); the targets are judged on the
+  plain one.
 * **onnxruntime**: ``InferenceSession`` with the CUDA execution provider where the
   installed onnxruntime has it, else the CPU provider (every core); the JSON and the
   table say which.  Its inputs come from the host each call, as its API takes them.
@@ -74,7 +80,7 @@ from tecc.runtime.graph_executor import calls_kernel  # noqa: E402
 
 #: the issue's GPU target: tecc's latency below both references' at batch 1
 TARGET_MODELS = MODELS
-RUNTIMES = ("tecc", "torch", "ort")
+RUNTIMES = ("tecc", "tecc_graph", "torch", "ort")
 
 
 def make_torch(model, device):
@@ -141,6 +147,18 @@ def prepare(name, batch, target, records):
 
     row["_gmod"] = gmod  # for --profile (dropped before the JSON)
     runs = {"tecc": (latency(gmod.run), gmod.run), "ort": (lambda: sess.run(None, feeds), None)}
+    # the same model replayed as one CUDA graph (tecc.contrib.cuda_graph): one launch from the host
+    from tecc.contrib.cuda_graph import cuda_graph_executor  # noqa: PLC0415
+
+    try:
+        gm_graph = cuda_graph_executor.GraphModuleCudaGraph(factory["default"](tecc.cuda(0)))
+        gm_graph.run(**feeds)  # captures
+        gm_graph.run()  # replays
+        graph_ok, row["max_abs_err_graph_vs_ort"] = agree(gm_graph.get_output(0).numpy(), ref)
+        row["correct"] = row["correct"] and graph_ok
+        runs["tecc_graph"] = (latency(gm_graph.run), gm_graph.run)
+    except Exception as err:  # noqa: BLE001 - reported, the other variants still run
+        row["tecc_graph_not_measured"] = f"{type(err).__name__}: {err}"
     if runner is not None:
         import torch  # noqa: PLC0415
 
@@ -256,6 +274,8 @@ def main(argv=None):
         for ref in ("torch", "ort"):
             if f"{ref}_median_ms" in row:
                 row[f"ratio_{ref}_over_tecc"] = row[f"{ref}_median_ms"] / row["tecc_median_ms"]
+                if "tecc_graph_median_ms" in row:
+                    row[f"ratio_{ref}_over_tecc_graph"] = row[f"{ref}_median_ms"] / row["tecc_graph_median_ms"]
         rows.append(row)
 
         def ms(key):
@@ -264,11 +284,13 @@ def main(argv=None):
         def x(key):
             return f"{row[key]:.2f}x" if key in row else "-"
         cells.append([row["model"], row["batch"], row["kernels"], ms("tecc_median_ms"), ms("tecc_gpu_ms"),
-                      ms("torch_median_ms"), ms("torch_gpu_ms"), ms("ort_median_ms"),
+                      ms("tecc_graph_median_ms"), ms("torch_median_ms"), ms("torch_gpu_ms"), ms("ort_median_ms"),
                       row["ort_provider"].replace("ExecutionProvider", ""), x("ratio_torch_over_tecc"),
-                      x("ratio_ort_over_tecc"), f"{row['compile_s']:.1f}", "yes" if row["correct"] else "FAILED"])
-    table = render_table(["model", "batch", "kernels", "tecc ms", "tecc GPU ms", "torch ms", "torch GPU ms",
-                          "ort ms", "ort provider", "torch/tecc", "ort/tecc", "compile s", "correct"], cells)
+                      x("ratio_ort_over_tecc"), x("ratio_torch_over_tecc_graph"), x("ratio_ort_over_tecc_graph"),
+                      f"{row['compile_s']:.1f}", "yes" if row["correct"] else "FAILED"])
+    table = render_table(["model", "batch", "kernels", "tecc ms", "tecc GPU ms", "tecc graph ms", "torch ms",
+                          "torch GPU ms", "ort ms", "ort provider", "torch/tecc", "ort/tecc", "torch/graph",
+                          "ort/graph", "compile s", "correct"], cells)
     summary = []
     for row in rows:
         if row["batch"] != 1 or row["model"] not in TARGET_MODELS:
@@ -281,6 +303,11 @@ def main(argv=None):
                 continue
             verdict = "MET" if row[key] > 1.0 else "NOT MET"
             summary.append(f"target: {row['model']} batch 1 faster than {label}: {row[key]:.2f}x {verdict}")
+            if f"{key}_graph" in row:
+                summary.append(f"  with CUDA graphs (cuda_graph_executor): {row[key + '_graph']:.2f}x")
+        if "tecc_graph_not_measured" in row:
+            summary.append(f"  {row['model']}: the CUDA-graph executor was not measured: "
+                           f"{row['tecc_graph_not_measured']}")
     failed = [f"{r['model']} batch {r['batch']}" for r in rows if not r["correct"]]
     summary += [f"FAILED: outputs disagree on {f}" for f in failed]
     print()

@@ -577,7 +577,7 @@ class GraphExecutor:
 
     #: the functions ``executor[name]`` gives (TVM's graph executor module)
     FUNCTIONS = ("set_input", "run", "get_output", "get_input", "get_num_outputs", "get_num_inputs",
-                 "get_input_index", "get_input_info", "load_params")
+                 "get_input_index", "get_input_info", "load_params", "capture_cuda_graph", "run_cuda_graph")
 
     def __init__(self, graph_json, lib, device: Device = None, params: dict = None):
         params = dict(params or {})
@@ -593,6 +593,7 @@ class GraphExecutor:
         for name, value in params.items():
             self._set(name, value, "params")
         self._calls = [self._bind(node) for node in spec.kernel_nodes()]
+        self._cuda_graph = None  # (stream, graph) once captured
 
     # construction -----------------------------------------------------------------------------
     @staticmethod
@@ -745,6 +746,60 @@ class GraphExecutor:
                                   "array) or run(name=array) first")
         for call in self._calls:
             call()
+
+    # CUDA graphs ------------------------------------------------------------------------------
+    def capture_cuda_graph(self) -> None:
+        """Record every kernel call of :meth:`run` into one CUDA graph, so that
+        :meth:`run_cuda_graph` replays the model with one launch from the host (TVM's
+        CUDA graph executor).  The graph reads the executor's buffers, which never
+        move: inputs set later (:meth:`set_input` copies into them) are seen by every
+        replay.  The model runs once first (loading its kernels).
+
+        Raises
+        ------
+        TeccError
+            Without a GPU (the CPU and the emulator run kernels from the host), or
+            when a kernel call could not be captured.
+        RuntimeArgError
+            If a user input was never set.
+        """
+        if not self._on_gpu():
+            why = ("there is no GPU here, and the CPU emulation runs each kernel from the host"
+                   if self.device.device_type == CUDA else f"this executor runs on {self.device}")
+            raise TeccError(f"capture_cuda_graph: CUDA graphs need a CUDA GPU ({why}); use run()")
+        import cupy  # noqa: PLC0415
+
+        self.run()  # loads every kernel (not capturable) and surfaces a missing input
+        cupy.cuda.get_current_stream().synchronize()
+        stream = cupy.cuda.Stream(non_blocking=True)  # the legacy default stream cannot be captured
+        try:
+            with stream:
+                stream.begin_capture()
+                try:
+                    for call in self._calls:
+                        call()
+                finally:
+                    graph = stream.end_capture()
+            graph.upload(stream)
+            stream.synchronize()
+        except Exception as err:  # noqa: BLE001 - say what failed, keep run() usable
+            self._cuda_graph = None
+            raise TeccError(f"capture_cuda_graph: the model's kernel calls could not be captured into a CUDA "
+                            f"graph ({type(err).__name__}: {err}); run() still works") from err
+        self._cuda_graph = (stream, graph)
+
+    def run_cuda_graph(self) -> None:
+        """Replay the captured model (:meth:`capture_cuda_graph`) on cupy's current
+        stream, after the work queued there (:meth:`set_input`'s copies) and before
+        what comes next (:meth:`get_output`)."""
+        if self._cuda_graph is None:
+            raise TeccError("run_cuda_graph: no CUDA graph was captured; call capture_cuda_graph() first")
+        if self._unset:
+            missing = [n for n in self.spec.input_names if n in self._unset]
+            raise RuntimeArgError(f"run_cuda_graph: input(s) {missing} were never set")
+        import cupy  # noqa: PLC0415
+
+        self._cuda_graph[1].launch(cupy.cuda.get_current_stream())
 
     # outputs ----------------------------------------------------------------------------------
     def get_num_outputs(self) -> int:

@@ -200,6 +200,43 @@ def test_on_a_gpu_the_buffers_are_cupy_and_a_run_takes_no_device_memory(cuda_lib
     np.testing.assert_allclose(executor.get_output(0).numpy(), reference(x, w, b)[0], rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.gpu
+def test_a_cuda_graph_replays_the_model_and_sees_new_inputs(cuda_lib):  # pragma: no cover - GPU machines
+    from tecc.contrib.cuda_graph import cuda_graph_executor
+
+    x, w, b = random_data(12)
+    m = cuda_graph_executor.create(model_graph(), cuda_lib, tecc.cuda(0))
+    m.set_input(w=w, b=b)
+    m.run(x=x)  # the first run captures
+    assert m._cuda_graph_captured
+    np.testing.assert_allclose(m.get_output(0).numpy(), reference(x, w, b)[0], rtol=1e-4, atol=1e-4)
+    for seed in (13, 14):  # replays read the inputs set since
+        x2 = random_data(seed)[0]
+        m.run(x=x2)
+        for k, want in enumerate(reference(x2, w, b)):
+            np.testing.assert_allclose(m.get_output(k).numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+def test_a_cuda_graph_needs_a_gpu_and_a_capture(cpu_lib, cuda_lib):
+    from tecc.contrib.cuda_graph import cuda_graph_executor
+
+    _x, w, b = random_data(15)
+    cpu_executor = GraphExecutor(model_graph(), cpu_lib, tecc.cpu(0), {"w": w, "b": b})
+    assert cpu_executor["capture_cuda_graph"] == cpu_executor.capture_cuda_graph
+    with pytest.raises(TeccError, match=r"capture_cuda_graph: CUDA graphs need a CUDA GPU \(this executor runs on "
+                                        r".*cpu.*\); use run\(\)"):
+        cpu_executor.capture_cuda_graph()
+    with pytest.raises(TeccError, match=r"run_cuda_graph: no CUDA graph was captured; call capture_cuda_graph\(\) "
+                                        "first"):
+        cpu_executor.run_cuda_graph()
+    if tecc.cuda(0).exist:  # pragma: no cover - GPU machines capture (the test above)
+        return
+    m = cuda_graph_executor.create(model_graph(), cuda_lib, tecc.cuda(0))
+    m.set_input(w=w, b=b)
+    with pytest.raises(TeccError, match=r"there is no GPU here, and the CPU emulation runs each kernel from the host"):
+        m.run(x=random_data(15)[0])
+
+
 def test_a_kernel_workspace_is_allocated_once_and_flatten_data_passes_1d_views(monkeypatch):
     # a two-kernel CUDA function whose intermediate T lives in a global workspace
     A = te.placeholder((256,), name="A")
