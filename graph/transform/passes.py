@@ -37,6 +37,7 @@ from .fold_scale_axis import fold_scale_axis
 from .fuse_ops import MAX_FUSED_OPS, fuse_ops
 from .infer_type import infer_type
 from .simplify_inference import simplify_inference
+from .sink_reshape import sink_reshape
 
 #: tecc's graph pass name -> TVM's
 TVM_NAMES = {
@@ -49,6 +50,7 @@ TVM_NAMES = {
     "fuse_ops": "FuseOps",
     "alter_op_layout": "AlterOpLayout",
     "combine_parallel_dense": "CombineParallelDense",
+    "sink_reshape": "SinkReshape",
 }
 
 
@@ -203,6 +205,12 @@ def FoldConstant():  # noqa: N802
     return GraphPass("fold_constant", _typed(fold_constant), 2)
 
 
+def SinkReshape():  # noqa: N802
+    """Move reshapes below the element-wise operators after them, so those fuse into
+    the kernel before the reshape (opt_level 3; see :mod:`.sink_reshape`)."""
+    return GraphPass("sink_reshape", _typed(sink_reshape), 3)
+
+
 def FoldScaleAxis():  # noqa: N802
     """Fold per-output-channel scales and shifts after conv2d / dense into its
     weight and a bias (opt_level 3)."""
@@ -274,6 +282,9 @@ GRAPH_PIPELINE = [
     SimplifyInference(),         # batch_norm -> multiply/add before the passes that fold those; dropout gone
     FoldConstant(),              # opt 2: weight transforms, the per-channel scale/shift batch norm left,
                                  # shape subgraphs; before FoldScaleAxis, which needs them as constants
+    SinkReshape(),               # opt 3: a bias/activation after a dense's reshape back moves next to the
+                                 # dense; after folding (its operands are constants then), before
+                                 # FoldScaleAxis, which makes that bias a bias_add of the dense
     FoldScaleAxis(),             # opt 3: per-channel multiply/add after conv2d/dense into its weight and bias
     FoldConstant(),              # opt 2: the weight * scale products FoldScaleAxis made
     AlterOpLayout(),             # opt 3, CPU targets: conv2d in channel blocks (NCHWc); it takes constant
@@ -292,6 +303,6 @@ def optimize(mod: Module) -> Module:
 
 __all__ = [
     "AlterOpLayout", "CombineParallelDense", "DeadCodeElimination", "EliminateCommonSubexpr", "FoldConstant", "FoldScaleAxis", "FuseOps", "GRAPH_PIPELINE",
-    "GraphPass", "GraphPassOptions", "InferType", "Sequential", "SimplifyInference", "TVM_NAMES", "graph_pass_options",
+    "GraphPass", "GraphPassOptions", "InferType", "Sequential", "SimplifyInference", "SinkReshape", "TVM_NAMES", "graph_pass_options",
     "optimize",
 ]

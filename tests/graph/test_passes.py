@@ -1,5 +1,7 @@
 """The graph passes, each against the graph expected (built by hand), and the pass
 objects over tecc's pass engine."""
+import json
+
 import numpy as np
 import pytest
 
@@ -383,3 +385,86 @@ def test_pass_errors():
     with pytest.raises(tecc.errors.TeccTypeError, match="graph.timing' must be a bool"):
         with tecc.transform.PassContext(config={"graph.timing": "yes"}):
             InferType()(_foldable())
+
+
+# ---------------------------------------------------------------------------------------
+# SinkReshape
+# ---------------------------------------------------------------------------------------
+def _projection(x, w):
+    """An imported 3-D MatMul: reshape to 2-D, dense, reshape back."""
+    flat = call("reshape", x, newshape=(-1, 8))
+    return call("reshape", call("nn.dense", flat, Constant(w), units=6), newshape=(1, 4, 6))
+
+
+def test_sink_reshape_moves_a_bias_an_activation_and_a_residual_next_to_the_dense():
+    from tecc.graph.transform import sink_reshape
+
+    x, res = Var("x", TensorType((1, 4, 8))), Var("res", TensorType((1, 4, 6)))
+    w, b = _rand(6, 8), _rand(6)
+    body = call("add", call("nn.relu", call("add", _projection(x, w), Constant(b))), res)
+    out = sink_reshape(_mod([x, res], body))
+    px, pres = out["main"].params
+    dense = call("nn.dense", call("reshape", px, newshape=(-1, 8)), Constant(w), units=6)
+    expected = call("reshape", call("add", call("nn.relu", call("add", dense, Constant(b))),
+                                    call("reshape", pres, newshape=(4, 6))), newshape=(1, 4, 6))
+    assert structural_equal(out["main"].body, expected), G.astext(out["main"])
+
+
+@pytest.mark.parametrize("operand, why", [
+    (_rand(2, 1, 6), "varies along an axis the reshape makes ((4, 6) -> (2, 2, 6) keeps only the 6)"),
+    (_rand(3, 1, 1, 6), "broadcasts the result larger than the reshape's"),
+])
+def test_sink_reshape_leaves_what_would_read_other_elements(operand, why):
+    from tecc.graph.transform import sink_reshape
+
+    x = Var("x", TensorType((1, 4, 8)))
+    reshaped = call("reshape", call("nn.dense", call("reshape", x, newshape=(4, 8)), Constant(_rand(6, 8)), units=6),
+                    newshape=(2, 2, 6))
+    body = call("add", reshaped, Constant(operand))
+    assert structural_equal(sink_reshape(_mod([x], body))["main"].body, body), why
+
+
+def test_sink_reshape_leaves_operators_with_an_axis_and_reshapes_of_two_shapes():
+    from tecc.graph.transform import sink_reshape
+
+    a, b = Var("a", TensorType((4, 6))), Var("b", TensorType((24,)))
+    two = call("add", call("reshape", a, newshape=(2, 12)), call("reshape", b, newshape=(2, 12)))
+    biased = call("nn.bias_add", call("reshape", a, newshape=(2, 2, 6)), Constant(_rand(2)), axis=0)
+    for body in (two, biased):
+        mod = _mod([a, b], body)
+        assert structural_equal(sink_reshape(mod)["main"].body, body)
+
+
+@pytest.mark.filterwarnings("ignore:no CUDA GPU found")
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+def test_sink_reshape_keeps_the_values_and_saves_kernels(target):
+    """A transformer's feed-forward block as ONNX imports it: the bias, ReLU and the
+    residual fuse into the dense's kernels and the reshapes run none."""
+    from tecc.graph.build import build
+    from tecc.contrib.graph_executor import GraphModule
+    from tecc.runtime.graph_executor import calls_kernel
+
+    x = Var("x", TensorType((1, 4, 8)))
+    w1, b1, w2, b2 = _rand(6, 8), _rand(6), _rand(8, 6), _rand(8)
+    hidden = call("nn.relu", call("add", _projection(x, w1), Constant(b1)))
+    flat = call("reshape", hidden, newshape=(-1, 6))
+    out = call("add", call("add", call("reshape", call("nn.dense", flat, Constant(w2), units=8),
+                                       newshape=(1, 4, 8)), Constant(b2)), x)
+    xv = _rand(1, 4, 8)
+    want = np.maximum(xv.reshape(4, 8) @ w1.T + b1, 0) @ w2.T + b2 + xv.reshape(4, 8)
+    counts = {}
+    for disabled in ([], ["SinkReshape"]):
+        with tecc.transform.PassContext(opt_level=3, disabled_pass=disabled):
+            factory = build(_mod([x], out), target, {})
+        kernels = [n["name"] for n in json.loads(factory.get_graph_json())["nodes"] if calls_kernel(n)]
+        counts[bool(disabled)] = kernels
+        dev = tecc.cuda(0) if target == "cuda" else tecc.cpu(0)
+        gmod = GraphModule(factory["default"](dev))
+        gmod.run(x=xv)
+        np.testing.assert_allclose(gmod.get_output(0).numpy(), want.reshape(1, 4, 8), rtol=1e-4, atol=1e-5)
+    # the biases become bias_adds of the denses (FoldScaleAxis); the last reshape is the
+    # model's output, which the user reads: a copy
+    assert counts[False] == ["fused_nn_dense_nn_bias_add_nn_relu", "fused_nn_dense_nn_bias_add_add",
+                             "fused_reshape_2"], counts
+    assert counts[True] == ["fused_nn_dense", "fused_reshape_add_nn_relu_reshape", "fused_nn_dense_1",
+                            "fused_reshape_add_add"], counts
