@@ -20,6 +20,8 @@ and values are unchanged.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir import Call, ExprMutator, Module, TensorType
 from ..op import Op, OpPattern, call
 from .infer_type import infer_type
@@ -30,8 +32,11 @@ NEUTRAL_ATTRS = frozenset({"dtype", "a_min", "a_max", "alpha"})
 
 
 def _shape(expr):
+    """The constant shape of a tensor-typed value, or None (a tuple, a symbolic dimension)."""
     ty = expr.checked_type
-    return tuple(int(d) for d in ty.shape) if isinstance(ty, TensorType) else None
+    if not isinstance(ty, TensorType) or not all(isinstance(d, (int, np.integer)) for d in ty.shape):
+        return None
+    return tuple(int(d) for d in ty.shape)
 
 
 def _is_reshape(expr) -> bool:

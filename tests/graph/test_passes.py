@@ -468,3 +468,12 @@ def test_sink_reshape_keeps_the_values_and_saves_kernels(target):
                              "fused_reshape_2"], counts
     assert counts[True] == ["fused_nn_dense", "fused_reshape_add_nn_relu_reshape", "fused_nn_dense_1",
                             "fused_reshape_add_add"], counts
+
+
+def test_sink_reshape_leaves_symbolic_shapes_alone():
+    from tecc.graph.transform import sink_reshape
+
+    x = Var("x", TensorType(("batch", 4, 6)))
+    body = call("nn.relu", call("reshape", x, newshape=(0, 24)))
+    mod = _mod([x], body)
+    assert structural_equal(sink_reshape(mod)["main"].body, body)
