@@ -83,19 +83,23 @@ class OnnxTorch:
             raise NotImplementedError(f"{node.op_type} {node.name!r}: input {name!r} must be a constant")
         return self.consts[name]
 
+    def _padded(self, inp, pads, fill, torch_can):
+        """``(input, symmetric pads)``: ONNX's ``[begins..., ends...]`` pads applied
+        with ``F.pad`` first where torch's own padding cannot take them."""
+        n = len(pads) // 2
+        if torch_can(pads):
+            return inp, list(pads[:n])
+        spec = [p for i in reversed(range(n)) for p in (pads[i], pads[i + n])]  # torch: last axis first
+        return self.torch.nn.functional.pad(inp, spec, value=fill), [0] * n
+
     def _conv(self, node, a, x):
-        F = self.torch.nn.functional
         w, b = x[1], (x[2] if len(x) > 2 else None)
         if a.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
             raise NotImplementedError(f"Conv {node.name!r}: auto_pad")
-        pads = a.get("pads", [0] * (2 * (w.dim() - 2)))
-        n = len(pads) // 2
-        inp = x[0]
-        if list(pads[:n]) != list(pads[n:]):
-            inp = F.pad(inp, [p for i in reversed(range(n)) for p in (pads[i], pads[i + n])])
-            pads = [0] * (2 * n)
-        return F.conv2d(inp, w, b, stride=a.get("strides", 1), padding=list(pads[:n]),
-                        dilation=a.get("dilations", 1), groups=a.get("group", 1))
+        inp, pads = self._padded(x[0], a.get("pads", [0] * (2 * (w.dim() - 2))), 0.0,
+                                 lambda p: list(p[:len(p) // 2]) == list(p[len(p) // 2:]))
+        return self.torch.nn.functional.conv2d(inp, w, b, stride=a.get("strides", 1), padding=pads,
+                                               dilation=a.get("dilations", 1), groups=a.get("group", 1))
 
     def _batch_norm(self, node, a, x):
         return self.torch.nn.functional.batch_norm(x[0], x[3], x[4], x[1], x[2], False, 0.0, a.get("epsilon", 1e-5))
@@ -103,18 +107,15 @@ class OnnxTorch:
     def _pool(self, node, a, x, kind):
         F = self.torch.nn.functional
         k = a["kernel_shape"]
-        pads = a.get("pads", [0] * (2 * len(k)))
         n = len(k)
-        inp = x[0]
-        if list(pads[:n]) != list(pads[n:]) or any(p > kk // 2 for p, kk in zip(pads, k + k)):
-            fill = -math.inf if kind == "max" else 0.0
-            inp = F.pad(inp, [p for i in reversed(range(n)) for p in (pads[i], pads[i + n])], value=fill)
-            pads = [0] * (2 * n)
+        # torch pads both sides alike and at most half a window
+        inp, pads = self._padded(x[0], a.get("pads", [0] * (2 * n)), -math.inf if kind == "max" else 0.0,
+                                 lambda p: list(p[:n]) == list(p[n:]) and all(q <= kk // 2 for q, kk in zip(p, k)))
         strides = a.get("strides", [1] * n)
         ceil = bool(a.get("ceil_mode", 0))
         if kind == "max":
-            return F.max_pool2d(inp, k, strides, list(pads[:n]), ceil_mode=ceil)
-        return F.avg_pool2d(inp, k, strides, list(pads[:n]), ceil_mode=ceil,
+            return F.max_pool2d(inp, k, strides, pads, ceil_mode=ceil)
+        return F.avg_pool2d(inp, k, strides, pads, ceil_mode=ceil,
                             count_include_pad=bool(a.get("count_include_pad", 0)))
 
     def _reshape(self, node, a, x):

@@ -545,6 +545,16 @@ class ExprMutator(ExprVisitor):
         raise TypeError(f"{type(self).__name__}: no rule to rebuild a {type(expr).__name__}")
 
 
+class GraphRewriter(ExprMutator):
+    """The :class:`ExprMutator` of the graph passes: a fused (primitive) function
+    inside the graph is a kernel already, and is left as it is."""
+
+    def visit_Function(self, fn):
+        if fn.is_primitive:
+            return fn
+        return self.generic_visit(fn)
+
+
 def post_order(root, operands=None, stop=None, exclude=()) -> list:
     """Every node reachable from ``root`` through ``operands(node)`` (default:
     :func:`children`), each once, operands before the nodes that use them; the one

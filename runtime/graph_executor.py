@@ -740,12 +740,15 @@ class GraphExecutor:
         """
         if inputs:
             self.set_input(**inputs)
-        if self._unset:
-            missing = [n for n in self.spec.input_names if n in self._unset]
-            raise RuntimeArgError(f"run: input(s) {missing} were never set; call set_input({missing[0]!r}, "
-                                  "array) or run(name=array) first")
+        self._check_inputs_set("run")
         for call in self._calls:
             call()
+
+    def _check_inputs_set(self, who: str) -> None:
+        if self._unset:
+            missing = [n for n in self.spec.input_names if n in self._unset]
+            raise RuntimeArgError(f"{who}: input(s) {missing} were never set; call set_input({missing[0]!r}, "
+                                  "array) or run(name=array) first")
 
     # CUDA graphs ------------------------------------------------------------------------------
     def capture_cuda_graph(self) -> None:
@@ -794,9 +797,7 @@ class GraphExecutor:
         what comes next (:meth:`get_output`)."""
         if self._cuda_graph is None:
             raise TeccError("run_cuda_graph: no CUDA graph was captured; call capture_cuda_graph() first")
-        if self._unset:
-            missing = [n for n in self.spec.input_names if n in self._unset]
-            raise RuntimeArgError(f"run_cuda_graph: input(s) {missing} were never set")
+        self._check_inputs_set("run_cuda_graph")
         import cupy  # noqa: PLC0415
 
         self._cuda_graph[1].launch(cupy.cuda.get_current_stream())

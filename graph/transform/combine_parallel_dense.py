@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Call, Constant, ExprMutator, Module, TensorType, post_order_visit
+from ..ir import Call, Constant, GraphRewriter, Module, TensorType, post_order_visit
 from ..op import Op, call
 from .infer_type import infer_type
 
@@ -34,17 +34,13 @@ def _dense_key(node):
     return (id(data), weight.data.shape[1], str(weight.data.dtype), oty.dtype, node.attrs.get("out_dtype") or "")
 
 
-class _Combine(ExprMutator):
+class _Combine(GraphRewriter):
     def __init__(self, groups):
         super().__init__()
         self.member = {id(n): (key, i) for key, nodes in groups.items() for i, n in enumerate(nodes)}
         self.groups = groups
         self.combined = {}  # group key -> (combined call, column offsets)
 
-    def visit_Function(self, fn):
-        if fn.is_primitive:
-            return fn
-        return self.generic_visit(fn)
 
     def _combined(self, key):
         if key not in self.combined:

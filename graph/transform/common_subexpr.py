@@ -9,11 +9,11 @@ effects a copy would lose).
 """
 from __future__ import annotations
 
-from ..ir import ExprMutator, Module
+from ..ir import GraphRewriter, Module
 from ..op import Op, OpPattern
 
 
-class _Merge(ExprMutator):
+class _Merge(GraphRewriter):
     def __init__(self, fskip=None):
         super().__init__()
         self.table = {}
@@ -46,11 +46,6 @@ class _Merge(ExprMutator):
     def visit_TupleGetItem(self, node):
         new = self.generic_visit(node)
         return self._canon(("get", id(new.tuple_value), new.index), new)
-
-    def visit_Function(self, fn):
-        if fn.is_primitive:
-            return fn
-        return self.generic_visit(fn)
 
 
 def eliminate_common_subexpr(mod: Module, fskip=None) -> Module:

@@ -8,10 +8,10 @@ and, in ``main``, nothing else.  The pass also drops functions of the module tha
 """
 from __future__ import annotations
 
-from ..ir import ExprMutator, Function, Module, Tuple, TupleGetItem, post_order_visit
+from ..ir import Function, GraphRewriter, Module, Tuple, TupleGetItem, post_order_visit
 
 
-class TupleAccessFolder(ExprMutator):
+class TupleAccessFolder(GraphRewriter):
     """``Tuple(f0, f1, ...).k`` -> ``fk`` (the other fields become dead); fused
     functions are left as they are.  Passes that make tuples subclass it."""
 
@@ -20,11 +20,6 @@ class TupleAccessFolder(ExprMutator):
         if isinstance(value, Tuple):
             return value.fields[node.index]
         return node if value is node.tuple_value else TupleGetItem(value, node.index, node.span)
-
-    def visit_Function(self, fn):
-        if fn.is_primitive:
-            return fn
-        return self.generic_visit(fn)
 
 
 def dead_code_elimination(mod: Module) -> Module:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Call, Constant, ExprMutator, Module, TensorType, post_order_visit
+from ..ir import Call, Constant, GraphRewriter, Module, TensorType, post_order_visit
 from ..op import Op, call
 from .infer_type import infer_type
 
@@ -65,7 +65,7 @@ def _weight_scale(anchor, vec):
     return Constant(vec.reshape((vec.shape[0],) + (1,) * (w.ndim - 1)))
 
 
-class _Fold(ExprMutator):
+class _Fold(GraphRewriter):
     def __init__(self, uses):
         super().__init__()
         self.uses = uses
@@ -94,10 +94,6 @@ class _Fold(ExprMutator):
             return None, None
         return value, bias
 
-    def visit_Function(self, fn):
-        if fn.is_primitive:
-            return fn
-        return self.generic_visit(fn)
 
     def visit_Call(self, node):
         new = self.generic_visit(node)

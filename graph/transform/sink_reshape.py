@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Call, ExprMutator, Module, TensorType
+from ..ir import Call, GraphRewriter, Module, TensorType
 from ..op import Op, OpPattern, call
 from .infer_type import infer_type
 
@@ -57,30 +57,27 @@ def _kept_trailing(before, after) -> int:
     return k
 
 
-class _Sink(ExprMutator):
-    def visit_Function(self, fn):
-        if fn.is_primitive:
-            return fn
-        return self.generic_visit(fn)
+class _Sink(GraphRewriter):
 
     def visit_Call(self, node):
         node = self.generic_visit(node)
         if not isinstance(node, Call) or not _commutes(node):
             return node
         out = _shape(node)
-        reshaped = [a for a in node.args if _is_reshape(a) and _shape(a) == out]
-        if out is None or not reshaped:
+        shapes = [_shape(a) for a in node.args]
+        moving = [_is_reshape(a) and shape == out for a, shape in zip(node.args, shapes)]
+        if out is None or not any(moving):
             return node
-        inner = _shape(reshaped[0].args[0])
-        if inner is None or any(_shape(r.args[0]) != inner for r in reshaped):
+        inners = {_shape(a.args[0]) for a, m in zip(node.args, moving) if m}
+        if len(inners) != 1 or None in inners:
             return node
+        (inner,) = inners
         kept = _kept_trailing(inner, out)
         args = []
-        for a in node.args:
-            if _is_reshape(a) and _shape(a) == out:
+        for a, shape, m in zip(node.args, shapes, moving):
+            if m:
                 args.append(a.args[0])
                 continue
-            shape = _shape(a)
             if shape is None:
                 return node
             if shape == out:
