@@ -108,7 +108,8 @@ def anchor_of(ops) -> str:
 
 #: tecc operators counted as another layer kind (the blocked convolution is a conv2d;
 #: layout transforms are onnxruntime's Reorder* copies)
-TECC_KINDS = {"nn.contrib_conv2d_NCHWc": "conv2d", "layout_transform": "layout"}
+TECC_KINDS = {"nn.contrib_conv2d_NCHWc": "conv2d", "nn.contrib_conv2d_NCHWc_winograd": "conv2d",
+              "layout_transform": "layout"}
 
 
 def _kind(op_name: str) -> str:
@@ -117,9 +118,13 @@ def _kind(op_name: str) -> str:
     return op_name[3:] if op_name.startswith("nn.") else op_name
 
 
-def _unblocked(shape) -> list:
-    """An NCHW{b}c shape (5-D) as NCHW, an OIHW{i}i{o}o weight (6-D) as OIHW."""
+def _unblocked(shape, winograd=False) -> list:
+    """An NCHW{b}c shape (5-D) as NCHW, an OIHW{i}i{o}o weight (6-D) as OIHW (a
+    Winograd weight, ``[4, 4, O/o, I/i, i, o]``, as the OIHW 3x3 weight it came from)."""
     shape = list(shape)
+    if winograd and len(shape) == 6:
+        _a, _b, oc, ic, ib, ob = shape
+        return [oc * ob, ic * ib, 3, 3]
     if len(shape) == 5:
         n, cc, h, w, cb = shape
         return [n, cc * cb, h, w]
@@ -169,9 +174,10 @@ def tecc_layers(graph: dict, params, op_names) -> list:
         weights = [s for name, s in ins if name in params]
         output = shapes[row[i]]
         if kind == "conv2d":
-            if "nn.contrib_conv2d_NCHWc" in ops:
+            winograd = "nn.contrib_conv2d_NCHWc_winograd" in ops
+            if winograd or "nn.contrib_conv2d_NCHWc" in ops:
                 data = [_unblocked(s) for s in data if len(s) == 5]
-                weights = [_unblocked(s) for s in weights if len(s) == 6]
+                weights = [_unblocked(s, winograd) for s in weights if len(s) == 6]
                 output = _unblocked(output)
             inputs = [next((s for s in data if len(s) == 4), data[0] if data else []),
                       next((s for s in weights if len(s) == 4), [])]

@@ -205,6 +205,56 @@ register_op("nn.contrib_conv2d_NCHWc", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, i
 
 
 # ---------------------------------------------------------------------------------------
+# nn.contrib_conv2d_NCHWc_winograd: the Winograd convolution AlterOpLayout makes on CPUs
+# ---------------------------------------------------------------------------------------
+_WINOGRAD_KERNEL = re.compile(r"WINOGRAD4x4OI(\d+)i(\d+)o")
+
+
+def _conv2d_nchwc_winograd_infer(types, attrs):
+    op = "nn.contrib_conv2d_NCHWc_winograd"
+    data, weight = tensor_args(op, types, 2)
+    same_dtype(op, [data, weight])
+    _check_rank(op, data, 5, "data")
+    _check_rank(op, weight, 6, "the transformed weight")
+    ic_bn, oc_bn = _layout_block(attrs["data_layout"]), _layout_block(attrs["out_layout"])
+    kernel = (_WINOGRAD_KERNEL.fullmatch(attrs["kernel_layout"]) if isinstance(attrs["kernel_layout"], str)
+              else None)
+    if ic_bn is None or oc_bn is None or kernel is None or (int(kernel.group(1)), int(kernel.group(2))) != (
+            ic_bn, oc_bn):
+        raise GraphError(f"{op}: the layouts must be data_layout 'NCHW{{i}}c', kernel_layout "
+                         f"'WINOGRAD4x4OI{{i}}i{{o}}o' and out_layout 'NCHW{{o}}c' with the same blocks, got "
+                         f"{attrs['data_layout']!r}, {attrs['kernel_layout']!r}, {attrs['out_layout']!r}")
+    strides, dilation, _pad = _window_attrs(op, attrs)
+    if tuple(strides) != (1, 1) or tuple(dilation) != (1, 1) or as_int(op, "groups", attrs["groups"]) != 1:
+        raise GraphError(f"{op}: Winograd's F(2x2, 3x3) needs strides (1, 1), dilation (1, 1) and groups=1, got "
+                         f"strides {strides}, dilation {dilation}, groups {attrs['groups']}")
+    n, c_chunks, _h, _w, ic = data.shape
+    a1, a2, o_chunks, wc_chunks, wic, woc = weight.shape
+    if (a1, a2) != (4, 4) or ic != ic_bn or (wic, woc) != (ic_bn, oc_bn) or c_chunks != wc_chunks:
+        raise GraphError(f"{op}: data {data.shape} and the transformed weight {weight.shape} do not match: the "
+                         f"weight must be [4, 4, O // {oc_bn}, {c_chunks}, {ic_bn}, {oc_bn}] "
+                         "(topi.nn.winograd_weight_nchwc of the OIHW weight)")
+    oh, ow = _conv_out_hw(op, data, [2, 3], 3, 3, attrs)
+    return TensorType((n, o_chunks, oh, ow, oc_bn), _out_dtype(op, attrs, data.dtype))
+
+
+def _conv2d_nchwc_winograd_lower(inputs, attrs, out_type):
+    t = topi()
+    _strides, _dilation, pad = _window_attrs("nn.contrib_conv2d_NCHWc_winograd", attrs)
+    compute = for_target(t.x86.conv2d_NCHWc_winograd, t.nn.conv2d_NCHWc_winograd, t.nn.conv2d_NCHWc_winograd)
+    return compute(inputs[0], inputs[1], pad, attrs["data_layout"], attrs["out_layout"], out_type.dtype)
+
+
+register_op("nn.contrib_conv2d_NCHWc_winograd", pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+            infer=_conv2d_nchwc_winograd_infer, lower=_conv2d_nchwc_winograd_lower, num_inputs=2,
+            defaults=dict(_CONV2D_DEFAULTS, data_layout="NCHW16c", kernel_layout="WINOGRAD4x4OI16i16o",
+                          out_layout="NCHW16c"),
+            doc="3x3 stride-1 convolution in channel blocks by Winograd's F(2x2, 3x3): data NCHW{i}c, the weight "
+                "transformed once (topi.nn.winograd_weight_nchwc), output NCHW{o}c (what AlterOpLayout makes of "
+                "nn.conv2d on CPUs where tecc.topi.x86.use_winograd says so)")
+
+
+# ---------------------------------------------------------------------------------------
 # nn.conv2d_transpose
 # ---------------------------------------------------------------------------------------
 _CONV2D_T_DEFAULTS = {"strides": (1, 1), "padding": (0, 0), "dilation": (1, 1), "groups": 1, "channels": None,

@@ -22,6 +22,12 @@ The value of a convolution stays blocked for every consumer that can take it so:
 * another ``nn.conv2d`` that is altered too: its ``i`` is the block it reads, with
   no transform between the two.
 
+A 3x3 stride-1 convolution with many channels (:func:`tecc.topi.x86.use_winograd`)
+becomes ``nn.contrib_conv2d_NCHWc_winograd`` instead: Winograd's F(2x2, 3x3) in the
+same blocks, its weight transformed here once (``G g G^T``, a constant of shape
+``[4, 4, O/o, I/i, i, o]``), 2.25x fewer multiplications than the direct
+convolution (:mod:`tecc.topi.nn.conv2d_winograd`).
+
 Every other consumer (a reshape, a dense layer, a grouped convolution, an output of
 the model) reads the value through one ``layout_transform`` back to NCHW, made once
 per value.  The block sizes are the target's (:func:`tecc.topi.x86.nchwc_block`,
@@ -36,6 +42,8 @@ them zero weights; another consumer -- and ``concatenate``, where they would lan
 between the fields' channels -- reads the value back in NCHW with them sliced off.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from ..ir import Call, Constant, Function, Module, TensorType, Tuple, Var, data_operands
 from ..op import Op, OpPattern, call
@@ -65,6 +73,28 @@ def _out_block_for(channels: int):
     from ... import topi  # noqa: PLC0415
 
     return topi.x86.nchwc_out_block(channels)
+
+
+def _winograd(attrs, weight_shape) -> bool:
+    """Whether the blocked convolution of ``attrs`` and an OIHW weight of
+    ``weight_shape`` is computed by Winograd (:func:`tecc.topi.x86.use_winograd`)."""
+    from ... import topi  # noqa: PLC0415
+
+    def pair(v):
+        return tuple(v) if isinstance(v, (list, tuple)) else (v, v)
+
+    return topi.x86.use_winograd(weight_shape[1], weight_shape[0], weight_shape[2:], pair(attrs["strides"]),
+                                 pair(attrs["dilation"]), attrs["groups"])
+
+
+def _winograd_weight(weight, ic_bn: int, oc_bn: int):
+    """The OIHW ``weight`` transformed for Winograd, its channels padded with zeros to
+    whole blocks (as ``layout_transform`` pads them for the direct convolution)."""
+    from ... import topi  # noqa: PLC0415
+
+    out_ch, in_ch = weight.shape[:2]
+    padded = np.pad(weight, [(0, -out_ch % oc_bn), (0, -in_ch % ic_bn), (0, 0), (0, 0)])
+    return topi.nn.winograd_weight_nchwc(padded, ic_bn, oc_bn, str(weight.dtype))
 
 
 #: unary operators that keep the padded channels of a blocked value finite (their
@@ -174,9 +204,15 @@ class _Alter:
                     return None
                 ic_bn = channels  # the image's 3 channels: one block
             value = self.transform(data, self.get_plain(data), ic_bn)
+        new_attrs = dict(attrs)
+        if _winograd(attrs, wty.shape):
+            # Winograd's F(2x2, 3x3): the weight transformed here, once (its channels padded to whole blocks)
+            new_attrs.update(data_layout=_blocked_layout(ic_bn), kernel_layout=f"WINOGRAD4x4OI{ic_bn}i{oc_bn}o",
+                             out_layout=_blocked_layout(oc_bn), out_dtype=out.dtype)
+            return call("nn.contrib_conv2d_NCHWc_winograd", value, Constant(_winograd_weight(weight.data, ic_bn, oc_bn)),
+                        **new_attrs), oc_bn
         kernel_layout = f"OIHW{ic_bn}i{oc_bn}o"
         w = call("layout_transform", weight, src_layout="OIHW", dst_layout=kernel_layout)
-        new_attrs = dict(attrs)
         new_attrs.update(data_layout=_blocked_layout(ic_bn), kernel_layout=kernel_layout,
                          out_layout=_blocked_layout(oc_bn), out_dtype=out.dtype)
         return call("nn.contrib_conv2d_NCHWc", value, w, **new_attrs), oc_bn

@@ -215,6 +215,58 @@ def test_padded_channels_stay_finite_and_are_sliced_off():
         np.testing.assert_allclose(g_, w_, rtol=1e-4, atol=1e-4)
 
 
+def _conv_ops(mod):
+    return [n.op.name for n in G.ir.post_order(mod["main"].body)
+            if isinstance(n, G.Call) and "conv2d" in n.op.name]
+
+
+def test_wide_3x3_stride_1_convolutions_become_winograd():
+    """128 channels and more, 3x3, stride 1: Winograd, its weight transformed at
+    build time (G g G^T, a constant); a strided one, a 1x1 one and a narrow one stay
+    direct.  The model matches the unaltered one."""
+    x = Var("x", TensorType((1, 128, 9, 9)))
+    w = _rand(144, 128, 3, 3) * 0.05
+    y = call("nn.relu", call("nn.bias_add", call("nn.conv2d", x, Constant(w), padding=(1, 1)),
+                             Constant(_rand(144)), axis=1))
+    z = call("add", call("nn.conv2d", y, Constant(_rand(144, 144, 3, 3) * 0.05), strides=(2, 2), padding=(1, 1)),
+             call("nn.conv2d", y, Constant(_rand(144, 144, 1, 1) * 0.05), strides=(2, 2)))
+    narrow = call("nn.conv2d", z, Constant(_rand(64, 144, 1, 1) * 0.05))
+    out = call("nn.conv2d", narrow, Constant(_rand(64, 64, 3, 3) * 0.05), padding=(1, 1))
+    mod = _mod([x], out)
+    altered = _alter(mod)
+    assert _conv_ops(altered) == ["nn.contrib_conv2d_NCHWc_winograd"] + ["nn.contrib_conv2d_NCHWc"] * 4
+    wino = next(n for n in G.ir.post_order(altered["main"].body)
+                if isinstance(n, G.Call) and n.op.name == "nn.contrib_conv2d_NCHWc_winograd")
+    ib, ob = _blocks(128), _blocks(144)
+    assert isinstance(wino.args[1], Constant)
+    np.testing.assert_allclose(wino.args[1].data, topi.nn.winograd_weight_nchwc(w, ib, ob), rtol=1e-6)
+    assert wino.attrs["kernel_layout"] == f"WINOGRAD4x4OI{ib}i{ob}o"
+    value = RNG.standard_normal((1, 128, 9, 9)).astype("float32")
+    got = _run(mod, x=value)[1][0]
+    want = _run(mod, disabled=["AlterOpLayout"], x=value)[1][0]
+    # float32 sums in another order: differences of a few ulps of the largest values
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
+
+
+def test_winograd_pads_channels_to_whole_blocks():
+    """130 output channels in blocks of 4 (a 4-lane target): the transformed weight
+    has 33 blocks, the last two channels zero, and the next Winograd layer reads
+    them with zero weights."""
+    x = Var("x", TensorType((1, 128, 6, 6)))
+    y = call("nn.conv2d", x, Constant(_rand(130, 128, 3, 3) * 0.05), padding=(1, 1))
+    z = call("nn.conv2d", y, Constant(_rand(128, 130, 3, 3) * 0.05), padding=(1, 1))
+    mod = _mod([x], z)
+    altered = _alter(mod, "llvm -mcpu=generic")
+    convs = [n for n in G.ir.post_order(altered["main"].body)
+             if isinstance(n, G.Call) and n.op.name == "nn.contrib_conv2d_NCHWc_winograd"]
+    assert len(convs) == 2
+    assert convs[0].args[1].data.shape == (4, 4, 33, 32, 4, 4)
+    assert not convs[0].args[1].data[:, :, 32, :, :, 2:].any()
+    value = RNG.standard_normal((1, 128, 6, 6)).astype("float32")
+    want = _run(mod, disabled=["AlterOpLayout"], x=value)[1][0]
+    np.testing.assert_allclose(_run(mod, x=value)[1][0], want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
+
+
 # ---------------------------------------------------------------------------------------
 # the operators it makes
 # ---------------------------------------------------------------------------------------

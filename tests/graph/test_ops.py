@@ -73,6 +73,21 @@ def test_conv2d_nchwc_and_layout_transform():
           expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("size,padding", [(9, (1, 1)), (6, (0, 1, 2, 0))])
+def test_conv2d_nchwc_winograd(size, padding):
+    """The Winograd convolution AlterOpLayout makes, on a weight transformed by
+    topi.nn.winograd_weight_nchwc; odd and even outputs, uneven padding."""
+    from tecc import topi
+
+    x, w = rand(2, 16, size, size), rand(24, 16, 3, 3)
+    xb = np.ascontiguousarray(ref.layout_transform_python(x, "NCHW", "NCHW8c"))
+    u = topi.nn.winograd_weight_nchwc(w, 8, 8)
+    expected = ref.layout_transform_python(ref.conv2d_nchw_python(x, w, 1, padding), "NCHW", "NCHW8c")
+    check("nn.contrib_conv2d_NCHWc_winograd", [xb, u], dict(padding=padding, data_layout="NCHW8c",
+                                                          kernel_layout="WINOGRAD4x4OI8i8o", out_layout="NCHW8c"),
+          expected, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("groups,dilation", [(1, 1), (2, 1), (1, 2)])
 def test_conv2d_transpose(groups, dilation):
     x, w = rand(1, 4, 5, 5), rand(4, 3, 3, 3)

@@ -26,12 +26,14 @@ The other normalizations: :mod:`.instance_norm` (instance_norm), :mod:`.group_no
 
 The convolutions also have :mod:`.depthwise_conv2d` (depthwise_conv2d_nchw,
 depthwise_conv2d_nhwc) and :mod:`.conv2d_transpose` (conv2d_transpose_nchw,
-group_conv2d_transpose_nchw), and :mod:`.dilate` (dilate).  :mod:`.upsampling`
+group_conv2d_transpose_nchw), :mod:`.conv2d_winograd` (conv2d_NCHWc_winograd, Winograd's
+F(2x2, 3x3) in channel blocks, and winograd_weight_nchwc), and :mod:`.dilate` (dilate).  :mod:`.upsampling`
 (upsampling) is a resize of :mod:`tecc.topi.image`.
 """
 from .conv2d import conv2d, conv2d_nchw, conv2d_nhwc, pad_nchw  # noqa: F401
 from .conv2d import conv, group_conv2d_nchw  # noqa: F401
 from .conv2d import conv2d_NCHWc, nchwc_layout_block  # noqa: F401
+from .conv2d_winograd import conv2d_NCHWc_winograd, winograd_weight_nchwc  # noqa: F401
 from .conv1d import conv1d, conv1d_ncw, conv1d_nwc  # noqa: F401
 from .conv2d_transpose import conv2d_transpose_nchw  # noqa: F401
 from .depthwise_conv2d import depthwise_conv2d_nchw  # noqa: F401

@@ -9,6 +9,8 @@ module                 holds
 :mod:`.conv2d_flat`    the NCHW convolution as a GEMM over flattened pixels (task ``conv2d_nchw_flat.x86``)
 :mod:`.conv2d_nchwc`   ``conv2d_NCHWc`` (channels in blocks, task ``conv2d_NCHWc.x86``),
                        ``schedule_conv2d_NCHWc``, ``nchwc_block``, ``nchwc_out_block``
+:mod:`.conv2d_winograd` ``conv2d_NCHWc_winograd`` (F(2x2, 3x3), task ``conv2d_NCHWc_winograd.x86``),
+                       ``schedule_conv2d_NCHWc_winograd``, ``use_winograd``
 :mod:`.matmul`         the packed, register-tiled matmul (``matmul_packed``)
 :mod:`.resize`         ``schedule_resize`` (resize1d/2d, upsampling): tables once, rows over cores
 :mod:`.norm`           ``schedule_layer_norm`` (instance, group norm), ``schedule_batch_norm``,
@@ -22,6 +24,7 @@ module                 holds
 """
 from .conv2d import conv2d_nchw, schedule_conv2d_nchw  # noqa: F401
 from .conv2d_nchwc import conv2d_NCHWc, nchwc_block, nchwc_out_block, schedule_conv2d_NCHWc  # noqa: F401
+from .conv2d_winograd import conv2d_NCHWc_winograd, schedule_conv2d_NCHWc_winograd, use_winograd  # noqa: F401
 from .sort import schedule_argsort, schedule_scan, schedule_sort, schedule_topk  # noqa: F401
 from .sort import schedule_scatter, schedule_scatter_elements, schedule_scatter_nd  # noqa: F401
 from .conv2d import (  # noqa: F401
