@@ -24,9 +24,10 @@ schedules them):
 * ``Y[n, kb, y, x, ko]`` = ``A^T M A``: the output, tagged
   :data:`CONV2D_WINOGRAD_NCHWC` (the anchor its schedule is found by).
 
-The transforms are written out as sums of the few terms their matrices select (the
-matrices hold 0, 1, -1 and 1/2; ``x * 0`` is not folded for floats), so the
-generated code adds and subtracts.  Numerically F(2x2, 3x3) is as accurate as the
+The transforms are written out as sums of the few terms their matrices' rows hold
+(the matrices hold 0, 1 and -1; ``x * 0`` is not folded for floats): each term's
+offset and sign are selected by the row, and fold to constants once the schedule
+unrolls the rows, so the generated code adds and subtracts.  Numerically F(2x2, 3x3) is as accurate as the
 direct convolution up to a few units in the last place (its constants are exact in
 binary floating point).
 """
@@ -46,30 +47,49 @@ CONV2D_WINOGRAD_NCHWC = "conv2d_winograd_NCHWc"
 #: output tile (m), kernel (r) and input tile (alpha = m + r - 1) sizes of F(2x2, 3x3)
 TILE, KERNEL, ALPHA = 2, 3, 4
 
-#: the input transform's B^T: row e of it, as (input offset, sign) terms
+#: the input transform's B^T: row e of it as its two (input offset, sign) terms
 _BT_ROWS = (((0, 1), (2, -1)), ((1, 1), (2, 1)), ((2, 1), (1, -1)), ((1, 1), (3, -1)))
-#: the output transform's A^T: row u, as (tile offset, sign) terms
+#: the output transform's A^T: row u as its three (tile offset, sign) terms
 _AT_ROWS = (((0, 1), (1, 1), (2, 1)), ((1, 1), (2, -1), (3, -1)))
 #: the kernel transform's G (4 x 3)
 G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
 
 
-def _signed_sum(terms, value):
-    """``sum(sign * value(k) for k, sign in terms)`` as an expression of adds and
-    subtracts."""
-    (k0, s0), rest = terms[0], terms[1:]
-    expr = value(k0) if s0 > 0 else -value(k0)
-    for k, sign in rest:
-        expr = expr + value(k) if sign > 0 else expr - value(k)
+def _pick(index, values, dtype):
+    """``values[index]`` for a loop variable ``index``: a chain of selections that
+    folds to one constant once the schedule unrolls the loop."""
+    if all(v == values[0] for v in values):
+        return tir.const(values[0], dtype)
+    expr = tir.const(values[-1], dtype)
+    for r in range(len(values) - 2, -1, -1):
+        expr = tir.Select(index == r, tir.const(values[r], dtype), expr)
     return expr
 
 
-def _select_row(index, rows, value):
-    """The row ``index`` (a loop variable; unrolled by the schedule, after which the
-    selection folds to one sum) of ``rows`` applied to ``value``."""
-    expr = _signed_sum(rows[-1], value)
-    for r in range(len(rows) - 2, -1, -1):
-        expr = tir.Select(index == r, _signed_sum(rows[r], value), expr)
+def _row_terms(index, rows, dtype):
+    """The terms of row ``index`` of a transform's ``rows`` (every row has as many):
+    per term, its offset (an int expression) and its sign (a ``dtype`` expression,
+    None where every row's term is positive)."""
+    terms = []
+    for t in range(len(rows[0])):
+        signs = [row[t][1] for row in rows]
+        sign = None if all(v == 1 for v in signs) else _pick(index, [float(v) for v in signs], dtype)
+        terms.append((_pick(index, [row[t][0] for row in rows], "int32"), sign))
+    return terms
+
+
+def _transform(index1, index2, rows, value, dtype):
+    """``sum over the terms (o1, s1) of row index1 and (o2, s2) of row index2 of
+    s1 * s2 * value(o1, o2)``: the two-sided transform ``R X R^T`` of a tile, for
+    rows ``index1`` and ``index2`` of ``R``."""
+    expr = None
+    for o1, s1 in _row_terms(index1, rows, dtype):
+        for o2, s2 in _row_terms(index2, rows, dtype):
+            term = value(o1, o2)
+            for sign in (s1, s2):
+                if sign is not None:
+                    term = term * sign
+            expr = term if expr is None else expr + term
     return expr
 
 
@@ -167,8 +187,7 @@ def conv2d_NCHWc_winograd(data, kernel, padding, layout, out_layout, out_dtype="
 
     transformed = te.compute(
         (ALPHA, ALPHA, ic_chunk, tiles, ic_bn),
-        lambda e1, e2, cb, p, ci: _select_row(
-            e1, _BT_ROWS, lambda i: _select_row(e2, _BT_ROWS, lambda j: tile_input(cb, p, ci, i, j))),
+        lambda e1, e2, cb, p, ci: _transform(e1, e2, _BT_ROWS, lambda i, j: tile_input(cb, p, ci, i, j), out_dtype),
         name="V", tag="winograd_input")
     rc = te.reduce_axis((0, ic_chunk), name="rc")
     ri = te.reduce_axis((0, ic_bn), name="ri")
@@ -180,8 +199,7 @@ def conv2d_NCHWc_winograd(data, kernel, padding, layout, out_layout, out_dtype="
 
     def output(n, kb, y, x, ko):
         p = n * per_image + (y // TILE) * tiles_w + x // TILE
-        return _select_row(y % TILE, _AT_ROWS,
-                           lambda r1: _select_row(x % TILE, _AT_ROWS, lambda r2: product[r1, r2, kb, p, ko]))
+        return _transform(y % TILE, x % TILE, _AT_ROWS, lambda r1, r2: product[r1, r2, kb, p, ko], out_dtype)
 
     return te.compute((batch, oc_chunk, out_h, out_w, oc_bn), output, name="Out", tag=CONV2D_WINOGRAD_NCHWC,
                       attrs={"padding": before + after, "data_layout": layout,
