@@ -26,7 +26,8 @@ A 3x3 stride-1 convolution with many channels (:func:`tecc.topi.x86.use_winograd
 becomes ``nn.contrib_conv2d_NCHWc_winograd`` instead: Winograd's F(2x2, 3x3) in the
 same blocks, its weight transformed here once (``G g G^T``, a constant of shape
 ``[4, 4, O/o, I/i, i, o]``), 2.25x fewer multiplications than the direct
-convolution (:mod:`tecc.topi.nn.conv2d_winograd`).
+convolution (:mod:`tecc.topi.nn.conv2d_winograd`); ``PassContext(config=
+{"graph.disable_winograd": True})`` keeps them direct.
 
 Every other consumer (a reshape, a dense layer, a grouped convolution, an output of
 the model) reads the value through one ``layout_transform`` back to NCHW, made once
@@ -45,6 +46,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import TeccTypeError
+from ...tir.transform.pipeline import PassContext
 from ..ir import Call, Constant, Function, Module, TensorType, Tuple, Var, data_operands
 from ..op import Op, OpPattern, call
 from ..ops._util import target_keys
@@ -77,8 +80,15 @@ def _out_block_for(channels: int):
 
 def _winograd(attrs, weight_shape) -> bool:
     """Whether the blocked convolution of ``attrs`` and an OIHW weight of
-    ``weight_shape`` is computed by Winograd (:func:`tecc.topi.x86.use_winograd`)."""
+    ``weight_shape`` is computed by Winograd (:func:`tecc.topi.x86.use_winograd`),
+    unless the PassContext's ``"graph.disable_winograd"`` says no."""
     from ... import topi  # noqa: PLC0415
+
+    disabled = PassContext.current().config.get("graph.disable_winograd", False)
+    if not isinstance(disabled, bool):
+        raise TeccTypeError(f"PassContext config 'graph.disable_winograd' must be a bool, got {disabled!r}")
+    if disabled:
+        return False
 
     def pair(v):
         return tuple(v) if isinstance(v, (list, tuple)) else (v, v)

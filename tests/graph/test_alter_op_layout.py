@@ -248,6 +248,16 @@ def test_wide_3x3_stride_1_convolutions_become_winograd():
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
 
 
+def test_winograd_can_be_disabled():
+    x = Var("x", TensorType((1, 128, 6, 6)))
+    mod = _mod([x], call("nn.conv2d", x, Constant(_rand(128, 128, 3, 3)), padding=(1, 1)))
+    with tecc.transform.PassContext(config={"graph.disable_winograd": True}):
+        assert _conv_ops(_alter(mod)) == ["nn.contrib_conv2d_NCHWc"]
+    with tecc.transform.PassContext(config={"graph.disable_winograd": "yes"}):
+        with pytest.raises(tecc.errors.TeccTypeError, match="'graph.disable_winograd' must be a bool"):
+            _alter(mod)
+
+
 def test_winograd_pads_channels_to_whole_blocks():
     """130 output channels in blocks of 4 (a 4-lane target): the transformed weight
     has 33 blocks, the last two channels zero, and the next Winograd layer reads

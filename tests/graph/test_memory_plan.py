@@ -125,7 +125,9 @@ def check_plan(graph, sids, offsets=None, nops=()):
             disjoint = last[first] < born[second]
             handover = (last[first] == born[second] and (root[first], root[second]) in inplace
                         and first not in pinned)
-            handover = handover or (last[first] == born[second] and (first, second) in views)
+            # a concatenation's input inside it, or inside a no-op reshape of it (one value)
+            handover = handover or (last[first] == born[second]
+                                    and (root[first], root[second]) in {(root[a], root[b]) for a, b in views})
             assert disjoint or handover, (
                 f"entries {first} (live {born[first]}..{last[first]}) and {second} (live {born[second]}.."
                 f"{last[second]}) share storage {sids[a]}")

@@ -458,6 +458,7 @@ _CONFIG_KEYS = {
                                "(Schedule.schedule_record / primitive_record)",
     "graph.print_after": "graph pass names (or 'all') after which to print the model graph",
     "graph.print_before": "graph pass names (or 'all') before which to print the model graph",
+    "graph.disable_winograd": "bool: AlterOpLayout keeps every 3x3 convolution direct on CPUs (no Winograd)",
     "graph.timing": "bool: print the time spent in each graph pass",
 }
 
