@@ -35,9 +35,12 @@ def main(out):
         with tecc.transform.PassContext(opt_level=3, config=cfg):
             factory = build(mod, "llvm -mcpu=native", params)
         g = graph_executor.GraphModule(factory["default"](tecc.cpu(0)))
-        g.set_input(0, x); g.run(); outs[label] = g.get_output(0).numpy()
+        g.set_input(0, x)
+        g.run()
+        outs[label] = g.get_output(0).numpy()
         runs[label] = g.run
-    print("max |winograd - direct|", float(np.abs(outs["winograd"] - outs["direct"]).max()), "max |out|", float(np.abs(outs["direct"]).max()))
+    diff = float(np.abs(outs["winograd"] - outs["direct"]).max())
+    print("max |winograd - direct|", diff, "max |out|", float(np.abs(outs["direct"]).max()))
     times = {k: [] for k in runs}
     for r in range(12):
         for label in (list(runs) if r % 2 == 0 else list(runs)[::-1]):
@@ -45,7 +48,11 @@ def main(out):
             times[label].append(models_cpu.sample(runs[label], 2))
     med = {k: statistics.median(v) for k, v in times.items()}
     print({k: round(v, 2) for k, v in med.items()}, "direct/winograd", round(med["direct"] / med["winograd"], 3))
-    json.dump({"date": "2026-11-28", "what": "ResNet-50 batch 1 (random weights), tecc built with and without Winograd (PassContext graph.disable_winograd), 12 interleaved rounds in one process, 2 threads, ms per run", "samples_ms": times, "median_ms": med, "max_abs_diff": float(np.abs(outs["winograd"] - outs["direct"]).max())}, open(out, "w"), indent=1)
+    what = ("ResNet-50 batch 1 (random weights), tecc built with and without Winograd (PassContext "
+            "graph.disable_winograd), 12 interleaved rounds in one process, 2 threads, ms per run")
+    with open(out, "w") as f:
+        json.dump({"date": time.strftime("%Y-%m-%d"), "what": what, "samples_ms": times, "median_ms": med,
+                   "max_abs_diff": diff}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -214,18 +214,17 @@ class _Alter:
                     return None
                 ic_bn = channels  # the image's 3 channels: one block
             value = self.transform(data, self.get_plain(data), ic_bn)
-        new_attrs = dict(attrs)
         if _winograd(attrs, wty.shape):
             # Winograd's F(2x2, 3x3): the weight transformed here, once (its channels padded to whole blocks)
-            new_attrs.update(data_layout=_blocked_layout(ic_bn), kernel_layout=f"WINOGRAD4x4OI{ic_bn}i{oc_bn}o",
-                             out_layout=_blocked_layout(oc_bn), out_dtype=out.dtype)
-            return call("nn.contrib_conv2d_NCHWc_winograd", value, Constant(_winograd_weight(weight.data, ic_bn, oc_bn)),
-                        **new_attrs), oc_bn
-        kernel_layout = f"OIHW{ic_bn}i{oc_bn}o"
-        w = call("layout_transform", weight, src_layout="OIHW", dst_layout=kernel_layout)
+            op, kernel_layout = "nn.contrib_conv2d_NCHWc_winograd", f"WINOGRAD4x4OI{ic_bn}i{oc_bn}o"
+            w = Constant(_winograd_weight(weight.data, ic_bn, oc_bn))
+        else:
+            op, kernel_layout = "nn.contrib_conv2d_NCHWc", f"OIHW{ic_bn}i{oc_bn}o"
+            w = call("layout_transform", weight, src_layout="OIHW", dst_layout=kernel_layout)
+        new_attrs = dict(attrs)
         new_attrs.update(data_layout=_blocked_layout(ic_bn), kernel_layout=kernel_layout,
                          out_layout=_blocked_layout(oc_bn), out_dtype=out.dtype)
-        return call("nn.contrib_conv2d_NCHWc", value, w, **new_attrs), oc_bn
+        return call(op, value, w, **new_attrs), oc_bn
 
     def unary(self, node):
         have = self.blocked.get(node.args[0])
