@@ -160,21 +160,30 @@ def _layout_block(layout):
     return topi().nn.nchwc_layout_block(layout)
 
 
-def _conv2d_nchwc_infer(types, attrs):
-    op = "nn.contrib_conv2d_NCHWc"
+def _blocked_conv_operands(op, types, attrs, kernel_pattern, kernel_form, weight_role):
+    """``(data, weight, ic_bn, oc_bn)`` of a channel-blocked convolution ``op``: two
+    tensors of one dtype, 5-D data and a 6-D weight, layouts ``NCHW{i}c``, the
+    kernel's ``kernel_form`` (matched by ``kernel_pattern``, its two groups the
+    blocks) and ``NCHW{o}c`` blocking the channels alike."""
     data, weight = tensor_args(op, types, 2)
     same_dtype(op, [data, weight])
     _check_rank(op, data, 5, "data")
-    _check_rank(op, weight, 6, "weight")
+    _check_rank(op, weight, 6, weight_role)
     ic_bn, oc_bn = _layout_block(attrs["data_layout"]), _layout_block(attrs["out_layout"])
-    kernel = _OIHWIO.fullmatch(attrs["kernel_layout"]) if isinstance(attrs["kernel_layout"], str) else None
+    kernel = kernel_pattern.fullmatch(attrs["kernel_layout"]) if isinstance(attrs["kernel_layout"], str) else None
     if ic_bn is None or oc_bn is None or kernel is None:
-        raise GraphError(f"{op}: the layouts must be data_layout 'NCHW{{i}}c', kernel_layout 'OIHW{{i}}i{{o}}o' and "
+        raise GraphError(f"{op}: the layouts must be data_layout 'NCHW{{i}}c', kernel_layout {kernel_form!r} and "
                          f"out_layout 'NCHW{{o}}c', got {attrs['data_layout']!r}, {attrs['kernel_layout']!r}, "
                          f"{attrs['out_layout']!r}")
     if (int(kernel.group(1)), int(kernel.group(2))) != (ic_bn, oc_bn):
         raise GraphError(f"{op}: kernel_layout {attrs['kernel_layout']!r} does not block the channels as "
                          f"data_layout {attrs['data_layout']!r} and out_layout {attrs['out_layout']!r} do")
+    return data, weight, ic_bn, oc_bn
+
+
+def _conv2d_nchwc_infer(types, attrs):
+    op = "nn.contrib_conv2d_NCHWc"
+    data, weight, ic_bn, oc_bn = _blocked_conv_operands(op, types, attrs, _OIHWIO, "OIHW{i}i{o}o", "weight")
     if as_int(op, "groups", attrs["groups"]) != 1:
         raise GraphError(f"{op}: only groups=1 is supported; keep a grouped convolution in NCHW")
     n, c_chunks, h, w, ic = data.shape
@@ -212,18 +221,8 @@ _WINOGRAD_KERNEL = re.compile(r"WINOGRAD4x4OI(\d+)i(\d+)o")
 
 def _conv2d_nchwc_winograd_infer(types, attrs):
     op = "nn.contrib_conv2d_NCHWc_winograd"
-    data, weight = tensor_args(op, types, 2)
-    same_dtype(op, [data, weight])
-    _check_rank(op, data, 5, "data")
-    _check_rank(op, weight, 6, "the transformed weight")
-    ic_bn, oc_bn = _layout_block(attrs["data_layout"]), _layout_block(attrs["out_layout"])
-    kernel = (_WINOGRAD_KERNEL.fullmatch(attrs["kernel_layout"]) if isinstance(attrs["kernel_layout"], str)
-              else None)
-    if ic_bn is None or oc_bn is None or kernel is None or (int(kernel.group(1)), int(kernel.group(2))) != (
-            ic_bn, oc_bn):
-        raise GraphError(f"{op}: the layouts must be data_layout 'NCHW{{i}}c', kernel_layout "
-                         f"'WINOGRAD4x4OI{{i}}i{{o}}o' and out_layout 'NCHW{{o}}c' with the same blocks, got "
-                         f"{attrs['data_layout']!r}, {attrs['kernel_layout']!r}, {attrs['out_layout']!r}")
+    data, weight, ic_bn, oc_bn = _blocked_conv_operands(op, types, attrs, _WINOGRAD_KERNEL,
+                                                        "WINOGRAD4x4OI{i}i{o}o", "the transformed weight")
     strides, dilation, _pad = _window_attrs(op, attrs)
     if tuple(strides) != (1, 1) or tuple(dilation) != (1, 1) or as_int(op, "groups", attrs["groups"]) != 1:
         raise GraphError(f"{op}: Winograd's F(2x2, 3x3) needs strides (1, 1), dilation (1, 1) and groups=1, got "

@@ -294,6 +294,13 @@ def test_layout_transform_and_blocked_pooling_operators():
                                a.mean(axis=(2, 3), keepdims=True), rtol=1e-5)
 
 
+def _winograd_call(x, weight_shape, **attrs):
+    attrs = dict(dict(data_layout="NCHW4c", kernel_layout="WINOGRAD4x4OI4i4o", out_layout="NCHW4c", padding=(1, 1)),
+                 **attrs)
+    data = call("layout_transform", x, src_layout="NCHW", dst_layout="NCHW4c")
+    return call("nn.contrib_conv2d_NCHWc_winograd", data, Constant(_rand(*weight_shape)), **attrs)
+
+
 @pytest.mark.parametrize("build_call, message", [
     (lambda x: call("layout_transform", x, src_layout="NCHW", dst_layout="NHW8c"),
      "layout_transform: .*'NHW8c' splits 'C' but has no axis 'C'"),
@@ -313,6 +320,12 @@ def test_layout_transform_and_blocked_pooling_operators():
                                                     dst_layout="NCHW4c"), Constant(_rand(2, 2, 3, 3, 4, 4)),
                     data_layout="NCHW4c", kernel_layout="OIHW4i4o", out_layout="NCHW"),
      "the layouts must be data_layout 'NCHW{i}c'"),
+    (lambda x: _winograd_call(x, (4, 4, 2, 2, 4, 4), kernel_layout="OIHW4i4o"),
+     r"kernel_layout 'WINOGRAD4x4OI\{i\}i\{o\}o'"),
+    (lambda x: _winograd_call(x, (4, 4, 2, 2, 4, 4), strides=(2, 2)), r"needs strides \(1, 1\)"),
+    (lambda x: _winograd_call(x, (4, 2, 2, 4, 4)), "the transformed weight must be 6-D"),
+    (lambda x: _winograd_call(x, (3, 3, 2, 2, 4, 4)), r"the weight must be \[4, 4, O // 4, 2, 4, 4\]"),
+    (lambda x: _winograd_call(x, (4, 4, 2, 3, 4, 4)), "do not match"),
 ])
 def test_layout_operator_errors(build_call, message):
     x = Var("x", TensorType((1, 8, 6, 6)))

@@ -363,6 +363,23 @@ def _nchwc_block(layout, what, arg):
     return block
 
 
+def blocked_operands(name, data, kernel, layout, out_layout) -> tuple:
+    """``(what, ic_bn, oc_bn)`` of a channel-blocked convolution ``name``: how its
+    errors name the call, and the blocks of ``layout`` and ``out_layout``, after
+    checking that both operands are tensors and the data is 5-D."""
+    what = describe_call(name, data, kernel, f"layout={layout!r}, out_layout={out_layout!r}")
+    for role, x in (("data", data), ("kernel", kernel)):
+        if not isinstance(x, te.Tensor):
+            raise TeccTypeError(f"{what}: {role} must be a tensor, got {x!r}")
+    ic_bn = _nchwc_block(layout, what, "layout")
+    oc_bn = _nchwc_block(out_layout, what, "out_layout")
+    if len(data.shape) != 5:
+        raise TopiError(f"{what}: data {data.name!r} has shape {_shape(data)}; it must be 5-D "
+                        f"[N, C // {ic_bn}, H, W, {ic_bn}] (lay NCHW data out with "
+                        f"topi.layout_transform(data, 'NCHW', {layout!r}))")
+    return what, ic_bn, oc_bn
+
+
 def conv2d_NCHWc(data, kernel, stride, padding, dilation, layout, out_layout, out_dtype="float32"):  # noqa: N802
     """Convolution with the channels in blocks (TVM's ``topi.nn.conv2d_NCHWc``):
     the input channel ``c`` is block ``c // ic_bn``, lane ``c % ic_bn``.
@@ -390,16 +407,7 @@ def conv2d_NCHWc(data, kernel, stride, padding, dilation, layout, out_layout, ou
         ``conv2d_NCHWc``; the padded input is the stage ``Pad`` (tagged
         ``injective,pad``).  One group only.
     """
-    what = describe_call("conv2d_NCHWc", data, kernel, f"layout={layout!r}, out_layout={out_layout!r}")
-    for role, x in (("data", data), ("kernel", kernel)):
-        if not isinstance(x, te.Tensor):
-            raise TeccTypeError(f"{what}: {role} must be a tensor, got {x!r}")
-    ic_bn = _nchwc_block(layout, what, "layout")
-    oc_bn = _nchwc_block(out_layout, what, "out_layout")
-    if len(data.shape) != 5:
-        raise TopiError(f"{what}: data {data.name!r} has shape {_shape(data)}; it must be 5-D "
-                        f"[N, C // {ic_bn}, H, W, {ic_bn}] (lay NCHW data out with "
-                        f"topi.layout_transform(data, 'NCHW', {layout!r}))")
+    what, ic_bn, oc_bn = blocked_operands("conv2d_NCHWc", data, kernel, layout, out_layout)
     if len(kernel.shape) != 6:
         raise TopiError(f"{what}: kernel {kernel.name!r} has shape {_shape(kernel)}; it must be 6-D "
                         f"[O // {oc_bn}, C // {ic_bn}, KH, KW, {ic_bn}, {oc_bn}] (lay an OIHW kernel out with "

@@ -36,9 +36,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import te, tir
-from ...errors import TeccTypeError
 from ...tir import op as _op
-from .conv2d import _const, _nchwc_block, _shape, describe_call, pad_tuple
+from .conv2d import _const, _shape, blocked_operands, pad_tuple
 from .pad import pad
 from ..utils import TopiError, simplify
 
@@ -138,15 +137,7 @@ def conv2d_NCHWc_winograd(data, kernel, padding, layout, out_layout, out_dtype="
         :data:`CONV2D_WINOGRAD_NCHWC`; its stages are named ``Pad``, ``V`` and ``M``
         (see the module's description).
     """
-    what = describe_call("conv2d_NCHWc_winograd", data, kernel, f"layout={layout!r}, out_layout={out_layout!r}")
-    for role, x in (("data", data), ("kernel", kernel)):
-        if not isinstance(x, te.Tensor):
-            raise TeccTypeError(f"{what}: {role} must be a tensor, got {x!r}")
-    ic_bn = _nchwc_block(layout, what, "layout")
-    oc_bn = _nchwc_block(out_layout, what, "out_layout")
-    if len(data.shape) != 5:
-        raise TopiError(f"{what}: data {data.name!r} has shape {_shape(data)}; it must be 5-D "
-                        f"[N, C // {ic_bn}, H, W, {ic_bn}]")
+    what, ic_bn, oc_bn = blocked_operands("conv2d_NCHWc_winograd", data, kernel, layout, out_layout)
     if len(kernel.shape) != 6:
         raise TopiError(f"{what}: kernel {kernel.name!r} has shape {_shape(kernel)}; it must be the transformed "
                         f"kernel [4, 4, O // {oc_bn}, C // {ic_bn}, {ic_bn}, {oc_bn}] "
