@@ -274,6 +274,46 @@ def _small_points(space, count):
     return picked
 
 
+DENSE_CUDA = importlib.import_module("tecc.topi.cuda.dense")
+
+
+@pytest.mark.parametrize("batch, M, N, want_y, want_x", [
+    (1, 4096, 4096, [-1, 2, 8, 2], [-1, 2, 8, 2]),  # 16,384 blocks: the 4x4 outputs per thread stay
+    (1, 128, 64, [-1, 1, 8, 1], [-1, 1, 8, 1]),  # the encoder's products: 8 blocks -> 128, one output each
+    (4, 128, 128, [-1, 2, 8, 1], [-1, 2, 8, 1]),  # its attention scores: 64 -> 256 blocks, 2x2 per thread
+    (8, 256, 256, [-1, 2, 8, 2], [-1, 2, 8, 2]),  # the batch fills the GPU: 512 blocks
+    (2, 256, 256, [-1, 2, 8, 1], [-1, 2, 8, 2]),  # 128 blocks: the rows halve once
+    (1, 40, 12, [-1, 1, 8, 1], [-1, 1, 8, 1]),  # short axes
+])
+def test_untuned_products_fill_the_gpu_before_they_tile_per_thread(batch, M, N, want_y, want_x):
+    tile_y, tile_x = DENSE_CUDA._fallback_tiles(batch, M, N)
+    assert (tile_y, tile_x) == (want_y, want_x)
+    blocks = batch * -(-M // math.prod(tile_y[1:])) * -(-N // math.prod(tile_x[1:]))
+    one_each = tile_y[1] * tile_y[3] == tile_x[1] * tile_x[3] == 1
+    assert blocks >= DENSE_CUDA.FILL_BLOCKS or one_each
+
+
+@pytest.mark.parametrize("kind", ["dense", "batch_matmul"])
+def test_untuned_small_products_launch_a_full_grid_and_compute_right(kind):
+    """The encoder layer's products (128 tokens, width 64, 4 heads) with nothing tuned:
+    the grid the module launches and the outputs on the emulator."""
+    if kind == "dense":
+        A, B = te.placeholder((128, 64), name="X"), te.placeholder((64, 64), name="W")
+        compute, schedule, want = K.dense, K.schedule_dense, lambda a, b: a @ b.T
+    else:
+        A, B = te.placeholder((4, 128, 16), name="Q"), te.placeholder((4, 128, 16), name="Kt")
+        compute, schedule, want = K.batch_matmul, K.schedule_batch_matmul, lambda a, b: a @ b.transpose(0, 2, 1)
+    with tecc.target.Target("cuda"):
+        C = compute(A, B)
+        s = schedule([C])
+    f = tecc.build(s, [A, B, C], "cuda")
+    ((_, _, grid, block),) = f.launch_dims()
+    assert math.prod(grid) >= 128 and math.prod(block) == 64, (grid, block)
+    a, b = rand([int(d) for d in A.shape]), rand([int(d) for d in B.shape])
+    (got,) = build_run(s, [A, B], [C], [a, b], "cuda")
+    np.testing.assert_allclose(got, want(a, b), rtol=1e-5, atol=1e-5)
+
+
 def test_batch_matmul_task_is_registered_and_records_its_workload():
     A, B = te.placeholder((2, 8, 4), name="A"), te.placeholder((2, 6, 4), name="B")
     with tecc.target.Target("cuda"):
