@@ -18,9 +18,11 @@ they come from the ``nvidia-cuda-runtime`` pip package (or a CUDA toolkit under
 """
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import os
 import re
+import struct
 
 from .. import config
 from ..cpu_fallback.compiler import source_excerpts
@@ -37,6 +39,9 @@ BASE_OPTIONS = ("--std=c++17",)
 PTXAS_VERBOSE = "--ptxas-options=-v"
 
 _ARCH_RE = re.compile(r"^sm_(\d+)([af]?)$")
+#: part of every cubin's cache key: "2" since cubins are taken whole (:func:`_cubin`);
+#: those cached before lack their last byte
+CUBIN_REVISION = "2"
 
 
 def _nvrtc():
@@ -168,6 +173,68 @@ def parse_ptxas_log(log: str) -> dict:
     return {name: KernelResources.from_json(fields) for name, fields in found.items()}
 
 
+_library = []
+
+
+def _nvrtc_library():
+    """A ctypes handle of the NVRTC library CuPy loaded into this process (found in
+    ``/proc/self/maps``), or None where there is none to find."""
+    if not _library:
+        handle = None
+        try:
+            with open("/proc/self/maps", encoding="utf-8") as maps:
+                paths = {line.split()[-1] for line in maps if "/libnvrtc.so" in line}
+            for path in sorted(paths):
+                handle = ctypes.CDLL(path)
+                handle.nvrtcGetCUBINSize.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
+                handle.nvrtcGetCUBIN.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+                break
+        except (OSError, AttributeError):
+            handle = None
+        _library.append(handle)
+    return _library[0]
+
+
+def elf_size(data: bytes) -> int:
+    """The length a 64-bit little-endian ELF file (a cubin) declares for itself: the
+    end of its program header table, section header table or last section's bytes,
+    whichever is furthest (0 when ``data`` is not such a file)."""
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return 0
+    phoff, shoff = struct.unpack_from("<QQ", data, 0x20)
+    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", data, 0x36)
+    end = max(phoff + phentsize * phnum, shoff + shentsize * shnum)
+    for i in range(shnum):
+        at = shoff + i * shentsize
+        if at + 64 > len(data):
+            break
+        kind, = struct.unpack_from("<I", data, at + 4)
+        offset, size = struct.unpack_from("<QQ", data, at + 24)
+        if kind != 8:  # SHT_NOBITS occupies no bytes of the file
+            end = max(end, offset + size)
+    return end
+
+
+def _cubin(nvrtc, prog) -> bytes:
+    """The compiled program's cubin, whole.
+
+    CuPy's ``getCUBIN`` returns the cubin less its last byte: it strips a terminating
+    NUL as from PTX text, which a cubin does not have (the driver still loads it,
+    cuobjdump and nvdisasm refuse it).  The NVRTC library CuPy loaded gives all of
+    it; where that library cannot be reached, CuPy's bytes are completed with the
+    zero bytes the ELF header says are missing (the high byte of the last table
+    entry's 64-bit field)."""
+    lib = _nvrtc_library()
+    if lib is not None:
+        size = ctypes.c_size_t()
+        if lib.nvrtcGetCUBINSize(ctypes.c_void_p(int(prog)), ctypes.byref(size)) == 0:
+            buf = ctypes.create_string_buffer(size.value)
+            if lib.nvrtcGetCUBIN(ctypes.c_void_p(int(prog)), buf) == 0:
+                return buf.raw
+    data = bytes(nvrtc.getCUBIN(prog))
+    return data + b"\0" * max(0, elf_size(data) - len(data))
+
+
 def _compile(source: str, opts: list, name: str, want: str):
     """``(cubin bytes or PTX text, NVRTC's log)``."""
     nvrtc = _nvrtc()
@@ -180,7 +247,7 @@ def _compile(source: str, opts: list, name: str, want: str):
             raise CompileError(format_nvrtc_error(source, log, name, opts)) from None
         log = nvrtc.getProgramLog(prog) or ""
         if want == "cubin":
-            return bytes(nvrtc.getCUBIN(prog)), log
+            return _cubin(nvrtc, prog), log
         ptx = nvrtc.getPTX(prog)
         return (ptx.decode("utf-8") if isinstance(ptx, bytes) else ptx), log
     finally:
@@ -225,7 +292,7 @@ def compile_cuda_resources(source: str, arch: str = "sm_90", options=(), name: s
     opts = compile_options(source, arch, options)
     if PTXAS_VERBOSE not in opts:
         opts.append(PTXAS_VERBOSE)
-    key = cache_key(source, arch, "\x1f".join(opts), ".".join(str(v) for v in nvrtc_version()))
+    key = cache_key(source, arch, "\x1f".join(opts), ".".join(str(v) for v in nvrtc_version()), CUBIN_REVISION)
     if use_cache:
         cubin = cache.lookup(key, "cubin")
         log = None if cubin is None else cache.lookup(key, "ptxas.log")

@@ -119,3 +119,26 @@ def test_built_module_carries_ptxas_report():
         cubin, res = nvrtc.compile_cuda_resources(src, arch)
         assert list(res) == ["vadd"]
         assert 0 < res["vadd"].registers <= 255 and not res["vadd"].spills
+
+
+def test_cubin_is_whole(monkeypatch):
+    """CuPy's getCUBIN drops a cubin's last byte (it strips a NUL as from PTX); the
+    cubin tecc keeps is as long as its ELF header says, through NVRTC itself or, where
+    that library is out of reach, completed from the header."""
+    src = generate_cuda([vadd_kernel()])
+    whole = compile_cuda(src, "sm_90", use_cache=False)
+    assert whole[:4] == b"\x7fELF" and len(whole) == nvrtc.elf_size(whole)
+    from cupy.cuda import nvrtc as cupy_nvrtc
+    prog = cupy_nvrtc.createProgram(src, "t.cu", [], [])
+    try:
+        cupy_nvrtc.compileProgram(prog, nvrtc.compile_options(src, "sm_90", ()) + [nvrtc.PTXAS_VERBOSE])
+        short = bytes(cupy_nvrtc.getCUBIN(prog))
+    finally:
+        cupy_nvrtc.destroyProgram(prog)
+    assert len(short) <= len(whole) and whole.startswith(short)
+    monkeypatch.setattr(nvrtc, "_library", [None])
+    assert compile_cuda(src, "sm_90", use_cache=False) == whole
+
+
+def test_elf_size_of_other_bytes():
+    assert nvrtc.elf_size(b"") == 0 and nvrtc.elf_size(b"// PTX text" * 10) == 0
