@@ -44,7 +44,8 @@ from tecc.errors import ScheduleError, TeccError  # noqa: E402
 
 DEFAULT_SIZES = "1024,2048,4096,8192"
 DRY_RUN_SIZES = "128,256"
-DEFAULT_CONFIGS = "64x2x8,64x4x8,128x4x8,128x4x16,128x8x8,64x4x8+t+d,128x4x8+t,128x4x8+t+d,128x4x16+t+d"
+DEFAULT_CONFIGS = ("64x2x8,64x4x8,128x4x8,128x4x16,128x8x8,64x4x8+t+d,128x4x8+t,128x4x8+t+d,128x4x16+t+d,"
+                   "128x4x8+t+d+r,128x4x16+t+d+r")
 #: relative error a float32 product passes with (float32 lands far below; tf32 near 3e-4)
 TOLERANCE = 1e-4
 #: the figure the benchmark is held to: best tecc SGEMM / cuBLAS at this size
@@ -59,14 +60,17 @@ def parse_configs(text: str) -> list:
     """``"64x4x8,128x4x8+t+d"`` -> ``[(64, 4, 8, ""), (128, 4, 8, "dt")]``.
 
     Flags after ``+``: ``t`` keeps A's shared tile k-major (transposed, float4 reads),
-    ``d`` double-buffers the shared tiles.
+    ``d`` double-buffers the shared tiles, ``r`` (with ``d``) prefetches them through
+    registers (``register_prefetch``).
     """
     out = []
     for item in text.split(","):
         head, *flags = item.strip().lower().split("+")
         parts = head.split("x")
-        if len(parts) != 3 or not all(p.isdigit() for p in parts) or any(f not in ("t", "d") for f in flags):
-            raise SystemExit(f"--configs: {item!r} is not BLOCKxTHREAD_TILExK_TILE[+t][+d] (e.g. 64x4x8+t)")
+        if len(parts) != 3 or not all(p.isdigit() for p in parts) or any(f not in ("t", "d", "r") for f in flags):
+            raise SystemExit(f"--configs: {item!r} is not BLOCKxTHREAD_TILExK_TILE[+t][+d][+r] (e.g. 64x4x8+t)")
+        if "r" in flags and "d" not in flags:
+            raise SystemExit(f"--configs: {item!r}: +r prefetches a double buffer through registers; add +d")
         out.append(tuple(int(p) for p in parts) + ("".join(sorted(set(flags))),))
     return out
 
@@ -80,7 +84,8 @@ def config_kwargs(cfg) -> dict:
     """Keyword arguments of ``topi.cuda.sgemm`` / ``matmul_bias_relu`` for a config."""
     block, tile, k_tile = cfg[:3]
     flags = cfg[3] if len(cfg) > 3 else ""
-    return dict(block=block, thread_tile=tile, k_tile=k_tile, a_kmajor="t" in flags, double_buffer="d" in flags)
+    return dict(block=block, thread_tile=tile, k_tile=k_tile, a_kmajor="t" in flags, double_buffer="d" in flags,
+                register_prefetch="r" in flags)
 
 
 class Bench(G.BenchBase):
@@ -270,7 +275,7 @@ def build_parser():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", help=f"square sizes (default {DEFAULT_SIZES}; dry run {DRY_RUN_SIZES})")
     ap.add_argument("--configs", default=DEFAULT_CONFIGS,
-                    help=f"tecc schedule configs BLOCKxTHREAD_TILExK_TILE[+t][+d] (default {DEFAULT_CONFIGS})")
+                    help=f"tecc schedule configs BLOCKxTHREAD_TILExK_TILE[+t][+d][+r] (default {DEFAULT_CONFIGS})")
     G.add_common_args(ap, "sgemm", number=3, graph_calls=10, tol=TOLERANCE)
     ap.add_argument("--no-fused", action="store_true", help="skip matmul+bias+relu")
     return ap

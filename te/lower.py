@@ -907,8 +907,9 @@ class Lowerer:
                 body = self._allocate(child, body)
             if child.stage.double_buffer_:
                 # inject_double_buffer turns this into a two-slot pipeline over the loop
+                mode = 2 if child.stage.register_prefetch_ else 1  # 2: prefetch through registers
                 for buf in child.buffers:
-                    body = S.AttrStmt(buf.data, keys.DOUBLE_BUFFER_SCOPE, const(1), body)
+                    body = S.AttrStmt(buf.data, keys.DOUBLE_BUFFER_SCOPE, const(mode), body)
         return body
 
     def _allocate(self, info, body):

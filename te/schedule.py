@@ -173,6 +173,7 @@ class Stage:
         self.storage_align_ = {}       # root axis index -> (factor, offset)
         self.align_extent_ = {}        # root axis index -> factor (align_extent)
         self.double_buffer_ = False
+        self.register_prefetch_ = False
         self.is_cache = False
 
     # ---------------------------------------------------------------- helpers
@@ -567,10 +568,24 @@ class Stage:
         return self.op.axis.index(iv)
 
     @_recorded("double_buffer")
-    def double_buffer(self):
-        """Double-buffer this (shared-memory) stage across its attach loop."""
+    def double_buffer(self, register_prefetch=False):
+        """Double-buffer this (shared-memory) stage across its attach loop: two
+        slots, the next iteration's tile fetched into one while the other is read.
+
+        With ``register_prefetch=True`` (tecc's extension) the prefetch is split
+        as CUTLASS's main loops do: each thread loads its share of the next tile
+        into registers at the top of the iteration and stores it into the free
+        slot at the end, so the loads' latency passes under the iteration's
+        computation instead of stalling the stores right behind them.  It applies
+        where the fetch is a nest of constant-extent loops around one store (a
+        cooperative fetch); any other fetch is prefetched directly.
+        """
         self._check_compute("double_buffer")
+        if not isinstance(register_prefetch, bool):
+            raise self._err(f"double_buffer(register_prefetch=...) takes True or False, got "
+                            f"{register_prefetch!r}")
         self.double_buffer_ = True
+        self.register_prefetch_ = register_prefetch
 
 
 # ----------------------------------------------------------------------------

@@ -11,7 +11,8 @@ name                        meaning
                             with ``extent`` threads along the IterVar's tag
 ``VIRTUAL_THREAD``          the same for a ``vthread`` axis (before inject_virtual_thread)
 ``DOUBLE_BUFFER_SCOPE``     ``AttrStmt(data, ...)``: the buffer is double-buffered across the
-                            enclosing loop (te lowering -> inject_double_buffer)
+                            enclosing loop (te lowering -> inject_double_buffer); value 2:
+                            its prefetch goes through registers (``register_prefetch``)
 ``DOUBLE_BUFFER_WRITE``     marks the fetch into the next slot (inject_double_buffer ->
                             thread_sync)
 ``EXTERN_SCOPE``            ``AttrStmt(0, ...)`` around the statement of an extern stage on a CPU

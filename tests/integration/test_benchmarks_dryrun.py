@@ -37,7 +37,7 @@ def one_file(out_dir, suffix):
 
 def test_sgemm_dry_run(tmp_path, capsys):
     # 48x4x8 does not divide 128: listed as skipped, not a failure
-    rc = run_main("gpu_sgemm", ["--dry-run", "--sizes", "128", "--configs", "64x2x8,64x4x8+t+d,128x4x16,48x4x8",
+    rc = run_main("gpu_sgemm", ["--dry-run", "--sizes", "128", "--configs", "64x2x8,64x4x8+t+d,128x4x16,48x4x8,64x4x8+t+d+r",
                                 "--out", str(tmp_path)])
     assert rc == 0
     printed = capsys.readouterr().out
@@ -46,12 +46,12 @@ def test_sgemm_dry_run(tmp_path, capsys):
     assert os.path.basename(one_file(tmp_path, "_sgemm.md")).split("_")[1] == "dryrun-sm"
     assert data["device"]["dry_run"] is True and data["device"]["target"] == "cuda -arch=sm_90"
     ran = [r for r in data["sgemm"] if r["variant"] == "tecc sgemm" and "skipped" not in r]
-    assert [r["config"] for r in ran] == ["64x2x8", "64x4x8+d+t", "128x4x16"]
+    assert [r["config"] for r in ran] == ["64x2x8", "64x4x8+d+t", "128x4x16", "64x4x8+d+r+t"]
     assert all(r["ok"] and r["rel_err"] < 1e-5 and r["ms"] is None for r in ran)
     skipped = [r for r in data["sgemm"] if "skipped" in r]
     assert [r["config"] for r in skipped] == ["48x4x8"] and "ScheduleError" in skipped[0]["skipped"]
     fused = [r for r in data["fused"] if r["variant"].startswith("tecc matmul") and "skipped" not in r]
-    assert len(fused) == 3 and all(r["ok"] for r in fused)
+    assert len(fused) == 4 and all(r["ok"] for r in fused)
 
 
 def test_norms_dry_run(tmp_path, capsys):

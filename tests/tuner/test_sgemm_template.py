@@ -30,13 +30,14 @@ def task():
 
 
 def _knobs(cfg) -> tuple:
-    return tuple(cfg[k].val for k in ("block", "thread_tile", "k_tile", "double_buffer", "a_kmajor"))
+    return tuple(cfg[k].val for k in ("block", "thread_tile", "k_tile", "double_buffer", "a_kmajor",
+                                      "register_prefetch"))
 
 
-def _point(task, block, thread_tile, k_tile, double_buffer, a_kmajor):
+def _point(task, block, thread_tile, k_tile, double_buffer, a_kmajor, register_prefetch=0):
     space = task.config_space
     values = dict(block=block, thread_tile=thread_tile, k_tile=k_tile, double_buffer=double_buffer,
-                  a_kmajor=a_kmajor)
+                  a_kmajor=a_kmajor, register_prefetch=register_prefetch)
     knob = [[e.val for e in space.space_map[name].entities].index(values[name]) for name in space.space_map]
     return space.get(space.knob2point(knob))
 
@@ -47,9 +48,12 @@ def _source(mod) -> str:
 
 def test_space_is_the_hand_schedules_parameters(task):
     space = task.config_space
-    assert list(space.space_map) == ["block", "thread_tile", "k_tile", "double_buffer", "a_kmajor"]
+    assert list(space.space_map) == ["block", "thread_tile", "k_tile", "double_buffer", "a_kmajor",
+                                     "register_prefetch"]
     assert {k: [e.val for e in v.entities] for k, v in space.space_map.items()} == gemm.SGEMM_KNOBS
-    assert len(space) == 3 * 3 * 4 * 2 * 2 == 144
+    assert len(space) == 3 * 3 * 4 * 2 * 2 * 2 == 288
+    # the knob came last: the 144 points measured before it kept their indices
+    assert all(space.get(i)["register_prefetch"].val == 0 for i in range(144))
     assert task.flop == 2 * M * N * KD
     assert task.workload == ("sgemm.cuda", M, N, KD, "float32")
 
@@ -67,10 +71,14 @@ def test_every_point_is_refused_with_its_reason_or_instantiates(task):
     # at 128x128x64 every block and k_tile fits; 128 blocks of 2x2 tiles (1024 threads)
     # with 4-deep slices (512-element tiles) leave part of the block idle in each fetch;
     # thread tiles of 8 (2x2 of 8x8: 256 accumulators) cannot stay in registers
-    spread = [(128, 2, 4, db, t) for db in (0, 1) for t in (0, 1)]
+    # register_prefetch without a double buffer has no prefetch to split
+    spread = [(128, 2, 4, db, t, rp) for db in (0, 1) for t in (0, 1) for rp in (0, 1)]
+    no_buffer = [k for k in refused if k[3] == 0 and k[5] == 1 and k not in spread and k[1] != 8]
     too_big = [k for k in refused if k[1] == 8]
-    assert sorted(refused) == sorted(spread + too_big) and too_big
-    assert {k[1] for k in refused if k not in spread} == {8}
+    assert sorted(refused) == sorted(spread + no_buffer + too_big) and too_big and no_buffer
+    assert {k[1] for k in refused if k not in spread + no_buffer} == {8}
+    for k in no_buffer:
+        assert "register_prefetch=1 with double_buffer=0: it splits the prefetch of a double buffer" in refused[k]
     for k in spread:
         assert re.search(r"block=128, k_tile=4: a 128x4 shared tile \(512 elements\) does not spread evenly "
                          r"over the block's 1024 threads", refused[k])
@@ -139,6 +147,8 @@ def _run_and_compare(mod, m, n, k, seed):
 @pytest.mark.parametrize("knobs", [
     (64, 4, 8, 0, 0),     # the fallback
     (32, 2, 16, 1, 1),    # double-buffered, A k-major: also race-checked (a small block)
+    (32, 2, 16, 1, 1, 1),  # the same, prefetched through registers: race-checked too
+    (128, 4, 16, 1, 1, 1),  # the best structure measured on the H100, prefetched through registers
     (64, 2, 8, 0, 1),     # A k-major, scalar fetches
     (128, 4, 8, 1, 1),    # both, float4 fetches
     (32, 4, 32, 1, 0),    # double-buffered 32-deep slices
@@ -149,7 +159,8 @@ def test_valid_points_build_for_sm80_sm90_and_compute_the_product(task, knobs):
     mod = build_all_arches(s, args)
     a, b, c = _run_and_compare(mod, M, N, KD, sum(knobs))
     assert ("A_T" in _source(mod)) == bool(knobs[4])
-    if knobs == (32, 2, 16, 1, 1):  # the checking interpreter is slow: one block of the smallest
+    assert ("prefetch" in _source(mod)) == (knobs[5:] == (1,))
+    if knobs[:5] == (32, 2, 16, 1, 1):  # the checking interpreter is slow: one block of the smallest
         assert mod.check(a, b, c, max_blocks=1) == []
 
 
@@ -158,7 +169,8 @@ def _built(s, args, name="sgemm"):
 
 
 def test_the_fallback_is_the_hand_schedules_default():
-    assert gemm.SGEMM_FALLBACK == {"block": 64, "thread_tile": 4, "k_tile": 8, "double_buffer": 0, "a_kmajor": 0}
+    assert gemm.SGEMM_FALLBACK == {"block": 64, "thread_tile": 4, "k_tile": 8, "double_buffer": 0, "a_kmajor": 0,
+                                   "register_prefetch": 0}
     with tecc.target.Target(TARGET):
         s, args = gemm.sgemm_template(M, N, KD)  # nothing tuned: the fallback context
     hand_s, hand_args = K.sgemm(M, N, KD, block=64, thread_tile=4, k_tile=8)

@@ -23,6 +23,26 @@ and turns the loop into a pipeline::
       rest(ko) reading slot ko % 2
     }
 
+With ``register_prefetch`` (the scope's value is 2) the prefetch is split, as
+CUTLASS's main loops do: each thread loads its share of the next tile into
+registers at the top of the iteration and stores it into the free slot at the end::
+
+    for (ko, 0, n) {
+      fetch(min(ko + 1, n - 1)) into registers R        // loads issued...
+      rest(ko) reading slot ko % 2                      // ...computation runs meanwhile
+      // attr [S] double_buffer_write = 1
+      R into slot (ko + 1) % 2                          // the last iteration: its own tile
+    }                                                   //   again, into a slot nobody reads
+
+A direct prefetch stores each loaded value right away, so the thread waits for the
+global load before it computes (ptxas does not move the shared-memory stores past
+the reads of the other slot of the same array).  Neither half has a condition:
+ptxas sinks loads under the condition of their stores, or schedules predicated ones
+late, next to the stores.  The split applies to a fetch made of
+constant-extent loops (serial, unrolled, vectorized; thread-bound ones stay) and
+``if``s around one store per statement, staging at most :data:`MAX_STAGED` elements
+per thread; any other fetch is prefetched directly.
+
 Several double-buffered stages attached to the same loop (the scopes come nested:
 ``AA`` then ``BB``) share the prologue and the prefetch ``if``.  A scope need not
 open the loop body: after another stage attached to the same loop, its prefetch
@@ -46,10 +66,12 @@ from dataclasses import replace
 from ...errors import LoweringError
 from .. import expr as E
 from .. import op as _op
+from .. import dtype as _dt
 from .. import keys
 from .. import stmt as S
 from ..functor import IRMutator, IRVisitor, post_order_visit, substitute
 from ..analysis.buffers import buffer_size
+from ..stmt import decl_buffer
 from .simplify import simplify_stmt
 from .unroll import copy_with_fresh_bindings
 
@@ -58,6 +80,10 @@ WRITE_KEY = keys.DOUBLE_BUFFER_WRITE
 
 #: loop kinds a double-buffered stage may be attached to
 _PIPELINE_KINDS = (S.ForKind.SERIAL, S.ForKind.UNROLLED)
+
+#: most elements one thread stages in registers for the ``register_prefetch`` of one
+#: stage (a 128x16 float tile over 256 threads is 8); a larger fetch is prefetched directly
+MAX_STAGED = 64
 
 _HINT = ("double_buffer applies to a stage computed (compute_at) directly inside a serial loop, "
          "e.g. the outer reduction loop of a tiled GEMM: s[AA].compute_at(s[CC], ko)")
@@ -139,9 +165,11 @@ class _Stage:
     """One double-buffered stage of a loop: its buffers (one per output) and the
     statements filling them."""
 
-    def __init__(self, bufs, fetch):
+    def __init__(self, bufs, fetch, registers=False):
         self.bufs = bufs
         self.fetch = fetch
+        self.registers = registers  # register_prefetch asked for
+        self.staging = []           # the register buffers of a split prefetch
         self.name = ", ".join(b.name for b in bufs)
         self.data = {b.data for b in bufs}
         self.sizes = {}
@@ -174,6 +202,8 @@ class _Loop:
         self.read_slot = _op.floormod(ko if from_zero else _op.sub(ko, loop.min), two)
         self.write_slot = _op.floormod(self.next if from_zero else _op.sub(self.next, loop.min), two)
         self.has_next = E.LT(self.next, self.end)   # one object: adjacent prefetches merge on it
+        # the next iteration, or the last one from the last: always one the loop runs
+        self.clamped_next = _op.min(self.next, _op.sub(self.end, _op.const(1, ko.dtype)))
 
 
 class _InjectDoubleBuffer(IRMutator):
@@ -221,12 +251,26 @@ class _InjectDoubleBuffer(IRMutator):
         if isinstance(stmt, S.AttrStmt) and stmt.attr_key == SCOPE_KEY:
             stage, rest = self.peel(stmt, lp, allocs)
             stages.append(stage)
-            fetch = substitute(stage.fetch, {lp.loop.loop_var: lp.next})
+            ko = lp.loop.loop_var
+            split = _split_through_registers(stage.fetch) if stage.registers else None
+            loads = None
+            if split is None:
+                fetch = substitute(stage.fetch, {ko: lp.next})
+            else:
+                loads, fetch, stage.staging = split
+                # no condition: the last iteration loads its own tile again and stores it
+                # into the free slot, which nothing reads after the loop.  ptxas sinks a
+                # load under the condition of its store, or schedules a predicated one
+                # late, right before the store (seen in the SASS of the SGEMM, sm_90)
+                loads = simplify_stmt(substitute(loads, {ko: lp.clamped_next}))
+                fetch = substitute(fetch, {ko: lp.clamped_next})
             fetch = simplify_stmt(_Retarget(stage.slots(lp.write_slot)).visit(fetch))
             for b in reversed(stage.bufs):
                 fetch = S.AttrStmt(b.data, WRITE_KEY, _op.const(1, "int32"), fetch)
-            prefetch = S.IfThenElse(lp.has_next, fetch)
-            return S.seq(prefetch, self.per_iteration(rest, lp, stages, allocs | stage.data))
+            rest = self.per_iteration(rest, lp, stages, allocs | stage.data)
+            if loads is not None:  # loads first, the stores into the free slot last
+                return S.seq(loads, rest, fetch)
+            return S.seq(S.IfThenElse(lp.has_next, fetch), rest)
         return self.visit(stmt)
 
     def peel(self, scope, lp, allocs):
@@ -245,7 +289,7 @@ class _InjectDoubleBuffer(IRMutator):
         assert len(bufs) == len(marked), "double_buffer_scope must wrap the allocations of its buffers"
         for b in bufs:
             assert len(b.shape) == 1, f"inject_double_buffer runs after flatten; {b.name} is not 1-D"
-        stage = _Stage(bufs, None)
+        stage = _Stage(bufs, None, registers=E.const_int_value(scope.value) == 2)
         if loop.kind not in _PIPELINE_KINDS:
             raise LoweringError(
                 f"stage {stage.name!r} is double-buffered (double_buffer) but is computed inside loop "
@@ -288,7 +332,11 @@ class _InjectDoubleBuffer(IRMutator):
         reads = {}
         for st in stages:
             reads.update(st.slots(lp.read_slot))
-        body = _merge_prefetches(_Retarget(reads, skip_key=WRITE_KEY).visit(body), lp.has_next)
+        body = _Retarget(reads, skip_key=WRITE_KEY).visit(body)
+        for st in stages:
+            for reg in st.staging:  # registers live for one iteration: allocated in the body
+                body = S.Allocate(reg, body)
+        body = _merge_prefetches(body, lp.has_next)
         # prologue: the first tile into slot 0
         prologue = []
         for st in stages:
@@ -305,6 +353,74 @@ class _InjectDoubleBuffer(IRMutator):
             for b in reversed(st.bufs):
                 stmt = S.Allocate(st.twins[b.data], stmt)
         return stmt
+
+
+def _nest(stmt):
+    """``(levels, store)`` of a perfect nest -- loops and else-less ``if``s around
+    one store -- or None."""
+    levels = []
+    while True:
+        if isinstance(stmt, S.BufferStore):
+            return levels, stmt
+        if isinstance(stmt, S.For):
+            levels.append(stmt)
+            stmt = stmt.body
+        elif isinstance(stmt, S.IfThenElse) and stmt.else_case is None:
+            levels.append(stmt)
+            stmt = stmt.then_case
+        else:
+            return None
+
+
+def _rebuild(levels, leaf, unroll=False):
+    """The nest ``levels`` around ``leaf``; with ``unroll`` its serial loops unrolled."""
+    body = leaf
+    for level in reversed(levels):
+        if isinstance(level, S.For):
+            kind = S.ForKind.UNROLLED if unroll and level.kind is S.ForKind.SERIAL else level.kind
+            body = replace(level, kind=kind, body=body)
+        else:
+            body = replace(level, then_case=body)
+    return body
+
+
+_STAGED_KINDS = (S.ForKind.SERIAL, S.ForKind.UNROLLED, S.ForKind.VECTORIZED)
+
+
+def _split_through_registers(fetch):
+    """``(loads, stores, registers)`` of a prefetch (already retargeted to the
+    free slot) split through registers: per statement of ``fetch``, the nest with
+    its store's value kept in a local buffer (its serial loops unrolled, so the
+    buffer's indices become constants: registers), and the same nest storing from
+    that buffer.  None when a statement is not a perfect nest of constant-extent
+    loops, or the fetch stages more than :data:`MAX_STAGED` elements per thread."""
+    loads, stores, registers = [], [], []
+    staged = 0
+    for stmt in (fetch.seq if isinstance(fetch, S.SeqStmt) else (fetch,)):
+        nest = _nest(stmt)
+        if nest is None:
+            return None
+        levels, store = nest
+        if len(store.indices) != 1 or _dt.lanes(store.value.dtype) != 1:
+            return None
+        index, size = _op.const(0, "int32"), 1
+        for level in reversed(levels):
+            if not isinstance(level, S.For) or level.kind is S.ForKind.THREAD_BINDING:
+                continue
+            extent = E.const_int_value(level.extent)
+            if level.kind not in _STAGED_KINDS or extent is None or not E.is_const_int(level.min, 0):
+                return None
+            index = _op.add(index, _op.mul(level.loop_var, _op.const(size, "int32")))
+            size *= extent
+        staged += size
+        if staged > MAX_STAGED:
+            return None
+        reg = decl_buffer((size,), store.buffer.dtype, f"{store.buffer.name}.prefetch", scope="local")
+        registers.append(reg)
+        loads.append(_rebuild(levels, S.BufferStore(reg, store.value, (index,)), unroll=True))
+        kept = S.BufferStore(store.buffer, E.BufferLoad(reg, (index,)), store.indices)
+        stores.append(copy_with_fresh_bindings(_rebuild(levels, kept, unroll=True)))
+    return simplify_stmt(S.seq(*loads)), simplify_stmt(S.seq(*stores)), registers
 
 
 def _buffer_names(stmt, datas):

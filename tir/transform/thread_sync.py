@@ -38,11 +38,13 @@ Double buffering (TVM's rule)
 -----------------------------
 Stores under ``AttrStmt(data, "double_buffer_write", ...)`` (made by
 :mod:`.inject_double_buffer`) fill the slot of a two-slot buffer that the
-current loop iteration does not read.  Such a store followed by a read of the
-same buffer in the same iteration is no conflict; across iterations (the
-loop-carried check) it is an ordinary write.  So the pipelined GEMM loop
-``for ko { prefetch next slot; read this slot }`` gets a single barrier, at the
-end of its body, plus one between the prologue fetch and the loop.
+current loop iteration does not read.  Such a store and a read of the same
+buffer in the same iteration, in either order, are no conflict (TVM's rule covers
+the store before the read; a prefetch through registers stores after the
+iteration's reads); across iterations (the loop-carried check) it is an ordinary
+write.  So the pipelined GEMM loop ``for ko { prefetch next slot; read this slot }``
+-- or ``for ko { load next tile; read this slot; store next slot }`` -- gets a single
+barrier, at the end of its body, plus one between the prologue fetch and the loop.
 """
 from __future__ import annotations
 
@@ -103,11 +105,9 @@ class _Access:
 
         ``loop_carried``: ``later`` runs in the next iteration of a loop, where a
         double-buffer write lands in the slot that is then read."""
-        if self.writes & later.reads:
+        if self.writes & later.reads or self.reads & later.writes:
             return True
-        if self.reads & (later.writes | later.db_writes):
-            return True
-        return loop_carried and bool(self.db_writes & later.reads)
+        return loop_carried and bool(self.db_writes & later.reads or self.reads & later.db_writes)
 
 
 _NONE = _Access()

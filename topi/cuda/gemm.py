@@ -34,11 +34,14 @@ def _cooperative_fetch(s, T, num_ty, num_tx, thread_y, thread_x, vec):
     s[T].vectorize(v)
 
 
-def schedule_gemm(s, out, acc, A, B, block=64, thread_tile=4, k_tile=8, double_buffer=False, AT=None):
+def schedule_gemm(s, out, acc, A, B, block=64, thread_tile=4, k_tile=8, double_buffer=False, AT=None,
+                  register_prefetch=False):
     """The classic two-level tiling of a GEMM whose reduction stage ``acc`` (local
     scope) is computed per thread inside the output stage ``out``; with
     ``double_buffer`` the shared tiles of A and B are double-buffered across the
-    outer reduction loop.  ``AT`` (a ``[K, M]`` transposing stage read by ``acc``)
+    outer reduction loop, and with ``register_prefetch`` too the next tiles go
+    through registers (loaded at the top of an iteration, stored at its end:
+    ``double_buffer(register_prefetch=True)``).  ``AT`` (a ``[K, M]`` transposing stage read by ``acc``)
     keeps A's shared tile k-major, so a thread's rows are contiguous there."""
     if AT is None:
         AA = s.cache_read(A, "shared", [acc])
@@ -92,8 +95,8 @@ def schedule_gemm(s, out, acc, A, B, block=64, thread_tile=4, k_tile=8, double_b
     _cooperative_fetch(s, AA, num_thread, num_thread, thread_y, thread_x, vec)
     _cooperative_fetch(s, BB, num_thread, num_thread, thread_y, thread_x, vec)
     if double_buffer:
-        s[AA].double_buffer()
-        s[BB].double_buffer()
+        s[AA].double_buffer(register_prefetch=bool(register_prefetch))
+        s[BB].double_buffer(register_prefetch=bool(register_prefetch))
 
 
 def _gemm_decl(M, N, K, block, k_tile, dtype, a_kmajor=False):
@@ -111,7 +114,8 @@ def _gemm_decl(M, N, K, block, k_tile, dtype, a_kmajor=False):
     return A, B, nn.matmul(A, B), None
 
 
-def sgemm(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32", double_buffer=False, a_kmajor=False):
+def sgemm(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32", double_buffer=False, a_kmajor=False,
+          register_prefetch=False):
     """``C[M, N] = A[M, K] @ B[K, N]``: the classic two-level tiled GEMM.
 
     A block computes a ``block x block`` tile of C with ``(block / (2*thread_tile))^2``
@@ -125,11 +129,15 @@ def sgemm(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32", double_bu
     current one is multiplied, with one ``__syncthreads`` per slice instead of two.
     With ``a_kmajor=True`` A's shared tile is stored transposed (``[k][rows]``), so
     each thread loads its rows of A with float4 reads, as it does for B.
+    With ``register_prefetch=True`` (and ``double_buffer``) each thread loads its
+    share of the next slices into registers before it multiplies the current ones
+    and stores them into the free slots after: the loads' latency passes under the
+    multiply-adds (CUTLASS's main loop).
     """
     A, B, C, AT = _gemm_decl(M, N, K, block, k_tile, dtype, a_kmajor)
     s = te.create_schedule(C.op)
     CC = s.cache_write(C, "local")
-    schedule_gemm(s, C, CC, A, B, block, thread_tile, k_tile, double_buffer, AT)
+    schedule_gemm(s, C, CC, A, B, block, thread_tile, k_tile, double_buffer, AT, register_prefetch)
     return s, [A, B, C]
 
 
@@ -183,7 +191,7 @@ def classic_gemm_tvm(n, scale=8, num_thread=8, double_buffer=True, dtype="float3
 
 
 def matmul_bias_relu(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32", double_buffer=False,
-                     a_kmajor=False):
+                     a_kmajor=False, register_prefetch=False):
     """``relu(A @ B + bias)``: the SGEMM schedule (same options as :func:`sgemm`) with
     bias and ReLU applied as the register tile is written out (one kernel, no extra
     pass over C)."""
@@ -192,7 +200,7 @@ def matmul_bias_relu(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32"
     D = nn.bias_relu(C, bias)
     s = te.create_schedule(D.op)
     s[C].set_scope("local")
-    schedule_gemm(s, D, C, A, B, block, thread_tile, k_tile, double_buffer, AT)
+    schedule_gemm(s, D, C, A, B, block, thread_tile, k_tile, double_buffer, AT, register_prefetch)
     return s, [A, B, bias, D]
 
 
@@ -202,11 +210,13 @@ def matmul_bias_relu(M, N, K, block=64, thread_tile=4, k_tile=8, dtype="float32"
 #: the task the template is registered as
 SGEMM_TASK = "sgemm.cuda"
 #: its knobs (the parameters of :func:`sgemm`) and their candidates, in definition order
+#: (``register_prefetch`` came last, so the configs measured before it kept their indices)
 SGEMM_KNOBS = {"block": [32, 64, 128], "thread_tile": [2, 4, 8], "k_tile": [4, 8, 16, 32],
-               "double_buffer": [0, 1], "a_kmajor": [0, 1]}
+               "double_buffer": [0, 1], "a_kmajor": [0, 1], "register_prefetch": [0, 1]}
 #: the config of a workload nobody tuned: the default the hand-picked configs of
 #: ``benchmarks/gpu_sgemm.py`` start from
-SGEMM_FALLBACK = {"block": 64, "thread_tile": 4, "k_tile": 8, "double_buffer": 0, "a_kmajor": 0}
+SGEMM_FALLBACK = {"block": 64, "thread_tile": 4, "k_tile": 8, "double_buffer": 0, "a_kmajor": 0,
+                  "register_prefetch": 0}
 #: threads a CUDA block may have (on every architecture: tir.analysis's GPU limits)
 MAX_THREADS_PER_BLOCK = GPULimits.max_threads_per_block
 
@@ -219,7 +229,7 @@ def _fetch_width(block, thread_tile, k_tile) -> int:
     return 4 if (block * k_tile) % (4 * num_thread * num_thread) == 0 else 1
 
 
-def sgemm_config_errors(M, N, K, block, thread_tile, k_tile, double_buffer=False) -> list:
+def sgemm_config_errors(M, N, K, block, thread_tile, k_tile, double_buffer=False, register_prefetch=False) -> list:
     """Why :func:`schedule_gemm` cannot schedule an ``M x N x K`` product with these
     knobs (an empty list when it can): each reason names the knobs, the sizes and
     the rule they break.
@@ -230,8 +240,9 @@ def sgemm_config_errors(M, N, K, block, thread_tile, k_tile, double_buffer=False
     :data:`MAX_THREADS_PER_BLOCK`; ``block`` divides ``M`` and ``N`` and ``k_tile``
     divides ``K`` (no partial tiles); the ``block x k_tile`` shared tiles spread
     evenly over the block's threads (every thread copies the same number of
-    elements, in float4s where they split so, :func:`_fetch_width`); and double
-    buffering needs a reduction loop of at least two ``k_tile`` slices to overlap.
+    elements, in float4s where they split so, :func:`_fetch_width`); double
+    buffering needs a reduction loop of at least two ``k_tile`` slices to overlap;
+    and ``register_prefetch`` splits a double buffer's prefetch, so it needs one.
     """
     out = []
     if block % (2 * thread_tile):
@@ -255,6 +266,9 @@ def sgemm_config_errors(M, N, K, block, thread_tile, k_tile, double_buffer=False
     if double_buffer and K < 2 * k_tile:
         out.append(f"double_buffer=1 with K={K}, k_tile={k_tile}: the reduction is a single slice, there is no "
                    "next slice to fetch while one is multiplied: use double_buffer=0 or a smaller k_tile")
+    if register_prefetch and not double_buffer:
+        out.append("register_prefetch=1 with double_buffer=0: it splits the prefetch of a double buffer (loads "
+                   "into registers, stores into the free slot) and there is none: use double_buffer=1")
     return out
 
 
@@ -263,13 +277,15 @@ def sgemm_fits(M, N, K, entity, budget, nbytes) -> bool:
     (:func:`sgemm_config_errors`) and give a block that fits ``budget`` (a
     :class:`~tecc.topi.cuda.utils.BlockBudget`): per thread the 2x2 virtual threads'
     ``thread_tile x thread_tile`` accumulators and their rows and columns of A and
-    B in registers; the two ``block x k_tile`` shared tiles (twice, double-buffered)."""
+    B in registers (and, with ``register_prefetch``, its share of the next shared
+    tiles); the two ``block x k_tile`` shared tiles (twice, double-buffered)."""
     block, tt, k_tile, db = (entity[k].val for k in ("block", "thread_tile", "k_tile", "double_buffer"))
-    if sgemm_config_errors(M, N, K, block, tt, k_tile, db):
+    rp = entity["register_prefetch"].val if "register_prefetch" in entity else 0
+    if sgemm_config_errors(M, N, K, block, tt, k_tile, db, rp):
         return False
     nt = block // (2 * tt)
     shared = nbytes * 2 * block * k_tile * (2 if db else 1)
-    local = nbytes * ((2 * tt) ** 2 + 2 * (2 * tt))
+    local = nbytes * ((2 * tt) ** 2 + 2 * (2 * tt) + (2 * block * k_tile // (nt * nt) if rp else 0))
     return budget.fits((nt, nt), shared, local)
 
 
@@ -288,7 +304,8 @@ def _fallback_knobs(M, N, K) -> dict:
     for block in (64, 128, 32):
         for k_tile in (8, 16, 4, 32):
             for thread_tile in (4, 2):
-                if not sgemm_config_errors(M, N, K, block, thread_tile, k_tile, SGEMM_FALLBACK["double_buffer"]):
+                if not sgemm_config_errors(M, N, K, block, thread_tile, k_tile, SGEMM_FALLBACK["double_buffer"],
+                                           SGEMM_FALLBACK["register_prefetch"]):
                     return dict(SGEMM_FALLBACK, block=block, thread_tile=thread_tile, k_tile=k_tile)
     return None
 
@@ -316,16 +333,17 @@ def _sgemm_task(M, N, K, dtype):
     cfg.add_flop(2 * M * N * K)
     block, thread_tile, k_tile = (cfg[k].val for k in ("block", "thread_tile", "k_tile"))
     double_buffer, a_kmajor = bool(cfg["double_buffer"].val), bool(cfg["a_kmajor"].val)
+    register_prefetch = bool(cfg["register_prefetch"].val)
     # the sizes are checked below: a config that does not fit is refused, not an exception
     A, B, C, AT = _gemm_decl(M, N, K, 1, 1, dtype, a_kmajor)
     s = te.create_schedule(C.op)
-    errors = sgemm_config_errors(M, N, K, block, thread_tile, k_tile, double_buffer)
+    errors = sgemm_config_errors(M, N, K, block, thread_tile, k_tile, double_buffer, register_prefetch)
     if errors:
         for reason in errors:
             cfg.raise_error(reason)
         return s, [A, B, C]  # declared, not scheduled: the tuner records the refusal
     CC = s.cache_write(C, "local")
-    schedule_gemm(s, C, CC, A, B, block, thread_tile, k_tile, double_buffer, AT)
+    schedule_gemm(s, C, CC, A, B, block, thread_tile, k_tile, double_buffer, AT, register_prefetch)
     return s, [A, B, C]
 
 
@@ -333,7 +351,7 @@ def sgemm_template(M, N, K, dtype="float32"):
     """``C[M, N] = A[M, K] @ B[K, N]``: :func:`sgemm` as the tunable task
     ``"sgemm.cuda"`` (workload ``(M, N, K, dtype)``), whose knobs are its
     parameters (:data:`SGEMM_KNOBS`: ``block``, ``thread_tile``, ``k_tile``,
-    ``double_buffer``, ``a_kmajor``).
+    ``double_buffer``, ``a_kmajor``, ``register_prefetch``).
 
     Under ``autotvm.apply_history_best(log)`` it builds the best config tuned for
     the workload; with nothing tuned, the fallback :data:`SGEMM_FALLBACK` (64/4/8,

@@ -2,6 +2,8 @@
 ``double_buffer_scope`` gets two slots, a prologue fetch and a prefetch of the next
 iteration (before/expected IR, interpreter equivalence), and an error for each place
 where double buffering cannot apply."""
+import importlib
+
 import numpy as np
 import pytest
 
@@ -18,24 +20,26 @@ c = tir.const
 RNG = np.random.default_rng(3)
 
 
-def scope(b, body):
-    """``b`` allocated around ``body`` and marked double-buffered (as lowering does)."""
-    return AttrStmt(b.data, "double_buffer_scope", c(1), Allocate(b, body))
+def scope(b, body, mode=1):
+    """``b`` allocated around ``body`` and marked double-buffered (as lowering does;
+    ``mode`` 2: ``register_prefetch``)."""
+    return AttrStmt(b.data, "double_buffer_scope", c(mode), Allocate(b, body))
 
 
 # ----------------------------------------------------------------------------
 # the pass on a small hand-built loop
 # ----------------------------------------------------------------------------
 
-def _tiled_copy(n=None):
-    """``for ko { S[i] = A[ko*4 + i]; B[ko*4 + j] = S[j] * 2 }`` with S double-buffered;
-    ``n`` tiles (a Var when None)."""
+def _tiled_copy(n=None, mode=1, fetch=None):
+    """``for ko { S[i] = A[ko*4 + i]; B[ko*4 + j] = S[j] * 2 }`` with S double-buffered
+    (``mode`` 2: through registers); ``n`` tiles (a Var when None); ``fetch(S, A, ko)``
+    another fetch."""
     A, B, S = buf1d("A", 64), buf1d("B", 64), buf1d("S", 4, scope="local")
     ext = var("n") if n is None else c(n)
     ko, i, j = var("ko"), var("i"), var("j")
-    fetch = loop(i, 4, BufferStore(S, A[ko * 4 + i], (i,)))
+    fetch = loop(i, 4, BufferStore(S, A[ko * 4 + i], (i,))) if fetch is None else fetch(S, A, ko)
     rest = loop(j, 4, BufferStore(B, S[j] * 2.0, (ko * 4 + j,)))
-    body = For(ko, c(0), ext, ForKind.SERIAL, scope(S, seq(fetch, rest)))
+    body = For(ko, c(0), ext, ForKind.SERIAL, scope(S, seq(fetch, rest), mode))
     args = [A, B] + ([ext] if n is None else [])
     return lowered_func("tiled_copy", args, body), (A, B, S, ext)
 
@@ -131,6 +135,113 @@ def test_pass_scope_after_another_stage_of_the_loop():
     run_prim_func(f, a, out_f)
     run_prim_func(g, a, out_g)
     np.testing.assert_array_equal(out_f, out_g)
+
+
+# ----------------------------------------------------------------------------
+# register_prefetch: the prefetch split into loads at the top, stores at the end
+# ----------------------------------------------------------------------------
+
+def _run_both(f, g, n):
+    a = RNG.standard_normal(64).astype("float32")
+    out_f, out_g = np.zeros(64, "float32"), np.zeros(64, "float32")
+    run_prim_func(f, a, out_f, *([n] if n is not None else []))
+    run_prim_func(g, a, out_g, *([n] if n is not None else []))
+    np.testing.assert_array_equal(out_f, out_g)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 16])
+def test_register_prefetch_loads_first_and_stores_last(n):
+    f, (A, B, S, ext) = _tiled_copy(mode=2)
+    g = inject_double_buffer(f)
+    verify_well_formed(g, require_flat=True)
+    body = find_loop(g.body, "ko").body
+    # the staging registers live for one iteration
+    assert isinstance(body, Allocate) and body.buffer.scope == "local" and body.buffer.shape[0].value == 4
+    loads, rest, stores = body.body.seq
+    # no condition on either half: the last iteration loads and stores its own tile again
+    assert isinstance(loads, For) and loads.kind is ForKind.UNROLLED
+    assert isinstance(loads.body, BufferStore) and loads.body.buffer is body.buffer
+    assert isinstance(rest, For) and rest.loop_var.name == "j"
+    assert isinstance(stores, AttrStmt) and stores.attr_key == "double_buffer_write"
+    assert stores.body.kind is ForKind.UNROLLED and stores.body.body.value.buffer is body.buffer
+    _run_both(f, g, n)
+
+
+def test_register_prefetch_of_a_fetch_that_is_no_perfect_nest_is_direct():
+    def two_stores(S, A, ko):
+        i = var("i")
+        return loop(i, 2, seq(BufferStore(S, A[ko * 4 + i], (i,)), BufferStore(S, A[ko * 4 + i + 2], (i + 2,))))
+
+    f, _ = _tiled_copy(mode=2, fetch=two_stores)
+    g = inject_double_buffer(f)
+    prefetch = find_loop(g.body, "ko").body.seq[0]
+    assert isinstance(prefetch, IfThenElse) and prefetch.then_case.attr_key == "double_buffer_write"
+    _run_both(f, g, 5)
+
+
+def test_register_prefetch_of_a_large_fetch_is_direct():
+    idb = importlib.import_module("tecc.tir.transform.inject_double_buffer")
+
+    A, B = buf1d("A", 1024), buf1d("B", 1024)
+    S = buf1d("S", idb.MAX_STAGED + 1, scope="local")
+    ko, i, j = var("ko"), var("i"), var("j")
+    size = idb.MAX_STAGED + 1
+    fetch = loop(i, size, BufferStore(S, A[ko * size + i], (i,)))
+    rest = loop(j, size, BufferStore(B, S[j], (ko * size + j,)))
+    f = lowered_func("big", [A, B], loop(ko, 3, scope(S, seq(fetch, rest), mode=2)))
+    g = inject_double_buffer(f)
+    assert isinstance(find_loop(g.body, "ko").body.seq[0], IfThenElse)
+
+
+def test_register_prefetch_keeps_thread_bound_loops_and_stages_the_rest():
+    """A cooperative fetch: ``for r { threadIdx.x { vectorized v { S[...] = A[...] } } }``
+    stages ``r x v`` elements a thread, whatever the thread count."""
+    from irhelpers import thread_iv
+
+    A, B = buf1d("A", 256), buf1d("B", 256)
+    S = buf1d("S", 64, scope="shared")
+    tx = thread_iv("threadIdx.x", 8)
+    ko, r, v, j = var("ko"), var("r"), var("v"), var("j")
+    idx = r * 32 + tx.var * 4 + v
+    fetch = loop(r, 2, For(tx.var, c(0), c(8), ForKind.THREAD_BINDING,
+                           loop(v, 4, BufferStore(S, A[ko * 64 + idx], (idx,)), kind=ForKind.VECTORIZED), tx))
+    rest = loop(j, 64, BufferStore(B, S[j], (ko * 64 + j,)))
+    f = lowered_func("coop", [A, B], loop(ko, 4, scope(S, seq(fetch, rest), mode=2)))
+    g = inject_double_buffer(f)
+    body = find_loop(g.body, "ko").body
+    assert isinstance(body, Allocate) and body.buffer.shape[0].value == 2 * 4
+    kinds = []
+    tir.post_order_visit(body.body.seq[0], lambda x: kinds.append(x.kind) if isinstance(x, For) else None)
+    assert sorted(k.name for k in kinds) == ["THREAD_BINDING", "UNROLLED", "VECTORIZED"]
+
+
+def test_register_prefetch_through_te_builds_the_same_product():
+    """``s[T].double_buffer(register_prefetch=True)`` on a CUDA GEMM: one barrier an
+    iteration, no race (the emulator's checker), the product of numpy."""
+    from tecc.topi.cuda import gemm
+
+    s, args = gemm.sgemm(64, 64, 48, block=32, thread_tile=2, k_tile=8, double_buffer=True, a_kmajor=True,
+                         register_prefetch=True)
+    mod = tecc.build(s, args, "cuda -arch=sm_90")
+    src = mod.imported_modules[0].get_source()
+    assert src.count("__syncthreads()") == 2 and "prefetch" in src
+    a, b = RNG.standard_normal((64, 48)).astype("float32"), RNG.standard_normal((48, 64)).astype("float32")
+    out = np.zeros((64, 64), "float32")
+    assert mod.check(a, b, out, max_blocks=2) == []
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mod(a, b, out)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_register_prefetch_takes_a_bool():
+    A = te.placeholder((16,), name="A")
+    B = te.compute((16,), lambda i: A[i] + 1, name="B")
+    s = te.create_schedule(B.op)
+    with pytest.raises(tecc.errors.ScheduleError, match=r"double_buffer\(register_prefetch=...\) takes True or "
+                                                         r"False, got 'yes'"):
+        s[B].double_buffer(register_prefetch="yes")
 
 
 # ----------------------------------------------------------------------------
