@@ -1,5 +1,6 @@
 """The C backend: hand-built flattened PrimFuncs, compiled and compared with numpy."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -516,6 +517,11 @@ def test_vectorized_exp_is_vector_arithmetic_within_one_ulp():
     x[n // 2:n // 2 + len(special)] = special
     x[n // 2 + 16:n // 2 + 48] = np.linspace(-88, -86, 32)  # both edges of the fast path's range
     x[n // 2 + 48:n // 2 + 80] = np.linspace(88.2, 88.8, 32)
+    # a causal softmax's masked scores: vectors of normal-range lanes and lanes far below
+    # -104 (exp 0)
+    masked = rng.uniform(-5, 5, 64).astype("float32")
+    masked[::2] = np.resize(np.array([-1e4, -np.inf, -3.4028235e38, -200.0], "float32"), 32)
+    x[n // 2 + 80:n // 2 + 144] = masked
     out = np.zeros(n, "float32")
     f(x, out)
     with np.errstate(over="ignore", under="ignore"):
@@ -526,6 +532,7 @@ def test_vectorized_exp_is_vector_arithmetic_within_one_ulp():
     got = out[n // 2:n // 2 + len(special)]
     assert np.isnan(got[0]) and got[1] == np.inf and got[2] == 0 and got[3] == 1
     assert got[5] == np.inf and got[7] == want[n // 2 + 7] > 0 and got[9] == 0  # inf; denormal; 0
+    assert np.array_equal(out[n // 2 + 80:n // 2 + 144:2], np.zeros(32, "float32"))
 
 
 def test_vectorized_sigmoid_is_vector_arithmetic_within_two_ulp():
@@ -701,3 +708,33 @@ def test_vector_min_max_blend_lanes_with_the_comparison_mask(dtype, lanes):
         np.testing.assert_array_equal(hi, np.where(a > b, a, b))
     if np_dtype.kind == "f":  # -0.0 vs 0.0: neither is greater, b is taken
         assert np.signbit(lo[6]) == np.signbit(b[6]) == np.signbit(hi[6])
+
+
+@pytest.mark.parametrize("cond", ["compare", "bool"])
+def test_vector_select_is_a_bitwise_blend(cond):
+    """A vectorized select is a blend under a mask (no lane loop): a comparison of
+    operands as wide as the lanes is the mask as it is; a bool vector is converted."""
+    import tecc
+    from tecc import te, tir
+
+    n = 64
+    A, M = te.placeholder((n,), name="A"), te.placeholder((n,), name="M", dtype="bool")
+    if cond == "compare":
+        B = te.compute((n,), lambda i: tir.Select(A[i] < 0.5, A[i] * 2.0, A[i] - 1.0), name="B")
+    else:
+        B = te.compute((n,), lambda i: tir.Select(M[i], A[i] * 2.0, A[i] - 1.0), name="B")
+    s = te.create_schedule(B.op)
+    _, vi = s[B].split(B.op.axis[0], factor=8)
+    s[B].vectorize(vi)
+    f = tecc.build(s, [A, M, B], "llvm")
+    src = f.get_source()
+    assert re.search(r"tecc_blend_float32x\d+\(", src) and not re.search(r"tecc_select_float32x\d", src)
+    uses = [ln for ln in src.splitlines() if "store" in ln and "tecc_blend_float32x" in ln]
+    assert uses and all(("__builtin_convertvector" in ln) == (cond == "bool") for ln in uses)
+    a = np.random.default_rng(5).uniform(-1, 2, n).astype("float32")
+    a[3] = np.nan
+    m = np.random.default_rng(6).integers(0, 2, n).astype(bool)
+    out = np.zeros(n, "float32")
+    f(a, m, out)
+    take = (a < 0.5) if cond == "compare" else m
+    np.testing.assert_array_equal(out, np.where(take, a * 2, a - 1))

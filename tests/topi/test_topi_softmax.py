@@ -1,5 +1,7 @@
 """topi.nn.softmax / log_softmax along any axis, with the generic, x86 and CUDA
 schedules (an element-wise op after the softmax included), against numpy."""
+import importlib
+
 import numpy as np
 import pytest
 
@@ -42,6 +44,31 @@ def test_softmax_followed_by_an_elementwise_op(target, schedule):
     a = rand((16, 16))
     (b,) = build_run(s, [A], [B], [a], target)
     np.testing.assert_allclose(b, topi.testing.softmax_python(a) + 1.0, rtol=1e-5)
+
+
+@pytest.mark.parametrize("target, schedule", SCHEDULES)
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_terms_below_flt_min_are_zero_and_nan_stays(target, schedule, name):
+    """A float32 term exp(x - max) under FLT_MIN is 0 (onnxruntime's choice: no
+    denormal arithmetic); the others are numpy's; a row with a NaN is NaN."""
+    row = np.array([0.0, -1.0, -87.0, -87.5, -95.0, -103.0, -200.0, -np.inf], "float32")
+    a = np.stack([row, row + 3.0, np.where(np.arange(8) == 2, np.nan, row).astype("float32"),
+                  np.full(8, -1e4, "float32")])
+    A = te.placeholder(a.shape, name="A")
+    B = getattr(topi.nn, name)(A, axis=1)
+    with tecc.target.Target(target):
+        s = schedule(B)
+    (b,) = build_run(s, [A], [B], [a], target)
+    want = ref(name, a.astype("float64"), 1)
+    if name == "softmax":
+        flushed = (a - a.max(axis=1, keepdims=True)) < importlib.import_module("tecc.topi.nn.softmax").FLUSH_BELOW
+        assert flushed[:2, 3:].all() and not flushed[:2, :3].any()
+        assert np.array_equal(b[:2][flushed[:2]], np.zeros(int(flushed[:2].sum()), "float32"))
+        np.testing.assert_allclose(b[:2][~flushed[:2]], want[:2][~flushed[:2]], rtol=1e-5)
+    else:  # log-probabilities stay exact: the flushed terms only leave the sum
+        np.testing.assert_allclose(b[:2], want[:2], rtol=1e-5)
+    assert np.isnan(b[2]).all()
+    np.testing.assert_allclose(b[3], want[3], rtol=1e-5)
 
 
 def test_cuda_softmax_is_one_kernel_of_cross_thread_reductions():
