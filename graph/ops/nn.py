@@ -15,7 +15,7 @@ from ..ir import GraphError, TensorType, TupleType
 from ..op import REQUIRED, OpPattern, register_op
 from ._util import (
     as_int, check_choice, check_dtype, for_target, int_tuple, is_static, normalize_axis, padding4, same_dim,
-    same_dtype, static_dims, tensor_arg, tensor_args, topi, window_out,
+    same_dtype, static_dims, target_keys, tensor_arg, tensor_args, topi, window_out,
 )
 
 
@@ -356,6 +356,39 @@ def _dense_lower(inputs, attrs, out_type):
 register_op("nn.dense", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_dense_infer, lower=_dense_lower,
             num_inputs=2, defaults={"units": None, "out_dtype": ""},
             doc="``data @ weight.T`` (weight is (units, in_features))")
+
+
+_PACKED_WEIGHT = re.compile(r"NC(\d+)n")
+
+
+def _dense_pack_infer(types, attrs):
+    op = "nn.contrib_dense_pack"
+    data, weight = tensor_args(op, types, 2)
+    same_dtype(op, [data, weight])
+    _check_rank(op, data, 2, "data [M, K]")
+    _check_rank(op, weight, 3, "the packed weight [N / nr, K, nr]")
+    layout = attrs["weight_layout"]
+    m = _PACKED_WEIGHT.fullmatch(layout) if isinstance(layout, str) else None
+    if m is None or int(m.group(1)) != weight.shape[2]:
+        raise GraphError(f"{op}: weight_layout {layout!r} must be 'NC{{nr}}n' with nr the packed weight's last "
+                         f"dimension ({weight.shape[2]}): the weight is [N / nr, K, nr]")
+    same_dim(op, data.shape[1], weight.shape[1], f"data {data.shape} and the packed weight {weight.shape} disagree "
+             "on K (the weight is [N / nr, K, nr])")
+    return TensorType((data.shape[0], weight.shape[0] * weight.shape[2]), _out_dtype(op, attrs, data.dtype))
+
+
+def _dense_pack_lower(inputs, attrs, out_type):
+    t = topi()
+    if "cpu" not in target_keys():
+        raise GraphError("nn.contrib_dense_pack: a weight packed in NC{nr}n panels is a CPU layout "
+                         "(AlterOpLayout makes it for CPU targets); build for llvm, or use nn.dense")
+    return t.x86.dense_pack_prepacked(inputs[0], inputs[1], None, out_type.dtype)
+
+
+register_op("nn.contrib_dense_pack", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_dense_pack_infer,
+            lower=_dense_pack_lower, num_inputs=2, defaults={"weight_layout": "NC16n", "out_dtype": ""},
+            doc="``data @ weight.T`` with the weight packed ahead in column panels, [N / nr, K, nr] (what "
+                "AlterOpLayout makes of nn.dense on CPUs where the layer packs its weight)")
 
 
 def _matmul_infer(types, attrs):

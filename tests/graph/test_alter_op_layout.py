@@ -277,6 +277,42 @@ def test_winograd_pads_channels_to_whole_blocks():
     np.testing.assert_allclose(_run(mod, x=value)[1][0], want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
 
 
+def _dense_ops(mod):
+    return [n.op.name for n in G.ir.post_order(mod["main"].body)
+            if isinstance(n, G.Call) and n.op.name in ("nn.dense", "nn.contrib_dense_pack")]
+
+
+def test_dense_layers_that_pack_their_weight_get_it_packed_once():
+    """From PACK_MIN_BATCH rows on, a dense layer with a constant weight reads it
+    packed at build time (NC{nr}n, the panel width of the layer's config); fewer
+    rows, a weight that is an input, or panels past N stay nn.dense.  The model
+    matches the unaltered one, and its kernels pack nothing."""
+    x = Var("x", TensorType((16, 24)))
+    w1, w2 = _rand(64, 24), _rand(40, 64)
+    y = call("nn.relu", call("nn.bias_add", call("nn.dense", x, Constant(w1)), Constant(_rand(64)), axis=1))
+    few = call("nn.dense", call("strided_slice", y, begin=(0,), end=(4,), axes=(0,)), Constant(_rand(8, 64)))
+    mod = _mod([x], Tuple([call("nn.dense", y, Constant(w2)), few]))
+    with tecc.target.Target("llvm"):
+        nr = int(topi.x86.dense(tecc.te.placeholder((16, 24)), tecc.te.placeholder((64, 24))).op.attrs["nr"])
+    altered = _alter(mod)
+    assert 64 % nr == 0
+    ops = _dense_ops(altered)
+    assert ops.count("nn.contrib_dense_pack") >= 1 and ops.count("nn.dense") >= 1  # the 4-row one stays
+    packed = next(n for n in G.ir.post_order(altered["main"].body)
+                  if isinstance(n, G.Call) and n.op.name == "nn.contrib_dense_pack" and n.checked_type.shape[1] == 64)
+    assert packed.attrs["weight_layout"] == f"NC{nr}n"
+    np.testing.assert_array_equal(packed.args[1].data, w1.reshape(64 // nr, nr, 24).transpose(0, 2, 1))
+    value = RNG.standard_normal((16, 24)).astype("float32")
+    factory, got = _run(mod, x=value)
+    want = _run(mod, disabled=["AlterOpLayout"], x=value)[1]
+    for g_, w_ in zip(got, want):
+        np.testing.assert_allclose(g_, w_, rtol=1e-5, atol=1e-5)
+    assert "T_dense_pack_weight" not in factory.get_lib().get_source().split("fused_nn_contrib_dense_pack")[-1]
+    # the weight an input of the model: left alone
+    wv = Var("w", TensorType((64, 24)))
+    assert _dense_ops(_alter(_mod([x, wv], call("nn.dense", x, wv)))) == ["nn.dense"]
+
+
 # ---------------------------------------------------------------------------------------
 # the operators it makes
 # ---------------------------------------------------------------------------------------
@@ -326,6 +362,16 @@ def _winograd_call(x, weight_shape, **attrs):
     (lambda x: _winograd_call(x, (4, 2, 2, 4, 4)), "the transformed weight must be 6-D"),
     (lambda x: _winograd_call(x, (3, 3, 2, 2, 4, 4)), r"the weight must be \[4, 4, O // 4, 2, 4, 4\]"),
     (lambda x: _winograd_call(x, (4, 4, 2, 3, 4, 4)), "do not match"),
+    (lambda x: call("nn.contrib_dense_pack", call("reshape", x, newshape=(8, 36)), Constant(_rand(2, 36, 8)),
+                    weight_layout="NC4n"),
+     r"nn.contrib_dense_pack: weight_layout 'NC4n' must be 'NC\{nr\}n' with nr the packed weight's last "
+     r"dimension \(8\)"),
+    (lambda x: call("nn.contrib_dense_pack", call("reshape", x, newshape=(8, 36)), Constant(_rand(2, 30, 8)),
+                    weight_layout="NC8n"),
+     r"nn.contrib_dense_pack: .*disagree on K \(the weight is \[N / nr, K, nr\]\)"),
+    (lambda x: call("nn.contrib_dense_pack", call("reshape", x, newshape=(8, 36)), Constant(_rand(36, 16)),
+                    weight_layout="NC16n"),
+     r"nn.contrib_dense_pack: the packed weight \[N / nr, K, nr\] must be 3-D"),
 ])
 def test_layout_operator_errors(build_call, message):
     x = Var("x", TensorType((1, 8, 6, 6)))
@@ -423,3 +469,13 @@ def test_random_cnns_do_run_blocked():
     if not ALTERED:
         test_random_cnns_blocked_match_unaltered()
     assert sum(ALTERED) >= len(ALTERED) // 2, ALTERED
+
+
+def test_a_packed_dense_weight_is_a_cpu_layout():
+    x = Var("x", TensorType((8, 16)))
+    mod = _mod([x], call("nn.contrib_dense_pack", x, Constant(_rand(2, 16, 8)), weight_layout="NC8n"))
+    with pytest.raises(GraphError, match=r"nn.contrib_dense_pack: a weight packed in NC\{nr\}n panels is a CPU "
+                                         r"layout \(AlterOpLayout makes it for CPU targets\); build for llvm"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            build(mod, target="cuda")

@@ -110,6 +110,15 @@ def test_dense(rows):
     check("nn.dense", [x, w], dict(units=5), x @ w.T, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("nr", [8, 16])
+def test_contrib_dense_pack(nr):
+    """The dense layer AlterOpLayout makes of nn.dense on CPUs: the weight packed
+    ahead in column panels, [N / nr, K, nr] (layout NC{nr}n)."""
+    x, w = rand(12, 24), rand(32, 24)
+    packed = np.ascontiguousarray(w.reshape(32 // nr, nr, 24).transpose(0, 2, 1))
+    check("nn.contrib_dense_pack", [x, packed], dict(weight_layout=f"NC{nr}n"), x @ w.T, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("ta,tb", [(False, False), (True, True)])
 def test_matmul(ta, tb):
     a = rand(6, 4) if ta else rand(4, 6)

@@ -232,3 +232,37 @@ def test_matmul_reads_b_through_packed_panels_from_eight_rows_on(m, k, n, bias):
     f(*arrays)
     want = a @ b + (arrays[2] if bias else 0)
     np.testing.assert_allclose(arrays[-1], want, rtol=1e-4, atol=1e-4)
+
+
+def test_a_weight_packed_ahead_takes_the_plain_layers_config_and_records():
+    """dense_pack_prepacked: the product of a weight already in panels, under the
+    config of the plain layer's workload ("dense_pack.x86" with the [N, K] weight):
+    the same kernel less the packing, the same answer."""
+    task = _task_512(TARGET)
+    cfg = _entity(task.config_space, tile_y=[-1, 2, 4], tile_x=[-1, 2, 8], tile_k=[-1, 2])
+    A, Wp, Bias = te.placeholder((512, 512), name="A"), te.placeholder((64, 512, 8), name="Wp"), \
+        te.placeholder((512,), name="bias")
+    with tecc.target.Target(TARGET), autotvm.task.ApplyConfig(cfg):
+        product = x86.dense_pack_prepacked(A, Wp, None, "float32")
+        out = topi.nn.relu(topi.add(product, Bias))
+        s = x86.schedule_dense([out])
+    assert product.op.attrs["workload"] == task.workload
+    f = tecc.build(s, [A, Wp, Bias, out], target=TARGET)
+    assert "T_dense_pack_weight" not in f.get_source()
+    rng = np.random.default_rng(7)
+    a, w, b = _rand(rng, (512, 512)), _rand(rng, (512, 512)), _rand(rng, (512,))
+    got = np.zeros((512, 512), "float32")
+    f(a, np.ascontiguousarray(w.reshape(64, 8, 512).transpose(0, 2, 1)), b, got)
+    np.testing.assert_allclose(got, np.maximum(a @ w.T + b, 0), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("shapes, message", [
+    (((16, 8), (16, 8)), r"data must be 2-D \[M, K\] and the weight 3-D \[N / nr, K, nr\]"),
+    (((16, 8), (2, 6, 8)), r"must have constant sizes and agree on K"),
+])
+def test_dense_pack_prepacked_errors(shapes, message):
+    from tecc.topi.utils import TopiError
+
+    A, W = te.placeholder(shapes[0], name="A"), te.placeholder(shapes[1], name="W")
+    with tecc.target.Target(TARGET), pytest.raises(TopiError, match=message):
+        x86.dense_pack_prepacked(A, W)

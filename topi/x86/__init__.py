@@ -15,7 +15,7 @@ module                 holds
 :mod:`.resize`         ``schedule_resize`` (resize1d/2d, upsampling): tables once, rows over cores
 :mod:`.norm`           ``schedule_layer_norm`` (instance, group norm), ``schedule_batch_norm``,
                        ``schedule_lrn``
-:mod:`.dense`          ``dense`` (``dense_pack``, ``dense_nopack``), ``batch_matmul``,
+:mod:`.dense`          ``dense`` (``dense_pack``, ``dense_nopack``, ``dense_pack_prepacked``), ``batch_matmul``,
                        ``schedule_dense``, ``schedule_batch_matmul``, ``schedule_matmul``
 =====================  ========================================================
 
@@ -44,8 +44,8 @@ from .reduction import reduce  # noqa: F401
 from .pooling import schedule_adaptive_pool, schedule_pool  # noqa: F401
 from .pooling import adaptive_pool, global_pool, pool1d, pool2d, pool3d  # noqa: F401
 from .dense import (  # noqa: F401
-    batch_matmul, dense, dense_nopack, dense_pack, schedule_batch_matmul, schedule_dense, schedule_dense_nopack,
-    schedule_dense_pack, schedule_matmul, matmul_default,
+    batch_matmul, dense, dense_nopack, dense_pack, dense_pack_prepacked, schedule_batch_matmul, schedule_dense,
+    schedule_dense_nopack, schedule_dense_pack, schedule_matmul, matmul_default,
 )
 from .norm import (  # noqa: F401
     schedule_batch_norm, schedule_group_norm, schedule_instance_norm, schedule_layer_norm, schedule_lrn,

@@ -36,6 +36,8 @@ from ...errors import ScheduleError
 from ...target import Target
 from ...tir import op as _op
 from ...tuner.task.space import InstantiationError, SplitEntity
+from ...tuner.task.dispatcher import DispatchContext
+from ...tuner.task.task import args_to_workload
 from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
 from .. import nn, tag
 from ..generic.default import outputs_of
@@ -156,17 +158,48 @@ def dense_pack_compute(data, weight, bias=None, out_dtype=None, nr=16):
     (column panels ``nr`` wide, zero past ``N``): the product ``T_dense_pack``
     (tagged ``dense_pack``, ``attrs["nr"]``), then the bias stage when given."""
     nn.dense(data, weight, bias, out_dtype)  # the checks of topi.nn.dense
-    return _packed_product(data, lambda j, kk: weight[j, kk], weight.shape[0], weight.dtype, bias, out_dtype, nr,
-                           "T_dense_pack", DENSE_PACK, {})
+    packed = _pack_stage(lambda j, kk: weight[j, kk], weight.shape[0], data.shape[1], weight.dtype, nr)
+    return _packed_product(data, packed, weight.shape[0], bias, out_dtype, nr, "T_dense_pack", DENSE_PACK, {})
 
 
-def _packed_product(data, weight_at, N, weight_dtype, bias, out_dtype, nr, name, tag_, attrs):
-    """``C[i, j] = sum_k data[i, k] * W(j, k)`` with ``W(j, k) = weight_at(j, k)`` read
-    through the packed stage ``T_dense_pack_weight[N / nr, K, nr]`` (column panels
-    ``nr`` wide, zero past ``N``: each panel's ``K x nr`` slice is contiguous, so the
-    register tile's loads of it are too), then the bias stage when given."""
-    out_dtype = out_dtype or data.dtype
-    M, K = data.shape
+def dense_pack_prepacked(data, weight, bias=None, out_dtype=None):
+    """``dense`` of a weight packed once, ahead of the runs (TVM's
+    ``nn.contrib_dense_pack``, weight layout ``NC{nr}n``): ``weight[N / nr, K, nr]``
+    is the column-panel layout :func:`dense_pack` builds in every run, here a
+    parameter that AlterOpLayout packed when the model was built.  The same product
+    and schedule (:func:`schedule_dense`), tuned as -- and with the records of -- the
+    plain layer's workload ("dense_pack.x86" with its ``[N, K]`` weight), whose
+    config must have panels ``nr`` wide.
+
+    Raises
+    ------
+    TopiError
+        When ``data`` is not 2-D or the weight not 3-D with ``data``'s ``K``.
+    """
+    from ..utils import TopiError  # noqa: PLC0415
+
+    if len(data.shape) != 2 or len(weight.shape) != 3:
+        raise TopiError(f"dense_pack_prepacked: data must be 2-D [M, K] and the weight 3-D [N / nr, K, nr] "
+                        f"(layout NC{{nr}}n), got {list(data.shape)} and {list(weight.shape)}")
+    panels, K, nr = (const_int_or(d, None) for d in weight.shape)
+    M = const_int_or(data.shape[0], None)
+    if None in (panels, K, nr, M) or const_int_or(data.shape[1], None) != K:
+        raise TopiError(f"dense_pack_prepacked: data {list(data.shape)} and the packed weight {list(weight.shape)} "
+                        "must have constant sizes and agree on K (the weight is [N / nr, K, nr])")
+    N = panels * nr
+    workload = args_to_workload([data, te.placeholder((N, K), weight.dtype, name="weight"), bias, out_dtype],
+                                "dense_pack.x86")
+    cfg = DispatchContext.current.query(Target.current(allow_none=True), workload)
+    _define_tile_knobs(cfg, M, N, K, out_dtype or data.dtype, nr=nr)
+    out = _packed_product(data, weight, N, bias, out_dtype, nr, "T_dense_pack", DENSE_PACK, {})
+    out.op.attrs["workload"] = workload  # as register_topi_compute records it
+    return out
+
+
+def _pack_stage(weight_at, N, K, weight_dtype, nr):
+    """``T_dense_pack_weight[N / nr, K, nr]``: ``weight_at(j, k)`` in column panels
+    ``nr`` wide, zero past ``N`` (each panel's ``K x nr`` slice contiguous, so the
+    register tile's loads of it are too)."""
     n = const_int_or(N, None)
     panels = (N + nr - 1) // nr
 
@@ -176,7 +209,15 @@ def _packed_product(data, weight_at, N, weight_dtype, bias, out_dtype, nr, name,
             return weight_at(j, kk)
         return te.if_then_else(j < N, weight_at(j, kk), _op.const(0, weight_dtype))
 
-    packed = te.compute((panels, K, nr), pack, name="T_dense_pack_weight", tag=DENSE_PACK_WEIGHT)
+    return te.compute((panels, K, nr), pack, name="T_dense_pack_weight", tag=DENSE_PACK_WEIGHT)
+
+
+def _packed_product(data, packed, N, bias, out_dtype, nr, name, tag_, attrs):
+    """``C[i, j] = sum_k data[i, k] * packed[j // nr, k, j % nr]`` over the ``N``
+    columns (``packed``: :func:`_pack_stage`, or a weight packed ahead), then the
+    bias stage when given."""
+    out_dtype = out_dtype or data.dtype
+    M, K = data.shape
     k = te.reduce_axis((0, K), name="k")
 
     def cast(x):
@@ -369,7 +410,7 @@ schedule_dense_pack = register_topi_schedule("dense_pack.x86")(_pack_template)
 
 
 def _schedule_pack(cfg, s, C, out, what="schedule_dense_pack"):
-    (packed,) = [t for t in C.op.input_tensors if t.op.tag == DENSE_PACK_WEIGHT]
+    packs = [t for t in C.op.input_tensors if t.op.tag == DENSE_PACK_WEIGHT]  # none: packed ahead
     M, N = (const_int_or(d, 32) for d in C.shape)
     K = const_int_or(C.op.reduce_axis[0].dom.extent, 32)
     nr = get_const_int(C.op.attrs["nr"])
@@ -382,9 +423,10 @@ def _schedule_pack(cfg, s, C, out, what="schedule_dense_pack"):
         raise ScheduleError(f"{what}: the {operand} was packed {nr} wide but the config's tile_x is "
                             f"{cfg['tile_x'].size}; build the compute and the schedule under the same config")
     _register_tile(cfg, s, C, out)
-    jo, _, ji = s[packed].op.axis
-    s[packed].parallel(jo)
-    s[packed].vectorize(ji)
+    for packed in packs:
+        jo, _, ji = s[packed].op.axis
+        s[packed].parallel(jo)
+        s[packed].vectorize(ji)
 
 
 def _register_tile(cfg, s, C, out):
@@ -511,8 +553,9 @@ def matmul_default(cfg, tensor_a, tensor_b, bias=None, out_dtype=None, transpose
         return plain
     M, K, N = sizes
     _define_tile_knobs(cfg, M, N, K, out_dtype or tensor_a.dtype)
-    return _packed_product(tensor_a, lambda j, kk: tensor_b[kk, j], tensor_b.shape[1], tensor_b.dtype, bias,
-                           out_dtype, cfg["tile_x"].size[-1], "C", tag.MATMUL,
+    nr = cfg["tile_x"].size[-1]
+    packed = _pack_stage(lambda j, kk: tensor_b[kk, j], N, K, tensor_b.dtype, nr)
+    return _packed_product(tensor_a, packed, N, bias, out_dtype, nr, "C", tag.MATMUL,
                            {"transpose_a": False, "transpose_b": False})
 
 
