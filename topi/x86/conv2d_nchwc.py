@@ -332,7 +332,8 @@ def nchwc_block(channels, dtype="float32"):
     divides them (the layer then stays NCHW).
 
     With 8 lanes (AVX2: float32 in 256-bit vectors) the block is 16 channels (two
-    vectors) when 16 divides the channels, else 8 (one vector), else None: the
+    vectors) when 16 divides the channels, else 8 (one vector), else None; with 16
+    (AVX-512) likewise 32, else 16: the
     register tile of two vectors by 7 pixels holds 14 accumulators, each input
     value broadcast once feeds two FMAs, and a kernel row of a block is a whole
     64-byte line.  Measured (benchmarks/conv_nchwc_cpu.py, 1 thread, 2 AMD EPYC
@@ -340,17 +341,21 @@ def nchwc_block(channels, dtype="float32"):
     ResNet-50 / SqueezeNet 1.1 conv layers, by about 1.2x in geometric mean, and
     most on the deep and small-image layers (7x7 512->2048 1x1 84 vs 68 GFLOP/s,
     27x27 128->32 1x1 83 vs 56); 8 won only on 55x55 64->16 1x1 (82 vs 77),
-    14x14 256->1024 1x1 and 56 -> 28 wide layers by noise-level margins.  With
-    other vector widths (untested: SSE, AVX-512) the block is one vector.  A
-    3-channel image gets None: the graph blocks it whole (``NCHW3c``).
+    14x14 256->1024 1x1 and 56 -> 28 wide layers by noise-level margins.  On
+    AVX-512 (2 Xeon cores, 2026-11-28, ResNet-50 at batch 1 in the model,
+    ``profile_model_cpu.py``) one-vector blocks left the 1x1 layers at 95-120
+    GFLOP/s, an input value broadcast for every FMA; in two-vector blocks they ran at
+    150-260 and the kernels summed 36.5 ms instead of 46.4.  With other vector
+    widths (SSE) the block is one vector.  A 3-channel image gets None: the graph
+    blocks it whole (``NCHW3c``).
 
-    >>> nchwc_block(64), nchwc_block(1000), nchwc_block(3)   # on AVX2
+    >>> nchwc_block(64), nchwc_block(1000), nchwc_block(3)   # on AVX2 (AVX-512: 32, 8, None)
     (16, 8, None)
     """
     if not isinstance(channels, int) or isinstance(channels, bool) or channels <= 0:
         return None
     lanes = _lanes(dtype)
-    blocks = (2 * lanes, lanes) if lanes == 8 else (lanes,)
+    blocks = (2 * lanes, lanes) if lanes in (8, 16) else (lanes,)
     for block in blocks:
         if channels % block == 0:
             return block
@@ -379,7 +384,7 @@ def nchwc_out_block(channels, dtype="float32"):
     if not isinstance(channels, int) or isinstance(channels, bool) or channels <= 0:
         return None
     lanes = _lanes(dtype)
-    preferred = 2 * lanes if lanes == 8 else lanes
+    preferred = 2 * lanes if lanes in (8, 16) else lanes
     if exact == preferred:
         return exact, channels
     padded = -(-channels // preferred) * preferred
