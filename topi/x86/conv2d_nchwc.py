@@ -199,7 +199,11 @@ def define_knobs(cfg, conv):
     projections) is never chunked: each block's pass over a strided input fetched
     the skipped pixels' lines too, from L3 (1 thread, AVX2, 2026-11-27, GFLOP/s:
     56x56 256->512 /2 77 -> 87, 28x28 512->1024 /2 69 -> 87, 14x14 1024->2048 /2 68
-    -> 87; unstrided layers moved by -2 to +2, so they keep the blocks outside).  A
+    -> 87; unstrided layers moved by -2 to +2, so they keep the blocks outside).  With
+    32 vector registers (AVX-512, 32-channel blocks) a strided 1x1 kernel is chunked
+    as :func:`default_ic_chunk` says (2 Xeon cores, best of 7 interleaved rounds,
+    2026-11-28, GFLOP/s: 14x14 1024->2048 /2 134 -> 194, 28x28 512->1024 /2 163 ->
+    188, 56x56 256->512 /2 202 -> 198, not chunked by the rule anyway).  A
     strided 3x3 kernel gains as well (2 threads, each call on inputs out of L2,
     bias and relu after it, 2026-11-27: 56x56 128->128 3x3/2 149 -> 165; ResNet-50
     at batch 1, 14 interleaved rounds in one process: 49.8 -> 49.0 ms at the tenth
@@ -224,7 +228,7 @@ def define_knobs(cfg, conv):
         cfg["tile_ow"] = SplitEntity([-1, ow_bn])
         cfg["unroll_kw"] = OtherOptionEntity(True)
         strided = any(v > 1 for v in _strides(conv))
-        if strided and extents[1:3] == (1, 1):
+        if strided and extents[1:3] == (1, 1) and _registers() < 32:
             ic_chunk, plane = 0, False
         cfg["acc_plane"] = OtherOptionEntity(plane)
         cfg["ic_chunk"] = OtherOptionEntity(ic_chunk)
