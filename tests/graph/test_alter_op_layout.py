@@ -135,6 +135,9 @@ def test_nchwc_block_policy():
         # a convolution's outputs: padded up to 16-channel blocks when that adds at most 1/16 of them
         assert [topi.x86.nchwc_out_block(c) for c in (3, 24, 64, 1000, 1001)] == [None, (8, 24), (16, 64),
                                                                                 (16, 1008), (16, 1008)]
+    with tecc.target.Target("llvm -mcpu=skylake-avx512"):  # 16 float32 lanes: two vectors are 32 channels
+        assert [topi.x86.nchwc_block(c) for c in (3, 16, 32, 48, 64, 1000)] == [None, 16, 32, 16, 32, None]
+        assert [topi.x86.nchwc_out_block(c) for c in (64, 1000)] == [(32, 64), (32, 1024)]
     with tecc.target.Target("llvm"):  # no -mcpu: 16-byte vectors
         assert [topi.x86.nchwc_block(c) for c in (3, 8, 64, 6)] == [None, 4, 4, None]
 

@@ -3,6 +3,7 @@ errors), topi.x86.conv2d_NCHWc with schedule_conv2d_NCHWc (the task
 "conv2d_NCHWc.x86", fused epilogues, tuned configs), the generic and CUDA paths,
 and topi.x86.nchwc_block; checked against numpy (topi.testing.conv2d_nchw_python
 on the NCHW arrays, laid out by topi.testing.layout_transform_python)."""
+import importlib
 import re
 
 import numpy as np
@@ -312,6 +313,25 @@ def test_nchwc_block():
     with tecc.target.Target(AVX2):
         assert [topi.x86.nchwc_block(c) for c in (3, 16, 32, 48, 64, 1000)] == [None, 16, 16, 16, 16, 8]
         assert topi.x86.nchwc_block(12) is None
+
+
+@pytest.mark.parametrize("target, chunked", [(AVX2, False), ("llvm -mcpu=skylake-avx512", True)])
+def test_strided_1x1_fallback_chunks_only_with_32_registers(target, chunked):
+    """ResNet's 14x14 1024->2048 /2 projection: rows outside the blocks, unchunked, on
+    AVX2 (chunking lost there); chunked as default_ic_chunk says with AVX-512's 32
+    registers (134 -> 194 GFLOP/s on 2 Xeon cores)."""
+    from tecc.tuner.task.space import FallbackConfigEntity
+
+    nchwc = importlib.import_module("tecc.topi.x86.conv2d_nchwc")
+    with tecc.target.Target(target):
+        bn = topi.x86.nchwc_block(1024)
+        A = te.placeholder((1, 1024 // bn, 14, 14, bn), name="A")
+        W = te.placeholder((2048 // bn, 1024 // bn, 1, 1, bn, bn), name="W")
+        conv = topi.nn.conv2d_NCHWc(A, W, (2, 2), (0, 0), (1, 1), f"NCHW{bn}c", f"NCHW{bn}c")
+        cfg = FallbackConfigEntity()
+        nchwc.define_knobs(cfg, conv)
+    assert (int(cfg["ic_chunk"].val) > 0) == chunked
+    assert bool(cfg["rows_outer"].val) == (not chunked)
 
 
 # ---------------------------------------------------------------------------------
