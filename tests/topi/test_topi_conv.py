@@ -207,6 +207,25 @@ def test_cuda_conv2d_conv_and_epilogue_both_outputs():
     np.testing.assert_allclose(got_out, np.maximum(want, 0), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("batch, want_fi", [(1, 1), (8, 4)])
+def test_cuda_conv2d_fallback_fills_the_gpu_before_it_tiles_channels(batch, want_fi):
+    """ResNet-50's 7x7 512-channel layer: at batch 1 four channels a thread gave 32
+    blocks for an H100's 132 SMs, so the fallback takes one (128 blocks); at batch 8
+    the grid is full with four.  The result is the convolution's either way."""
+    A, W = te.placeholder((batch, 64, 7, 7), name="A"), te.placeholder((512, 64, 1, 1), name="W")
+    with tecc.target.Target("cuda"):
+        conv = topi.cuda.conv2d_nchw(A, W, 1, 0, 1)
+        out = topi.nn.relu(conv)
+        s = topi.cuda.schedule_conv2d_nchw([out])
+    f = tecc.build(s, [A, W, out], "cuda")
+    ((_, _, grid, block),) = f.launch_dims()
+    # 49 pixels by 4 channel threads a block, each thread want_fi channels
+    assert int(np.prod(block)) == 196 and int(np.prod(grid)) == batch * 512 // (4 * want_fi)
+    a, w = rand((batch, 64, 7, 7)), rand((512, 64, 1, 1))
+    (got,) = build_run(s, [A, W], [out], [a, w], "cuda")
+    np.testing.assert_allclose(got, np.maximum(T.conv2d_nchw_python(a, w, 1, 0), 0), rtol=1e-4, atol=1e-4)
+
+
 # ---------------------------------------------------------------------- the other convolutions
 
 @pytest.mark.parametrize("target, dshape, kshape, stride, padding, dilation", with_targets([

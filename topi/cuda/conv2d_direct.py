@@ -21,7 +21,9 @@ one kernel, the convolution's result never in global memory.
 Without a tuned config, :func:`fallback` picks the knobs from the shapes: a block
 of 64 to 256 threads along the output's columns, rows and channels (a divisor of
 each extent when a good one exists, else a partial last tile, so odd and prime
-sizes work), a few output channels per thread, shared tiles well under 48 KiB.
+sizes work), a few output channels per thread -- fewer where the grid would have
+less than :data:`~tecc.topi.cuda.dense.FILL_BLOCKS` blocks -- and shared tiles well
+under 48 KiB.
 """
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ from ..nn.conv2d import (
 from ..nn.conv2d_transpose import GROUP_CONV2D_TRANSPOSE_NCHW
 from ..nn.depthwise_conv2d import DEPTHWISE_CONV2D_NHWC
 from ..utils import get_const_tuple
-from .dense import cooperative_fetch, define_fetch_knob, fetch_width_knob, plan_fetches
+from .dense import FILL_BLOCKS, cooperative_fetch, define_fetch_knob, fetch_width_knob, plan_fetches
 from .injective import schedule_injective_from_existing
 from .utils import MIN_BLOCK_THREADS, BlockBudget, max_threads
 
@@ -122,6 +124,12 @@ def define_knobs(cfg, roles, ext):
     define_fetch_knob(cfg)
 
 
+def _blocks(ext, f, y, x) -> int:
+    """The blocks of a grid whose block covers ``f`` channels by ``y`` rows by ``x``
+    columns of the output."""
+    return ext.get("n", 1) * -(-ext["f"] // f) * -(-ext["y"] // y) * -(-ext["x"] // x)
+
+
 def fallback(cfg, roles, ext, stride=(1, 1), dilation=(1, 1), dtype_bytes=4, depthwise=False):
     """Set every knob of a fallback ``cfg`` from the extents (see the module's
     description)."""
@@ -140,6 +148,10 @@ def fallback(cfg, roles, ext, stride=(1, 1), dilation=(1, 1), dtype_bytes=4, dep
         fi = 1 if depthwise else _split_size(ext["f"], 4) if ext["f"] >= 8 else 1
         left = -(-ext["f"] // fi)
         tf = _split_size(left, max(1, min(16, budget // (tx * ty))))
+        # fewer channels a thread while the grid would not fill the GPU (ResNet-50's 7x7
+        # layers at batch 1: 512 channels in blocks of 4 x 4 were 32 blocks for 132 SMs)
+        while fi > 1 and _blocks(ext, tf * fi, ty, tx) < FILL_BLOCKS:
+            fi //= 2
     # the reduction: the whole kernel window per chunk, channels while the tiles fit
     rows = (ty - 1) * sy + (ext["ry"] - 1) * dy + 1
     cols = (tx - 1) * sx + (ext["rx"] - 1) * dx + 1
