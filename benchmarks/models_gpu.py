@@ -56,14 +56,18 @@ every call, the markdown the costliest functions per model -- where a model's GP
 time goes, for the next change.
 
 ``--dry-run`` (no GPU): builds every model for ``cuda -arch=sm_90`` (NVRTC, no
-device) and, where torch is installed, checks the torch reference on the CPU against
-onnxruntime; nothing is timed.
+device), lists the kernels a GPU would find wanting (a grid of fewer than 66
+blocks -- small element-wise kernels too, whose whole output is a few blocks --
+spills, more than 128 registers: :func:`kernel_audit`) and, where torch is
+installed, checks the torch reference on the CPU against onnxruntime; nothing is
+timed.
 """
 from __future__ import annotations
 
 import argparse
 import datetime
 import json
+import math
 import os
 import sys
 
@@ -184,14 +188,49 @@ def profile_markdown(model, batch, prof, limit=12) -> str:
     return "\n".join(lines)
 
 
+#: a kernel's grid below this many blocks leaves SMs of an H100 (132) idle: listed by
+#: the dry run's audit
+AUDIT_MIN_BLOCKS = 66
+#: registers per thread above which the audit lists a kernel (two 256-thread blocks no
+#: longer share an SM's 64K registers)
+AUDIT_MAX_REGISTERS = 128
+
+
+def kernel_audit(lib) -> list:
+    """What ptxas and the launch plans say of each kernel of a built CUDA module that
+    a GPU would pay for, without a GPU: ``[(kernel, reasons), ...]`` for the kernels
+    whose grid has fewer than :data:`AUDIT_MIN_BLOCKS` blocks, whose blocks have
+    fewer threads than a warp's pair, that spill, or that use more than
+    :data:`AUDIT_MAX_REGISTERS` registers."""
+    dims = {kernel: (math.prod(grid), math.prod(block)) for _, kernel, grid, block in lib.launch_dims()}
+    out = []
+    for kernel, res in sorted(lib.kernel_resources.items()):
+        blocks, threads = dims.get(kernel, (None, None))
+        reasons = []
+        if blocks is not None and blocks < AUDIT_MIN_BLOCKS:
+            reasons.append(f"{blocks} blocks")
+        if threads is not None and threads < 64:
+            reasons.append(f"{threads} threads a block")
+        if res.spills:
+            reasons.append(f"spills {res.spill_store_bytes} B")
+        if res.registers > AUDIT_MAX_REGISTERS:
+            reasons.append(f"{res.registers} registers")
+        if reasons:
+            out.append((kernel, reasons))
+    return out
+
+
 def dry_run(models, batches) -> int:
-    """No GPU: every model builds for sm_90; the torch reference (CPU) matches onnxruntime."""
+    """No GPU: every model builds for sm_90; the torch reference (CPU) matches
+    onnxruntime; the kernels a GPU would find small grids, spills or heavy register use
+    in are listed (:func:`kernel_audit`)."""
     failed = 0
     for name in models:
         for batch in batches:
             model, feeds = make_model(name, batch)
             factory, compile_s = build_tecc(model, DRY_RUN_TARGET, "")
             kernels = sum(1 for n in json.loads(factory.get_graph_json())["nodes"] if calls_kernel(n))
+            audit = kernel_audit(factory.get_lib())
             line = f"{name} batch {batch}: {kernels} kernels built for {DRY_RUN_TARGET} in {compile_s:.1f} s"
             runner, why = make_torch(model, "cpu")
             if runner is None:
@@ -201,6 +240,7 @@ def dry_run(models, batches) -> int:
                 ok, err = agree(runner(feeds)[0].numpy(), sess.run(None, feeds)[0])
                 line += f"; torch reference vs onnxruntime: {'agrees' if ok else 'FAILED'} (max abs err {err:.2g})"
                 failed += not ok
+            line += "".join(f"\n  audit: {kernel}: {', '.join(why)}" for kernel, why in audit)
             print(line, flush=True)
     return 1 if failed else 0
 

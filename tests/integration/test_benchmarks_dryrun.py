@@ -7,9 +7,13 @@ compile cache; ``python benchmarks/gpu_sgemm.py --dry-run`` runs the full set.""
 import importlib.util
 import json
 import os
+import re
 import warnings
 
 import pytest
+
+import tecc
+import tecc.runtime.cuda_module
 
 #: tests/integration/ -> the repository root -> benchmarks/
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -186,6 +190,29 @@ def test_models_gpu_dry_run_builds_every_model_for_sm90(capsys):
     assert "encoder batch 1: 15 kernels built for cuda -arch=sm_90" in out  # 22 before reshape views and sinking
     assert "decoder batch 1: 22 kernels built for cuda -arch=sm_90" in out
     assert "FAILED" not in out
+    # the audit: the encoder's products fill the grid now (8 blocks each before); its
+    # three small transposes (8192 elements) are what it lists
+    audit = [ln for ln in out.splitlines() if ln.startswith("  audit: ")]
+    assert not [ln for ln in audit if "dense" in ln or "batch_matmul" in ln], audit
+    assert all(re.search(r"audit: \S+_kernel\d+: ", ln) for ln in audit)
+
+
+def test_models_gpu_kernel_audit_names_what_a_gpu_pays_for():
+    bench = load("models_gpu")
+
+    class Lib:
+        kernel_resources = {
+            "small_kernel0": tecc.runtime.cuda_module.KernelResources(registers=32),
+            "heavy_kernel0": tecc.runtime.cuda_module.KernelResources(registers=168, spill_store_bytes=8),
+            "fine_kernel0": tecc.runtime.cuda_module.KernelResources(registers=64)}
+
+        @staticmethod
+        def launch_dims():
+            return [("f", "small_kernel0", (8, 1, 1), (32, 1, 1)), ("g", "heavy_kernel0", (512, 1, 1), (256, 1, 1)),
+                    ("h", "fine_kernel0", (132, 1, 1), (128, 1, 1))]
+
+    assert bench.kernel_audit(Lib()) == [("heavy_kernel0", ["spills 8 B", "168 registers"]),
+                                         ("small_kernel0", ["8 blocks", "32 threads a block"])]
 
 
 def test_models_gpu_refuses_unknown_models_and_needs_a_gpu(capsys):
