@@ -905,8 +905,10 @@ class Lowerer:
             body = stmt if body is None else S.seq(stmt, body)
             if child.alias is None and child.op not in self.arg_bufs:
                 body = self._allocate(child, body)
-            if child.stage.double_buffer_:
-                # inject_double_buffer turns this into a two-slot pipeline over the loop
+            rng = info.dom.get(iv) if child.stage.double_buffer_ else None
+            if child.stage.double_buffer_ and not (rng is not None and E.is_const_int(rng.extent, 1)):
+                # inject_double_buffer turns this into a two-slot pipeline over the loop (a loop
+                # of one iteration has nothing to overlap: simplify removes it, the stage stays single)
                 mode = 2 if child.stage.register_prefetch_ else 1  # 2: prefetch through registers
                 for buf in child.buffers:
                     body = S.AttrStmt(buf.data, keys.DOUBLE_BUFFER_SCOPE, const(mode), body)
