@@ -503,3 +503,32 @@ def test_load_module_without_the_cache_loads_in_place(tmp_path, monkeypatch):
         assert (tmp_path / "k.tecc.emulation.so").exists()
     with pytest.raises(AssertionError, match="copied into the module cache"):
         tecc.runtime.load_module(c_path)  # the default copies
+
+
+def test_the_cuda_device_count_is_asked_once_per_process(monkeypatch):
+    """cuda(i).exist asks the CUDA runtime for its devices once (2.5 ms a question
+    without a driver; every CUDA template instantiation asked); a runtime that fails
+    means no device."""
+    import sys
+    import types
+
+    import tecc
+
+    device = sys.modules["tecc.runtime.device"]
+    calls = []
+
+    def count():
+        calls.append(1)
+        return 2
+
+    fake = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=count)))
+    monkeypatch.setattr(device, "_cupy", lambda: fake)
+    monkeypatch.setattr(device, "_DEVICE_COUNT", [])
+    assert [tecc.cuda(i).exist for i in (0, 1, 2, -1)] == [True, True, False, False] and len(calls) == 1
+
+    def broken():
+        raise RuntimeError("cudaErrorInsufficientDriver")
+
+    fake.cuda.runtime.getDeviceCount = broken
+    monkeypatch.setattr(device, "_DEVICE_COUNT", [])
+    assert not tecc.cuda(0).exist and device.cuda_device_count() == 0
