@@ -243,24 +243,18 @@ class _Alter:
     def dense(self, node):
         """``nn.contrib_dense_pack`` of a dense layer whose compute packs its weight
         (see the module docs), or None."""
-        from ... import te, topi  # noqa: PLC0415
-        from ...topi.x86.dense import DENSE_PACK_WEIGHT, PACK_MIN_BATCH  # noqa: PLC0415
+        from ...topi.x86.dense import packed_panel_width  # noqa: PLC0415
 
         data, weight = node.args
         dty, wty, out = data.checked_type, weight.checked_type, node.checked_type
         if (not isinstance(weight, Constant) or dty.ndim != 2 or not dty.is_static or not out.is_static
-                or {dty.dtype, wty.dtype, out.dtype} != {"float32"} or dty.shape[0] < PACK_MIN_BATCH):
+                or {dty.dtype, wty.dtype, out.dtype} != {"float32"}):
             return None
         (M, K), N = dty.shape, wty.shape[0]
-        # the panel width the layer's compute takes under the current target and configs
-        product = topi.x86.dense(te.placeholder((M, K), "float32", "data"), te.placeholder((N, K), "float32", "w"),
-                                 None, "float32")
-        packs = [t for t in product.op.input_tensors if t.op.tag == DENSE_PACK_WEIGHT]
-        if not packs:
-            return None
-        nr = int(product.op.attrs["nr"])
-        if N % nr:
-            return None  # panels past N: the plain layer zero-pads them in every run
+        # the panel width the layer's compute packs in under the current target and configs
+        nr = packed_panel_width((M, K), (N, K), "float32")
+        if nr is None or N % nr:
+            return None  # it packs nothing; or panels past N, which the plain layer zero-pads every run
         w = np.ascontiguousarray(weight.data.reshape(N // nr, nr, K).transpose(0, 2, 1))
         return call("nn.contrib_dense_pack", self.get_plain(data), Constant(w), weight_layout=f"NC{nr}n",
                     out_dtype=out.dtype)

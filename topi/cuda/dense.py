@@ -28,6 +28,8 @@ elements, see :func:`plan_fetches`; the fallback copies element by element).
 """
 from __future__ import annotations
 
+import math
+
 from ... import te
 from ...tir import dtype as _dt
 from ...tuner.task.space import InstantiationError, OtherOptionEntity, SplitEntity
@@ -279,10 +281,7 @@ def schedule_gemm_tiled(cfg, s, C, out):
     (k,) = s[C].op.reduce_axis
     shape = [const_int_or(d, 64) for d in C.shape]
     M, N, K = shape[-2], shape[-1], const_int_or(k.dom.extent, 64)
-    batch = 1
-    for d in shape[:-2]:
-        batch *= d
-    _define_gemm_knobs(cfg, batch, M, N, K)
+    _define_gemm_knobs(cfg, math.prod(shape[:-2]), M, N, K)
     in_bytes = max(_dt.parse(t.dtype).bytes for t in C.op.input_tensors)
     budget = BlockBudget(min_threads=min(MIN_BLOCK_THREADS, M * N))
     cfg.multi_filter(filter=lambda e: gemm_tiled_fits(e, budget, in_bytes, _dt.parse(C.dtype).bytes),

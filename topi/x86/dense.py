@@ -36,9 +36,7 @@ from ...errors import ScheduleError
 from ...target import Target
 from ...tir import op as _op
 from ...tuner.task.space import InstantiationError, SplitEntity
-from ...tuner.task.dispatcher import DispatchContext
-from ...tuner.task.task import args_to_workload
-from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
+from ...tuner.task.topi_integration import dispatched_config, register_topi_compute, register_topi_schedule
 from .. import nn, tag
 from ..generic.default import outputs_of
 from ..nn.dense import dense_by_batch
@@ -187,13 +185,32 @@ def dense_pack_prepacked(data, weight, bias=None, out_dtype=None):
         raise TopiError(f"dense_pack_prepacked: data {list(data.shape)} and the packed weight {list(weight.shape)} "
                         "must have constant sizes and agree on K (the weight is [N / nr, K, nr])")
     N = panels * nr
-    workload = args_to_workload([data, te.placeholder((N, K), weight.dtype, name="weight"), bias, out_dtype],
-                                "dense_pack.x86")
-    cfg = DispatchContext.current.query(Target.current(allow_none=True), workload)
+    cfg, workload = _plain_layer_config(data, te.placeholder((N, K), weight.dtype, name="weight"), bias, out_dtype)
     _define_tile_knobs(cfg, M, N, K, out_dtype or data.dtype, nr=nr)
     out = _packed_product(data, weight, N, bias, out_dtype, nr, "T_dense_pack", DENSE_PACK, {})
     out.op.attrs["workload"] = workload  # as register_topi_compute records it
     return out
+
+
+def _plain_layer_config(data, weight, bias, out_dtype) -> tuple:
+    """``(cfg, workload)`` of the plain layer ``dense_pack(data, weight, bias,
+    out_dtype)`` (``weight`` ``[N, K]``) under the current dispatch context."""
+    return dispatched_config("dense_pack.x86", (data, weight, bias, out_dtype))
+
+
+def packed_panel_width(data_shape, weight_shape, dtype="float32"):
+    """The panel width ``nr`` in which :func:`dense` packs the weight of a layer of
+    constant ``data_shape`` ``[M, K]`` and ``weight_shape`` ``[N, K]`` (no bias, output
+    in ``dtype``) under the current target and configs -- the layout
+    :func:`dense_pack_prepacked` reads -- or None when the layer does not pack it
+    (fewer than :data:`PACK_MIN_BATCH` rows)."""
+    (M, K), N = data_shape, weight_shape[0]
+    if M < PACK_MIN_BATCH:
+        return None
+    cfg, _ = _plain_layer_config(te.placeholder((M, K), dtype, "data"), te.placeholder((N, K), dtype, "weight"),
+                                 None, dtype)
+    _define_tile_knobs(cfg, M, N, K, dtype)
+    return cfg["tile_x"].size[-1]
 
 
 def _pack_stage(weight_at, N, K, weight_dtype, nr):

@@ -44,6 +44,14 @@ def _bind_positional(func, args, kwargs, task_name):
     return tuple(bound.arguments[p.name] for p in params if p.kind not in (p.VAR_KEYWORD,))
 
 
+def dispatched_config(task_name: str, args) -> tuple:
+    """``(cfg, workload)``: the workload of calling task ``task_name`` on ``args`` and
+    the config the current dispatch context gives it under the current target (a
+    tuned one, or the fallback) -- what a registered compute is called with."""
+    workload = args_to_workload(args, task_name)
+    return DispatchContext.current.query(_current_target(), workload), workload
+
+
 def register_topi_compute(task_name: str, func=None):
     """Register ``func(cfg, *args)`` as the compute of tunable task ``task_name``;
     the returned function is called without ``cfg``."""
@@ -54,8 +62,7 @@ def register_topi_compute(task_name: str, func=None):
         @functools.wraps(topi_compute)
         def wrapper(*args, **kwargs):
             args = _bind_positional(topi_compute, args, kwargs, task_name)
-            workload = args_to_workload(args, task_name)
-            cfg = DispatchContext.current.query(_current_target(), workload)
+            cfg, workload = dispatched_config(task_name, args)
             outs = topi_compute(cfg, *args)
             for t in (outs if isinstance(outs, (list, tuple)) else [outs]):
                 attrs = getattr(t.op, "attrs", None)
