@@ -1587,6 +1587,9 @@ class CodeGenC(IRVisitor):
             if s.value.op == keys.CALL_PACKED:
                 self.print_packed_call(s.value)
                 return
+            if s.value.op == keys.PREFETCH:
+                self.print_prefetch(s.value)
+                return
             self.emit(self.expr(s.value) + ";")
             return
         self.emit(f"(void)({self.expr(s.value)});")
@@ -1600,6 +1603,16 @@ class CodeGenC(IRVisitor):
         with self.binding(s.var, s.var.name) as name:
             self.emit(f"{self.type_name(s.var.dtype)} {name} = {value};")
             self.print_stmt(s.body)
+
+    def print_prefetch(self, call) -> None:
+        """``__builtin_prefetch`` of the element a ``tir.prefetch`` names (for reading,
+        kept in every cache level; inject_prefetch)."""
+        (load,) = call.args
+        index = self.flat_index(load.buffer, load.indices)
+        if isinstance(index, E.Ramp):
+            index = index.base
+        ptr, _ = self.buffer_ptr(load.buffer)
+        self.emit(f"__builtin_prefetch({ptr} + {self.expr(index, P_ADD + 1)}, 0, 3);")
 
     def visit_AttrStmt(self, s):
         node = s.node

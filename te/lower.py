@@ -893,11 +893,26 @@ class Lowerer:
         if attr is None:
             return S.For(iv.var, start, ext, S.ForKind.SERIAL, body)
         ann = tuple(("pragma_" + k, v) for k, v in attr.pragmas)
+        for tensor, offset in reversed(attr.prefetch):
+            body = S.AttrStmt(self._prefetched_buffer(st, tensor).data, keys.PREFETCH_SCOPE, offset, body)
         if attr.bind_thread is not None:
             t = attr.bind_thread
             tiv = E.IterVar(E.Range(zero, ext), t.var, E.IterVarType.THREAD_INDEX, t.thread_tag)
             return S.For(iv.var, zero, ext, S.ForKind.THREAD_BINDING, body, tiv, ann)
         return S.For(iv.var, start, ext, _KIND[attr.kind], body, None, ann)
+
+    def _prefetched_buffer(self, stage, t):
+        """The buffer tensor ``t`` is read from (for ``stage.prefetch``)."""
+        if t in self.state_alias:
+            scan, i = self.state_alias[t]
+            return scan.buffers[i]
+        if isinstance(t.op, PlaceholderOp):
+            return self.arg_bufs[t.op][t]
+        pinfo = self.info.get(self.sch.stage_map.get(t.op))
+        if pinfo is None or not pinfo.buffers:
+            raise LoweringError(f"stage {stage.op.name!r}: prefetch of {t.op.name!r}, which is computed inline "
+                                "and has no memory to prefetch; prefetch a tensor that is stored")
+        return pinfo.buffers[t.value_index]
 
     def _attached(self, info, iv, body):
         for child in reversed(info.children.get(iv, [])):

@@ -20,6 +20,7 @@ from enum import IntEnum
 
 from ..errors import ScheduleError
 from ..tir import expr as E
+from ..tir.dtype import is_integer
 from ..tir.op import const, convert
 from .graph import (  # noqa: F401  (TVM has them in te.schedule)
     CreateAttachPath, CreateReadGraph, PostDFSOrder, ScanFixPointAnalysis, ScanGetBody, post_dfs_order, scan_body,
@@ -67,6 +68,7 @@ class IterVarAttr:
     bind_thread: E.IterVar | None = None
     pragmas: list = field(default_factory=list)
     tensor_intrin: object = None       # the TensorIntrin of a "tensorize" loop
+    prefetch: tuple = ()               # ((Tensor, offset), ...) of Stage.prefetch
 
     # TVM's view of the same facts
     @property
@@ -417,6 +419,29 @@ class Stage:
         value = convert(pragma_value) if pragma_value is not None else const(1)
         self._attr(iv).pragmas.append((pragma_type, value))
 
+    @_recorded("prefetch")
+    def prefetch(self, tensor, var, offset):
+        """Prefetch ``tensor`` ``offset`` iterations of loop ``var`` ahead (TVM's
+        primitive): at the top of each iteration of ``var``, the cache lines of
+        ``tensor`` that iteration ``var + offset`` will read (over the loops inside
+        ``var``) are prefetched.  The address is computed on the flattened tensor, so
+        an ``offset`` past ``var``'s extent reaches the next block of memory (the
+        next chunk of a reduction, say): a prefetch never faults.  CPU targets emit
+        ``__builtin_prefetch``; CUDA targets ignore it."""
+        iv = self._check_leaf(var, "prefetch")
+        if not isinstance(tensor, Tensor):
+            raise self._err(f"prefetch on axis {iv.var.name!r}: the first argument must be a te.Tensor, "
+                            f"got {type(tensor).__name__}")
+        if tensor not in self.op.input_tensors:
+            names = [t.op.name for t in self.op.input_tensors]
+            raise self._err(f"prefetch on axis {iv.var.name!r}: stage {self.name!r} does not read tensor "
+                            f"{tensor.op.name!r}; it reads {names}")
+        off = convert(offset)
+        if not isinstance(off, E.PrimExpr) or not is_integer(off.dtype):
+            raise self._err(f"prefetch on axis {iv.var.name!r}: the offset must be an integer, got {offset!r}")
+        attr = self._attr(iv)
+        attr.prefetch = attr.prefetch + ((tensor, off),)
+
     @_recorded("bind")
     def bind(self, ivar, thread_ivar):
         """Bind loop axis ``ivar`` to a GPU index (``te.thread_axis("threadIdx.x")``)."""
@@ -706,6 +731,7 @@ class Schedule:
                 if attr.kind:
                     words.append({"vectorize": "vectorized", "unroll": "unrolled"}.get(attr.kind, attr.kind))
                 words.extend(f"pragma {k}={v}" for k, v in attr.pragmas)
+                words.extend(f"prefetch {t.op.name} +{off}" for t, off in attr.prefetch)
             return f"for {iv.var.name} in 0..{extent}" + (f"  [{', '.join(words)}]" if words else "")
 
         def stage(st, depth):

@@ -15,6 +15,12 @@ name                        meaning
                             its prefetch goes through registers (``register_prefetch``)
 ``DOUBLE_BUFFER_WRITE``     marks the fetch into the next slot (inject_double_buffer ->
                             thread_sync)
+``PREFETCH_SCOPE``          ``AttrStmt(data, ..., offset)`` at the top of a loop's body: prefetch
+                            what the body reads of the buffer ``offset`` iterations ahead
+                            (te lowering of ``Stage.prefetch`` -> inject_prefetch)
+``PREFETCH``                intrinsic ``(BufferLoad)``: prefetch the cache line of that element
+                            for reading (inject_prefetch -> the C printer's
+                            ``__builtin_prefetch``); never faults, reads nothing
 ``EXTERN_SCOPE``            ``AttrStmt(0, ...)`` around the statement of an extern stage on a CPU
                             (a hybrid script's, from te lowering); only marks it
 ``THREAD_ALLREDUCE``        ``AttrStmt(CommReducer, ...)`` around the intrinsic of the same
@@ -50,6 +56,8 @@ THREAD_EXTENT = "thread_extent"
 VIRTUAL_THREAD = "virtual_thread"
 DOUBLE_BUFFER_SCOPE = "double_buffer_scope"
 DOUBLE_BUFFER_WRITE = "double_buffer_write"
+PREFETCH_SCOPE = "prefetch_scope"
+PREFETCH = "tir.prefetch"
 THREAD_ALLREDUCE = "tecc.thread_allreduce"
 EXTERN_SCOPE = "extern_scope"
 

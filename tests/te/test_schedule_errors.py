@@ -370,3 +370,38 @@ def test_error_double_buffer_at_root():
     s[AA].double_buffer()
     with pytest.raises(LoweringError, match=r"'AA' is double-buffered.*computed at root.*compute_at"):
         tecc.lower(s, [A, B])
+
+
+def test_prefetch_of_a_tensor_the_stage_does_not_read():
+    A, B, C, k = matmul()
+    D = te.placeholder((16, 16), name="D")
+    s = te.create_schedule(C.op)
+    with pytest.raises(ScheduleError, match=r"stage 'C'.*does not read tensor 'D'; it reads \['A', 'B'\]"):
+        s[C].prefetch(D, k, 1)
+
+
+def test_prefetch_with_an_offset_that_is_not_an_integer():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    with pytest.raises(ScheduleError, match=r"prefetch on axis 'k'.*must be an integer, got 1.5"):
+        s[C].prefetch(A, k, 1.5)
+
+
+def test_prefetch_on_an_axis_replaced_by_split():
+    A, B, C, k = matmul()
+    s = te.create_schedule(C.op)
+    s[C].split(k, factor=4)
+    with pytest.raises(ScheduleError, match=r"prefetch: axis 'k' was already replaced"):
+        s[C].prefetch(A, k, 1)
+
+
+def test_prefetch_of_an_inlined_tensor():
+    A = te.placeholder((16, 16), name="A")
+    T = te.compute((16, 16), lambda i, j: A[i, j] * 2.0, name="T")
+    k = te.reduce_axis((0, 16), name="k")
+    R = te.compute((16,), lambda i: te.sum(T[i, k], axis=k), name="R")
+    s = te.create_schedule(R.op)
+    s[T].compute_inline()
+    s[R].prefetch(T, k, 4)
+    with pytest.raises(LoweringError, match=r"stage 'R': prefetch of 'T', which is computed inline"):
+        tecc.lower(s, [A, R])

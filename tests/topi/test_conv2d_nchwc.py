@@ -201,7 +201,7 @@ def _task_arrays():
 def test_the_task_space_and_tuned_configs_match_numpy():
     task = autotvm.task.create("conv2d_NCHWc.x86", args=TASK_ARGS, target="llvm")
     space = task.config_space
-    assert list(space.space_map) == ["tile_ow", "unroll_kw", "ic_chunk", "acc_plane", "rows_outer"]
+    assert list(space.space_map) == ["tile_ow", "unroll_kw", "ic_chunk", "acc_plane", "rows_outer", "prefetch"]
     assert task.flop == 2 * 32 * 32 * 9 * 9 * 12
     arrays, want = _task_arrays()
     picked = 0

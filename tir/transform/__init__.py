@@ -12,6 +12,7 @@ engine, called on an IRModule.  The generic infrastructure (``Sequential``,
 """
 from .flatten import flatten
 from .inject_double_buffer import inject_double_buffer
+from .inject_prefetch import inject_prefetch
 from .inject_virtual_thread import inject_virtual_thread
 from .loop_partition import loop_partition
 from .lower_division import lower_division
@@ -40,7 +41,7 @@ PrimFuncPass = FunctionPass
 
 __all__ = [
     "CPU_PIPELINE", "CUDA_PIPELINE", "GENERIC_PIPELINE", "FunctionPass", "ModulePass", "Pass", "PassConfigError",
-    "PassContext", "PassInfo", "PassOptions", "PrimFuncPass", "Sequential", "flatten", "inject_double_buffer",
+    "PassContext", "PassInfo", "PassOptions", "PrimFuncPass", "Sequential", "flatten", "inject_double_buffer", "inject_prefetch",
     "inject_virtual_thread", "insert_thread_sync", "list_passes", "loop_partition", "lower_thread_allreduce",
     "module_pass", "pipeline_for", "prim_func_pass", "promote_local_registers", "remove_no_op", "run_passes",
     "run_pipeline", "simplify", "simplify_stmt", "split_host_device", "storage_rewrite", "unroll", "vectorize",

@@ -37,6 +37,7 @@ from ..analysis.verify_gpu import gpu_limits, verify_gpu
 from ..stmt import IRModule, PrimFunc
 from .flatten import flatten
 from .inject_double_buffer import inject_double_buffer
+from .inject_prefetch import inject_prefetch
 from .inject_virtual_thread import inject_virtual_thread
 from .loop_partition import loop_partition
 from .lower_division import lower_division
@@ -238,6 +239,10 @@ def _vectorize(func, options):
     return vectorize(func, options.max_vector_bytes) if options.vectorize else func
 
 
+def _inject_prefetch(func, options):
+    return inject_prefetch(func, emit=options.target_kind != "cuda")
+
+
 def _remove_no_op(func, options):
     return remove_no_op(func)
 
@@ -248,6 +253,10 @@ def _lower_division(func, options):
 
 def _promote_local_registers(func, options):
     return promote_local_registers(func)
+
+
+def _promote_local_registers_in_loops(func, options):
+    return promote_local_registers(func, in_loops=True)
 
 
 def _split_host_device(mod, options):
@@ -271,6 +280,9 @@ def _verify_gpu(kernel, options):
 GENERIC_PIPELINE = [
     FunctionPass("flatten", _flatten),     # first: every later pass sees 1-D accesses only
     FunctionPass("simplify", _simplify),   # tidy the flat index sums before passes pattern-match them
+    FunctionPass("inject_prefetch", _inject_prefetch),  # after flatten and simplify: regions of 1-D indices;
+                                           # before unroll and vectorize, which dissolve the loops it relaxes
+                                           # over; dropped on GPU targets
     FunctionPass("inject_double_buffer", _inject_double_buffer),    # after flatten: slots are offsets into
                                            # 1-D buffers; before loop_partition, inject_virtual_thread and
                                            # unroll, which copy loop bodies: each scope must still top its loop
@@ -291,8 +303,9 @@ CPU_PIPELINE = [
     FunctionPass("remove_no_op", _remove_no_op),  # clean up empty loops and ifs left by the others
     FunctionPass("lower_division", _lower_division),  # after the last simplify, which reasons about floor
                                            # division: non-negative indices get C's / and %
-    FunctionPass("promote_local_registers", _promote_local_registers),  # last: after unroll and vectorize
-                                           # made local indices constant; the printer declares each slot
+    FunctionPass("promote_local_registers", _promote_local_registers_in_loops),  # last: after unroll and
+                                           # vectorize made local indices constant; the printer declares
+                                           # each slot; within loops too (GCC's store motion is fragile)
 ]
 
 

@@ -31,6 +31,7 @@ block the graph compiler lays the channels out in.
 """
 from __future__ import annotations
 
+from ...te.tensor import PlaceholderOp
 from ...tir import dtype as _dt
 from ...tuner.task.space import InstantiationError, SplitEntity, OtherOptionEntity
 from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
@@ -173,6 +174,11 @@ def default_ic_chunk(conv, ow_bn=None) -> tuple:
     return 0, False
 
 
+def default_prefetch(conv, ic_chunk) -> bool:
+    """The fallback's ``prefetch`` knob: on where the reduction is chunked."""
+    return ic_chunk > 0
+
+
 def define_knobs(cfg, conv):
     """The knobs of ``"conv2d_NCHWc.x86"`` and the flop count:
 
@@ -218,6 +224,7 @@ def define_knobs(cfg, conv):
     cfg.define_knob("ic_chunk", [0] + [d for d in IC_CHUNKS if extents[0] % d == 0])
     cfg.define_knob("acc_plane", [False, True])
     cfg.define_knob("rows_outer", [False, True])
+    cfg.define_knob("prefetch", [False, True])  # last: the configs of older records keep their indices
     flop = 2
     for d in tuple(shape) + tuple(extents):
         flop *= d
@@ -233,6 +240,7 @@ def define_knobs(cfg, conv):
         cfg["acc_plane"] = OtherOptionEntity(plane)
         cfg["ic_chunk"] = OtherOptionEntity(ic_chunk)
         cfg["rows_outer"] = OtherOptionEntity(strided and ic_chunk == 0)
+        cfg["prefetch"] = OtherOptionEntity(default_prefetch(conv, ic_chunk))
 
 
 def _strides(conv) -> tuple:
@@ -242,7 +250,7 @@ def _strides(conv) -> tuple:
 
 
 def schedule_nchwc_from_existing(s, conv, out, ow_bn, unroll_kw=True, ic_chunk=0, acc_plane=False,
-                                 rows_outer=False):
+                                 rows_outer=False, prefetch=False):
     """Schedule the channel-blocked convolution ``conv`` in ``s`` with ``out`` its
     element-wise epilogue's output (``conv`` itself when there is none; the
     injective stages between them already inlined): register tiles of ``ow_bn``
@@ -289,6 +297,12 @@ def schedule_nchwc_from_existing(s, conv, out, ow_bn, unroll_kw=True, ic_chunk=0
         s[acc].unroll(rx)
     s[acc].unroll(axi)
     s[acc].vectorize(aoci)
+    kernel = next(t for t in conv.op.input_tensors if len(t.shape) == 6)
+    if prefetch and isinstance(kernel.op, PlaceholderOp):
+        # the kernel row of the next chunk (the next input-channel block when not
+        # chunked): the same (ry, rx, rci) a chunk's span further on in memory
+        _, (_, kh, kw, ic_bn), _ = _geometry(conv)
+        s[acc].prefetch(kernel, rci, max(1, ic_chunk) * kh * kw * ic_bn)
     return s
 
 
@@ -302,7 +316,7 @@ def _template(cfg, outs):
         define_knobs(cfg, conv)
         schedule_nchwc_from_existing(s, conv, out, cfg["tile_ow"].size[-1], bool(cfg["unroll_kw"].val),
                                      int(cfg["ic_chunk"].val), bool(cfg["acc_plane"].val),
-                                     bool(cfg["rows_outer"].val))
+                                     bool(cfg["rows_outer"].val), bool(cfg["prefetch"].val))
     return s
 
 

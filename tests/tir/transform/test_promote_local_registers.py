@@ -173,3 +173,109 @@ def test_the_limits_themselves_are_promoted():
     h = promote_local_registers(lowered_func("f", [A, B], Allocate(big, seq(store(big, A[0], 0),
                                                                           store(B, big[7], 0)))))
     assert sorted(allocated(h.body)) == ["big_0", "big_7"]
+
+
+# ----------------------------------------------------------------------------
+# within a loop (in_loops=True, the CPU pipeline)
+# ----------------------------------------------------------------------------
+
+def _plane_rows(base_of=None, second_base_of=None, inner=None):
+    """The accumulator plane of a chunked convolution: ``acc[y*8 .. y*8+7]`` (two
+    4-lane places of a row) accumulated over ``k`` for each row ``y``; the row's base
+    ``y*8`` is computed, so the whole-buffer promotion leaves ``acc`` in memory.
+    ``base_of(y, k)`` replaces the base of both places in the update,
+    ``second_base_of(y, k)`` that of the second (to break the pattern); ``inner``
+    wraps the update (to put a loop kind inside ``k``)."""
+    A, B = buf1d("A", 32), buf1d("B", 32)
+    acc = buf1d("acc", 32, scope="local")
+    y, k = var("y"), var("k")
+    base = y * 8 if base_of is None else base_of(y, k)
+    base2 = base if second_base_of is None else second_base_of(y, k)
+    update = seq(BufferStore(acc, acc[ramp(base, 4)] + E.Broadcast(A[k], 4) * A[ramp(k * 4, 4)], (ramp(base, 4),)),
+                 BufferStore(acc, acc[ramp(base2 + 4, 4)] + E.Broadcast(A[k + 16], 4), (ramp(base2 + 4, 4),)))
+    if inner is not None:
+        update = inner(update)
+    body = Allocate(acc, seq(
+        loop(y, 4, seq(BufferStore(acc, bcast(0.0, 4), (ramp(y * 8, 4),)),
+                       BufferStore(acc, bcast(1.0, 4), (ramp(y * 8 + 4, 4),)))),
+        loop(y, 4, loop(k, 4, update)),
+        loop(y, 4, BufferStore(B, acc[ramp(y * 8, 8)], (ramp(y * 8, 8),)))))
+    return lowered_func("f", [A, B], body), (A, B, acc, y, k)
+
+
+def test_a_loop_invariant_row_of_places_becomes_registers_for_that_loop():
+    f, (A, B, acc, y, k) = _plane_rows()
+    assert promote_local_registers(f) is f  # the whole-buffer promotion leaves it (computed bases)
+    g = promote_local_registers(f, in_loops=True)
+    r0, r4 = reg("acc_r0", "float32x4"), reg("acc_r4", "float32x4")
+    zero = (c(0),)
+    lo, hi = ramp(y * 8, 4), ramp(y * 8 + 4, 4)
+    want_row = Allocate(r0, Allocate(r4, seq(
+        BufferStore(r0, acc[lo], zero),
+        BufferStore(r4, acc[hi], zero),
+        loop(k, 4, seq(BufferStore(r0, E.BufferLoad(r0, zero) + E.Broadcast(A[k], 4) * A[ramp(k * 4, 4)], zero),
+                       BufferStore(r4, E.BufferLoad(r4, zero) + E.Broadcast(A[k + 16], 4), zero))),
+        BufferStore(acc, E.BufferLoad(r0, zero), (lo,)),
+        BufferStore(acc, E.BufferLoad(r4, zero), (hi,)))))
+    tir.assert_structural_equal(g.body.body.seq[1].body, want_row)  # inside the second y loop
+    assert g.body.body.seq[0] is f.body.body.seq[0]  # the loops with computed places are left alone
+    a = RNG.random(32, dtype=np.float32)
+    assert_same_results(f, g, a, np.zeros(32, np.float32))
+    assert promote_local_registers(g, in_loops=True) is g
+
+
+def test_only_the_slots_a_loop_reads_are_loaded_and_only_those_it_writes_stored():
+    A, B = buf1d("A", 16), buf1d("B", 16)
+    acc = buf1d("acc", 16, scope="local")
+    y, k = var("y"), var("k")
+    body = Allocate(acc, seq(
+        loop(y, 2, store(acc, A[y], y * 8 + 1)),
+        loop(y, 2, loop(k, 3, seq(store(acc, A[k], y * 8),              # written only
+                                  store(B, acc[y * 8 + 1] * 2.0, y * 8 + k)))),  # read only
+        loop(y, 2, store(B, acc[y * 8], y * 8 + 7))))
+    f = lowered_func("f", [A, B], body)
+    g = promote_local_registers(f, in_loops=True)
+    row = g.body.body.seq[1].body  # the promoted k loop's statements, inside the y loop
+    stmts = row.body.body.seq
+    assert [type(x).__name__ for x in stmts] == ["BufferStore", "For", "BufferStore"]
+    assert stmts[0].buffer.name == "acc_r1" and stmts[2].buffer.name == "acc" \
+        and stmts[2].value.buffer.name == "acc_r0"
+    assert_same_results(f, g, RNG.random(16, dtype=np.float32), np.zeros(16, np.float32))
+
+
+@pytest.mark.parametrize("case", ["base_uses_the_loop_variable", "two_bases", "parallel_inside"])
+def test_loops_that_do_not_allow_slots_are_left(case):
+    if case == "base_uses_the_loop_variable":
+        f, _ = _plane_rows(base_of=lambda y, k: y * 4 + k)
+    elif case == "two_bases":
+        f, _ = _plane_rows(second_base_of=lambda y, k: y * 4)
+    else:
+        j = var("j")
+        f, _ = _plane_rows(inner=lambda u: loop(j, 1, u, kind=S.ForKind.PARALLEL))
+    g = promote_local_registers(f, in_loops=True)
+    assert not any(b.scope == "register" for b in allocated(g.body).values())
+    # the outer y loop does not qualify either (its variable is in the base)
+    assert_same_results(f, g, RNG.random(32, dtype=np.float32), np.zeros(32, np.float32))
+
+
+def test_a_cpu_build_keeps_the_chunked_convolution_plane_in_registers_per_row():
+    # the real case: topi's channel-blocked convolution accumulating a 7x7 plane in
+    # chunks of the input channels; the row's accumulators are C variables in the
+    # reduction's inner loop, and the result is right
+    import tecc
+    from tecc import te, topi
+    data = te.placeholder((1, 4, 7, 7, 16), name="data")
+    kernel = te.placeholder((2, 4, 1, 1, 16, 16), name="kernel")
+    with tecc.target.Target("llvm"):
+        out = topi.x86.conv2d_NCHWc(data, kernel, 1, 0, 1, "NCHW16c", "NCHW16c", "float32")
+        s = tecc.te.create_schedule(out.op)
+        topi.x86.conv2d_nchwc.schedule_nchwc_from_existing(s, out, out, 7, ic_chunk=1, acc_plane=True)
+    f = tecc.build(s, [data, kernel, out], "llvm")
+    src = f.get_source()
+    assert "_r0;" in src and "_r96;" in src  # 7 pixels x 16 channels: places 0, 16, ..., 96
+    x = RNG.random((1, 4, 7, 7, 16), dtype=np.float32)
+    w = RNG.random((2, 4, 1, 1, 16, 16), dtype=np.float32)
+    y = tecc.nd.empty((1, 2, 7, 7, 16), "float32")
+    f(tecc.nd.array(x), tecc.nd.array(w), y)
+    ref = np.einsum("ncyxi,ocie->noyxe", x, w[:, :, 0, 0])
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-5)
