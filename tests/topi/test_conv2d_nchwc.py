@@ -372,3 +372,28 @@ def test_a_kernel_larger_than_the_padded_input_is_refused():
     A, W = _tensors((1, 4, 2, 2, 8))
     with pytest.raises(TopiError, match=r"the kernel \(dilated: 5 along H\) is larger than the padded input"):
         topi.nn.conv2d_NCHWc(A, W, 1, 0, 2, "NCHW8c", "NCHW16c")
+
+
+@pytest.mark.parametrize("ic_chunk", [0, 1, 2])
+def test_the_fallback_prefetches_the_kernel_a_chunk_ahead(ic_chunk):
+    """The prefetch knob (on in the fallback): each pass over an input block's
+    channels prefetches the kernel row the next chunk reads -- ``ic_chunk`` blocks
+    of 3x3x8 rows of 16 floats further on -- and the result is unchanged."""
+    data = te.placeholder((1, 4, 9, 9, 8), name="data")
+    kernel = te.placeholder((2, 4, 3, 3, 8, 16), name="kernel")
+    with tecc.target.Target(AVX2):
+        conv = topi.nn.conv2d_NCHWc(data, kernel, 1, 1, 1, "NCHW8c", "NCHW16c")
+        cfg = autotvm.task.space.FallbackConfigEntity()
+        nchwc.define_knobs(cfg, conv)
+    assert cfg["prefetch"].val is True
+    s = te.create_schedule(conv.op)
+    nchwc.schedule_nchwc_from_existing(s, conv, conv, 3, ic_chunk=ic_chunk, prefetch=True)
+    m = tecc.build(s, [data, kernel, conv], "llvm")
+    ahead = max(1, ic_chunk) * 3 * 3 * 8 * 16
+    assert re.search(rf"__builtin_prefetch\(kernel \+ \([^;]*\+ {ahead}\), 0, 3\);", m.get_source())
+    x, w = rand((1, 4, 9, 9, 8)), rand((2, 4, 3, 3, 8, 16))
+    (got,) = build_run(s, [data, kernel], [conv], [x, w], "llvm")
+    want = T.layout_transform_python(
+        T.conv2d_nchw_python(T.layout_transform_python(x, "NCHW8c", "NCHW"),
+                             T.layout_transform_python(w, "OIHW8i16o", "OIHW"), 1, 1), "NCHW", "NCHW16c")
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
