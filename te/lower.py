@@ -902,12 +902,10 @@ class Lowerer:
         return S.For(iv.var, start, ext, _KIND[attr.kind], body, None, ann)
 
     def _prefetched_buffer(self, stage, t):
-        """The buffer tensor ``t`` is read from (for ``stage.prefetch``)."""
-        if t in self.state_alias:
-            scan, i = self.state_alias[t]
-            return scan.buffers[i]
-        if isinstance(t.op, PlaceholderOp):
-            return self.arg_bufs[t.op][t]
+        """The buffer tensor ``t`` is read from (for ``stage.prefetch``): a stage
+        attached with compute_at is prefetched in its own buffer."""
+        if t in self.state_alias or isinstance(t.op, PlaceholderOp):
+            return self._buffer_of(t, stage.op.name)
         pinfo = self.info.get(self.sch.stage_map.get(t.op))
         if pinfo is None or not pinfo.buffers:
             raise LoweringError(f"stage {stage.op.name!r}: prefetch of {t.op.name!r}, which is computed inline "

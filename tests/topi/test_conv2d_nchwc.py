@@ -379,8 +379,7 @@ def test_the_fallback_prefetches_the_kernel_a_chunk_ahead(ic_chunk):
     """The prefetch knob (on in the fallback): each pass over an input block's
     channels prefetches the kernel row the next chunk reads -- ``ic_chunk`` blocks
     of 3x3x8 rows of 16 floats further on -- and the result is unchanged."""
-    data = te.placeholder((1, 4, 9, 9, 8), name="data")
-    kernel = te.placeholder((2, 4, 3, 3, 8, 16), name="kernel")
+    a, wt, data, kernel, arrays = _case((1, 32, 9, 9), 32, (3, 3), 8, 16)
     with tecc.target.Target(AVX2):
         conv = topi.nn.conv2d_NCHWc(data, kernel, 1, 1, 1, "NCHW8c", "NCHW16c")
         cfg = autotvm.task.space.FallbackConfigEntity()
@@ -390,55 +389,17 @@ def test_the_fallback_prefetches_the_kernel_a_chunk_ahead(ic_chunk):
     nchwc.schedule_nchwc_from_existing(s, conv, conv, 3, ic_chunk=ic_chunk, prefetch=True)
     m = tecc.build(s, [data, kernel, conv], "llvm")
     ahead = max(1, ic_chunk) * 3 * 3 * 8 * 16
-    assert re.search(rf"__builtin_prefetch\(kernel \+ \([^;]*\+ {ahead}\), 0, 3\);", m.get_source())
-    x, w = rand((1, 4, 9, 9, 8)), rand((2, 4, 3, 3, 8, 16))
-    (got,) = build_run(s, [data, kernel], [conv], [x, w], "llvm")
-    want = T.layout_transform_python(
-        T.conv2d_nchw_python(T.layout_transform_python(x, "NCHW8c", "NCHW"),
-                             T.layout_transform_python(w, "OIHW8i16o", "OIHW"), 1, 1), "NCHW", "NCHW16c")
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-
-
-AVX512 = "llvm -mcpu=skylake-avx512"   # 16 float lanes, 32 vector registers
-
-
-@pytest.mark.parametrize("c, size, k, want", [
-    # (channels in, image, channels out) -> (tile pixels, ic_chunk, acc_plane, rows_outer)
-    (256, 56, 64, (8, 0, False, True)),       # small kernel, large input: rows outside, no row chunks
-    (512, 28, 128, (7, 0, False, True)),
-    (1024, 14, 256, (7, 0, False, False)),    # a 1 MiB kernel: blocks outside
-    (512, 7, 2048, (7, 1, True, False)),      # deep 7x7 layers keep the whole-plane chunks
-])
-def test_avx512_pointwise_fallback(c, size, k, want):
-    """On 32-register targets an unstrided 1x1 convolution takes tiles of at most 8
-    pixels, no row chunks, and its rows outside the blocks where the kernel is small
-    (topi.x86.conv2d_nchwc.pointwise_policy); AVX2 keeps its own rules."""
-    data = te.placeholder((1, c // 32, size, size, 32), name="data")
-    kernel = te.placeholder((k // 32, c // 32, 1, 1, 32, 32), name="kernel")
-    for target in (AVX512, AVX2):
-        with tecc.target.Target(target):
-            conv = topi.nn.conv2d_NCHWc(data, kernel, 1, 0, 1, "NCHW32c", "NCHW32c")
-            cfg = autotvm.task.space.FallbackConfigEntity()
-            nchwc.define_knobs(cfg, conv)
-            policy = nchwc.pointwise_policy(conv)
-        got = (cfg["tile_ow"].size[-1], cfg["ic_chunk"].val, cfg["acc_plane"].val, cfg["rows_outer"].val)
-        if target == AVX512:
-            assert got == want and policy == (nchwc.POINTWISE_PIXELS_32, want[3])
-        else:
-            assert policy is None and got[3] is False
+    assert re.search(rf"__builtin_prefetch\(W \+ \([^;]*\+ {ahead}\), 0, 3\);", m.get_source())
+    (got,) = build_run(s, [data, kernel], [conv], arrays, "llvm")
+    np.testing.assert_allclose(got, _want(a, wt, 1, 1, 1, 16), rtol=1e-4, atol=1e-4)
 
 
 def test_rows_outside_blocks_with_whole_reductions_match_numpy():
     # the schedule the AVX-512 pointwise policy picks (run here under the plain target)
-    data = te.placeholder((1, 4, 6, 10, 8), name="data")
-    kernel = te.placeholder((2, 4, 1, 1, 8, 8), name="kernel")
+    a, wt, data, kernel, arrays = _case((1, 32, 6, 10), 16, (1, 1), 8, 8)
     with tecc.target.Target("llvm"):
         conv = topi.nn.conv2d_NCHWc(data, kernel, 1, 0, 1, "NCHW8c", "NCHW8c")
     s = te.create_schedule(conv.op)
     nchwc.schedule_nchwc_from_existing(s, conv, conv, 4, ic_chunk=0, rows_outer=True, prefetch=True)
-    x, w = rand((1, 4, 6, 10, 8)), rand((2, 4, 1, 1, 8, 8))
-    (got,) = build_run(s, [data, kernel], [conv], [x, w], "llvm")
-    want = T.layout_transform_python(
-        T.conv2d_nchw_python(T.layout_transform_python(x, "NCHW8c", "NCHW"),
-                             T.layout_transform_python(w, "OIHW8i8o", "OIHW"), 1, 0), "NCHW", "NCHW8c")
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    (got,) = build_run(s, [data, kernel], [conv], arrays, "llvm")
+    np.testing.assert_allclose(got, _want(a, wt, 1, 0, 1, 8), rtol=1e-4, atol=1e-4)

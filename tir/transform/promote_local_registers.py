@@ -105,33 +105,28 @@ def _promotable(buf: S.Buffer) -> bool:
     return n is not None and n * _dt.parse(buf.dtype).bytes <= MAX_BYTES
 
 
-class _Promote(IRMutator):
-    def __init__(self):
-        self.slots = {}  # data Var of a promoted buffer -> {(base, lanes): register Buffer}
+def _register(buf: S.Buffer, offset: int, lanes: int, name: str) -> S.Buffer:
+    """The register slot of ``buf``'s ``lanes`` elements at ``offset``."""
+    dtype = buf.dtype if lanes == 1 else _dt.with_lanes(buf.dtype, lanes)
+    return S.Buffer(name, dtype, (E.IntImm("int32", 1),), E.Var(name, "handle"), keys.REGISTER)
 
-    def visit_Allocate(self, s):
-        buf = s.buffer
-        spans = _places(s) if _promotable(buf) else None
-        if spans is None:
-            return self.generic_visit(s)
-        regs = {}
-        for base, lanes in spans:
-            dtype = buf.dtype if lanes == 1 else _dt.with_lanes(buf.dtype, lanes)
-            name = f"{buf.name}_{base}"
-            regs[(base, lanes)] = S.Buffer(name, dtype, (E.IntImm("int32", 1),), E.Var(name, "handle"),
-                                           keys.REGISTER)
-        self.slots[buf.data] = regs
-        body = self.visit(s.body)
-        del self.slots[buf.data]
-        for reg in reversed(list(regs.values())):
-            body = S.Allocate(reg, body)
-        return body
+
+class _ToSlots(IRMutator):
+    """Accesses of the promoted buffers -> their register slots (index 0); a place
+    is ``(constant offset, lanes)`` of the index (:func:`_split_offset`)."""
+
+    def __init__(self, regs=None):
+        self.regs = regs if regs is not None else {}  # data Var -> {(offset, lanes): register Buffer}
 
     def _slot(self, buf, indices):
-        regs = self.slots.get(buf.data)
-        if regs is None:
+        slots = self.regs.get(buf.data)
+        if slots is None:
             return None
-        return regs[_place(indices[0])]
+        index = indices[0]
+        lanes = 1
+        if isinstance(index, E.Ramp):
+            index, lanes = index.base, index.lanes
+        return slots[(_split_offset(index)[1], lanes)]
 
     def visit_BufferLoad(self, e):
         reg = self._slot(e.buffer, e.indices)
@@ -148,6 +143,23 @@ class _Promote(IRMutator):
         if _dt.lanes(value.dtype) != lanes:
             value = E.Broadcast(value, lanes)
         return S.BufferStore(reg, value, (E.IntImm("int32", 0),))
+
+
+class _Promote(_ToSlots):
+    """Whole buffers accessed at constant places only."""
+
+    def visit_Allocate(self, s):
+        buf = s.buffer
+        spans = _places(s) if _promotable(buf) else None
+        if spans is None:
+            return self.generic_visit(s)
+        regs = {(base, lanes): _register(buf, base, lanes, f"{buf.name}_{base}") for base, lanes in spans}
+        self.regs[buf.data] = regs
+        body = self.visit(s.body)
+        del self.regs[buf.data]
+        for reg in reversed(list(regs.values())):
+            body = S.Allocate(reg, body)
+        return body
 
 
 # ---------------------------------------------------------------------------------
@@ -280,9 +292,7 @@ class _PromoteInLoops(IRMutator):
             itype = base.dtype if base is not None else "int32"
             regs[data] = {}
             for offset, lanes in spans:
-                dtype = buf.dtype if lanes == 1 else _dt.with_lanes(buf.dtype, lanes)
-                name = f"{buf.name}_r{offset}"
-                reg = S.Buffer(name, dtype, (E.IntImm("int32", 1),), E.Var(name, "handle"), keys.REGISTER)
+                reg = _register(buf, offset, lanes, f"{buf.name}_r{offset}")
                 regs[data][(offset, lanes)] = reg
                 allocs.append(reg)
                 at = E.IntImm(itype, offset) if base is None else (
@@ -304,39 +314,6 @@ class _PromoteInLoops(IRMutator):
         for reg in reversed(allocs):
             stmt = S.Allocate(reg, stmt)
         return stmt
-
-
-class _ToSlots(IRMutator):
-    """Accesses of the promoted buffers -> their register slots (index 0)."""
-
-    def __init__(self, regs):
-        self.regs = regs  # data Var -> {(offset, lanes): register Buffer}
-
-    def _slot(self, buf, indices):
-        slots = self.regs.get(buf.data)
-        if slots is None:
-            return None
-        index = indices[0]
-        lanes = 1
-        if isinstance(index, E.Ramp):
-            index, lanes = index.base, index.lanes
-        return slots[(_split_offset(index)[1], lanes)]
-
-    def visit_BufferLoad(self, e):
-        reg = self._slot(e.buffer, e.indices)
-        if reg is None:
-            return self.generic_visit(e)
-        return E.BufferLoad(reg, (E.IntImm("int32", 0),))
-
-    def visit_BufferStore(self, s):
-        reg = self._slot(s.buffer, s.indices)
-        if reg is None:
-            return self.generic_visit(s)
-        value = self.visit(s.value)
-        lanes = _dt.lanes(reg.dtype)
-        if _dt.lanes(value.dtype) != lanes:
-            value = E.Broadcast(value, lanes)
-        return S.BufferStore(reg, value, (E.IntImm("int32", 0),))
 
 
 def promote_local_registers(func: S.PrimFunc, in_loops: bool = False) -> S.PrimFunc:
