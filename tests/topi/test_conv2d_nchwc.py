@@ -395,7 +395,7 @@ def test_the_fallback_prefetches_the_kernel_a_chunk_ahead(ic_chunk):
 
 
 def test_rows_outside_blocks_with_whole_reductions_match_numpy():
-    # the schedule the AVX-512 pointwise policy picks (run here under the plain target)
+    # the schedule the AVX-512 wide policy picks (run here under the plain target)
     a, wt, data, kernel, arrays = _case((1, 32, 6, 10), 16, (1, 1), 8, 8)
     with tecc.target.Target("llvm"):
         conv = topi.nn.conv2d_NCHWc(data, kernel, 1, 0, 1, "NCHW8c", "NCHW8c")

@@ -178,44 +178,52 @@ def default_ic_chunk(conv, ow_bn=None) -> tuple:
 
 
 #: on 32-register targets, the most pixels of a register tile of an unstrided 1x1
-#: convolution (16 accumulators of two-vector blocks; see :func:`pointwise_policy`)
+#: convolution (16 accumulators of two-vector blocks; see :func:`wide_policy`)
 POINTWISE_PIXELS_32 = 8
-#: on 32-register targets, an unstrided 1x1 convolution whose whole kernel is at most
+#: on 32-register targets, an unstrided convolution whose whole kernel is at most
 #: this many bytes (and smaller than its input) runs the rows outside the blocks
 ROWS_KERNEL_BYTES = 256 * 1024
 
 
-def pointwise_policy(conv):
-    """``(most pixels, rows_outer)`` of the fallback for an unstrided 1x1 convolution
-    on a 32-register target (AVX-512), or None for any other convolution or target.
+def wide_policy(conv):
+    """``(most pixels or None, rows_outer)`` of the fallback for an unstrided
+    convolution on a 32-register target (AVX-512), or None for a strided one or
+    another target.  Its reduction is not chunked by rows (the whole-plane chunks
+    of deep 7x7 and 14x14 layers stay).
 
     Measured on 2 AVX-512 Xeon cores, inputs and weights rotating through 4 and 24
     copies (out of cache, as in a model), best of 10 interleaved rounds, 2026-11-28,
     GFLOP/s of the fallback before -> with this policy:
 
-    * register tiles of at most :data:`POINTWISE_PIXELS_32` pixels: GCC keeps 16
-      accumulators in registers; with the 28 of 14-pixel tiles (31 registers live)
-      it shuffles them between registers every iteration (27 moves per 28 FMAs in
-      the 56x56 64->256 layer's loop).  56x56 64->64 233 -> 250, 64->256 285 ->
-      295; 14x14 and 28x28 128->512 layers unchanged (+-3);
-    * whole reductions per tile, no row chunks (the AVX2 rule of
-      :func:`default_ic_chunk`; the whole-plane chunks of 7x7 and 14x14 deep layers
-      stay): 28x28 512->128 257 -> 284, 56x56 256->128 253 -> 293;
+    * 1x1 kernels: register tiles of at most :data:`POINTWISE_PIXELS_32` pixels.
+      GCC keeps 16 accumulators in registers; with the 28 of 14-pixel tiles (31
+      registers live) it shuffles them between registers every iteration (27 moves
+      per 28 FMAs in the 56x56 64->256 layer's loop).  56x56 64->64 233 -> 250,
+      64->256 285 -> 295; 14x14 and 28x28 128->512 layers unchanged (+-3).  3x3
+      kernels keep 14-pixel tiles (8 lost 3-8%: each input value serves three
+      kernel columns).
+    * 1x1 kernels: whole reductions per tile, no row chunks (the AVX2 rule of
+      :func:`default_ic_chunk`): 28x28 512->128 257 -> 284, 56x56 256->128 253 ->
+      293.
     * the rows outside the channel blocks where the whole kernel is at most
       :data:`ROWS_KERNEL_BYTES` and smaller than the input: each input row is
       streamed once for every block while it is in L1, and the kernel, every row
       reading all of it, stays in L2.  56x56 256->64 236 -> 288, 256->128 -> 307,
-      28x28 512->128 -> 301, 56x56 64->64 -> 257, 64->256 -> 302; the 14x14 layers
-      with 1 MiB kernels lose 3-5% that way, so keep the blocks outside."""
+      28x28 512->128 -> 301, 56x56 64->64 1x1 -> 257, 64->256 -> 302, 56x56 64->64
+      3x3 276 -> 301, 55x55 16->64 3x3 (16-channel blocks) 140 -> 235; the layers it
+      leaves with the blocks outside: 14x14 1x1 with 1 MiB kernels (rows 3-5%
+      slower), 13x13 64->256 3x3 (4% slower), 27x27 32->128 3x3 (4% faster, not
+      taken: its kernel is larger than its input)."""
     if _registers() < 32 or any(v > 1 for v in _strides(conv)):
         return None
     shape, (chunks, kh, kw, ic_bn), nbytes = _geometry(conv)
-    if (kh, kw) != (1, 1) or not all(isinstance(d, int) for d in tuple(shape) + (chunks, ic_bn)):
+    if not all(isinstance(d, int) for d in tuple(shape) + (chunks, kh, kw, ic_bn)):
         return None
     n, oc_chunks, oh, ow, oc_bn = shape
-    kernel_bytes = oc_chunks * oc_bn * chunks * ic_bn * nbytes
+    kernel_bytes = oc_chunks * oc_bn * chunks * ic_bn * kh * kw * nbytes
     input_bytes = n * chunks * ic_bn * oh * ow * nbytes
-    return POINTWISE_PIXELS_32, kernel_bytes <= ROWS_KERNEL_BYTES and kernel_bytes < input_bytes
+    most = POINTWISE_PIXELS_32 if (kh, kw) == (1, 1) else None
+    return most, kernel_bytes <= ROWS_KERNEL_BYTES and kernel_bytes < input_bytes
 
 
 def default_prefetch(conv, ic_chunk) -> bool:
@@ -286,19 +294,19 @@ def define_knobs(cfg, conv):
         flop *= d
     cfg.add_flop(flop)
     if cfg.is_fallback:
-        pointwise = pointwise_policy(conv)
-        ow_bn = default_ow_bn(width, oc_bn, conv.dtype, pointwise[0] if pointwise else None)
+        wide = wide_policy(conv)
+        ow_bn = default_ow_bn(width, oc_bn, conv.dtype, wide[0] if wide else None)
         ic_chunk, plane = default_ic_chunk(conv, ow_bn)
         cfg["tile_ow"] = SplitEntity([-1, ow_bn])
         cfg["unroll_kw"] = OtherOptionEntity(True)
         strided = any(v > 1 for v in _strides(conv))
         if strided and extents[1:3] == (1, 1) and _registers() < 32:
             ic_chunk, plane = 0, False
-        if pointwise and not plane:
+        if wide and not plane:
             ic_chunk = 0
         cfg["acc_plane"] = OtherOptionEntity(plane)
         cfg["ic_chunk"] = OtherOptionEntity(ic_chunk)
-        cfg["rows_outer"] = OtherOptionEntity((strided or bool(pointwise and pointwise[1])) and ic_chunk == 0)
+        cfg["rows_outer"] = OtherOptionEntity((strided or bool(wide and wide[1])) and ic_chunk == 0)
         cfg["prefetch"] = OtherOptionEntity(default_prefetch(conv, ic_chunk))
 
 
