@@ -58,3 +58,17 @@ def random_attach(data, s, producer, consumer, label):
         iv = data.draw(st.sampled_from(leaves), label=f"{label}: at which loop")
         s[producer].compute_at(s[consumer], iv)
     return how
+
+
+def random_prefetch(data, stage, label):
+    """Maybe a ``prefetch`` of one of the inputs (placeholders) ``stage`` reads, on a
+    random loop, a random number of iterations ahead (negative and past the loop's
+    end included): a cache hint must never change a result."""
+    from tecc.te.tensor import PlaceholderOp  # noqa: PLC0415
+
+    inputs = [t for t in stage.op.input_tensors if isinstance(t.op, PlaceholderOp)]
+    if not inputs or not data.draw(st.booleans(), label=f"{label}: prefetch?"):
+        return
+    tensor = data.draw(st.sampled_from(inputs), label=f"{label}: prefetch which")
+    iv = data.draw(st.sampled_from(list(stage.leaf_iter_vars)), label=f"{label}: prefetch on")
+    stage.prefetch(tensor, iv, data.draw(st.integers(-4, 64), label=f"{label}: prefetch offset"))

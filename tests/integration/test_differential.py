@@ -11,7 +11,7 @@ from tecc import te, tir, topi
 from tecc.topi.testing import batch_matmul_python, conv2d_nchw_python, matmul_python, softmax_python
 
 from irhelpers import stages
-from schedgen import random_annotations, random_attach, random_loop_shape
+from schedgen import random_annotations, random_attach, random_loop_shape, random_prefetch
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck),
                     derandomize=True)
@@ -76,9 +76,11 @@ def test_matmul_random_schedules(data):
         s[CC].compute_at(s[C], data.draw(st.sampled_from(leaves), label="CC at"))
         random_loop_shape(data, s[CC], "CC")
         random_annotations(data, s[CC], "CC")
+        random_prefetch(data, s[CC], "CC")
     else:
         random_loop_shape(data, s[C], "C")
         random_annotations(data, s[C], "C")
+        random_prefetch(data, s[C], "C")
     if data.draw(st.booleans(), label="cache_read"):
         readers = [s.stage_map[C.op].op] if not any(x.is_cache for x in s.stages) else \
             [st_.op for st_ in s.stages if st_.is_cache]
@@ -181,6 +183,7 @@ def test_conv2d_random(data):
     random_loop_shape(data, s[O], "O")
     random_attach(data, s, P, O, "P")
     random_annotations(data, s[O], "O")
+    random_prefetch(data, s[O], "O")  # the kernel (the padded data is computed, not an input)
     d, w = rand(dshape), rand(wshape)
     res = _build_run(s, [D, Wt, O], [d, w, np.zeros([int(x) for x in O.shape], "float32")])[-1]
     np.testing.assert_allclose(res, conv2d_nchw_python(d, w, stride, pad, dilation=dil), rtol=1e-4, atol=1e-4)
