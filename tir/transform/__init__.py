@@ -41,8 +41,8 @@ PrimFuncPass = FunctionPass
 
 __all__ = [
     "CPU_PIPELINE", "CUDA_PIPELINE", "GENERIC_PIPELINE", "FunctionPass", "ModulePass", "Pass", "PassConfigError",
-    "PassContext", "PassInfo", "PassOptions", "PrimFuncPass", "Sequential", "flatten", "inject_double_buffer", "inject_prefetch",
-    "inject_virtual_thread", "insert_thread_sync", "list_passes", "loop_partition", "lower_thread_allreduce",
+    "PassContext", "PassInfo", "PassOptions", "PrimFuncPass", "Sequential", "flatten", "inject_double_buffer",
+    "inject_prefetch", "inject_virtual_thread", "insert_thread_sync", "list_passes", "loop_partition", "lower_thread_allreduce",
     "module_pass", "pipeline_for", "prim_func_pass", "promote_local_registers", "remove_no_op", "run_passes",
     "run_pipeline", "simplify", "simplify_stmt", "split_host_device", "storage_rewrite", "unroll", "vectorize",
     "Apply", "InjectDoubleBuffer", "InjectVirtualThread", "LoopPartition", "LowerThreadAllreduce", "RemoveNoOp",

@@ -277,7 +277,9 @@ def define_knobs(cfg, conv):
     strided 3x3 kernel gains as well (2 threads, each call on inputs out of L2,
     bias and relu after it, 2026-11-27: 56x56 128->128 3x3/2 149 -> 165; ResNet-50
     at batch 1, 14 interleaved rounds in one process: 49.8 -> 49.0 ms at the tenth
-    percentile)."""
+    percentile).  On 32-register targets an unstrided convolution follows
+    :func:`wide_policy` (its tile cap, no row chunks, its rows rule), and every
+    convolution prefetches its kernel (:func:`default_prefetch`)."""
     shape, extents, _ = _geometry(conv)
     if not all(isinstance(d, int) for d in tuple(shape) + tuple(extents)):
         raise InstantiationError(f"conv2d_NCHWc.x86: the convolution {conv.op.name!r} has the symbolic shape "
