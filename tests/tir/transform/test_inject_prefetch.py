@@ -124,3 +124,22 @@ def test_cuda_kernels_carry_no_prefetch():
     m = tecc.build(s, [A, B], "cuda -arch=sm_80")
     src = m.imported_modules[0].get_source()
     assert "__global__" in src and "prefetch" not in src
+
+
+def test_rows_a_line_or_more_apart_are_prefetched_row_by_row():
+    # a 2-D read (8 rows of 32 floats, rows 256 floats apart): 8 rows of 2 lines, not
+    # the 113 lines between the first and the last element (TVM prefetches the rows
+    # of a multi-dimensional region the same way)
+    A, B = buf1d("A", 8192), buf1d("B", 64)
+    i, r, j = var("i"), var("r"), var("j")
+    inner = loop(r, 8, loop(j, 32, store(B, B[i] + A[i * 32 + r * 256 + j], i)))
+    f = lowered_func("f", [A, B], loop(i, 4, S.AttrStmt(A.data, keys.PREFETCH_SCOPE, c(1), inner)))
+    g = inject_prefetch(f)
+    pre = g.body.body.seq[0]
+    assert isinstance(pre, S.For) and pre.loop_var.name == "prefetch_r" and int(pre.extent) == 8
+    assert isinstance(pre.body, S.For) and int(pre.body.extent) == 2
+    assert prefetches(pre) == ["prefetch_r*256 + i*32 + prefetch_line*16 + 32"]
+    a = RNG.random(8192, dtype=np.float32)
+    _, want = run_interp(f, a, np.zeros(64, np.float32))
+    _, got = run_interp(g, a, np.zeros(64, np.float32))
+    np.testing.assert_allclose(got, want)
