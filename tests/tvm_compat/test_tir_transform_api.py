@@ -70,6 +70,7 @@ def test_tecc_transform_is_the_generic_infrastructure_and_imports_as_a_module():
     (tir.transform.LoopPartition, "loop_partition"),
     (tir.transform.InjectVirtualThread, "inject_virtual_thread"),
     (tir.transform.InjectDoubleBuffer, "inject_double_buffer"),
+    (tir.transform.InjectPrefetch, "inject_prefetch"),
     (tir.transform.SplitHostDevice, "split_host_device"),
     (tir.transform.LowerThreadAllreduce, "lower_thread_allreduce"),
     (lambda: tir.transform.ThreadSync("shared"), "thread_sync"),
@@ -82,6 +83,7 @@ def test_each_tvm_pass_is_a_pass_of_the_engine(make, name):
 
 def test_the_pipelines_passes_are_the_ones_tvms_names_give():
     assert tir.transform.Simplify() == P.FunctionPass("simplify", P._simplify)
+    assert tir.transform.InjectPrefetch() in P.GENERIC_PIPELINE
     assert tir.transform.StorageFlatten(64) in P.GENERIC_PIPELINE
     assert tir.transform.SplitHostDevice() in P.CUDA_PIPELINE
 
@@ -94,6 +96,21 @@ def test_passes_map_a_module_to_a_module_and_keep_it_when_nothing_changes():
     assert isinstance(flat, tecc.IRModule) and flat is not raw
     assert tir.transform.StorageFlatten(64)(flat) is flat
     assert tir.transform.RemoveNoOp()(flat) is flat
+
+
+def test_inject_prefetch_after_storage_flatten_as_tvm_orders_them():
+    # TVM's flow: lower the schedule to a module, flatten, then InjectPrefetch
+    n = 64
+    k = te.reduce_axis((0, n), name="k")
+    A = te.placeholder((n, n), name="A")
+    B = te.compute((n,), lambda i: te.sum(A[i, k], axis=k), name="B")
+    s = te.create_schedule(B.op)
+    ko, _ = s[B].split(k, factor=16)
+    s[B].prefetch(A, ko, 1)
+    raw = tecc.driver.build_module.schedule_to_module(s, [A, B])
+    mod = tir.transform.InjectPrefetch()(tir.transform.StorageFlatten(64)(raw))
+    assert "tir.prefetch(A[i*64 + k.outer*16 + 16])" in str(mod["main"])
+    assert tir.transform.InjectPrefetch()(mod) is mod
 
 
 def test_sequential_runs_through_the_engine_printing_and_skipping_disabled_passes():

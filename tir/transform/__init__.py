@@ -22,9 +22,9 @@ from .pipeline import (
     PassOptions, list_passes, pipeline_for, run_passes, run_pipeline,
 )
 from .passes import (
-    Apply, InjectDoubleBuffer, InjectVirtualThread, LoopPartition, LowerThreadAllreduce, PassInfo, RemoveNoOp,
-    Sequential, Simplify, SplitHostDevice, StorageFlatten, StorageRewrite, ThreadSync, UnrollLoop, VectorizeLoop,
-    module_pass, prim_func_pass,
+    Apply, InjectDoubleBuffer, InjectPrefetch, InjectVirtualThread, LoopPartition, LowerThreadAllreduce, PassInfo,
+    RemoveNoOp, Sequential, Simplify, SplitHostDevice, StorageFlatten, StorageRewrite, ThreadSync, UnrollLoop,
+    VectorizeLoop, module_pass, prim_func_pass,
 )
 from .passes import CONSTRUCTORS as _CONSTRUCTORS
 from .promote_local_registers import promote_local_registers
@@ -42,11 +42,12 @@ PrimFuncPass = FunctionPass
 __all__ = [
     "CPU_PIPELINE", "CUDA_PIPELINE", "GENERIC_PIPELINE", "FunctionPass", "ModulePass", "Pass", "PassConfigError",
     "PassContext", "PassInfo", "PassOptions", "PrimFuncPass", "Sequential", "flatten", "inject_double_buffer",
-    "inject_prefetch", "inject_virtual_thread", "insert_thread_sync", "list_passes", "loop_partition", "lower_thread_allreduce",
-    "module_pass", "pipeline_for", "prim_func_pass", "promote_local_registers", "remove_no_op", "run_passes",
-    "run_pipeline", "simplify", "simplify_stmt", "split_host_device", "storage_rewrite", "unroll", "vectorize",
-    "Apply", "InjectDoubleBuffer", "InjectVirtualThread", "LoopPartition", "LowerThreadAllreduce", "RemoveNoOp",
-    "Simplify", "SplitHostDevice", "StorageFlatten", "StorageRewrite", "ThreadSync", "UnrollLoop", "VectorizeLoop",
+    "inject_prefetch", "inject_virtual_thread", "insert_thread_sync", "list_passes", "loop_partition",
+    "lower_thread_allreduce", "module_pass", "pipeline_for", "prim_func_pass", "promote_local_registers",
+    "remove_no_op", "run_passes", "run_pipeline", "simplify", "simplify_stmt", "split_host_device",
+    "storage_rewrite", "unroll", "vectorize", "Apply", "InjectDoubleBuffer", "InjectPrefetch",
+    "InjectVirtualThread", "LoopPartition", "LowerThreadAllreduce", "RemoveNoOp", "Simplify", "SplitHostDevice",
+    "StorageFlatten", "StorageRewrite", "ThreadSync", "UnrollLoop", "VectorizeLoop",
 ]
 
 

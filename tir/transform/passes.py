@@ -19,6 +19,8 @@ TVM's constructor        tecc pass                   notes
 ``LoopPartition``        ``loop_partition``
 ``InjectVirtualThread``  ``inject_virtual_thread``
 ``InjectDoubleBuffer``   ``inject_double_buffer``
+``InjectPrefetch``       ``inject_prefetch``         prefetches emitted (dropped in a
+                                                     CUDA build's pipeline)
 ``SplitHostDevice``      ``split_host_device``
 ``LowerThreadAllreduce``  ``lower_thread_allreduce``  kernels (after SplitHostDevice)
 ``ThreadSync``           ``thread_sync``             kernels; scope "shared"
@@ -47,6 +49,7 @@ TVM_NAMES = {
     "loop_partition": "tir.LoopPartition",
     "inject_virtual_thread": "tir.InjectVirtualThread",
     "inject_double_buffer": "tir.InjectDoubleBuffer",
+    "inject_prefetch": "tir.InjectPrefetch",
     "split_host_device": "tir.SplitHostDevice",
     "lower_thread_allreduce": "tir.LowerThreadAllreduce",
     "thread_sync": "tir.ThreadSync",
@@ -231,6 +234,12 @@ def InjectDoubleBuffer():  # noqa: N802
     return P.FunctionPass("inject_double_buffer", P._inject_double_buffer)
 
 
+def InjectPrefetch():  # noqa: N802
+    """Turn the ``prefetch`` scopes of ``Stage.prefetch`` into prefetches of cache
+    lines (tecc's ``inject_prefetch``)."""
+    return P.FunctionPass("inject_prefetch", P._inject_prefetch)
+
+
 def SplitHostDevice():  # noqa: N802
     """Split each GPU function into a host function and kernels (tecc's ``split_host_device``)."""
     return P.ModulePass("split_host_device", P._split_host_device)
@@ -293,7 +302,7 @@ CONSTRUCTORS = {
     "StorageFlatten": StorageFlatten, "Simplify": Simplify, "StorageRewrite": StorageRewrite,
     "VectorizeLoop": VectorizeLoop, "UnrollLoop": UnrollLoop, "RemoveNoOp": RemoveNoOp,
     "LoopPartition": LoopPartition, "InjectVirtualThread": InjectVirtualThread,
-    "InjectDoubleBuffer": InjectDoubleBuffer, "SplitHostDevice": SplitHostDevice,
+    "InjectDoubleBuffer": InjectDoubleBuffer, "InjectPrefetch": InjectPrefetch, "SplitHostDevice": SplitHostDevice,
     "LowerThreadAllreduce": LowerThreadAllreduce, "ThreadSync": ThreadSync, "Apply": Apply,
 }
 
