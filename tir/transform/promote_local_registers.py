@@ -14,7 +14,8 @@ compiler keeps an accumulator tile in registers instead of a stack array it may 
 promote.
 
 Left in memory: ``bfloat16`` buffers (stored as raw bits), buffers whose address is
-used other than by loads and stores, buffers accessed at a computed index, at more
+used other than by loads and stores or that are accessed through an alias of another
+element type, buffers accessed at a computed index, at more
 than :data:`MAX_SLOTS` places, or at overlapping places of different widths.
 
 Runs last in the CPU pipeline and before ``verify_gpu`` in the kernel pipeline: after
@@ -78,7 +79,9 @@ def _places(alloc: S.Allocate):
         if not ok[0]:
             return
         if isinstance(node, (E.BufferLoad, S.BufferStore)) and node.buffer.data is buf.data:
-            place = _place(node.indices[0]) if len(node.indices) == 1 else None
+            # an alias of another element type counts its places in other units
+            same = node.buffer.dtype == buf.dtype
+            place = _place(node.indices[0]) if len(node.indices) == 1 and same else None
             if place is None:
                 ok[0] = False
             else:
@@ -220,7 +223,7 @@ def _loop_slots(loop: S.For, buf: S.Buffer):
         if not ok[0]:
             return
         if isinstance(node, (E.BufferLoad, S.BufferStore)) and node.buffer.data is buf.data:
-            index = node.indices[0] if len(node.indices) == 1 else None
+            index = node.indices[0] if len(node.indices) == 1 and node.buffer.dtype == buf.dtype else None
             lanes = 1
             if isinstance(index, E.Ramp):
                 if not E.is_const_int(index.stride, 1):

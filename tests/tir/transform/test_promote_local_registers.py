@@ -279,3 +279,18 @@ def test_a_cpu_build_keeps_the_chunked_convolution_plane_in_registers_per_row():
     f(tecc.nd.array(x), tecc.nd.array(w), y)
     ref = np.einsum("ncyxi,ocie->noyxe", x, w[:, :, 0, 0])
     np.testing.assert_allclose(y.numpy(), ref, rtol=1e-5)
+
+
+def test_a_buffer_accessed_through_an_alias_of_another_type_stays_in_memory():
+    # the same storage read as int32 (a bit cast): its places count in other units
+    A, B = buf1d("A", 4), buf1d("B", 4, "int32")
+    L = buf1d("L", 4, scope="local")
+    alias = S.Buffer("L_bits", "int32", (c(4),), L.data, "local")
+    body = Allocate(L, seq(store(L, A[0], 0), store(L, A[1], 1), BufferStore(B, E.BufferLoad(alias, (c(1),)), (c(0),))))
+    f = lowered_func("f", [A, B], body)
+    assert promote_local_registers(f) is f
+    y, k = var("y"), var("k")
+    body = Allocate(L, loop(y, 2, loop(k, 2, seq(store(L, A[k], y * 2), BufferStore(B, E.BufferLoad(alias, (y * 2,)),
+                                                                                    (y * 2,))))))
+    g = lowered_func("g", [A, B], body)
+    assert promote_local_registers(g, in_loops=True) is g
