@@ -28,10 +28,17 @@ Features are read from the function ``te`` lowering makes (:func:`lower_for_feat
 ``level="schedule"``): every scheduled loop is still a loop with its kind, and no pass
 has run.  Flattening and the target's passes would cost several times as much and
 would hide unrolled and vectorized loops inside straight-line code.
+
+Lowering is Python: 0.1-0.15 s a config for the large GEMM template, and the
+simulated annealing of a model-based tuner asks for the features of about 2,000 new
+configs at each refit (5 minutes on one core).  :func:`batch_features` therefore
+lowers a batch of :data:`PARALLEL_MIN` or more uncached configs in forked worker
+processes, one per core (``TECC_FEATURE_WORKERS`` sets how many; 1 lowers here).
 """
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections import OrderedDict
 from functools import lru_cache
@@ -589,9 +596,63 @@ class FeatureCache:
 FEATURE_CACHE = FeatureCache()
 
 
-def batch_features(task, indexes, feature_type="itervar", cache=None) -> list:
+#: the fewest uncached configs :func:`batch_features` lowers in worker processes
+PARALLEL_MIN = 8
+
+
+def feature_workers() -> int:
+    """How many processes lower configs for features: ``TECC_FEATURE_WORKERS``, else
+    one per core the process may run on."""
+    env = os.environ.get("TECC_FEATURE_WORKERS", "").strip()
+    if env:
+        try:
+            n = int(env)
+        except ValueError:
+            raise FeatureError(f"TECC_FEATURE_WORKERS must be a whole number of processes, got {env!r}") from None
+        if n < 1:
+            raise FeatureError(f"TECC_FEATURE_WORKERS must be at least 1, got {n}")
+        return n
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+#: the task a forked feature worker lowers (set before the fork, inherited)
+_FORKED_TASK = None
+
+
+def _forked_feature(job):
+    index, feature_type = job
+    return task_feature(_FORKED_TASK, index, feature_type)
+
+
+def _parallel_features(task, indexes, feature_type, workers):
+    """:func:`task_feature` of each index in ``workers`` forked processes, or None
+    where forking is not possible or a worker died (the caller lowers here then)."""
+    import multiprocessing as mp  # noqa: PLC0415
+    from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+    from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415
+
+    global _FORKED_TASK  # noqa: PLW0603 -- handed to the forked workers by inheritance
+    if "fork" not in mp.get_all_start_methods():
+        return None
+    _FORKED_TASK = task
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("fork")) as pool:
+            chunk = -(-len(indexes) // workers)
+            return list(pool.map(_forked_feature, [(i, feature_type) for i in indexes], chunksize=chunk))
+    except (BrokenProcessPool, OSError):
+        return None
+    finally:
+        _FORKED_TASK = None
+
+
+def batch_features(task, indexes, feature_type="itervar", cache=None, workers=None) -> list:
     """:func:`task_feature` of each config index, cached (in ``cache``, default
     :data:`FEATURE_CACHE`) per task workload, target, feature type and index.
+    :data:`PARALLEL_MIN` or more uncached configs are lowered in ``workers`` forked
+    processes (default :func:`feature_workers`); the rows are the same either way.
 
     Returns
     -------
@@ -601,21 +662,22 @@ def batch_features(task, indexes, feature_type="itervar", cache=None) -> list:
     _check_type(feature_type)
     cache = FEATURE_CACHE if cache is None else cache
     base = (task.workload, str(task.target), feature_type)
-    out = []
-    for index in indexes:
-        key = base + (int(index),)
-        if key in cache:
-            out.append(cache.get(key))
-            continue
-        row = task_feature(task, int(index), feature_type)
-        cache.put(key, row)
-        out.append(row)
-    return out
+    missing = list(dict.fromkeys(int(i) for i in indexes if base + (int(i),) not in cache))
+    if missing:
+        workers = feature_workers() if workers is None else int(workers)
+        rows = None
+        if feature_type != "knob" and workers > 1 and len(missing) >= PARALLEL_MIN:
+            rows = _parallel_features(task, missing, feature_type, min(workers, len(missing)))
+        if rows is None:
+            rows = [task_feature(task, index, feature_type) for index in missing]
+        for index, row in zip(missing, rows):
+            cache.put(base + (index,), row)
+    return [cache.get(base + (int(index),)) for index in indexes]
 
 
 __all__ = [
     "CURVE_SAMPLE_N", "FEATURE_CACHE", "FEATURE_TYPES", "FeatureCache", "FeatureError", "ITERVAR_LENGTH",
-    "LOWER_LEVELS", "MAX_BUFFERS", "MAX_LOOPS", "MAX_STMTS", "batch_features", "feature_names", "flat_curve",
-    "flat_itervar", "flatten_itervar_feature", "get_buffer_curve_sample_flatten", "get_flatten_name",
+    "LOWER_LEVELS", "MAX_BUFFERS", "MAX_LOOPS", "MAX_STMTS", "PARALLEL_MIN", "batch_features", "feature_names",
+    "feature_workers", "flat_curve", "flat_itervar", "flatten_itervar_feature", "get_buffer_curve_sample_flatten", "get_flatten_name",
     "get_itervar_feature", "get_itervar_feature_flatten", "itervar_rows", "lower_for_features", "task_feature",
 ]

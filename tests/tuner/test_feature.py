@@ -317,6 +317,28 @@ def test_task_feature_kinds_none_for_invalid_and_cache(cpu_task):
     assert len(cache) == 2  # the least recently used went
 
 
+def test_batches_lowered_in_worker_processes_give_the_same_rows(cpu_task):
+    # PARALLEL_MIN or more uncached configs are lowered in forked workers; the rows
+    # (None for a config the template rejects) equal those lowered here, in order
+    n = len(cpu_task.config_space)
+    indexes = list(range(0, n, max(1, n // (2 * F.PARALLEL_MIN))))[:2 * F.PARALLEL_MIN]
+    assert len(indexes) >= F.PARALLEL_MIN
+    here = F.batch_features(cpu_task, indexes, cache=F.FeatureCache(), workers=1)
+    forked = F.batch_features(cpu_task, indexes + indexes[:3], cache=F.FeatureCache(), workers=2)
+    assert len(forked) == len(indexes) + 3
+    for a, b in zip(here + here[:3], forked):
+        assert (a is None and b is None) or np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("value, message", [("two", "a whole number"), ("0", "at least 1")])
+def test_feature_workers_setting_is_checked(monkeypatch, value, message):
+    monkeypatch.setenv("TECC_FEATURE_WORKERS", value)
+    with pytest.raises(F.FeatureError, match=f"TECC_FEATURE_WORKERS must be {message}"):
+        F.feature_workers()
+    monkeypatch.setenv("TECC_FEATURE_WORKERS", "3")
+    assert F.feature_workers() == 3
+
+
 def test_extraction_is_fast(cpu_task):
     """The tuner asks for thousands of configs: lowering plus the walk stays in milliseconds."""
     import time
