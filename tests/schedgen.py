@@ -72,3 +72,16 @@ def random_prefetch(data, stage, label):
     tensor = data.draw(st.sampled_from(inputs), label=f"{label}: prefetch which")
     iv = data.draw(st.sampled_from(list(stage.leaf_iter_vars)), label=f"{label}: prefetch on")
     stage.prefetch(tensor, iv, data.draw(st.integers(-4, 64), label=f"{label}: prefetch offset"))
+
+
+def bind_2d(stage, by, bx, ty_axis, tx_axis, ty, tx):
+    """Bind ``by``/``bx`` to blockIdx.y/x and ``ty_axis``/``tx_axis`` to threadIdx.y/x
+    of extents ``ty``/``tx``; returns the two thread axes (for cooperative fetches)."""
+    from tecc import te  # noqa: PLC0415
+
+    thread_y, thread_x = te.thread_axis((0, ty), "threadIdx.y"), te.thread_axis((0, tx), "threadIdx.x")
+    stage.bind(by, te.thread_axis("blockIdx.y"))
+    stage.bind(bx, te.thread_axis("blockIdx.x"))
+    stage.bind(ty_axis, thread_y)
+    stage.bind(tx_axis, thread_x)
+    return thread_y, thread_x

@@ -147,6 +147,7 @@ def test_classic_tvm_gemm_only_b_double_buffered():
 # ----------------------------------------------------------------------------
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from schedgen import bind_2d  # noqa: E402
 
 
 @settings(max_examples=30, deadline=None, derandomize=True, database=None,
@@ -169,11 +170,7 @@ def test_random_double_buffered_products_match_numpy_without_races(data):
     by, yi = s[C].split(C.op.axis[0], factor=ty)
     bx, xi = s[C].split(C.op.axis[1], factor=tx)
     s[C].reorder(by, bx, yi, xi)
-    thread_y, thread_x = te.thread_axis((0, ty), "threadIdx.y"), te.thread_axis((0, tx), "threadIdx.x")
-    s[C].bind(by, te.thread_axis("blockIdx.y"))
-    s[C].bind(bx, te.thread_axis("blockIdx.x"))
-    s[C].bind(yi, thread_y)
-    s[C].bind(xi, thread_x)
+    thread_y, thread_x = bind_2d(s[C], by, bx, yi, xi, ty, tx)
     s[CC].compute_at(s[C], xi)
     ko, ki = s[CC].split(s[CC].op.reduce_axis[0], factor=kt)
     for name, T in (("A", A), ("B", B)):

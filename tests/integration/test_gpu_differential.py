@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import tecc
 from tecc import te, topi
 from tecc.topi.testing import matmul_python
+from schedgen import bind_2d
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
@@ -74,11 +75,7 @@ def test_matmul_random_tiles_with_shared_and_local_caches(data):
     ty_, iy = s[C].split(iy, nparts=ty)
     tx_, ix = s[C].split(ix, nparts=tx)
     s[C].reorder(by, bx, ty_, tx_, iy, ix)
-    thread_y, thread_x = te.thread_axis((0, ty), "threadIdx.y"), te.thread_axis((0, tx), "threadIdx.x")
-    s[C].bind(by, te.thread_axis("blockIdx.y"))
-    s[C].bind(bx, te.thread_axis("blockIdx.x"))
-    s[C].bind(ty_, thread_y)
-    s[C].bind(tx_, thread_x)
+    thread_y, thread_x = bind_2d(s[C], by, bx, ty_, tx_, ty, tx)
     s[CL].compute_at(s[C], tx_)
     ko, ki = s[CL].split(CL.op.reduce_axis[0], factor=data.draw(st.integers(1, 6), label="k tile"))
     if use_shared:

@@ -58,6 +58,11 @@ def _bound_vars(node):
     return loops, others
 
 
+def _range_of(loop):
+    """The values ``loop``'s variable takes."""
+    return IntervalSet(loop.min, E.Add(loop.min, E.Sub(loop.extent, E.IntImm(loop.extent.dtype, 1))))
+
+
 def _spans(index):
     """The scalar ends of an index: itself, or a ramp's first and last lanes."""
     if isinstance(index, E.Ramp):
@@ -113,13 +118,11 @@ def _prefetches(body, data, loop_var, offset, ana):
         if len(steps) == 1 and None not in steps and abs(next(iter(steps))) >= line \
                 and isinstance(loop.extent, E.IntImm):
             rows.append(loop)
-    relaxed = {v: IntervalSet(f.min, E.Add(f.min, E.Sub(f.extent, E.IntImm(f.extent.dtype, 1))))
-               for v, f in loops.items() if f not in rows}
+    relaxed = {v: _range_of(f) for v, f in loops.items() if f not in rows}
     found = _hull(ends, relaxed, ana)
     if found is None and rows:  # fall back to the whole hull
         rows = []
-        relaxed = {v: IntervalSet(f.min, E.Add(f.min, E.Sub(f.extent, E.IntImm(f.extent.dtype, 1))))
-                   for v, f in loops.items()}
+        relaxed = {v: _range_of(f) for v, f in loops.items()}
         found = _hull(ends, relaxed, ana)
     if found is None:
         return None

@@ -27,7 +27,7 @@ The task ``"conv2d_NCHWc.x86"`` has TVM's knobs ``tile_ow`` (the register tile's
 pixels) and ``unroll_kw``, ``ic_chunk`` / ``acc_plane`` for the chunked
 reduction, ``rows_outer`` and ``prefetch`` (:func:`define_knobs`); the fallback
 config is :func:`default_ow_bn`, unrolled kernel columns, :func:`default_ic_chunk`
-and :func:`default_prefetch`.  :func:`nchwc_block` is the
+and :data:`DEFAULT_PREFETCH`.  :func:`nchwc_block` is the
 block the graph compiler lays the channels out in.
 """
 from __future__ import annotations
@@ -226,18 +226,17 @@ def wide_policy(conv):
     return most, kernel_bytes <= ROWS_KERNEL_BYTES and kernel_bytes < input_bytes
 
 
-def default_prefetch(conv, ic_chunk) -> bool:
-    """The fallback's ``prefetch`` knob: on.  Each iteration over the channels of an
-    input block prefetches the kernel row the next chunk (or the next input-channel
-    block) will read, a chunk's span ahead in memory.  In a model the weights come
-    from L3 or memory; a chunk's kernel is one 4 KiB page, where the hardware
-    prefetchers stop and start again.  Measured on 2 AVX-512 Xeon cores, each call
-    on another copy of the weights (24 copies), best of 10 interleaved rounds,
-    2026-11-28, GFLOP/s without -> with: 7x7 512->2048 1x1 187 -> 219, 7x7 512->512
-    3x3 198 -> 217, 14x14 1024->512 1x1 269 -> 292, 14x14 256->1024 1x1 261 -> 273,
-    14x14 512->512 3x3/2 185 -> 200; and within noise (+-3) on 56x56 and 28x28 layers
-    whose kernels stay in cache (64->256, 256->64, 128->512 1x1)."""
-    return True
+#: the fallback's ``prefetch`` knob: on. Each iteration over the channels of an input
+#: block prefetches the kernel row the next chunk (or the next input-channel block)
+#: will read, a chunk's span ahead in memory.  In a model the weights come from L3 or
+#: memory; a chunk's kernel is one 4 KiB page, where the hardware prefetchers stop and
+#: start again.  Measured on 2 AVX-512 Xeon cores, each call on another copy of the
+#: weights (24 copies), best of 10 interleaved rounds, 2026-11-28, GFLOP/s without ->
+#: with: 7x7 512->2048 1x1 187 -> 219, 7x7 512->512 3x3 198 -> 217, 14x14 1024->512 1x1
+#: 269 -> 292, 14x14 256->1024 1x1 261 -> 273, 14x14 512->512 3x3/2 185 -> 200; and
+#: within noise (+-3) on 56x56 and 28x28 layers whose kernels stay in cache (64->256,
+#: 256->64, 128->512 1x1).
+DEFAULT_PREFETCH = True
 
 
 def define_knobs(cfg, conv):
@@ -261,7 +260,7 @@ def define_knobs(cfg, conv):
         stays in L1 over its rows);
     ``prefetch``
         prefetch the kernel a chunk ahead (``Stage.prefetch`` on the loop over the
-        channels of an input block; :func:`default_prefetch`).
+        channels of an input block; :data:`DEFAULT_PREFETCH`).
 
     The fallback is :func:`default_ow_bn`'s tile, unrolled columns, and
     :func:`default_ic_chunk` -- except that a strided kernel takes the rows outside
@@ -279,7 +278,7 @@ def define_knobs(cfg, conv):
     at batch 1, 14 interleaved rounds in one process: 49.8 -> 49.0 ms at the tenth
     percentile).  On 32-register targets an unstrided convolution follows
     :func:`wide_policy` (its tile cap, no row chunks, its rows rule), and every
-    convolution prefetches its kernel (:func:`default_prefetch`)."""
+    convolution prefetches its kernel (:data:`DEFAULT_PREFETCH`)."""
     shape, extents, _ = _geometry(conv)
     if not all(isinstance(d, int) for d in tuple(shape) + tuple(extents)):
         raise InstantiationError(f"conv2d_NCHWc.x86: the convolution {conv.op.name!r} has the symbolic shape "
@@ -309,7 +308,7 @@ def define_knobs(cfg, conv):
         cfg["acc_plane"] = OtherOptionEntity(plane)
         cfg["ic_chunk"] = OtherOptionEntity(ic_chunk)
         cfg["rows_outer"] = OtherOptionEntity((strided or bool(wide and wide[1])) and ic_chunk == 0)
-        cfg["prefetch"] = OtherOptionEntity(default_prefetch(conv, ic_chunk))
+        cfg["prefetch"] = OtherOptionEntity(DEFAULT_PREFETCH)
 
 
 def _strides(conv) -> tuple:
