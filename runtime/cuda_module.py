@@ -24,6 +24,7 @@ plans as JSON, the cubin, the CUDA source and the emulator's library) that
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import warnings
@@ -141,11 +142,15 @@ class _GPULauncher:
         return arr.data.ptr
 
     def launch(self, spec: KernelSpec, grid, block, args) -> None:
-        kernel_args = []
-        for (kind, dtype), arg in zip(spec.params, args):
-            kernel_args.append(arg if kind == "buffer" else dtypes.storage(dtype).type(arg))
-        fn = self.module._gpu_function(spec)
-        fn(grid, block, tuple(kernel_args), shared_mem=spec.dynamic_shared_bytes)
+        self.prepare(spec, grid, block, args)()
+
+    def prepare(self, spec: KernelSpec, grid, block, args):
+        """The launch as a function of no arguments: the kernel loaded, the scalars
+        converted and the argument tuple made once."""
+        kernel_args = tuple(arg if kind == "buffer" else dtypes.storage(dtype).type(arg)
+                            for (kind, dtype), arg in zip(spec.params, args))
+        return functools.partial(self.module._gpu_function(spec), grid, block, kernel_args,
+                                 shared_mem=spec.dynamic_shared_bytes)
 
 
 class EmulatedLauncher:
@@ -176,9 +181,18 @@ class EmulatedLauncher:
         return fn
 
     def launch(self, spec: KernelSpec, grid, block, args) -> None:
+        self.prepare(spec, grid, block, args)()
+
+    def prepare(self, spec: KernelSpec, grid, block, args):
+        """The launch as a function of no arguments (the addresses read once)."""
         cargs = [a.ctypes.data if kind == "buffer" else a for (kind, _), a in zip(spec.params, args)]
-        if self.function(spec)(*cargs) != 0:
-            raise KernelError(f"kernel {spec.name} failed: {last_error(self.lib)}")
+        fn, lib = self.function(spec), self.lib
+
+        def run(_keep=args):  # the arrays stay alive while the launch may be made
+            if fn(*cargs) != 0:
+                raise KernelError(f"kernel {spec.name} failed: {last_error(lib)}")
+
+        return run
 
 
 class CUDAModule(Module):

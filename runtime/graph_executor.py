@@ -54,7 +54,7 @@ from ..errors import FunctionNotFoundError, RuntimeArgError, TeccError, TeccType
 from . import dtypes, timing
 from .cuda_module import CUDAModule, _GPULauncher
 from .device import CPU, CUDA, Device, _cupy, cpu, cuda
-from .launch import run_plan
+from .launch import freeze_plan
 from .module import CModule, ProfileResult, raise_failure
 from .ndarray import NDArray, empty
 
@@ -393,38 +393,6 @@ class GraphSpec:
 # -------------------------------------------------------------------------------------------
 # calling kernels with arguments bound once
 # -------------------------------------------------------------------------------------------
-class _ReplayLauncher:
-    """A launcher that keeps the workspaces a launch plan allocates: the k-th
-    allocation of a run gets the buffer of the k-th allocation of the first run, so
-    a kernel with global intermediates allocates nothing after its first call."""
-
-    def __init__(self, inner):
-        self.inner = inner
-        self.buffers = []
-        self.next = 0
-
-    def rewind(self) -> None:
-        self.next = 0
-
-    def alloc(self, dtype, count):
-        k = self.next
-        self.next += 1
-        if k < len(self.buffers) and self.buffers[k][0] == (dtype, count):
-            return self.buffers[k][1]
-        buf = self.inner.alloc(dtype, count)
-        if k < len(self.buffers):
-            self.buffers[k] = ((dtype, count), buf)
-        else:
-            self.buffers.append(((dtype, count), buf))
-        return buf
-
-    def address(self, arr) -> int:
-        return self.inner.address(arr)
-
-    def launch(self, spec, grid, block, args) -> None:
-        self.inner.launch(spec, grid, block, args)
-
-
 def _bound_call(lib, func_name: str, args: list, where: str):
     """A function of no arguments that calls ``lib[func_name](*args)``, with the
     arguments checked and converted here, once."""
@@ -443,11 +411,17 @@ def _bound_call(lib, func_name: str, args: list, where: str):
             _sig, arrays, values = lib._bind(func_name, args)
             plan, kernels = lib.plans[func_name], lib.kernels
             on_gpu = lib._on_gpu() and all(not isinstance(a, np.ndarray) for a in arrays.values())
-            launcher = _ReplayLauncher(_GPULauncher(lib) if on_gpu else lib.emulator())
+            launcher = _GPULauncher(lib) if on_gpu else lib.emulator()
+            frozen = None
 
             def call_cuda():
-                launcher.rewind()
-                run_plan(plan, kernels, arrays, values, launcher)
+                # the buffers and scalars never change: the first call resolves the plan
+                # (its workspaces allocated, its kernels loaded), later ones only launch
+                nonlocal frozen
+                if frozen is None:
+                    frozen = freeze_plan(plan, kernels, arrays, values, launcher)
+                for launch in frozen:
+                    launch()
 
             return call_cuda
         fn = lib.get_function(func_name)

@@ -11,12 +11,21 @@ written into exported modules as JSON; running one needs no compiler and no IR.
 
 :func:`run_plan` executes a plan through a *launcher*: the real GPU launcher (CuPy),
 the GPU-semantics emulator on the CPU, or the emulator's checking mode.  A launcher
-has four methods::
+has these methods::
 
     alloc(dtype, count)      -> a new array (a workspace)
     address(array)           -> the array's base address (alignment checks)
     launch(spec, grid, block, args)
                              -> run kernel ``spec.name``; ``args``: arrays and ints
+    prepare(spec, grid, block, args)   (optional)
+                             -> a function of no arguments that makes that launch,
+                                with everything it converts converted once
+
+:func:`freeze_plan` resolves a plan once for arguments that never change (the graph
+executor's buffers): the steps run, workspaces are allocated, and what is left is the
+launches, each prepared by the launcher.  A plan's steps read only the scalar
+arguments and the arrays' addresses, never their contents, so the frozen launches
+are exactly what :func:`run_plan` would do on every later call.
 
 .. _formulas:
 
@@ -29,6 +38,7 @@ Formulas
 """
 from __future__ import annotations
 
+import functools
 import operator
 from dataclasses import dataclass, field
 
@@ -311,17 +321,38 @@ def run_plan(plan: LaunchPlan, kernels: dict, arrays: dict, values: dict, launch
     launcher
         See the module docs.
     """
+    for spec, grid, block, args in resolve_launches(plan, kernels, arrays, values, launcher):
+        launcher.launch(spec, grid, block, args)
+
+
+def freeze_plan(plan: LaunchPlan, kernels: dict, arrays: dict, values: dict, launcher) -> tuple:
+    """The launches of ``plan`` for arguments that stay the same from call to call,
+    resolved once: a tuple of functions of no arguments, one per launch in order (the
+    launcher's ``prepare``, else its ``launch`` bound to the arguments).  The plan's
+    workspaces are allocated here, once; its checks run here (a failing one raises
+    now).  Arguments as for :func:`run_plan`."""
+    prepare = getattr(launcher, "prepare", None)
+    if prepare is None:
+        return tuple(functools.partial(launcher.launch, *launch)
+                     for launch in resolve_launches(plan, kernels, arrays, values, launcher))
+    return tuple(prepare(*launch) for launch in resolve_launches(plan, kernels, arrays, values, launcher))
+
+
+def resolve_launches(plan: LaunchPlan, kernels: dict, arrays: dict, values: dict, launcher):
+    """Yield ``(spec, grid, block, args)`` for each launch of ``plan`` in order,
+    running the steps before it (allocations through ``launcher``, bindings, checks,
+    loops) as the iteration reaches them.  Arguments as for :func:`run_plan`."""
     env = {("arg", i): v for i, v in values.items()}
-    _run_steps(plan, plan.steps, kernels, arrays, env, {}, launcher)
+    yield from _launches(plan, plan.steps, kernels, arrays, env, {}, launcher)
 
 
-def _run_steps(plan, steps, kernels, arrays, env, workspaces, launcher) -> None:
+def _launches(plan, steps, kernels, arrays, env, workspaces, launcher):
     for step in steps:
         if isinstance(step, Loop):
             start, extent = evaluate(step.start, env), evaluate(step.extent, env)
             for t in range(start, start + extent):
                 env[("let", step.slot)] = t
-                _run_steps(plan, step.body, kernels, arrays, env, workspaces, launcher)
+                yield from _launches(plan, step.body, kernels, arrays, env, workspaces, launcher)
         elif isinstance(step, Alloc):
             workspaces[step.slot] = launcher.alloc(step.dtype, max(1, evaluate(step.count, env)))
         elif isinstance(step, Let):
@@ -349,8 +380,8 @@ def _run_steps(plan, steps, kernels, arrays, env, workspaces, launcher) -> None:
                         f"accesses, but the array passed is not {align}-byte aligned (an offset view?); "
                         "pass a freshly allocated array")
                 args.append(arr)
-            launcher.launch(spec, grid, block, args)
+            yield spec, grid, block, args
 
 
 __all__ = ["Alloc", "Assert", "KernelSpec", "Launch", "LaunchPlan", "Let", "Loop", "evaluate", "formula_text",
-           "launch_dims", "run_plan", "MAX_THREADS_PER_BLOCK", "MAX_BLOCK_DIMS", "MAX_GRID_DIMS"]
+           "freeze_plan", "launch_dims", "resolve_launches", "run_plan", "MAX_THREADS_PER_BLOCK", "MAX_BLOCK_DIMS", "MAX_GRID_DIMS"]
