@@ -38,8 +38,11 @@ def wall_clock(fn):
     return run_n
 
 
-#: calls enqueued behind one hold of the stream (far below the driver's queue of
-#: pending launches, so the host never waits on a GPU that waits on the host)
+#: calls enqueued behind one hold of the stream at first: far below the driver's queue
+#: of pending launches (about a thousand) for a call of one kernel.  A call of many
+#: kernels (a whole model) can fill that queue, and the host then waits on a GPU that
+#: waits on the host until the hold times out; :func:`cuda_events` then re-times the
+#: region in regions a quarter as long
 HOLD_CALLS = 64
 #: how long the hold kernel waits for the host before it gives up (seconds)
 HOLD_TIMEOUT_S = 0.1
@@ -64,9 +67,11 @@ class _StreamHold:
     not the kernel.  A one-thread kernel launched before the start event spins on a
     flag in mapped host memory; the host sets the flag once the end event is
     enqueued, so the events see the launches back to back, as a graph replay would
-    (the approach of nvbench's blocking kernel).  If the work between the events
-    synchronizes with the device, the hold times out after ``HOLD_TIMEOUT_S``; the
-    hold then switches itself off for that runner and the samples stay valid.
+    (the approach of nvbench's blocking kernel).  The hold times out after
+    ``HOLD_TIMEOUT_S`` when the host cannot finish enqueuing: the region's launches
+    filled the driver's queue (:func:`cuda_events` re-times it in shorter regions),
+    or one call synchronizes with the device (the hold is switched off for that
+    runner; its samples stay valid, host time included).
     """
 
     def __init__(self):
@@ -133,9 +138,10 @@ def cuda_events(fn, flush_l2: bool = False, stream=None, hold: bool = True):
         flush = cupy.empty((2 * l2,), dtype=cupy.uint8)
     start, end = cupy.cuda.Event(), cupy.cuda.Event()
     holder = _shared_hold() if hold else None
+    region = HOLD_CALLS  # calls per hold; shrinks where a region fills the launch queue
 
-    def timed(n: int) -> float:
-        nonlocal holder
+    def timed(n: int):
+        """``(seconds, the hold timed out)`` of ``n`` calls."""
         if holder is not None:
             holder.hold(stream)
         start.record(stream)
@@ -147,22 +153,32 @@ def cuda_events(fn, flush_l2: bool = False, stream=None, hold: bool = True):
             if holder is not None:
                 holder.release()
         end.synchronize()
-        if holder is not None and holder.timed_out():
-            holder = None  # fn waits on the device: holding only costs time
-        return cupy.cuda.get_elapsed_time(start, end) / 1e3
+        return cupy.cuda.get_elapsed_time(start, end) / 1e3, holder is not None and holder.timed_out()
 
     def run_n(n: int) -> float:
+        nonlocal holder, region
         if flush is None:
             total, left = 0.0, n
             while left > 0:
-                k = min(left, HOLD_CALLS) if holder is not None else left
-                total += timed(k)
+                k = min(left, region) if holder is not None else left
+                seconds, timed_out = timed(k)
+                if timed_out and k > 1:
+                    # the host waited for room in the launch queue: the GPU ran while it
+                    # enqueued, so the sample is partly the host's; re-time, shorter
+                    region = max(1, k // 4)
+                    continue
+                if timed_out:
+                    holder = None  # one call waits on the device: holding only costs time
+                total += seconds
                 left -= k
             return total
         total = 0.0
         for k in range(n):
             flush.fill(k & 0xFF)
-            total += timed(1)
+            seconds, timed_out = timed(1)
+            if timed_out:
+                holder = None
+            total += seconds
         return total
 
     return run_n
