@@ -244,18 +244,22 @@ def test_a_vec_no_tile_takes_is_refused_as_a_repeat():
         dense.instantiate(_point(dense, tile_y=[-1, 1, 4, 2], tile_x=[-1, 1, 8, 1], tile_k=[-1, 1, 2], vec=4))
 
 
-@pytest.mark.parametrize("vec, match", [
-    (3, r"schedule_gemm_tiled: knob 'vec' = 3 is not one of \[1, 2, 4\]"),
-    (None, r"schedule_gemm_tiled: the config has no knob 'vec'"),
-])
-def test_bad_vec_values_are_instantiation_errors(vec, match):
+def test_bad_vec_values_are_instantiation_errors():
     task = _task("dense_large_batch.cuda")
     good = _point(task, tile_y=[-1, 1, 4, 2], tile_x=[-1, 1, 8, 1], tile_k=[-1, 2, 4])
     entities = {k: v for k, v in good._entity_map.items() if k != "vec"}
-    if vec is not None:
-        entities["vec"] = OtherOptionEntity(vec)
-    with tecc.target.Target("cuda"), pytest.raises(InstantiationError, match=match):
+    entities["vec"] = OtherOptionEntity(3)
+    with tecc.target.Target("cuda"), pytest.raises(InstantiationError,
+                                                   match=r"schedule_gemm_tiled: knob 'vec' = 3 is not one of "
+                                                         r"\[1, 2, 4\]"):
         task.instantiate(ConfigEntity(0, None, entities))
+    # a config recorded without the knob fetches as the template did before it had
+    # one: element by element, the knob's first value
+    del entities["vec"]
+    old = ConfigEntity(0, None, entities)
+    with tecc.target.Target("cuda"):
+        s, _ = task.instantiate(old)
+    assert old["vec"].val == 1 and _fetch_widths(s) == [("placeholder.shared", 1), ("placeholder.shared", 1)]
 
 
 # ---------------------------------------------------------------------------------

@@ -195,6 +195,29 @@ def test_apply_history_best_builds_the_tuned_point(task):
     assert _source(_built(s, args)) == _source(_built(hand_s, hand_args))
 
 
+def test_a_record_made_before_the_register_prefetch_knob_builds_without_it(task):
+    # the H100's records of 2026-11-28 have five knobs; the template has defined six since
+    line = ('{"input": ["cuda", "sgemm.cuda", [128, 128, 64, "float32"], {}], "config": {"index": 122, '
+            '"code_hash": null, "entity": [["block", "ot", 32], ["thread_tile", "ot", 2], ["k_tile", "ot", 8], '
+            '["double_buffer", "ot", 1], ["a_kmajor", "ot", 1]]}, "result": [[0.001], 0, 1.0, 1795772492.0], '
+            '"error": null, "env": {"emulated": true}, "v": "tecc-autotvm-1"}')
+    record = autotvm.record.decode(line)
+    with autotvm.apply_history_best([record]), tecc.target.Target(TARGET):
+        s, args = gemm.sgemm_template(M, N, KD, "float32")
+    assert _knobs(record[0].config) == (32, 2, 8, 1, 1, 0)
+    hand_s, hand_args = K.sgemm(M, N, KD, 32, 2, 8, double_buffer=True, a_kmajor=True)
+    assert _source(_built(s, args)) == _source(_built(hand_s, hand_args))
+
+
+def test_a_record_without_a_split_knob_is_refused_with_a_reason():
+    from tecc.tuner.task.space import ConfigEntity, OtherOptionEntity  # noqa: PLC0415
+
+    cfg = ConfigEntity(0, None, {"vec": OtherOptionEntity(2)})
+    assert cfg.define_knob("unroll", [0, 16]) == [] and cfg["unroll"].val == 0
+    with pytest.raises(InstantiationError, match="no knob 'tile_x' .*recorded before the template defined"):
+        cfg.define_split("tile_x", 64, num_outputs=2)
+
+
 def test_numpy_sizes_are_accepted():
     with tecc.target.Target(TARGET):
         s, args = gemm.sgemm_template(np.int64(64), np.int32(64), np.int64(64))

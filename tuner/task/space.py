@@ -461,7 +461,12 @@ class ConfigSpace:
         return self._add_new_transform(AnnotateSpace, name, axes, policy, **kwargs)
 
     def define_knob(self, name, candidate):
-        """A knob taking one of the values ``candidate``."""
+        """A knob taking one of the values ``candidate``.
+
+        A knob added to a template that already has records goes after the others
+        (the records' indexes still name the same points) and lists first the value
+        that does what the template did without it: a recorded config that lacks the
+        knob takes that value."""
         return self._add_new_transform(OtherOptionSpace, name, [], "", candidate=candidate)
 
     def add_flop(self, flop):
@@ -645,6 +650,18 @@ class ConfigEntity(ConfigSpace):
 
     def get_other_option(self) -> dict:
         return {k: v.val for k, v in self._entity_map.items() if isinstance(v, OtherOptionEntity)}
+
+    def _add_new_transform(self, space_class, name, axes, policy, **kwargs):
+        if name not in self._entity_map:
+            # a config recorded before the template had this knob: a knob added later
+            # (after the others, so that older indexes still hold) takes its first
+            # candidate, which is what the template did before it had the knob
+            if space_class is not OtherOptionSpace:
+                raise InstantiationError(
+                    f"the config has no knob {name!r} ({space_class.__name__}): it was recorded before the "
+                    "template defined that knob, or for another template; tune the workload again")
+            self._entity_map[name] = OtherOptionSpace(axes, policy, **kwargs)[0]
+        return super()._add_new_transform(space_class, name, axes, policy, **kwargs)
 
     def to_json_dict(self) -> dict:
         return {"index": self.index, "code_hash": self.code_hash,
