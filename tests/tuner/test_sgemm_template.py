@@ -209,13 +209,19 @@ def test_a_record_made_before_the_register_prefetch_knob_builds_without_it(task)
     assert _source(_built(s, args)) == _source(_built(hand_s, hand_args))
 
 
-def test_a_record_without_a_split_knob_is_refused_with_a_reason():
+def test_knobs_a_record_lacks_are_refused_unless_appended_options():
     from tecc.tuner.task.space import ConfigEntity, OtherOptionEntity  # noqa: PLC0415
 
     cfg = ConfigEntity(0, None, {"vec": OtherOptionEntity(2)})
+    assert cfg.define_knob("vec", [1, 2, 4]) == [] and cfg["vec"].val == 2
+    # an option defined after a knob the record has: added later, its first value
     assert cfg.define_knob("unroll", [0, 16]) == [] and cfg["unroll"].val == 0
-    with pytest.raises(InstantiationError, match="no knob 'tile_x' .*recorded before the template defined"):
+    with pytest.raises(InstantiationError, match="no knob 'tile_x': it is a config of another template, or was "
+                                                 "recorded before the template defined that knob"):
         cfg.define_split("tile_x", 64, num_outputs=2)
+    # none of the template's knobs so far: another template's config
+    with pytest.raises(InstantiationError, match="no knob 'block'"):
+        ConfigEntity(0, None, {"vec": OtherOptionEntity(2)}).define_knob("block", [32, 64])
 
 
 def test_numpy_sizes_are_accepted():

@@ -628,6 +628,7 @@ class ConfigEntity(ConfigSpace):
         self._entity_map = OrderedDict(entity_map)
         self._space_map = None
         self.code_hash = code_hash
+        self._matched = False  # a knob the template defined was found in the config
 
     def __len__(self):
         return 1
@@ -652,15 +653,18 @@ class ConfigEntity(ConfigSpace):
         return {k: v.val for k, v in self._entity_map.items() if isinstance(v, OtherOptionEntity)}
 
     def _add_new_transform(self, space_class, name, axes, policy, **kwargs):
-        if name not in self._entity_map:
-            # a config recorded before the template had this knob: a knob added later
-            # (after the others, so that older indexes still hold) takes its first
-            # candidate, which is what the template did before it had the knob
-            if space_class is not OtherOptionSpace:
-                raise InstantiationError(
-                    f"the config has no knob {name!r} ({space_class.__name__}): it was recorded before the "
-                    "template defined that knob, or for another template; tune the workload again")
+        if name in self._entity_map:
+            self._matched = True
+        elif space_class is OtherOptionSpace and self._matched:
+            # a config recorded before the template had this knob (it has the knobs
+            # defined before it): a knob added later, after the others so that older
+            # indexes still hold, takes its first candidate -- what the template did
+            # before it had the knob
             self._entity_map[name] = OtherOptionSpace(axes, policy, **kwargs)[0]
+        else:
+            raise InstantiationError(
+                f"the config has no knob {name!r}: it is a config of another template, or was recorded before "
+                "the template defined that knob; tune the workload again")
         return super()._add_new_transform(space_class, name, axes, policy, **kwargs)
 
     def to_json_dict(self) -> dict:
