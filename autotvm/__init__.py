@@ -7,7 +7,7 @@ for ``tvm.autotvm`` runs with only the import changed.
 import sys as _sys
 
 from .. import tuner as _tuner
-from ..tuner import feature, measure, record, task, tuner  # noqa: F401
+from ..tuner import feature, measure, record, task, tophub, tuner  # noqa: F401
 from ..tuner.task import (  # noqa: F401
     ApplyConfig, ConfigEntity, ConfigSpace, DispatchContext, FallbackConfigEntity, FallbackContext,
     get_config, register_topi_compute, register_topi_schedule, template,

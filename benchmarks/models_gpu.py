@@ -10,9 +10,11 @@ random weights, the encoder layer and the Llama-style decoder layer of
 one run:
 
 * **tecc**: ``from_onnx`` + ``tecc.graph.build`` for ``--target`` at opt_level 3
-  (default schedules, or the configs of ``--records`` under
-  ``autotvm.apply_history_best``), run by ``GraphModule`` on ``tecc.cuda(0)``, the
-  inputs set once (they stay on the device).
+  (default schedules with tecc's reference configs for the GPU's architecture --
+  ``autotvm.tophub``; on sm_90, two of ResNet-50's 3x3 layers -- or the configs of
+  ``--records`` under ``autotvm.apply_history_best``), run by ``GraphModule`` on
+  ``tecc.cuda(0)``, the inputs set once (they stay on the device).  The results say
+  which reference file was applied (``tophub``).
 * **PyTorch eager**: the same graph and weights run node by node with torch's own
   operators on the GPU (``_onnx_torch.OnnxTorch``: cuDNN convolutions, cuBLAS
   products, ``scaled_dot_product_attention``; one call per layer, as an
@@ -81,6 +83,7 @@ from _gpu_common import DRY_RUN_TARGET, device_facts, facts_header, has_gpu, ren
 from models_cpu import MODELS, agree, build_tecc, calibrate, make_model, sample, selection  # noqa: E402
 from tecc.contrib.graph_executor import GraphModule  # noqa: E402
 from tecc.runtime.graph_executor import calls_kernel  # noqa: E402
+from tecc.tuner import tophub  # noqa: E402
 
 #: the issue's GPU target: tecc's latency below both references' at batch 1
 TARGET_MODELS = MODELS
@@ -358,7 +361,9 @@ def main(argv=None):
     notes = ("latency: one inference followed by a device synchronization (wall clock), median of "
              f"{args.rounds} interleaved rounds; GPU ms: CUDA events with the stream held (the kernels back "
              "to back, without the host's launch cost); ratios > 1: tecc faster")
-    payload = {"options": vars(args), "rows": rows, "summary": summary, "notes": notes,
+    reference = None if args.records or not tophub.enabled() else tophub.reference_file(args.target)
+    notes += f"; reference configs (autotvm.tophub): {os.path.basename(reference) if reference else 'none'}"
+    payload = {"options": vars(args), "rows": rows, "summary": summary, "notes": notes, "tophub": reference,
                "onnxruntime": onnxruntime.__version__, "date_local": datetime.datetime.now().isoformat()}
     markdown = table + "\n\n" + notes + "\n\n" + "\n".join(f"- {s}" for s in summary)
     if profiles:

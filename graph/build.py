@@ -29,6 +29,7 @@ A reshape-only group is a kernel (a copy) like any other.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections import OrderedDict
@@ -470,13 +471,26 @@ def build(mod, target="llvm", params=None, mod_name="default"):
     mod = bind_params(mod, params)
     infer_type(mod)
     _check_static(mod)
-    with Target(tgt):  # target-dependent passes (AlterOpLayout) read it
-        mod = optimize(mod)
-    if not any(isinstance(node, Call) for node in _scope_nodes(mod["main"].body)):
-        mod = _copy_outputs(mod)
-    graph, lib, graph_params = compile_graph(mod, tgt)
+    with _reference_configs(tgt):
+        with Target(tgt):  # target-dependent passes (AlterOpLayout) read it
+            mod = optimize(mod)
+        if not any(isinstance(node, Call) for node in _scope_nodes(mod["main"].body)):
+            mod = _copy_outputs(mod)
+        graph, lib, graph_params = compile_graph(mod, tgt)
     target_name = "cuda" if tgt.kind == "cuda" else "llvm"
     return GraphExecutorFactoryModule(json.dumps(graph), lib, graph_params, mod_name, target=target_name)
+
+
+def _reference_configs(target):
+    """The configs the templates get: tecc's reference records for ``target``
+    (``autotvm.tophub``) when no dispatch context is in effect, as TVM's relay.build
+    applied TopHub's; whatever the caller applied (``apply_history_best``) otherwise."""
+    from ..tuner import tophub  # noqa: PLC0415
+    from ..tuner.task.dispatcher import DispatchContext, FallbackContext  # noqa: PLC0415
+
+    if isinstance(DispatchContext.current, FallbackContext):
+        return tophub.context(target)
+    return contextlib.nullcontext()
 
 
 def _copy_outputs(mod: Module) -> Module:

@@ -285,6 +285,9 @@ class ApplyHistoryBest(DispatchContext):
     what differs.
     """
 
+    #: warn when the records were measured on another device or with another compiler
+    check_environment = True
+
     def __init__(self, records):
         super().__init__()
         self.best_by_targetkey = {}
@@ -307,11 +310,12 @@ class ApplyHistoryBest(DispatchContext):
                     gpu_here = not _gpu_environment()[3]
                 if gpu_here:
                     continue
-            env = getattr(record, "env", None) or {}
-            mine = here.setdefault(kind, environment(inp.target))
-            for field in _MATTERS:
-                if env.get(field, mine.get(field)) != mine.get(field):
-                    differs.add((field, env.get(field), mine.get(field)))
+            if self.check_environment:
+                env = getattr(record, "env", None) or {}
+                mine = here.setdefault(kind, environment(inp.target))
+                for field in _MATTERS:
+                    if env.get(field, mine.get(field)) != mine.get(field):
+                        differs.add((field, env.get(field), mine.get(field)))
             key = (kind, inp.task.workload)
             if key not in self.best_by_targetkey or res.mean_cost < self.best_by_targetkey[key][1].mean_cost:
                 self.best_by_targetkey[key] = (inp, res)

@@ -1,0 +1,115 @@
+"""tecc's reference records (``autotvm.tophub``): every shipped record still
+instantiates and compiles with the current templates; a model build for the
+records' architecture applies them unless the caller applied records of its own or
+``TECC_TOPHUB=off``; the configs compute the right answer (on the emulator)."""
+import os
+import warnings
+
+import numpy as np
+import pytest
+from onnx import helper
+
+import tecc
+from tecc import autotvm, topi  # noqa: F401  (topi registers the templates)
+from tecc.contrib import graph_executor
+from tecc.graph.build import build
+from tecc.graph.frontend import from_onnx
+from tecc.graph.testing import _model
+from tecc.tuner import tophub
+from tecc.tuner.record import load_from_file
+
+SM90 = "cuda -arch=sm_90"
+REFERENCE = os.path.join(tophub.LOG_DIR, "cuda_sm_90.log")
+
+
+def _records():
+    return list(load_from_file(REFERENCE))
+
+
+def test_the_reference_records_are_valid_measurements_of_four_workloads():
+    records = _records()
+    assert sorted(inp.task.name for inp, _ in records) == [
+        "conv2d_nchw.cuda", "conv2d_nchw.cuda", "dense_large_batch.cuda", "sgemm.cuda"]
+    for record in records:
+        inp, res = record
+        assert res.error_no == 0 and not res.emulated and res.mean_cost > 0
+        assert record.env["compute_capability"] == "9.0"  # measured on Hopper, as the file's name says
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_every_reference_record_instantiates_and_compiles_for_its_arch(index):
+    inp, _ = _records()[index]
+    task = autotvm.task.create(inp.task.name, args=inp.task.args, target=SM90)
+    with tecc.target.Target(SM90):
+        s, args = task.instantiate(inp.config)
+        mod = tecc.build(s, args, target=SM90)
+    assert mod.arch == "sm_90" and mod.cubin[:4] == b"\x7fELF"
+
+
+def test_context_by_target():
+    assert tophub.reference_file(SM90) == REFERENCE
+    assert tophub.reference_file("cuda -arch=sm_80") is None and tophub.reference_file("llvm") is None
+    ctx = tophub.context([SM90, "llvm"])
+    assert len(ctx.best_by_targetkey) == 4
+    inp, _ = _records()[0]
+    assert ctx.has_record(SM90, inp.task.workload)
+    assert tophub.context("cuda -arch=sm_80").best_by_targetkey == {}
+    # extra files join the reference records (TVM's extra_files)
+    assert len(tophub.context("llvm", extra_files=[REFERENCE]).best_by_targetkey) == 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # measured on an H100: applied here without a warning
+        tophub.context(SM90)
+
+
+def test_off_in_the_environment(monkeypatch):
+    monkeypatch.setenv(tophub.DISABLE_ENV, "off")
+    assert not tophub.enabled() and tophub.context(SM90).best_by_targetkey == {}
+
+
+def _conv_model():
+    # ResNet-50's first 3x3 convolution at batch 1, with its bias and ReLU
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((64, 64, 3, 3), dtype=np.float32) * np.float32(0.05)
+    b = rng.standard_normal(64, dtype=np.float32) * np.float32(0.1)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
+             helper.make_node("Relu", ["c"], ["y"])]
+    model = _model(nodes, {"x": [1, 64, 56, 56]}, {"y": [1, 64, 56, 56]}, {"w": w, "b": b}, opset=13)
+    return model, w, b
+
+
+def _build(model, records=None):
+    mod, params = from_onnx(model)
+    with tecc.transform.PassContext(opt_level=3):
+        if records is None:
+            factory = build(mod, SM90, params)
+        else:
+            with autotvm.apply_history_best(records):
+                factory = build(mod, SM90, params)
+    return factory, [(k, g, b) for _, k, g, b in factory.get_lib().launch_dims()]
+
+
+def test_a_model_build_applies_the_reference_config_and_computes_right(monkeypatch):
+    model, w, b = _conv_model()
+    factory, dims = _build(model)
+    monkeypatch.setenv(tophub.DISABLE_ENV, "off")
+    _, fallback_dims = _build(model)
+    monkeypatch.delenv(tophub.DISABLE_ENV)
+    # the reference config: 64 filters in 2 x 8 x 2 thread tiles, rows by 2, columns by 8
+    assert dims != fallback_dims and [(g, b) for _, g, b in dims] == [((7, 28, 2), (8, 2, 8))]
+    x = np.random.default_rng(1).standard_normal((1, 64, 56, 56), dtype=np.float32)
+    m = graph_executor.GraphModule(factory["default"](tecc.cuda(0)))
+    m.set_input("x", x)
+    m.run()
+    padded = np.pad(x[0], ((0, 0), (1, 1), (1, 1)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(1, 2))  # c, h, w, 3, 3
+    want = np.maximum(np.einsum("chwij,kcij->khw", windows, w) + b[:, None, None], 0)
+    np.testing.assert_allclose(m.get_output(0).numpy()[0], want, rtol=1e-4, atol=1e-4)
+
+
+def test_records_the_caller_applies_replace_the_reference_ones(tmp_path):
+    model, _, _ = _conv_model()
+    empty = tmp_path / "empty.log"
+    empty.write_text("")
+    _, dims = _build(model, records=str(empty))  # nothing tuned: the fallback, not the reference
+    _, reference_dims = _build(model)
+    assert dims != reference_dims
