@@ -7,7 +7,9 @@
 #
 #   bash benchmarks/gpu_session.sh STEP[:SECONDS] ...
 #
-# Steps: tests, sgemm, norms, topi, models (models_gpu.py: whole models vs PyTorch eager and onnxruntime), opbench (tecc bench --ops all), notebooks (every notebook executed on
+# Steps: tests, sgemm, norms, topi, models (models_gpu.py: whole models vs PyTorch eager and onnxruntime),
+# models-notophub (the same without tecc's reference configs, TECC_TOPHUB=off: ResNet-50 at batch 1
+# unless NOTOPHUB_ARGS says otherwise), opbench (tecc bench --ops all), notebooks (every notebook executed on
 # the GPU; the box has no ipykernel/nbclient wheels unless fetch-wheels.sh was given them), tune-sgemm,
 # tune-dense, tune-conv, tune-report.
 # Example (a 6-minute call): bash benchmarks/gpu_session.sh tests:100 sgemm:60 norms:40 topi:80
@@ -52,6 +54,9 @@ for spec in "$@"; do
         opbench) run_step opbench "$secs" python3 -m tecc.driver.tvmc bench --ops all --device cuda \
                 --json "$W/$(date -u +%F)_opbench.json" --plot "$W/$(date -u +%F)_opbench.png" ${OPBENCH_ARGS:-} ;;
         models) run_step models "$secs" python3 benchmarks/models_gpu.py --out "$W" ${MODELS_ARGS:-} ;;
+        models-notophub) mkdir -p "$W/notophub"
+            run_step models-notophub "$secs" env TECC_TOPHUB=off python3 benchmarks/models_gpu.py --out "$W/notophub" \
+                ${NOTOPHUB_ARGS:---models resnet50 --batch 1 --rounds 6} ;;
         notebooks) run_step notebooks "$secs" python3 -m pytest -q -p no:cacheprovider -n 3 \
                 tests/integration/test_notebooks.py ;;
         tune-sgemm|tune-dense|tune-conv)
