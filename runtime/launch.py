@@ -331,10 +331,7 @@ def freeze_plan(plan: LaunchPlan, kernels: dict, arrays: dict, values: dict, lau
     launcher's ``prepare``, else its ``launch`` bound to the arguments).  The plan's
     workspaces are allocated here, once; its checks run here (a failing one raises
     now).  Arguments as for :func:`run_plan`."""
-    prepare = getattr(launcher, "prepare", None)
-    if prepare is None:
-        return tuple(functools.partial(launcher.launch, *launch)
-                     for launch in resolve_launches(plan, kernels, arrays, values, launcher))
+    prepare = getattr(launcher, "prepare", None) or (lambda *launch: functools.partial(launcher.launch, *launch))
     return tuple(prepare(*launch) for launch in resolve_launches(plan, kernels, arrays, values, launcher))
 
 
@@ -384,4 +381,5 @@ def _launches(plan, steps, kernels, arrays, env, workspaces, launcher):
 
 
 __all__ = ["Alloc", "Assert", "KernelSpec", "Launch", "LaunchPlan", "Let", "Loop", "evaluate", "formula_text",
-           "freeze_plan", "launch_dims", "resolve_launches", "run_plan", "MAX_THREADS_PER_BLOCK", "MAX_BLOCK_DIMS", "MAX_GRID_DIMS"]
+           "freeze_plan", "launch_dims", "resolve_launches", "run_plan", "MAX_THREADS_PER_BLOCK", "MAX_BLOCK_DIMS",
+           "MAX_GRID_DIMS"]
