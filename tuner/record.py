@@ -24,7 +24,7 @@ from ..runtime.peaks import cpu_name
 from .measure.measure import MeasureErrorNo, MeasureInput, MeasureResult
 from .task.dispatcher import DispatchContext
 from .task.space import ConfigEntity
-from .task.task import Task
+from .task.task import Task, canonical_args
 
 logger = logging.getLogger("tecc.autotvm")
 
@@ -292,6 +292,7 @@ class ApplyHistoryBest(DispatchContext):
         super().__init__()
         self.best_by_targetkey = {}
         self._best_user_defined = {}
+        self._canonical_tasks = set()  # task names whose records are keyed canonically
         if records is not None:
             self.load(records)
 
@@ -332,9 +333,25 @@ class ApplyHistoryBest(DispatchContext):
         key = (_target_key(target), workload)
         if key in self._best_user_defined:
             return self._best_user_defined[key]
+        if key not in self.best_by_targetkey and workload[0] not in self._canonical_tasks:
+            self._rekey(workload[0])
         if key in self.best_by_targetkey:
             return self.best_by_targetkey[key][0].config
         return None
+
+    def _rekey(self, task_name) -> None:
+        """Key the records of ``task_name`` by the canonical form of their workloads
+        (``task.canonical_args``): records read before the task's template was
+        registered (``tecc.topi`` imported) kept their arguments as written."""
+        self._canonical_tasks.add(task_name)
+        for key in [k for k in self.best_by_targetkey if k[1][0] == task_name]:
+            canonical = (task_name,) + canonical_args(task_name, key[1][1:])
+            if canonical == key[1]:
+                continue
+            record = self.best_by_targetkey.pop(key)
+            new = (key[0], canonical)
+            if new not in self.best_by_targetkey or record[1].mean_cost < self.best_by_targetkey[new][1].mean_cost:
+                self.best_by_targetkey[new] = record
 
     def update(self, target, workload, cfg):
         self._best_user_defined[(_target_key(target), workload)] = cfg

@@ -113,3 +113,25 @@ def test_records_the_caller_applies_replace_the_reference_ones(tmp_path):
     _, dims = _build(model, records=str(empty))  # nothing tuned: the fallback, not the reference
     _, reference_dims = _build(model)
     assert dims != reference_dims
+
+
+def test_a_task_made_with_padding_written_otherwise_names_the_models_workload(tmp_path):
+    # a conv task created by hand with padding (1, 1), tuned, applies to the model's layer,
+    # whose workload has padding (1, 1, 1, 1); records read before the template was
+    # registered are keyed the same way once it is asked for
+    from tecc.tuner.measure import MeasureInput, MeasureResult  # noqa: PLC0415
+    from tecc.tuner.task.task import Task  # noqa: PLC0415
+
+    args = (("TENSOR", (1, 64, 56, 56), "float32"), ("TENSOR", (64, 64, 3, 3), "float32"), 1, (1, 1), 1, "float32")
+    task = autotvm.task.create("conv2d_nchw.cuda", args=args, target=SM90)
+    reference_inp, _ = next(r for r in _records() if r[0].task.workload == task.workload)
+    assert task.workload[3:6] == ((1, 1), (1, 1, 1, 1), (1, 1))
+    raw = Task("conv2d_nchw.cuda", args, target=SM90)
+    raw.args = args  # as a record decoded before tecc.topi was imported keeps them
+    result = MeasureResult([1e-5], 0, 1.0, 0.0, False)
+    model, _, _ = _conv_model()
+    _, dims = _build(model, records=[(MeasureInput(raw.target, raw, reference_inp.config), result)])
+    _, reference_dims = _build(model)
+    assert dims == reference_dims  # the hand-made task's config reached the layer
+    with tecc.target.Target(SM90):
+        assert topi.nn.utils.conv2d_workload_args(("d", "k", 2, "SAME", 1)) == ("d", "k", (2, 2), "SAME", (1, 1))

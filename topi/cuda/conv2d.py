@@ -20,6 +20,7 @@ from ...tuner.task.topi_integration import register_topi_compute, register_topi_
 from .. import nn, tag
 from ..generic.default import new_schedule, outputs_of
 from ..nn.conv2d import CONV2D_NCHW, CONV2D_NCHWC, CONV2D_NHWC
+from ..nn.utils import conv2d_workload_args
 from ..schedule_registry import register_schedule
 from ..tunable import schedule_either
 from ..utils import find_anchors, get_const_tuple
@@ -77,7 +78,7 @@ def tunable_schedule(task_name, tags, what, summary):
 # ---------------------------------------------------------------------------------------
 # conv2d_nchw: the tunable task
 # ---------------------------------------------------------------------------------------
-@register_topi_compute("conv2d_nchw.cuda")
+@register_topi_compute("conv2d_nchw.cuda", canonical=conv2d_workload_args)
 def _conv2d_nchw(cfg, data, kernel, strides, padding, dilation, out_dtype="float32"):
     """The convolution compute (:func:`tecc.topi.nn.conv2d_nchw`) of the task."""
     return nn.conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype)
@@ -130,7 +131,7 @@ def schedule_conv2d_nchw(outs, out=None, tile_co=8, tile_xy=8):
 # ---------------------------------------------------------------------------------------
 # conv2d_nhwc
 # ---------------------------------------------------------------------------------------
-@register_topi_compute("conv2d_nhwc.cuda")
+@register_topi_compute("conv2d_nhwc.cuda", canonical=conv2d_workload_args)
 def conv2d_nhwc(cfg, data, kernel, strides, padding, dilation, out_dtype="float32"):
     """The NHWC convolution compute (:func:`tecc.topi.nn.conv2d_nhwc`; HWIO kernel)
     of the tunable task ``"conv2d_nhwc.cuda"``."""

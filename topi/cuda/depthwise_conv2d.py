@@ -9,10 +9,11 @@ from ...tuner.task.topi_integration import register_topi_compute
 from .. import nn
 from ..nn.conv2d import DEPTHWISE_CONV2D_NCHW
 from ..nn.depthwise_conv2d import DEPTHWISE_CONV2D_NHWC
+from ..nn.utils import conv2d_workload_args
 from .conv2d import tunable_schedule
 
 
-@register_topi_compute("depthwise_conv2d_nchw.cuda")
+@register_topi_compute("depthwise_conv2d_nchw.cuda", canonical=conv2d_workload_args)
 def depthwise_conv2d_nchw(cfg, data, kernel, strides, padding, dilation, out_dtype="float32"):
     """The depthwise convolution compute (:func:`tecc.topi.nn.depthwise_conv2d_nchw`)
     of the tunable task."""
@@ -25,7 +26,7 @@ schedule_depthwise_conv2d_nchw = tunable_schedule(
     it, in the same kernel).""")
 
 
-@register_topi_compute("depthwise_conv2d_nhwc.cuda")
+@register_topi_compute("depthwise_conv2d_nhwc.cuda", canonical=conv2d_workload_args)
 def depthwise_conv2d_nhwc(cfg, data, kernel, strides, padding, dilation, kernel_layout="HWOI", out_dtype=None):
     """The NHWC depthwise convolution compute (:func:`tecc.topi.nn.depthwise_conv2d_nhwc`;
     HWOI kernel by default) of the tunable task ``"depthwise_conv2d_nhwc.cuda"``."""

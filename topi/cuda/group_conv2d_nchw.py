@@ -7,10 +7,11 @@ from __future__ import annotations
 from ...tuner.task.topi_integration import register_topi_compute
 from .. import nn
 from ..nn.conv2d import GROUP_CONV2D_NCHW
+from ..nn.utils import conv2d_workload_args
 from .conv2d import tunable_schedule
 
 
-@register_topi_compute("group_conv2d_nchw.cuda")
+@register_topi_compute("group_conv2d_nchw.cuda", canonical=conv2d_workload_args)
 def group_conv2d_nchw(cfg, data, kernel, stride, padding, dilation, groups, out_dtype="float32"):
     """The grouped convolution compute (:func:`tecc.topi.nn.group_conv2d_nchw`) of the
     tunable task."""

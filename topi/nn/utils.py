@@ -44,6 +44,24 @@ def pair(value, what):
     return _pair(value, what)
 
 
+def conv2d_workload_args(args) -> tuple:
+    """The serialized arguments of a 2-D convolution task -- ``(data, kernel,
+    strides, padding, dilation, ...)`` -- in the form its workload keeps: strides and
+    dilation as (height, width), padding as (top, left, bottom, right), as a model's
+    layer records them.  A task created with ``padding=1`` or ``(1, 1)`` then names
+    the same workload as the layer, and its tuning records apply to the model.
+    Arguments in another form (a ``"SAME"`` padding) stay as they are."""
+    args = list(args)
+    for k in (2, 4):
+        if isinstance(args[k], int) and not isinstance(args[k], bool):
+            args[k] = (args[k], args[k])
+    padding = args[3]
+    if (isinstance(padding, int) and not isinstance(padding, bool)) or (isinstance(padding, tuple)
+                                                                         and len(padding) == 2):
+        args[3] = tuple(get_pad_tuple(padding, None))
+    return tuple(args)
+
+
 def layout_axes(layout: str, what: str) -> list:
     """The axes of a layout string, a split axis as one entry:
     ``"NCHW16c" -> ["N", "C", "H", "W", "16c"]``."""

@@ -35,6 +35,7 @@ from ..nn.conv2d import (
     CONV1D_NCW, CONV1D_NWC, CONV2D_NCHW, CONV2D_NHWC, CONV2D_TRANSPOSE_NCHW, DEPTHWISE_CONV2D_NCHW,
     GROUP_CONV2D_NCHW,
 )
+from ..nn.utils import conv2d_workload_args
 from ..tunable import has_workload, schedule_either
 from ..utils import find_anchors, get_const_tuple
 from . import conv2d_flat as flat
@@ -43,7 +44,7 @@ from ...tuner.task.space import InstantiationError
 from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
 
 
-@register_topi_compute("conv2d_nchw.x86")
+@register_topi_compute("conv2d_nchw.x86", canonical=conv2d_workload_args)
 def _conv2d_nchw_direct(cfg, data, kernel, strides, padding, dilation, out_dtype=None):
     """The compute of the tunable task ``"conv2d_nchw.x86"``: the direct convolution
     (:func:`tecc.topi.nn.conv2d_nchw`, TVM's x86 form) the knobs of
@@ -51,7 +52,7 @@ def _conv2d_nchw_direct(cfg, data, kernel, strides, padding, dilation, out_dtype
     return nn.conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype)
 
 
-@register_topi_compute("conv2d_nchw_flat.x86")
+@register_topi_compute("conv2d_nchw_flat.x86", canonical=conv2d_workload_args)
 def _conv2d_nchw_flat(cfg, data, kernel, strides, padding, dilation, out_dtype=None):
     """The compute of the tunable task ``"conv2d_nchw_flat.x86"``: the convolution
     over flattened pixels (:func:`.conv2d_flat.conv2d_nchw_flat`), laid out by the

@@ -39,13 +39,14 @@ from ...tuner.task.topi_integration import register_topi_compute, register_topi_
 from .. import nn
 from ..generic.default import new_schedule, outputs_of
 from ..nn.conv2d import CONV2D_NCHWC
+from ..nn.utils import conv2d_workload_args
 from ..schedule_registry import register_schedule
 from ..tunable import schedule_either
 from ..utils import find_anchors, get_const_tuple
 from .conv2d import _lanes, _place_padding, _registers, epilogue_and_accumulator
 
 
-@register_topi_compute("conv2d_NCHWc.x86")
+@register_topi_compute("conv2d_NCHWc.x86", canonical=conv2d_workload_args)
 def conv2d_NCHWc(cfg, data, kernel, strides, padding, dilation, layout, out_layout,  # noqa: N802
                  out_dtype="float32"):
     """The channel-blocked convolution compute (:func:`tecc.topi.nn.conv2d_NCHWc`)

@@ -28,6 +28,7 @@ class TaskTemplate:
         self.fcompute = None
         self.fschedule = None
         self.fcustomized = None
+        self.fcanonical = None  # serialized args -> the form the workload keeps (optional)
 
     def __call__(self, *args, **kwargs):
         """Build ``(schedule, args)`` for ``args`` with the config in effect."""
@@ -94,9 +95,19 @@ def deserialize_args(args) -> list:
     return out
 
 
+def canonical_args(task_name: str, args: tuple) -> tuple:
+    """Serialized ``args`` of task ``task_name`` in the one form its workload keeps
+    them (a convolution's padding ``1`` or ``(1, 1)`` as ``(1, 1, 1, 1)``, as a
+    model's layer has it), when the task registered such a form
+    (``register_topi_compute(..., canonical=)``); else as they are."""
+    tmpl = TASK_TABLE.get(task_name)
+    canonical = tmpl.fcanonical if tmpl is not None else None
+    return tuple(canonical(args)) if canonical is not None else args
+
+
 def args_to_workload(args, task_name: str) -> tuple:
     """The workload of calling task ``task_name`` on ``args``."""
-    return (task_name,) + serialize_args(args)
+    return (task_name,) + canonical_args(task_name, serialize_args(args))
 
 
 def _template_of(task_name) -> TaskTemplate:
@@ -180,7 +191,7 @@ class Task:
 
     def __init__(self, name, args, target=None, target_host=None):
         self.name = name
-        self.args = serialize_args(args)
+        self.args = canonical_args(name, serialize_args(args))
         self.kwargs = {}
         self.func = TASK_TABLE.get(name)  # None for a task read from records whose template is not imported
         self.target = _as_target(target) if target is not None else None

@@ -26,7 +26,9 @@ import inspect
 
 from .dispatcher import DispatchContext
 from .space import FallbackConfigEntity
-from .task import TemplateError, _current_target, _register_task_compute, _register_task_schedule, args_to_workload
+from .task import (
+    TemplateError, _current_target, _register_task_compute, _register_task_schedule, _template_of, args_to_workload,
+)
 
 
 def _bind_positional(func, args, kwargs, task_name):
@@ -52,12 +54,17 @@ def dispatched_config(task_name: str, args) -> tuple:
     return DispatchContext.current.query(_current_target(), workload), workload
 
 
-def register_topi_compute(task_name: str, func=None):
+def register_topi_compute(task_name: str, func=None, canonical=None):
     """Register ``func(cfg, *args)`` as the compute of tunable task ``task_name``;
-    the returned function is called without ``cfg``."""
+    the returned function is called without ``cfg``.  ``canonical`` (optional) maps
+    the serialized arguments to the one form the task's workloads keep, so that
+    equal calls written differently (padding ``1`` and ``(1, 1, 1, 1)``) share their
+    tuning records."""
 
     def register(topi_compute):
         _register_task_compute(task_name, _WithConfigInEffect(topi_compute))
+        if canonical is not None:
+            _template_of(task_name).fcanonical = canonical
 
         @functools.wraps(topi_compute)
         def wrapper(*args, **kwargs):
