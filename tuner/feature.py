@@ -29,10 +29,10 @@ Features are read from the function ``te`` lowering makes (:func:`lower_for_feat
 has run.  Flattening and the target's passes would cost several times as much and
 would hide unrolled and vectorized loops inside straight-line code.
 
-Lowering is Python: 0.1-0.15 s a config for the large GEMM template, and the
-simulated annealing of a model-based tuner asks for the features of about 2,000 new
-configs at each refit (5 minutes on one core).  :func:`batch_features` therefore
-lowers a batch of :data:`PARALLEL_MIN` or more uncached configs in forked worker
+Lowering is Python: about 35 ms a valid config of the large GEMM template (2-core VM,
+2026-11-28), and the simulated annealing of a model-based tuner asks for the features
+of about 2,000 new configs at each refit (about a minute on that VM's two cores).
+:func:`batch_features` therefore lowers a batch of :data:`PARALLEL_MIN` or more uncached configs in forked worker
 processes, one per core (``TECC_FEATURE_WORKERS`` sets how many; 1 lowers here).
 """
 from __future__ import annotations
