@@ -524,18 +524,30 @@ def _norm_attrs_check(op, attrs):
 _NORM_DEFAULTS = {"axis": 1, "epsilon": 1e-5, "center": True, "scale": True}
 
 
-def _batch_norm_infer(types, attrs):
-    op = "nn.batch_norm"
-    args = tensor_args(op, types, 5)
+def _norm_infer_args(op, types, attrs, roles, min_ndim, too_few, batch_first=False):
+    """What every normalization's type inference checks: ``data`` and the vectors
+    ``roles`` after it, of one dtype; a valid epsilon; ``data`` of at least
+    ``min_ndim`` axes (else ``too_few``, formatted with ``shape``); with
+    ``batch_first``, a normalized axis other than the batch axis 0; each vector as
+    long as ``data`` along the normalized axis.  Returns ``(args, axis)``."""
+    args = tensor_args(op, types, 1 + len(roles))
     data = args[0]
     same_dtype(op, args)
     _norm_attrs_check(op, attrs)
-    if data.ndim < 1:
-        raise GraphError(f"{op}: data is a scalar; it needs a channel axis")
+    if data.ndim < min_ndim:
+        raise GraphError(f"{op}: {too_few.format(shape=data.shape)}")
     axis = normalize_axis(op, attrs["axis"], data.ndim)
-    for role, ty in zip(("gamma", "beta", "moving_mean", "moving_var"), args[1:]):
+    if batch_first and axis == 0:
+        raise GraphError(f"{op}: axis 0 is the batch axis; the channel axis must be another one")
+    for role, ty in zip(roles, args[1:]):
         _channel_vector(op, data, ty, axis, role)
-    return TupleType([data, args[3], args[4]])
+    return args, axis
+
+
+def _batch_norm_infer(types, attrs):
+    args, _ = _norm_infer_args("nn.batch_norm", types, attrs, ("gamma", "beta", "moving_mean", "moving_var"), 1,
+                               "data is a scalar; it needs a channel axis")
+    return TupleType([args[0], args[3], args[4]])
 
 
 def _batch_norm_lower(inputs, attrs, out_type):
@@ -551,18 +563,10 @@ register_op("nn.batch_norm", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_batc
 
 
 def _instance_norm_infer(types, attrs):
-    op = "nn.instance_norm"
-    data, gamma, beta = tensor_args(op, types, 3)
-    same_dtype(op, [data, gamma, beta])
-    _norm_attrs_check(op, attrs)
-    if data.ndim < 3:
-        raise GraphError(f"{op}: data must have a batch, a channel and at least one more axis, got {data.shape}")
-    axis = normalize_axis(op, attrs["axis"], data.ndim)
-    if axis == 0:
-        raise GraphError(f"{op}: axis 0 is the batch axis; the channel axis must be another one")
-    _channel_vector(op, data, gamma, axis, "gamma")
-    _channel_vector(op, data, beta, axis, "beta")
-    return data
+    args, _ = _norm_infer_args("nn.instance_norm", types, attrs, ("gamma", "beta"), 3,
+                               "data must have a batch, a channel and at least one more axis, got {shape}",
+                               batch_first=True)
+    return args[0]
 
 
 def _instance_norm_lower(inputs, attrs, out_type):
@@ -581,16 +585,9 @@ register_op("nn.instance_norm", pattern=OpPattern.OPAQUE, infer=_instance_norm_i
 
 
 def _layer_norm_infer(types, attrs):
-    op = "nn.layer_norm"
-    data, gamma, beta = tensor_args(op, types, 3)
-    same_dtype(op, [data, gamma, beta])
-    _norm_attrs_check(op, attrs)
-    if data.ndim < 1:
-        raise GraphError(f"{op}: data is a scalar; there is no axis to normalize")
-    axis = normalize_axis(op, attrs["axis"], data.ndim)
-    _channel_vector(op, data, gamma, axis, "gamma")
-    _channel_vector(op, data, beta, axis, "beta")
-    return data
+    args, _ = _norm_infer_args("nn.layer_norm", types, attrs, ("gamma", "beta"), 1,
+                               "data is a scalar; there is no axis to normalize")
+    return args[0]
 
 
 def _layer_norm_lower(inputs, attrs, out_type):
