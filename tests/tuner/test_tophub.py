@@ -66,14 +66,16 @@ def test_off_in_the_environment(monkeypatch):
     assert not tophub.enabled() and tophub.context(SM90).best_by_targetkey == {}
 
 
-def _conv_model():
-    # ResNet-50's first 3x3 convolution at batch 1, with its bias and ReLU
+def _conv_model(channels=64, size=56):
+    # one of ResNet-50's 3x3 convolutions at batch 1 (the first one by default), with its
+    # bias and ReLU
     rng = np.random.default_rng(0)
-    w = rng.standard_normal((64, 64, 3, 3), dtype=np.float32) * np.float32(0.05)
-    b = rng.standard_normal(64, dtype=np.float32) * np.float32(0.1)
+    w = rng.standard_normal((channels, channels, 3, 3), dtype=np.float32) * np.float32(0.05)
+    b = rng.standard_normal(channels, dtype=np.float32) * np.float32(0.1)
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
              helper.make_node("Relu", ["c"], ["y"])]
-    model = _model(nodes, {"x": [1, 64, 56, 56]}, {"y": [1, 64, 56, 56]}, {"w": w, "b": b}, opset=13)
+    shape = [1, channels, size, size]
+    model = _model(nodes, {"x": shape}, {"y": shape}, {"w": w, "b": b}, opset=13)
     return model, w, b
 
 
@@ -88,15 +90,18 @@ def _build(model, records=None):
     return factory, [(k, g, b) for _, k, g, b in factory.get_lib().launch_dims()]
 
 
-def test_a_model_build_applies_the_reference_config_and_computes_right(monkeypatch):
-    model, w, b = _conv_model()
+@pytest.mark.parametrize("channels, size, launch", [
+    (64, 56, ((7, 28, 2), (8, 2, 8))),  # 64 filters in 2 x 8 x 2 thread tiles, rows by 2, columns by 8
+    (256, 14, ((1, 1, 64), (14, 2, 4))),  # 4 filters a block, the 14x14 pixels by 14 x 2 threads of 7 rows
+])
+def test_a_model_build_applies_the_reference_config_and_computes_right(monkeypatch, channels, size, launch):
+    model, w, b = _conv_model(channels, size)
     factory, dims = _build(model)
     monkeypatch.setenv(tophub.DISABLE_ENV, "off")
     _, fallback_dims = _build(model)
     monkeypatch.delenv(tophub.DISABLE_ENV)
-    # the reference config: 64 filters in 2 x 8 x 2 thread tiles, rows by 2, columns by 8
-    assert dims != fallback_dims and [(g, b) for _, g, b in dims] == [((7, 28, 2), (8, 2, 8))]
-    x = np.random.default_rng(1).standard_normal((1, 64, 56, 56), dtype=np.float32)
+    assert dims != fallback_dims and [(g, b) for _, g, b in dims] == [launch]
+    x = np.random.default_rng(1).standard_normal((1, channels, size, size), dtype=np.float32)
     m = graph_executor.GraphModule(factory["default"](tecc.cuda(0)))
     m.set_input("x", x)
     m.run()
