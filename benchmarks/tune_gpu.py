@@ -486,10 +486,8 @@ class Bench(G.BenchBase):
         ref64 = topi_gpu.conv2d_im2col(xp, x.astype(xp.float64), wt.astype(xp.float64), p["stride"], p["pad"])
         ref32 = _to_host(ref64.astype(xp.float32))
         out_shape = (1, k, oh, ow)
-        # padding as four sides, as a model's convolution records its workload (tecc.graph.build):
-        # the records then apply to ResNet-50 itself
-        args = (("TENSOR", (1, c, hw, hw), "float32"), ("TENSOR", (k, c, r, r), "float32"), (1, 1),
-                (pad, pad, pad, pad), (1, 1), "float32")
+        args = (("TENSOR", (1, c, hw, hw), "float32"), ("TENSOR", (k, c, r, r), "float32"), (1, 1), (pad, pad),
+                (1, 1), "float32")
         ref_input = [_to_host(x), _to_host(wt), np.zeros(out_shape, np.float32)]
         base = {"layer": name, "params": p, "task": CONV_TASK}
         try:
@@ -504,7 +502,7 @@ class Bench(G.BenchBase):
         def make():
             data = te.placeholder((1, c, hw, hw), name="data")
             kernel = te.placeholder((k, c, r, r), name="kernel")
-            out = topi.cuda.conv2d_nchw(data, kernel, (1, 1), (pad, pad, pad, pad), (1, 1), "float32")
+            out = topi.cuda.conv2d_nchw(data, kernel, (1, 1), (pad, pad), (1, 1), "float32")
             return topi.cuda.schedule_conv2d_nchw([out]), [data, kernel, out]
 
         rows = {}

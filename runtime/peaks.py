@@ -249,7 +249,9 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine() or "CPU"
 
 
-def _cpus() -> list:
+def usable_cpus() -> list:
+    """The logical CPUs this process may run on (its affinity; every CPU where the
+    system does not say)."""
     try:
         return sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -292,7 +294,7 @@ def _max_clock_mhz(cpus) -> tuple:
 
 @functools.lru_cache(maxsize=None)
 def _cpu_peaks(lanes: int, lanes_how: str) -> Peaks:
-    cpus = _cpus()
+    cpus = usable_cpus()
     cores, cores_how = _physical_cores(cpus)
     mhz, mhz_how = _max_clock_mhz(cpus)
     if mhz:
@@ -308,7 +310,7 @@ def _cpu_peaks(lanes: int, lanes_how: str) -> Peaks:
 @functools.lru_cache(maxsize=None)
 def _cpu_bandwidth() -> tuple:
     """``(bytes/s, how)``, measured once per process."""
-    threads = len(_cpus())
+    threads = len(usable_cpus())
     bandwidth = measure_cpu_bandwidth(BANDWIDTH_BYTES, threads=threads)
     return bandwidth, (f"measured: best of 5 copies of {BANDWIDTH_BYTES >> 20} MiB with numpy on {threads} "
                        "thread(s), bytes read + bytes written")

@@ -32,8 +32,9 @@ would hide unrolled and vectorized loops inside straight-line code.
 Lowering is Python: about 35 ms a valid config of the large GEMM template (2-core VM,
 2026-11-28), and the simulated annealing of a model-based tuner asks for the features
 of about 2,000 new configs at each refit (about a minute on that VM's two cores).
-:func:`batch_features` therefore lowers a batch of :data:`PARALLEL_MIN` or more uncached configs in forked worker
-processes, one per core (``TECC_FEATURE_WORKERS`` sets how many; 1 lowers here).
+:func:`batch_features` therefore lowers a batch of :data:`PARALLEL_MIN` or more uncached
+configs in forked worker processes, one per core (``TECC_FEATURE_WORKERS`` sets how
+many; 1 lowers here).
 """
 from __future__ import annotations
 
@@ -612,10 +613,9 @@ def feature_workers() -> int:
         if n < 1:
             raise FeatureError(f"TECC_FEATURE_WORKERS must be at least 1, got {n}")
         return n
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+    from ..runtime.peaks import usable_cpus  # noqa: PLC0415
+
+    return max(1, len(usable_cpus()))
 
 
 #: the task a forked feature worker lowers (set before the fork, inherited)

@@ -30,6 +30,8 @@ targets (``emit=False``) the scopes are dropped: CUDA has no use for a CPU cache
 """
 from __future__ import annotations
 
+import math
+
 from .. import dtype as _dt
 from .. import expr as E
 from .. import keys
@@ -127,13 +129,10 @@ def _prefetches(body, data, loop_var, offset, ana):
     if found is None:
         return None
     start, elements = found
-    lines = -(-elements // line)
-    for loop in rows:
-        lines *= int(loop.extent.value)
-    if lines > MAX_LINES:
+    per_row = -(-elements // line)
+    if per_row * math.prod(int(loop.extent.value) for loop in rows) > MAX_LINES:
         return None
     itype = start.dtype
-    per_row = -(-elements // line)
     lv = E.Var("prefetch_line", itype)
     at = start if per_row == 1 else E.Add(start, E.Mul(lv, E.IntImm(itype, line)))
     fresh = {loop.loop_var: E.Var(f"prefetch_{loop.loop_var.name}", loop.loop_var.dtype) for loop in rows}

@@ -108,8 +108,8 @@ def _promotable(buf: S.Buffer) -> bool:
     return n is not None and n * _dt.parse(buf.dtype).bytes <= MAX_BYTES
 
 
-def _register(buf: S.Buffer, offset: int, lanes: int, name: str) -> S.Buffer:
-    """The register slot of ``buf``'s ``lanes`` elements at ``offset``."""
+def _register(buf: S.Buffer, lanes: int, name: str) -> S.Buffer:
+    """A register slot ``name`` for ``lanes`` elements of ``buf``."""
     dtype = buf.dtype if lanes == 1 else _dt.with_lanes(buf.dtype, lanes)
     return S.Buffer(name, dtype, (E.IntImm("int32", 1),), E.Var(name, "handle"), keys.REGISTER)
 
@@ -156,7 +156,7 @@ class _Promote(_ToSlots):
         spans = _places(s) if _promotable(buf) else None
         if spans is None:
             return self.generic_visit(s)
-        regs = {(base, lanes): _register(buf, base, lanes, f"{buf.name}_{base}") for base, lanes in spans}
+        regs = {(base, lanes): _register(buf, lanes, f"{buf.name}_{base}") for base, lanes in spans}
         self.regs[buf.data] = regs
         body = self.visit(s.body)
         del self.regs[buf.data]
@@ -295,7 +295,7 @@ class _PromoteInLoops(IRMutator):
             itype = base.dtype if base is not None else "int32"
             regs[data] = {}
             for offset, lanes in spans:
-                reg = _register(buf, offset, lanes, f"{buf.name}_r{offset}")
+                reg = _register(buf, lanes, f"{buf.name}_r{offset}")
                 regs[data][(offset, lanes)] = reg
                 allocs.append(reg)
                 at = E.IntImm(itype, offset) if base is None else (
