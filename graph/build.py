@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import TeccError
 from .ir import Call, Constant, Function, GraphError, Module, TensorType, Tuple, TupleGetItem, TupleType, Var
-from .op import Op
+from .op import RESHAPES, Op, concat_in_place
 from .transform.fuse_ops import _operands, _scope_nodes
 from .transform.infer_type import infer_type
 
@@ -213,7 +213,17 @@ def lower_function(fn: Function, target):
 
 
 def _kernel_base_name(fn: Function) -> str:
-    names = [n.op.name.replace(".", "_") for n in _scope_nodes(fn.body) if isinstance(n, Call) and isinstance(n.op, Op)]
+    """``fused_`` and the group's operators in order; where injective producers
+    fused into a product's operands (``Op.fuse_inputs``), the product and what
+    follows it lead and the producers' names come after, once each
+    (``fused_nn_batch_matmul_multiply_reshape_transpose``)."""
+    ops = [n.op for n in _scope_nodes(fn.body) if isinstance(n, Call) and isinstance(n.op, Op)]
+    first = next((k for k, op in enumerate(ops) if op.fuse_inputs), 0)
+    prologue = []
+    for op in ops[:first]:
+        if op.name not in prologue:
+            prologue.append(op.name)
+    names = [op.name.replace(".", "_") for op in ops[first:]] + [n.replace(".", "_") for n in prologue]
     base = "fused_" + "_".join(names)
     base = re.sub(r"[^0-9A-Za-z_]", "_", base)
     return base[:MAX_KERNEL_NAME]
@@ -313,13 +323,7 @@ def _concat_contiguous(fn: Function) -> bool:
         return False
     if not all(isinstance(p.checked_type, TensorType) and p.checked_type.dtype == out.dtype for p in fn.params):
         return False
-    axis = int(body.attrs["axis"])
-    axis = axis + len(out.shape) if axis < 0 else axis
-    return all(int(d) == 1 for d in out.shape[:axis])
-
-
-#: operators whose output is their input's bytes under another shape (row-major)
-RESHAPES = frozenset({"reshape", "squeeze", "expand_dims", "nn.batch_flatten"})
+    return concat_in_place(out.shape, int(body.attrs["axis"]))
 
 
 def _reshape_only(fn: Function) -> bool:

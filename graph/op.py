@@ -19,6 +19,10 @@ An operator is registered once, with everything the compiler needs to know about
     none): a call with an unknown attribute is refused, naming the ones it takes.
 ``inplace``
     The output may reuse operand 0's buffer (element-wise, same shape and dtype).
+``fuse_inputs``
+    On GPU targets, injective producers of its operands (a transpose, a reshape
+    with a copy) may join its kernel: its CUDA schedules compute them inline in
+    their shared-memory loads (the matrix products; see :mod:`.transform.fuse_ops`).
 
 :func:`call` builds a :class:`~tecc.graph.ir.Call` of a registered operator by name,
 checking the operand count and attributes.
@@ -62,6 +66,7 @@ class Op:
     defaults: dict = field(default_factory=dict)
     inplace: bool = False
     doc: str = ""
+    fuse_inputs: bool = False
 
     def __repr__(self):
         return f"Op({self.name})"
@@ -75,14 +80,30 @@ class Op:
 #: name -> Op
 OPS: dict = {}
 
+#: operators whose output is their input's bytes under another shape (row-major): a
+#: chain of them is a view, which needs no kernel
+RESHAPES = frozenset({"reshape", "squeeze", "expand_dims", "nn.batch_flatten"})
+
+
+def concat_in_place(out_shape, axis: int) -> bool:
+    """Whether a concatenation along ``axis`` into ``out_shape`` is its operands'
+    bytes end to end (row-major: every axis before ``axis`` is 1), so that the
+    memory planner can have each operand written into its place and call no kernel."""
+    axis = axis + len(out_shape) if axis < 0 else axis
+    return all(int(d) == 1 for d in out_shape[:axis])
+
 
 def register_op(name, *, pattern, infer, lower, num_inputs=None, defaults=None, inplace=False, doc="",
-                override=False) -> Op:
+                fuse_inputs=False, override=False) -> Op:
     """Register operator ``name`` (see the module's docstring for each argument)
     and return it."""
     if name in OPS and not override:
         raise GraphError(f"operator {name!r} is already registered; pass override=True to replace it")
-    op = Op(name, OpPattern(pattern), infer, lower, num_inputs, dict(defaults or {}), bool(inplace), doc)
+    if fuse_inputs and OpPattern(pattern) != OpPattern.OUT_ELEMWISE_FUSABLE:
+        raise GraphError(f"operator {name!r}: fuse_inputs is for OUT_ELEMWISE_FUSABLE operators (a product whose "
+                         f"schedule inlines its operands' producers), not {OpPattern(pattern).name}")
+    op = Op(name, OpPattern(pattern), infer, lower, num_inputs, dict(defaults or {}), bool(inplace), doc,
+            bool(fuse_inputs))
     OPS[name] = op
     return op
 

@@ -354,7 +354,7 @@ def _dense_lower(inputs, attrs, out_type):
 
 
 register_op("nn.dense", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_dense_infer, lower=_dense_lower,
-            num_inputs=2, defaults={"units": None, "out_dtype": ""},
+            num_inputs=2, defaults={"units": None, "out_dtype": ""}, fuse_inputs=True,
             doc="``data @ weight.T`` (weight is (units, in_features))")
 
 
@@ -415,6 +415,7 @@ def _matmul_lower(inputs, attrs, out_type):
 
 register_op("nn.matmul", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_matmul_infer, lower=_matmul_lower,
             num_inputs=2, defaults={"units": None, "out_dtype": "", "transpose_a": False, "transpose_b": False},
+            fuse_inputs=True,
             doc="2-D matrix product with optional transposes")
 
 
@@ -443,7 +444,7 @@ def _batch_matmul_lower(inputs, attrs, out_type):
 
 
 register_op("nn.batch_matmul", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_batch_matmul_infer,
-            lower=_batch_matmul_lower, num_inputs=2,
+            lower=_batch_matmul_lower, num_inputs=2, fuse_inputs=True,
             defaults={"out_dtype": "", "transpose_a": False, "transpose_b": True},
             doc="batched matrix product of 3-D tensors (tensor_b transposed by default, as Relay)")
 

@@ -7,6 +7,15 @@ The rules are those of the TVM paper, by each operator's :class:`~tecc.graph.op.
 * an injective operator (reshape, transpose, concatenate) fuses into its consumer
   when every path to it is injective (a second phase, so that a convolution first
   takes everything it can);
+* on GPU targets, an injective chain that does more than reshape also fuses into
+  the matrix product that reads it (an operator registered with ``fuse_inputs``:
+  dense, matmul, batch_matmul), whose CUDA schedule computes it inline while
+  filling its shared-memory tiles: the head split and merge of attention
+  (reshape, transpose, reshape) cost no kernel of their own.  TVM's rules stop
+  injective operators there; a kernel launch is what a small model pays for most
+  on a GPU, and a tile load through a transposed index costs the product little.
+  CPU schedules read their operands in the innermost loops, where an inlined
+  transpose would cost every iteration, so CPU builds keep TVM's rule;
 * an ``OUT_ELEMWISE_FUSABLE`` operator (conv2d, dense) takes the element-wise chain
   that follows it -- bias, batch-norm scale and shift, activation, residual add --
   when every path from it to the chain's end is element-wise or broadcast;
@@ -29,7 +38,8 @@ from ..ir import (
     Call, Constant, Function, GraphError, Module, TensorType, Tuple, TupleGetItem, Var, data_operands, post_order,
     typed_like,
 )
-from ..op import Op, OpPattern
+from ..op import RESHAPES, Op, OpPattern, concat_in_place
+from ..ops._util import target_keys
 from .infer_type import infer_type
 
 #: the default cap on the operators of one group (TVM's ``relay.FuseOps.max_depth``)
@@ -168,9 +178,10 @@ class _Partition:
     """Groups of nodes; ``root(i)`` names node ``i``'s group.  A group's pattern is its
     root node's, or ``OUT_ELEMWISE_FUSABLE`` once it holds a conv2d or dense."""
 
-    def __init__(self, g: _ForwardGraph, max_depth: int):
+    def __init__(self, g: _ForwardGraph, max_depth: int, fuse_inputs: bool = False):
         self.g = g
         self.max_depth = max_depth
+        self.fuse_inputs = fuse_inputs
         count = len(g.nodes)
         self.up = list(range(count))
         self.gpattern = list(g.pattern)
@@ -238,6 +249,15 @@ class _Partition:
         for phase in range(3):
             for i in range(len(self.g.nodes)):
                 self._visit(i, dom, phase)
+        if self.fuse_inputs:
+            # last, once the injective groups are whole (a tuple's producers joined it
+            # in phase 2): each joins the product that post-dominates it
+            for i in range(len(self.g.nodes)):
+                parent = dom.parent[i]
+                if (parent is not None and self.gpattern[self.root(i)] == INJECTIVE
+                        and self.root(i) != self.root(parent) and self._size_with(i, parent) <= self.max_depth
+                        and self._into_product(i, parent)):
+                    self._commit(i, parent)
 
     def _visit(self, i, dom, phase):
         own = self.gpattern[self.root(i)]
@@ -276,6 +296,21 @@ class _Partition:
                 self._commit(i, parent)
         # a reduction takes element-wise producers (above) but goes into nothing
 
+    def _into_product(self, i, parent) -> bool:
+        """Whether node ``i``'s injective group may join the product ``parent`` that
+        post-dominates it (GPU targets, see the module's docstring): every node
+        between them is injective, and the group does more than reshape (a chain of
+        reshapes is a view, no kernel, already)."""
+        node = self.g.nodes[parent]
+        if not (isinstance(node, Call) and isinstance(node.op, Op) and node.op.fuse_inputs):
+            return False
+        if not self._path_ok(i, parent, lambda k, sink: sink or k <= INJECTIVE):
+            return False
+        group = self.root(i)
+        calls = [m for m in (self.g.nodes[n] for n in range(len(self.g.nodes)) if self.root(n) == group)
+                 if _is_op_call(m)]
+        return not _free_view(calls)
+
 
 # ---------------------------------------------------------------------------------------
 # rebuilding main with one function per group
@@ -287,6 +322,18 @@ def _is_scalar_constant(node) -> bool:
 
 def _is_op_call(node) -> bool:
     return isinstance(node, Call) and isinstance(node.op, Op)
+
+
+def _free_view(calls) -> bool:
+    """Whether a group of these operator calls costs no kernel as it is: reshapes
+    only (a view), or one concatenation whose operands are written into their
+    places (see ``graph.build``); fused into a product, it would cost index
+    arithmetic on every load instead."""
+    if all(c.op.name in RESHAPES for c in calls):
+        return True
+    if len(calls) == 1 and calls[0].op.name == "concatenate" and isinstance(calls[0].checked_type, TensorType):
+        return concat_in_place(calls[0].checked_type.shape, int(calls[0].attrs["axis"]))
+    return False
 
 
 def _rebuild(node, operands, rewriter="fuse_ops"):
@@ -340,10 +387,10 @@ def _fused_body(g, members, root):
     return fn, args
 
 
-def _fuse_function(func: Function, fuse_opt_level: int, max_depth: int) -> Function:
+def _fuse_function(func: Function, fuse_opt_level: int, max_depth: int, fuse_inputs: bool) -> Function:
     g = _ForwardGraph(func.body)
     dom = _PostDominators(g)
-    part = _Partition(g, max_depth)
+    part = _Partition(g, max_depth, fuse_inputs)
     part.run(dom, fuse_opt_level)
 
     members = {}
@@ -369,7 +416,7 @@ def _fuse_function(func: Function, fuse_opt_level: int, max_depth: int) -> Funct
     return Function(func.params, body, func.ret_type, func.attrs, func.span)
 
 
-def fuse_ops(mod: Module, fuse_opt_level: int = 2, max_depth: int = MAX_FUSED_OPS) -> Module:
+def fuse_ops(mod: Module, fuse_opt_level: int = 2, max_depth: int = MAX_FUSED_OPS, fuse_inputs=None) -> Module:
     """Group the operators of every function of ``mod`` into fused kernels.
 
     Parameters
@@ -381,6 +428,10 @@ def fuse_ops(mod: Module, fuse_opt_level: int = 2, max_depth: int = MAX_FUSED_OP
         of the module's docstring.
     max_depth : int
         The most operators one group may hold.
+    fuse_inputs : bool, optional
+        Whether injective chains fuse into the matrix products that read them (see
+        the module's docstring); by default when the current target
+        (``Target.current()``) is a GPU.
 
     Returns
     -------
@@ -391,10 +442,15 @@ def fuse_ops(mod: Module, fuse_opt_level: int = 2, max_depth: int = MAX_FUSED_OP
     """
     if not isinstance(max_depth, int) or max_depth < 1:
         raise GraphError(f"fuse_ops: max_depth must be a positive int, got {max_depth!r}")
+    if fuse_inputs is None:
+        fuse_inputs = "gpu" in target_keys()
+    elif not isinstance(fuse_inputs, bool):
+        raise GraphError(f"fuse_ops: fuse_inputs must be True, False or None (by the current target), got "
+                         f"{fuse_inputs!r}")
     infer_type(mod)
 
     def fuse(fn):
-        new = _fuse_function(fn, fuse_opt_level, max_depth)
+        new = _fuse_function(fn, fuse_opt_level, max_depth, fuse_inputs)
         if new is not fn:
             infer_type(new)
         return new

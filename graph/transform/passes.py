@@ -38,6 +38,7 @@ from .fuse_ops import MAX_FUSED_OPS, fuse_ops
 from .infer_type import infer_type
 from .simplify_inference import simplify_inference
 from .sink_reshape import sink_reshape
+from ..ops._util import target_keys
 
 #: tecc's graph pass name -> TVM's
 TVM_NAMES = {
@@ -231,13 +232,17 @@ def CombineParallelDense(min_num_branches=MIN_BRANCHES, to_batch=False):  # noqa
     ``min_num_branches`` (the fewest calls combined) and ``to_batch`` (TVM's
     batch_matmul form; tecc concatenates the weights instead, and refuses True).
 
-    Not in the default pipeline: on the project's 2-core AVX2 VM (2026-11-28) it
-    did not speed up the decoder layer of ``benchmarks/models_cpu.py`` (medians of
-    15 interleaved rounds: 2.391 ms combined, 2.382 ms separate; the combined
-    128 x 256 x 768 and 128 x 256 x 2048 products ran at 134 and 128 GFLOP/s, the
-    separate ones at 125-135): the products are bound by their register tile, not
-    by the number of tasks.  Run it explicitly (after ``EliminateCommonSubexpr``,
-    which makes a shared input one node) to compare on other machines."""
+    The default pipeline runs it on GPU targets only (:data:`GRAPH_PIPELINE`, opt
+    level 3), where each kernel launch of a small model costs about as much as its
+    work and the slices fuse into the products that read them (``fuse_ops``'
+    ``fuse_inputs``): an attention's query, key and value projections are one kernel
+    there.  On CPUs it did not pay: on the project's 2-core AVX2 VM (2026-11-28) the
+    decoder layer of ``benchmarks/models_cpu.py`` took 2.391 ms combined against
+    2.382 ms separate (medians of 15 interleaved rounds; the combined 128 x 256 x
+    768 and 128 x 256 x 2048 products ran at 134 and 128 GFLOP/s, the separate ones
+    at 125-135): the products are bound by their register tile, not by the number
+    of tasks.  Run it explicitly (after ``EliminateCommonSubexpr``, which makes a
+    shared input one node) to compare on other machines."""
     if to_batch:
         raise GraphError("CombineParallelDense(to_batch=True) is not supported: tecc combines the weights into one "
                          "dense; pass to_batch=False")
@@ -246,6 +251,15 @@ def CombineParallelDense(min_num_branches=MIN_BRANCHES, to_batch=False):  # noqa
                          f"{min_num_branches!r}")
     return GraphPass("combine_parallel_dense",
                      _typed(lambda mod: combine_parallel_dense(mod, min_num_branches)), 4)
+
+
+def _combine_parallel_dense_on_gpus():
+    """:func:`CombineParallelDense` as the default pipeline runs it: at opt_level 3,
+    on GPU targets only (``Target.current()``; see its docstring for why)."""
+    def run(mod):
+        return combine_parallel_dense(mod, MIN_BRANCHES) if "gpu" in target_keys() else mod
+
+    return GraphPass("combine_parallel_dense", _typed(run), 3)
 
 
 def DeadCodeElimination(inline_once=False, ignore_impurity=False):  # noqa: N802
@@ -291,6 +305,8 @@ GRAPH_PIPELINE = [
                                  # NCHW weights, so after FoldScaleAxis and the folding of its products
     FoldConstant(),              # opt 2: the weights AlterOpLayout re-lays out
     EliminateCommonSubexpr(),    # opt 3: after folding, so equal folded constants merge too
+    _combine_parallel_dense_on_gpus(),  # opt 3, GPU targets: the dense calls of one input (q, k, v) as one;
+                                 # after EliminateCommonSubexpr, which makes their shared input one node
     DeadCodeElimination(),       # opt 1: drops what the rewrites above left unused
     FuseOps(),                   # last: groups what remains into kernels (no fusion at opt_level 0)
 ]

@@ -161,3 +161,65 @@ def test_group_reading_an_item_of_an_outside_tuple_takes_the_item():
         assert isinstance(step.args[0], TupleGetItem) and step.args[0].index == k
         assert structural_equal(step.op, steps[0].op)
 
+
+
+# ---------------------------------------------------------------------------------------
+# GPU targets: injective chains fuse into the matrix products that read them
+# ---------------------------------------------------------------------------------------
+def _attention_scores():
+    """A head split as attention has it: q = dense(x) -> reshape -> transpose ->
+    reshape, scores = batch_matmul(q, k)."""
+    x, wq = _x(shape=(16, 32)), Var("wq", TensorType((32, 32)))
+    k = Var("k", TensorType((4, 16, 8)))
+    q = call("nn.dense", x, wq, units=32)
+    heads = call("reshape", call("transpose", call("reshape", q, newshape=(16, 4, 8)), axes=(1, 0, 2)),
+                 newshape=(4, 16, 8))
+    return _mod([x, wq, k], call("nn.batch_matmul", heads, k))
+
+
+def test_injective_chain_fuses_into_a_product_on_gpus_only():
+    mod = _attention_scores()
+    assert fused_groups(fuse_ops(mod, fuse_inputs=True)) == [
+        ["nn.dense"], ["reshape", "transpose", "reshape", "nn.batch_matmul"]]
+    assert fused_groups(fuse_ops(mod, fuse_inputs=False)) == [
+        ["nn.dense"], ["reshape", "transpose", "reshape"], ["nn.batch_matmul"]]
+    # by default, by the current target: a GPU's, or no fusion into products
+    from tecc.target import Target
+
+    with Target("cuda"):
+        assert len(fused_groups(fuse_ops(mod))) == 2
+    with Target("llvm"):
+        assert len(fused_groups(fuse_ops(mod))) == 3
+    assert len(fused_groups(fuse_ops(mod))) == 3
+    with pytest.raises(GraphError, match="fuse_inputs must be True, False or None"):
+        fuse_ops(mod, fuse_inputs="yes")
+
+
+def test_views_and_convolutions_keep_their_inputs_apart():
+    # a chain of reshapes is a view (no kernel) and stays one
+    x, w = _x(shape=(2, 4, 8)), Var("w", TensorType((6, 32)))
+    flat = call("reshape", x, newshape=(2, 32))
+    assert fused_groups(fuse_ops(_mod([x, w], call("nn.dense", flat, w)), fuse_inputs=True)) == [
+        ["reshape"], ["nn.dense"]]
+    # a concatenation of whole rows is written in place (no kernel) and stays one; one
+    # that interleaves rows is a copy, and fuses
+    a, b, w2 = _x("a", shape=(1, 8)), _x("b", shape=(1, 8)), Var("w", TensorType((4, 16)))
+    rows = call("concatenate", G.Tuple([a, b]), axis=1)
+    assert ["concatenate", "nn.dense"] not in fused_groups(
+        fuse_ops(_mod([a, b, w2], call("nn.dense", rows, w2)), fuse_inputs=True))
+    a2, b2 = _x("a", shape=(2, 8)), _x("b", shape=(2, 8))
+    mixed = call("concatenate", G.Tuple([a2, b2]), axis=1)
+    assert fused_groups(fuse_ops(_mod([a2, b2, w2], call("nn.dense", mixed, w2)), fuse_inputs=True)) == [
+        ["concatenate", "nn.dense"]]
+    # a convolution's schedule reads its input with halos: no injective producer joins it
+    x4, w4 = _x(), Var("w", TensorType((4, 4, 3, 3)))
+    out = call("nn.conv2d", call("transpose", x4, axes=(0, 1, 3, 2)), w4, padding=(1, 1, 1, 1))
+    assert fused_groups(fuse_ops(_mod([x4, w4], out), fuse_inputs=True)) == [["transpose"], ["nn.conv2d"]]
+
+
+def test_fuse_inputs_is_for_products():
+    from tecc.graph.op import OpPattern, register_op
+
+    with pytest.raises(GraphError, match="fuse_inputs is for OUT_ELEMWISE_FUSABLE operators"):
+        register_op("test.fuse_inputs_injective", pattern=OpPattern.INJECTIVE, infer=None, lower=None,
+                    fuse_inputs=True)

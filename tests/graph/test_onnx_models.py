@@ -162,6 +162,59 @@ def test_helper_encoder_layer_matches_onnxruntime():
     compare_small_model(model, {"x": (2, 16, 64)})
 
 
+@pytest.mark.filterwarnings("ignore:no CUDA GPU found")
+def test_helper_encoder_layer_on_the_cuda_path_splits_and_merges_heads_in_the_products():
+    """On a GPU target the query, key and value projections are one dense
+    (CombineParallelDense) and the attention's head split and merge (slice, bias,
+    reshape, transpose) run inside the batch_matmul and dense kernels that read them
+    (fuse_ops' fuse_inputs): 9 kernel calls where the CPU build has 15, and the same
+    values (the GPU, or the emulator)."""
+    import json  # noqa: PLC0415
+
+    from tecc.runtime.graph_executor import calls_kernel  # noqa: PLC0415
+
+    model = encoder_layer_model()
+    mod, params = from_onnx(model, shape={"x": (1, 16, 64)})
+    kernels = {}
+    for target in ("llvm", "cuda"):
+        with tecc.transform.PassContext(opt_level=3):
+            factory = build(mod, target, params)
+        kernels[target] = [n["name"] for n in json.loads(factory.get_graph_json())["nodes"] if calls_kernel(n)]
+    assert len(kernels["llvm"]) == 15 and len(kernels["cuda"]) == 9, kernels
+    assert sum(k.startswith("fused_nn_dense") for k in kernels["cuda"]) == 4  # q, k and v as one
+    assert not [k for k in kernels["cuda"] if "dense" not in k and "batch_matmul" not in k and "transpose" in k]
+    assert sum("batch_matmul" in k and "transpose" in k for k in kernels["cuda"]) == 2
+    feeds = {"x": np.random.default_rng(3).standard_normal((1, 16, 64), dtype=np.float32)}
+    got = run_tecc(GraphModule(factory["default"](tecc.cuda(0))), feeds)[0]
+    np.testing.assert_allclose(got, run_onnxruntime(model, feeds)[0], rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.filterwarnings("ignore:no CUDA GPU found")
+def test_helper_decoder_layer_on_the_cuda_path_applies_rotary_embeddings_in_the_products():
+    """The decoder's rotary embedding of q and k (slices, products with the gathered
+    cosines and sines, a concatenation) and its head split and merge run inside the
+    products that read them on a GPU target, where the projections of one input are
+    one dense each (q, k and v; gate and up): 12 kernel calls where the CPU build has
+    22, and the same values."""
+    import json  # noqa: PLC0415
+
+    from tecc.runtime.graph_executor import calls_kernel  # noqa: PLC0415
+
+    model = decoder_layer_model(seq=16, batch=2)
+    rng = np.random.default_rng(4)
+    feeds = {"x": rng.standard_normal((2, 16, 64), dtype=np.float32),
+             "position_ids": np.stack([np.arange(5, 21), np.arange(16)]).astype("int64")}
+    mod, params = from_onnx(model)
+    counts = {}
+    for target in ("llvm", "cuda"):
+        with tecc.transform.PassContext(opt_level=3):
+            factory = build(mod, target, params)
+        counts[target] = sum(calls_kernel(n) for n in json.loads(factory.get_graph_json())["nodes"])
+    assert counts == {"llvm": 22, "cuda": 12}
+    got = run_tecc(GraphModule(factory["default"](tecc.cuda(0))), feeds)[0]
+    np.testing.assert_allclose(got, run_onnxruntime(model, feeds)[0], rtol=RTOL, atol=ATOL)
+
+
 def test_helper_decoder_layer_at_opset_24_matches_onnxruntime_and_the_reference():
     # a Llama-style block as recent exporters write it: RMSNormalization, RotaryEmbedding,
     # Attention (imported through its ONNX function body) and Swish, at opset 24

@@ -154,6 +154,31 @@ def test_combine_parallel_dense_concatenates_the_weights_and_slices_the_output()
         CombineParallelDense(min_num_branches=1)
 
 
+@pytest.mark.filterwarnings("ignore:no CUDA GPU found")
+def test_the_pipeline_combines_parallel_dense_on_gpu_targets_only():
+    # q, k, v of one input: one dense on cuda at opt_level 3 (unless disabled), three on
+    # llvm; the values are the same (the GPU, or the emulator)
+    import json  # noqa: PLC0415
+
+    from tecc.contrib.graph_executor import GraphModule  # noqa: PLC0415
+    from tecc.graph.build import build  # noqa: PLC0415
+    from tecc.runtime.graph_executor import calls_kernel  # noqa: PLC0415
+
+    x = Var("x", TensorType((8, 5)))
+    ws = [_rand(4, 5), _rand(6, 5), _rand(4, 5)]
+    mod = _mod([x], G.Tuple([call("nn.dense", x, Constant(w), units=w.shape[0]) for w in ws]))
+    xv = _rand(8, 5)
+    for target, disabled, denses in (("llvm", [], 3), ("cuda", [], 1), ("cuda", ["CombineParallelDense"], 3)):
+        with tecc.transform.PassContext(opt_level=3, disabled_pass=disabled):
+            factory = build(mod, target, {})
+        names = [n["name"] for n in json.loads(factory.get_graph_json())["nodes"] if calls_kernel(n)]
+        assert sum("dense" in n for n in names) == denses, (target, disabled, names)
+        gm = GraphModule(factory["default"](tecc.cuda(0) if target == "cuda" else tecc.cpu(0)))
+        gm.run(x=xv)
+        for i, w in enumerate(ws):
+            np.testing.assert_allclose(gm.get_output(i).numpy(), xv @ w.T, rtol=1e-5, atol=1e-6)
+
+
 def test_fold_scale_axis_through_a_dense_it_rebuilt():
     # a dense whose operand the pass rewrote (a scaled dense under it) is a new, untyped
     # node: the following per-channel add still becomes its bias (an unrolled RNN's
@@ -466,8 +491,12 @@ def test_sink_reshape_keeps_the_values_and_saves_kernels(target):
     # model's output, which the user reads: a copy
     assert counts[False] == ["fused_nn_dense_nn_bias_add_nn_relu", "fused_nn_dense_nn_bias_add_add",
                              "fused_reshape_2"], counts
-    assert counts[True] == ["fused_nn_dense", "fused_reshape_add_nn_relu_reshape", "fused_nn_dense_1",
-                            "fused_reshape_add_add"], counts
+    if target == "cuda":  # on a GPU the first dense's epilogue is computed in the second's tile loads
+        assert counts[True] == ["fused_nn_dense", "fused_nn_dense_reshape_add_nn_relu", "fused_reshape_add_add"], \
+            counts
+    else:
+        assert counts[True] == ["fused_nn_dense", "fused_reshape_add_nn_relu_reshape", "fused_nn_dense_1",
+                                "fused_reshape_add_add"], counts
 
 
 def test_sink_reshape_leaves_symbolic_shapes_alone():
