@@ -217,7 +217,8 @@ class Bench(G.BenchBase):
     def _measure_option(self, ref_input, ref_output):
         o = self.opts
         runner = autotvm.LocalRunner(number=o.tune_number, repeat=o.tune_repeat, min_repeat_ms=o.tune_min_repeat_ms,
-                                     timeout=o.run_timeout, enable_l2_flush=o.flush_l2)
+                                     timeout=o.run_timeout, enable_l2_flush=o.flush_l2,
+                                     cooldown_interval=o.cooldown_s)
         runner.ref_input = ref_input
         runner.ref_output = ref_output
         builder = autotvm.LocalBuilder(n_parallel=o.n_parallel, timeout=o.build_timeout)
@@ -261,13 +262,19 @@ class Bench(G.BenchBase):
                     raise _DeadlineReached()
 
             callbacks = [autotvm.callback.log_to_file(self.log_path), progress, deadline]
+            option = self._measure_option(ref_input, ref_output)
             try:
-                tuner.tune(n_trial=n_trial, measure_option=self._measure_option(ref_input, ref_output),
-                           callbacks=callbacks)
+                tuner.tune(n_trial=n_trial, measure_option=option, callbacks=callbacks)
             except _DeadlineReached:
                 info["note"] = "stopped at --deadline-min; run again with the same --log-dir to resume"
                 self.stopped_at_deadline = True
             wall = time.perf_counter() - started
+            # where this run's wall time went: the tuning loop's parts, and the runner's
+            info["time_spent_s"] = {k: round(v, 3) for k, v in tuner.time_spent.items()}
+            info["runner_time_spent_s"] = {k: round(v, 3) for k, v in option["runner"].time_spent.items()}
+            print(f"  {task.name} {label}: {wall:.1f} s -- " + ", ".join(
+                f"{k} {v:.1f}" for k, v in tuner.time_spent.items()) + "; runner: " + ", ".join(
+                f"{k} {v:.1f}" for k, v in option["runner"].time_spent.items()), flush=True)
             measured_now = state["n"]
             if measured_now:
                 self.wall.record(key, measured_now, wall)
@@ -763,6 +770,9 @@ def build_parser():
                     help="LocalBuilder timeout per candidate (s; a batch waits for its slowest build: the templates' "
                          "filters keep NVRTC under about 5 s, H100 box 2026-11-28)")
     ap.add_argument("--run-timeout", type=float, default=30.0, help="LocalRunner timeout per candidate (s)")
+    ap.add_argument("--cooldown-s", type=float, default=0.1,
+                    help="LocalRunner cooldown_interval: seconds of sleep after each measured candidate (default 0.1, "
+                         "AutoTVM's; 100 s of every 1000 trials -- the 'cooldown' figure of each run's breakdown)")
     ap.add_argument("--tune-number", type=int, default=1, help="LocalRunner number")
     ap.add_argument("--tune-repeat", type=int, default=3, help="LocalRunner repeat")
     ap.add_argument("--tune-min-repeat-ms", type=float, default=None,

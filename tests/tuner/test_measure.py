@@ -194,6 +194,12 @@ def test_llvm_matmul_configs_are_built_in_parallel_and_timed():
             assert len(r.costs) == 3 and all(isinstance(c, float) and 0 < c < 1e-3 for c in r.costs)
             assert r.all_cost > 3e-3
             assert r.all_cost > 0 and not r.emulated
+        # where the runs' time went: each candidate was loaded, checked, and timed for
+        # at least 3 repeats of 1 ms; nothing slept
+        spent = runner.time_spent
+        assert set(spent) == {"worker_start", "load", "check", "timing", "other", "cooldown"}
+        assert spent["timing"] >= 4 * 3e-3 and spent["load"] > 0 and spent["check"] > 0
+        assert spent["cooldown"] == 0 and all(v >= 0 for v in spent.values())
         assert batch(inputs[:1])[0].error_no == 0  # the same again, through the batch function
     finally:
         batch.close()

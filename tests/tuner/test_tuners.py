@@ -47,6 +47,22 @@ def test_every_tuner_measures_distinct_configs_and_keeps_the_best(task, name):
     assert all(s == 0 for s, i in zip(scores, builder.built) if i % 13 == 0)  # failures score 0
 
 
+def test_the_tuning_loop_says_where_its_time_went(task):
+    import time  # noqa: PLC0415
+
+    opt, _ = S.synthetic_option()
+    tuner = XGBTuner(task, plan_size=16, feature_type="knob", seed=0)
+    batches = []
+    started = time.perf_counter()
+    tuner.tune(48, opt, callbacks=[lambda t, i, r: (batches.append(len(r)), time.sleep(0.01))])
+    wall = time.perf_counter() - started
+    spent = tuner.time_spent
+    assert list(spent) == ["search", "build_wait", "run", "model", "callbacks"]
+    assert spent["callbacks"] >= 0.01 * len(batches)  # the sleeping callback's time, in its part
+    assert spent["search"] > 0 and spent["model"] > 0 and spent["run"] > 0
+    assert sum(spent.values()) <= wall
+
+
 def test_xgb_tuner_finds_the_optimum_in_far_fewer_trials_than_random(task):
     """The model learns the landscape: over three seeds, XGBTuner reaches the
     optimum in a third of the trials RandomTuner needs or fewer."""

@@ -1023,7 +1023,9 @@ def _worker_measure(state, job):
     ref = state["reference"]
     if ref is None or ref.key != job["reference_key"]:
         return {"error_no": int(MeasureErrorNo.UNKNOWN_ERROR), "message": "the worker holds no reference"}
+    started = time.perf_counter()
     mod = _load(job["path"], job["loader"])
+    loaded = time.perf_counter()
     on_gpu = job["cuda"] and state.get("gpu")
     # on a GPU the inputs and the expected outputs stay there for the whole task: a
     # candidate gets device copies and is checked where it ran (a 4096^2 SGEMM
@@ -1043,6 +1045,7 @@ def _worker_measure(state, job):
                                  f"output {ref.names[i]!r} (argument {i})" if ref.names else f"argument {i}")
         if problem:
             return {"error_no": int(MeasureErrorNo.WRONG_ANSWER), "message": problem}
+    checked = time.perf_counter()
     dev = tecc.cuda(0) if job["cuda"] else tecc.cpu(0)
     number, repeat, min_repeat_ms = job["number"], job["repeat"], job["min_repeat_ms"]
     if job["flush"] and not job["cuda"]:
@@ -1053,7 +1056,8 @@ def _worker_measure(state, job):
     else:
         costs = list(mod.time_evaluator(mod.entry_name, dev, number=number, repeat=repeat,
                                         min_repeat_ms=min_repeat_ms)(*arrays).results)
-    return {"error_no": 0, "costs": costs}
+    return {"error_no": 0, "costs": costs,
+            "phases": {"load": loaded - started, "check": checked - loaded, "timing": time.perf_counter() - checked}}
 
 
 def _device_reference(state, ref):
@@ -1093,6 +1097,13 @@ def _time_with_flush(mod, arrays, number, repeat, min_repeat_ms) -> list:
 
 _WORKER_HANDLERS = {"reference": _worker_reference, "measure": _worker_measure}
 
+#: the parts of :attr:`LocalRunner.time_spent`: ``worker_start`` -- (re)starting the
+#: worker process and handing it the reference; ``load`` -- loading each candidate's
+#: module; ``check`` -- its checked run against the reference; ``timing`` -- its timed
+#: runs; ``other`` -- the rest of each request (the pipe, a failed candidate's run
+#: up to its error, a timeout's wait); ``cooldown`` -- ``cooldown_interval`` sleeps
+RUN_PARTS = ("worker_start", "load", "check", "timing", "other", "cooldown")
+
 
 class LocalRunner(Runner):
     """Run and time built candidates on this machine, one at a time, each in an
@@ -1130,6 +1141,9 @@ class LocalRunner(Runner):
     ref_output : list of numpy.ndarray or None
         One array per output argument: the expected outputs, instead of those of
         the naive schedule (needs ``ref_input``).
+    time_spent : dict
+        Seconds spent running candidates since the runner was made, by part
+        (:data:`RUN_PARTS`): what a trial's run costs beyond its timed runs.
     """
 
     def __init__(self, timeout=10, number=4, repeat=3, min_repeat_ms=0, cooldown_interval=0.1,
@@ -1161,6 +1175,8 @@ class LocalRunner(Runner):
         self._finalizer = weakref.finalize(self, _close_runner, self._holder, self._tmp_dir)
         self._generation = 0
         self._has_gpu = False  # what the worker found
+        #: seconds spent since the runner was made, by part (:data:`RUN_PARTS`)
+        self.time_spent = dict.fromkeys(RUN_PARTS, 0.0)
 
     # the reference ---------------------------------------------------------------
     @property
@@ -1319,12 +1335,17 @@ class LocalRunner(Runner):
             worker = self._worker_with_reference()
         except MeasureError as err:
             return result([str(err)], MeasureErrorNo.UNKNOWN_ERROR)
+        self.time_spent["worker_start"] += time.time() - start
         start = time.time()
         job = {"path": built.filename, "reference_key": ref.key, "cuda": cuda, "loader": self.module_loader,
                "number": self.number, "repeat": self.repeat, "min_repeat_ms": self.min_repeat_ms,
                "flush": self.enable_cpu_cache_flush, "flush_l2": self.enable_l2_flush}
         kind, reply = worker.request(("measure", job), self.timeout)
         worker.runs += 1
+        phases = reply.get("phases", {}) if kind == "ok" and isinstance(reply, dict) else {}
+        for part, seconds in phases.items():
+            self.time_spent[part] += seconds
+        self.time_spent["other"] += time.time() - start - sum(phases.values())
         if kind == "timeout":
             self._drop_worker()
             return result([f"the run took more than the timeout of {self.timeout} s; its process was killed"],
@@ -1340,6 +1361,7 @@ class LocalRunner(Runner):
             return result([reply["message"]], reply["error_no"])
         if self.cooldown_interval:
             time.sleep(self.cooldown_interval)
+            self.time_spent["cooldown"] += self.cooldown_interval
         return result([float(c) for c in reply["costs"]], MeasureErrorNo.NO_ERROR)
 
     def close(self):

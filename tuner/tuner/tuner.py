@@ -14,11 +14,21 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 
 from ...errors import TeccError
 from ..measure.measure import MeasureErrorNo, MeasureInput, create_measure_batch
 
 logger = logging.getLogger("tecc.autotvm")
+
+
+#: the parts of a :meth:`Tuner.tune` run's wall time in ``Tuner.time_spent``:
+#: ``search`` -- proposing configs (the cost model's search); ``build_wait`` -- waiting
+#: for a batch's builds (on a GPU the next batch compiles while this one runs: only
+#: what that does not hide); ``run`` -- the runner (loading, checking and timing each
+#: candidate); ``model`` -- learning from the results (the cost model's refits);
+#: ``callbacks`` -- the log file, the progress bar and the caller's callbacks
+TIME_PARTS = ("search", "build_wait", "run", "model", "callbacks")
 
 
 class TunerError(TeccError, ValueError):
@@ -33,6 +43,9 @@ class Tuner:
     ----------
     best_config, best_flops, best_measure_pair, best_iter
         The best trial so far (``best_flops`` is FLOP/s; 0 before any success).
+    time_spent
+        Seconds of the last :meth:`tune` run by part (:data:`TIME_PARTS`): where a
+        tuning run's wall time went.
     """
 
     def __init__(self, task, **kwargs):
@@ -51,6 +64,8 @@ class Tuner:
         self.ttl = None
         self.error_ct = 0
         self.si_prefix = "G"
+        #: where the last :meth:`tune` spent its wall time, in seconds (see :data:`TIME_PARTS`)
+        self.time_spent = dict.fromkeys(TIME_PARTS, 0.0)
 
     def reset_best(self):
         self.best_config = None
@@ -103,6 +118,7 @@ class Tuner:
                 callback.resumed(self, i)
         if i >= n_trial or not self.has_next():
             return
+        self.time_spent = dict.fromkeys(TIME_PARTS, 0.0)
         measure_batch = create_measure_batch(self.task, measure_option)
         n_parallel = max(int(measure_batch.n_parallel or 1), 1)
         try:
@@ -110,11 +126,19 @@ class Tuner:
         finally:
             measure_batch.close()
 
+    def _timed(self, part, fn, *args):
+        """``fn(*args)``, its wall time added to ``time_spent[part]``."""
+        start = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            self.time_spent[part] += time.perf_counter() - start
+
     def _propose(self, n_parallel, left):
         """The next batch's inputs (empty when the trials or the space are used up)."""
         if left <= 0 or not self.has_next():
             return []
-        configs = self.next_batch(min(n_parallel, left))
+        configs = self._timed("search", self.next_batch, min(n_parallel, left))
         return [MeasureInput(self.task.target, self.task, config) for config in configs]
 
     def _loop(self, measure_batch, n_parallel, n_trial, i, scale, callbacks):
@@ -130,17 +154,17 @@ class Tuner:
         built = measure_batch.build_async(inputs) if inputs else None
         following = []
         while inputs:
-            build_results = built.result()
+            build_results = self._timed("build_wait", built.result)
             if overlap:
                 following = self._propose(n_parallel, n_trial - i - len(inputs))
                 built = measure_batch.build_async(following) if following else None
-            results = measure_batch.run(inputs, build_results)
+            results = self._timed("run", measure_batch.run, inputs, build_results)
             self._account(inputs, results, i, scale)
             i += len(results)
             self.ttl = min(self.early_stopping + self.best_iter, n_trial) - i
-            self.update(inputs, results)
+            self._timed("model", self.update, inputs, results)
             for callback in callbacks:
-                callback(self, inputs, results)
+                self._timed("callbacks", callback, self, inputs, results)
             if i >= self.best_iter + self.early_stopping:
                 logger.info("early stopping: no better config in the last %d trials", self.early_stopping)
                 break
