@@ -7,8 +7,8 @@ The rules are those of the TVM paper, by each operator's :class:`~tecc.graph.op.
 * an injective operator (reshape, transpose, concatenate) fuses into its consumer
   when every path to it is injective (a second phase, so that a convolution first
   takes everything it can);
-* on GPU targets, an injective chain that does more than reshape also fuses into
-  the matrix product that reads it (an operator registered with ``fuse_inputs``:
+* on GPU targets, a chain of injective and element-wise operators that does more
+  than reshape also fuses into the matrix product that reads it (an operator registered with ``fuse_inputs``:
   dense, matmul, batch_matmul), whose CUDA schedule computes it inline while
   filling its shared-memory tiles: the head split and merge of attention
   (reshape, transpose, reshape) cost no kernel of their own.  TVM's rules stop
@@ -257,7 +257,7 @@ class _Partition:
             # in phase 2): each joins the product that post-dominates it
             for i in range(len(self.g.nodes)):
                 parent = dom.parent[i]
-                if (parent is not None and self.gpattern[self.root(i)] == INJECTIVE
+                if (parent is not None and self.gpattern[self.root(i)] <= INJECTIVE
                         and self.root(i) != self.root(parent) and self._size_with(i, parent) <= self.max_depth
                         and self._into_product(i, parent)):
                     self._commit(i, parent)
@@ -300,10 +300,10 @@ class _Partition:
         # a reduction takes element-wise producers (above) but goes into nothing
 
     def _into_product(self, i, parent) -> bool:
-        """Whether node ``i``'s injective group may join the product ``parent`` that
-        post-dominates it (GPU targets, see the module's docstring): every node
-        between them is injective, and the group does more than reshape (a chain of
-        reshapes is a view, no kernel, already)."""
+        """Whether node ``i``'s group (injective and element-wise operators) may join
+        the product ``parent`` that post-dominates it (GPU targets, see the module's
+        docstring): every node between them is injective at most, and the group does
+        more than reshape (a chain of reshapes is a view, no kernel, already)."""
         node = self.g.nodes[parent]
         if not (isinstance(node, Call) and isinstance(node.op, Op) and node.op.fuse_inputs):
             return False
