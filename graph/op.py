@@ -20,8 +20,8 @@ An operator is registered once, with everything the compiler needs to know about
 ``inplace``
     The output may reuse operand 0's buffer (element-wise, same shape and dtype).
 ``fuse_inputs``
-    On GPU targets, injective producers of its operands (a transpose, a reshape
-    with a copy) may join its kernel: its CUDA schedules compute them inline in
+    On GPU targets, injective and element-wise producers of its operands (a
+    transpose, a slice, a concatenation) may join its kernel: its CUDA schedules compute them inline in
     their shared-memory loads (the matrix products; see :mod:`.transform.fuse_ops`).
 
 :func:`call` builds a :class:`~tecc.graph.ir.Call` of a registered operator by name,

@@ -8,10 +8,11 @@ The rules are those of the TVM paper, by each operator's :class:`~tecc.graph.op.
   when every path to it is injective (a second phase, so that a convolution first
   takes everything it can);
 * on GPU targets, a chain of injective and element-wise operators that does more
-  than reshape also fuses into the matrix product that reads it (an operator registered with ``fuse_inputs``:
-  dense, matmul, batch_matmul), whose CUDA schedule computes it inline while
-  filling its shared-memory tiles: the head split and merge of attention
-  (reshape, transpose, reshape) cost no kernel of their own.  TVM's rules stop
+  than reshape also fuses into the matrix product that reads it (an operator
+  registered with ``fuse_inputs``: dense, matmul, batch_matmul), whose CUDA
+  schedule computes it inline while filling its shared-memory tiles (a last
+  phase, once the injective groups are whole): the head split and merge of
+  attention (reshape, transpose, reshape) cost no kernel of their own.  TVM's rules stop
   injective operators there; a kernel launch is what a small model pays for most
   on a GPU, and a tile load through a transposed index costs the product little.
   CPU schedules read their operands in the innermost loops, where an inlined
@@ -432,9 +433,9 @@ def fuse_ops(mod: Module, fuse_opt_level: int = 2, max_depth: int = MAX_FUSED_OP
     max_depth : int
         The most operators one group may hold.
     fuse_inputs : bool, optional
-        Whether injective chains fuse into the matrix products that read them (see
-        the module's docstring); by default when the current target
-        (``Target.current()``) is a GPU.
+        Whether injective and element-wise chains fuse into the matrix products
+        that read them (see the module's docstring); by default when the current
+        target (``Target.current()``) is a GPU.
 
     Returns
     -------

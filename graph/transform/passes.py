@@ -28,6 +28,7 @@ from typing import Callable
 from ...errors import TeccTypeError
 from ...tir.transform.pipeline import Pass, PassConfigError, PassContext, run_passes
 from ..ir import GraphError, Module
+from ..ops._util import target_keys
 from .alter_op_layout import alter_op_layout
 from .combine_parallel_dense import MIN_BRANCHES, combine_parallel_dense
 from .common_subexpr import eliminate_common_subexpr
@@ -38,7 +39,6 @@ from .fuse_ops import MAX_FUSED_OPS, fuse_ops
 from .infer_type import infer_type
 from .simplify_inference import simplify_inference
 from .sink_reshape import sink_reshape
-from ..ops._util import target_keys
 
 #: tecc's graph pass name -> TVM's
 TVM_NAMES = {
