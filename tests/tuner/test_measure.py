@@ -742,3 +742,13 @@ def test_on_a_gpu_candidates_are_checked_where_they_ran(monkeypatch, wrong):
     else:
         assert reply["error_no"] == 0 and len(reply["costs"]) == 1
     builder.close()
+
+
+def test_builder_workers_default_to_the_cpus_this_process_may_use(monkeypatch):
+    # a container or taskset that allows 3 of the machine's CPUs: 3 workers, not one per CPU
+    import os as _os  # noqa: PLC0415
+
+    monkeypatch.setattr(_os, "sched_getaffinity", lambda pid: {1, 4, 6}, raising=False)
+    monkeypatch.setattr(_os, "cpu_count", lambda: 64)
+    assert LocalBuilder().n_parallel == 3
+    assert LocalBuilder(n_parallel=5).n_parallel == 5

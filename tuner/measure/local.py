@@ -497,7 +497,7 @@ class LocalBuilder(Builder):
         Seconds one candidate may take to instantiate and compile; a worker that
         takes longer is killed (``BUILD_TIMEOUT``) and replaced.
     n_parallel : int, optional
-        Worker processes (default: the number of CPUs).
+        Worker processes (default: the CPUs this process may run on, its affinity).
     build_kwargs : dict, optional
         ``{"cuda_arch": "sm_90"}`` compiles "cuda" targets that name no ``-arch``
         for that GPU; ``{"checks": {"gpu": {"max_threads_per_block": 512, ...}}}``
@@ -526,7 +526,11 @@ class LocalBuilder(Builder):
                                "(export_library), so use build_func=\"default\"")
         if sys.platform == "win32":  # pragma: no cover - tecc's workers fork
             raise MeasureError("LocalBuilder needs fork() to start its workers; run on Linux or macOS")
-        super().__init__(timeout, n_parallel or os.cpu_count() or 1, _check_build_kwargs(build_kwargs))
+        if n_parallel is None:  # the CPUs this process may use (its affinity: a container's, a taskset's)
+            from ...runtime.peaks import usable_cpus  # noqa: PLC0415
+
+            n_parallel = len(usable_cpus())
+        super().__init__(timeout, max(1, n_parallel), _check_build_kwargs(build_kwargs))
         self.build_func = build_func
         self.user_build_kwargs = dict(self.build_kwargs)
         self._pool = None
