@@ -140,3 +140,27 @@ def test_a_task_made_with_padding_written_otherwise_names_the_models_workload(tm
     assert dims == reference_dims  # the hand-made task's config reached the layer
     with tecc.target.Target(SM90):
         assert topi.nn.utils.conv2d_workload_args(("d", "k", 2, "SAME", 1)) == ("d", "k", (2, 2), "SAME", (1, 1))
+
+
+def test_transposed_and_winograd_convolution_tasks_made_by_hand_name_the_models_workloads():
+    # a ConvTranspose layer's task (extracted from the model) and one created by hand
+    # with int strides, padding and output padding are one workload; so are Winograd
+    # tasks with padding 1 and (1, 1, 1, 1)
+    from tecc.graph.build import extract_tasks  # noqa: PLC0415
+
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((8, 4, 3, 3), dtype=np.float32)
+    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2], pads=[1, 1, 1, 1],
+                            output_padding=[1, 1], kernel_shape=[3, 3])
+    model = _model([node], {"x": [1, 8, 8, 8]}, {"y": [1, 4, 16, 16]}, {"w": w}, opset=13)
+    mod, params = from_onnx(model)
+    (layer,) = [t for t in extract_tasks(mod, params, target=SM90) if t.name == "conv2d_transpose_nchw.cuda"]
+    by_hand = autotvm.task.create("conv2d_transpose_nchw.cuda", args=(
+        ("TENSOR", (1, 8, 8, 8), "float32"), ("TENSOR", (8, 4, 3, 3), "float32"), 2, 1, "float32", 1), target=SM90)
+    assert by_hand.workload == layer.workload
+    data, kernel = ("TENSOR", (1, 16, 14, 14, 8), "float32"), ("TENSOR", (4, 4, 2, 16, 8, 8), "float32")
+    tasks = [autotvm.task.create("conv2d_NCHWc_winograd.x86", args=(data, kernel, pad, "NCHW8c", "NCHW8c",
+                                                                     "float32"), target="llvm")
+             for pad in (1, (1, 1), (1, 1, 1, 1))]
+    assert tasks[0].workload == tasks[1].workload == tasks[2].workload
+    assert tasks[0].workload[3] == (1, 1, 1, 1)

@@ -10,12 +10,13 @@ from .. import nn
 from ..generic.default import outputs_of
 from ..nn.conv2d import CONV2D_TRANSPOSE_NCHW
 from ..nn.conv2d_transpose import GROUP_CONV2D_TRANSPOSE_NCHW
+from ..nn.utils import conv2d_transpose_workload_args
 from ..schedule_registry import register_schedule
 from ..tunable import schedule_either
 from .conv2d import direct_template, tunable_schedule
 
 
-@register_topi_compute("conv2d_transpose_nchw.cuda")
+@register_topi_compute("conv2d_transpose_nchw.cuda", canonical=conv2d_transpose_workload_args)
 def conv2d_transpose_nchw(cfg, data, kernel, stride, padding, out_dtype="float32", output_padding=(0, 0)):
     """The transposed convolution compute (:func:`tecc.topi.nn.conv2d_transpose_nchw`;
     IOHW kernel) of the tunable task."""
@@ -28,7 +29,7 @@ schedule_conv2d_transpose_nchw = tunable_schedule(
     it, in the same kernel).""")
 
 
-@register_topi_compute("group_conv2d_transpose_nchw.cuda")
+@register_topi_compute("group_conv2d_transpose_nchw.cuda", canonical=conv2d_transpose_workload_args)
 def group_conv2d_transpose_nchw(cfg, data, kernel, stride, padding, out_dtype, output_padding, groups):
     """The grouped transposed convolution compute
     (:func:`tecc.topi.nn.group_conv2d_transpose_nchw`; IOHW kernel of ``num_filter //

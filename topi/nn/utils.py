@@ -44,6 +44,22 @@ def pair(value, what):
     return _pair(value, what)
 
 
+def _canonical_conv_args(args, pairs=(), pad=None) -> tuple:
+    """``args`` with the entries at ``pairs`` (strides, dilation, output padding) as
+    (height, width) and the one at ``pad`` as (top, left, bottom, right); entries in
+    another form (a ``"SAME"`` padding) stay as they are."""
+    args = list(args)
+    for k in pairs:
+        if k < len(args) and isinstance(args[k], int) and not isinstance(args[k], bool):
+            args[k] = (args[k], args[k])
+    if pad is not None and pad < len(args):
+        padding = args[pad]
+        if (isinstance(padding, int) and not isinstance(padding, bool)) or (isinstance(padding, tuple)
+                                                                             and len(padding) == 2):
+            args[pad] = tuple(get_pad_tuple(padding, None))
+    return tuple(args)
+
+
 def conv2d_workload_args(args) -> tuple:
     """The serialized arguments of a 2-D convolution task -- ``(data, kernel,
     strides, padding, dilation, ...)`` -- in the form its workload keeps: strides and
@@ -51,15 +67,24 @@ def conv2d_workload_args(args) -> tuple:
     layer records them.  A task created with ``padding=1`` or ``(1, 1)`` then names
     the same workload as the layer, and its tuning records apply to the model.
     Arguments in another form (a ``"SAME"`` padding) stay as they are."""
-    args = list(args)
-    for k in (2, 4):
-        if isinstance(args[k], int) and not isinstance(args[k], bool):
-            args[k] = (args[k], args[k])
-    padding = args[3]
-    if (isinstance(padding, int) and not isinstance(padding, bool)) or (isinstance(padding, tuple)
-                                                                         and len(padding) == 2):
-        args[3] = tuple(get_pad_tuple(padding, None))
-    return tuple(args)
+    return _canonical_conv_args(args, pairs=(2, 4), pad=3)
+
+
+def conv2d_transpose_workload_args(args) -> tuple:
+    """:func:`conv2d_workload_args` for a transposed convolution task -- ``(data,
+    kernel, strides, padding, out_dtype, output_padding, ...)``: strides and output
+    padding as (height, width), padding as (top, left, bottom, right)."""
+    return _canonical_conv_args(args, pairs=(2, 5), pad=3)
+
+
+def padding_workload_args(index):
+    """The canonical form of a task whose only window argument is its padding, at
+    ``index`` (the Winograd convolution's ``(data, kernel, padding, ...)``): (top,
+    left, bottom, right)."""
+    def canonical(args) -> tuple:
+        return _canonical_conv_args(args, pad=index)
+
+    return canonical
 
 
 def layout_axes(layout: str, what: str) -> list:

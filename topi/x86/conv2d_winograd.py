@@ -32,6 +32,7 @@ from ...tuner.task.topi_integration import register_topi_compute, register_topi_
 from .. import nn
 from ..generic.default import new_schedule, outputs_of
 from ..nn.conv2d_winograd import CONV2D_WINOGRAD_NCHWC, KERNEL
+from ..nn.utils import padding_workload_args
 from ..schedule_registry import register_schedule
 from ..tunable import schedule_either
 from ..utils import find_anchors, get_const_tuple
@@ -43,7 +44,7 @@ from .injective import schedule_injective_from_existing
 MIN_WINOGRAD_CHANNELS = 128
 
 
-@register_topi_compute("conv2d_NCHWc_winograd.x86")
+@register_topi_compute("conv2d_NCHWc_winograd.x86", canonical=padding_workload_args(2))
 def conv2d_NCHWc_winograd(cfg, data, kernel, padding, layout, out_layout, out_dtype="float32"):  # noqa: N802
     """The Winograd compute (:func:`tecc.topi.nn.conv2d_NCHWc_winograd`) of the
     tunable task ``"conv2d_NCHWc_winograd.x86"``."""
