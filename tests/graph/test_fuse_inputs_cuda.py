@@ -75,3 +75,38 @@ def test_random_injective_chains_run_inside_the_product(case):
     gm = GraphModule(factory["default"](tecc.cuda(0)))
     gm.run(x=data)
     np.testing.assert_allclose(gm.get_output(0).numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.filterwarnings("ignore:no CUDA GPU found")
+def test_tuned_configs_with_vector_fetches_read_a_fused_transpose_correctly():
+    """A tuned batch_matmul config that fetches its tiles in vectors (knob ``vec``),
+    applied to an operand that is an inlined transpose (what fuse_inputs makes of
+    attention's head split), reads the right elements: the tile's source is not
+    contiguous, so the fetch cannot be one vector load."""
+    from tecc import autotvm, te, topi  # noqa: PLC0415
+    from tecc.tuner.task.dispatcher import ApplyConfig  # noqa: PLC0415
+
+    q = te.placeholder((16, 4, 32), name="q")  # tokens, heads, head dim
+    k = te.placeholder((4, 16, 32), name="k")
+    task = autotvm.task.create("batch_matmul.cuda", args=(te.placeholder((4, 16, 32)), k, None, "float32", False, True),
+                               target="cuda")
+    space = task.config_space
+    wide = [i for i in range(len(space)) if space.get(i)["vec"].val >= 2 and space.is_index_valid(i)]
+    rng = np.random.default_rng(0)
+    qv, kv = rng.random((16, 4, 32), dtype=np.float32), rng.random((4, 16, 32), dtype=np.float32)
+    want = np.einsum("shd,htd->hst", qv, kv)
+    checked = 0
+    for index in wide[::max(1, len(wide) // 3)][:3]:
+        with tecc.target.Target("cuda"), ApplyConfig(space.get(index)):
+            out = topi.cuda.batch_matmul(topi.transpose(q, (1, 0, 2)), k, None, "float32", False, True)
+            try:
+                s = topi.cuda.schedule_batch_matmul([out])
+            except autotvm.task.space.InstantiationError:
+                continue  # a config this operand cannot take (refused, never built)
+        f = tecc.build(s, [q, k, out], target="cuda")
+        dev = tecc.cuda(0)
+        res = tecc.nd.array(np.zeros((4, 16, 16), "float32"), dev)
+        f(tecc.nd.array(qv, dev), tecc.nd.array(kv, dev), res)
+        np.testing.assert_allclose(res.numpy(), want, rtol=1e-5, atol=1e-5)
+        checked += 1
+    assert checked >= 2
