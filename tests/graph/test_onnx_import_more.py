@@ -904,3 +904,24 @@ def test_qlinear_conv_keeps_weights_8_bit(target, w_type):
         warnings.simplefilter("ignore")
         factory = build(mod, target=target, params=params)
     assert [str(v.numpy().dtype) for v in factory.get_params().values() if v.numpy().shape == w.shape] == [w_type]
+
+
+@pytest.mark.filterwarnings("ignore:no CUDA GPU found")
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+def test_mean_variance_normalization_adds_its_epsilon_to_the_deviation(target):
+    # ONNX's body: (x - mean) / (sqrt(var) + 1e-9).  Two values 2e-4 apart normalize to
+    # -1 and 1 (to 5e-6); with the epsilon inside the root they gave 0.991 (found by the
+    # fuzzer: a batch of two along axis 0)
+    x = np.zeros((2, 3, 2, 2), np.float32)
+    x[0], x[1] = 0.5, np.float32(0.5) + np.float32(4.8e-4)
+    x[0, 1], x[1, 1] = [[0.1, 0.2], [0.3, 0.4]], [[0.7, -0.2], [0.3, 0.9]]
+    mvn = node("MeanVarianceNormalization", ["x"], "y", axes=[0])
+    xd = x.astype(np.float64)
+    centered = xd - xd.mean(axis=0, keepdims=True)
+    want = centered / (np.sqrt((centered ** 2).mean(axis=0, keepdims=True)) + 1e-9)
+    model = make_model([mvn], {"x": x}, ["y"], None, 13)
+    got = tecc_run(model, {"x": x}, target)[0]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-3)
+    assert np.abs(got[:, 0]).min() > 0.999  # the near-equal pair
+    # (onnxruntime computes the body's E[x^2] - E[x]^2 in float32: on this input it
+    # cancels below zero and its root is NaN; the float64 body above is the reference)

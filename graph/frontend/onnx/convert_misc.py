@@ -122,14 +122,18 @@ def _lp_normalization(ctx, node, inputs):
 
 
 def _mean_variance_normalization(ctx, node, inputs):
-    # (x - mean) / sqrt(variance + 1e-9) over ``axes`` (ONNX's function body)
+    # (x - mean) / (sqrt(variance) + 1e-9) over ``axes``: ONNX's function body adds its
+    # epsilon to the standard deviation, not to the variance (where it is added inside
+    # the root, two values 2e-4 apart normalize to 0.991 instead of 1.0).  The variance
+    # is the mean square of the centered values, the body's E[x^2] - E[x]^2 without its
+    # cancellation
     x = inputs[0]
     rank = ctx.rank(x)
     axes = tuple(sorted({_normalize_axis(a, rank, node, "axes entry") for a in node.attr("axes", [0, 2, 3])}))
     mean = ctx.call("mean", x, axis=axes, keepdims=True)
     centered = ctx.call("subtract", x, mean)
     var = ctx.call("mean", ctx.call("multiply", centered, centered), axis=axes, keepdims=True)
-    return ctx.call("divide", centered, ctx.call("sqrt", ctx.call("add", var, ctx.scalar(1e-9, x))))
+    return ctx.call("divide", centered, ctx.call("add", ctx.call("sqrt", var), ctx.scalar(1e-9, x)))
 
 
 def _group_norm(ctx, node, inputs):
