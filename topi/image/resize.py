@@ -38,7 +38,9 @@ then the *method* reads the input around it, indices clamped to the image:
   ``floor``, ``ceil``; by default ``round`` for ``align_corners``, else ``floor``).
   For every mode but ``tf_crop_and_resize`` the index is computed exactly, in
   integer arithmetic on the fraction ``in_x`` is (no float error can move a whole
-  or half coordinate to the neighbouring pixel); ``tf_crop_and_resize`` rounds the
+  or half coordinate to the neighbouring pixel, as onnxruntime's float32 scale does:
+  14 -> 2 pixels, asymmetric, floor, reads its pixels 0 and 6, where ``x * I / O``
+  is 7); ``tf_crop_and_resize`` rounds the
   float coordinate, ``floor`` and ``ceil`` with a ``1e-5`` margin as TVM does;
 * ``linear``: the two (per axis) pixels around ``in_x``, weighted by the distance;
 * ``cubic``: the four pixels around it, weighted by the cubic convolution kernel
