@@ -32,6 +32,7 @@ templates (a test): a record that no longer does is removed, not worked around.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 
@@ -73,6 +74,13 @@ class ReferenceContext(ApplyHistoryBest):
     check_environment = False
 
 
+@functools.lru_cache(maxsize=8)
+def _reference_records(path, mtime) -> tuple:
+    """The records of a shipped reference file, read once (``mtime`` keys a file that
+    changed): every ``graph.build`` without a dispatch context asks for them."""
+    return tuple(load_from_file(path))
+
+
 def context(target, extra_files=None) -> ReferenceContext:
     """The dispatch context of the reference records of ``target`` (a target or a
     list of them), plus the records of ``extra_files`` (TVM's
@@ -84,7 +92,7 @@ def context(target, extra_files=None) -> ReferenceContext:
         for tgt in targets:
             path = reference_file(tgt)
             if path is not None:
-                records.extend(load_from_file(path))
+                records.extend(_reference_records(path, os.path.getmtime(path)))
                 logger.debug("tophub: %s", path)
     for path in ([extra_files] if isinstance(extra_files, (str, os.PathLike)) else extra_files or ()):
         records.extend(load_from_file(path))
