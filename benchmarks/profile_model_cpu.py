@@ -3,12 +3,13 @@
     python benchmarks/profile_model_cpu.py [--models resnet50,squeezenet] [--batch 1]
                                            [--rounds 7] [--min-ms 200] [--threads N]
                                            [--target "llvm -mcpu=native"]
-                                           [--save-artifacts DIR] [--build-only]
+                                           [--records LOG] [--save-artifacts DIR] [--build-only]
                                            [--baseline DIR] [--out FILE]
 
 The models are those of ``benchmarks/models_cpu.py`` (the light ResNet-50 and
 SqueezeNet of the onnx package with random weights; ``make_model`` is imported from
-there), built by ``tecc.graph.build`` at opt_level 3 with the default schedules.
+there), built by ``tecc.graph.build`` at opt_level 3 with the default schedules (or
+under ``apply_history_best(LOG)`` with ``--records``).
 
 Per model, in one run:
 
@@ -270,25 +271,13 @@ class Contender:
         return {i: float(np.median(v)) * 1e3 for i, v in self.samples.items()}
 
 
-def build_tecc(model, target):
-    import tecc  # noqa: PLC0415
-    from tecc.graph.build import build  # noqa: PLC0415
-    from tecc.graph.frontend import from_onnx  # noqa: PLC0415
-
-    start = time.perf_counter()
-    mod, params = from_onnx(model)
-    with tecc.transform.PassContext(opt_level=3):
-        factory = build(mod, target, params)
-    return factory, time.perf_counter() - start
-
-
 def profile_model(name, args, op_names):
     """Build, check and time one model; returns its JSON record."""
     import models_cpu  # noqa: PLC0415
     import tecc  # noqa: PLC0415
 
     model, feeds = models_cpu.make_model(name, args.batch)
-    factory, compile_s = build_tecc(model, args.target)
+    factory, compile_s = models_cpu.build_tecc(model, args.target, args.records or None)
     tag = f"{name}_b{args.batch}"
     if args.save_artifacts:
         os.makedirs(args.save_artifacts, exist_ok=True)
@@ -462,6 +451,7 @@ def main(argv=None):
     ap.add_argument("--target", default="llvm -mcpu=native")
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="onnxruntime's intra-op threads (and tecc's "
                     "OMP_NUM_THREADS when unset)")
+    ap.add_argument("--records", default="", help="a tuning log applied to the build (apply_history_best)")
     ap.add_argument("--save-artifacts", default="", help="export each built model to DIR/<model>_b<batch>.tar")
     ap.add_argument("--build-only", action="store_true", help="build (and save) only, no timing")
     ap.add_argument("--baseline", default="", help="DIR of artifacts saved by another build: profiled as 'before'")

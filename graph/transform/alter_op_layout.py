@@ -86,9 +86,10 @@ def _out_block_for(channels: int):
     return topi.x86.nchwc_out_block(channels)
 
 
-def _winograd(attrs, weight_shape) -> bool:
-    """Whether the blocked convolution of ``attrs`` and an OIHW weight of
-    ``weight_shape`` is computed by Winograd (:func:`tecc.topi.x86.use_winograd`),
+def _winograd(attrs, weight_shape, out_shape) -> bool:
+    """Whether the blocked convolution of ``attrs``, an OIHW weight of
+    ``weight_shape`` and an NCHW output of ``out_shape`` is computed by Winograd
+    (:func:`tecc.topi.x86.use_winograd`),
     unless the PassContext's ``"graph.disable_winograd"`` says no."""
     from ... import topi  # noqa: PLC0415
 
@@ -102,7 +103,7 @@ def _winograd(attrs, weight_shape) -> bool:
         return tuple(v) if isinstance(v, (list, tuple)) else (v, v)
 
     return topi.x86.use_winograd(weight_shape[1], weight_shape[0], weight_shape[2:], pair(attrs["strides"]),
-                                 pair(attrs["dilation"]), attrs["groups"])
+                                 pair(attrs["dilation"]), attrs["groups"], out_size=tuple(out_shape[2:4]))
 
 
 def _winograd_weight(weight, ic_bn: int, oc_bn: int):
@@ -228,7 +229,7 @@ class _Alter:
                     return None
                 ic_bn = channels  # the image's 3 channels: one block
             value = self.transform(data, self.get_plain(data), ic_bn)
-        if _winograd(attrs, wty.shape):
+        if _winograd(attrs, wty.shape, out.shape):
             # Winograd's F(2x2, 3x3): the weight transformed here, once (its channels padded to whole blocks)
             op, kernel_layout = "nn.contrib_conv2d_NCHWc_winograd", f"WINOGRAD4x4OI{ic_bn}i{oc_bn}o"
             w = Constant(_winograd_weight(weight.data, ic_bn, oc_bn))

@@ -334,6 +334,34 @@ def test_strided_1x1_fallback_chunks_only_with_32_registers(target, chunked):
     assert bool(cfg["rows_outer"].val) == (not chunked)
 
 
+@pytest.mark.parametrize("c, k, size, rows", [
+    (1024, 256, 14, True),     # input 0.78 of its 1 MiB kernel: rows outside (in-model 0.56 -> 0.52 ms)
+    (1024, 512, 14, False),    # 0.39 of a 2 MiB kernel
+    (256, 1024, 14, False),    # 0.2
+    (2048, 512, 7, False),     # 0.1
+    (256, 64, 56, True),       # a small kernel (64 KiB) smaller than its input: the older rule
+    (64, 256, 13, False),      # a small kernel larger than its input (SqueezeNet's expand 1x1)
+])
+def test_wide_policy_puts_the_rows_outside_where_the_input_outweighs_the_kernel(c, k, size, rows):
+    from tecc.tuner.task.space import FallbackConfigEntity
+
+    nchwc = importlib.import_module("tecc.topi.x86.conv2d_nchwc")
+    with tecc.target.Target("llvm -mcpu=skylake-avx512"):
+        A = te.placeholder((1, c // 32, size, size, 32), name="A")
+        W = te.placeholder((k // 32, c // 32, 1, 1, 32, 32), name="W")
+        conv = topi.nn.conv2d_NCHWc(A, W, (1, 1), (0, 0), (1, 1), "NCHW32c", "NCHW32c")
+        assert nchwc.wide_policy(conv)[1] is rows
+        cfg = FallbackConfigEntity()
+        nchwc.define_knobs(cfg, conv)
+    if cfg["ic_chunk"].val == 0:
+        assert bool(cfg["rows_outer"].val) is rows
+    with tecc.target.Target(AVX2):  # 16 registers: no wide policy
+        A16 = te.placeholder((1, c // 16, size, size, 16), name="A")
+        W16 = te.placeholder((k // 16, c // 16, 1, 1, 16, 16), name="W")
+        assert nchwc.wide_policy(topi.nn.conv2d_NCHWc(A16, W16, (1, 1), (0, 0), (1, 1), "NCHW16c",
+                                                      "NCHW16c")) is None
+
+
 # ---------------------------------------------------------------------------------
 # user errors
 # ---------------------------------------------------------------------------------

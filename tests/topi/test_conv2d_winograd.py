@@ -135,6 +135,20 @@ def test_use_winograd():
     assert not wino.use_winograd(256, 256, (3, 3), (1, 1), (1, 1), 1, "float16")
 
 
+@pytest.mark.parametrize("size, avx512", [((7, 7), False), ((14, 14), True), ((13, 13), True), ((27, 27), True),
+                                          ((7, 8), True), ((6, 7), True)])
+def test_use_winograd_skips_wasteful_tiles_on_avx512(size, avx512):
+    """An odd-sized output computes partial 2x2 tiles in full: 7x7 covers 8x8 (1.31),
+    beyond MAX_WINOGRAD_WASTE on AVX-512, where ResNet-50's 7x7 512->512 layer ran
+    faster direct; AVX2 keeps Winograd there (it won at 7x7)."""
+    assert wino.winograd_waste(7, 7) == pytest.approx(64 / 49)
+    with tecc.target.Target("llvm -mcpu=skylake-avx512"):
+        assert wino.use_winograd(512, 512, (3, 3), (1, 1), (1, 1), 1, out_size=size) is avx512
+        assert wino.use_winograd(512, 512, (3, 3), (1, 1), (1, 1), 1)  # no size given: channels decide
+    with tecc.target.Target(AVX2):
+        assert wino.use_winograd(512, 512, (3, 3), (1, 1), (1, 1), 1, out_size=size)
+
+
 @pytest.mark.parametrize("dshape, ushape, layout, match", [
     ((1, 2, 6, 6, 8), (4, 4, 2, 2, 8, 8), "NCHW", "not a channel-blocked layout"),
     ((1, 2, 6, 6), (4, 4, 2, 2, 8, 8), "NCHW8c", "must be 5-D"),

@@ -184,6 +184,10 @@ POINTWISE_PIXELS_32 = 8
 #: on 32-register targets, an unstrided convolution whose whole kernel is at most
 #: this many bytes (and smaller than its input) runs the rows outside the blocks
 ROWS_KERNEL_BYTES = 256 * 1024
+#: on 32-register targets, an unstrided 1x1 convolution whose kernel is larger than
+#: :data:`ROWS_KERNEL_BYTES` and whose input is at least this part of the kernel runs
+#: the rows outside the blocks (see :func:`wide_policy`)
+ROWS_INPUT_OVER_KERNEL = 0.5
 
 
 def wide_policy(conv):
@@ -214,7 +218,17 @@ def wide_policy(conv):
       3x3 276 -> 301, 55x55 16->64 3x3 (16-channel blocks) 140 -> 235; the layers it
       leaves with the blocks outside: 14x14 1x1 with 1 MiB kernels (rows 3-5%
       slower), 13x13 64->256 3x3 (4% slower), 27x27 32->128 3x3 (4% faster, not
-      taken: its kernel is larger than its input)."""
+      taken: its kernel is larger than its input);
+    * and, for a 1x1 kernel larger than that, the rows outside the blocks where its
+      input is at least :data:`ROWS_INPUT_OVER_KERNEL` of the kernel.  In a model
+      neither stays in cache between layers, and the cores split the work: with the
+      blocks outside, each core reads the whole input (half of it last written by
+      the other core); with the rows outside, half the input and the whole
+      kernel, which streams (prefetched).  ResNet-50 at batch 1 (40 interleaved
+      rounds of per-kernel profiles, 2026-11-29), medians, ms, blocks -> rows:
+      14x14 1024->256 (input 0.78 of the kernel) 0.56 -> 0.52 in each of its five
+      calls; 14x14 1024->512 (0.39) 1.06 -> 1.05 and 256->1024 (0.2) 0.51 ->
+      0.53, left with the blocks outside."""
     if _registers() < 32 or any(v > 1 for v in _strides(conv)):
         return None
     shape, (chunks, kh, kw, ic_bn), nbytes = _geometry(conv)
@@ -223,8 +237,12 @@ def wide_policy(conv):
     n, oc_chunks, oh, ow, oc_bn = shape
     kernel_bytes = oc_chunks * oc_bn * chunks * ic_bn * kh * kw * nbytes
     input_bytes = n * chunks * ic_bn * oh * ow * nbytes
-    most = POINTWISE_PIXELS_32 if (kh, kw) == (1, 1) else None
-    return most, kernel_bytes <= ROWS_KERNEL_BYTES and kernel_bytes < input_bytes
+    pointwise = (kh, kw) == (1, 1)
+    most = POINTWISE_PIXELS_32 if pointwise else None
+    rows = ((kernel_bytes <= ROWS_KERNEL_BYTES and kernel_bytes < input_bytes)
+            or (pointwise and kernel_bytes > ROWS_KERNEL_BYTES
+                and input_bytes >= ROWS_INPUT_OVER_KERNEL * kernel_bytes))
+    return most, rows
 
 
 #: the fallback's ``prefetch`` knob: on. Each iteration over the channels of an input

@@ -42,6 +42,17 @@ from .injective import schedule_injective_from_existing
 #: the fewest input and output channels for which the graph compiler uses Winograd
 #: (ResNet-50's 64-channel 56x56 layer ran slower, its 128-channel 28x28 one faster)
 MIN_WINOGRAD_CHANNELS = 128
+#: on 32-register targets (AVX-512), the most work the 2x2 output tiles may waste:
+#: the pixels the tiles cover over the output's pixels.  An odd-sized output
+#: computes a partial row and column of tiles in full: 7x7 covers 8x8, 1.31.
+#: ResNet-50's 7x7 512->512 layer in the model at batch 1 (2 AVX-512 Xeon cores, 40
+#: interleaved rounds of per-kernel profiles, 2026-11-29), ms by Winograd against
+#: direct: 1.40 against 1.30 (medians), 1.27 against 1.01 (minima); the direct
+#: convolution's register tile there is a whole row (7 pixels by two vectors).  On
+#: AVX2 Winograd won the same layer (114 against 89 GFLOP/s, above), where the
+#: direct tile of 7 pixels spills, so 16-register targets keep it.  27x27 (1.07) and
+#: 13x13 (1.16) outputs stay by Winograd.
+MAX_WINOGRAD_WASTE = 1.2
 
 
 @register_topi_compute("conv2d_NCHWc_winograd.x86", canonical=padding_workload_args(2))
@@ -51,10 +62,21 @@ def conv2d_NCHWc_winograd(cfg, data, kernel, padding, layout, out_layout, out_dt
     return nn.conv2d_NCHWc_winograd(data, kernel, padding, layout, out_layout, out_dtype)
 
 
-def use_winograd(in_channels, out_channels, kernel_size, strides, dilation, groups, dtype="float32") -> bool:
+def winograd_waste(out_height, out_width) -> float:
+    """The pixels F(2x2, 3x3)'s 2x2 tiles cover over an output's pixels."""
+    return (-(-out_height // 2) * 2) * (-(-out_width // 2) * 2) / (out_height * out_width)
+
+
+def use_winograd(in_channels, out_channels, kernel_size, strides, dilation, groups, dtype="float32",
+                 out_size=None) -> bool:
     """Whether the graph compiler computes a channel-blocked convolution by
-    Winograd on a CPU: a 3x3 kernel, stride and dilation 1, one group, float32, and
-    at least :data:`MIN_WINOGRAD_CHANNELS` input and output channels."""
+    Winograd on a CPU: a 3x3 kernel, stride and dilation 1, one group, float32, at
+    least :data:`MIN_WINOGRAD_CHANNELS` input and output channels, and, on a
+    32-register target when the output's ``(height, width)`` is given as
+    ``out_size``, tiles that waste at most :data:`MAX_WINOGRAD_WASTE`
+    (:func:`winograd_waste`)."""
+    if out_size is not None and _registers() >= 32 and winograd_waste(*out_size) > MAX_WINOGRAD_WASTE:
+        return False
     return (tuple(kernel_size) == (KERNEL, KERNEL) and tuple(strides) == (1, 1) and tuple(dilation) == (1, 1)
             and groups == 1 and dtype == "float32"
             and min(in_channels, out_channels) >= MIN_WINOGRAD_CHANNELS)
