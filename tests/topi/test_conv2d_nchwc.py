@@ -334,20 +334,21 @@ def test_strided_1x1_fallback_chunks_only_with_32_registers(target, chunked):
     assert bool(cfg["rows_outer"].val) == (not chunked)
 
 
-@pytest.mark.parametrize("c, k, size, rows", [
-    (1024, 256, 14, True),     # input 0.78 of its 1 MiB kernel: rows outside (in-model 0.56 -> 0.52 ms)
-    (1024, 512, 14, False),    # 0.39 of a 2 MiB kernel
-    (256, 1024, 14, False),    # 0.2
-    (2048, 512, 7, False),     # 0.1
-    (256, 64, 56, True),       # a small kernel (64 KiB) smaller than its input: the older rule
-    (64, 256, 13, False),      # a small kernel larger than its input (SqueezeNet's expand 1x1)
+@pytest.mark.parametrize("n, c, k, size, rows", [
+    (1, 1024, 256, 14, True),     # input 0.78 of its 1 MiB kernel: rows outside (in-model 0.56 -> 0.52 ms)
+    (1, 1024, 512, 14, False),    # 0.39 of a 2 MiB kernel
+    (1, 256, 1024, 14, False),    # 0.2
+    (1, 2048, 512, 7, False),     # 0.1
+    (8, 512, 1024, 13, False),    # 8 images: the cores split them (SqueezeNet's last conv at batch 8)
+    (1, 256, 64, 56, True),       # a small kernel (64 KiB) smaller than its input: the older rule
+    (1, 64, 256, 13, False),      # a small kernel larger than its input (SqueezeNet's expand 1x1)
 ])
-def test_wide_policy_puts_the_rows_outside_where_the_input_outweighs_the_kernel(c, k, size, rows):
+def test_wide_policy_puts_the_rows_outside_where_the_input_outweighs_the_kernel(n, c, k, size, rows):
     from tecc.tuner.task.space import FallbackConfigEntity
 
     nchwc = importlib.import_module("tecc.topi.x86.conv2d_nchwc")
     with tecc.target.Target("llvm -mcpu=skylake-avx512"):
-        A = te.placeholder((1, c // 32, size, size, 32), name="A")
+        A = te.placeholder((n, c // 32, size, size, 32), name="A")
         W = te.placeholder((k // 32, c // 32, 1, 1, 32, 32), name="W")
         conv = topi.nn.conv2d_NCHWc(A, W, (1, 1), (0, 0), (1, 1), "NCHW32c", "NCHW32c")
         assert nchwc.wide_policy(conv)[1] is rows
