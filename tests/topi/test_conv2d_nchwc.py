@@ -207,8 +207,9 @@ def test_the_task_space_and_tuned_configs_match_numpy():
     picked = 0
     for i in range(len(space)):
         cfg = space.get(i)
-        # narrow tiles, rolled columns, the whole-plane schedule: nothing the fallback does here
-        if cfg["tile_ow"].size[-1] not in (3, 4) or cfg["ic_chunk"].val not in (0, 2):
+        # narrow tiles (5 leaves a partial last tile of the 12-pixel row), rolled columns,
+        # the whole-plane schedule: nothing the fallback does here
+        if cfg["tile_ow"].size[-1] not in (3, 4, 5) or cfg["ic_chunk"].val not in (0, 2):
             continue
         if (cfg["unroll_kw"].val and cfg["ic_chunk"].val == 0) or (cfg["acc_plane"].val and not cfg["unroll_kw"].val):
             continue
@@ -218,7 +219,23 @@ def test_the_task_space_and_tuned_configs_match_numpy():
         func(*arrays, out)
         np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4, err_msg=str(cfg))
         picked += 1
-    assert picked >= 6
+    assert picked >= 9
+
+
+def test_the_tile_knob_offers_partial_tiles_so_the_fallback_is_a_point_of_the_space():
+    """A 13-pixel row (SqueezeNet's 13x13 layers): the fallback's 8-pixel tile (8 + 5)
+    is in the space, with every other width up to 16; factors alone were 1 and 13."""
+    from tecc.tuner.task.space import FallbackConfigEntity
+
+    args = (("TENSOR", (1, 16, 13, 13, 32), "float32"), ("TENSOR", (8, 16, 1, 1, 32, 32), "float32"), (1, 1),
+            (0, 0, 0, 0), (1, 1), "NCHW32c", "NCHW32c", "float32")
+    task = autotvm.task.create("conv2d_NCHWc.x86", args=args, target="llvm -mcpu=skylake-avx512")
+    widths = [e.size[-1] for e in task.config_space.space_map["tile_ow"].entities]
+    assert widths == list(range(1, 14))
+    fallback = FallbackConfigEntity()
+    task.instantiate(fallback)
+    assert fallback["tile_ow"] in task.config_space.space_map["tile_ow"].entities
+    assert fallback["tile_ow"].size[-1] == 8
 
 
 def test_a_strided_pointwise_conv_runs_its_rows_outside_the_blocks():

@@ -266,7 +266,9 @@ def define_knobs(cfg, conv):
     """The knobs of ``"conv2d_NCHWc.x86"`` and the flop count:
 
     ``tile_ow``
-        pixels of an output row per register tile (the inner factor; unrolled);
+        pixels of an output row per register tile (the inner factor; unrolled):
+        every width from 1 to 16 (or the most registers hold), a divisor of the row
+        or not;
     ``unroll_kw``
         unroll the loop over the kernel's columns;
     ``ic_chunk``
@@ -307,7 +309,12 @@ def define_knobs(cfg, conv):
         raise InstantiationError(f"conv2d_NCHWc.x86: the convolution {conv.op.name!r} has the symbolic shape "
                                  f"{shape}; tune it with constant shapes")
     width, oc_bn = shape[3], shape[4]
-    cfg.define_split("tile_ow", width, num_outputs=2, max_factor=max(16, max_ow_bn(oc_bn, conv.dtype)))
+    # every width up to the most, divisors of the row or not (a partial last tile is
+    # computed with bounds checks): the fallback's tiles (8 pixels of a 13-pixel row,
+    # 7 of 55) are points of the space, which factors alone (1 and 13) would not have
+    most = min(width, max(16, max_ow_bn(oc_bn, conv.dtype)))
+    cfg.define_split("tile_ow", width, num_outputs=2, policy="candidate",
+                     candidate=[[-1, f] for f in range(1, most + 1)])
     cfg.define_knob("unroll_kw", [True, False])
     cfg.define_knob("ic_chunk", [0] + [d for d in IC_CHUNKS if extents[0] % d == 0])
     cfg.define_knob("acc_plane", [False, True])
