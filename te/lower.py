@@ -191,6 +191,23 @@ class Lowerer:
         return out
 
     # --------------------------------------------------------------- inlining
+    def _simplify_inlined(self, op, body) -> tuple:
+        """An inlined stage's body simplified once, in its own axes over their
+        ranges, before it is substituted into its consumers.  Each layer of
+        reshapes and transposes substitutes index expressions into one that uses
+        each axis several times (``(i*32 + j)//32 % 128``, ``(i*32 + j) % 32``):
+        left unsimplified, a chain of them grows multiplicatively, and the
+        simplifier later spends seconds on one kernel (a decoder layer's rotary
+        embedding inlined into its attention product).  A consumer reads the stage
+        inside its shape (reading outside is a bug of the compute), so the axes'
+        ranges hold wherever the body's value is used."""
+        if not any(isinstance(b, E.PrimExpr) for b in body):
+            return body
+        ana = Analyzer()
+        for iv in op.axis:
+            ana.bind(iv.var, iv.dom)
+        return tuple(ana.simplify(b) if isinstance(b, E.PrimExpr) else b for b in body)
+
     def _collect(self):
         self.sch.normalize()
         bodies = {}
@@ -205,7 +222,7 @@ class Lowerer:
                 continue
             body = tuple(inliner.visit(b) for b in op.body)
             if st.attach_type == AttachType.INLINE:
-                bodies[op] = body
+                bodies[op] = self._simplify_inlined(op, body)
             else:
                 order.append((st, body))
         # keep only stages that an output needs
