@@ -230,9 +230,9 @@ def wide_policy(conv):
       13x13 512->1000 at batch 8, 2 MiB kernel, 2.7 MiB input: 5.6 ms with the rows
       outside against 4.5 with the blocks, medians).  ResNet-50 at batch 1 (40 interleaved
       rounds of per-kernel profiles, 2026-11-29), medians, ms, blocks -> rows:
-      14x14 1024->256 (input 0.78 of the kernel) 0.56 -> 0.52 in each of its five
-      calls; 14x14 1024->512 (0.39) 1.06 -> 1.05 and 256->1024 (0.2) 0.51 ->
-      0.53, left with the blocks outside."""
+      14x14 1024->256 (input 0.78 of the kernel) 0.55 -> 0.52 in each of its five
+      calls; 14x14 1024->512 (0.39) 1.06 -> 1.05 (another run: 1.10 -> 1.15) and
+      256->1024 (0.2) 0.54 -> 0.55, left with the blocks outside."""
     if _registers() < 32 or any(v > 1 for v in _strides(conv)):
         return None
     shape, (chunks, kh, kw, ic_bn), nbytes = _geometry(conv)

@@ -47,7 +47,7 @@ MIN_WINOGRAD_CHANNELS = 128
 #: computes a partial row and column of tiles in full: 7x7 covers 8x8, 1.31.
 #: ResNet-50's 7x7 512->512 layer in the model at batch 1 (2 AVX-512 Xeon cores, 40
 #: interleaved rounds of per-kernel profiles, 2026-11-29), ms by Winograd against
-#: direct: 1.40 against 1.30 (medians), 1.27 against 1.01 (minima); the direct
+#: direct: 1.50 against 1.40 (medians), 1.3 against 1.0 (minima); the direct
 #: convolution's register tile there is a whole row (7 pixels by two vectors).  On
 #: AVX2 Winograd won the same layer (114 against 89 GFLOP/s, above), where the
 #: direct tile of 7 pixels spills, so 16-register targets keep it.  27x27 (1.07) and
