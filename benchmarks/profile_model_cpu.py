@@ -470,6 +470,10 @@ def main(argv=None):
     ap.add_argument("--out", default="", help="the JSON file (default: benchmarks/results/<date>_profile_model_cpu.json)")
     args = ap.parse_args(argv)
     _STAT[0] = np.min if args.stat == "min" else np.median
+    if args.records and not os.path.exists(args.records):
+        print(f"profile_model_cpu.py: --records {args.records} does not exist; give a tuning log "
+              "(tecc tune --output ...)", file=sys.stderr)
+        return 2
 
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     unknown = [m for m in models if m not in ("resnet50", "squeezenet", "encoder", "decoder")]

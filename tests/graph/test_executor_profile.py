@@ -135,3 +135,12 @@ def test_the_profile_script_reads_layer_kinds_and_flops_from_the_graph(built):
                       "output_type_shape": [{"float": [1, 32, 14, 14]}]}}
     conv3 = next(key for _, key, label, _, _ in layers if label.startswith("conv2d 3x3"))
     assert script.ort_layer(event)[0] == conv3
+
+
+def test_the_profile_script_refuses_a_missing_records_file_in_one_line(tmp_path, capsys):
+    script = _profile_script()
+    missing = str(tmp_path / "none.json")
+    assert script.main(["--records", missing, "--models", "resnet50", "--build-only"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"profile_model_cpu.py: --records {missing} does not exist; give a tuning log "
+                   "(tecc tune --output ...)")
