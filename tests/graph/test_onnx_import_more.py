@@ -138,6 +138,18 @@ def test_cumsum_exclusive_reverse_and_int():
     check(nodes, inputs, [n.output[0] for n in nodes], inits=inits)
 
 
+def test_cumprod_26_exclusive_reverse_and_int_at_its_own_opset():
+    """CumProd exists from opset 26: a model importing 26 reads its other nodes as
+    opset 21 (they read the same) and CumProd as itself, against onnxruntime."""
+    nodes = [node("CumProd", ["x", "ax1"], "plain"), node("CumProd", ["x", "ax0"], "excl", exclusive=1),
+             node("CumProd", ["x", "axm1"], "rev", reverse=1),
+             node("CumProd", ["x", "ax0"], "rev_excl", reverse=1, exclusive=1),
+             node("CumProd", ["i", "ax1"], "ints", reverse=1), node("Relu", ["x"], "relu")]
+    inits = {"ax0": np.array(0, "int64"), "ax1": np.array(1, "int32"), "axm1": np.array(-1, "int64")}
+    inputs = {"x": rand(3, 5, low=0.5, high=1.5), "i": np.arange(12, dtype="int32").reshape(3, 4) - 5}
+    check(nodes, inputs, [n.output[0] for n in nodes], inits=inits, opset=26)
+
+
 def test_topk_largest_smallest_ties_and_one_output_used():
     x = rand(3, 7)
     x[1, 2:5] = 0.25  # ties: the lower index comes first

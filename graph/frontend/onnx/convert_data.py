@@ -104,9 +104,10 @@ def _space_to_depth(ctx, node, inputs):
 
 
 def _cumsum(ctx, node, inputs):
+    """CumSum, and CumProd-26 (the same attributes: ``exclusive``, ``reverse``)."""
     x, axis_in = inputs
     if ctx.rank(x) == 0:
-        node.fail("the input is a scalar; CumSum needs an axis")
+        node.fail(f"the input is a scalar; {node.op_type} needs an axis")
     axis = np.asarray(ctx.value(axis_in, "axis (input 1)")).reshape(-1)
     if axis.size != 1:
         node.fail(f"axis (input 1) must hold one integer, got {axis.tolist()}")
@@ -114,7 +115,8 @@ def _cumsum(ctx, node, inputs):
     reverse = bool(node.attr("reverse", 0))
     if reverse:
         x = ctx.call("reverse", x, axis=axis)
-    out = ctx.call("cumsum", x, axis=axis, exclusive=bool(node.attr("exclusive", 0)))
+    op = "cumprod" if node.op_type == "CumProd" else "cumsum"
+    out = ctx.call(op, x, axis=axis, exclusive=bool(node.attr("exclusive", 0)))
     return ctx.call("reverse", out, axis=axis) if reverse else out
 
 

@@ -65,7 +65,7 @@ _CONVERTERS = {
     "Identity": _identity, "Cast": _cast, "CastLike": _cast_like, "DepthToSpace": _depth_to_space,
     "SpaceToDepth": _space_to_depth, "Resize": _resize, "Upsample": _resize, "Trilu": _trilu, "OneHot": _one_hot,
     "ScatterElements": _scatter_elements, "Scatter": _scatter_elements, "ScatterND": _scatter_nd,
-    "CumSum": _cumsum, "TopK": _topk,
+    "CumSum": _cumsum, "CumProd": _cumsum, "TopK": _topk,
     "Constant": _constant, "ConstantOfShape": _constant_of_shape, "Shape": _shape, "Size": _size, "Range": _range,
     # reductions
     "ReduceMean": _reduce("mean"), "ReduceSum": _reduce("sum"), "ReduceMax": _reduce("max"),
