@@ -498,6 +498,21 @@ register_op("cast", pattern=OpPattern.ELEMWISE, infer=_cast_infer,
             defaults={"dtype": REQUIRED}, doc="element-wise conversion to ``dtype``")
 
 
+def _reinterpret_infer(types, attrs):
+    data = tensor_arg("reinterpret", types, 0)
+    dtype = check_dtype("reinterpret", "dtype", attrs["dtype"])
+    src, dst = np.dtype(data.dtype), np.dtype(dtype)
+    if src.itemsize != dst.itemsize or "bool" in (data.dtype, dtype):
+        raise GraphError(f"reinterpret: the bits of a {data.dtype} tensor cannot be read as {dtype}: the two must "
+                         "be numeric types of one width (cast a bool instead)")
+    return TensorType(data.shape, dtype)
+
+
+register_op("reinterpret", pattern=OpPattern.ELEMWISE, infer=_reinterpret_infer,
+            lower=lambda inputs, attrs, out_type: topi().reinterpret(inputs[0], out_type.dtype), num_inputs=1,
+            defaults={"dtype": REQUIRED}, doc="the bits of every element read as ``dtype`` (of the same width)")
+
+
 def _where_infer(types, attrs):
     op = "where"
     cond, x, y = tensor_args(op, types, 3)

@@ -150,6 +150,29 @@ def test_cumprod_26_exclusive_reverse_and_int_at_its_own_opset():
     check(nodes, inputs, [n.output[0] for n in nodes], inits=inits, opset=26)
 
 
+def test_bitcast_26_keeps_the_bits_and_refuses_another_width():
+    """BitCast-26 against numpy's ``view`` (what the operator is; onnxruntime has no
+    kernel for every pair): float32 <-> int32 (NaN and -0 bit patterns kept),
+    float64 -> int64, uint16 -> int16, bool -> uint8 (one byte of 0 or 1); a width
+    change is refused with both widths named."""
+    x = np.array([[1.5, -0.0, np.nan, np.inf], [3.0e-39, -2.0, 7.0, 1e30]], "float32")
+    nodes = [node("BitCast", ["x"], "xi", to=TensorProto.INT32), node("BitCast", ["xi"], "back", to=TensorProto.FLOAT),
+             node("BitCast", ["d"], "di", to=TensorProto.INT64), node("BitCast", ["h"], "hs", to=TensorProto.INT16),
+             node("BitCast", ["b"], "bu", to=TensorProto.UINT8), node("Relu", ["x"], "relu")]
+    inputs = {"x": x, "d": np.array([-1.25, 2.0 ** 60], "float64"), "h": np.array([0, 1, 32768, 65535], "uint16"),
+              "b": np.array([True, False, True])}
+    model = make_model(nodes, inputs, ["xi", "back", "di", "hs", "bu"], None, 26)
+    want = [x.view("int32"), x, inputs["d"].view("int64"), inputs["h"].view("int16"), inputs["b"].view("uint8")]
+    for target in ("llvm", "cuda"):
+        got = tecc_run(model, inputs, target)
+        for w, t in zip(want, got):
+            assert t.dtype == w.dtype
+            np.testing.assert_array_equal(t.view(np.uint8), w.view(np.uint8))  # the bits, NaN's included
+    refused([node("BitCast", ["x"], "y", to=TensorProto.INT64)], {"x": x}, ["y"],
+            r"BitCast node .*'to' is int64 \(64 bits\), the input is float32 \(32 bits\): BitCast keeps the width",
+            opset=26)
+
+
 def test_topk_largest_smallest_ties_and_one_output_used():
     x = rand(3, 7)
     x[1, 2:5] = 0.25  # ties: the lower index comes first

@@ -493,3 +493,14 @@ def test_tuple_operand_lowers_from_a_list_or_one_by_one():
     for inputs in ([[ta, tb]], [ta, tb]):
         out = call.op.lower(inputs, call.attrs, call.checked_type)
         assert [int(d) for d in out.shape] == [2, 4]
+
+
+def test_reinterpret_reads_the_bits_and_refuses_another_width():
+    x = np.array([1.0, -0.0, np.inf, -3.5], "float32")
+    np.testing.assert_array_equal(run_op("reinterpret", [x], {"dtype": "int32"}), x.view("int32"))
+    np.testing.assert_array_equal(run_op("reinterpret", [x.view("int32")], {"dtype": "uint32"}), x.view("uint32"))
+    with pytest.raises(g.GraphError, match=r"reinterpret: the bits of a float32 tensor cannot be read as int64: "
+                                           r"the two must be numeric types of one width \(cast a bool instead\)"):
+        run_op("reinterpret", [x], {"dtype": "int64"})
+    with pytest.raises(g.GraphError, match=r"cannot be read as bool"):
+        run_op("reinterpret", [np.zeros(4, "uint8")], {"dtype": "bool"})

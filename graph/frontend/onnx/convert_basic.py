@@ -76,6 +76,23 @@ def _cast(ctx, node, inputs):
     return ctx.cast(inputs[0], _np_dtype(node.required("to"), node.where))
 
 
+def _bitcast(ctx, node, inputs):
+    """BitCast-26: the bits read as ``to``, of the same width.  A bool has one byte
+    holding 0 or 1 in ONNX's and numpy's layout, so bool to (u)int8 and back is the
+    conversion (``x != 0`` the other way: a byte other than 0 or 1 is no bool)."""
+    x = inputs[0]
+    src = np.dtype(ctx.dtype_of(x))
+    dst = np.dtype(_np_dtype(node.required("to"), node.where))
+    if src.itemsize != dst.itemsize:
+        node.fail(f"'to' is {dst} ({dst.itemsize * 8} bits), the input is {src} ({src.itemsize * 8} bits): "
+                  "BitCast keeps the width")
+    if src == dst:
+        return x
+    if np.bool_ in (src.type, dst.type):
+        return ctx.cast(x, dst)
+    return ctx.call("reinterpret", x, dtype=str(dst))
+
+
 def _cast_like(ctx, node, inputs):
     return ctx.cast(inputs[0], ctx.dtype_of(inputs[1]))
 

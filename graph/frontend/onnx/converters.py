@@ -3,7 +3,7 @@ in one place (:func:`.importer.supported_ops` lists it)."""
 from __future__ import annotations
 
 from .convert_basic import (
-    _binary, _cast, _cast_like, _constant, _constant_of_shape, _div, _dropout, _identity, _mod, _pow, _range,
+    _binary, _bitcast, _cast, _cast_like, _constant, _constant_of_shape, _div, _dropout, _identity, _mod, _pow, _range,
     _shape, _size, _unary, _variadic,
 )
 from .convert_data import (
@@ -62,7 +62,7 @@ _CONVERTERS = {
     "Flatten": _flatten, "Reshape": _reshape, "Transpose": _transpose, "Concat": _concat, "Split": _split,
     "Slice": _slice, "Gather": _gather, "GatherElements": _gather_elements, "Unsqueeze": _unsqueeze,
     "Squeeze": _squeeze, "Expand": _expand, "Tile": _tile, "Where": _where, "Pad": _pad,
-    "Identity": _identity, "Cast": _cast, "CastLike": _cast_like, "DepthToSpace": _depth_to_space,
+    "Identity": _identity, "Cast": _cast, "BitCast": _bitcast, "CastLike": _cast_like, "DepthToSpace": _depth_to_space,
     "SpaceToDepth": _space_to_depth, "Resize": _resize, "Upsample": _resize, "Trilu": _trilu, "OneHot": _one_hot,
     "ScatterElements": _scatter_elements, "Scatter": _scatter_elements, "ScatterND": _scatter_nd,
     "CumSum": _cumsum, "CumProd": _cumsum, "TopK": _topk,
