@@ -173,6 +173,46 @@ def test_bitcast_26_keeps_the_bits_and_refuses_another_width():
             opset=26)
 
 
+def _tensor_scatter_reference(past, update, write_indices, axis, circular):
+    """ONNX's pseudocode for TensorScatter-24, in numpy."""
+    out = past.copy()
+    length, seq = past.shape[axis], update.shape[axis]
+    for prefix in np.ndindex(past.shape[:axis]):
+        for s in range(seq):
+            at = write_indices[prefix[0]] + s
+            if circular:
+                at %= length
+            out[prefix + (at,)] = update[prefix + (s,)]
+    return out
+
+
+@pytest.mark.parametrize("shape, axis, seq, mode, starts", [
+    ((2, 3, 6, 4), -2, 2, "linear", [0, 4]),
+    ((2, 3, 6, 4), 2, 3, "circular", [5, 2]),
+    ((3, 5, 2), 1, 5, "linear", None),          # no write_indices: from 0, the whole cache replaced
+    ((2, 4, 3, 2), 1, 1, "circular", [3, 0]),   # the sequence axis before others
+])
+def test_tensor_scatter_24_updates_a_kv_cache(shape, axis, seq, mode, starts):
+    rng = np.random.default_rng(3)
+    past = rng.standard_normal(shape).astype("float32")
+    ushape = list(shape)
+    ushape[axis] = seq
+    update = rng.standard_normal(ushape).astype("float32")
+    inputs = {"past": past, "update": update}
+    ins = ["past", "update"]
+    if starts is not None:
+        inputs["w"] = np.array(starts, "int64")
+        ins.append("w")
+    model = make_model([node("TensorScatter", ins, "present", axis=axis, mode=mode)], inputs, ["present"], None, 24)
+    want = _tensor_scatter_reference(past, update, starts or [0] * shape[0], axis % len(shape), mode == "circular")
+    for target in ("llvm", "cuda"):
+        np.testing.assert_array_equal(tecc_run(model, inputs, target)[0], want)
+    refused([node("TensorScatter", ["past", "update"], "y", axis=0)], {"past": past, "update": past}, ["y"],
+            r"TensorScatter node .*axis 0 is the batch axis", opset=24)
+    refused([node("TensorScatter", ["past", "past"], "y", mode="ring")], {"past": past}, ["y"],
+            r"mode 'ring' is not linear or circular", opset=24)
+
+
 def test_topk_largest_smallest_ties_and_one_output_used():
     x = rand(3, 7)
     x[1, 2:5] = 0.25  # ties: the lower index comes first

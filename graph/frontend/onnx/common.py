@@ -12,7 +12,8 @@ MIN_OPSET, MAX_OPSET = 9, 21
 #: operators the converters implement at a version after MAX_OPSET (op type ->
 #: that version): a model of a later opset that uses them is read as MAX_OPSET
 #: with these at their version (see :mod:`.opsets`)
-NEWER_OPS = {"RMSNormalization": 23, "RotaryEmbedding": 23, "Swish": 24, "BitCast": 26, "CumProd": 26}
+NEWER_OPS = {"RMSNormalization": 23, "RotaryEmbedding": 23, "Swish": 24, "TensorScatter": 24, "BitCast": 26,
+             "CumProd": 26}
 
 #: constants larger than this many elements are left to the graph (FoldConstant)
 _FOLD_LIMIT = 1 << 24

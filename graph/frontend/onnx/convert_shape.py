@@ -287,3 +287,50 @@ def _pad(ctx, node, inputs):
                 x = ctx.call("take", x, ctx.const(index, "int64"), axis=a)
         return x
     return ctx.call("nn.pad", x, pad_width=tuple(tuple(w) for w in width), pad_value=value, pad_mode=mode)
+
+
+def _tensor_scatter(ctx, node, inputs):
+    """TensorScatter-24, a KV cache's update: ``update``'s ``sequence_length`` rows
+    written into ``past_cache`` along ``axis`` from each batch entry's
+    ``write_indices`` on (0 when not given; modulo the cache's length in
+    ``circular`` mode), the rest of the cache kept.  Built of gathers: cache row
+    ``s`` of entry ``b`` reads update row ``s - write_indices[b]`` where that lies in
+    ``[0, sequence_length)``; in ``linear`` mode rows past the cache's end are not
+    written."""
+    past, update = inputs[0], inputs[1]
+    indices = ctx.optional_input(inputs, 2)
+    ps, us = ctx.shape(past), ctx.shape(update)
+    rank = len(ps)
+    if rank < 2 or len(us) != rank:
+        node.fail(f"past_cache {list(ps)} and update {list(us)} must have one rank of at least 2")
+    axis = _normalize_axis(node.attr("axis", -2), rank, node)
+    if axis == 0:
+        node.fail("axis 0 is the batch axis; the sequence axis comes after it")
+    mode = node.attr("mode", "linear")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    if mode not in ("linear", "circular"):
+        node.fail(f"mode {mode!r} is not linear or circular")
+    if any(a != b for i, (a, b) in enumerate(zip(ps, us)) if i != axis) or us[axis] > ps[axis]:
+        node.fail(f"update {list(us)} must have past_cache's shape {list(ps)} but along axis {axis}, "
+                  "and at most its length there")
+    if ctx.dtype_of(past) != ctx.dtype_of(update):
+        node.fail(f"past_cache is {ctx.dtype_of(past)} and update {ctx.dtype_of(update)}: one dtype")
+    batch, length, seq = ps[0], ps[axis], us[axis]
+    if indices is None:
+        start = ctx.const(np.zeros((batch, 1)), "int64")
+    else:
+        if ctx.shape(indices) != (batch,):
+            node.fail(f"write_indices has shape {list(ctx.shape(indices))}; it holds one index per batch entry "
+                      f"({batch})")
+        start = ctx.reshape(ctx.cast(indices, "int64"), (batch, 1))
+    rel = ctx.call("subtract", ctx.const(np.arange(length)[None, :], "int64"), start)  # [batch, length]
+    if mode == "circular":
+        rel = ctx.call("floor_mod", rel, ctx.const(length, "int64"))
+    written = ctx.call("logical_and", ctx.call("greater_equal", rel, ctx.const(0, "int64")),
+                       ctx.call("less", rel, ctx.const(seq, "int64")))
+    row = [batch] + [1] * (rank - 1)
+    row[axis] = length
+    rel = ctx.reshape(ctx.call("clip", rel, a_min=0, a_max=seq - 1), tuple(row))
+    read = ctx.call("gather", update, ctx.call("broadcast_to", rel, shape=tuple(ps)), axis=axis)
+    return ctx.call("where", ctx.reshape(written, tuple(row)), read, past)
+

@@ -28,7 +28,7 @@ from .convert_recurrent import _recurrent
 from .convert_resize import _resize
 from .convert_shape import (
     _concat, _expand, _flatten, _gather, _gather_elements, _pad, _reshape, _slice, _split, _squeeze, _tile,
-    _transpose, _unsqueeze, _where,
+    _tensor_scatter, _transpose, _unsqueeze, _where,
 )
 
 
@@ -61,7 +61,7 @@ _CONVERTERS = {
     # shapes and layout
     "Flatten": _flatten, "Reshape": _reshape, "Transpose": _transpose, "Concat": _concat, "Split": _split,
     "Slice": _slice, "Gather": _gather, "GatherElements": _gather_elements, "Unsqueeze": _unsqueeze,
-    "Squeeze": _squeeze, "Expand": _expand, "Tile": _tile, "Where": _where, "Pad": _pad,
+    "TensorScatter": _tensor_scatter, "Squeeze": _squeeze, "Expand": _expand, "Tile": _tile, "Where": _where, "Pad": _pad,
     "Identity": _identity, "Cast": _cast, "BitCast": _bitcast, "CastLike": _cast_like, "DepthToSpace": _depth_to_space,
     "SpaceToDepth": _space_to_depth, "Resize": _resize, "Upsample": _resize, "Trilu": _trilu, "OneHot": _one_hot,
     "ScatterElements": _scatter_elements, "Scatter": _scatter_elements, "ScatterND": _scatter_nd,

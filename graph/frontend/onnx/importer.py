@@ -458,8 +458,8 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
         Read the model as this default-domain opset instead of the one it imports.
         An opset after 21 (or before 9) is read as the nearest of 9..21 when every
         node reads the same there (:mod:`.opsets`: later opsets mostly add element
-        types); RMSNormalization-23, RotaryEmbedding-23, Swish-24, BitCast-26 and CumProd-26 are
-        converted as such.
+        types); RMSNormalization-23, RotaryEmbedding-23, Swish-24, TensorScatter-24,
+        BitCast-26 and CumProd-26 are converted as such.
     freeze_params : bool
         True: initializers become constants of the graph (``params`` is empty).
         False: floating-point initializers become parameters of ``main``, their
