@@ -501,8 +501,10 @@ register_op("cast", pattern=OpPattern.ELEMWISE, infer=_cast_infer,
 def _reinterpret_infer(types, attrs):
     data = tensor_arg("reinterpret", types, 0)
     dtype = check_dtype("reinterpret", "dtype", attrs["dtype"])
-    src, dst = np.dtype(data.dtype), np.dtype(dtype)
-    if src.itemsize != dst.itemsize or "bool" in (data.dtype, dtype):
+    def width(name):  # bits of an element (bfloat16 has no numpy dtype)
+        return 16 if name == "bfloat16" else np.dtype(name).itemsize * 8
+
+    if width(data.dtype) != width(dtype) or "bool" in (data.dtype, dtype):
         raise GraphError(f"reinterpret: the bits of a {data.dtype} tensor cannot be read as {dtype}: the two must "
                          "be numeric types of one width (cast a bool instead)")
     return TensorType(data.shape, dtype)

@@ -502,5 +502,9 @@ def test_reinterpret_reads_the_bits_and_refuses_another_width():
     with pytest.raises(g.GraphError, match=r"reinterpret: the bits of a float32 tensor cannot be read as int64: "
                                            r"the two must be numeric types of one width \(cast a bool instead\)"):
         run_op("reinterpret", [x], {"dtype": "int64"})
+    h = np.array([1, 2, 3, 4], "uint16")
+    np.testing.assert_array_equal(run_op("reinterpret", [h], {"dtype": "int16"}), h.view("int16"))
+    with pytest.raises(g.GraphError, match=r"the bits of a float32 tensor cannot be read as bfloat16"):
+        run_op("reinterpret", [x], {"dtype": "bfloat16"})
     with pytest.raises(g.GraphError, match=r"cannot be read as bool"):
         run_op("reinterpret", [np.zeros(4, "uint8")], {"dtype": "bool"})
