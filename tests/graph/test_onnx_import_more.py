@@ -211,6 +211,10 @@ def test_tensor_scatter_24_updates_a_kv_cache(shape, axis, seq, mode, starts):
             r"TensorScatter node .*axis 0 is the batch axis", opset=24)
     refused([node("TensorScatter", ["past", "past"], "y", mode="ring")], {"past": past}, ["y"],
             r"mode 'ring' is not linear or circular", opset=24)
+    empty = np.zeros([0 if i == axis % len(shape) else d for i, d in enumerate(shape)], "float32")
+    model = make_model([node("TensorScatter", ["past", "update"], "present", axis=axis)],
+                       {"past": past, "update": empty}, ["present"], None, 24)
+    np.testing.assert_array_equal(tecc_run(model, {"past": past, "update": empty}, "llvm")[0], past)
 
 
 def test_topk_largest_smallest_ties_and_one_output_used():

@@ -303,6 +303,9 @@ def _tensor_scatter(ctx, node, inputs):
     rank = len(ps)
     if rank < 2 or len(us) != rank:
         node.fail(f"past_cache {list(ps)} and update {list(us)} must have one rank of at least 2")
+    if not all(isinstance(d, (int, np.integer)) for d in tuple(ps) + tuple(us)):
+        node.fail(f"past_cache {list(ps)} and update {list(us)} need static shapes; bind the symbolic "
+                  "dimensions with from_onnx(..., shape={...})")
     axis = _normalize_axis(node.attr("axis", -2), rank, node)
     if axis == 0:
         node.fail("axis 0 is the batch axis; the sequence axis comes after it")
@@ -316,6 +319,8 @@ def _tensor_scatter(ctx, node, inputs):
     if ctx.dtype_of(past) != ctx.dtype_of(update):
         node.fail(f"past_cache is {ctx.dtype_of(past)} and update {ctx.dtype_of(update)}: one dtype")
     batch, length, seq = ps[0], ps[axis], us[axis]
+    if seq == 0:
+        return past  # nothing to write
     if indices is None:
         start = ctx.const(np.zeros((batch, 1)), "int64")
     else:
