@@ -16,9 +16,9 @@ from .convert_misc import (
     _nll_loss, _reverse_sequence, _shrink, _softmax_cross_entropy_loss, _window,
 )
 from .convert_nn import (
-    _batch_norm, _celu, _clip, _conv, _conv_transpose, _einsum, _elu, _gelu, _gemm, _global_pool, _hard_sigmoid,
-    _hard_swish, _instance_norm, _layer_norm, _leaky_relu, _lrn, _matmul, _mish, _pool, _prelu, _rms_norm, _rotary_embedding, _selu,
-    _softmax, _softplus, _softsign, _swish, _thresholded_relu,
+    _batch_norm, _celu, _clip, _col2im, _conv, _conv_transpose, _einsum, _elu, _gelu, _gemm, _global_pool,
+    _hard_sigmoid, _hard_swish, _instance_norm, _layer_norm, _leaky_relu, _lrn, _matmul, _mish, _pool, _prelu,
+    _rms_norm, _rotary_embedding, _selu, _softmax, _softplus, _softsign, _swish, _thresholded_relu,
 )
 from .convert_quant import (
     _conv_integer, _dequantize_linear, _dynamic_quantize_linear, _matmul_integer, _qlinear_conv, _qlinear_matmul,
@@ -58,10 +58,12 @@ _CONVERTERS = {
     "RMSNormalization": _rms_norm, "RotaryEmbedding": _rotary_embedding,
     "MaxPool": _pool("max"), "AveragePool": _pool("avg"), "GlobalAveragePool": _global_pool("avg"),
     "GlobalMaxPool": _global_pool("max"), "MatMul": _matmul, "Gemm": _gemm, "Einsum": _einsum, "Dropout": _dropout,
+    "Col2Im": _col2im,
     # shapes and layout
     "Flatten": _flatten, "Reshape": _reshape, "Transpose": _transpose, "Concat": _concat, "Split": _split,
     "Slice": _slice, "Gather": _gather, "GatherElements": _gather_elements, "Unsqueeze": _unsqueeze,
-    "TensorScatter": _tensor_scatter, "Squeeze": _squeeze, "Expand": _expand, "Tile": _tile, "Where": _where, "Pad": _pad,
+    "TensorScatter": _tensor_scatter, "Squeeze": _squeeze, "Expand": _expand, "Tile": _tile, "Where": _where,
+    "Pad": _pad,
     "Identity": _identity, "Cast": _cast, "BitCast": _bitcast, "CastLike": _cast_like, "DepthToSpace": _depth_to_space,
     "SpaceToDepth": _space_to_depth, "Resize": _resize, "Upsample": _resize, "Trilu": _trilu, "OneHot": _one_hot,
     "ScatterElements": _scatter_elements, "Scatter": _scatter_elements, "ScatterND": _scatter_nd,
