@@ -245,10 +245,11 @@ def ort_node_times(profile_file: str, skip_runs: int) -> dict:
 class Contender:
     """One tecc executor: its per-node samples across rounds and whole-model samples."""
 
-    def __init__(self, name, factory, feeds, op_names):
+    def __init__(self, name, factory, feeds, op_names, stat=np.median):
         import tecc  # noqa: PLC0415
 
         self.name = name
+        self.stat = stat        # the rounds' samples of a kernel -> its figure
         self.factory = factory
         self.executor = factory["default"](tecc.cpu(0))
         for key, value in feeds.items():
@@ -270,12 +271,7 @@ class Contender:
             self.func[row.index] = row.func_name
 
     def kernel_ms(self) -> dict:
-        return {i: float(_STAT[0](v)) * 1e3 for i, v in self.samples.items()}
-
-
-#: how the rounds' samples of a kernel (and of the whole model) become its figure:
-#: ``--stat`` median (the default) or min
-_STAT = [np.median]
+        return {i: float(self.stat(v)) * 1e3 for i, v in self.samples.items()}
 
 
 def profile_model(name, args, op_names):
@@ -293,10 +289,11 @@ def profile_model(name, args, op_names):
     if args.build_only:
         return {"model": name, "batch": args.batch, "compile_s": compile_s}
 
-    contenders = [Contender("tecc", factory, feeds, op_names)]
+    stat = np.min if args.stat == "min" else np.median
+    contenders = [Contender("tecc", factory, feeds, op_names, stat)]
     if args.baseline:
         path = os.path.join(args.baseline, f"{tag}.tar")
-        contenders.append(Contender("before", tecc.runtime.load_module(path), feeds, op_names))
+        contenders.append(Contender("before", tecc.runtime.load_module(path), feeds, op_names, stat))
 
     sess = prof_sess = None
     try:
@@ -346,23 +343,24 @@ def profile_model(name, args, op_names):
     if prof_sess is not None:
         ort_nodes = ort_node_times(prof_sess.end_profiling(), skip_runs=1)
 
-    record["whole_ms"] = {who: float(_STAT[0](v)) for who, v in whole.items()}
-    record["stat"] = _STAT[0].__name__
+    record["whole_ms"] = {who: float(stat(v)) for who, v in whole.items()}
+    record["stat"] = args.stat
     record["whole_samples_ms"] = whole
-    record["rows"] = layer_table(contenders, ort_nodes)
+    record["rows"] = layer_table(contenders, ort_nodes, stat)
     for c in contenders:
         record[f"{c.name}_kernel_sum_ms"] = float(sum(c.kernel_ms().values()))
         record[f"{c.name}_kernels"] = [
             {"node": i, "func_name": c.func[i], "label": label, "ms": ms, "gflops": flop / ms / 1e6 if flop else None}
             for (i, _, label, flop, _), ms in ((layer, c.kernel_ms()[layer[0]]) for layer in c.layers)]
     if ort_nodes:
-        record["ort_node_sum_ms"] = float(sum(_STAT[0](t) for _, t in ort_nodes.values() if t))
+        record["ort_node_sum_ms"] = float(sum(stat(t) for _, t in ort_nodes.values() if t))
     return record
 
 
-def layer_table(contenders, ort_nodes) -> list:
-    """One row per layer kind: calls, ms and GFLOP/s of every contender and of
-    onnxruntime, the operators fused with it, the loss against onnxruntime."""
+def layer_table(contenders, ort_nodes, stat=np.median) -> list:
+    """One row per layer kind: calls, ms (``stat`` of the rounds) and GFLOP/s of every
+    contender and of onnxruntime, the operators fused with it, the loss against
+    onnxruntime."""
     rows = OrderedDict()
 
     def row_of(key, label, flop):
@@ -386,7 +384,7 @@ def layer_table(contenders, ort_nodes) -> list:
         for k, t in enumerate(times[:len(runs)]):
             runs[k] += t
     for key, runs in per_run.items():
-        rows[key]["ort_ms"] = float(_STAT[0](runs))
+        rows[key]["ort_ms"] = float(stat(runs))
     out = []
     for key, row in rows.items():
         row["key"] = repr(key)
@@ -469,7 +467,6 @@ def main(argv=None):
     ap.add_argument("--baseline", default="", help="DIR of artifacts saved by another build: profiled as 'before'")
     ap.add_argument("--out", default="", help="the JSON file (default: benchmarks/results/<date>_profile_model_cpu.json)")
     args = ap.parse_args(argv)
-    _STAT[0] = np.min if args.stat == "min" else np.median
     if args.records and not os.path.exists(args.records):
         print(f"profile_model_cpu.py: --records {args.records} does not exist; give a tuning log "
               "(tecc tune --output ...)", file=sys.stderr)

@@ -824,6 +824,14 @@ class CodeGenC(IRVisitor):
         return self.lane_loop_helper(name, f"const {et}* p, {it} s", _dt.lanes(dtype), "r[l] = p[l * s];",
                                       result=vt)
 
+    @staticmethod
+    def _strided(buf, index) -> bool:
+        """Whether a vector access of ``buf`` at ``index`` goes lane by lane from a base
+        and a stride (:meth:`load_strided_helper`): a ramp, of elements stored as
+        themselves (not bools' bytes or bfloat16's bits, which the gather and
+        scatter helpers convert)."""
+        return isinstance(index, E.Ramp) and not _dt.is_bool(buf.dtype) and _dt.parse(buf.dtype).code != "bfloat"
+
     def gather_helper(self, dtype: str, index_dtype: str) -> str:
         vt = self.type_name(dtype)
         it = self.type_name(index_dtype)
@@ -1580,7 +1588,7 @@ class CodeGenC(IRVisitor):
                 and lanes in (2, 4, 8, 16, 32, 64) and _dt.parse(buf.dtype).code != "bfloat" and not _dt.is_bool(buf.dtype):
             name = self.load_stride2_helper(dtype)
             return f"{name}({ptr} + {self.expr(index.base, P_ADD + 1)})", P_PRIMARY
-        if isinstance(index, E.Ramp) and not _dt.is_bool(buf.dtype) and _dt.parse(buf.dtype).code != "bfloat":
+        if self._strided(buf, index):
             name = self.load_strided_helper(dtype, index.dtype)
             return (f"{name}({ptr} + {self.expr(index.base, P_ADD + 1)}, {self.expr(index.stride)})",
                     P_PRIMARY)
@@ -1692,7 +1700,7 @@ class CodeGenC(IRVisitor):
             name = self.store_helper(dtype)
             self.emit(f"{name}({ptr} + {self.expr(index.base, P_ADD + 1)}, {self.expr(value)});")
             return
-        if isinstance(index, E.Ramp) and not _dt.is_bool(buf.dtype) and _dt.parse(buf.dtype).code != "bfloat":
+        if self._strided(buf, index):
             name = self.store_strided_helper(dtype, index.dtype)
             self.emit(f"{name}({ptr} + {self.expr(index.base, P_ADD + 1)}, {self.expr(index.stride)}, "
                       f"{self.expr(value)});")

@@ -201,12 +201,10 @@ class Lowerer:
         embedding inlined into its attention product).  A consumer reads the stage
         inside its shape (reading outside is a bug of the compute), so the axes'
         ranges hold wherever the body's value is used."""
-        if not any(isinstance(b, E.PrimExpr) for b in body):
-            return body
         ana = Analyzer()
         for iv in op.axis:
             ana.bind(iv.var, iv.dom)
-        return tuple(ana.simplify(b) if isinstance(b, E.PrimExpr) else b for b in body)
+        return tuple(ana.simplify(b) for b in body)
 
     def _collect(self):
         self.sch.normalize()

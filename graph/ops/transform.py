@@ -501,10 +501,9 @@ register_op("cast", pattern=OpPattern.ELEMWISE, infer=_cast_infer,
 def _reinterpret_infer(types, attrs):
     data = tensor_arg("reinterpret", types, 0)
     dtype = check_dtype("reinterpret", "dtype", attrs["dtype"])
-    def width(name):  # bits of an element (bfloat16 has no numpy dtype)
-        return 16 if name == "bfloat16" else np.dtype(name).itemsize * 8
+    from ...runtime.dtypes import storage  # noqa: PLC0415 -- bfloat16's width too
 
-    if width(data.dtype) != width(dtype) or "bool" in (data.dtype, dtype):
+    if storage(data.dtype).itemsize != storage(dtype).itemsize or "bool" in (data.dtype, dtype):
         raise GraphError(f"reinterpret: the bits of a {data.dtype} tensor cannot be read as {dtype}: the two must "
                          "be numeric types of one width (cast a bool instead)")
     return TensorType(data.shape, dtype)

@@ -1,10 +1,10 @@
 """Random ONNX models for fuzzing the model compiler: chains and small DAGs of the
 operators the importer supports (every one but BitShift, which onnxruntime computes
 for unsigned integers only, TensorScatter, BitCast and CumProd, operators of opsets
-24 and 26 where the models import opsets 9 to 21, and Col2Im, not drawn yet), with shapes and attributes drawn at random
-(broadcasting operands, negative axes, strided and reversed slices, grouped and
-strided convolutions, recurrent layers, shape subgraphs as torch exports them,
-gathers and scatters, several outputs).
+24 and 26 where the models import opsets 9 to 21, and Col2Im, not drawn yet), with
+shapes and attributes drawn at random (broadcasting operands, negative axes, strided
+and reversed slices, grouped and strided convolutions, recurrent layers, shape
+subgraphs as torch exports them, gathers and scatters, several outputs).
 
 :func:`models` is a hypothesis strategy of :class:`FuzzModel`; every model it makes
 is valid ONNX (onnxruntime runs it) and keeps its values in a tame range (no

@@ -606,10 +606,7 @@ def _col2im(ctx, node, inputs):
         node.fail(f"image_shape {image} leaves {out_pad} rows and columns after the last block; at most the "
                   "stride less one")
     dtype = ctx.dtype_of(x)
-    weight = np.zeros((channels * ksize, 1, block[0], block[1]), dtype)
-    for c in range(channels):
-        for k in range(ksize):
-            weight[c * ksize + k, 0, k // block[1], k % block[1]] = 1
+    weight = np.tile(np.eye(ksize, dtype=dtype).reshape(ksize, 1, block[0], block[1]), (channels, 1, 1, 1))
     grid_x = ctx.reshape(x, (xs[0], xs[1], grid[0], grid[1]))
     return ctx.call("nn.conv2d_transpose", grid_x, Constant(weight), strides=tuple(strides),
                     padding=(pads[0], pads[1], pads[2], pads[3]), dilation=tuple(dilations), groups=channels,
