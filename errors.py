@@ -57,3 +57,19 @@ TVMError = TeccError
 
 class InternalError(TeccError):
     """TVM's name for an error inside the compiler (tecc raises assertions instead)."""
+
+
+def warn_user(message: str, category=UserWarning) -> None:
+    """``warnings.warn`` attributed to the first caller outside tecc (the user's
+    line), however deep inside tecc the warning is raised."""
+    import sys  # noqa: PLC0415 -- only when warning
+    import warnings  # noqa: PLC0415
+
+    package = __name__.rpartition(".")[0]  # "tecc"
+    frame, level = sys._getframe(1), 2  # stacklevel 1 is this function, 2 its caller
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module != package and not module.startswith(package + "."):
+            break
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

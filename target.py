@@ -255,6 +255,29 @@ def _scope_stack() -> list:
     return stack
 
 
+def cuda(model: str = "unknown", arch: str | None = None, options=None) -> Target:
+    """A CUDA target (TVM's ``tvm.target.cuda()``), usable as a context manager.
+
+    Parameters
+    ----------
+    model : str
+        The GPU model (``-model=``), kept as an attribute; "unknown" adds nothing.
+    arch : str, optional
+        ``"sm_90"`` and the like (``-arch=``); without it, builds pick the device's.
+    options : str or list of str, optional
+        More options, e.g. ``["-max_num_threads=1024"]``.
+    """
+    parts = ["cuda"]
+    if model != "unknown":
+        parts.append(f"-model={model}")
+    if arch is not None:
+        parts.append(f"-arch={arch}")
+    if isinstance(options, str):
+        options = options.split()
+    parts += list(options or [])
+    return Target(" ".join(parts))
+
+
 def is_cpu(target) -> bool:
     """True if ``target`` (a Target or a string) compiles for the CPU."""
     return "cpu" in Target.canon(target).keys

@@ -23,9 +23,8 @@ Four steps, each a method of :class:`Lowerer` below:
 """
 from __future__ import annotations
 
-import warnings
 
-from ..errors import LoweringError
+from ..errors import LoweringError, warn_user
 from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import keys
@@ -292,8 +291,16 @@ class Lowerer:
                 raise LoweringError(f"argument {t.name!r} is given twice")
             seen.add(cur)
             if st.attach_type == AttachType.INLINE and not isinstance(st.op, PlaceholderOp):
-                raise LoweringError(f"argument {t.name!r} is inlined (compute_inline), so it has no buffer to "
-                                    "pass; remove it from the arguments or do not inline it")
+                # as in TVM: a parameter the function neither reads nor writes (TVM's
+                # schedule-primitives tutorial passes an inlined tensor so)
+                warn_user(f"argument {t.name!r} is inlined (compute_inline): {self.name!r} takes its buffer "
+                          "but neither reads nor writes it; remove it from the arguments, or do not inline it "
+                          "to get its values")
+                buf = self.binds.get(t) or S.Buffer(t.name, t.dtype, tuple(t.shape), E.Var(t.name, "handle"),
+                                                    "global")
+                params.append(buf.data)
+                buffer_map[buf.data] = buf
+                continue
             buf = self.binds.get(t)
             if buf is None:
                 buf = S.Buffer(t.name, t.dtype, tuple(t.shape), E.Var(t.name, "handle"), "global")
@@ -309,7 +316,7 @@ class Lowerer:
                        "computed into a temporary buffer and lost; add it to the arguments to get the result")
                 if self.missing_output == "error" and not info.consumers:
                     raise LoweringError(msg)
-                warnings.warn(msg, stacklevel=5)
+                warn_user(msg)
             for t in info.reads:
                 if isinstance(t.op, PlaceholderOp) and t not in arg_bufs.get(t.op, {}) and t not in self.states:
                     raise LoweringError(f"tensor {t.name!r} is read by stage {info.op.name!r} but is not in the "

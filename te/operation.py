@@ -31,6 +31,13 @@ def _shape(shape, what):
     for d in shape:
         if isinstance(d, E.IterVar):
             d = d.var
+        if isinstance(d, float):
+            # TVM's tutorials write sizes as ``N / bn`` (a Python float in Python 3),
+            # which TVM's compute takes as an int; a fraction is a mistake
+            if not d.is_integer():
+                raise TeccTypeError(f"{what}: dimension {d!r} is not a whole number; sizes must be integers "
+                                    "(use // for the division)")
+            d = int(d)
         e = convert(d)
         if not _dt.is_integer(e.dtype):
             raise TeccTypeError(f"{what}: dimension `{e}` has dtype {e.dtype}; sizes must be integers")

@@ -62,6 +62,17 @@ def test_target_attrs_and_flags():
     assert set(Target.list_kinds()) == {"llvm", "c", "cuda"}
 
 
+def test_target_cuda_constructor():
+    # TVM's tvm.target.cuda(), a context manager in TVM's TOPI tutorial
+    import tecc
+
+    assert str(tecc.target.cuda()) == "cuda"
+    t = tecc.target.cuda(model="h100", arch="sm_90", options="-max_num_threads=1024")
+    assert str(t) == "cuda -model=h100 -arch=sm_90 -max_num_threads=1024" and t.arch == "sm_90"
+    with tecc.target.cuda() as cur:
+        assert Target.current() is cur
+
+
 def test_target_errors():
     with pytest.raises(TargetError, match="'opencl'.*supported kinds: llvm, c, cuda"):
         Target("opencl -device=mali")

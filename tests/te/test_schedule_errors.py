@@ -273,6 +273,34 @@ def test_build_missing_output_argument():
         tecc.lower(s, [A, B])
 
 
+def test_inlined_argument_is_an_unused_parameter_with_a_warning():
+    # TVM's schedule-primitives tutorial passes an inlined tensor: TVM takes its buffer
+    # and leaves it alone; tecc does the same and says so, pointing at the user's line
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+    C = te.compute((8,), lambda i: B[i] * 2.0, name="C")
+    s = te.create_schedule(C.op)
+    s[B].compute_inline()
+    with pytest.warns(UserWarning, match="argument 'B' is inlined .* neither reads nor writes it") as rec:
+        f = tecc.build(s, [A, B, C])
+    assert rec[0].filename == __file__
+    a = np.arange(8, dtype="float32")
+    b = tecc.nd.array(np.full(8, -7.0, "float32"))
+    c = tecc.nd.array(np.zeros(8, "float32"))
+    f(tecc.nd.array(a), b, c)
+    np.testing.assert_allclose(c.numpy(), (a + 1) * 2)
+    np.testing.assert_array_equal(b.numpy(), np.full(8, -7.0))
+
+
+def test_whole_float_sizes_are_ints_and_fractions_are_refused():
+    # Python 3's N / bn in TVM's tutorials: a whole float is the int, as in TVM
+    A = te.placeholder((64, 32), name="A")
+    P = te.compute((64 / 16, 32, 16), lambda x, k, y: A[x * 16 + y, k], name="P")
+    assert [int(d) for d in P.shape] == [4, 32, 16] and P.shape[0].dtype == "int32"
+    with pytest.raises(TeccTypeError, match=r"compute 'Q': dimension 2.5 is not a whole number.*use // for the division"):
+        te.compute((5 / 2,), lambda i: A[i, 0], name="Q")
+
+
 def test_compute_at_axis_replaced_later_moves_to_the_inner_loop():
     # as TVM's normalize: an attach loop split later becomes the split's inner loop
     A = te.placeholder((16,), name="A")

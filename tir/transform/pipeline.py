@@ -27,7 +27,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from ...errors import TargetError, TeccError, TeccTypeError
@@ -89,6 +89,9 @@ class PassOptions:
         Names of passes around which to print the TIR; ``("all",)`` for every pass.
     timing : bool
         Print a table of the time spent in each pass.
+    lower_passes : tuple of (int, Pass)
+        The user's passes and the phase each runs at (TVM's ``tir.add_lower_pass``):
+        see :data:`PHASE_AFTER`.
     """
 
     target_kind: str | None = "c"
@@ -101,6 +104,7 @@ class PassOptions:
     print_after: tuple = ()
     print_before: tuple = ()
     timing: bool = False
+    lower_passes: tuple = ()
 
     def __post_init__(self):
         if self.target_kind not in TARGET_KINDS:
@@ -329,15 +333,37 @@ CUDA_PIPELINE = [
 ]
 
 
+#: where the user's passes of each phase (``tir.add_lower_pass``) run: before the
+#: first pass (phase 0: the IR as ``te`` lowering made it, multi-dimensional
+#: accesses), or after the named pass -- 1: every access flattened, loops as
+#: scheduled; 2: loops unrolled and vectorized (vector code); 3: after the cleanup,
+#: before the target's own lowering (the host/device split, division, registers).
+#: A ``tecc.lower`` without a target runs the generic part only: phases 0 and 1.
+PHASE_AFTER = {0: None, 1: "flatten", 2: "vectorize", 3: "remove_no_op"}
+
+
 def pipeline_for(options: PassOptions) -> list:
-    """The passes run for ``options.target_kind`` (None: the generic part only)."""
+    """The passes run for ``options.target_kind`` (None: the generic part only),
+    with the user's ``lower_passes`` at their phases."""
     if options.target_kind is None:
-        return GENERIC_PIPELINE
-    if options.target_kind == "c":
-        return CPU_PIPELINE
-    if options.target_kind == "cuda":
-        return CUDA_PIPELINE
-    raise TargetError(f"no pass pipeline for target kind {options.target_kind!r}; use 'c' or 'cuda'")
+        base = GENERIC_PIPELINE
+    elif options.target_kind == "c":
+        base = CPU_PIPELINE
+    elif options.target_kind == "cuda":
+        base = CUDA_PIPELINE
+    else:
+        raise TargetError(f"no pass pipeline for target kind {options.target_kind!r}; use 'c' or 'cuda'")
+    if not options.lower_passes:
+        return base
+    out = list(base)
+    for phase in sorted(PHASE_AFTER, reverse=True):
+        users = [p for ph, p in options.lower_passes if ph == phase]
+        anchor = PHASE_AFTER[phase]
+        if not users or (anchor is not None and anchor not in (p.name for p in out)):
+            continue
+        at = 0 if anchor is None else max(i for i, p in enumerate(out) if p.name == anchor and p in base) + 1
+        out[at:at] = users
+    return out
 
 
 def list_passes(options: PassOptions | None = None) -> list:
@@ -376,8 +402,8 @@ def _remaining(mod: IRModule, options: PassOptions) -> list:
     if kind is None:
         return []  # lowered as far as a target-independent run goes, or further
     if done == "generic":
-        assert passes[:len(GENERIC_PIPELINE)] == GENERIC_PIPELINE
-        return passes[len(GENERIC_PIPELINE):]
+        generic = pipeline_for(replace(options, target_kind=None))
+        return passes[len(generic):]
     if done == kind:
         return []
     raise TargetError(f"the module was lowered for target kind {done!r}; lower it again from the schedule "
@@ -473,6 +499,8 @@ _CONFIG_KEYS = {
     "graph.print_before": "graph pass names (or 'all') before which to print the model graph",
     "graph.disable_winograd": "bool: AlterOpLayout keeps every 3x3 convolution direct on CPUs (no Winograd)",
     "graph.timing": "bool: print the time spent in each graph pass",
+    "tir.add_lower_pass": "list of (phase, pass): the user's TIR passes, run during lowering at phase 0, 1, 2 "
+                          "or 3 (tecc.tir.transform.pipeline.PHASE_AFTER says where)",
 }
 
 _state = threading.local()
@@ -497,7 +525,10 @@ class PassContext:
         ``"tir.disable_vectorize"``, ``"tir.disable_loop_partition"``
             bool;
         ``"tir.unroll_max_extent"``
-            int.
+            int;
+        ``"tir.add_lower_pass"``
+            list of ``(phase, pass)``: a pass (``tir.transform.prim_func_pass``...)
+            run at phase 0-3 of every lowering in the block (:data:`PHASE_AFTER`).
     required_pass, disabled_pass : list of str, optional
         Pass names; ``disabled_pass`` may name ``"vectorize"`` or
         ``"loop_partition"``, ``required_pass`` forces them on.
@@ -566,6 +597,7 @@ class PassContext:
             print_after=_as_names(cfg, "tir.print_after"),
             print_before=_as_names(cfg, "tir.print_before"),
             timing=_as_bool(cfg, "tir.timing"),
+            lower_passes=_as_lower_passes(cfg),
         )
 
     def __repr__(self):
@@ -600,10 +632,29 @@ def _as_names(cfg, key):
     return tuple(value)
 
 
+def _as_lower_passes(cfg):
+    value = cfg.get("tir.add_lower_pass", ())
+    if not isinstance(value, (list, tuple)):
+        raise TeccTypeError(f"PassContext config 'tir.add_lower_pass' must be a list of (phase, pass), got {value!r}")
+    out = []
+    for entry in value:
+        if not (isinstance(entry, (list, tuple)) and len(entry) == 2):
+            raise TeccTypeError(f"PassContext config 'tir.add_lower_pass': each entry is (phase, pass), got {entry!r}")
+        phase, p = entry
+        if phase not in PHASE_AFTER or isinstance(phase, bool):
+            raise PassConfigError(f"PassContext config 'tir.add_lower_pass': phase {phase!r} of {p!r} must be 0, 1, "
+                                  "2 or 3")
+        if not isinstance(p, Pass):
+            raise TeccTypeError(f"PassContext config 'tir.add_lower_pass': {p!r} (phase {phase}) is not a pass; make "
+                                "one with tecc.tir.transform.prim_func_pass (a decorator)")
+        out.append((phase, p))
+    return tuple(out)
+
+
 _DEFAULT = PassContext()
 
 __all__ = [
     "CPU_PIPELINE", "CUDA_PIPELINE", "GENERIC_PIPELINE", "FunctionPass", "LOWERED", "ModulePass", "Pass",
-    "PassConfigError", "PassContext", "PassOptions", "list_passes", "map_functions", "pipeline_for",
+    "PHASE_AFTER", "PassConfigError", "PassContext", "PassOptions", "list_passes", "map_functions", "pipeline_for",
     "run_passes", "run_pipeline",
 ]

@@ -209,6 +209,94 @@ def test_pass_context_rejects_bad_config():
         PassContext(config={"tir.verify": "yes"})
 
 
+def _recording_pass(seen, phase):
+    """A user pass (TVM's prim_func_pass) noting what IR it saw at ``phase``."""
+
+    @tir.transform.prim_func_pass(opt_level=0, name=f"phase{phase}")
+    def look(func, mod, ctx):
+        kinds = set()
+        tir.stmt_functor.post_order_visit(func.body, lambda n: kinds.add(type(n).__name__))
+        loads = []
+        tir.stmt_functor.post_order_visit(func.body, lambda n: loads.append(n) if type(n).__name__ == "BufferLoad"
+                                          else None)
+        seen[phase] = {"dims": max(len(ld.indices) for ld in loads),
+                       "ramp": any(type(i).__name__ == "Ramp" for ld in loads for i in ld.indices),
+                       "attrs": dict(mod.attrs)}
+        return func
+
+    return look
+
+
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+def test_add_lower_pass_runs_user_passes_at_their_phases(target):
+    import tecc
+    from tecc import te
+
+    A = te.placeholder((4, 32), name="A")
+    B = te.compute((4, 32), lambda i, j: A[i, j] * 2.0, name="B")
+    s = te.create_schedule(B.op)
+    if target == "cuda":
+        s[B].bind(B.op.axis[0], te.thread_axis("blockIdx.x"))
+        jo, ji = s[B].split(B.op.axis[1], factor=4)
+        s[B].bind(jo, te.thread_axis("threadIdx.x"))
+        s[B].vectorize(ji)
+    else:
+        s[B].vectorize(s[B].split(B.op.axis[1], factor=8)[1])
+    seen = {}
+    cfg = {"tir.add_lower_pass": [(ph, _recording_pass(seen, ph)) for ph in (3, 1, 0, 2)]}
+    with PassContext(config=cfg):
+        names = P.list_passes(PassContext.current().pass_options(target_kind="cuda" if target == "cuda" else "c"))
+        f = tecc.build(s, [A, B], target=target)
+    assert names[0] == "phase0" and names[names.index("flatten") + 1] == "phase1"
+    assert names[names.index("vectorize") + 1] == "phase2" and names[names.index("remove_no_op") + 1] == "phase3"
+    assert seen[0]["dims"] == 2 and seen[1]["dims"] == 1           # before and after flatten
+    assert not seen[1]["ramp"] and seen[2]["ramp"] and seen[3]["ramp"]  # vector code from phase 2 on
+    dev = tecc.device(target)
+    a = np.random.default_rng(0).standard_normal((4, 32)).astype("float32")
+    b = tecc.nd.array(np.zeros((4, 32), "float32"), dev)
+    f(tecc.nd.array(a, dev), b)
+    np.testing.assert_allclose(b.numpy(), a * 2)
+
+
+def test_add_lower_pass_rewrites_what_is_built():
+    """The tutorial's kind of pass: a phase-1 pass that changes the code (here: every
+    store doubled), seen in the lowered text and in the results."""
+    import tecc
+    from tecc import te
+
+    A = te.placeholder((16,), name="A")
+    B = te.compute((16,), lambda i: A[i] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+
+    @tir.transform.prim_func_pass(opt_level=0)
+    def double_stores(func, mod, ctx):
+        def rewrite(node):
+            return BufferStore(node.buffer, node.value * tir.const(2.0, "float32"), node.indices)
+        return func.with_body(tir.stmt_functor.ir_transform(func.body, None, rewrite, ["tir.BufferStore"]))
+
+    with PassContext(config={"tir.add_lower_pass": [(1, double_stores)]}):
+        text = str(tecc.lower(s, [A, B]))
+        f = tecc.build(s, [A, B], target="llvm")
+    assert "*2f" in text.replace(" ", "")
+    a = np.arange(16, dtype="float32")
+    b = tecc.nd.array(np.zeros(16, "float32"))
+    f(tecc.nd.array(a), b)
+    np.testing.assert_allclose(b.numpy(), (a + 1) * 2)
+    g = tecc.build(s, [A, B], target="llvm")  # outside the context: the pass is gone
+    g(tecc.nd.array(a), b)
+    np.testing.assert_allclose(b.numpy(), a + 1)
+
+
+def test_add_lower_pass_rejects_bad_entries():
+    ok = _recording_pass({}, 1)
+    with pytest.raises(PassConfigError, match=r"phase 5 of .* must be 0, 1, 2 or 3"):
+        PassContext(config={"tir.add_lower_pass": [(5, ok)]})
+    with pytest.raises(TeccError, match=r"is not a pass; make one with tecc.tir.transform.prim_func_pass"):
+        PassContext(config={"tir.add_lower_pass": [(1, lambda f, m, c: f)]})
+    with pytest.raises(TeccError, match=r"each entry is \(phase, pass\)"):
+        PassContext(config={"tir.add_lower_pass": [ok]})
+
+
 @pytest.mark.parametrize("symbolic", [False, True])
 @pytest.mark.parametrize("kind", [ForKind.SERIAL, ForKind.VECTORIZED, ForKind.UNROLLED])
 def test_random_split_schedules_match_numpy(symbolic, kind):
