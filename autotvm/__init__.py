@@ -7,7 +7,8 @@ for ``tvm.autotvm`` runs with only the import changed.
 import sys as _sys
 
 from .. import tuner as _tuner
-from ..tuner import feature, measure, record, task, tophub, tuner  # noqa: F401
+from ..tuner import feature, measure, record, tophub, tuner  # noqa: F401
+from . import task  # noqa: F401 -- tuner.task's names plus extract_from_program
 from ..tuner.task import (  # noqa: F401
     ApplyConfig, ConfigEntity, ConfigSpace, DispatchContext, FallbackConfigEntity, FallbackContext,
     get_config, register_topi_compute, register_topi_schedule, template,

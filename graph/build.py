@@ -37,8 +37,10 @@ from collections import OrderedDict
 import numpy as np
 
 from ..errors import TeccError
-from .ir import Call, Constant, Function, GraphError, Module, TensorType, Tuple, TupleGetItem, TupleType, Var
-from .op import RESHAPES, Op, concat_in_place
+from .ir import (
+    Call, Constant, Function, GraphError, Module, TensorType, Tuple, TupleGetItem, TupleType, Var, post_order_visit,
+)
+from .op import RESHAPES, Op, concat_in_place, get_op
 from .transform.fuse_ops import _operands, _scope_nodes
 from .transform.infer_type import infer_type
 
@@ -585,7 +587,7 @@ def evaluate_constants(values) -> list:
 # ---------------------------------------------------------------------------------------
 # tuning tasks
 # ---------------------------------------------------------------------------------------
-def extract_tasks(mod, params=None, target="llvm") -> list:
+def extract_tasks(mod, params=None, target="llvm", ops=None) -> list:
     """The tunable tasks of a model (TVM's ``autotvm.task.extract_from_program``).
 
     Every fused group is lowered (nothing is compiled) under a dispatch context
@@ -597,6 +599,9 @@ def extract_tasks(mod, params=None, target="llvm") -> list:
     params : dict, optional
         As for :func:`build` (bound weights fold the way they will in the build).
     target : str or Target
+    ops : list of str or Op, optional
+        Only the kernels whose fused group holds one of these operators
+        (``relay.op.get("nn.conv2d")`` or ``"nn.conv2d"``); all by default.
 
     Returns
     -------
@@ -609,6 +614,7 @@ def extract_tasks(mod, params=None, target="llvm") -> list:
     from .transform.passes import optimize  # noqa: PLC0415
 
     tgt = Target.canon(target)
+    wanted = None if ops is None else _op_names(ops)
     mod = bind_params(_as_module(mod), params)
     infer_type(mod)
     _check_static(mod)
@@ -630,6 +636,8 @@ def extract_tasks(mod, params=None, target="llvm") -> list:
     for node in _scope_nodes(mod["main"].body):
         if not (isinstance(node, Call) and isinstance(node.op, Function)):
             continue
+        if wanted is not None and not wanted & _ops_in(node.op):
+            continue
         key = _group_key(node.op)
         if key not in lowered:
             rec = _Recorder()
@@ -645,6 +653,29 @@ def extract_tasks(mod, params=None, target="llvm") -> list:
         task.count = n
         tasks.append(task)
     return tasks
+
+
+def _op_names(ops) -> set:
+    if isinstance(ops, (str, Op)):
+        ops = [ops]
+    names = set()
+    for op in ops:
+        if isinstance(op, Op):
+            names.add(op.name)
+        elif isinstance(op, str):
+            names.add(get_op(op).name)  # an unknown name is an error that lists the operators
+        else:
+            raise GraphError(f"extract_tasks: ops= takes operators (relay.op.get('nn.conv2d')) or their names, "
+                             f"got {op!r}")
+    return names
+
+
+def _ops_in(fn: Function) -> set:
+    """Names of the operators a fused group calls."""
+    found = set()
+    post_order_visit(fn.body, lambda n: found.add(n.op.name) if isinstance(n, Call) and hasattr(n.op, "name")
+                     else None)
+    return found
 
 
 __all__ = ["bind_params", "build", "compile_graph", "evaluate_constants", "extract_tasks", "lower_function",

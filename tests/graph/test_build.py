@@ -133,6 +133,32 @@ def test_extract_tasks_counts_workloads():
     assert tasks[0].config_space is not None and tasks[0].flop > 0
 
 
+def test_autotvm_extract_from_program_filters_by_operator():
+    # TVM's tune_relay tutorials: autotvm.task.extract_from_program(mod["main"], ..., ops=(conv2d,))
+    from tecc import autotvm, relay
+
+    x = Var("data", TensorType((1, 4, 8, 8)))
+    w = Var("w", TensorType((4, 4, 3, 3)))
+    y = call("nn.relu", call("nn.conv2d", x, w, padding=(1, 1, 1, 1)))
+    d = call("nn.dense", call("nn.batch_flatten", y), Var("fw", TensorType((5, 256))), units=5)
+    mod = G.Module.from_expr(G.Function(G.free_vars(d), d))
+    params = {"w": np.ones((4, 4, 3, 3), "float32"), "fw": np.ones((5, 256), "float32")}
+    conv = autotvm.task.extract_from_program(mod["main"], target="llvm", params=params,
+                                             ops=(relay.op.get("nn.conv2d"),))
+    assert [t.name for t in conv] == ["conv2d_nchw.x86", "conv2d_nchw_flat.x86"]
+    assert [t.name for t in autotvm.task.extract_from_program(mod, params, "llvm", ops=["nn.dense"])] == \
+        ["dense_nopack.x86"]
+    both = autotvm.task.extract_from_multiple_program([mod, mod], [params, None], "llvm")
+    assert [(t.name, t.count) for t in both] == [("conv2d_nchw.x86", 2), ("conv2d_nchw_flat.x86", 2),
+                                                 ("dense_nopack.x86", 2)]
+    with pytest.raises(G.GraphError, match="target_host='llvm' is not supported"):
+        autotvm.task.extract_from_program(mod, params, "llvm", target_host="llvm")
+    with pytest.raises(G.GraphError, match="ops= takes operators"):
+        autotvm.task.extract_from_program(mod, params, "llvm", ops=[3])
+    with pytest.raises(G.GraphError, match="2 models but 1 params"):
+        autotvm.task.extract_from_multiple_program([mod, mod], [params], "llvm")
+
+
 @pytest.mark.filterwarnings("ignore:no CUDA GPU found")
 @pytest.mark.parametrize("target", ["llvm", "cuda"])
 def test_a_model_that_computes_nothing_copies_its_outputs(target, tmp_path):
