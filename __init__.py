@@ -33,6 +33,7 @@ _LAZY = {
     "te": ("tecc.te", None),
     "target": ("tecc.target", None),
     "transform": ("tecc.transform", None),
+    "instrument": ("tecc.instrument", None),
     "ir": ("tecc.ir", None),
     "arith": ("tecc.tir.arith", None),
     "IRModule": ("tecc.tir.stmt", "IRModule"),

@@ -15,7 +15,7 @@ name TVM programs import.  ``Sequential`` composes either kind.
 from .errors import TeccTypeError
 from .tir.transform import passes as _tir_passes
 from .tir.transform.pipeline import FunctionPass, ModulePass, Pass, PassConfigError, PassContext
-from .tir.transform.passes import PassInfo, module_pass
+from .tir.transform.passes import PassInfo, PrintIR, module_pass
 
 
 def Sequential(passes=None, opt_level=0, name="sequential", required=None):  # noqa: N802 -- TVM's name
@@ -33,18 +33,19 @@ def Sequential(passes=None, opt_level=0, name="sequential", required=None):  # n
         modules: run them as two sequences).
     """
     passes = list(passes or ())
-    graph = [getattr(p, "graph_pass", False) for p in passes]
-    if passes and all(graph):
+    kinds = [getattr(p, "graph_pass", False) for p in passes]  # None: either kind (PrintIR)
+    graph = [k for k in kinds if k is not None]
+    if graph and all(graph):
         from .graph.transform.passes import Sequential as GraphSequential  # noqa: PLC0415
 
         return GraphSequential(passes, opt_level, name, required)
     if any(graph):
         kinds = ", ".join(f"{getattr(p, 'name', type(p).__name__)} ({'graph' if g else 'tir'})"
-                          for p, g in zip(passes, graph))
+                          for p, g in zip(passes, kinds) if g is not None)
         raise TeccTypeError(f"Sequential {name!r} mixes graph passes and TIR passes ({kinds}); a graph pass maps "
                             "a tecc.graph.Module and a TIR pass an IRModule: run them as two Sequentials")
     return _tir_passes.Sequential(passes, opt_level, name, required)
 
 
-__all__ = ["FunctionPass", "ModulePass", "Pass", "PassConfigError", "PassContext", "PassInfo", "Sequential",
+__all__ = ["FunctionPass", "ModulePass", "Pass", "PassConfigError", "PassContext", "PassInfo", "PrintIR", "Sequential",
            "module_pass"]

@@ -419,12 +419,20 @@ def data_operands(expr) -> tuple:
     return ()
 
 
+#: TVM's (Relay's) names of the visit methods, which visitors written for Relay
+#: override (``def visit_constant(self, c)``): the same as tecc's ``visit_<Class>``
+_TVM_VISIT_NAMES = {"Call": "visit_call", "Constant": "visit_constant", "Var": "visit_var", "Tuple": "visit_tuple",
+                    "TupleGetItem": "visit_tuple_getitem", "Function": "visit_function"}
+
+
 class ExprVisitor:
     """Visits every node reachable from a root once.  The data operands of a node
     (a call's arguments, a tuple's fields) are visited before it; a called Function
     and a Function's body only when ``visit_<Class>`` (or :meth:`generic_visit`)
-    visits them.  Override ``visit_Call``, ``visit_Var`` ...; a node class with no
-    method falls back along its MRO to :meth:`generic_visit`.  ``self.visit(x)``
+    visits them.  Override ``visit_Call``, ``visit_Var`` ... (or Relay's
+    ``visit_call``, ``visit_var``, ``visit_constant``, ``visit_tuple``,
+    ``visit_tuple_getitem``, ``visit_function``); a node class with no method falls
+    back along its MRO to :meth:`generic_visit`.  ``self.visit(x)``
     inside a method returns ``x``'s result (computed once, remembered)."""
 
     def __init__(self):
@@ -462,9 +470,10 @@ class ExprVisitor:
         if not (isinstance(cls, type) and issubclass(cls, Expr)):
             raise TypeError(f"{type(self).__name__} cannot visit a {cls.__name__}: not a graph node")
         for base in cls.__mro__:
-            fn = getattr(type(self), "visit_" + base.__name__, None)
-            if fn is not None:
-                return fn
+            for name in ("visit_" + base.__name__, _TVM_VISIT_NAMES.get(base.__name__)):
+                fn = getattr(type(self), name, None) if name else None
+                if fn is not None:
+                    return fn
             if base is Expr:
                 break
         return type(self).generic_visit

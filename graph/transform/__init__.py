@@ -17,8 +17,9 @@ from .fold_scale_axis import fold_scale_axis  # noqa: F401
 from .fuse_ops import MAX_FUSED_OPS, fuse_ops, fused_groups  # noqa: F401
 from .infer_type import infer_type  # noqa: F401
 from .passes import (  # noqa: F401
-    GRAPH_PIPELINE, AlterOpLayout, CombineParallelDense, DeadCodeElimination, EliminateCommonSubexpr, FoldConstant, FoldScaleAxis, FuseOps, GraphPass,
-    GraphPassOptions, InferType, Sequential, SimplifyInference, SinkReshape, graph_pass_options, optimize,
+    GRAPH_PIPELINE, AlterOpLayout, CombineParallelDense, DeadCodeElimination, EliminateCommonSubexpr, FoldConstant,
+    FoldScaleAxis, FuseOps, GraphPass, GraphPassOptions, InferType, Sequential, SimplifyInference, SinkReshape,
+    function_pass, graph_pass_options, optimize,
 )
 from .simplify_inference import simplify_inference  # noqa: F401
 from .sink_reshape import sink_reshape  # noqa: F401

@@ -27,7 +27,7 @@ from typing import Callable
 
 from ...errors import TeccTypeError
 from ...tir.transform.pipeline import Pass, PassConfigError, PassContext, run_passes
-from ..ir import GraphError, Module
+from ..ir import Function, GraphError, Module
 from ..ops._util import target_keys
 from .alter_op_layout import alter_op_layout
 from .combine_parallel_dense import MIN_BRANCHES, combine_parallel_dense
@@ -161,7 +161,7 @@ class Sequential(Pass):
     def __init__(self, passes=None, opt_level=0, name="sequential", required=None):
         passes = list(passes or ())
         for i, p in enumerate(passes):
-            if not isinstance(p, (GraphPass, Sequential)):
+            if not isinstance(p, (GraphPass, Sequential)) and getattr(p, "graph_pass", False) is not None:
                 raise TeccTypeError(f"graph Sequential {name!r}: entry {i} is a {type(p).__name__}, not a graph pass "
                                     "(relay.transform.FoldConstant() and the like)")
         object.__setattr__(self, "passes", passes)
@@ -177,6 +177,40 @@ class Sequential(Pass):
 
     def __repr__(self):
         return f"Sequential({self.name!r}, [{', '.join(p.name for p in self.passes)}])"
+
+
+def function_pass(pass_func=None, opt_level=None, name=None, required=None):
+    """Make a graph pass from ``pass_func(func, mod, ctx) -> func``, applied to each
+    graph function of a module (TVM's ``relay.transform.function_pass``).
+
+    Usable as ``function_pass(f)``, ``@function_pass`` or ``@function_pass(opt_level=1)``;
+    on a class with a ``transform_function(self, func, mod, ctx)`` method it gives a
+    class whose instances are passes, named after the class.  ``ctx`` is the current
+    PassContext; the pass runs when ``opt_level`` (default 0) is at most the
+    context's.  Fused (primitive) functions are kernels already and are left alone.
+    """
+    from ...tir.transform.passes import _decorator  # noqa: PLC0415 -- the one decorator of both layers
+
+    del required
+
+    def make(fn, pass_name):
+        call = fn.transform_function if hasattr(fn, "transform_function") else fn
+
+        def run(mod):
+            ctx = PassContext.current()
+
+            def rewrite(func):
+                new = call(func, mod, ctx)
+                if not isinstance(new, Function):
+                    raise TeccTypeError(f"function pass {pass_name!r} returned a {type(new).__name__}; it must "
+                                        "return a graph Function (relay.Function)")
+                return new
+
+            return mod.map_functions(rewrite)
+
+        return GraphPass(pass_name, run, opt_level or 0)
+
+    return _decorator("function_pass", pass_func, name, make)
 
 
 # ---------------------------------------------------------------------------------------
@@ -319,6 +353,6 @@ def optimize(mod: Module) -> Module:
 
 __all__ = [
     "AlterOpLayout", "CombineParallelDense", "DeadCodeElimination", "EliminateCommonSubexpr", "FoldConstant", "FoldScaleAxis", "FuseOps", "GRAPH_PIPELINE",
-    "GraphPass", "GraphPassOptions", "InferType", "Sequential", "SimplifyInference", "SinkReshape", "TVM_NAMES", "graph_pass_options",
+    "GraphPass", "GraphPassOptions", "InferType", "function_pass", "Sequential", "SimplifyInference", "SinkReshape", "TVM_NAMES", "graph_pass_options",
     "optimize",
 ]

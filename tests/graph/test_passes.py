@@ -9,6 +9,7 @@ import tecc
 from tecc import graph as G
 from tecc.graph import Constant, TensorType, TupleGetItem, Var, call, const
 from tecc.graph.analysis import structural_equal
+from tecc.graph.build import build
 from tecc.graph.transform import (
     CombineParallelDense, DeadCodeElimination, EliminateCommonSubexpr, FoldConstant, FoldScaleAxis, FuseOps, InferType, Sequential,
     SimplifyInference, dead_code_elimination, eliminate_common_subexpr, fold_constant, fold_scale_axis,
@@ -397,6 +398,64 @@ def test_the_generic_sequential_composes_graph_passes_as_tvm_programs_do():
     with pytest.raises(tecc.errors.TeccTypeError,
                        match=r"mixes graph passes and TIR passes \(fold_constant \(graph\), simplify \(tir\)\)"):
         tecc.transform.Sequential([FoldConstant(), tecc.tir.transform.Simplify()])
+
+
+def test_function_pass_with_a_relay_style_mutator():
+    # TVM's pass-infra tutorial: a class under @relay.transform.function_pass whose
+    # transform_function runs an ExprMutator overriding Relay's visit_constant
+    @G.transform.function_pass(opt_level=1)
+    class ScaleConstants:
+        def __init__(self, factor):
+            self.factor = factor
+
+        def transform_function(self, func, mod, ctx):
+            factor = self.factor
+
+            class Replace(G.ExprMutator):
+                def visit_constant(self, c):
+                    return call("multiply", factor, c)
+
+            return Replace().visit(func)
+
+    x = Var("x", TensorType((3,)))
+    mod = InferType()(_mod([x], call("add", x, const(np.float32([1, 2, 3])))))
+    p = ScaleConstants(const(np.float32(3)))
+    assert p.info.name == "ScaleConstants" and p.info.opt_level == 1
+    with tecc.transform.PassContext(opt_level=0):
+        assert p(mod) is mod  # below its opt_level
+    with tecc.transform.PassContext(opt_level=1):
+        out = p(mod)
+    assert "multiply" in out.astext() and out["main"].body.checked_type.shape == (3,)
+    with tecc.transform.PassContext(opt_level=3):
+        lib = build(out, target="llvm")
+    ex = lib["default"](tecc.cpu(0))
+    ex.set_input("x", np.float32([1, 1, 1]))
+    ex.run()
+    np.testing.assert_allclose(ex.get_output(0).numpy(), [4, 7, 10])
+
+    @G.transform.function_pass
+    def broken(func, mod, ctx):
+        return func.body
+
+    with pytest.raises(tecc.errors.TeccTypeError, match="function pass 'broken' returned a Call; it must return a "
+                                                        "graph Function"):
+        broken(mod)
+
+
+def test_print_ir_in_graph_and_tir_sequences(capsys):
+    seq = tecc.transform.Sequential([InferType(), tecc.transform.PrintIR("folded?"), FoldConstant()])
+    assert isinstance(seq, Sequential)
+    with tecc.transform.PassContext(opt_level=3):
+        out = seq(_foldable())
+    text = capsys.readouterr().out
+    assert text.startswith("# folded?\n") and "exp" in text and "exp" not in out.astext()
+    from tecc import te
+
+    A = te.placeholder((4,), name="A")
+    B = te.compute((4,), lambda i: A[i] + 1.0, name="B")
+    tir_mod = tecc.lower(te.create_schedule(B.op), [A, B])
+    tir_seq = tecc.transform.Sequential([tecc.transform.PrintIR(), tecc.tir.transform.Simplify()])
+    assert tir_seq(tir_mod) is not None and "B[i] = A[i] + 1f" in capsys.readouterr().out
 
 
 def test_pass_errors():

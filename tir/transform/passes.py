@@ -59,6 +59,38 @@ TVM_NAMES = {
 # ----------------------------------------------------------------------------
 # the generic infrastructure (TVM's tvm.transform)
 # ----------------------------------------------------------------------------
+class PrintIR(P.Pass):
+    """A pass that prints the module it is given and returns it unchanged (TVM's
+    ``transform.PrintIR``): in a sequence of TIR passes or of graph passes alike.
+
+    Parameters
+    ----------
+    header : str
+        Printed first, as a comment line.
+    show_meta_data : bool
+        Accepted for TVM's signature (tecc prints constants inline).
+    """
+
+    name = "print_ir"
+    #: neither kind: ``tecc.transform.Sequential`` takes it among TIR or graph passes
+    graph_pass = None
+
+    def __init__(self, header: str = "", show_meta_data: bool = False):
+        del show_meta_data
+        self.header = str(header)
+
+    def __call__(self, mod, options=None):
+        from .instrument import _text  # noqa: PLC0415
+
+        if self.header:
+            print(f"# {self.header}")
+        print(_text(mod))
+        return mod
+
+    def __repr__(self):
+        return f"PrintIR(header={self.header!r})"
+
+
 class Sequential(P.Pass):
     """Passes run in order as one pass (TVM's ``transform.Sequential``).
 

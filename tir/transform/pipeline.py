@@ -39,6 +39,7 @@ from .flatten import flatten
 from .inject_double_buffer import inject_double_buffer
 from .inject_prefetch import inject_prefetch
 from .inject_virtual_thread import inject_virtual_thread
+from .instrument import check_instruments
 from .loop_partition import loop_partition
 from .lower_division import lower_division
 from .lower_thread_allreduce import lower_thread_allreduce
@@ -453,13 +454,21 @@ def run_passes(mod: IRModule, passes, options: PassOptions, stream=None) -> IRMo
     if options.verify:
         _check(mod, "on the input of the pipeline", require_flat=flat)
     times = []
+    instruments = PassContext.current().instruments
     for p in passes:
+        info = p.info if instruments else None
+        if instruments and not all(inst.should_run(mod, info) for inst in instruments):
+            continue
         if _wants(options.print_before, p.name):
             print(f"# before {p.name}", file=out)
             print(_text(mod), file=out)
+        for inst in instruments:
+            inst.run_before_pass(mod, info)
         t0 = time.perf_counter()
         new = p(mod, options)
         times.append((p.name, time.perf_counter() - t0))
+        for inst in instruments:
+            inst.run_after_pass(new, info)
         flat = flat or p.name == "flatten"
         if _wants(options.print_after, p.name):
             mark = " (unchanged)" if new is mod else ""
@@ -532,6 +541,8 @@ class PassContext:
     required_pass, disabled_pass : list of str, optional
         Pass names; ``disabled_pass`` may name ``"vectorize"`` or
         ``"loop_partition"``, ``required_pass`` forces them on.
+    instruments : list of PassInstrument, optional
+        Called around every pass run in the block (:mod:`.instrument`).
 
     Examples
     --------
@@ -539,10 +550,11 @@ class PassContext:
     ...     mod = tecc.build(s, [A, B, C])
     """
 
-    def __init__(self, opt_level: int = 2, required_pass=None, disabled_pass=None, config=None):
+    def __init__(self, opt_level: int = 2, required_pass=None, disabled_pass=None, instruments=None, config=None):
         if not isinstance(opt_level, int) or opt_level < 0:
             raise PassConfigError(f"opt_level must be a non-negative int, got {opt_level!r}")
         self.opt_level = opt_level
+        self.instruments = check_instruments(instruments)
         self.required_pass = tuple(required_pass or ())
         self.disabled_pass = tuple(disabled_pass or ())
         self.config = dict(config or {})
@@ -555,13 +567,30 @@ class PassContext:
     def __enter__(self):
         stack = _stack()
         stack.append(self)
+        for inst in self.instruments:
+            inst.enter_pass_ctx()
         return self
 
     def __exit__(self, *exc):
         stack = _stack()
         assert stack and stack[-1] is self, "PassContext exited out of order"
         stack.pop()
+        for inst in self.instruments:
+            inst.exit_pass_ctx()
         return False
+
+    def override_instruments(self, instruments):
+        """Replace the instruments of this (entered) context: the old ones leave, the
+        new ones enter (TVM's ``PassContext.override_instruments``)."""
+        new = check_instruments(instruments)
+        active = self in _stack()
+        if active:
+            for inst in self.instruments:
+                inst.exit_pass_ctx()
+        self.instruments = new
+        if active:
+            for inst in new:
+                inst.enter_pass_ctx()
 
     @staticmethod
     def current() -> "PassContext":
