@@ -24,30 +24,38 @@ def extract_from_program(mod, params, target, target_host=None, ops=None):
     Returns
     -------
     list of Task
-        One per distinct workload; ``task.count`` is how many kernel calls of the
-        model run it.
+        One per distinct workload of the model built at opt_level 3 (as TVM
+        extracts them: the kernels ``relay.build`` compiles at that level);
+        ``task.count`` is how many kernel calls of the model run it.
     """
-    from ..graph.build import extract_tasks  # noqa: PLC0415 -- loads the compiler and the model layer
-
     _no_host(target_host, "extract_from_program")
-    return extract_tasks(mod, params, target, ops=ops)
+    return extract_from_multiple_program([mod], [params], target, ops=ops)
 
 
 def extract_from_multiple_program(mods, params, target, target_host=None, ops=None):
     """The tasks of several models (TVM's ``autotvm.task.extract_from_multiple_program``):
     ``mods[i]`` with ``params[i]``; a workload found in several is one task whose
     ``count`` adds theirs."""
-    from ..graph.build import extract_tasks  # noqa: PLC0415
+    from ..graph.build import extract_tasks  # noqa: PLC0415 -- loads the compiler and the model layer
     from ..graph.ir import GraphError  # noqa: PLC0415
+    from ..tir.transform.pipeline import PassContext  # noqa: PLC0415
 
     _no_host(target_host, "extract_from_multiple_program")
     mods, params = list(mods), list(params)
     if len(mods) != len(params):
         raise GraphError(f"extract_from_multiple_program: {len(mods)} models but {len(params)} params dicts; give "
                          "one dict (or None) per model")
+    # as TVM's: the kernels of an opt_level-3 build (what relay.build(..., opt_level=3)
+    # compiles: on CPUs the blocked convolutions of AlterOpLayout), the rest of the
+    # current context kept
+    cur = PassContext.current()
+    ctx = PassContext(opt_level=3, required_pass=cur.required_pass, disabled_pass=cur.disabled_pass,
+                      instruments=cur.instruments, config=cur.config)
     merged = {}
     for mod, par in zip(mods, params):
-        for t in extract_tasks(mod, par, target, ops=ops):
+        with ctx:
+            found = extract_tasks(mod, par, target, ops=ops)
+        for t in found:
             if t.workload in merged:
                 merged[t.workload].count += t.count
             else:

@@ -610,7 +610,7 @@ def extract_tasks(mod, params=None, target="llvm", ops=None) -> list:
         the number of kernel calls of the model that run it.
     """
     from ..target import Target  # noqa: PLC0415
-    from ..tuner.task import DispatchContext, create  # noqa: PLC0415
+    from ..tuner.task import DispatchContext, FallbackConfigEntity, FallbackContext, create  # noqa: PLC0415
     from .transform.passes import optimize  # noqa: PLC0415
 
     tgt = Target.canon(target)
@@ -622,14 +622,26 @@ def extract_tasks(mod, params=None, target="llvm", ops=None) -> list:
         mod = optimize(mod)
 
     class _Recorder(DispatchContext):
+        """Notes each workload asked for and answers as the contexts outside would
+        (tuned records shape some layouts), but with a fallback config of its own
+        where none has one: the global fallback would say "no tuned config" now,
+        during extraction, and stay silent at build time, when it matters."""
+
         def __init__(self):
             super().__init__()
             self.seen = []
+            self.fallbacks = {}
 
-        def _query_inside(self, target, workload):
+        def query(self, target, workload):
             if workload is not None:
                 self.seen.append(workload)
-            return None
+            ctx = self._old_ctx
+            while ctx is not None and not isinstance(ctx, FallbackContext):
+                cfg = ctx._query_inside(target, workload)
+                if cfg is not None:
+                    return cfg
+                ctx = ctx._old_ctx
+            return self.fallbacks.setdefault(repr(workload), FallbackConfigEntity())
 
     counts = OrderedDict()
     lowered = {}
@@ -671,10 +683,18 @@ def _op_names(ops) -> set:
 
 
 def _ops_in(fn: Function) -> set:
-    """Names of the operators a fused group calls."""
+    """Names of the operators a fused group calls (an altered operator by the name
+    of the one it replaced too: ``nn.contrib_conv2d_NCHWc`` is an ``nn.conv2d``)."""
+    from .transform.alter_op_layout import ALTERED_FROM  # noqa: PLC0415
+
     found = set()
-    post_order_visit(fn.body, lambda n: found.add(n.op.name) if isinstance(n, Call) and hasattr(n.op, "name")
-                     else None)
+
+    def note(node):
+        if isinstance(node, Call) and isinstance(node.op, Op):
+            found.add(node.op.name)
+            found.add(ALTERED_FROM.get(node.op.name, node.op.name))
+
+    post_order_visit(fn.body, note)
     return found
 
 

@@ -62,6 +62,11 @@ from ..ops._util import target_keys
 from .fuse_ops import _rebuild, _scope_nodes
 from .infer_type import infer_type
 
+#: the operator each operator this pass makes stands for (what a user filtering
+#: kernels by operator -- ``extract_from_program(..., ops=[conv2d])`` -- names)
+ALTERED_FROM = {"nn.contrib_conv2d_NCHWc": "nn.conv2d", "nn.contrib_conv2d_NCHWc_winograd": "nn.conv2d",
+                "nn.contrib_dense_pack": "nn.dense"}
+
 #: the poolings that take the NCHW{b}c layout
 _POOLS = ("nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d", "nn.global_max_pool2d")
 

@@ -143,20 +143,35 @@ def test_autotvm_extract_from_program_filters_by_operator():
     d = call("nn.dense", call("nn.batch_flatten", y), Var("fw", TensorType((5, 256))), units=5)
     mod = G.Module.from_expr(G.Function(G.free_vars(d), d))
     params = {"w": np.ones((4, 4, 3, 3), "float32"), "fw": np.ones((5, 256), "float32")}
+    # the kernels of an opt_level-3 build, as TVM extracts: the blocked convolution,
+    # found by the name of the operator it replaced
     conv = autotvm.task.extract_from_program(mod["main"], target="llvm", params=params,
                                              ops=(relay.op.get("nn.conv2d"),))
-    assert [t.name for t in conv] == ["conv2d_nchw.x86", "conv2d_nchw_flat.x86"]
+    assert [t.name for t in conv] == ["conv2d_NCHWc.x86"]
     assert [t.name for t in autotvm.task.extract_from_program(mod, params, "llvm", ops=["nn.dense"])] == \
         ["dense_nopack.x86"]
-    both = autotvm.task.extract_from_multiple_program([mod, mod], [params, None], "llvm")
-    assert [(t.name, t.count) for t in both] == [("conv2d_nchw.x86", 2), ("conv2d_nchw_flat.x86", 2),
-                                                 ("dense_nopack.x86", 2)]
+    both = autotvm.task.extract_from_multiple_program([mod, mod], [params, params], "llvm")
+    assert [(t.name, t.count) for t in both] == [("conv2d_NCHWc.x86", 2), ("dense_nopack.x86", 2)]
+    assert [t.name for t in autotvm.task.extract_from_program(mod, params, "cuda")] == \
+        ["conv2d_nchw.cuda", "dense_small_batch.cuda"]
     with pytest.raises(G.GraphError, match="target_host='llvm' is not supported"):
         autotvm.task.extract_from_program(mod, params, "llvm", target_host="llvm")
     with pytest.raises(G.GraphError, match="ops= takes operators"):
         autotvm.task.extract_from_program(mod, params, "llvm", ops=[3])
     with pytest.raises(G.GraphError, match="2 models but 1 params"):
         autotvm.task.extract_from_multiple_program([mod, mod], [params], "llvm")
+
+
+def test_extraction_leaves_the_no_tuned_config_warning_to_the_build(caplog):
+    x = Var("data", TensorType((1, 8, 7, 5)))  # a shape no other test builds: the warning comes once a process
+    y = call("nn.conv2d", x, const(np.ones((8, 8, 1, 1), "float32")))
+    mod = G.Module.from_expr(G.Function([x], y))
+    with caplog.at_level("WARNING", logger="tecc.autotvm"):
+        tasks = extract_tasks(mod, target="llvm")
+    assert tasks and not [r for r in caplog.records if "no tuned config" in r.getMessage()]
+    with caplog.at_level("WARNING", logger="tecc.autotvm"):
+        build(mod, target="llvm")
+    assert [r for r in caplog.records if "no tuned config" in r.getMessage()]
 
 
 @pytest.mark.filterwarnings("ignore:no CUDA GPU found")
