@@ -52,8 +52,11 @@ GOMP_SPINCOUNT = Switch(
     "GOMP_SPINCOUNT", "30000",
     "spins of an idle OpenMP thread before it sleeps (libgomp's own default, 300000, is about a millisecond)")
 
+TEST_DATA = Switch("TECC_TEST_DATA", "~/.tecc/test_data",
+                   "folder of the files tecc.contrib.download.download_testdata fetches")
+
 #: all switches, for documentation and ``describe()``
-SWITCHES = (CACHE_DIR, CC, CFLAGS, REQUIRE_GPU, CUDA_HOME, GOMP_SPINCOUNT)
+SWITCHES = (CACHE_DIR, CC, CFLAGS, REQUIRE_GPU, CUDA_HOME, GOMP_SPINCOUNT, TEST_DATA)
 
 
 def cache_dir() -> Path:

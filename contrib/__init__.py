@@ -1,10 +1,10 @@
 """Utilities that classic TVM code imports from ``tvm.contrib`` (``utils.tempdir``,
-``nvcc``), under the same names."""
+``nvcc``, ``cc.create_shared``, ``download.download_testdata``), under the same names."""
 import importlib
 
 #: the submodules, imported on first use (``tecc.contrib.graph_executor`` works after a
 #: plain ``import tecc``, as classic code written against TVM expects)
-_SUBMODULES = ("graph_executor", "nvcc", "utils")
+_SUBMODULES = ("cblas", "cc", "download", "graph_executor", "nvcc", "utils")
 
 
 def __getattr__(name):

@@ -16,7 +16,7 @@ from ..tir.analysis import written_params
 from ..tir.printer import to_text
 from .check import CPUChecker
 from .codegen_c import CodeGenC, generate_c
-from .compiler import compile_asm, compile_c
+from .compiler import compile_asm, compile_c, object_compiler
 
 __all__ = ["CodeGenC", "generate_c", "compile_asm", "compile_c", "build_c", "signature_of"]
 
@@ -103,4 +103,6 @@ def build_c(mod, target="llvm") -> CModule:
             made.append(compile_asm(source, target, funcs[0].name))
         return made[0]
 
-    return CModule(lib_path, signatures, source, str(target), CPUChecker({f.name: f for f in funcs}), asm=asm)
+    lib = CModule(lib_path, signatures, source, str(target), CPUChecker({f.name: f for f in funcs}), asm=asm)
+    lib.object_compiler = object_compiler(source, target, funcs[0].name)  # save("x.o")
+    return lib

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import tempfile
 
@@ -22,6 +23,9 @@ from ..target import Target
 #: GNU C (not ISO C) keeps GCC's -ffp-contract=fast, so ``a*b + c`` becomes one FMA.
 BASE_FLAGS = ("-O3", "-std=gnu11", "-shared", "-fPIC", "-fopenmp", "-Wno-psabi")
 LINK_FLAGS = ("-lm",)
+#: flags of linking objects into a shared library (:func:`link`): the OpenMP runtime the
+#: compiled code calls, position independence, and :data:`LINK_FLAGS` after the inputs
+SHARED_LINK_FLAGS = ("-shared", "-fPIC", "-fopenmp")
 
 _version_cache: dict = {}
 #: compiled libraries (``<name>_<key>.so``) and their sources
@@ -137,6 +141,127 @@ def compile_asm(source: str, target="c", name: str = "lib") -> str:
         os.unlink(tmp)
     cache.store(stem, data, "s")
     return data.decode("utf-8", "replace")
+
+
+def compile_object(source: str, target="c", name: str = "lib") -> str:
+    """Compile ``source`` into a position-independent object file (``-c``) with the
+    flags of ``target`` and return its path (cached like libraries).
+
+    Link it with :func:`link` (``tecc.contrib.cc.create_shared``), which adds the
+    OpenMP runtime the compiled code needs.
+
+    Raises
+    ------
+    CompileError
+        With the compiler's error lines and the offending source lines.
+    """
+    cc = _c_compiler()
+    flags = [f for f in compile_flags(target) if f != "-shared"] + ["-c"]
+    key = cache_key(source, " ".join(cc), " ".join(flags), compiler_version(cc), "object")
+    safe = re.sub(r"[^A-Za-z0-9_]", "_", name)[:48] or "lib"
+    stem = f"{safe}_{key[:32]}"
+    obj_path = cache.path(stem, "o")
+    if obj_path.exists():
+        return str(obj_path)
+    src_path = cache.path(stem, "c")
+    atomic_write(src_path, source.encode("utf-8"))
+    fd, tmp = tempfile.mkstemp(prefix=obj_path.name + ".", suffix=".tmp", dir=obj_path.parent)
+    os.close(fd)
+    cmd = list(cc) + flags + ["-o", tmp, str(src_path)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CompileError(describe_failure(source, proc.stderr or proc.stdout, cmd))
+        os.replace(tmp, obj_path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return str(obj_path)
+
+
+def object_compiler(source, target="c", name: str = "lib"):
+    """The object-file step a built module's ``save`` calls: a function
+    ``compile(extra: str) -> path`` that compiles ``source`` followed by ``extra``
+    (the module's metadata, as C) with :func:`compile_object`.
+
+    ``source`` is the module's C source, or a function of no arguments returning it
+    (made on first use: a CUDA module's emulation source).
+    """
+    def compile_with(extra: str) -> str:
+        text = source() if callable(source) else source
+        return compile_object(text + extra, target, name)
+
+    return compile_with
+
+
+def link(output, objects, options=None, cc=None, shared: bool = True) -> str:
+    """Link object files into a shared library (or, with ``shared`` False, an
+    executable) at ``output`` with the system C compiler, and return ``output``.
+
+    The link runs into a temporary file beside ``output``, renamed when it
+    succeeded, so a failed link leaves no file behind.
+
+    Parameters
+    ----------
+    output : str
+        The file to write (its folder must exist).
+    objects : str or list of str
+        Object files (``.o``), archives, or C sources, in link order.
+    options : list of str, optional
+        Extra compiler or linker options, after the inputs (``-L``/``-l``...).
+    cc : str or list of str, optional
+        The compiler command; the ``CC`` environment variable (else ``cc``) by default.
+    shared : bool
+        A shared library (:data:`SHARED_LINK_FLAGS`) or an executable (``-fopenmp``).
+
+    Raises
+    ------
+    CompileError
+        With the command and the compiler's message, when an input is missing or
+        the link fails.
+    """
+    what = "create_shared" if shared else "create_executable"
+    output = os.fspath(output)
+    objects = [os.fspath(objects)] if isinstance(objects, (str, os.PathLike)) else [os.fspath(o) for o in objects]
+    if not objects:
+        raise CompileError(f"{what}({output!r}): no object files to link; pass a list such as ['myadd.o']")
+    missing = [o for o in objects if not os.path.exists(o)]
+    if missing:
+        raise CompileError(f"{what}({output!r}): no file {missing[0]!r}; write it first (module.save('x.o'))")
+    directory = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(directory):
+        raise CompileError(f"{what}: cannot write {output!r}: the folder {directory!r} does not exist; "
+                           "create it first (os.makedirs)")
+    if cc is None:
+        cmd = _c_compiler()
+    else:
+        cmd = shlex.split(cc) if isinstance(cc, str) else list(cc)
+    if isinstance(options, str):
+        options = shlex.split(options)
+    flags = list(SHARED_LINK_FLAGS) if shared else ["-fopenmp"]
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(output) + ".", suffix=".tmp", dir=directory)
+    os.close(fd)
+    full = cmd + flags + ["-o", tmp] + objects + list(options or ()) + list(LINK_FLAGS)
+    try:
+        try:
+            proc = subprocess.run(full, capture_output=True, text=True)
+        except (FileNotFoundError, PermissionError) as err:
+            raise CompileError(f"{what}: cannot run the C compiler {cmd[0]!r} ({err}); install gcc or pass "
+                               "cc='gcc' (or set the CC environment variable)") from None
+        if proc.returncode != 0:
+            log = (proc.stderr or proc.stdout).strip()
+            hint = ""
+            if "tecc_module_metadata" in log or "tecc_get_last_error" in log:
+                hint = ("\neach object saved from a tecc module carries that module's metadata and runtime "
+                        "helpers: link one tecc module per shared library")
+            raise CompileError(f"{what}({output!r}) failed:\n  " + "\n  ".join(log.splitlines()[:20]) + hint
+                               + "\ncommand: " + " ".join(full))
+        os.chmod(tmp, 0o755)  # mkstemp made it private; a linker's output is executable
+        os.replace(tmp, output)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return output
 
 
 _DIAG_RE = re.compile(r":(\d+):(?:(\d+):)?\s*(fatal error|error)")

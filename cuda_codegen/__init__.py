@@ -8,6 +8,7 @@ together with its checker.
 """
 from __future__ import annotations
 
+from ..cpu_fallback.compiler import object_compiler
 from ..errors import CompileError, LoweringError, TargetError
 from ..runtime.cuda_module import CUDAModule, KernelResources
 from ..target import Target
@@ -88,8 +89,11 @@ def build_cuda(mod, target="cuda") -> CUDAModule:
         plans[host.name] = plan
         signatures[host.name] = signature_of(host, written)
     emulation = Emulation(kernels.values())
+    # save("x.o"): the emulator's C code of the kernels (the host side's CPU fallback) as an object
+    host_object = object_compiler(emulation.source, "c", hosts[0].name)
     return CUDAModule(signatures, plans, specs, source, cubin, arch, str(tgt), emulation.library_path,
-                      GPUChecker(plans, specs, emulation), resources, ptx=_ptx_provider(source, arch))
+                      GPUChecker(plans, specs, emulation), resources, ptx=_ptx_provider(source, arch),
+                      object_compiler=host_object)
 
 
 def _ptx_provider(source: str, arch: str):

@@ -20,6 +20,13 @@ through a launcher:
 source (TVM's convention).  ``export_library`` writes one file (a zip: metadata and
 plans as JSON, the cubin, the CUDA source and the emulator's library) that
 :func:`tecc.runtime.load_module` loads back with numpy and, on a GPU, CuPy alone.
+
+TVM's two-file flow works too: ``mod.save("host.o")`` writes the host side (the
+plans and kernel specs as metadata, with the emulator's C code of the kernels),
+``mod.imported_modules[0].save("dev.ptx")`` (or ``.cubin``, ``.cu``) the device
+code; a library linked from the object loads as a host module that runs on the
+emulator as it is, and on a GPU once ``host.import_module(load_module("dev.ptx"))``
+gave it the device code.
 """
 from __future__ import annotations
 
@@ -27,6 +34,8 @@ import dataclasses
 import functools
 import json
 import os
+import re
+import struct
 import warnings
 
 import numpy as np
@@ -37,7 +46,7 @@ from . import dtypes, timing
 from .device import CUDA, _cupy, cuda
 from .launch import KernelSpec, Launch, LaunchPlan, _all_steps, evaluate, run_plan
 from .cache import atomic_write
-from .module import Module, _cached_file, last_error, load_library, zip_bytes
+from .module import Module, _cached_file, format_list, last_error, load_library, save_format, zip_bytes
 from .ndarray import NDArray
 
 _warned_emulation = False
@@ -83,38 +92,94 @@ def _ptx_text(ptx, fmt: str) -> str:
     """The PTX from the compiler's provider, or a clear error where there is none."""
     if ptx is None:
         raise TeccError(
-            f"get_source({fmt!r}): this CUDA module was loaded from a file, which holds the cubin "
-            "(imported_modules[0].cubin) and the CUDA source but no PTX; use get_source('cuda'), or build it "
-            "again with tecc.build to get the PTX")
+            f"get_source({fmt!r}): this CUDA module was loaded from a file, which holds its device code as a "
+            "cubin (imported_modules[0].cubin) or CUDA source but no PTX; use get_source('cuda') where it has the "
+            "source, or build it again with tecc.build to get the PTX")
     return ptx()
+
+
+#: the device-code files ``load_module`` reads into a :class:`CUDASourceModule`
+DEVICE_FILE_FORMATS = ("cubin", "ptx", "cu")
 
 
 class CUDASourceModule:
     """The device part of a :class:`CUDAModule` (``mod.imported_modules[0]``).
 
-    ``ptx`` (given by the compiler, absent in a module loaded from a file) returns
-    NVRTC's PTX of the source for ``arch``.
+    Parameters
+    ----------
+    source : str or None
+        The CUDA source (None in a module loaded from a ``.ptx`` or ``.cubin``).
+    cubin : bytes or None
+        The binary for ``arch`` (None in a module loaded from a ``.ptx`` or ``.cu``).
+    arch : str
+        ``"sm_90"``..., or ``"unknown"``.
+    ptx : callable, optional
+        Returns the PTX of the source for ``arch``: given by the compiler (NVRTC),
+        or the text of a loaded ``.ptx`` file.
     """
 
     type_key = "cuda"
+    SAVE_FORMATS = {"cu": "the CUDA source", "ptx": "NVRTC's PTX", "cubin": "the binary for the module's arch"}
+    SAVE_ALIASES = {"cuda": "cu", "s": "ptx", "asm": "ptx"}
 
-    def __init__(self, source: str, cubin: bytes, arch: str, ptx=None):
+    def __init__(self, source, cubin, arch: str, ptx=None):
         self.source = source
-        self.cubin = cubin
+        self.cubin = None if cubin is None else bytes(cubin)
         self.arch = arch
         self._ptx = ptx
         self.imported_modules = []
 
     def get_source(self, fmt: str = "") -> str:
-        """The device code as text: ``""``, ``"cu"`` or ``"cuda"``: the CUDA source;
-        ``"asm"`` or ``"ptx"``: NVRTC's PTX of it for :attr:`arch`."""
+        """The device code as text: ``""``, ``"cu"`` or ``"cuda"``: the CUDA source
+        (the PTX of a module loaded from a ``.ptx``); ``"asm"`` or ``"ptx"``: NVRTC's
+        PTX of it for :attr:`arch`."""
         fmt = str(fmt).lower()
         if fmt in ("", "source") + CUDA_FORMATS:
+            if self.source is None:
+                if fmt in ("", "source") and self._ptx is not None:
+                    return self._ptx()
+                raise TeccError(f"get_source({fmt!r}): this device module was loaded from a .ptx or .cubin file "
+                                "and has no CUDA source; save the device module as '.cu' too to keep its source")
             return self.source
         if fmt in PTX_FORMATS:
             return _ptx_text(self._ptx, fmt)
         raise TeccError(f"get_source({fmt!r}): the device module has the formats '' / 'cuda' (the CUDA source) "
                         "and 'asm' / 'ptx' (NVRTC's PTX); the binary is the attribute .cubin")
+
+    def save(self, file_name, fmt: str = "") -> None:
+        """Write the device code to ``file_name``: ``.cu`` the CUDA source, ``.ptx``
+        NVRTC's PTX, ``.cubin`` the binary (``fmt`` overrides the extension).
+        :func:`~tecc.runtime.load_module` reads each back, for the host module's
+        ``import_module``."""
+        path = os.fspath(file_name)
+        kind = save_format(path, fmt, self.SAVE_ALIASES)
+        if kind not in self.SAVE_FORMATS:
+            hint = "; the host side saves with the host module's save('x.o')" if kind in ("o", "so", "c") else ""
+            raise TeccError(f"save({path!r}): a CUDA device module cannot write format {kind or '(none)'!r}; "
+                            f"{format_list(self.SAVE_FORMATS)}{hint}")
+        if kind == "cubin":
+            if self.cubin is None:
+                raise TeccError(f"save({path!r}): this device module was loaded from a .ptx or .cu file and has "
+                                "no cubin (tecc's runtime compiles nothing); save it as '.ptx'/'.cu', or save the "
+                                "module tecc.build returned")
+            data = self.cubin
+        elif kind == "ptx":
+            if self._ptx is None:
+                raise TeccError(f"save({path!r}): this device module was loaded from a file without PTX; save it "
+                                "as '.cubin' or '.cu', or save the module tecc.build returned (it makes the PTX)")
+            data = self._ptx().encode("utf-8")
+        else:
+            data = self.get_source("cuda").encode("utf-8")
+        Module._write_export(path, data, "save")
+
+    def image(self):
+        """What the GPU driver loads: the cubin, else the PTX text (JIT-compiled by
+        the driver); None for a module holding CUDA source only."""
+        if self.cubin is not None:
+            return self.cubin
+        if self._ptx is not None:
+            return self._ptx().encode("utf-8")
+        return None
 
     def __repr__(self) -> str:
         return f"<tecc.runtime.CUDASourceModule arch={self.arch}>"
@@ -122,7 +187,50 @@ class CUDASourceModule:
     def _repr_html_(self) -> str:
         from .. import display  # noqa: PLC0415
 
-        return display.heading_html(repr(self)) + display.code_html(self.source, "cuda")
+        text = self.source if self.source is not None else (self._ptx() if self._ptx else "(binary only)")
+        return display.heading_html(repr(self)) + display.code_html(text, "cuda")
+
+
+def _ptx_arch(text: str) -> str:
+    """The ``sm_XX`` of a PTX file's ``.target`` line, or ``"unknown"``."""
+    m = re.search(r"^\s*\.target\s+(sm_\d+[af]?)", text, re.M)
+    return m.group(1) if m else "unknown"
+
+
+def _cubin_arch(data: bytes) -> str:
+    """The ``sm_XX`` a cubin was built for, read from its ELF header's ``e_flags``
+    (recent cubins keep the SM number in bits 8-15, older ones in bits 0-7), or
+    ``"unknown"``."""
+    if data[:4] != b"\x7fELF" or len(data) < 0x40:
+        return "unknown"
+    flags = struct.unpack_from("<I", data, 0x30 if data[4] == 2 else 0x24)[0]
+    for sm in ((flags >> 8) & 0xFF, flags & 0xFF):
+        if 20 <= sm <= 250:
+            return f"sm_{sm}"
+    return "unknown"
+
+
+def load_device_module(path: str) -> CUDASourceModule:
+    """The device module of a ``.cubin``, ``.ptx`` or ``.cu`` file (``load_module``
+    calls this)."""
+    kind = os.path.splitext(path)[1].lower().lstrip(".")
+    with open(path, "rb") as f:
+        data = f.read()
+    if kind == "cubin":
+        if data[:4] != b"\x7fELF":
+            raise TeccError(f"load_module: {path!r} is not a cubin (an ELF file); write it with "
+                            "mod.imported_modules[0].save('x.cubin')")
+        return CUDASourceModule(None, data, _cubin_arch(data))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TeccError(f"load_module: {path!r} is not a text file, so not {kind.upper()} code") from None
+    if kind == "ptx":
+        if ".entry" not in text and ".version" not in text:
+            raise TeccError(f"load_module: {path!r} holds no PTX (no .version or .entry); write it with "
+                            "mod.imported_modules[0].save('x.ptx')")
+        return CUDASourceModule(None, None, _ptx_arch(text), ptx=lambda: text)
+    return CUDASourceModule(text, None, "unknown")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -206,9 +314,11 @@ class CUDAModule(Module):
         Function name -> :class:`~tecc.runtime.launch.LaunchPlan`.
     kernels : dict
         Kernel name -> :class:`~tecc.runtime.launch.KernelSpec`.
-    source : str
-        The kernels' CUDA source.
-    cubin : bytes
+    source : str or None
+        The kernels' CUDA source (None, with ``cubin``, in a host module loaded from
+        a library linked from ``save("x.o")``: :meth:`import_module` brings the
+        device code).
+    cubin : bytes or None
         The NVRTC output for ``arch``.
     arch : str
         ``"sm_90"``...
@@ -223,24 +333,38 @@ class CUDAModule(Module):
         Kernel name -> :class:`KernelResources`, ptxas's report for ``arch``.
     ptx : callable, optional
         Given by the compiler: returns NVRTC's PTX of ``source`` (``get_source("asm")``).
+    object_compiler : callable, optional
+        Given by the compiler: ``object_compiler(extra_c) -> path`` compiles the
+        emulator's C code of the kernels followed by ``extra_c`` into an object file
+        (``save("x.o")``).
     """
 
     DEVICE_TYPE = CUDA
     DEVICE_NAME = "cuda"
     type_key = "cuda"
+    SAVE_FORMATS = {
+        "o": "the host side as an object file: the launch plans and kernel specs as metadata, with the CPU "
+             "emulation of the kernels (link it with tecc.contrib.cc.create_shared, load the library with "
+             "load_module, then import_module the device code on a GPU)",
+        "so": "the whole module in one file (what export_library writes)",
+    }
+    SAVE_ALIASES = {"obj": "o"}
 
-    def __init__(self, signatures: dict, plans: dict, kernels: dict, source: str, cubin: bytes, arch: str,
-                 target: str, emulation_library, checker=None, resources: dict | None = None, ptx=None):
+    def __init__(self, signatures: dict, plans: dict, kernels: dict, source, cubin, arch: str,
+                 target: str, emulation_library, checker=None, resources: dict | None = None, ptx=None,
+                 object_compiler=None):
         super().__init__(signatures, target, checker)
         self.plans = dict(plans)
         self.kernels = dict(kernels)
         self.cuda_source = source
-        self.cubin = bytes(cubin)
+        self.cubin = None if cubin is None else bytes(cubin)
         self.arch = arch
         #: kernel name -> KernelResources (ptxas, for ``arch``); empty if not known
         self.kernel_resources = dict(resources or {})
-        self._ptx = ptx
-        self.imported_modules = [CUDASourceModule(source, self.cubin, arch, ptx)]
+        self.object_compiler = object_compiler
+        self.imported_modules = []
+        if source is not None or cubin is not None:
+            self.imported_modules.append(CUDASourceModule(source, self.cubin, arch, ptx))
         self._emulation_library = emulation_library
         self._emulator = None
         self._gpu_module = None
@@ -301,10 +425,10 @@ class CUDAModule(Module):
             of the kernels (made on request; a module loaded from a file has none).
         """
         fmt = str(fmt).lower()
-        if fmt in CUDA_FORMATS:
-            return self.cuda_source
-        if fmt in PTX_FORMATS:
-            return _ptx_text(self._ptx, fmt)
+        if fmt in CUDA_FORMATS + PTX_FORMATS:
+            if not self.imported_modules:
+                raise TeccError(f"get_source({fmt!r}): {self._no_device_code()}")
+            return self.imported_modules[0].get_source(fmt)
         if fmt not in ("", "plan", "host"):
             raise TeccError(f"get_source({fmt!r}): a CUDA module has the formats '' (the launch plans), 'cuda' "
                             "(the CUDA source) and 'asm' / 'ptx' (NVRTC's PTX); the binary is "
@@ -458,15 +582,65 @@ class CUDAModule(Module):
         """
         return self._check(self.entry_name, args, {"max_blocks": max_blocks, "bank_report": True})
 
+    # device code ---------------------------------------------------------------------------
+    def _no_device_code(self) -> str:
+        return (f"the host module {self.entry_name!r} was loaded from a library linked from save('x.o'), which "
+                "holds no device code; load the device module the build saved and import it: "
+                "mod.import_module(tecc.runtime.load_module('x.ptx'))  (or '.cubin', '.cu')")
+
+    def import_module(self, module) -> None:
+        """Use the device code of ``module`` (a :class:`CUDASourceModule`, e.g.
+        ``load_module("x.ptx")``) for this module's kernels: TVM's ``import_module``.
+
+        A GPU then loads its cubin, or its PTX (compiled by the driver); without a
+        GPU the kernels run on the CPU emulation the host module carries, whatever
+        the device code.
+
+        Raises
+        ------
+        TeccError
+            If ``module`` is no CUDA device module, or lacks one of the kernels the
+            launch plans call (device code saved from another build).
+        """
+        if not isinstance(module, CUDASourceModule):
+            raise TeccError(f"import_module: a CUDA host module imports a CUDA device module (load_module of a "
+                            f".ptx, .cubin or .cu file), got {type(module).__name__}")
+        code = module.cubin if module.cubin is not None else module.get_source("")
+        code = code if isinstance(code, bytes) else code.encode("utf-8")
+        missing = [name for name in self.kernels if name.encode() not in code]
+        if missing:
+            raise TeccError(f"import_module: the device module has no kernel {missing[0]!r}, which "
+                            f"{self.entry_name!r} launches; import the device code saved from the same build")
+        self.imported_modules = [module]
+        self.cuda_source = module.source
+        self.cubin = module.cubin
+        if module.arch != "unknown":
+            self.arch = module.arch
+        self._gpu_module = None
+        self._gpu_functions = {}
+
     # execution on a GPU ---------------------------------------------------------------------
     def _load(self):
-        """Load the cubin once (needs the driver) and return cupy's module."""
+        """Load the device code once (needs the driver) and return cupy's module."""
         if self._gpu_module is None:
+            if not self.imported_modules:
+                raise TeccError(f"{self.entry_name}: {self._no_device_code()}")
+            image = self.imported_modules[0].image()
+            if image is None:
+                raise TeccError(
+                    f"{self.entry_name}: the imported device module holds CUDA source only, and tecc's runtime "
+                    "compiles nothing; import the '.cubin' or '.ptx' the build saved instead")
             cupy = _cupy()
             mod = cupy.cuda.function.Module()
+            is_cubin = self.imported_modules[0].cubin is not None
             try:
-                mod.load(self.cubin)
+                mod.load(image)
             except Exception as err:  # noqa: BLE001 - driver refused the binary
+                if not is_cubin:
+                    raise TeccError(
+                        f"{self.entry_name}: the GPU driver could not compile the imported PTX ({err}); a driver "
+                        "older than the NVRTC that made it refuses its PTX version: save and import the "
+                        "'.cubin' instead (mod.imported_modules[0].save('x.cubin'))") from None
                 raise TeccError(
                     f"{self.entry_name}: the GPU driver could not load the cubin built for {self.arch} "
                     f"({err}); rebuild for this GPU's architecture (target 'cuda' detects it, or "
@@ -494,6 +668,36 @@ class CUDAModule(Module):
                      "resources": {name: r.to_json() for name, r in self.kernel_resources.items()}})
         return meta
 
+    def save(self, file_name, fmt: str = "") -> None:
+        """Write the host side of the module to ``file_name`` (TVM's ``save``).
+
+        ``.o``: an object file holding the launch plans and kernel specs as
+        metadata and the CPU emulation of the kernels; a library linked from it
+        (``tecc.contrib.cc.create_shared``) loads with :func:`load_module` as a
+        host module that runs on the emulator, and on a GPU after
+        ``import_module`` of the device code, which
+        ``mod.imported_modules[0].save("x.ptx")`` (or ``.cubin``, ``.cu``) writes.
+        ``.so``: the whole module in one file, as :meth:`export_library`.
+
+        Raises
+        ------
+        TeccError
+            For another format, or ``.o`` of a module loaded from a file (making
+            the object needs the C compiler).
+        """
+        super().save(file_name, fmt)
+
+    def _save_hint(self, kind: str) -> str:
+        ext = CUDASourceModule.SAVE_ALIASES.get(kind, kind)
+        if ext in CUDASourceModule.SAVE_FORMATS:
+            return f"; the device code saves with mod.imported_modules[0].save('x.{ext}')"
+        return ""
+
+    def _save_bytes(self, kind: str, path: str) -> bytes:
+        if kind == "o":
+            return self._metadata_object(self.object_compiler, {"emulation": True}, path)
+        return self._artifact()
+
     def export_library(self, path, *_unused_args, cpu_emulation: bool = True, **_unused_kwargs) -> None:
         """Write the module to ONE file at ``path`` (see :meth:`Module.export_library`).
         ``cpu_emulation=False`` leaves out the CPU emulation: the file runs on GPUs
@@ -507,6 +711,12 @@ class CUDAModule(Module):
         ``kernels.cubin``, ``source.cu``, ``plans.txt`` (readable) and
         ``emulation.so`` (the CPU emulation, for machines without a GPU; absent
         from a GPU-only export)."""
+        if self.cubin is None or self.cuda_source is None:
+            raise TeccError(
+                f"export_library: {self.entry_name!r} lacks its {'cubin' if self.cubin is None else 'CUDA source'}"
+                ": a host module loaded from a library linked from save('x.o') has only the device code it "
+                "imported (a .ptx, .cubin or .cu file holds part of it), and an export needs both; export the "
+                "module tecc.build returned")
         entries = {"metadata.json": json.dumps(dict(self.metadata(), emulation=bool(cpu_emulation)), indent=1),
                    "kernels.cubin": self.cubin, "source.cu": self.cuda_source, "plans.txt": self.get_source()}
         if cpu_emulation:
@@ -548,3 +758,23 @@ def load_cuda_module(entries: dict, meta: dict, signatures: dict, path: str = ""
             return beside
     return CUDAModule(signatures, plans, kernels, source, cubin, meta["arch"], meta["target"],
                       emulation_library, None, resources)
+
+
+def load_cuda_host_module(meta: dict, signatures: dict, lib_path: str, path: str = "") -> CUDAModule:
+    """The host module of a library linked from a CUDA module's ``save("x.o")``:
+    launch plans from the metadata, the library itself as the CPU emulation, no
+    device code until :meth:`CUDAModule.import_module` (``load_module`` calls this)."""
+    plans = {d["name"]: LaunchPlan.from_json(d) for d in meta["plans"]}
+    kernels = {d["name"]: KernelSpec.from_json(d) for d in meta["kernels"]}
+    resources = {name: KernelResources.from_json(r) for name, r in meta.get("resources", {}).items()}
+    lib = load_library(lib_path)
+    missing = [name for name in kernels if not hasattr(lib, name)]
+    if missing:
+        raise TeccError(f"load_module: {path or lib_path!r} lacks the emulated kernel {missing[0]!r} its metadata "
+                        "names; link the object a CUDA module's save('x.o') wrote, unchanged")
+
+    def emulation_library():
+        return lib_path
+
+    return CUDAModule(signatures, plans, kernels, None, None, meta["arch"], meta["target"], emulation_library,
+                      None, resources)

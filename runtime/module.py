@@ -10,6 +10,8 @@ target: functions of a shared library called through ctypes::
     f(a, b)                                   # NDArray or numpy arguments
     t = f.time_evaluator(f.entry_name, tecc.cpu(0), number=10)(a, b).mean
     f.export_library("add.so"); g = tecc.runtime.load_module("add.so")
+    f.save("add.o"); tecc.contrib.cc.create_shared("add2.so", ["add.o"])
+    h = tecc.runtime.load_module("add2.so")   # a library linked from a saved object
 
 This package imports no part of the compiler: a module loaded from a file runs with
 numpy (plus CuPy on a GPU) alone.  What needs the IR -- ``check`` -- is done by a
@@ -39,6 +41,9 @@ from .signature import Signature
 _FORMAT = "tecc-module"
 #: version 2: several functions per module, launch plans instead of IR
 _FORMAT_VERSION = 2
+#: the C global (a NUL-terminated JSON string) through which an object file written by
+#: ``Module.save`` -- and any library linked from it -- carries the module's metadata
+METADATA_SYMBOL = "tecc_module_metadata"
 
 _loaded: dict = {}
 _load_lock = threading.Lock()
@@ -346,6 +351,10 @@ class Module:
         copies = {i: _host_copy(a) for i, a in arrays.items()}
         return self.checker.check(name, copies, values, arrays=arrays, **options)
 
+    def import_module(self, module) -> None:
+        """Add ``module`` to :attr:`imported_modules` (TVM's ``import_module``)."""
+        self.imported_modules.append(module)
+
     # export --------------------------------------------------------------------------
     def metadata(self) -> dict:
         return {"format": _FORMAT, "version": _FORMAT_VERSION, "type_key": self.type_key,
@@ -357,17 +366,85 @@ class Module:
         self._write_export(path, self._artifact())
 
     @staticmethod
-    def _write_export(path, data: bytes) -> None:
+    def _write_export(path, data: bytes, what: str = "export_library") -> None:
         """Write an exported module's bytes to ``path`` (whose folder must exist)."""
         path = os.fspath(path)
         directory = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(directory):
-            raise TeccError(f"export_library: cannot write {path!r}: the folder {directory!r} does not exist; "
+            raise TeccError(f"{what}: cannot write {path!r}: the folder {directory!r} does not exist; "
                             "create it first (os.makedirs)")
         atomic_write(path, data)
 
+    #: the formats :meth:`save` writes: format -> what the file holds (aliases map to one)
+    SAVE_FORMATS: dict = {}
+    SAVE_ALIASES: dict = {}
+
+    def save(self, file_name, fmt: str = "") -> None:
+        """Write the module to ``file_name`` in the format its extension names (or
+        ``fmt``); :attr:`SAVE_FORMATS` lists them for each kind of module.
+
+        Raises
+        ------
+        TeccError
+            For a format this module cannot write, or a folder that does not exist.
+        """
+        path = os.fspath(file_name)
+        kind = save_format(path, fmt, self.SAVE_ALIASES)
+        if kind not in self.SAVE_FORMATS:
+            raise TeccError(f"save({path!r}): {type(self).__name__} cannot write format {kind or '(none)'!r}; "
+                            f"{format_list(self.SAVE_FORMATS)}{self._save_hint(kind)}")
+        self._write_export(path, self._save_bytes(kind, path), "save")
+
+    def _save_hint(self, kind: str) -> str:
+        """A sentence added to the error of an unknown save format."""
+        return ""
+
+    def _save_bytes(self, kind: str, path: str) -> bytes:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _metadata_object(self, object_compiler, extra_meta: dict, path: str) -> bytes:
+        """An object file: the module's C code with :data:`METADATA_SYMBOL` holding
+        its metadata (plus ``extra_meta``), compiled by the compiler's
+        ``object_compiler``."""
+        if object_compiler is None:
+            raise TeccError(
+                f"save({path!r}): this {type(self).__name__} was loaded from a file, and the runtime compiles "
+                "nothing: an object file needs the C compiler that tecc.build uses; build the module again "
+                "with tecc.build and save that, or save it as a ready library with save('x.so') / "
+                "export_library")
+        obj = object_compiler(metadata_c(dict(self.metadata(), **extra_meta)))
+        with open(obj, "rb") as f:
+            return f.read()
+
     def _artifact(self) -> bytes:  # pragma: no cover - every module overrides it
         raise NotImplementedError
+
+
+def save_format(path: str, fmt: str, aliases: dict) -> str:
+    """The format of a :meth:`Module.save`: ``fmt`` when given, else the file's
+    extension, lower case, through ``aliases``."""
+    kind = str(fmt or os.path.splitext(path)[1]).lower().lstrip(".")
+    return aliases.get(kind, kind)
+
+
+def format_list(formats: dict) -> str:
+    """``formats`` (extension -> description) as one sentence for an error."""
+    return "the formats are " + "; ".join(f"'.{k}': {v}" for k, v in formats.items())
+
+
+def metadata_c(meta: dict) -> str:
+    """C that defines :data:`METADATA_SYMBOL` as the JSON of ``meta`` (a string
+    constant exported from the library, kept by the linker)."""
+    text = json.dumps(meta, sort_keys=False, ensure_ascii=True)
+    lines = []
+    for start in range(0, len(text), 100):
+        chunk = text[start:start + 100]
+        esc = chunk.replace("\\", "\\\\").replace('"', '\\"').replace("?", "\\?")
+        lines.append(f'    "{esc}"')
+    return ("\n\n// the module's metadata: tecc.runtime.load_module reads it from a library linked from "
+            "this code\n"
+            f'__attribute__((visibility("default"), used)) const char {METADATA_SYMBOL}[] =\n'
+            + "\n".join(lines) + ";\n")
 
 
 def _host_copy(arr):
@@ -402,18 +479,36 @@ class CModule(Module):
         The target string it was built for.
     checker : object, optional
         See :class:`Module`.
+    asm : callable, optional
+        Given by the compiler: returns the assembly of ``source`` (``get_source("asm")``).
+    object_compiler : callable, optional
+        Given by the compiler: ``object_compiler(extra_c) -> path`` compiles ``source``
+        followed by ``extra_c`` into a position-independent object file with the
+        module's flags (``save("x.o")``).  Modules loaded from files have none; the
+        attribute of the same name may also be set after construction.
     """
 
     type_key = "c"
     #: get_source formats: the C source, and the assembly the C compiler makes of it
     SOURCE_FORMATS = ("", "c", "cc", "source")
     ASM_FORMATS = ("asm", "s")
+    SAVE_FORMATS = {
+        "o": "an object file of the C source and the module's metadata, compiled with the module's flags "
+             "(link it with tecc.contrib.cc.create_shared, load the library with load_module)",
+        "c": "the C source, with the metadata as a C global",
+        "cc": "the same C source",
+        "s": "the C compiler's assembly",
+        "so": "the shared library (what export_library writes)",
+    }
+    SAVE_ALIASES = {"obj": "o", "asm": "s"}
 
-    def __init__(self, lib_path: str, signatures: dict, source: str, target: str, checker=None, asm=None):
+    def __init__(self, lib_path: str, signatures: dict, source: str, target: str, checker=None, asm=None,
+                 object_compiler=None):
         super().__init__(signatures, target, checker)
         self.lib_path = str(lib_path)
         self.source = source
         self._asm = asm
+        self.object_compiler = object_compiler
         self._lib = load_library(self.lib_path)
         packed_func.install(self._lib)
         self._cfuncs = {name: c_function(self._lib, name, sig) for name, sig in self.signatures.items()}
@@ -469,6 +564,47 @@ class CModule(Module):
 
         return timing.wall_clock(lambda: cfunc(*raw)), finish
 
+    def save(self, file_name, fmt: str = "") -> None:
+        """Write the module to ``file_name`` (TVM's ``save``).
+
+        Parameters
+        ----------
+        file_name : str
+            The file; its extension names the format unless ``fmt`` does: ``.o``
+            an object file (position-independent, compiled from the C source with
+            the module's flags, carrying the module's metadata, so that a library
+            linked from it by ``tecc.contrib.cc.create_shared`` loads with
+            :func:`load_module`); ``.c``/``.cc`` the C source with that metadata;
+            ``.s`` the assembly; ``.so`` the shared library (as
+            :meth:`export_library`).
+        fmt : str, optional
+            The format, overriding the extension (``"o"``, ``"c"``, ``"s"``, ``"so"``).
+
+        Raises
+        ------
+        TeccError
+            For another format, or ``.o``/``.s`` of a module loaded from a file
+            (the runtime has no compiler).
+        """
+        super().save(file_name, fmt)
+
+    def _save_hint(self, kind: str) -> str:
+        if kind in ("ll", "bc"):
+            return "; tecc compiles C with the system C compiler, so there is no LLVM IR or bitcode"
+        return ""
+
+    def _save_bytes(self, kind: str, path: str) -> bytes:
+        if kind == "o":
+            return self._metadata_object(self.object_compiler, {"source": self.source}, path)
+        if kind in ("c", "cc"):
+            return (self.source + metadata_c(dict(self.metadata(), source=self.source))).encode("utf-8")
+        if kind == "s":
+            if self._asm is None:
+                raise TeccError(f"save({path!r}): this CPU module was loaded from a file and has no assembly; "
+                                "save('x.c') holds its C source, or build it again with tecc.build")
+            return self._asm().encode("utf-8")
+        return self._artifact()
+
     def _artifact(self) -> bytes:
         """The shared library with a zip archive appended (``metadata.json`` and
         ``source.c``): loaders of shared libraries ignore the trailing archive, zip
@@ -493,9 +629,20 @@ def _cached_file(data: bytes, suffix: str) -> str:
 
 
 def load_module(path, cache: bool = True) -> Module:
-    """Load a module written by :meth:`Module.export_library` (no compiling), or a
-    model artifact written by ``GraphExecutorFactoryModule.export_library``, which
-    loads as a :class:`~tecc.runtime.graph_executor.GraphExecutorFactoryModule`.
+    """Load a module from a file, with no compiling.
+
+    The file may be:
+
+    - one written by :meth:`Module.export_library` (or ``save("x.so")``);
+    - a model artifact written by ``GraphExecutorFactoryModule.export_library``,
+      which loads as a :class:`~tecc.runtime.graph_executor.GraphExecutorFactoryModule`;
+    - a shared library linked from objects written by ``Module.save("x.o")``
+      (``tecc.contrib.cc.create_shared``), or compiled from ``save("x.c")``: its
+      functions are found through the metadata the object carries;
+    - a CUDA device module, ``.cubin``, ``.ptx`` or ``.cu``, written by
+      ``mod.imported_modules[0].save``: a
+      :class:`~tecc.runtime.cuda_module.CUDASourceModule` to hand to the host
+      module's ``import_module``.
 
     Parameters
     ----------
@@ -512,11 +659,15 @@ def load_module(path, cache: bool = True) -> Module:
     Raises
     ------
     TeccError
-        If ``path`` is missing or was not written by ``export_library``.
+        If ``path`` is missing or is none of the above.
     """
     path = os.fspath(path)
     if not os.path.exists(path):
         raise TeccError(f"load_module: no file {path!r}")
+    from .cuda_module import DEVICE_FILE_FORMATS, load_device_module
+
+    if os.path.splitext(path)[1].lower().lstrip(".") in DEVICE_FILE_FORMATS:
+        return load_device_module(path)
     with open(path, "rb") as f:
         data = f.read()
     from . import artifact
@@ -528,11 +679,11 @@ def load_module(path, cache: bool = True) -> Module:
             meta = json.loads(z.read("metadata.json"))
             entries = {name: z.read(name) for name in z.namelist()}
     except (zipfile.BadZipFile, KeyError, ValueError):
-        raise TeccError(f"load_module: {path!r} was not written by Module.export_library") from None
-    if meta.get("format") != _FORMAT or meta.get("version") != _FORMAT_VERSION:
-        raise TeccError(f"load_module: {path!r} has an unknown format {meta.get('format')!r} "
-                        f"version {meta.get('version')!r}; this tecc reads version {_FORMAT_VERSION} "
-                        "(export it again with this tecc)")
+        if data[:4] == _ELF_MAGIC:  # a plain shared library (or an object file)
+            return _load_plain_library(path, data, cache)
+        raise TeccError(f"load_module: {path!r} was not written by Module.export_library, and is not a shared "
+                        "library linked from a module's save('x.o')") from None
+    _check_version(meta, path)
     signatures = {d["name"]: Signature.from_json(d) for d in meta["functions"]}
     if meta.get("type_key") == "cuda":
         from .cuda_module import load_cuda_module
@@ -541,3 +692,49 @@ def load_module(path, cache: bool = True) -> Module:
     # the library is the whole file (the appended zip is ignored by the loader)
     lib_path = _cached_file(data, "so") if cache else path
     return CModule(lib_path, signatures, entries["source.c"].decode("utf-8"), meta["target"])
+
+
+_ELF_MAGIC = b"\x7fELF"
+#: ELF file types (``e_type``): a relocatable object, a shared library
+_ET_REL, _ET_DYN = 1, 3
+
+
+def _check_version(meta: dict, path: str) -> None:
+    if meta.get("format") != _FORMAT or meta.get("version") != _FORMAT_VERSION:
+        raise TeccError(f"load_module: {path!r} has an unknown format {meta.get('format')!r} "
+                        f"version {meta.get('version')!r}; this tecc reads version {_FORMAT_VERSION} "
+                        "(export it again with this tecc)")
+
+
+def _load_plain_library(path: str, data: bytes, cache: bool) -> Module:
+    """The module of a shared library that holds :data:`METADATA_SYMBOL` (linked from
+    an object ``Module.save`` wrote)."""
+    e_type = int.from_bytes(data[16:18], "little" if data[5:6] == b"\x01" else "big") if len(data) > 18 else 0
+    if e_type == _ET_REL:
+        raise TeccError(f"load_module: {path!r} is an object file, which cannot be loaded; link it into a shared "
+                        f"library first: tecc.contrib.cc.create_shared('lib.so', [{path!r}])")
+    if e_type != _ET_DYN or METADATA_SYMBOL.encode() not in data:
+        raise TeccError(
+            f"load_module: {path!r} is a shared library without tecc's module metadata (the symbol "
+            f"{METADATA_SYMBOL!r}), so it was not made from a tecc module's save('x.o') or save('x.c'); load "
+            "a file written by export_library, or link the object a tecc module saved "
+            "(tecc.contrib.cc.create_shared)")
+    lib_path = _cached_file(data, "so") if cache else path
+    lib = load_library(lib_path)
+    try:
+        text = ctypes.string_at(ctypes.addressof(ctypes.c_char.in_dll(lib, METADATA_SYMBOL)))
+        meta = json.loads(text)
+    except ValueError:
+        raise TeccError(f"load_module: {path!r} names {METADATA_SYMBOL!r} but it holds no readable metadata; "
+                        "link the object again from a module's save('x.o')") from None
+    _check_version(meta, path)
+    signatures = {d["name"]: Signature.from_json(d) for d in meta["functions"]}
+    if meta.get("type_key") == "cuda":
+        from .cuda_module import load_cuda_host_module
+
+        return load_cuda_host_module(meta, signatures, lib_path, path)
+    missing = [name for name in signatures if not hasattr(lib, name)]
+    if missing:
+        raise TeccError(f"load_module: {path!r} lacks the function {missing[0]!r} its metadata names; link the "
+                        "object a module's save wrote, unchanged")
+    return CModule(lib_path, signatures, meta.get("source", ""), meta["target"])
