@@ -709,7 +709,17 @@ class Module:
             out = out.with_function(name, rewrite(fn))
         return out
 
-    def astext(self) -> str:
+    def astext(self, show_meta_data=True) -> str:
+        """The module's text form (:mod:`tecc.graph.printer`).
+
+        Parameters
+        ----------
+        show_meta_data : bool
+            Accepted for TVM's ``mod.astext(show_meta_data=False)``; it changes
+            nothing: tecc never prints a constant's values (a scalar prints inline,
+            a larger constant as ``meta[Constant][k]`` with only its shape and dtype
+            noted after the function).
+        """
         from .printer import astext  # noqa: PLC0415
 
         return "\n".join(f"def @{name}{astext(fn, toplevel=False)}" for name, fn in self.functions.items())
