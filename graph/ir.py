@@ -318,6 +318,31 @@ class Call(Expr):
             attrs = Attrs(attrs, where=f"{getattr(op, 'name', 'function')} attrs")
         self._init(op=op, args=args, attrs=attrs, span=span)
 
+    def __getitem__(self, index):
+        """Field ``index`` of a call that returns a tuple (``relay.nn.batch_norm(...)[0]``,
+        as Relay's ``TupleWrapper``): a :class:`TupleGetItem`."""
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise GraphError(f"a call's field is chosen by an int index, got {index!r}")
+        if self.has_type:
+            ty = self.checked_type
+            if not isinstance(ty, TupleType):
+                raise GraphError(f"the call of {getattr(self.op, 'name', 'a function')} returns one tensor, not a "
+                                 f"tuple: it has no field {index}")
+            if not -len(ty.fields) <= index < len(ty.fields):
+                raise IndexError(f"the call of {getattr(self.op, 'name', 'a function')} returns {len(ty.fields)} "
+                                 f"fields; there is no field {index}")
+            index %= len(ty.fields)
+        return TupleGetItem(self, index)
+
+    def __iter__(self):
+        # without this, __getitem__ would make every call an endless iterable
+        raise TypeError(f"a call of {getattr(self.op, 'name', 'a function')} is not iterable; take its fields by "
+                        "index (call[0])")
+
+    def astuple(self) -> "Call":
+        """The call itself (Relay's ``TupleWrapper.astuple``)."""
+        return self
+
 
 class Tuple(Expr):
     """Several values as one."""

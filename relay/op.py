@@ -15,6 +15,11 @@ from ..graph.op import OPS, Op, OpPattern, call, list_ops, register_op  # noqa: 
 from ..graph.op import get_op as get  # noqa: F401
 
 
+#: operators whose Relay builder returns the first field of their tuple: TVM's
+#: ``relay.nn.dropout`` is the data (the mask is ``dropout_raw``'s)
+_FIRST_FIELD = frozenset({"nn.dropout"})
+
+
 def _builder_names(prefix: str) -> list:
     """Short names of the builders under ``prefix`` ("" for the top level, "nn."...)."""
     names = []
@@ -38,13 +43,51 @@ def _operand(value, op_name: str, i: int):
                      "expression, a number, an array or a list of expressions")
 
 
+#: Relay's keyword names of the operands, where they are not ``data`` (one operand)
+#: or ``lhs, rhs`` (two): TVM code passes them by name (``relay.nn.conv2d(data=x,
+#: weight=w)``)
+_OPERAND_NAMES = {
+    "nn.conv2d": ("data", "weight"), "nn.conv2d_transpose": ("data", "weight"),
+    "nn.contrib_conv2d_NCHWc": ("data", "kernel"), "nn.contrib_conv2d_NCHWc_winograd": ("data", "kernel"),
+    "nn.dense": ("data", "weight"), "nn.contrib_dense_pack": ("data", "weight"),
+    "nn.matmul": ("tensor_a", "tensor_b"), "nn.batch_matmul": ("tensor_a", "tensor_b"),
+    "nn.bias_add": ("data", "bias"), "nn.prelu": ("data", "alpha"),
+    "nn.batch_norm": ("data", "gamma", "beta", "moving_mean", "moving_var"),
+    "nn.layer_norm": ("data", "gamma", "beta"), "nn.instance_norm": ("data", "gamma", "beta"),
+    "take": ("data", "indices"), "gather": ("data", "indices"), "gather_nd": ("data", "indices"),
+    "where": ("condition", "x", "y"), "one_hot": ("indices", "on_value", "off_value"),
+    "scatter_elements": ("data", "indices", "updates"), "scatter_nd": ("data", "indices", "updates"),
+    "image.grid_sample": ("data", "grid"), "trilu": ("data", "k"),
+}
+
+
+def _operand_names(op) -> tuple:
+    names = _OPERAND_NAMES.get(op.name)
+    if names is None:
+        names = {1: ("data",), 2: ("lhs", "rhs")}.get(op.num_inputs, ())
+    return names
+
+
 def _builder(full_name: str):
     """The builder function of operator ``full_name``."""
     op = get(full_name)
     attr_names = list(op.defaults)
     n_in = op.num_inputs
+    operand_names = _operand_names(op)
 
     def builder(*args, **attrs):
+        named = [k for k in operand_names if k in attrs]
+        if named:  # operands given by Relay's keyword names: in their places after the positional ones
+            args = list(args)
+            for i, key in enumerate(operand_names):
+                if key in attrs:
+                    if i < len(args):
+                        raise GraphError(f"relay builder of {full_name}: operand {key!r} given by position and by "
+                                         "name")
+                    if i > len(args):
+                        raise GraphError(f"relay builder of {full_name}: operand {key!r} given without the ones "
+                                         f"before it ({', '.join(operand_names[:i])})")
+                    args.append(attrs.pop(key))
         count = len(args) if n_in is None else min(n_in, len(args))
         operands = [_operand(a, full_name, i) for i, a in enumerate(args[:count])]
         extra = args[count:]
@@ -55,7 +98,8 @@ def _builder(full_name: str):
             if name in attrs:
                 raise GraphError(f"relay builder of {full_name}: attribute {name!r} given twice")
             attrs[name] = value
-        return call(op, *operands, **attrs)
+        out = call(op, *operands, **attrs)
+        return out[0] if full_name in _FIRST_FIELD else out
 
     short = full_name.rsplit(".", 1)[-1]
     builder.__name__ = builder.__qualname__ = short

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...graph.ir import GraphError, TensorType, TupleGetItem, Var, const
+from ...graph.ir import GraphError, TensorType, Var, const
 from .. import nn
 
 #: data layout -> the kernel layout tecc's nn.conv2d takes with it
@@ -173,7 +173,7 @@ def batch_norm_infer(data, gamma=None, beta=None, moving_mean=None, moving_var=N
     beta = vector(beta, "beta", 0.0, used=kwargs.get("center", True))
     moving_mean = vector(moving_mean, "moving_mean", 0.0)
     moving_var = vector(moving_var, "moving_var", 1.0)
-    return TupleGetItem(nn.batch_norm(data, gamma, beta, moving_mean, moving_var, **kwargs), 0)
+    return nn.batch_norm(data, gamma, beta, moving_mean, moving_var, **kwargs)[0]
 
 
 def bias_add(data, name, axis=1):

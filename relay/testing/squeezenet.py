@@ -14,7 +14,7 @@ Parameters are named ``conv1_weight``, ``conv1_bias``,
 """
 from __future__ import annotations
 
-from ...graph.ir import Function, GraphError, TensorType, TupleGetItem, Var, free_vars
+from ...graph.ir import Function, GraphError, TensorType, Var, free_vars
 from .. import nn, op
 from . import layers
 from .init import create_workload
@@ -72,7 +72,7 @@ def get_net(batch_size, image_shape, num_classes, version, dtype):
         body = fire(body, f"fire{k}", *widths)
         if k in pools:
             body = _pool(body)
-    body = TupleGetItem(nn.dropout(body, rate=0.5), 0)
+    body = nn.dropout(body, rate=0.5)
     body = _conv_relu(body, "conv10", num_classes, 1)
     body = nn.global_avg_pool2d(body)
     body = nn.softmax(nn.batch_flatten(body))

@@ -12,7 +12,7 @@ Parameters are named ``conv<stage>_<k>_weight``, ``conv<stage>_<k>_bias``,
 """
 from __future__ import annotations
 
-from ...graph.ir import Function, GraphError, TensorType, TupleGetItem, Var, free_vars
+from ...graph.ir import Function, GraphError, TensorType, Var, free_vars
 from .. import nn
 from . import layers
 from .init import create_workload
@@ -43,7 +43,7 @@ def get_classifier(data, num_classes):
     body = nn.batch_flatten(data)
     for name in ("fc6", "fc7"):
         body = nn.relu(layers.dense_add_bias(body, units=4096, name=name))
-        body = TupleGetItem(nn.dropout(body, rate=0.5), 0)
+        body = nn.dropout(body, rate=0.5)
     return layers.dense_add_bias(body, units=num_classes, name="fc8")
 
 

@@ -319,3 +319,33 @@ def test_initializer_errors():
         init.Xavier(factor_type="fan")
     with pytest.raises(GraphError, match=r"weight 'v_weight' has shape \(3,\); it needs at least 2 axes"):
         init.Xavier()("v_weight", np.zeros(3), np.random.default_rng(0))
+
+
+def test_relay_builders_take_tvms_keywords_and_index_tuples():
+    """What TVM's network code writes: operands by keyword, ``batch_norm(...)[0]``,
+    ``dropout`` giving the data."""
+    from tecc.graph import GraphError
+    from tecc.graph.transform import infer_type
+
+    x = relay.var("data", shape=(1, 3, 8, 8))
+    w = relay.var("w", shape=(4, 3, 3, 3))
+    y = relay.nn.conv2d(data=x, weight=w, padding=(1, 1))
+    g, b, m, v = (relay.var(n, shape=(4,)) for n in ("g", "b", "m", "v"))
+    bn = relay.nn.batch_norm(y, g, b, m, v)
+    z = relay.nn.dropout(relay.nn.relu(data=bn[0]), rate=0.5)
+    mod = infer_type(relay.Module.from_expr(relay.Function(relay.analysis.free_vars(z), z)))
+    assert mod["main"].body.checked_type.shape == (1, 4, 8, 8)
+    assert relay.nn.dropout_raw(x).op.name == "nn.dropout" and bn.astuple() is bn
+    assert relay.add(lhs=x, rhs=relay.const(1.0)).op.name == "add"
+    with pytest.raises(GraphError, match="operand 'data' given by position and by name"):
+        relay.nn.relu(x, data=x)
+    with pytest.raises(GraphError, match=r"operand 'weight' given without the ones before it \(data\)"):
+        relay.nn.conv2d(weight=w)
+    with pytest.raises(TypeError, match="is not iterable; take its fields by index"):
+        list(bn)
+    relu = mod["main"].body.tuple_value.args[0]
+    typed = relu.args[0].tuple_value  # the typed batch_norm call
+    with pytest.raises(IndexError, match="returns 3 fields; there is no field 3"):
+        typed[3]
+    with pytest.raises(GraphError, match="returns one tensor, not a tuple"):
+        relu[0]
