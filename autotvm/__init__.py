@@ -14,9 +14,10 @@ from ..tuner.task import (  # noqa: F401
     get_config, register_topi_compute, register_topi_schedule, template,
 )
 from ..tuner.measure import (  # noqa: F401
-    LocalBuilder, LocalRunner, MeasureErrorNo, MeasureInput, MeasureResult, create_measure_batch, measure_option,
+    LocalBuilder, LocalRunner, MeasureErrorNo, MeasureInput, MeasureResult, RPCRunner, create_measure_batch,
+    measure_option,
 )
-from ..tuner.record import ApplyHistoryBest, apply_history_best  # noqa: F401
+from ..tuner.record import ApplyGraphBest, ApplyHistoryBest, apply_graph_best, apply_history_best  # noqa: F401
 from ..tuner.tuner import callback  # noqa: F401
 from ..tuner import explain, plot_tuning_curve, tuning_curve  # noqa: F401  (explain: the function)
 

@@ -48,12 +48,9 @@ def extract_from_multiple_program(mods, params, target, target_host=None, ops=No
     # as TVM's: the kernels of an opt_level-3 build (what relay.build(..., opt_level=3)
     # compiles: on CPUs the blocked convolutions of AlterOpLayout), the rest of the
     # current context kept
-    cur = PassContext.current()
-    ctx = PassContext(opt_level=3, required_pass=cur.required_pass, disabled_pass=cur.disabled_pass,
-                      instruments=cur.instruments, config=cur.config)
     merged = {}
     for mod, par in zip(mods, params):
-        with ctx:
+        with PassContext.current().with_opt_level(3):
             found = extract_tasks(mod, par, target, ops=ops)
         for t in found:
             if t.workload in merged:

@@ -366,3 +366,14 @@ def apply_history_best(records) -> ApplyHistoryBest:
     """The context under which templates build the best configs of ``records``."""
     return ApplyHistoryBest(records)
 
+
+class ApplyGraphBest(ApplyHistoryBest):
+    """The records a graph tuner chose (TVM's ``ApplyGraphBest``), one per workload:
+    ``DPTuner.write_opt_sch2record_file`` writes them, and templates build them."""
+
+
+def apply_graph_best(records) -> ApplyGraphBest:
+    """The context under which templates build a graph tuner's choice
+    (``DPTuner.write_opt_sch2record_file``'s file)."""
+    return ApplyGraphBest(records)
+

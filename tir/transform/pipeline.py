@@ -579,6 +579,10 @@ class PassContext:
             inst.exit_pass_ctx()
         return False
 
+    def with_opt_level(self, opt_level: int) -> "PassContext":
+        """A copy of this context (passes, instruments, config) at ``opt_level``."""
+        return PassContext(opt_level, self.required_pass, self.disabled_pass, self.instruments, self.config)
+
     def override_instruments(self, instruments):
         """Replace the instruments of this (entered) context: the old ones leave, the
         new ones enter (TVM's ``PassContext.override_instruments``)."""

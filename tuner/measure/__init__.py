@@ -6,11 +6,12 @@ from .local import (
     TOLERANCES, BuildResult, LocalBuilder, LocalRunner, build_candidate, compare_output, reference_inputs,
 )
 from .measure import (
-    Builder, MeasureError, MeasureErrorNo, MeasureInput, MeasureResult, Runner, create_measure_batch, measure_option,
+    Builder, MeasureError, MeasureErrorNo, MeasureInput, MeasureResult, RPCRunner, Runner, create_measure_batch,
+    measure_option,
 )
 
 __all__ = [
     "local", "measure", "MeasureInput", "MeasureResult", "MeasureErrorNo", "MeasureError", "Builder", "Runner",
-    "measure_option", "create_measure_batch", "LocalBuilder", "LocalRunner", "BuildResult", "TOLERANCES",
+    "measure_option", "create_measure_batch", "LocalBuilder", "LocalRunner", "RPCRunner", "BuildResult", "TOLERANCES",
     "build_candidate", "compare_output", "reference_inputs",
 ]

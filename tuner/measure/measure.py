@@ -201,3 +201,18 @@ class _Deferred:
         if not self._done:
             self._value, self._done = self._fn(*self._args), True
         return self._value
+
+
+def RPCRunner(key, host=None, port=None, *args, **kwargs):  # noqa: N802 -- TVM's name
+    """TVM's runner on a remote device through an RPC tracker: tecc has no RPC, so
+    this refuses at once, saying what to use instead.
+
+    Raises
+    ------
+    MeasureError
+        Always.
+    """
+    raise MeasureError(f"autotvm.RPCRunner({key!r}, {host!r}, {port!r}): tecc measures on this machine only (it "
+                       "has no RPC tracker); run the tuning on the machine with the device and use "
+                       "autotvm.LocalRunner(number=..., repeat=..., timeout=..., min_repeat_ms=...), which takes "
+                       "the same measuring options")
