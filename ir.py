@@ -6,9 +6,13 @@ from .tir.node import Node
 from .tir.stmt import IRModule, PrimFunc
 from .tir.structural import assert_structural_equal, structural_equal, structural_hash
 from .te.serialize import load_json, save_json
+from . import instrument  # noqa: F401 -- tvm.ir.instrument
+import sys as _sys
+
+_sys.modules.setdefault(__name__ + ".instrument", instrument)
 
 #: TVM's base class of IR objects
 Object = Node
 
-__all__ = ["Array", "IRModule", "Map", "Node", "Object", "PrimExpr", "PrimFunc", "Range",
+__all__ = ["Array", "IRModule", "instrument", "Map", "Node", "Object", "PrimExpr", "PrimFunc", "Range",
            "assert_structural_equal", "load_json", "save_json", "structural_equal", "structural_hash"]

@@ -565,13 +565,15 @@ def evaluate_constants(values) -> list:
 
     body = values[0] if len(values) == 1 else Tuple(values)
     mod = Module.from_expr(Function([], body))
+    # a fresh context, as TVM's FoldConstant uses: the user's instruments, lowering
+    # passes and printing options are about the model, not about this evaluation
     with PassContext(opt_level=2):
         fused = fuse_ops(mod, fuse_opt_level=2)
-    key = astext(fused["main"], show_types=True)
-    cached = _CONSTANT_CACHE.get(key)
-    if cached is None:
-        graph, lib, _ = compile_graph(fused, "llvm")
-        cached = _CONSTANT_CACHE[key] = (graph, lib)
+        key = astext(fused["main"], show_types=True)
+        cached = _CONSTANT_CACHE.get(key)
+        if cached is None:
+            graph, lib, _ = compile_graph(fused, "llvm")
+            cached = _CONSTANT_CACHE[key] = (graph, lib)
     graph, lib = cached
     # the params of this instance: its constants, in the order compile_graph names them
     consts = [n for n in _scope_nodes(fused["main"].body) if isinstance(n, Constant)]

@@ -37,3 +37,24 @@ def build(ir_mod, target=None, target_host=None, executor=None, runtime=None, wo
                          "'llvm' or 'cuda'")
     del target_host  # the host side of every tecc target is its C backend
     return graph_build(ir_mod, target="llvm" if target is None else target, params=params, mod_name=mod_name)
+
+
+def bind_params_by_name(func, params):
+    """``func`` with each parameter named in ``params`` replaced by a constant of
+    that value (TVM's ``relay.build_module.bind_params_by_name``).
+
+    Parameters
+    ----------
+    func : tecc.graph.Function
+    params : dict of str to numpy.ndarray or NDArray
+
+    Returns
+    -------
+    tecc.graph.Function
+    """
+    from ..graph.build import bind_params  # noqa: PLC0415
+    from ..graph.ir import Function, Module  # noqa: PLC0415
+
+    if not isinstance(func, Function):
+        raise GraphError(f"bind_params_by_name takes a graph Function (mod['main']), got {type(func).__name__}")
+    return bind_params(Module.from_expr(func), params)["main"]

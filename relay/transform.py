@@ -19,6 +19,7 @@ _NAMES = {
     "EliminateCommonSubexpr": ("tecc.graph.transform", "EliminateCommonSubexpr"),
     "AlterOpLayout": ("tecc.graph.transform", "AlterOpLayout"),
     "CombineParallelDense": ("tecc.graph.transform", "CombineParallelDense"),
+    "ConvertLayout": ("tecc.graph.transform", "ConvertLayout"),
     "Sequential": ("tecc.graph.transform", "Sequential"),
     "function_pass": ("tecc.graph.transform.passes", "function_pass"),
     "PassContext": ("tecc.transform", "PassContext"),

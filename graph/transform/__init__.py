@@ -11,14 +11,15 @@ tecc's pass engine (:mod:`.passes`): ``InferType()``, ``FoldConstant()`` ...,
 from .alter_op_layout import alter_op_layout  # noqa: F401
 from .combine_parallel_dense import combine_parallel_dense  # noqa: F401
 from .common_subexpr import eliminate_common_subexpr  # noqa: F401
+from .convert_layout import convert_layout  # noqa: F401
 from .dead_code import dead_code_elimination  # noqa: F401
 from .fold_constant import fold_constant  # noqa: F401
 from .fold_scale_axis import fold_scale_axis  # noqa: F401
 from .fuse_ops import MAX_FUSED_OPS, fuse_ops, fused_groups  # noqa: F401
 from .infer_type import infer_type  # noqa: F401
 from .passes import (  # noqa: F401
-    GRAPH_PIPELINE, AlterOpLayout, CombineParallelDense, DeadCodeElimination, EliminateCommonSubexpr, FoldConstant,
-    FoldScaleAxis, FuseOps, GraphPass, GraphPassOptions, InferType, Sequential, SimplifyInference, SinkReshape,
+    GRAPH_PIPELINE, AlterOpLayout, CombineParallelDense, ConvertLayout, DeadCodeElimination, EliminateCommonSubexpr,
+    FoldConstant, FoldScaleAxis, FuseOps, GraphPass, GraphPassOptions, InferType, Sequential, SimplifyInference, SinkReshape,
     function_pass, graph_pass_options, optimize,
 )
 from .simplify_inference import simplify_inference  # noqa: F401

@@ -32,6 +32,7 @@ from ..ops._util import target_keys
 from .alter_op_layout import alter_op_layout
 from .combine_parallel_dense import MIN_BRANCHES, combine_parallel_dense
 from .common_subexpr import eliminate_common_subexpr
+from .convert_layout import convert_layout
 from .dead_code import dead_code_elimination
 from .fold_constant import fold_constant
 from .fold_scale_axis import fold_scale_axis
@@ -52,6 +53,7 @@ TVM_NAMES = {
     "alter_op_layout": "AlterOpLayout",
     "combine_parallel_dense": "CombineParallelDense",
     "sink_reshape": "SinkReshape",
+    "convert_layout": "ConvertLayout",
 }
 
 
@@ -170,7 +172,9 @@ class Sequential(Pass):
 
     def __call__(self, mod, options=None):
         mod = _graph_module(self.name, mod)
-        options = options if options is not None else graph_pass_options()
+        if options is None:
+            # called on its own: through the engine, so instruments see the sequence too
+            return run_passes(mod, [self], graph_pass_options())
         if not _enabled(PassContext.current(), self.name, self.opt_level):
             return mod
         return run_passes(mod, self.passes, options)
@@ -257,6 +261,16 @@ def AlterOpLayout():  # noqa: N802
     blocks (``nn.contrib_conv2d_NCHWc``) and keep that layout between the operators
     that take it (opt_level 3; see :mod:`.alter_op_layout`)."""
     return GraphPass("alter_op_layout", _typed(alter_op_layout), 3)
+
+
+def ConvertLayout(desired_layouts):  # noqa: N802
+    """Run the convolutions in ``desired_layouts`` (``{"nn.conv2d": ["NHWC", "HWIO"]}``)
+    and keep their values so while the operators after them can take it (opt_level 3;
+    see :mod:`.convert_layout`).  The layouts are checked here."""
+    from .convert_layout import _check_desired  # noqa: PLC0415
+
+    _check_desired(desired_layouts)
+    return GraphPass("convert_layout", _typed(lambda mod: convert_layout(mod, desired_layouts)), 3)
 
 
 def CombineParallelDense(min_num_branches=MIN_BRANCHES, to_batch=False):  # noqa: N802
@@ -352,7 +366,7 @@ def optimize(mod: Module) -> Module:
 
 
 __all__ = [
-    "AlterOpLayout", "CombineParallelDense", "DeadCodeElimination", "EliminateCommonSubexpr", "FoldConstant", "FoldScaleAxis", "FuseOps", "GRAPH_PIPELINE",
+    "AlterOpLayout", "CombineParallelDense", "ConvertLayout", "DeadCodeElimination", "EliminateCommonSubexpr", "FoldConstant", "FoldScaleAxis", "FuseOps", "GRAPH_PIPELINE",
     "GraphPass", "GraphPassOptions", "InferType", "function_pass", "Sequential", "SimplifyInference", "SinkReshape", "TVM_NAMES", "graph_pass_options",
     "optimize",
 ]

@@ -11,7 +11,7 @@ from tecc.graph import Constant, TensorType, TupleGetItem, Var, call, const
 from tecc.graph.analysis import structural_equal
 from tecc.graph.build import build
 from tecc.graph.transform import (
-    CombineParallelDense, DeadCodeElimination, EliminateCommonSubexpr, FoldConstant, FoldScaleAxis, FuseOps, InferType, Sequential,
+    CombineParallelDense, ConvertLayout, DeadCodeElimination, EliminateCommonSubexpr, FoldConstant, FoldScaleAxis, FuseOps, InferType, Sequential,
     SimplifyInference, dead_code_elimination, eliminate_common_subexpr, fold_constant, fold_scale_axis,
     combine_parallel_dense, simplify_inference,
 )
@@ -456,6 +456,79 @@ def test_print_ir_in_graph_and_tir_sequences(capsys):
     tir_mod = tecc.lower(te.create_schedule(B.op), [A, B])
     tir_seq = tecc.transform.Sequential([tecc.transform.PrintIR(), tecc.tir.transform.Simplify()])
     assert tir_seq(tir_mod) is not None and "B[i] = A[i] + 1f" in capsys.readouterr().out
+
+
+def _count_ops(mod):
+    counts = {}
+
+    def note(n):
+        if isinstance(n, G.Call) and hasattr(n.op, "name"):
+            counts[n.op.name] = counts.get(n.op.name, 0) + 1
+
+    G.post_order_visit(mod["main"].body, note)
+    return counts
+
+
+def _run_llvm(mod, **inputs):
+    with tecc.transform.PassContext(opt_level=3):
+        lib = build(mod, target="llvm")
+    ex = lib["default"](tecc.cpu(0))
+    ex.set_input(**inputs)
+    ex.run()
+    return ex.get_output(0).numpy()
+
+
+@pytest.mark.parametrize("layouts", [["NHWC", "HWIO"], ["NHWC", "default"]])
+def test_convert_layout_keeps_values_converted_between_convolutions(layouts):
+    # conv -> bias_add -> relu -> conv -> batch_norm -> residual add -> max_pool -> flatten
+    x = Var("x", TensorType((1, 4, 9, 9)))
+    w1, w2 = Constant(_rand(8, 4, 3, 3)), Constant(_rand(8, 8, 3, 3))
+    a = call("nn.relu", call("nn.bias_add", call("nn.conv2d", x, w1, padding=(1, 1)), Constant(_rand(8))))
+    bn = call("nn.batch_norm", call("nn.conv2d", a, w2, padding=(1, 1)), *(Constant(np.abs(_rand(8)) + 0.5)
+                                                                           for _ in range(4)))
+    y = call("add", TupleGetItem(bn, 0), a)
+    y = call("nn.max_pool2d", call("multiply", y, const(2.0)), pool_size=(2, 2), strides=(2, 2))
+    mod = InferType()(_mod([x], call("nn.batch_flatten", y)))
+    with tecc.transform.PassContext(opt_level=3):
+        out = tecc.transform.Sequential([ConvertLayout({"nn.conv2d": layouts}), FoldConstant()])(mod)
+    counts = _count_ops(out)
+    assert counts["layout_transform"] == 2  # the input in, the pooled value out: nothing in between
+    convs = [n for n in _calls(out) if n.op.name == "nn.conv2d"]
+    kernel = "HWIO" if layouts[1] == "default" else layouts[1]
+    assert {(c.attrs["data_layout"], c.attrs["kernel_layout"]) for c in convs} == {("NHWC", kernel)}
+    data = _rand(1, 4, 9, 9)
+    np.testing.assert_allclose(_run_llvm(out, x=data), _run_llvm(mod, x=data), rtol=1e-4, atol=1e-4)
+    with tecc.transform.PassContext(opt_level=3):
+        assert ConvertLayout({"nn.conv2d": ["NCHW", "OIHW"]})(mod) is mod  # already so
+    with tecc.transform.PassContext(opt_level=2):
+        assert ConvertLayout({"nn.conv2d": layouts})(mod) is mod  # an opt_level-3 pass
+
+
+def _calls(mod):
+    found = []
+    G.post_order_visit(mod["main"].body, lambda n: found.append(n) if isinstance(n, G.Call) else None)
+    return found
+
+
+def test_convert_layout_of_a_resnet_and_its_errors():
+    from tecc import relay
+
+    mod, params = relay.testing.resnet.get_workload(num_layers=18, image_shape=(3, 40, 40), num_classes=5)
+    mod = InferType()(mod)
+    mod = G.Module.from_expr(relay.build_module.bind_params_by_name(mod["main"], params))
+    with tecc.transform.PassContext(opt_level=3):
+        out = tecc.transform.Sequential([FoldConstant(), relay.transform.ConvertLayout({"nn.conv2d": ["NHWC",
+                                                                                                        "default"]}),
+                                         FoldConstant()])(InferType()(mod))
+    assert _count_ops(out)["layout_transform"] == 2 and _count_ops(out)["nn.conv2d"] == 20
+    data = RNG.standard_normal((1, 3, 40, 40)).astype("float32")
+    np.testing.assert_allclose(_run_llvm(out, data=data), _run_llvm(mod, data=data), rtol=1e-4, atol=1e-5)
+    with pytest.raises(G.GraphError, match=r"cannot convert 'nn.dense'; the operators it converts: nn.conv2d"):
+        ConvertLayout({"nn.dense": ["NC"]})
+    with pytest.raises(G.GraphError, match=r"'nn.conv2d' runs in the data layouts NCHW, NHWC, not 'NCHW4c'"):
+        ConvertLayout({"nn.conv2d": ["NCHW4c", "default"]})
+    with pytest.raises(G.GraphError, match=r"in data layout 'NHWC' takes kernel layout 'HWIO', not 'OHWI'"):
+        ConvertLayout({"nn.conv2d": ["NHWC", "OHWI"]})
 
 
 def test_pass_errors():

@@ -122,7 +122,9 @@ class Sequential(P.Pass):
 
     def __call__(self, mod, options=None):
         mod = P._module_of(self.name, mod)
-        options = options if options is not None else P._options_for(mod)
+        if options is None:
+            # called on its own: through the engine, so instruments see the sequence too
+            return P.run_passes(mod, [self], P._options_for(mod))
         disabled = P.PassContext.current().disabled_pass
         passes = [p for p in self.passes if p.name not in disabled and TVM_NAMES.get(p.name) not in disabled]
         return P.run_passes(mod, passes, options)

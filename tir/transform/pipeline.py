@@ -567,34 +567,57 @@ class PassContext:
     def __enter__(self):
         stack = _stack()
         stack.append(self)
-        for inst in self.instruments:
-            inst.enter_pass_ctx()
+        try:
+            self._enter_instruments()
+        except BaseException:
+            stack.pop()  # __exit__ will not run
+            raise
         return self
 
     def __exit__(self, *exc):
         stack = _stack()
         assert stack and stack[-1] is self, "PassContext exited out of order"
         stack.pop()
-        for inst in self.instruments:
-            inst.exit_pass_ctx()
+        self._exit_instruments()
         return False
+
+    def _enter_instruments(self):
+        """``enter_pass_ctx`` of each instrument in order; when one raises, those
+        entered before it are exited, the instruments are dropped, and the error
+        propagates (TVM's behaviour)."""
+        for k, inst in enumerate(self.instruments):
+            try:
+                inst.enter_pass_ctx()
+            except BaseException:
+                entered, self.instruments = self.instruments[:k], ()
+                for done in entered:
+                    done.exit_pass_ctx()
+                raise
+
+    def _exit_instruments(self):
+        """``exit_pass_ctx`` of each instrument in order; when one raises, the
+        instruments are dropped (those after it are not exited) and the error
+        propagates."""
+        for inst in self.instruments:
+            try:
+                inst.exit_pass_ctx()
+            except BaseException:
+                self.instruments = ()
+                raise
 
     def with_opt_level(self, opt_level: int) -> "PassContext":
         """A copy of this context (passes, instruments, config) at ``opt_level``."""
         return PassContext(opt_level, self.required_pass, self.disabled_pass, self.instruments, self.config)
 
     def override_instruments(self, instruments):
-        """Replace the instruments of this (entered) context: the old ones leave, the
-        new ones enter (TVM's ``PassContext.override_instruments``)."""
+        """Replace the instruments (TVM's ``PassContext.override_instruments``): the
+        old ones get ``exit_pass_ctx``, the new ones ``enter_pass_ctx`` -- also on the
+        context outside every ``with`` (``PassContext.current()``), whose passes the
+        new instruments then see."""
         new = check_instruments(instruments)
-        active = self in _stack()
-        if active:
-            for inst in self.instruments:
-                inst.exit_pass_ctx()
+        self._exit_instruments()
         self.instruments = new
-        if active:
-            for inst in new:
-                inst.enter_pass_ctx()
+        self._enter_instruments()
 
     @staticmethod
     def current() -> "PassContext":
