@@ -12,7 +12,7 @@ from ..runtime.signature import ArgSpec, Signature
 from ..target import Target
 from ..tir import expr as E
 from ..tir import stmt as S
-from ..tir.analysis import written_params
+from ..tir.analysis import imported_code, written_params
 from ..tir.printer import to_text
 from .check import CPUChecker
 from .codegen_c import CodeGenC, generate_c
@@ -94,7 +94,8 @@ def build_c(mod, target="llvm") -> CModule:
     for func in funcs:
         gen.add_function(func)
     source = gen.finish()
-    lib_path = compile_c(source, target, funcs[0].name)
+    imports = [item for f in funcs for item in imported_code(f.body)]
+    lib_path = compile_c(source, target, funcs[0].name, imports=list(dict.fromkeys(imports)))
     signatures = {f.name: signature_of(f) for f in funcs}
     made = []
 

@@ -67,6 +67,7 @@ from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir import keys
 from ..tir.analysis import const_size, flat_index, uses, written_data
+from ..tir.analysis.buffers import IMPORT_PRAGMAS
 from ..tir.functor import IRMutator, IRVisitor, post_order_visit
 from ..tir.printer import to_text
 
@@ -117,6 +118,15 @@ def c_string_literal(text: str) -> str:
             out.append(f"\\{byte:03o}")
     out.append('"')
     return "".join(out)
+
+
+def _promoted(dtype: str) -> bool:
+    """Whether C's default argument promotion changes a scalar of ``dtype`` (float,
+    half, and integers narrower than int): then a called function needs a prototype."""
+    d = _dt.parse(dtype)
+    if d.lanes > 1 or d.is_handle:
+        return False
+    return d.code in ("float", "bfloat") and d.bits < 64 or d.is_bool or (d.code in ("int", "uint") and d.bits < 32)
 
 
 def pow2_ceil(n: int) -> int:
@@ -1265,6 +1275,12 @@ class CodeGenC(IRVisitor):
         if fname is None or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*$", fname):
             raise CompileError(f"{self._function_name}: {e.op} needs the name of a {self.BACKEND} function "
                                f"as its first argument, got `{to_text(e.args[0])}` (in `{to_text(e)}`)")
+        if self.DECLARE_EXTERNS and any(_promoted(a.dtype) for a in e.args[1:]):
+            # without a prototype C promotes a float argument to double (and a char to
+            # int), which a function taking a float reads as garbage: declare it from
+            # the call's argument types
+            params = ", ".join(self.type_name(a.dtype) for a in e.args[1:])
+            self.use_helper(f"extern {fname}", f"{self.type_name(e.dtype)} {fname}({params});")
         return f"{fname}({', '.join(self.expr(a) for a in e.args[1:])})"
 
     def print_reinterpret(self, e) -> str:
@@ -1780,12 +1796,19 @@ class CodeGenC(IRVisitor):
     #: ``parallel`` loops become OpenMP loops (a GPU printer runs them serially per thread)
     PARALLEL_LOOPS = True
 
+    #: declare the C functions ``call_extern`` calls with narrow scalar arguments (a
+    #: CUDA printer calls device functions its headers declare)
+    DECLARE_EXTERNS = True
+
     def print_for(self, s: S.For) -> None:
         """A loop: ``parallel`` -> OpenMP (outermost only), others with the pragma of
         :meth:`print_loop_pragma`."""
         with self.binding(s.loop_var, s.loop_var.name) as var:
             for key, value in s.annotations:
-                self.emit(f"// {key} = {value}")
+                if key in IMPORT_PRAGMAS:  # the code itself is compiled beside this unit (build_c)
+                    self.emit(f"// {key}: code linked into this library")
+                else:
+                    self.emit(f"// {key} = {value}")
             if s.kind is S.ForKind.PARALLEL and self.PARALLEL_LOOPS and self._parallel is None:
                 self._print_parallel_for(s, var)
                 return

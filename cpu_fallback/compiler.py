@@ -55,7 +55,7 @@ def compile_flags(target, optimize: int = 3) -> list:
     return base + target.cpu_cflags() + config.extra_cflags()
 
 
-def compile_c(source: str, target="c", name: str = "lib", optimize: int = 3) -> str:
+def compile_c(source: str, target="c", name: str = "lib", optimize: int = 3, imports=()) -> str:
     """Compile ``source`` into a shared library and return its path.
 
     Parameters
@@ -68,6 +68,9 @@ def compile_c(source: str, target="c", name: str = "lib", optimize: int = 3) -> 
         A readable prefix of the library's file name.
     optimize : int
         The ``-O`` level (part of the cache key).
+    imports : sequence of (kind, code)
+        More code linked into the library (the ``import_c`` / ``import_llvm``
+        pragmas, :func:`tecc.tir.analysis.imported_code`): see :func:`import_language`.
 
     Returns
     -------
@@ -81,16 +84,18 @@ def compile_c(source: str, target="c", name: str = "lib", optimize: int = 3) -> 
     """
     cc = _c_compiler()
     flags = compile_flags(target, optimize)
-    key = cache_key(source, " ".join(cc), " ".join(flags), compiler_version(cc))
+    imports = [(import_language(kind, code), code) for kind, code in imports]
+    key = cache_key(source, " ".join(cc), " ".join(flags), compiler_version(cc), *(f"{k}:{c}" for k, c in imports))
     safe = re.sub(r"[^A-Za-z0-9_]", "_", name)[:48] or "lib"
     lib_path = cache.path(f"{safe}_{key[:32]}", "so")
     if lib_path.exists():
         return str(lib_path)
     src_path = cache.path(f"{safe}_{key[:32]}", "c")
     atomic_write(src_path, source.encode("utf-8"))
+    extra = _imported_inputs(imports, f"{safe}_{key[:32]}", flags)
     fd, tmp = tempfile.mkstemp(prefix=lib_path.name + ".", suffix=".tmp", dir=lib_path.parent)
     os.close(fd)
-    cmd = list(cc) + flags + ["-o", tmp, str(src_path)] + list(LINK_FLAGS)
+    cmd = list(cc) + flags + ["-o", tmp, str(src_path)] + extra + list(LINK_FLAGS)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
@@ -100,6 +105,75 @@ def compile_c(source: str, target="c", name: str = "lib", optimize: int = 3) -> 
         if os.path.exists(tmp):
             os.unlink(tmp)
     return str(lib_path)
+
+
+#: what the first lines of LLVM IR text look like (``clang -S -emit-llvm``'s output)
+_LLVM_IR = re.compile(r"^\s*(; ModuleID|source_filename\s*=|target (datalayout|triple)\s*=|define\s)", re.M)
+
+
+def import_language(kind: str, code: str) -> str:
+    """The language of imported ``code``: ``"llvm"`` (LLVM IR text, which needs
+    clang), ``"c++"`` (it has ``extern "C"``, as TVM's tutorials write it) or ``"c"``.
+    An ``import_llvm`` pragma's value may be C or C++ source: what
+    ``tecc.contrib.clang.create_llvm`` returns where no clang is installed."""
+    if kind == "llvm" and _LLVM_IR.search(code):
+        return "llvm"
+    return "c++" if 'extern "C"' in code else "c"
+
+
+def _imported_inputs(imports, stem: str, flags) -> list:
+    """The compiler arguments that add ``imports`` to a library build: C and C++
+    files (with ``-x``; C++ with its runtime), LLVM IR compiled to objects by clang.
+
+    As TVM links imported modules (the later one's definitions override), a symbol
+    several imports define is taken from the last: the linker keeps the first
+    definition it meets, so the imports go to it last-first."""
+    args, cxx = [], False
+    for k, (lang, code) in reversed(list(enumerate(imports))):
+        suffix = {"c": "c", "c++": "cc", "llvm": "ll"}[lang]
+        path = cache.path(f"{stem}_import{k}", suffix)
+        atomic_write(path, code.encode("utf-8"))
+        if lang == "llvm":
+            clang = find_clang()
+            obj = cache.path(f"{stem}_import{k}", "o")
+            cmd = [clang, "-c", "-fPIC", "-O3", "-x", "ir", str(path), "-o", str(obj)]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise CompileError(f"clang could not compile the LLVM IR of an import_llvm pragma:\n"
+                                   f"{(proc.stderr or proc.stdout).strip()}\ncommand: {shlex.join(cmd)}")
+            args += ["-x", "none", str(obj)]
+        else:
+            cxx = cxx or lang == "c++"
+            args += ["-x", lang, str(path)]
+    if args:
+        args += ["-x", "none"]
+    if len(imports) > 1:
+        args += ["-Wl,--allow-multiple-definition"]
+    if cxx:
+        args += ["-lstdc++"]
+    return args
+
+
+def find_clang() -> str:
+    """The clang command (``$TECC_CLANG`` or the first ``clang`` / ``clang-N`` on the
+    PATH), for LLVM IR given to an ``import_llvm`` pragma.
+
+    Raises
+    ------
+    CompileError
+        When there is none.
+    """
+    import shutil  # noqa: PLC0415
+
+    wanted = os.environ.get("TECC_CLANG", "").strip()
+    names = [wanted] if wanted else ["clang"] + [f"clang-{v}" for v in range(25, 10, -1)]
+    for name in names:
+        path = shutil.which(name)
+        if path:
+            return path
+    raise CompileError("an import_llvm pragma holds LLVM IR, which tecc's C backend compiles with clang, and no "
+                       "clang was found (set TECC_CLANG or install clang); or give the pragma C/C++ source "
+                       "(s[C].pragma(axis, 'import_c', code))")
 
 
 def _c_compiler():

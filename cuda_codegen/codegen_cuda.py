@@ -154,6 +154,8 @@ class CodeGenCUDA(CodeGenC):
     buffer parameter).
     """
 
+    DECLARE_EXTERNS = False  # device functions come declared by the CUDA headers
+
     #: NVRTC has no GNU vector shuffles: a strided vector load is per lane
     vector_shuffles = False
 

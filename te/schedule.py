@@ -416,7 +416,12 @@ class Stage:
         if pragma_type in ("vectorize", "unroll", "parallel"):  # TVM's spelling of the loop kinds
             self._annotate(iv, pragma_type)
             return
-        value = convert(pragma_value) if pragma_value is not None else const(1)
+        if pragma_value is None:
+            value = const(1)
+        elif isinstance(pragma_value, str):  # e.g. the code of "import_c" / "import_llvm"
+            value = E.StringImm(pragma_value)
+        else:
+            value = convert(pragma_value)
         self._attr(iv).pragmas.append((pragma_type, value))
 
     @_recorded("prefetch")

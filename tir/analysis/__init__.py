@@ -20,7 +20,8 @@ Attribute keys and intrinsic names live in :mod:`tecc.tir.keys`.
 """
 from .buffers import (
     allocations, buffer_size, buffer_strides, buffers_read, buffers_written, const_size, dtypes_used,
-    flat_index, is_flat, passed_data, storage_bytes, uses, vars_used, written_data, written_params,
+    flat_index, imported_code, is_flat, passed_data, storage_bytes, uses, vars_used, written_data,
+    written_params,
 )
 from .threads import (
     binds_gpu_threads, gpu_loops, launch_dims, thread_extent_lists, thread_extents, thread_vars, threads_per_block,
@@ -34,7 +35,8 @@ from .features import FunctionFeatures, extract_features
 __all__ = [
     "allocations", "buffer_size", "buffer_strides", "buffers_read", "buffers_written", "const_size",
     "dtypes_used",
-    "flat_index", "is_flat", "passed_data", "storage_bytes", "uses", "vars_used", "written_data", "written_params",
+    "flat_index", "imported_code", "is_flat", "passed_data", "storage_bytes", "uses", "vars_used", "written_data",
+    "written_params",
     "binds_gpu_threads", "gpu_loops", "launch_dims", "thread_extent_lists", "thread_extents", "thread_vars",
     "threads_per_block", "verify_well_formed", "GPULimits", "gpu_limits", "verify_gpu", "InterpError",
     "Interpreter", "run_prim_func", "estimate_occupancy", "register_pressure", "sm_limits", "FunctionFeatures",

@@ -27,7 +27,7 @@ from .. import expr as E
 from .. import op as _op
 from .. import keys
 from .. import stmt as S
-from ..functor import IRVisitor, post_order_visit
+from ..functor import IRVisitor, post_order_visit, pre_order_visit
 
 
 def _is_const(e, value) -> bool:
@@ -311,3 +311,28 @@ def vars_used(node) -> set:
     """Every variable read below ``node``: in its expressions, and in the shapes,
     strides and offsets of the buffers allocated or accessed there."""
     return uses(node).vars
+
+
+#: the pragmas whose value is code to compile beside the function and link with it
+#: (TVM's ``s[C].pragma(axis, "import_llvm", code)``; tecc's ``"import_c"`` too)
+IMPORT_PRAGMAS = {"pragma_import_c": "c", "pragma_import_llvm": "llvm"}
+
+
+def imported_code(node) -> list:
+    """``[(kind, code)]`` of the ``import_c`` / ``import_llvm`` pragmas on the loops
+    below ``node``, each once, outer loops first (``kind`` is ``"c"`` or ``"llvm"``):
+    where two define one function, the later -- inner -- one is linked (as TVM
+    links imports in that order, each overriding)."""
+    found = []
+
+    def visit(n):
+        if isinstance(n, S.For):
+            for key, value in n.annotations:
+                if key in IMPORT_PRAGMAS and isinstance(value, E.StringImm):
+                    item = (IMPORT_PRAGMAS[key], value.value)
+                    if item not in found:
+                        found.append(item)
+
+    pre_order_visit(node, visit)
+    return found
+
