@@ -238,3 +238,47 @@ def test_relay_errors():
         relay.build(relay.Function([x], relay.nn.relu(x)), target="llvm", executor="aot")
     with pytest.raises(GraphError, match=r"heterogeneous targets \(a dict\) are not supported"):
         relay.build(relay.Function([x], relay.nn.relu(x)), target={"cpu": "llvm"})
+
+
+def test_from_pytorch_as_tvms_tutorial_calls_it():
+    torch = pytest.importorskip("torch")
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.bn = torch.nn.BatchNorm2d(8)
+            self.fc = torch.nn.Linear(8, 5)
+
+        def forward(self, x):
+            y = torch.relu(self.bn(self.conv(x)))
+            return torch.softmax(self.fc(torch.nn.functional.adaptive_avg_pool2d(y, 1).flatten(1)), -1)
+
+    torch.manual_seed(0)
+    model = Net().eval()
+    with torch.no_grad():  # statistics that are not the identity
+        model.bn.running_mean.uniform_(-1, 1)
+        model.bn.running_var.uniform_(0.5, 2)
+    x = torch.randn(1, 3, 16, 16)
+    scripted = torch.jit.trace(model, x).eval()
+    mod, params = relay.frontend.from_pytorch(scripted, [("input0", (1, 3, 16, 16))])
+    assert "fc.weight" in params and [p.name_hint for p in mod["main"].params][0] == "input0"
+    with tvm.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target="llvm", params=params)
+    m = graph_executor.GraphModule(lib["default"](tvm.cpu(0)))
+    m.set_input("input0", x.numpy())
+    m.run()
+    np.testing.assert_allclose(m.get_output(0).numpy(), model(x).detach().numpy(), rtol=1e-4, atol=1e-5)
+    with pytest.raises(GraphError, match=r"input_infos\[0\] must be \(name, shape\)"):
+        relay.frontend.from_pytorch(scripted, [(1, 3, 16, 16)])
+
+
+def test_from_pytorch_without_torch_says_what_to_do(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch", None)
+    with pytest.raises(GraphError, match=r"from_pytorch needs PyTorch \(pip install torch\); or export the model "
+                                         "to ONNX yourself"):
+        relay.frontend.from_pytorch(object(), [("x", (1, 3))])
+    with pytest.raises(GraphError, match="custom_convert_map is not supported"):
+        relay.frontend.from_pytorch(object(), [("x", (1, 3))], custom_convert_map={"aten::foo": None})
