@@ -55,8 +55,10 @@ GOMP_SPINCOUNT = Switch(
 TEST_DATA = Switch("TECC_TEST_DATA", "~/.tecc/test_data",
                    "folder of the files tecc.contrib.download.download_testdata fetches")
 
+CLANG = Switch("TECC_CLANG", "", "clang command for LLVM IR given to an import_llvm pragma (default: clang on the PATH)")
+
 #: all switches, for documentation and ``describe()``
-SWITCHES = (CACHE_DIR, CC, CFLAGS, REQUIRE_GPU, CUDA_HOME, GOMP_SPINCOUNT, TEST_DATA)
+SWITCHES = (CACHE_DIR, CC, CFLAGS, REQUIRE_GPU, CUDA_HOME, GOMP_SPINCOUNT, TEST_DATA, CLANG)
 
 
 def cache_dir() -> Path:

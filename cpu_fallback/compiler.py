@@ -165,7 +165,7 @@ def find_clang() -> str:
     """
     import shutil  # noqa: PLC0415
 
-    wanted = os.environ.get("TECC_CLANG", "").strip()
+    wanted = config.CLANG.read().strip()
     names = [wanted] if wanted else ["clang"] + [f"clang-{v}" for v in range(25, 10, -1)]
     for name in names:
         path = shutil.which(name)

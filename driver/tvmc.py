@@ -381,14 +381,17 @@ def split_trials(total: int, tasks) -> list:
     return out
 
 
-def _cmd_tune(args, prog: str) -> int:
+def _cmd_tune(args, prog: str, model=None) -> int:
+    """``tecc tune``; ``model`` = ``(mod, params)`` already imported (the Python API's
+    ``tvmc.tune``), else ``args.FILE`` is read."""
     from .. import autotvm  # noqa: PLC0415
     from ..graph.build import extract_tasks  # noqa: PLC0415
     from ..tir.transform.pipeline import PassContext  # noqa: PLC0415
     from ..tuner import record  # noqa: PLC0415
 
     _require_folder_of(args.output, "--output")
-    mod, params = _import_onnx(args.FILE, args.input_shapes)
+    mod, params = model if model is not None else _import_onnx(args.FILE, args.input_shapes)
+    prior = list(record.load_from_file(args.prior_records)) if getattr(args, "prior_records", None) else None
     with _quiet_tuner_log(args.verbose), PassContext(opt_level=args.opt_level):
         tasks = extract_tasks(mod, params, args.target)
     if not tasks:
@@ -412,6 +415,8 @@ def _cmd_tune(args, prog: str) -> int:
         print(f"[{k}/{len(tasks)}] {task.name} x{task.count} {list(_task_shapes(task))}: default schedule "
               f"{baseline}; tuning {n} trial(s) of {len(task.config_space)} configs...", flush=True)
         tuner = _make_tuner(args.tuner, task, seed=k)
+        if prior:
+            tuner.load_history(prior)  # warm-starts a model-based tuner (transfer learning)
         start = time.perf_counter()
         with _quiet_tuner_log(args.verbose):
             tuner.tune(n_trial=n, measure_option=measure, early_stopping=args.early_stopping, callbacks=[log])
@@ -1036,8 +1041,15 @@ def main(argv=None) -> int:
         return 130
 
 
+# TVMC's Python API (``from tecc.driver import tvmc; tvmc.load(...)``), over the steps above
+from .tvmc_python import (  # noqa: E402,F401,A004 -- after the CLI, which it calls
+    TVMCException, TVMCModel, TVMCPackage, TVMCResult, compile, load, run, tune,
+)
+
+
 if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["CLIError", "UsageError", "build_parser", "main", "parse_input_shapes", "split_trials"]
+__all__ = ["CLIError", "TVMCException", "TVMCModel", "TVMCPackage", "TVMCResult", "UsageError", "build_parser",
+           "compile", "load", "main", "parse_input_shapes", "run", "split_trials", "tune"]

@@ -381,3 +381,48 @@ def test_user_errors_are_one_line(case, artifact, model, tmp_path, capsys):
     assert len(lines) == 1, err
     assert lines[0].startswith("tecc"), lines[0]
     assert re.search(pattern, lines[0]), lines[0]
+
+
+# ---------------------------------------------------------------------------------------
+# TVMC's Python API: from tecc.driver import tvmc
+# ---------------------------------------------------------------------------------------
+def test_tvmc_python_api_load_tune_compile_run(tmp_path):
+    from tecc.driver import tvmc
+
+    w = _weights()
+    path = _cnn(tmp_path / "my_model.onnx", w)
+    model = tvmc.load(path, shape_dict={"data": [1, 3, 8, 8]})
+    assert isinstance(model, tvmc.TVMCModel) and model.default_package_path() == str(tmp_path / "my_model.tar")
+    records = tvmc.tune(model, target="llvm", trials=4, tuner="random", number=1, repeat=1, parallel=1)
+    assert records == model.default_tuning_records_path() and os.path.getsize(records) > 0
+    package = tvmc.compile(model, target="llvm", tuning_records=records, package_path=str(tmp_path / "pkg.tar"))
+    assert isinstance(package, tvmc.TVMCPackage) and package.target.startswith("llvm")
+    x = RNG.standard_normal(SHAPE).astype("float32")
+    result = tvmc.run(package, device="cpu", inputs={"data": x}, benchmark=True, repeat=2, number=1)
+    np.testing.assert_allclose(result.get_output("output_0"), _reference(x, w), rtol=1e-4, atol=1e-5)
+    text = str(result)
+    assert text.startswith("output_0: float32 [1, 5]") and "Execution time summary" in text
+    result.save(str(tmp_path / "out.npz"))
+    assert np.load(tmp_path / "out.npz")["output_0"].shape == (1, 5)
+
+
+def test_tvmc_python_api_errors(tmp_path):
+    from tecc.driver import tvmc
+
+    path = _cnn(tmp_path / "m.onnx", _weights())
+    with pytest.raises(tvmc.TVMCException, match="tecc loads ONNX"):
+        tvmc.load(str(tmp_path / "m.tflite"))
+    model = tvmc.load(path, shape_dict={"data": [1, 3, 8, 8]})
+    with pytest.raises(tvmc.TVMCException, match="unknown target kind 'opencl'"):
+        tvmc.tune(model, target="opencl", trials=1)
+    with pytest.raises(tvmc.TVMCException, match="tuner 'xgb_knob' is not one tecc has"):
+        tvmc.tune(model, target="llvm", tuner="xgb_knob")
+    with pytest.raises(tvmc.TVMCException, match="enable_autoscheduler=True is not supported"):
+        tvmc.tune(model, target="llvm", enable_autoscheduler=True)
+    package = tvmc.compile(model, target="llvm", package_path=str(tmp_path / "p.tar"))
+    with pytest.raises(tvmc.TVMCException, match="'image' is not an input of the model"):
+        tvmc.run(package, device="cpu", inputs={"image": np.zeros(SHAPE, "float32")})
+    with pytest.raises(tvmc.TVMCException, match="compiled for llvm.*run it with --device cpu"):
+        tvmc.run(package, device="cuda")
+    with pytest.raises(tvmc.TVMCException, match="rpc_key='k' is not supported"):
+        tvmc.run(package, device="cpu", rpc_key="k")
