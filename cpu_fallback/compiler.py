@@ -93,18 +93,25 @@ def compile_c(source: str, target="c", name: str = "lib", optimize: int = 3, imp
     src_path = cache.path(f"{safe}_{key[:32]}", "c")
     atomic_write(src_path, source.encode("utf-8"))
     extra = _imported_inputs(imports, f"{safe}_{key[:32]}", flags)
-    fd, tmp = tempfile.mkstemp(prefix=lib_path.name + ".", suffix=".tmp", dir=lib_path.parent)
+    return _compile_into(lib_path, source, lambda tmp: list(cc) + flags + ["-o", tmp, str(src_path)] + extra
+                         + list(LINK_FLAGS))
+
+
+def _compile_into(path, source: str, command) -> str:
+    """Run ``command(tmp)`` (a compiler writing ``tmp``, a temporary file beside
+    ``path``) and move its output to ``path``; nothing is left behind on failure."""
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     os.close(fd)
-    cmd = list(cc) + flags + ["-o", tmp, str(src_path)] + extra + list(LINK_FLAGS)
+    cmd = command(tmp)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise CompileError(describe_failure(source, proc.stderr or proc.stdout, cmd))
-        os.replace(tmp, lib_path)
+        os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return str(lib_path)
+    return str(path)
 
 
 #: what the first lines of LLVM IR text look like (``clang -S -emit-llvm``'s output)
@@ -239,18 +246,7 @@ def compile_object(source: str, target="c", name: str = "lib") -> str:
         return str(obj_path)
     src_path = cache.path(stem, "c")
     atomic_write(src_path, source.encode("utf-8"))
-    fd, tmp = tempfile.mkstemp(prefix=obj_path.name + ".", suffix=".tmp", dir=obj_path.parent)
-    os.close(fd)
-    cmd = list(cc) + flags + ["-o", tmp, str(src_path)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise CompileError(describe_failure(source, proc.stderr or proc.stdout, cmd))
-        os.replace(tmp, obj_path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return str(obj_path)
+    return _compile_into(obj_path, source, lambda tmp: list(cc) + flags + ["-o", tmp, str(src_path)])
 
 
 def object_compiler(source, target="c", name: str = "lib"):
