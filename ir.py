@@ -3,6 +3,7 @@
 from .runtime.container import Array, Map
 from .tir.expr import PrimExpr, Range
 from .tir.node import Node
+from .tir.op import register_intrin_lowering, register_op_attr
 from .tir.stmt import IRModule, PrimFunc
 from .tir.structural import assert_structural_equal, structural_equal, structural_hash
 from .te.serialize import load_json, save_json
@@ -14,5 +15,6 @@ _sys.modules.setdefault(__name__ + ".instrument", instrument)
 #: TVM's base class of IR objects
 Object = Node
 
-__all__ = ["Array", "IRModule", "instrument", "Map", "Node", "Object", "PrimExpr", "PrimFunc", "Range",
-           "assert_structural_equal", "load_json", "save_json", "structural_equal", "structural_hash"]
+__all__ = ["Array", "IRModule", "Map", "Node", "Object", "PrimExpr", "PrimFunc", "Range", "assert_structural_equal",
+           "instrument", "load_json", "register_intrin_lowering", "register_op_attr", "save_json", "structural_equal",
+           "structural_hash"]

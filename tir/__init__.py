@@ -16,7 +16,7 @@ from .op import (
     isfinite, isinf, isnan, likely, log, log1p, log2, log10, max_value, min_value, nearbyint,
     popcount, pow, power, round, rsqrt, sigmoid, sin, sinh, sqrt, tan, tanh, trunc, truncdiv,
     truncmod, select, logical_and, logical_or, logical_not,
-    call_extern, call_intrin, call_packed, call_pure_extern, reinterpret,
+    call_extern, call_intrin, call_packed, call_pure_extern, reinterpret, CallEffectKind,
 )
 from .op import max as _max, min as _min  # noqa: F401  (te.max/te.min are reducers)
 from .functor import IRMutator, IRVisitor, ir_transform, post_order_visit, pre_order_visit, substitute

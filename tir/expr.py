@@ -493,6 +493,17 @@ class Let(PrimExpr):
         return self.body.dtype
 
 
+class OpName(str):
+    """The name of a call's intrinsic (``"exp"``): a string, with TVM's ``op.name``
+    (``"tir.exp"``) for code written against TVM (``call.op.name``)."""
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        return self if self.startswith("tir.") else "tir." + self
+
+
 @ir_node(("args",))
 @dataclass(frozen=True, eq=False, slots=True, repr=False)
 class Call(PrimExpr):
@@ -504,6 +515,10 @@ class Call(PrimExpr):
     dtype: str
     op: str
     args: tuple
+
+    def __post_init__(self):
+        if type(self.op) is str:
+            object.__setattr__(self, "op", OpName(self.op))
 
 
 @ir_node(("indices",))

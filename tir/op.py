@@ -35,6 +35,8 @@ Intrinsics are :class:`~tecc.tir.expr.Call` nodes with these ``op`` names:
 """
 from __future__ import annotations
 
+import enum
+
 import builtins
 import math
 import numbers
@@ -796,6 +798,71 @@ def storage_sync_call(scope) -> "_e.Call":
     return _e.Call("int32", STORAGE_SYNC, (_e.StringImm("shared"),))
 
 
+class CallEffectKind(enum.IntEnum):
+    """What a call does besides giving a value (TVM's ``tir.CallEffectKind``), the
+    value of an intrinsic's ``"TCallEffectKind"`` attribute."""
+
+    ExprAnnotation = 0
+    Pure = 1
+    ReadState = 2
+    UpdateState = 3
+    Opaque = 4
+    SpecialCallArg = 5
+    Embedded = 6
+    ControlJump = 7
+
+
+#: attributes registered for intrinsics (TVM's ``ir.register_op_attr``): bare name
+#: (``"mylog"``) -> {attribute key: value}
+OP_ATTRS: dict = {}
+#: lowering rules (TVM's ``ir.register_intrin_lowering``): (bare name, target key) ->
+#: (level, rule); the ``lower_intrin`` pass applies them
+INTRIN_LOWERING: dict = {}
+
+
+def _bare(op_name) -> str:
+    if not isinstance(op_name, str) or not op_name:
+        raise TeccTypeError(f"an intrinsic's name is a str such as 'tir.exp', got {op_name!r}")
+    return op_name[4:] if op_name.startswith("tir.") else op_name
+
+
+def register_op_attr(op_name, attr_key, value=None, level=10):
+    """Record ``attr_key`` = ``value`` for intrinsic ``op_name`` (TVM's
+    ``ir.register_op_attr``; a decorator when ``value`` is None).  Registering any
+    attribute (e.g. ``"TCallEffectKind"``) declares a new intrinsic that
+    :func:`call_intrin` then accepts; a lowering rule gives it its code."""
+    name = _bare(op_name)
+
+    def register(v):
+        OP_ATTRS.setdefault(name, {})[attr_key] = v
+        return v
+
+    return register(value) if value is not None else register
+
+
+def register_intrin_lowering(op_name, target="default", *, f=None, level=10):
+    """Register ``f(call) -> expr`` as how intrinsic ``op_name`` is lowered for
+    ``target`` (``"cuda"``, ``"llvm"``/``"c"``, or ``"default"`` for any) --
+    TVM's ``ir.register_intrin_lowering``; a decorator when ``f`` is None.  The
+    rule of the highest ``level`` wins; returning the call unchanged (or None)
+    keeps it.  The ``lower_intrin`` pass of each pipeline applies the rules."""
+    name = _bare(op_name)
+    if not isinstance(target, str) or not target:
+        raise TeccTypeError(f"register_intrin_lowering({op_name!r}): target must be a name such as 'cuda', "
+                            f"'llvm' or 'default', got {target!r}")
+
+    def register(fn):
+        if not callable(fn):
+            raise TeccTypeError(f"register_intrin_lowering({op_name!r}): f must be a function of the call, got "
+                                f"{fn!r}")
+        have = INTRIN_LOWERING.get((name, target))
+        if have is None or level >= have[0]:
+            INTRIN_LOWERING[(name, target)] = (level, fn)
+        return fn
+
+    return register(f) if f is not None else register
+
+
 def call_intrin(dtype, func_name, *args, span=None):
     """An intrinsic by TVM's op name: ``call_intrin("float32", "tir.floor", x)``.
 
@@ -816,9 +883,14 @@ def call_intrin(dtype, func_name, *args, span=None):
         raise TeccTypeError(f"call_intrin: the op name must be a str such as 'tir.exp', got {func_name!r}")
     name = func_name[4:] if func_name.startswith("tir.") else func_name
     make = _INTRINSICS.get(name)
+    if make is None and (name in OP_ATTRS or name in {key[0] for key in INTRIN_LOWERING}):  # (any is tir.any here)
+        # an intrinsic the user declared (register_op_attr / register_intrin_lowering)
+        return Call("handle" if dtype in ("", "void", None) else _dt.canonical(dtype), name,
+                    tuple(convert(a) for a in args))
     if make is None:
         known = ", ".join(f"tir.{n}" for n in sorted(_INTRINSICS))
-        raise TeccTypeError(f"call_intrin: unknown op {func_name!r}; tecc has {known}")
+        raise TeccTypeError(f"call_intrin: unknown op {func_name!r}; tecc has {known}, and the ones declared with "
+                            "tecc.ir.register_op_attr")
     want = "handle" if dtype in ("", "void", None) else _dt.canonical(dtype)
     try:
         result = make(dtype, *args)

@@ -41,6 +41,7 @@ from .inject_prefetch import inject_prefetch
 from .inject_virtual_thread import inject_virtual_thread
 from .instrument import check_instruments
 from .loop_partition import loop_partition
+from .lower_intrin import lower_intrin
 from .lower_division import lower_division
 from .lower_thread_allreduce import lower_thread_allreduce
 from .promote_local_registers import promote_local_registers
@@ -252,6 +253,10 @@ def _remove_no_op(func, options):
     return remove_no_op(func)
 
 
+def _lower_intrin(func, options):
+    return lower_intrin(func, options.target_kind)
+
+
 def _lower_division(func, options):
     return lower_division(func)
 
@@ -306,6 +311,8 @@ CPU_PIPELINE = [
                                            # is the target's register width
     FunctionPass("simplify", _simplify),   # fold the constants unroll substituted, tidy ramp bases
     FunctionPass("remove_no_op", _remove_no_op),  # clean up empty loops and ifs left by the others
+    FunctionPass("lower_intrin", _lower_intrin),  # the user's intrinsic rules (register_intrin_lowering), on
+                                           # the final loops: a rule may see vector calls
     FunctionPass("lower_division", _lower_division),  # after the last simplify, which reasons about floor
                                            # division: non-negative indices get C's / and %
     FunctionPass("promote_local_registers", _promote_local_registers_in_loops),  # last: after unroll and
@@ -320,6 +327,7 @@ CUDA_PIPELINE = [
     FunctionPass("vectorize", _vectorize),  # max_vector_bytes is 16 for CUDA: float4 loads and stores
     FunctionPass("simplify", _simplify),
     FunctionPass("remove_no_op", _remove_no_op),
+    FunctionPass("lower_intrin", _lower_intrin),
     ModulePass("split_host_device", _split_host_device),  # each GPU function -> host function + kernels;
                                            # the passes below visit the kernels only
     FunctionPass("lower_thread_allreduce", _lower_thread_allreduce, _kernels_only),  # needs the launch
