@@ -12,10 +12,14 @@ layout (the weight's transform is a constant expression, which FoldConstant turn
 into the re-laid-out weight), and its value stays in the new layout through:
 
 * element-wise operators of one operand (``nn.relu``, ``sigmoid``...);
-* broadcasting binary operators whose other operand is in the same layout or a
-  scalar (a residual ``add`` of two converted values stays converted);
-* ``nn.bias_add`` and ``nn.batch_norm`` along the channels (their axis moves);
+* broadcasting binary operators whose other operand is in the same layout, a
+  scalar, or another tensor that broadcasts (a per-channel scale: it is moved too,
+  a constant one once, by FoldConstant); a residual ``add`` of two converted values
+  stays converted;
+* ``nn.bias_add``, ``nn.batch_norm`` and ``nn.lrn`` along the channels (their axis
+  moves);
 * max / average / global pooling (their ``layout`` attribute changes);
+* ``concatenate`` of values converted alike (its axis moves);
 * another converted convolution.
 
 Every other consumer, and the function's result, reads the value through one
@@ -126,6 +130,8 @@ class _Convert:
         original = attrs["data_layout"]
         if original not in _CONV2D_LAYOUTS or attrs["out_layout"] not in ("", original):
             return None
+        if attrs["groups"] != 1 and data_layout != "NCHW":
+            return None  # tecc's grouped (and depthwise) convolution runs in NCHW only: it stays so
         data, weight = node.args
         new_attrs = dict(attrs)
         new_attrs.update(data_layout=data_layout, kernel_layout=kernel_layout, out_layout="")
@@ -154,6 +160,13 @@ class _Convert:
                 operands.append(h[0])
             elif arg.checked_type.size == 1 and arg.checked_type.ndim <= 1:
                 operands.append(self.get_plain(arg))  # a scalar broadcasts in any layout
+            elif arg.checked_type.is_static and arg.checked_type.ndim <= 4:
+                # a per-channel (or any broadcasting) operand, made 4-D and moved too (a
+                # constant one is folded: FoldConstant after this pass)
+                value, ty = self.get_plain(arg), arg.checked_type
+                if ty.ndim < 4:
+                    value = call("reshape", value, newshape=(1,) * (4 - ty.ndim) + tuple(ty.shape))
+                operands.append(_transform(value, have[2], have[1]))
             else:
                 return None
         return Call(node.op, tuple(operands), node.attrs, node.span), have[1], have[2]
@@ -179,6 +192,22 @@ class _Convert:
         attrs = dict(node.attrs)
         attrs.update(layout=have[1], out_layout="")
         return Call(node.op, (have[0],), attrs, node.span), have[1], have[2]
+
+    def concatenate(self, node):
+        """A concatenation of values all moved alike (SqueezeNet's and Inception's
+        branches): along the same letter of the new layout."""
+        fields = node.args[0]
+        if not isinstance(fields, Tuple) or len(node.args) != 1:
+            return None
+        have = [self.moved.get(f) for f in fields.fields]
+        if any(h is None or h[1:] != have[0][1:] for h in have):
+            return None
+        layout, original = have[0][1], have[0][2]
+        axis = node.attrs["axis"]
+        axis = axis + 4 if axis < 0 else axis
+        attrs = dict(node.attrs)
+        attrs["axis"] = layout.index(original[axis])
+        return Call(node.op, (Tuple([h[0] for h in have]),), attrs, node.span), layout, original
 
     def first_field(self, node):
         value, layout, original = self.moved[node.tuple_value]
@@ -209,7 +238,8 @@ def _generic_rule(node):
 
 
 _RULES = {"nn.conv2d": _Convert.conv2d, "nn.bias_add": _Convert.channel_axis,
-          "nn.batch_norm": _Convert.channel_axis}
+          "nn.batch_norm": _Convert.channel_axis, "nn.lrn": _Convert.channel_axis,
+          "concatenate": _Convert.concatenate}
 _RULES.update({name: _Convert.pool for name in _POOLS})
 
 

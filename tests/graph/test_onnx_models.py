@@ -272,3 +272,27 @@ def test_torch_encoder_layer_matches_onnxruntime():
     layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, batch_first=True)
     model = export_from_torch(layer, torch.randn(2, 16, 64))
     compare_small_model(model, {"x": (2, 16, 64)})
+
+
+@pytest.mark.parametrize("name", ["squeezenet", "inception_v1"])
+def test_convert_layout_to_nhwc_keeps_the_models_values_with_two_transforms(name):
+    """relay.transform.ConvertLayout on whole models: concatenated branches, LRN and
+    per-channel scales stay NHWC, so only the input and the flattened output are
+    transformed; the values are onnxruntime's."""
+    from tecc import graph as G
+    from tecc.graph.transform import ConvertLayout, FoldConstant, InferType
+
+    model = randomize_weights(light_model(name), gain=GAINS.get(name, 1.0))
+    feeds = data_inputs(model)
+    mod, params = from_onnx(model)
+    with tecc.transform.PassContext(opt_level=3):
+        conv = FoldConstant()(ConvertLayout({"nn.conv2d": ["NHWC", "default"]})(InferType()(mod)))
+    transforms = []
+    G.post_order_visit(conv["main"].body, lambda n: transforms.append(n) if isinstance(n, G.Call)
+                       and getattr(n.op, "name", "") == "layout_transform" else None)
+    assert len(transforms) == 2
+    with tecc.transform.PassContext(opt_level=3):
+        factory = build(conv, "llvm", params)
+    got = run_tecc(GraphModule(factory["default"](tecc.cpu(0))), feeds)
+    want = run_onnxruntime(model, feeds)
+    np.testing.assert_allclose(got[0], want[0], rtol=RTOL, atol=ATOL)

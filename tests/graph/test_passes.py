@@ -480,13 +480,16 @@ def _run_llvm(mod, **inputs):
 
 @pytest.mark.parametrize("layouts", [["NHWC", "HWIO"], ["NHWC", "default"]])
 def test_convert_layout_keeps_values_converted_between_convolutions(layouts):
-    # conv -> bias_add -> relu -> conv -> batch_norm -> residual add -> max_pool -> flatten
+    # conv -> bias_add -> relu -> conv -> batch_norm -> residual add -> per-channel multiply ->
+    # concatenate with an LRN of the first -> max_pool -> flatten
     x = Var("x", TensorType((1, 4, 9, 9)))
     w1, w2 = Constant(_rand(8, 4, 3, 3)), Constant(_rand(8, 8, 3, 3))
     a = call("nn.relu", call("nn.bias_add", call("nn.conv2d", x, w1, padding=(1, 1)), Constant(_rand(8))))
     bn = call("nn.batch_norm", call("nn.conv2d", a, w2, padding=(1, 1)), *(Constant(np.abs(_rand(8)) + 0.5)
                                                                            for _ in range(4)))
     y = call("add", TupleGetItem(bn, 0), a)
+    y = call("multiply", y, Constant(_rand(8, 1, 1)))  # a per-channel scale, moved with the value
+    y = call("concatenate", G.Tuple([y, call("nn.lrn", a, size=3)]), axis=1)
     y = call("nn.max_pool2d", call("multiply", y, const(2.0)), pool_size=(2, 2), strides=(2, 2))
     mod = InferType()(_mod([x], call("nn.batch_flatten", y)))
     with tecc.transform.PassContext(opt_level=3):
