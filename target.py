@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import threading
 
-from .errors import TargetError
+from .errors import TargetError, warn_user
 
 #: kind -> keys (the device family the kind compiles for)
 _KINDS = {
@@ -25,6 +25,9 @@ _KINDS = {
 
 #: options whose value is a comma-separated list
 _LIST_OPTIONS = ("mattr", "keys", "libs")
+
+#: the -libs= lists already warned about (once a process each)
+_WARNED_LIBS: set = set()
 
 _CUDA_ARCH_RE = re.compile(r"^sm_\d+[af]?$")
 
@@ -103,6 +106,12 @@ class Target:
             self.attrs[key] = parsed
         keys = self.attrs.get("keys")
         self.keys = tuple(keys) if isinstance(keys, list) and keys else _KINDS[kind]
+        libs = tuple(self.attrs.get("libs") or ())
+        if libs and libs not in _WARNED_LIBS:
+            _WARNED_LIBS.add(libs)
+            warn_user(f"target {target!r}: -libs={','.join(libs)} is ignored: tecc builds call no vendor library "
+                      "(cuDNN, cuBLAS, CBLAS), every kernel is generated; for a BLAS product inside a TE "
+                      "graph use tecc.contrib.cblas")
         # a GPU target without an explicit host resolves to llvm in ``host_target``
         self.host = Target.canon(host) if host is not None else None
 

@@ -10,7 +10,8 @@ graph itself is unchanged, so the pass returns the same function.
 from __future__ import annotations
 
 from ..ir import (
-    Call, Constant, Function, GraphError, Tuple, TupleGetItem, TupleType, Type, Var, data_operands, post_order,
+    Call, Constant, Function, GraphError, TensorType, Tuple, TupleGetItem, TupleType, Type, Var, data_operands,
+    post_order,
 )
 from ..op import Op
 
@@ -21,11 +22,68 @@ def _describe(call: Call) -> str:
     return f"{name}{span}"
 
 
+def _untyped(var: Var, by: str = "") -> GraphError:
+    where = f" and {by} cannot tell its shape from its other operands and attributes" if by else ""
+    return GraphError(f"input %{var.name_hint} has no type{where}: give it a shape and dtype "
+                      "(Var(name, TensorType(shape, dtype)), relay.var(name, shape=...))")
+
+
+def _axis_len(ty, axis):
+    return ty.shape[axis] if -ty.ndim <= axis < ty.ndim else None
+
+
+def _conv2d_weight(attrs, data):
+    channels, kernel = attrs.get("channels"), attrs.get("kernel_size")
+    layout = attrs.get("data_layout", "NCHW")
+    if channels is None or kernel is None or layout not in ("NCHW", "NHWC") or data.ndim != 4:
+        return None
+    kh, kw = (kernel, kernel) if isinstance(kernel, int) else tuple(kernel)
+    c_in = data.shape[layout.index("C")]
+    per_group = c_in // attrs.get("groups", 1)
+    dims = {"O": channels, "I": per_group, "H": kh, "W": kw}
+    return tuple(dims[k] for k in attrs.get("kernel_layout") or ("OIHW" if layout == "NCHW" else "HWIO"))
+
+
+#: what an operator tells of its operands from the others (Relay's type relations,
+#: run backwards for the cases TVM code relies on: ``relay.var("weight")`` with no
+#: shape, given to a convolution with ``channels`` and ``kernel_size``): op name ->
+#: f(attrs, data type) -> {operand index: shape}
+_OPERAND_SHAPES = {
+    "nn.conv2d": lambda attrs, d: {1: _conv2d_weight(attrs, d)},
+    "nn.dense": lambda attrs, d: {1: (attrs["units"], d.shape[-1]) if attrs.get("units") is not None else None},
+    "nn.bias_add": lambda attrs, d: {1: (_axis_len(d, attrs.get("axis", 1)),)},
+    "nn.batch_norm": lambda attrs, d: {k: (_axis_len(d, attrs.get("axis", 1)),) for k in range(1, 5)},
+    "nn.layer_norm": lambda attrs, d: {k: (_axis_len(d, attrs.get("axis", -1)),) for k in (1, 2)},
+    "nn.instance_norm": lambda attrs, d: {k: (_axis_len(d, attrs.get("axis", 1)),) for k in (1, 2)},
+    "nn.prelu": lambda attrs, d: {1: (_axis_len(d, attrs.get("axis", 1)),)},
+}
+
+
+def _type_operands(node: Call) -> None:
+    """Give the untyped inputs among ``node``'s operands the types its operator
+    implies (:data:`_OPERAND_SHAPES`); each becomes the input's annotation too, as
+    Relay's type inference fills a ``relay.var`` declared without one."""
+    untyped = [k for k, a in enumerate(node.args) if isinstance(a, Var) and not a.has_type]
+    if not untyped:
+        return
+    name = node.op.name if isinstance(node.op, Op) else None
+    rule = _OPERAND_SHAPES.get(name)
+    data = node.args[0].checked_type if node.args and node.args[0].has_type else None
+    shapes = rule(node.attrs, data) if rule is not None and isinstance(data, TensorType) else {}
+    for k in untyped:
+        shape = shapes.get(k)
+        if shape is None or any(d is None for d in shape):
+            raise _untyped(node.args[k], _describe(node))
+        ty = TensorType(tuple(shape), data.dtype)
+        var = node.args[k]
+        object.__setattr__(var, "type_annotation", ty)  # filled once, as Relay's inference does
+        var._set_type(ty)
+
+
 def _infer_node(node) -> Type:
     if isinstance(node, Var):
         if node.type_annotation is None:
-            raise GraphError(f"input %{node.name_hint} has no type: give it a shape and dtype "
-                             "(Var(name, TensorType(shape, dtype)))")
+            raise _untyped(node)
         return node.type_annotation
     if isinstance(node, Constant):
         return node.tensor_type
@@ -95,6 +153,10 @@ def infer_type(expr):
     for node in _scope_order(expr):
         if node.has_type:
             continue
+        if isinstance(node, Var) and node.type_annotation is None:
+            continue  # typed by the operator that takes it (_type_operands), or refused there
+        if isinstance(node, Call) and isinstance(node.op, Op):
+            _type_operands(node)
         if isinstance(node, Call) and isinstance(node.op, Function):
             fn = node.op
             if not fn.body.has_type:
@@ -104,5 +166,12 @@ def infer_type(expr):
                 infer_type(fn.body)
             if not fn.has_type:
                 fn._set_type(fn.body.checked_type)
+        for a in data_operands(node):
+            if isinstance(a, Var) and not a.has_type:
+                raise _untyped(a, _describe(node) if isinstance(node, Call) else "")
         node._set_type(_infer_node(node))
+    if isinstance(expr, Var) and not expr.has_type:
+        raise _untyped(expr)
+    if isinstance(expr, Function) and isinstance(expr.body, Var) and not expr.body.has_type:
+        raise _untyped(expr.body)
     return expr

@@ -157,7 +157,9 @@ def create_workload(net, initializer=None, seed=0):
         How parameters are filled (see the module's docstring); :class:`Xavier`
         by default.
     seed : int
-        Seeds the numpy ``Generator`` every random value comes from.
+        Seeds the numpy ``Generator`` every random value comes from, and numpy's
+        global generator too, as TVM's does (TVM code relies on it: the data a
+        script draws with ``np.random`` after each call is the same).
 
     Returns
     -------
@@ -177,6 +179,7 @@ def create_workload(net, initializer=None, seed=0):
     infer_type(mod)
     initializer = Xavier() if initializer is None else initializer
     rng = np.random.default_rng(seed)
+    np.random.seed(seed)
     params = {}
     for var in mod["main"].params:
         name = var.name_hint

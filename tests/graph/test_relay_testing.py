@@ -349,3 +349,43 @@ def test_relay_builders_take_tvms_keywords_and_index_tuples():
         typed[3]
     with pytest.raises(GraphError, match="returns one tensor, not a tuple"):
         relu[0]
+
+
+def test_untyped_vars_take_the_types_their_operators_imply():
+    """relay.var("weight") with no shape, as TVM code writes it: the convolution's
+    channels and kernel_size, the dense's units and the batch norm's axis tell it."""
+    from tecc.graph.transform import infer_type
+
+    data = relay.var("data", relay.TensorType((1, 3, 10, 10), "float32"))
+    w, g, b, m, v = (relay.var(n) for n in ("weight", "gamma", "beta", "mean", "var"))
+    y = relay.nn.conv2d(data=data, weight=w, kernel_size=(3, 3), channels=6, padding=(1, 1))
+    y = relay.nn.relu(relay.nn.batch_norm(y, g, b, m, v)[0])
+    y = relay.nn.bias_add(relay.nn.dense(relay.nn.batch_flatten(y), relay.var("fc_weight"), units=4), relay.var("fc_bias"))
+    net = relay.Function(relay.analysis.free_vars(y), y)
+    mod, params = relay.testing.create_workload(net)
+    shapes = {p.name_hint: tuple(p.type_annotation.shape) for p in mod["main"].params}
+    assert shapes == {"data": (1, 3, 10, 10), "weight": (6, 3, 3, 3), "gamma": (6,), "beta": (6,), "mean": (6,),
+                      "var": (6,), "fc_weight": (4, 600), "fc_bias": (4,)}
+    with tvm.transform.PassContext(opt_level=3):
+        lib = relay.build(mod, target="llvm", params=params)
+    m_ = graph_executor.GraphModule(lib["default"](tvm.cpu(0)))
+    m_.set_input("data", np.ones((1, 3, 10, 10), "float32"))
+    m_.run()
+    assert m_.get_output(0).numpy().shape == (1, 4)
+    # an operator that cannot tell the shape says which input and where
+    u = relay.var("u")
+    with pytest.raises(GraphError, match=r"input %u has no type and add cannot tell its shape .* relay.var\(name, "
+                                         r"shape=...\)"):
+        infer_type(relay.add(data, u))
+    with pytest.raises(GraphError, match=r"input %k has no type and nn.conv2d cannot tell"):
+        infer_type(relay.nn.conv2d(data, relay.var("k"), padding=(1, 1)))  # no channels/kernel_size given
+
+
+def test_create_workload_seeds_numpy_as_tvm_does():
+    """TVM scripts draw their data with np.random after create_workload and compare
+    two builds' outputs: the draws must repeat."""
+    net = mlp.get_net(1, 10, (1, 8, 8), "float32")
+    relay.testing.create_workload(net)
+    first = np.random.uniform(size=4)
+    relay.testing.create_workload(net)
+    np.testing.assert_array_equal(np.random.uniform(size=4), first)

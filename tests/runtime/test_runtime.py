@@ -73,6 +73,17 @@ def test_target_cuda_constructor():
         assert Target.current() is cur
 
 
+def test_target_libs_are_ignored_with_a_warning_once():
+    import warnings
+
+    with pytest.warns(UserWarning, match=r"-libs=cudnn,cublas,tecctest is ignored: tecc builds call no vendor "
+                                         "library"):
+        Target("cuda -libs=cudnn,cublas,tecctest")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Target("cuda -libs=cudnn,cublas,tecctest").attrs["libs"] == ["cudnn", "cublas", "tecctest"]
+
+
 def test_target_errors():
     with pytest.raises(TargetError, match="'opencl'.*supported kinds: llvm, c, cuda"):
         Target("opencl -device=mali")
