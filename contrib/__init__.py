@@ -4,7 +4,7 @@ import importlib
 
 #: the submodules, imported on first use (``tecc.contrib.graph_executor`` works after a
 #: plain ``import tecc``, as classic code written against TVM expects)
-_SUBMODULES = ("cblas", "cc", "clang", "download", "graph_executor", "nvcc", "utils")
+_SUBMODULES = ("cblas", "cc", "clang", "download", "graph_executor", "nvcc", "tedd", "utils")
 
 
 def __getattr__(name):

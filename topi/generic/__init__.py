@@ -14,8 +14,8 @@ from .injective import (  # noqa: F401
     schedule_broadcast, schedule_elemwise, schedule_injective, schedule_injective_from_existing,
 )
 from .nn import (  # noqa: F401
-    schedule_adaptive_pool, schedule_batch_matmul, schedule_conv2d_nchw, schedule_conv2d_nhwc, schedule_dense,
-    schedule_extern, schedule_matmul, schedule_pool, schedule_reduce, schedule_softmax,
+    schedule_adaptive_pool, schedule_batch_matmul, schedule_conv2d_hwcn, schedule_conv2d_nchw, schedule_conv2d_nhwc,
+    schedule_dense, schedule_extern, schedule_matmul, schedule_pool, schedule_reduce, schedule_softmax,
 )
 from .norm import (  # noqa: F401
     schedule_batch_norm, schedule_group_norm, schedule_instance_norm, schedule_layer_norm, schedule_lrn,

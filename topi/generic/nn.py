@@ -13,6 +13,7 @@ def _default(name, auto_inline):
 
 schedule_conv2d_nchw = _default("schedule_conv2d_nchw", False)
 schedule_conv2d_nhwc = _default("schedule_conv2d_nhwc", False)
+schedule_conv2d_hwcn = _default("schedule_conv2d_hwcn", False)
 schedule_group_conv2d_nchw = _default("schedule_group_conv2d_nchw", False)
 schedule_depthwise_conv2d_nchw = _default("schedule_depthwise_conv2d_nchw", False)
 schedule_conv1d_ncw = _default("schedule_conv1d_ncw", False)

@@ -9,7 +9,7 @@ carry a ``tag`` (and a name) by which a schedule finds them from the output
 module              operators
 ==================  ====================================================
 :mod:`.dense`       matmul, dense, batch_matmul, matmul_broadcast (numpy.matmul)
-:mod:`.conv2d`      conv2d, conv2d_nchw, conv2d_nhwc, conv2d_NCHWc (nchwc_layout_block), pad_nchw
+:mod:`.conv2d`      conv2d, conv2d_nchw, conv2d_nhwc, conv2d_hwcn, conv2d_NCHWc (nchwc_layout_block), pad_nchw
 :mod:`.conv1d`      conv1d, conv1d_ncw, conv1d_nwc
 :mod:`.pad`         pad, mirror_pad, edge_pad
 :mod:`.pooling`     pool1d, pool2d, pool3d, global_pool, adaptive_pool(1d/3d)
@@ -30,7 +30,7 @@ group_conv2d_transpose_nchw), :mod:`.conv2d_winograd` (conv2d_NCHWc_winograd, Wi
 F(2x2, 3x3) in channel blocks, and winograd_weight_nchwc), and :mod:`.dilate` (dilate).  :mod:`.upsampling`
 (upsampling) is a resize of :mod:`tecc.topi.image`.
 """
-from .conv2d import conv2d, conv2d_nchw, conv2d_nhwc, pad_nchw  # noqa: F401
+from .conv2d import conv2d, conv2d_hwcn, conv2d_nchw, conv2d_nhwc, pad_nchw  # noqa: F401
 from .conv2d import conv, group_conv2d_nchw  # noqa: F401
 from .conv2d import conv2d_NCHWc, nchwc_layout_block  # noqa: F401
 from .conv2d_winograd import conv2d_NCHWc_winograd, winograd_weight_nchwc  # noqa: F401

@@ -23,6 +23,7 @@ from .pad import pad
 #: the tags of the convolutions (what their schedules look for)
 CONV2D_NCHW = tag.CONV2D_NCHW
 CONV2D_NHWC = "conv2d_nhwc"
+CONV2D_HWCN = "conv2d_hwcn"
 GROUP_CONV2D_NCHW = "group_conv2d_nchw"
 DEPTHWISE_CONV2D_NCHW = "depthwise_conv2d_nchw"
 CONV1D_NCW = "conv1d_ncw"
@@ -305,6 +306,19 @@ def conv2d_nhwc(Input, Filter, stride=1, padding=0, dilation=1, out_dtype=None, 
     """
     return conv(Input, Filter, stride, padding, dilation, 1, "NHWC", "HWIO", out_dtype, name, CONV2D_NHWC,
                 what=describe_call("conv2d_nhwc", Input, Filter))
+
+
+def conv2d_hwcn(Input, Filter, stride=1, padding=0, dilation=1, out_dtype=None, name="Out"):
+    """Direct convolution of HWCN ``Input`` (batch innermost) with an HWIO ``Filter``
+    (``[filter_height, filter_width, in_channel, num_filter]``).
+
+    Returns
+    -------
+    Tensor
+        ``[out_height, out_width, num_filter, batch]``, tagged ``conv2d_hwcn``.
+    """
+    return conv(Input, Filter, stride, padding, dilation, 1, "HWCN", "HWIO", out_dtype, name, CONV2D_HWCN,
+                what=describe_call("conv2d_hwcn", Input, Filter))
 
 
 def group_conv2d_nchw(Input, Filter, stride, padding, dilation, groups, out_dtype=None, name="Out"):
