@@ -422,7 +422,8 @@ def test_tvmc_python_api_errors(tmp_path):
     package = tvmc.compile(model, target="llvm", package_path=str(tmp_path / "p.tar"))
     with pytest.raises(tvmc.TVMCException, match="'image' is not an input of the model"):
         tvmc.run(package, device="cpu", inputs={"image": np.zeros(SHAPE, "float32")})
-    with pytest.raises(tvmc.TVMCException, match="compiled for llvm.*run it with --device cpu"):
+    with pytest.raises(tvmc.TVMCException, match="compiled for llvm.*run it with device='cpu', or compile the model "
+                                                 "for target='cuda'"):
         tvmc.run(package, device="cuda")
     with pytest.raises(tvmc.TVMCException, match="rpc_key='k' is not supported"):
         tvmc.run(package, device="cpu", rpc_key="k")
