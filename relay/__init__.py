@@ -41,7 +41,7 @@ from ..graph.ir import (  # noqa: F401
 from ..graph.printer import astext  # noqa: F401
 from . import analysis, expr, frontend, image, nn, op, transform  # noqa: F401
 from . import testing  # noqa: F401 -- after nn and op, which its networks are built with
-from .build_module import build  # noqa: F401
+from .build_module import build, create_executor  # noqa: F401
 from .op import _builder, _builder_names
 
 #: TVM's name of the module of graph functions

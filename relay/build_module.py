@@ -1,4 +1,5 @@
-"""TVM's ``relay.build``: :func:`tecc.graph.build.build` with Relay's signature."""
+"""TVM's ``relay.build`` (:func:`tecc.graph.build.build` with Relay's signature),
+``relay.create_executor`` and ``bind_params_by_name``."""
 from ..graph.ir import GraphError
 
 
@@ -58,3 +59,97 @@ def bind_params_by_name(func, params):
     if not isinstance(func, Function):
         raise GraphError(f"bind_params_by_name takes a graph Function (mod['main']), got {type(func).__name__}")
     return bind_params(Module.from_expr(func), params)["main"]
+
+
+#: the executor kinds of Relay's ``create_executor``; every one compiles the
+#: expression into the graph executor (tecc interprets no graph)
+EXECUTOR_KINDS = ("debug", "graph", "vm", "aot")
+
+
+def create_executor(kind="debug", mod=None, device=None, target="llvm", params=None):
+    """An executor of Relay expressions (TVM's ``relay.create_executor``)::
+
+        f = relay.create_executor("graph", mod=mod, device=tecc.cpu(0), target="llvm").evaluate()
+        out = f(x_array, **params)
+
+    Parameters
+    ----------
+    kind : str
+        ``"debug"``, ``"graph"``, ``"vm"`` or ``"aot"``: all compile with the
+        current ``PassContext`` and run on tecc's graph executor.
+    mod : tecc.graph.Module, optional
+        The module whose ``main`` :meth:`~Executor.evaluate` runs by default.
+    device : Device, optional
+        Where it runs (default: the target's device 0).
+    target : str or Target
+    params : dict, optional
+        Values bound to ``main``'s parameters by name before the build.
+    """
+    if kind not in EXECUTOR_KINDS:
+        raise GraphError(f"create_executor: unknown kind {kind!r}; the kinds are {', '.join(EXECUTOR_KINDS)}")
+    return Executor(mod, device, target, params)
+
+
+class Executor:
+    """What :func:`create_executor` returns: ``evaluate(expr)`` gives a function."""
+
+    def __init__(self, mod, device, target, params):
+        self.mod, self.device, self.target, self.params = mod, device, target, dict(params or {})
+
+    def evaluate(self, expr=None, binds=None):
+        """A Python function running ``expr`` (default: ``mod["main"]``).
+
+        ``expr`` is a graph Function, or an expression whose free variables become
+        its parameters.  The function takes the parameters not bound by ``params``
+        or ``binds`` (``{name or Var: value}``) positionally, in order, or by name,
+        and returns the output as a ``tecc.nd`` array (a tuple of them for several
+        outputs).
+        """
+        from .. import runtime  # noqa: PLC0415
+        from ..graph.ir import Expr, Function, Module, free_vars  # noqa: PLC0415
+        from ..target import Target  # noqa: PLC0415
+
+        if expr is None:
+            if self.mod is None:
+                raise GraphError("create_executor(...).evaluate(): give the expression, or the module (mod=) whose "
+                                 "main to run")
+            func = self.mod["main"]
+        elif isinstance(expr, Function):
+            func = expr
+        elif isinstance(expr, Expr):
+            func = Function(free_vars(expr), expr)
+        else:
+            raise GraphError(f"evaluate: expr must be a graph expression or Function, got {type(expr).__name__}")
+        bound = dict(self.params)
+        for key, value in (binds or {}).items():
+            bound[getattr(key, "name_hint", key)] = value
+        names = [p.name_hint for p in func.params]
+        unknown = sorted(set(bound) - set(names))
+        if unknown:
+            raise GraphError(f"evaluate: {unknown} bind no parameter of the function; its parameters are {names}")
+        lib = build(Module.from_expr(func), target=self.target, params=bound)
+        kind = Target.canon(self.target).kind
+        dev = self.device if self.device is not None else runtime.device("cuda" if kind == "cuda" else "cpu", 0)
+        free = [n for n in names if n not in bound]
+
+        def run(*args, **kwargs):
+            if len(args) > len(free):
+                raise GraphError(f"the function takes {len(free)} input(s) ({', '.join(free)}), got {len(args)}")
+            inputs = dict(zip(free, args))
+            for name, value in kwargs.items():
+                if name in bound:
+                    continue  # a bound parameter (TVM code passes **params again): already a constant
+                if name not in free or name in inputs:
+                    raise GraphError(f"input {name!r}: not an input of the function, or given twice; its inputs "
+                                     f"are {free}")
+                inputs[name] = value
+            missing = [n for n in free if n not in inputs]
+            if missing:
+                raise GraphError(f"the function needs the input(s) {missing}")
+            ex = lib["default"](dev)
+            ex.set_input(**inputs)
+            ex.run()
+            outs = [ex.get_output(k) for k in range(ex.get_num_outputs())]
+            return outs[0] if len(outs) == 1 else tuple(outs)
+
+        return run

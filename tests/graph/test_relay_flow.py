@@ -282,3 +282,37 @@ def test_from_pytorch_without_torch_says_what_to_do(monkeypatch):
         relay.frontend.from_pytorch(object(), [("x", (1, 3))])
     with pytest.raises(GraphError, match="custom_convert_map is not supported"):
         relay.frontend.from_pytorch(object(), [("x", (1, 3))], custom_convert_map={"aten::foo": None})
+
+
+@pytest.mark.parametrize("kind", ["debug", "graph", "vm"])
+def test_create_executor_as_tvm_code_uses_it(kind):
+    x = relay.var("x", shape=(2, 3))
+    w = relay.var("w", shape=(4, 3))
+    y = relay.nn.relu(relay.nn.dense(x, w))
+    mod = relay.Module.from_expr(relay.Function([x, w], y))
+    a = np.random.default_rng(0).standard_normal((2, 3)).astype("float32")
+    b = np.random.default_rng(1).standard_normal((4, 3)).astype("float32")
+    want = np.maximum(a @ b.T, 0)
+    # the inputs by position, or the weights by name (TVM's evaluate()(x, **params))
+    run = relay.create_executor(kind, mod=mod, device=tvm.cpu(0), target="llvm").evaluate()
+    np.testing.assert_allclose(run(a, b).numpy(), want, rtol=1e-5)
+    np.testing.assert_allclose(run(a, w=b).numpy(), want, rtol=1e-5)
+    bound = relay.create_executor(kind, mod=mod, target="llvm", params={"w": b}).evaluate()
+    np.testing.assert_allclose(bound(a).numpy(), want, rtol=1e-5)
+    np.testing.assert_allclose(bound(a, w=b).numpy(), want, rtol=1e-5)  # a bound one passed again is ignored
+    two = relay.create_executor(kind, target="llvm").evaluate(relay.Tuple([x, relay.add(x, x)]))
+    first, second = two(a)
+    np.testing.assert_allclose(second.numpy(), 2 * a)
+
+
+def test_create_executor_errors():
+    x = relay.var("x", shape=(2,))
+    with pytest.raises(GraphError, match="unknown kind 'jit'; the kinds are debug, graph, vm, aot"):
+        relay.create_executor("jit")
+    with pytest.raises(GraphError, match="give the expression, or the module"):
+        relay.create_executor().evaluate()
+    run = relay.create_executor(target="llvm").evaluate(relay.negative(x))
+    with pytest.raises(GraphError, match=r"the function needs the input\(s\) \['x'\]"):
+        run()
+    with pytest.raises(GraphError, match=r"\['z'\] bind no parameter of the function"):
+        relay.create_executor(target="llvm", params={"z": np.zeros(2)}).evaluate(relay.negative(x))
