@@ -90,13 +90,13 @@ class _Convert:
             self.plain[node] = value
         return value
 
-    def get_in(self, node, layout):
-        """``node``'s value (a 4-D one in ``NCHW``-letters ``original``) in ``layout``."""
+    def get_in(self, node, layout, original):
+        """``node``'s value -- a 4-D one whose own layout is ``original`` -- in
+        ``layout``."""
         have = self.moved.get(node)
         if have is not None and have[1] == layout:
             return have[0]
-        original = have[2] if have is not None else None
-        return _transform(self.get_plain(node), original or "NCHW", layout)
+        return _transform(self.get_plain(node), original, layout)
 
     def visit(self, node):
         if isinstance(node, (Var, Constant, Function)):
@@ -138,7 +138,7 @@ class _Convert:
         w = self.get_plain(weight)
         if attrs["kernel_layout"] != kernel_layout:
             w = call("layout_transform", w, src_layout=attrs["kernel_layout"], dst_layout=kernel_layout)
-        return call("nn.conv2d", self.get_in(data, data_layout), w, **new_attrs), data_layout, original
+        return call("nn.conv2d", self.get_in(data, data_layout, original), w, **new_attrs), data_layout, original
 
     def unary(self, node):
         have = self.moved.get(node.args[0])

@@ -507,6 +507,29 @@ def test_convert_layout_keeps_values_converted_between_convolutions(layouts):
         assert ConvertLayout({"nn.conv2d": layouts})(mod) is mod  # an opt_level-3 pass
 
 
+def test_convert_layout_of_an_nhwc_model_to_nchw_with_the_batch_norms_other_fields():
+    # the data is transformed from the convolution's own layout (NHWC here, not NCHW);
+    # a batch norm's mean and variance outputs are per channel, in no layout
+    x = Var("x", TensorType((1, 6, 6, 3)))
+    y = call("nn.conv2d", x, Constant(_rand(3, 3, 3, 4)), padding=(1, 1), data_layout="NHWC", kernel_layout="HWIO")
+    bn = call("nn.batch_norm", y, *(Constant(np.abs(_rand(4)) + 0.5) for _ in range(4)), axis=3)
+    body = G.Tuple([call("nn.relu", TupleGetItem(bn, 0)), call("add", TupleGetItem(bn, 1), TupleGetItem(bn, 2))])
+    mod = InferType()(_mod([x], body))
+    with tecc.transform.PassContext(opt_level=3):
+        out = FoldConstant()(ConvertLayout({"nn.conv2d": ["NCHW", "default"]})(mod))
+    (conv,) = [n for n in _calls(out) if n.op.name == "nn.conv2d"]
+    assert (conv.attrs["data_layout"], conv.attrs["kernel_layout"]) == ("NCHW", "OIHW")
+    assert _count_ops(out)["layout_transform"] == 2
+    data = _rand(1, 6, 6, 3)
+    with tecc.transform.PassContext(opt_level=3):
+        got, want = (build(m, target="llvm")["default"](tecc.cpu(0)) for m in (out, mod))
+    for ex in (got, want):
+        ex.set_input(x=data)
+        ex.run()
+    for k in range(2):
+        np.testing.assert_allclose(got.get_output(k).numpy(), want.get_output(k).numpy(), rtol=1e-4, atol=1e-5)
+
+
 def _calls(mod):
     found = []
     G.post_order_visit(mod["main"].body, lambda n: found.append(n) if isinstance(n, G.Call) else None)
