@@ -71,3 +71,16 @@ def test_llvm_ir_without_clang_is_a_clear_error(monkeypatch):
     with pytest.raises(CompileError, match="holds LLVM IR, which tecc's C backend compiles with clang, and no clang "
                                            "was found .* 'import_c'"):
         tecc.build(s, [A, C], target="llvm")
+
+
+def test_imported_code_in_a_cuda_build_is_refused_with_the_fix():
+    A = te.placeholder((64,), name="A")
+    B = te.compute((64,), lambda i: A[i] * 2.0, name="B")
+    s = te.create_schedule(B.op)
+    bx, tx = s[B].split(B.op.axis[0], factor=32)
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    s[B].pragma(bx, "import_c", SCALE.replace('extern "C" ', ""))
+    with pytest.raises(CompileError, match="import_c / import_llvm pragma links C code into a CPU module; CUDA "
+                                           "device code cannot call it"):
+        tecc.build(s, [A, B], target="cuda")
