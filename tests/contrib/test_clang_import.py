@@ -74,13 +74,13 @@ def test_llvm_ir_without_clang_is_a_clear_error(monkeypatch):
 
 
 def test_imported_code_in_a_cuda_build_is_refused_with_the_fix():
-    A = te.placeholder((64,), name="A")
-    B = te.compute((64,), lambda i: A[i] * 2.0, name="B")
+    A = te.placeholder((64, 8), name="A")
+    B = te.compute((64, 8), lambda i, j: A[i, j] * 2.0, name="B")
     s = te.create_schedule(B.op)
     bx, tx = s[B].split(B.op.axis[0], factor=32)
     s[B].bind(bx, te.thread_axis("blockIdx.x"))
     s[B].bind(tx, te.thread_axis("threadIdx.x"))
-    s[B].pragma(bx, "import_c", SCALE.replace('extern "C" ', ""))
+    s[B].pragma(B.op.axis[1], "import_c", SCALE.replace('extern "C" ', ""))  # a loop inside the kernel
     with pytest.raises(CompileError, match="import_c / import_llvm pragma links C code into a CPU module; CUDA "
                                            "device code cannot call it"):
         tecc.build(s, [A, B], target="cuda")
