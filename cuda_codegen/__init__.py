@@ -14,7 +14,6 @@ from ..runtime.cuda_module import CUDAModule, KernelResources
 from ..target import Target
 from ..tir import keys
 from ..tir import stmt as S
-from ..tir.analysis import imported_code
 from .codegen_cuda import CodeGenCUDA, generate_cuda
 from .host_plan import build_plan, kernel_spec
 from .nvrtc import (
@@ -79,11 +78,6 @@ def build_cuda(mod, target="cuda") -> CUDAModule:
             f"{len(funcs)}: lower the schedule for target 'cuda' first")
     if len({h.name for h in hosts}) != len(hosts):
         raise CompileError(f"two host functions share a name: {[h.name for h in hosts]}")
-    for func in funcs:
-        if imported_code(func.body):
-            raise CompileError(f"{func.name}: an import_c / import_llvm pragma links C code into a CPU module; "
-                               "CUDA device code cannot call it: build this schedule for 'llvm', or write the "
-                               "function as CUDA (call_extern of a __device__ function the kernel can see)")
     arch = cuda_arch(tgt)
     gen = CodeGenCUDA()
     source = gen.generate(list(kernels.values()))

@@ -10,13 +10,13 @@ The whole path, one call per step::
 """
 from __future__ import annotations
 
-from ..errors import LoweringError, TargetError
+from ..errors import CompileError, LoweringError, TargetError
 from ..target import Target
 from ..te.lower import lower_schedule
 from ..te.schedule import Schedule
 from ..tir import keys
 from ..tir import stmt as S
-from ..tir.analysis import gpu_loops, thread_extent_lists
+from ..tir.analysis import gpu_loops, imported_code, thread_extent_lists
 from ..tir.transform import pipeline as _pipeline
 
 
@@ -100,7 +100,19 @@ def _lower_module(mod, target):
     tgt = Target.canon(target)
     if _target_kind(tgt) == "c":
         _reject_gpu_bindings(mod, tgt)
+    else:
+        _reject_imports(mod)
     return _pipeline.run_pipeline(mod, _pass_options(tgt))
+
+
+def _reject_imports(mod) -> None:
+    """A GPU build cannot link the code of ``import_c`` / ``import_llvm`` pragmas
+    (checked before the pipeline, which folds bound loops into launch attributes)."""
+    for func in (mod.functions.values() if isinstance(mod, S.IRModule) else [mod]):
+        if imported_code(func.body):
+            raise CompileError(f"{func.name}: an import_c / import_llvm pragma links C code into a CPU module; "
+                               "CUDA device code cannot call it: build this schedule for 'llvm', or write the "
+                               "function as CUDA (call_extern of a __device__ function the kernel can see)")
 
 
 def build(inputs, args=None, target=None, target_host=None, name="default_function", binds=None):

@@ -84,3 +84,10 @@ def test_imported_code_in_a_cuda_build_is_refused_with_the_fix():
     with pytest.raises(CompileError, match="import_c / import_llvm pragma links C code into a CPU module; CUDA "
                                            "device code cannot call it"):
         tecc.build(s, [A, B], target="cuda")
+    t = te.create_schedule(B.op)
+    bx, tx = t[B].split(B.op.axis[0], factor=32)
+    t[B].bind(bx, te.thread_axis("blockIdx.x"))
+    t[B].bind(tx, te.thread_axis("threadIdx.x"))
+    t[B].pragma(bx, "import_c", "int other(void) { return 0; }")  # on a block-bound loop: refused too
+    with pytest.raises(CompileError, match="import_c / import_llvm pragma links C code into a CPU module"):
+        tecc.build(t, [A, B], target="cuda")
