@@ -22,6 +22,9 @@ from .errors import (  # noqa: F401
 )
 from . import runtime  # noqa: F401
 from .runtime import Device, cpu, cuda, device, gpu  # noqa: F401
+
+#: TVM's name before v0.8 for ``device`` (``tvm.context("cuda", 0)``)
+context = device
 from .runtime import ndarray as nd  # noqa: F401
 from .runtime import PackedFunc, get_global_func, list_global_func_names, register_func  # noqa: F401
 

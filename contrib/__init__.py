@@ -4,7 +4,7 @@ import importlib
 
 #: the submodules, imported on first use (``tecc.contrib.graph_executor`` works after a
 #: plain ``import tecc``, as classic code written against TVM expects)
-_SUBMODULES = ("cblas", "cc", "clang", "download", "graph_executor", "nvcc", "tedd", "utils")
+_SUBMODULES = ("cblas", "cc", "clang", "download", "graph_executor", "graph_runtime", "nvcc", "tedd", "util", "utils")
 
 
 def __getattr__(name):

@@ -140,6 +140,13 @@ class NDArray:
         return out if dtype is None else out.astype(dtype)
 
 
+def _old_keyword(what: str, dev, ctx):
+    """``dev=`` or TVM's older ``ctx=`` (one of them)."""
+    if dev is not None and ctx is not None:
+        raise TeccError(f"nd.{what}: got both dev={dev!r} and ctx={ctx!r}; pass the device once")
+    return dev if ctx is None else ctx
+
+
 def _pick_device(what: str, device, dev) -> Device:
     """The device of :func:`array` / :func:`empty`: TVM's keyword ``device=`` or tecc's
     ``dev=`` (one of them), ``cpu(0)`` when neither is given."""
@@ -162,7 +169,8 @@ def _check_mem_scope(what: str, mem_scope) -> None:
                         "memory (leave mem_scope out)")
 
 
-def array(arr, device: Device = None, dtype=None, *, dev: Device = None, mem_scope=None) -> NDArray:
+def array(arr, device: Device = None, dtype=None, *, dev: Device = None, ctx: Device = None,
+          mem_scope=None) -> NDArray:
     """An :class:`NDArray` holding a copy of ``arr`` (numpy array, list or NDArray).
 
     Parameters
@@ -173,10 +181,12 @@ def array(arr, device: Device = None, dtype=None, *, dev: Device = None, mem_sco
         (tecc's older keyword; give one of them).
     dtype : str, optional
         Convert to this dtype (defaults to ``arr``'s dtype).
+    ctx : Device, optional
+        TVM's keyword before v0.8 for ``device``.
     mem_scope : None or "global"
         TVM's memory scope; tecc arrays are in global memory.
     """
-    dev = _pick_device("array", device, dev)
+    dev = _pick_device("array", device, _old_keyword("array", dev, ctx))
     _check_mem_scope("array", mem_scope)
     if isinstance(arr, NDArray):
         dtype = arr.dtype if dtype is None else dtype
@@ -199,12 +209,14 @@ def array(arr, device: Device = None, dtype=None, *, dev: Device = None, mem_sco
     return NDArray(data, dtype, dev)
 
 
-def empty(shape, dtype="float32", device: Device = None, *, dev: Device = None, mem_scope=None) -> NDArray:
+def empty(shape, dtype="float32", device: Device = None, *, dev: Device = None, ctx: Device = None,
+          mem_scope=None) -> NDArray:
     """An uninitialised array (zero-filled on the CPU) of ``shape`` and ``dtype``.
 
-    ``device`` (or tecc's older keyword ``dev``) defaults to ``cpu(0)``.
+    ``device`` (or tecc's older keyword ``dev``, or TVM's before v0.8, ``ctx``)
+    defaults to ``cpu(0)``.
     """
-    dev = _pick_device("empty", device, dev)
+    dev = _pick_device("empty", device, _old_keyword("empty", dev, ctx))
     _check_mem_scope("empty", mem_scope)
     dtype = _canonical(dtype)
     if isinstance(shape, int):

@@ -84,6 +84,23 @@ def test_target_libs_are_ignored_with_a_warning_once():
         assert Target("cuda -libs=cudnn,cublas,tecctest").attrs["libs"] == ["cudnn", "cublas", "tecctest"]
 
 
+def test_tvm_names_from_before_v0_8():
+    """tvm.context, nd.array(..., ctx=), contrib.graph_runtime / util, topi.util:
+    the names TVM v0.7's tutorials use."""
+    import tecc
+    from tecc.contrib import graph_executor, graph_runtime, util, utils
+    from tecc.topi import util as topi_util
+    from tecc.topi import utils as topi_utils
+
+    assert tecc.context("cpu", 0) == tecc.cpu(0)
+    a = tecc.nd.array(np.arange(3, dtype="float32"), ctx=tecc.cpu(0))
+    assert a.device == tecc.cpu(0) and tecc.nd.empty((2,), ctx=tecc.cpu(0)).shape == (2,)
+    with pytest.raises(TeccError, match="got both dev=.* and ctx=.*; pass the device once"):
+        tecc.nd.array([1.0], dev=tecc.cpu(0), ctx=tecc.cpu(0))
+    assert graph_runtime.create is graph_executor.create and graph_runtime.GraphModule is graph_executor.GraphModule
+    assert util.tempdir is utils.tempdir and topi_util.get_const_tuple is topi_utils.get_const_tuple
+
+
 def test_target_errors():
     with pytest.raises(TargetError, match="'opencl'.*supported kinds: llvm, c, cuda"):
         Target("opencl -device=mali")
