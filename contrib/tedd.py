@@ -95,15 +95,7 @@ def _loop_words(st, iv, bounds) -> str:
     rng = bounds.get(iv)
     if rng is not None:
         words.append(f"[{rng.min}, {rng.min} + {rng.extent})" if not _is_zero(rng.min) else f"extent {rng.extent}")
-    if iv.iter_type == E.IterVarType.COMM_REDUCE:
-        words.append("reduce")
-    attr = st.iter_var_attrs.get(iv)
-    if attr is not None:
-        if attr.bind_thread is not None:
-            words.append(attr.bind_thread.thread_tag or attr.bind_thread.var.name)
-        if attr.kind:
-            words.append({"vectorize": "vectorized", "unroll": "unrolled"}.get(attr.kind, attr.kind))
-    return ", ".join(words)
+    return ", ".join(words + st.loop_notes(iv))
 
 
 def _is_zero(e) -> bool:

@@ -520,14 +520,17 @@ def _default_device(target: str) -> str:
     return "cuda:0" if str(target).split()[0] == "cuda" else "cpu:0"
 
 
-def _executor(factory, device_name: str, path: str):
+def _executor(factory, device_name: str, path: str, hints=("--device {}", "with --target {}")):
+    """A graph module of ``factory`` on ``device_name``; ``hints`` word the fix of a
+    device that does not fit (the options of the command line, or the arguments of
+    the Python API)."""
     from ..contrib.graph_executor import GraphModule  # noqa: PLC0415
 
     built_for = _default_device(factory.target).split(":")[0]
     if device_name.split(":")[0] != built_for:
         other = "cuda" if built_for == "cpu" else "llvm"
         raise CLIError(f"{path!r} was compiled for {factory.target}, which runs on {built_for}: run it with "
-                       f"--device {built_for}, or compile the model with --target {other}")
+                       f"{hints[0].format(built_for)}, or compile the model {hints[1].format(other)}")
     dev = _device(device_name)
     return GraphModule(factory[factory.module_name](dev)), dev
 

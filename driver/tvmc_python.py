@@ -238,13 +238,8 @@ def run(tvmc_package, device, hostname=None, port=9090, rpc_key=None, inputs=Non
         raise TVMCException(f"tvmc.run takes a TVMCPackage (tvmc.compile), got {type(tvmc_package).__name__}")
     try:
         factory = tvmc_package.factory
-        device_name = _arg(cli._device_arg, device, "run")
-        built_for = cli._default_device(factory.target).split(":")[0]
-        if device_name.split(":")[0] != built_for:
-            raise TVMCException(f"tvmc.run: {tvmc_package.package_path!r} was compiled for {factory.target}, which "
-                                f"runs on {built_for}: run it with device={built_for!r}, or compile the model for "
-                                f"target={'cuda' if built_for == 'cpu' else 'llvm'!r}")
-        gmod, dev = cli._executor(factory, device_name, tvmc_package.package_path)
+        gmod, dev = cli._executor(factory, _arg(cli._device_arg, device, "run"), tvmc_package.package_path,
+                                  hints=("device='{}'", "for target='{}'"))
         feed = cli._model_inputs(factory, None, fill_mode, "tvmc.run")
         info = {d["name"]: d for d in factory.spec.input_info()}
         for name, value in (inputs or {}).items():

@@ -559,6 +559,23 @@ class Stage:
             raise self._err(f"unknown storage scope {scope!r}; use one of {_SCOPES}")
         self.scope = scope
 
+    def loop_notes(self, iv) -> list:
+        """What the loop of ``iv`` is besides its extent, in words: ``reduce``, its
+        thread binding, its kind (``vectorized``...), pragmas and prefetches (how
+        ``loop_tree`` and ``tecc.contrib.tedd`` show a loop)."""
+        words = []
+        if iv.iter_type == E.IterVarType.COMM_REDUCE:
+            words.append("reduce")
+        attr = self.iter_var_attrs.get(iv)
+        if attr is not None:
+            if attr.bind_thread is not None:
+                words.append(attr.bind_thread.thread_tag or attr.bind_thread.var.name)
+            if attr.kind:
+                words.append({"vectorize": "vectorized", "unroll": "unrolled"}.get(attr.kind, attr.kind))
+            words.extend(f"pragma {k}={v}" for k, v in attr.pragmas)
+            words.extend(f"prefetch {t.op.name} +{off}" for t, off in attr.prefetch)
+        return words
+
     @_recorded("storage_align")
     def storage_align(self, axis, factor, offset):
         """Pad the stride of dimension ``axis`` so that ``stride % factor == offset``."""
@@ -726,17 +743,7 @@ class Schedule:
         def loop_text(st, iv):
             rng = bounds.get(iv)
             extent = "?" if rng is None else str(rng.extent)
-            words = []
-            attr = st.iter_var_attrs.get(iv)
-            if iv.iter_type == E.IterVarType.COMM_REDUCE:
-                words.append("reduce")
-            if attr is not None:
-                if attr.bind_thread is not None:
-                    words.append(attr.bind_thread.thread_tag or attr.bind_thread.var.name)
-                if attr.kind:
-                    words.append({"vectorize": "vectorized", "unroll": "unrolled"}.get(attr.kind, attr.kind))
-                words.extend(f"pragma {k}={v}" for k, v in attr.pragmas)
-                words.extend(f"prefetch {t.op.name} +{off}" for t, off in attr.prefetch)
+            words = st.loop_notes(iv)
             return f"for {iv.var.name} in 0..{extent}" + (f"  [{', '.join(words)}]" if words else "")
 
         def stage(st, depth):

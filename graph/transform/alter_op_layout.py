@@ -318,17 +318,23 @@ class _Alter:
         return call(node.op, have[0], **attrs), have[1]
 
 
-def _generic_rule(node):
-    """The rule of an operator by its pattern: element-wise of one tensor, or
-    broadcasting of two (an operator whose attributes name an axis is neither)."""
-    op = node.op
+def layout_free_arity(node):
+    """1 for an element-wise call of one tensor, 2 for a broadcasting call of two,
+    None otherwise (an operator whose attributes name an axis or a layout is
+    neither): the calls that run in any layout their operands share, which the
+    layout passes (this one, ConvertLayout) keep in the layout they found."""
     if any(k in node.attrs for k in ("axis", "axes", "layout", "data_layout")):
         return None
-    if op.pattern == OpPattern.ELEMWISE and len(node.args) == 1:
-        return _Alter.unary
-    if op.pattern in (OpPattern.ELEMWISE, OpPattern.BROADCAST) and len(node.args) == 2:
-        return _Alter.binary
+    if node.op.pattern == OpPattern.ELEMWISE and len(node.args) == 1:
+        return 1
+    if node.op.pattern in (OpPattern.ELEMWISE, OpPattern.BROADCAST) and len(node.args) == 2:
+        return 2
     return None
+
+
+def _generic_rule(node):
+    """The rule of an operator by its pattern (:func:`layout_free_arity`)."""
+    return {1: _Alter.unary, 2: _Alter.binary}.get(layout_free_arity(node))
 
 
 _RULES = {"nn.conv2d": _Alter.conv2d, "nn.bias_add": _Alter.bias_add, "concatenate": _Alter.concatenate}

@@ -30,8 +30,9 @@ forth is the original).
 from __future__ import annotations
 
 from ..ir import Call, Constant, Function, GraphError, Module, Tuple, TupleGetItem, TupleType, Var, data_operands
-from ..op import Op, OpPattern, call
+from ..op import Op, call
 from ..ops.nn import _CONV2D_LAYOUTS
+from .alter_op_layout import layout_free_arity
 from .fuse_ops import _rebuild, _scope_nodes
 from .infer_type import infer_type
 
@@ -226,15 +227,8 @@ def _transform(value, src, dst):
 
 
 def _generic_rule(node):
-    """Element-wise of one tensor, or broadcasting of two (an operator whose
-    attributes name an axis or a layout is neither)."""
-    if any(k in node.attrs for k in ("axis", "axes", "layout", "data_layout")):
-        return None
-    if node.op.pattern == OpPattern.ELEMWISE and len(node.args) == 1:
-        return _Convert.unary
-    if node.op.pattern in (OpPattern.ELEMWISE, OpPattern.BROADCAST) and len(node.args) == 2:
-        return _Convert.binary
-    return None
+    """The rule of an operator by its pattern (:func:`.alter_op_layout.layout_free_arity`)."""
+    return {1: _Convert.unary, 2: _Convert.binary}.get(layout_free_arity(node))
 
 
 _RULES = {"nn.conv2d": _Convert.conv2d, "nn.bias_add": _Convert.channel_axis,
