@@ -33,8 +33,26 @@ def have_bf16(compute_version) -> bool:
 
 
 def have_tensorcore(compute_version=None, target=None) -> bool:
-    """Tensor cores (compute capability 7.0 and later)."""
-    return compute_version is not None and parse_compute_version(compute_version) >= (7, 0)
+    """Tensor cores (compute capability 7.0 and later), as TVM answers it: of
+    ``compute_version``; without one, of the local GPU; without a GPU, of
+    ``target``'s ``-arch`` -- and with none of them False, with a warning."""
+    if compute_version is None:
+        from ..runtime.device import cuda
+
+        if cuda(0).exist:
+            compute_version = cuda(0).compute_version
+        else:
+            from ..target import Target
+
+            arch = Target.canon(target).cuda_arch if target is not None else None
+            if arch is None:
+                import warnings
+
+                warnings.warn("have_tensorcore: no GPU here and no CUDA architecture specified, so tensor cores "
+                              "count as absent; give the target an arch ('cuda -arch=sm_80')", stacklevel=2)
+                return False
+            compute_version = arch
+    return parse_compute_version(compute_version) >= (7, 0)
 
 
 def compile_cuda(code: str, target_format: str = "ptx", arch=None, options=None, path_target=None):

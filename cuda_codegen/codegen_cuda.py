@@ -43,8 +43,9 @@ from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir import keys
+from ..tir.transform.infer_fragment import fragment_elements, fragment_info
 from ..tir.analysis import (
-    const_size, dtypes_used, gpu_loops, storage_bytes, thread_extent_lists, thread_extents, threads_per_block,
+    allocations, const_size, dtypes_used, gpu_loops, storage_bytes, thread_extent_lists, thread_extents, threads_per_block,
 )
 
 #: static shared memory above this needs the dynamic (``extern __shared__``) path
@@ -173,7 +174,9 @@ class CodeGenCUDA(CodeGenC):
 
     def __init__(self):
         super().__init__()
-        self._headers = set()        # "cuda_fp16.h", "cuda_bf16.h"
+        self._headers = set()        # "cuda_fp16.h", "cuda_bf16.h", "mma.h"
+        self._fragments = {}         # fragment data Var -> {"fragment_shape": "16, 16, 16", ...}
+        self._fragment_scopes = {}   # fragment data Var -> its wmma scope
         #: kernel name -> {"dynamic_shared_bytes": int, "param_align": {param index: bytes}}
         self.kernel_info = {}
 
@@ -199,6 +202,10 @@ class CodeGenCUDA(CodeGenC):
         self.__init__()
         for k in kernels:
             self._headers.update(self.DTYPE_HEADERS[d] for d in dtypes_used(k) if d in self.DTYPE_HEADERS)
+            frags = allocations(k.body, keys.WMMA_SCOPES)
+            if frags:
+                self._headers.add("mma.h")
+            self._fragment_scopes.update((b.data, b.scope) for b in frags)
         names = set()
         for k in kernels:
             if k.name in names:
@@ -234,7 +241,7 @@ class CodeGenCUDA(CodeGenC):
     def print_preamble(self) -> str:
         """The half-precision headers the kernels' dtypes need, then the fixed-width
         integer types (NVRTC has no standard headers)."""
-        includes = [f"#include <{h}>" for h in self.DTYPE_HEADERS.values() if h in self._headers]
+        includes = [f"#include <{h}>" for h in (*self.DTYPE_HEADERS.values(), "mma.h") if h in self._headers]
         return "\n".join(includes + ([""] if includes else []) + [_PREAMBLE])
 
     def print_vector_types(self) -> str:
@@ -375,6 +382,10 @@ class CodeGenCUDA(CodeGenC):
                                "only 'shared' (__syncthreads) and 'warp' (__syncwarp)")
 
     def visit_AttrStmt(self, s):
+        if s.attr_key in (keys.FRAGMENT_SHAPE, keys.FRAGMENT_LAYOUT):
+            self._fragments.setdefault(s.node, {})[s.attr_key] = s.value.value
+            self.print_stmt(s.body)
+            return
         if s.attr_key != keys.THREAD_EXTENT:
             return super().visit_AttrStmt(s)
         iv = s.node
@@ -396,6 +407,9 @@ class CodeGenCUDA(CodeGenC):
         if buf.scope == "shared":
             self._print_shared_allocate(s)
             return
+        if buf.scope in keys.WMMA_SCOPES:
+            self._print_fragment_allocate(s)
+            return
         if buf.scope == "global":
             raise CompileError(
                 f"kernel {self._func.name}: global buffer {buf.name!r} is allocated inside the kernel; "
@@ -411,6 +425,42 @@ class CodeGenCUDA(CodeGenC):
             n = max(1, const_size(buf))
             self.emit(f"{self.storage_type(buf.dtype)} {name}[{n}] __align__({SHARED_ALIGN});")
             self.print_stmt(s.body)
+
+    def _print_fragment_allocate(self, s: S.Allocate) -> None:
+        """``nvcuda::wmma::fragment<matrix_a, 16, 16, 16, __half, row_major> A[n]``: the
+        shape and layout are infer_fragment's attributes, the count is elements over
+        elements per fragment."""
+        buf = s.buffer
+        shape, layout = fragment_info(self._fragments, buf)
+        role = buf.scope.split(".")[1]
+        args = [f"nvcuda::wmma::{role}", *map(str, shape), self.storage_type(buf.dtype)]
+        if layout is not None:
+            args.append(f"nvcuda::wmma::{layout}")
+        count = const_size(buf) // fragment_elements(buf.scope, shape)
+        with self.buffer_binding(buf) as name:
+            self.emit(f"nvcuda::wmma::fragment<{', '.join(args)}> {name}[{count}];")
+            self.print_stmt(s.body)
+
+    def _wmma_call(self, e) -> str:
+        """The ``nvcuda::wmma`` call of a tensor-core intrinsic (TVM's argument orders,
+        :mod:`tecc.tir.keys`)."""
+        a = e.args
+
+        def frag(var, index):
+            return f"{self.expr(var)}[{self.expr(index)}]"
+
+        if e.op == keys.WMMA_FILL:
+            return f"nvcuda::wmma::fill_fragment({frag(a[0], a[4])}, {self.expr(a[5])})"
+        if e.op == keys.WMMA_MMA:
+            return f"nvcuda::wmma::mma_sync({frag(a[0], a[1])}, {frag(a[2], a[3])}, {frag(a[4], a[5])}, " \
+                   f"{frag(a[6], a[7])})"
+        layout = f"nvcuda::wmma::mem_{a[7].value}"
+        if e.op == keys.WMMA_STORE:
+            return f"nvcuda::wmma::store_matrix_sync({self.expr(a[5])}, {frag(a[0], a[4])}, {self.expr(a[6])}, " \
+                   f"{layout})"
+        # a load: the matrix_a/matrix_b fragment types carry their layout, an accumulator's load names it
+        tail = f", {layout}" if self._fragment_scopes.get(a[0]) == keys.WMMA_ACCUMULATOR else ""
+        return f"nvcuda::wmma::load_matrix_sync({frag(a[0], a[4])}, {self.expr(a[5])}, {self.expr(a[6])}{tail})"
 
     def _print_shared_allocate(self, s: S.Allocate) -> None:
         buf = s.buffer
@@ -588,6 +638,8 @@ class CodeGenCUDA(CodeGenC):
     def visit_unknown_call(self, e):
         if e.op == keys.WARP_SHUFFLE_DOWN:
             return self._warp_shuffle_down(e), P_PRIMARY
+        if e.op in keys.WMMA_INTRINSICS:
+            return self._wmma_call(e), P_PRIMARY
         return super().visit_unknown_call(e)
 
     def _warp_mask(self) -> str:

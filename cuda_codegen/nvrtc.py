@@ -125,7 +125,7 @@ def cuda_include_dirs() -> list:
 def compile_options(source: str, arch: str, options=()) -> list:
     """The full NVRTC option list for ``source`` (include paths only when needed)."""
     opts = [f"-arch={check_arch(arch)}"] + list(BASE_OPTIONS)
-    if re.search(r"#include\s*<cuda_(fp16|bf16)\.h>", source):
+    if re.search(r"#include\s*<(cuda_fp16|cuda_bf16|mma)\.h>", source):
         dirs = cuda_include_dirs()
         if not dirs:
             raise CompileError(

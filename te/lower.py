@@ -38,7 +38,9 @@ from .tensor_intrin import intrinsic_form
 from .tensor import ComputeOp, ExternOp, PlaceholderOp, ScanOp, Tensor, TensorComputeOp, read_tensors
 
 #: memory scopes from widest to narrowest sharing
-_SCOPE_RANK = {"global": 0, "shared": 1, "warp": 2, "local": 3}
+_SCOPE_RANK = {"global": 0, "shared": 1, "warp": 2, "local": 3,
+               # tensor-core fragments: a warp's, each thread keeps its own region (as TVM)
+               "wmma.matrix_a": 4, "wmma.matrix_b": 4, "wmma.accumulator": 4}
 
 #: attachments that put a stage inside a loop of another stage
 _NESTED = (AttachType.SCOPE, AttachType.SCAN_UPDATE)

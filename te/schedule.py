@@ -87,7 +87,7 @@ class IterVarAttr:
         return [v for _, v in self.pragmas]
 
 
-_SCOPES = ("global", "shared", "local", "warp")
+_SCOPES = ("global", "shared", "local", "warp", "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator")
 
 
 class AttachType(IntEnum):
@@ -578,13 +578,15 @@ class Stage:
 
     @_recorded("storage_align")
     def storage_align(self, axis, factor, offset):
-        """Pad the stride of dimension ``axis`` so that ``stride % factor == offset``."""
+        """Pad the stride of dimension ``axis`` so that ``stride % factor == offset %
+        factor`` (an offset of ``factor`` or more counts modulo ``factor``, as in TVM,
+        whose schedules write ``storage_align(axis, n - 1, n)`` for a stride of ``n``)."""
         d = self._data_dimension(axis, "storage_align")
         factor = self._positive_int(factor, "storage_align factor", self)
         off = E.const_int_value(offset)
-        if off is None or not 0 <= off < factor:
-            raise self._err(f"storage_align offset must be an integer in [0, {factor}), got {offset!r}")
-        self.storage_align_[d] = (factor, off)
+        if off is None or off < 0:
+            raise self._err(f"storage_align offset must be a non-negative integer, got {offset!r}")
+        self.storage_align_[d] = (factor, off % factor)
 
     @_recorded("align_extent")
     def align_extent(self, axis, factor):

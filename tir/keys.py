@@ -88,6 +88,25 @@ GPU_TAGS = BLOCK_TAGS + THREAD_TAGS
 
 #: memory scopes; "register" holds one value (scalar or vector) of a promoted local buffer
 GLOBAL, SHARED, LOCAL, WARP, REGISTER = "global", "shared", "local", "warp", "register"
+#: tensor-core fragments (``nvcuda::wmma::fragment``): per warp, held in the registers
+#: of its lanes; only the wmma intrinsics below touch them
+WMMA_MATRIX_A, WMMA_MATRIX_B, WMMA_ACCUMULATOR = "wmma.matrix_a", "wmma.matrix_b", "wmma.accumulator"
+WMMA_SCOPES = (WMMA_MATRIX_A, WMMA_MATRIX_B, WMMA_ACCUMULATOR)
+
+#: the wmma intrinsics (TVM's names and argument orders):
+#: ``tvm_fill_fragment(frag, m, n, k, index, value)``,
+#: ``tvm_load_matrix_sync(frag, m, n, k, index, ptr, stride, layout)``,
+#: ``tvm_mma_sync(d, di, a, ai, b, bi, c, ci)``,
+#: ``tvm_store_matrix_sync(frag, m, n, k, index, ptr, stride, layout)``
+WMMA_FILL = "tvm_fill_fragment"
+WMMA_LOAD = "tvm_load_matrix_sync"
+WMMA_MMA = "tvm_mma_sync"
+WMMA_STORE = "tvm_store_matrix_sync"
+WMMA_INTRINSICS = (WMMA_FILL, WMMA_LOAD, WMMA_MMA, WMMA_STORE)
+#: on an ``Allocate`` of a fragment buffer: ``"m, n, k"`` and the layout of its loads
+#: (added by ``infer_fragment``, read by the CUDA printer)
+FRAGMENT_SHAPE = "fragment_shape"
+FRAGMENT_LAYOUT = "fragment_layout"
 
 
 def is_gpu_tag(tag: str) -> bool:

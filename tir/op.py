@@ -48,6 +48,7 @@ from . import dtype as _dt
 from . import expr as _e
 from .keys import (
     CALL_EXTERN, CALL_PACKED, CALL_PURE_EXTERN, REINTERPRET, STACK_MAKE_ARRAY, STACK_MAKE_SHAPE, STORAGE_SYNC,
+    WMMA_FILL, WMMA_LOAD, WMMA_MMA, WMMA_STORE,
     WARP_SHUFFLE_DOWN,
 )
 from .expr import (
@@ -783,7 +784,49 @@ _INTRINSICS.update({
     "call_pure_extern": lambda dtype, name, *args: call_pure_extern(dtype, name, *args),
     "tvm_call_packed": _plain(lambda *args: call_packed(*args)),
     "tvm_storage_sync": _plain(lambda scope: storage_sync_call(scope)),
+    "tvm_fill_fragment": _plain(lambda *args: wmma_call(WMMA_FILL, args)),
+    "tvm_load_matrix_sync": _plain(lambda *args: wmma_call(WMMA_LOAD, args)),
+    "tvm_mma_sync": _plain(lambda *args: wmma_call(WMMA_MMA, args)),
+    "tvm_store_matrix_sync": _plain(lambda *args: wmma_call(WMMA_STORE, args)),
 })
+
+#: the fragment shapes (m, n, k) of float16 inputs that CUDA's wmma offers
+WMMA_SHAPES = ((16, 16, 16), (32, 8, 16), (8, 32, 16))
+_WMMA_ARGS = {WMMA_FILL: ("fragment", "m", "n", "k", "index", "value"),
+              WMMA_LOAD: ("fragment", "m", "n", "k", "index", "pointer", "stride", "layout"),
+              WMMA_STORE: ("fragment", "m", "n", "k", "index", "pointer", "stride", "layout"),
+              WMMA_MMA: ("d", "d_index", "a", "a_index", "b", "b_index", "c", "c_index")}
+
+
+def wmma_call(op, args) -> "_e.Call":
+    """A tensor-core intrinsic as TVM's tensorize intrinsics write it (``call_intrin(
+    "handle", "tir.tvm_load_matrix_sync", frag.data, 16, 16, 16, frag.elem_offset // 256,
+    src.access_ptr("r"), 16, "row_major")``).  The fragment arguments are the data of
+    ``wmma.*`` buffers, the indices count fragments (m*n elements) into them; the
+    checks here are the ones that need no context: argument count, the shape among
+    :data:`WMMA_SHAPES`, the layout's name."""
+    names = _WMMA_ARGS[op]
+    if len(args) != len(names):
+        raise TeccTypeError(f"{op}: takes {len(names)} arguments ({', '.join(names)}), got {len(args)}")
+    out = []
+    for name, a in zip(names, args):
+        if name == "layout":
+            text = a.value if isinstance(a, _e.StringImm) else a
+            if text not in ("row_major", "col_major"):
+                raise TeccTypeError(f"{op}: layout must be 'row_major' or 'col_major', got {text!r}")
+            out.append(_e.StringImm(text))
+            continue
+        e = convert(a)
+        if name in ("fragment", "d", "a", "b", "c", "pointer") and e.dtype != "handle":
+            raise TeccTypeError(f"{op}: argument {name!r} must be a buffer's data or access_ptr (a handle), got "
+                                f"{e} ({e.dtype})")
+        out.append(e)
+    if op != WMMA_MMA:
+        shape = tuple(_e.const_int_value(x) for x in out[1:4])
+        if shape not in WMMA_SHAPES:
+            raise TeccTypeError(f"{op}: the fragment shape m, n, k = {', '.join(map(str, out[1:4]))} is not one "
+                                f"wmma has; use one of {', '.join('x'.join(map(str, s)) for s in WMMA_SHAPES)}")
+    return _e.Call("handle", op, tuple(out))
 
 
 def storage_sync_call(scope) -> "_e.Call":

@@ -44,6 +44,7 @@ from ...tir.analysis import launch_dims, thread_extents
 from ...tir.functor import IRMutator, IRVisitor, collect_vars, post_order_visit
 from ...tir.keys import BLOCK_TAGS, THREAD_TAGS, WARP_SHUFFLE_DOWN, WARP_SIZE
 from ...tir.printer import to_text
+from .wmma import has_wmma, lower_wmma
 
 
 class SimError(TeccError):
@@ -547,6 +548,9 @@ def split_kernel(func: S.PrimFunc) -> SimKernel:
                 value = E.Div(bid, E.Mul(gx, gy))
             lets.append((var, E.Cast(var.dtype, value)))
     body = lower_warp_shuffles(body, strip.vars, block, func.name)
+    if has_wmma(body):
+        tid, _ = linear_thread_index(strip.vars, block)
+        body = lower_wmma(body, func, E.Mod(tid, _int(WARP_SIZE)), SimError)
     thread_vars = {t: strip.vars[t] for t in THREAD_TAGS if t in strip.vars}
     sp = _Splitter(func, thread_vars, block, uniform)
     block_body = sp.block_level(body)
@@ -613,6 +617,31 @@ class _ShuffleExchange(IRMutator):
                      S.LetStmt(s.var, read, S.seq(_barrier(), body)))
 
 
+def linear_thread_index(thread_vars: dict, block: tuple) -> tuple:
+    """``(tid, threads)``: the linear thread number ``x + X * (y + Y * z)`` over the
+    index Vars of ``thread_vars`` (tag -> list of Vars; a Var is added for a tag it
+    needs but the body does not use) and the block size ``X * Y * Z``."""
+    index = []
+    for axis, tag in enumerate(THREAD_TAGS):
+        if axis > 0 and E.is_const_int(block[axis], 1):
+            index.append(None)
+            continue
+        vars_ = thread_vars.setdefault(tag, [])
+        if not vars_:
+            vars_.append(E.Var(tag, "int32"))
+        var = vars_[0]
+        index.append(var if var.dtype == "int32" else E.Cast("int32", var))
+    x, y, z = index
+    linear = x
+    if y is not None or z is not None:
+        yz = y if y is not None else _int(0)
+        if z is not None:
+            yz = E.Add(yz, _mul(block[1], z))
+        linear = E.Add(x, _mul(block[0], yz))
+    threads = _mul(_mul(block[0], block[1]), block[2])
+    return linear, threads
+
+
 def lower_warp_shuffles(body: S.Stmt, thread_vars: dict, block: tuple, kernel_name: str = "kernel") -> S.Stmt:
     """Rewrite the warp shuffles of a kernel body as block-wide exchanges.
 
@@ -638,24 +667,7 @@ def lower_warp_shuffles(body: S.Stmt, thread_vars: dict, block: tuple, kernel_na
     post_order_visit(body, lambda n: found.append(n) if _is_shuffle(n) else None)
     if not found:
         return body
-    index = []
-    for axis, tag in enumerate(THREAD_TAGS):
-        if axis > 0 and E.is_const_int(block[axis], 1):
-            index.append(None)
-            continue
-        vars_ = thread_vars.setdefault(tag, [])
-        if not vars_:
-            vars_.append(E.Var(tag, "int32"))
-        var = vars_[0]
-        index.append(var if var.dtype == "int32" else E.Cast("int32", var))
-    x, y, z = index
-    linear = x
-    if y is not None or z is not None:
-        yz = y if y is not None else _int(0)
-        if z is not None:
-            yz = E.Add(yz, _mul(block[1], z))
-        linear = E.Add(x, _mul(block[0], yz))
-    threads = _mul(_mul(block[0], block[1]), block[2])
+    linear, threads = linear_thread_index(thread_vars, block)
     ex = _ShuffleExchange(kernel_name, linear, threads)
     body = ex.visit(body)
     for buf in ex.scratch.values():

@@ -38,6 +38,7 @@ from ..stmt import IRModule, PrimFunc
 from .flatten import flatten
 from .inject_double_buffer import inject_double_buffer
 from .inject_prefetch import inject_prefetch
+from .infer_fragment import infer_fragment
 from .inject_virtual_thread import inject_virtual_thread
 from .instrument import check_instruments
 from .loop_partition import loop_partition
@@ -281,6 +282,10 @@ def _thread_sync(kernel, options):
     return insert_thread_sync(kernel)
 
 
+def _infer_fragment(kernel, options):
+    return infer_fragment(kernel, options.target_arch)
+
+
 def _verify_gpu(kernel, options):
     limits = gpu_limits(options.target_arch).verify_kwargs() if options.target_arch else {}
     verify_gpu(kernel, **limits)
@@ -337,6 +342,8 @@ CUDA_PIPELINE = [
     FunctionPass("simplify", _simplify, _kernels_only),
     FunctionPass("lower_division", _lower_division, _kernels_only),
     FunctionPass("promote_local_registers", _promote_local_registers, _kernels_only),
+    FunctionPass("infer_fragment", _infer_fragment, _kernels_only),  # after every pass that moves code: the
+                                           # shape and layout of each tensor-core fragment, for the printers
     FunctionPass("verify_gpu", _verify_gpu, _kernels_only),  # last: limits on threads and shared memory,
                                            # with stage names
 ]

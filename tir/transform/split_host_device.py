@@ -27,7 +27,7 @@ from ...errors import VerifyError
 from .. import expr as E
 from .. import keys
 from .. import stmt as S
-from ..analysis.buffers import allocations, buffers_written, const_size
+from ..analysis.buffers import allocations, buffers_written, const_size, is_flat
 from ..analysis.threads import thread_extent_lists
 from ..arith import Analyzer
 from ..functor import IRMutator, IRVisitor, collect_vars, post_order_visit, substitute
@@ -50,9 +50,10 @@ def _starts_kernel(s):
 class _Collect(IRVisitor):
     """The variables a kernel defines and the global buffers it touches."""
 
-    def __init__(self):
+    def __init__(self, known):
         self.defined = set()
         self.global_buffers = {}  # data var -> 1-D buffer
+        self.known = known        # data var -> buffer, of the host's parameters and workspaces
 
     def visit_For(self, s):
         self.defined.add(s.loop_var)
@@ -82,6 +83,12 @@ class _Collect(IRVisitor):
     def visit_BufferStore(self, s):
         self._access(s)
         self.generic_visit(s)
+
+    def visit_Call(self, e):
+        # an address handed to an intrinsic (a tensor-core load or store) uses the buffer too
+        if e.op == keys.ACCESS_PTR and e.args[1] in self.known and e.args[1] not in self.global_buffers:
+            self.global_buffers[e.args[1]] = self.known[e.args[1]]
+        self.generic_visit(e)
 
 
 class _Rewrite(IRMutator):
@@ -125,8 +132,8 @@ class _Rewrite(IRMutator):
         return s if body is s.body else S.Allocate(s.buffer, body)
 
 
-def _kernel(stmt, name, host_params, workspaces, ana):
-    col = _Collect()
+def _kernel(stmt, name, host_params, workspaces, ana, known):
+    col = _Collect(known)
     col.visit(stmt)
     shared = allocations(stmt, (keys.SHARED,))
     launch = {}
@@ -195,11 +202,14 @@ def split_host_device(func: S.PrimFunc) -> S.IRModule:
         if p.dtype != "handle":
             ana.bind(p, E.Range(E.IntImm(p.dtype, 0), E.IntImm(p.dtype, 2**31 - 1)), allow_override=True)
     host_params = [p for p in func.params if p.dtype == "handle"]
+    # (the flattened forms: buffer_map keeps the parameters' shapes)
+    known = {b.data: b if is_flat(b) else b.get_flattened_buffer() for b in func.buffer_map.values()}
+    known.update((b.data, b) for b in allocations(func.body, (keys.GLOBAL,)))
 
     def host(stmt, workspaces):
         if _starts_kernel(stmt):
             kname = f"{name}_kernel{len(kernels)}"
-            kernel, call = _kernel(stmt, kname, host_params, workspaces, ana)
+            kernel, call = _kernel(stmt, kname, host_params, workspaces, ana, known)
             kernels.append(kernel)
             return call
         if isinstance(stmt, S.SeqStmt):

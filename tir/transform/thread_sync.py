@@ -53,6 +53,7 @@ from dataclasses import dataclass, replace
 from .. import expr as E
 from .. import keys
 from .. import stmt as S
+from ..analysis.buffers import allocations
 from ..functor import IRVisitor
 from .inject_double_buffer import WRITE_KEY as DB_WRITE_KEY
 
@@ -147,11 +148,12 @@ def _sync_first(own: _Access, body, sb: _Summary):
 
 
 class _CollectAccess(IRVisitor):
-    def __init__(self, db_scopes=()):
+    def __init__(self, db_scopes=(), shared_vars=frozenset()):
         self.reads = set()
         self.writes = set()
         self.db_writes = set()
         self.db_scopes = list(db_scopes)  # data Vars inside their double_buffer_write attribute
+        self.shared_vars = shared_vars    # data Vars of the shared allocations (for access_ptr)
 
     def visit_BufferLoad(self, e):
         if _is_shared(e.buffer):
@@ -166,6 +168,17 @@ class _CollectAccess(IRVisitor):
                 self.writes.add(s.buffer.data)
         self.generic_visit(s)
 
+    def visit_Call(self, e):
+        # an address handed to an intrinsic (a tensor-core load or store reads or
+        # writes the region): tvm_access_ptr(type, data, offset, extent, mask)
+        if e.op == keys.ACCESS_PTR and e.args[1] in self.shared_vars:
+            mask = E.const_int_value(e.args[4])
+            if mask is None or mask & 1:
+                self.reads.add(e.args[1])
+            if mask is None or mask & 2:
+                (self.db_writes if e.args[1] in self.db_scopes else self.writes).add(e.args[1])
+        self.generic_visit(e)
+
     def visit_AttrStmt(self, s):
         if s.attr_key != DB_WRITE_KEY:
             return self.generic_visit(s)
@@ -174,8 +187,8 @@ class _CollectAccess(IRVisitor):
         self.db_scopes.pop()
 
 
-def _accesses(*nodes, db_scopes=()) -> _Access:
-    c = _CollectAccess(db_scopes)
+def _accesses(*nodes, db_scopes=(), shared_vars=frozenset()) -> _Access:
+    c = _CollectAccess(db_scopes, shared_vars)
     for n in nodes:
         if n is not None:
             c.visit(n)
@@ -210,12 +223,13 @@ class _ThreadDependence(IRVisitor):
 # ----------------------------------------------------------------------------
 
 class _Planner:
-    def __init__(self, thread_vars=()):
+    def __init__(self, thread_vars=(), shared_vars=frozenset()):
         self.tainted = set(thread_vars)  # thread indices and values derived from them
+        self.shared_vars = shared_vars   # data Vars of the shared allocations
         self.db_scopes = []              # buffers (data Vars) inside their double_buffer_write attribute
 
     def accesses(self, *nodes) -> _Access:
-        return _accesses(*nodes, db_scopes=self.db_scopes)
+        return _accesses(*nodes, db_scopes=self.db_scopes, shared_vars=self.shared_vars)
 
     def depends_on_thread(self, *exprs) -> bool:
         finder = _ThreadDependence(self.tainted)
@@ -343,7 +357,8 @@ def insert_thread_sync_stmt(stmt: S.Stmt, thread_vars=()) -> S.Stmt:
     Stmt
         ``stmt`` itself when no barrier was needed.
     """
-    new, _ = _Planner(thread_vars).plan(stmt)
+    shared = frozenset(b.data for b in allocations(stmt) if _is_shared(b))
+    new, _ = _Planner(thread_vars, shared).plan(stmt)
     return new
 
 

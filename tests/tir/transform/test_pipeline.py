@@ -55,7 +55,7 @@ def test_pipeline_is_a_literal_named_list():
     assert cuda[0] == "flatten" and "inject_virtual_thread" in cuda and "loop_partition" not in cuda
     # host/device split, thread reductions and register promotion are passes too
     assert cuda.index("split_host_device") < cuda.index("lower_thread_allreduce") < cuda.index("thread_sync")
-    assert cuda[-2:] == ["promote_local_registers", "verify_gpu"]
+    assert cuda[-3:] == ["promote_local_registers", "infer_fragment", "verify_gpu"]
     # both begin with the target-independent part that lower() runs without a target
     generic = list_passes(PassOptions(target_kind=None))
     assert generic == [p.name for p in GENERIC_PIPELINE]

@@ -9,6 +9,7 @@ import pytest
 from tecc import tir
 from tecc.errors import VerifyError
 from tecc.tir import keys
+from tecc.tir import stmt as S
 from tecc.tir.stmt import Allocate, IfThenElse, IRModule, seq
 from tecc.tir.transform.split_host_device import split_host_device, split_host_device_module
 from irhelpers import (
@@ -162,3 +163,20 @@ def test_error_block_index_bound_twice():
     f = lowered_func("f", [A], bind(b1, 4, "blockIdx.x", bind(b2, 4, "blockIdx.x", store(A, 1.0, b1 * 4 + b2))))
     with pytest.raises(VerifyError, match="'b2' is bound to blockIdx.x inside another loop bound to blockIdx.x"):
         split_host_device(f)
+
+
+def test_a_buffer_reached_only_through_access_ptr_is_a_kernel_parameter():
+    """A tensor-core store writes the output through ``access_ptr("w")`` and nothing
+    else touches it: the kernel still takes it (flattened) as a parameter."""
+    A = tir.decl_buffer((16, 16), "float16", "A")
+    C = tir.decl_buffer((16, 16), "float32", "C")
+    FC = buf1d("FC", 256, scope="wmma.accumulator")
+    tx = var("tx")
+    body = bind(tx, 32, "threadIdx.x", Allocate(FC, seq(
+        S.Evaluate(tir.call_intrin("handle", "tir.tvm_fill_fragment", FC.data, 16, 16, 16, 0, 1.0)),
+        S.Evaluate(tir.call_intrin("handle", "tir.tvm_store_matrix_sync", FC.data, 16, 16, 16, 0,
+                                   C.access_ptr("w"), 16, "row_major")))))
+    mod = split_host_device(lowered_func("fill", [A, C], body))
+    k = mod["fill_kernel0"]
+    assert k.params == (C.data,)
+    assert [int(x) for x in k.buffer_map[C.data].shape] == [256]

@@ -240,3 +240,27 @@ def test_sync_double_buffer_write_is_a_write_across_iterations():
     plain = BufferStore(AS, c(1.0), (tir.floormod(ko + 1, 2) * 16 + tx.var,))
     g3 = insert_thread_sync(f.with_body(thread_extent(tx, Allocate(AS, loop(ko, 4, seq(read, plain))))))
     assert count_syncs(find_loop(g3.body, "ko").body) == 2
+
+
+def test_sync_before_an_intrinsic_reading_shared_memory_through_access_ptr():
+    """A tensor-core load reads its tile through ``access_ptr("r")``: a read of the
+    shared buffer like any load, so the fetch before it needs a barrier."""
+    A, C = buf1d("A", 256, "float16"), buf1d("C", 256)
+    AS = buf1d("AS", 256, "float16", scope="shared")
+    FA = buf1d("FA", 256, "float16", scope="wmma.matrix_a")
+    FC = buf1d("FC", 256, "float16", scope="wmma.accumulator")
+    tx, i = thread_iv("threadIdx.x", 32), var("i")
+    fetch = loop(i, 8, BufferStore(AS, A[i * 32 + tx.var], (i * 32 + tx.var,)))
+    load = S.Evaluate(tir.call_intrin("handle", "tir.tvm_load_matrix_sync", FA.data, 16, 16, 16, 0,
+                                      AS.access_ptr("r"), 16, "row_major"))
+
+    def body(*stmts):
+        return thread_extent(tx, Allocate(AS, Allocate(FA, Allocate(FC, seq(*stmts)))))
+
+    f = kernel("k", [A, C], body(fetch, load))
+    tir.assert_structural_equal(insert_thread_sync(f).body, body(fetch, SYNC, load))
+    # a write through access_ptr("w") after a read is a WAR hazard too
+    write = S.Evaluate(tir.call_intrin("handle", "tir.tvm_store_matrix_sync", FC.data, 16, 16, 16, 0,
+                                       AS.access_ptr("w"), 16, "row_major"))
+    g = kernel("k", [A, C], body(load, write))
+    tir.assert_structural_equal(insert_thread_sync(g).body, body(load, SYNC, write))

@@ -1,0 +1,206 @@
+"""Tensor-core calls for the emulator, TIR to TIR: each becomes plain loops.
+
+On a GPU a fragment is spread over the 32 lanes of a warp and every lane calls
+the wmma functions with the same arguments.  Here lane 0 of each warp does the
+warp's work alone, on whole fragments: a fragment buffer (``wmma.matrix_a`` ...)
+becomes a ``local`` array of the same element count, element ``(r, c)`` of
+fragment ``i`` at ``i * rows * cols + r * cols + c`` (matrix_a: m x k, matrix_b:
+k x n, accumulator: m x n).  The other lanes skip the calls: a fragment is only
+ever seen through ``tvm_store_matrix_sync``, which lane 0 does for the warp, so
+nothing observable changes (and the checker sees one writer per warp).  Each call
+becomes
+
+* ``tvm_fill_fragment`` stores the value into every element;
+* ``tvm_load_matrix_sync`` copies the matrix from memory (``row_major``: element
+  ``(r, c)`` at ``ptr + r * stride + c``; ``col_major``: at ``ptr + c * stride + r``);
+* ``tvm_mma_sync`` computes ``d = a x b + c`` element by element, products and sums
+  in float32 (the tensor cores' exact fp16 products, accumulated in fp32; an fp16
+  accumulator is rounded once per call);
+* ``tvm_store_matrix_sync`` writes the matrix back.
+
+The fragment shapes come from the
+``fragment_shape`` attributes of ``infer_fragment`` (the CUDA pipeline's).
+"""
+from __future__ import annotations
+
+from ...tir import expr as E
+from ...tir import keys
+from ...tir import stmt as S
+from ...tir.analysis import allocations
+from ...tir.functor import IRMutator, post_order_visit
+
+
+def _int(v) -> E.IntImm:
+    return E.IntImm("int32", int(v))
+
+
+def has_wmma(body) -> bool:
+    found = []
+    post_order_visit(body, lambda n: found.append(n) if isinstance(n, E.Call) and n.op in keys.WMMA_INTRINSICS
+                     else None)
+    return bool(found)
+
+
+def _dims(scope, shape) -> tuple:
+    """(rows, cols) of one fragment of ``scope``."""
+    m, n, k = shape
+    return {keys.WMMA_MATRIX_A: (m, k), keys.WMMA_MATRIX_B: (k, n)}.get(scope, (m, n))
+
+
+class _LowerWMMA(IRMutator):
+    def __init__(self, kernel_name, buffers, lane, sim_error):
+        super().__init__()
+        self.kernel_name = kernel_name
+        self.buffers = buffers        # data Var -> Buffer (parameters and allocations)
+        self.lane = lane              # the thread's lane in its warp (an expression)
+        self.sim_error = sim_error
+        self.shape = {}               # fragment data Var -> (m, n, k)
+        self.local = {}               # fragment data Var -> its local twin
+        self.counter = 0
+
+    # -- fragments become local arrays ------------------------------------------------
+    def twin(self, var):
+        buf = self.local.get(var)
+        if buf is None:
+            raise self.sim_error(f"kernel {self.kernel_name}: {var} is used as a tensor-core fragment but is not a "
+                                 "wmma buffer allocated in the kernel")
+        return buf
+
+    def visit_AttrStmt(self, s):
+        if s.attr_key == keys.FRAGMENT_SHAPE:
+            self.shape[s.node] = tuple(int(x) for x in s.value.value.split(","))
+            return self.visit(s.body)
+        if s.attr_key == keys.FRAGMENT_LAYOUT:
+            return self.visit(s.body)
+        return super().generic_visit(s)
+
+    def visit_Allocate(self, s):
+        buf = s.buffer
+        if buf.scope not in keys.WMMA_SCOPES:
+            return self.generic_visit(s)
+        if buf.data not in self.shape:
+            raise self.sim_error(f"kernel {self.kernel_name}: fragment {buf.name!r} has no fragment_shape "
+                                 "attribute; run the CUDA pipeline (its infer_fragment pass) first")
+        twin = S.Buffer(buf.name, buf.dtype, buf.shape, buf.data, keys.LOCAL)
+        self.local[buf.data] = twin
+        return S.Allocate(twin, self.visit(s.body))
+
+    # -- the calls --------------------------------------------------------------------
+    def visit_Evaluate(self, s):
+        call = s.value
+        if not isinstance(call, E.Call) or call.op not in keys.WMMA_INTRINSICS:
+            return self.generic_visit(s)
+        # one lane per warp does the warp's work: a fragment is seen only through
+        # tvm_store_matrix_sync, and every lane's fragments would hold the same values
+        return S.IfThenElse(E.EQ(self.lane, _int(0)), getattr(self, "lower_" + call.op)(call))
+
+    def loop(self, name, extent, body_of):
+        self.counter += 1
+        v = E.Var(f"wmma_{name}{self.counter}", "int32")
+        return S.For(v, _int(0), _int(extent), S.ForKind.SERIAL, body_of(v))
+
+    def memory(self, ptr, call):
+        """(buffer, element offset) of the address ``ptr`` handed to a load or store."""
+        if isinstance(ptr, E.Call) and ptr.op == keys.ACCESS_PTR:
+            ann, data, offset = ptr.args[0], ptr.args[1], ptr.args[2]
+            buf = self.buffers.get(data)
+            if buf is None:
+                raise self.sim_error(f"kernel {self.kernel_name}: `{call}` reads or writes through {data}, which "
+                                     "is neither a parameter nor an allocation of the kernel")
+            if ann.dtype != buf.dtype:
+                raise self.sim_error(f"kernel {self.kernel_name}: `{call}` views {buf.name!r} ({buf.dtype}) as "
+                                     f"{ann.dtype}; the emulator needs the buffer's own element type")
+            return buf, offset
+        raise self.sim_error(f"kernel {self.kernel_name}: `{call}`: the emulator follows pointers given as "
+                             "buf.access_ptr(...); pass the address that way")
+
+    def lower_tvm_fill_fragment(self, call):
+        frag = self.twin(call.args[0])
+        rows, cols = _dims(self.original_scope[frag.data], self.shape[frag.data])
+        index, value = call.args[4], call.args[5]
+        base = E.Mul(index, _int(rows * cols))
+        value = value if value.dtype == frag.dtype else E.Cast(frag.dtype, value)
+        return self.loop("i", rows * cols, lambda i: S.BufferStore(frag, value, (E.Add(base, i),)))
+
+    def _matrix(self, call, store):
+        frag = self.twin(call.args[0])
+        rows, cols = _dims(self.original_scope[frag.data], self.shape[frag.data])
+        index, ptr, stride, layout = call.args[4], call.args[5], call.args[6], call.args[7].value
+        mem, offset = self.memory(ptr, call)
+
+        def body(r, c):
+            at = E.Add(offset, E.Add(E.Mul(r, stride), c) if layout == "row_major" else E.Add(E.Mul(c, stride), r))
+            f_at = E.Add(E.Add(E.Mul(index, _int(rows * cols)), E.Mul(r, _int(cols))), c)
+            if store:
+                value = E.BufferLoad(frag, (f_at,))
+                if value.dtype != mem.dtype:
+                    value = E.Cast(mem.dtype, value)
+                return S.BufferStore(mem, value, (at,))
+            value = E.BufferLoad(mem, (at,))
+            if value.dtype != frag.dtype:
+                value = E.Cast(frag.dtype, value)
+            return S.BufferStore(frag, value, (f_at,))
+
+        return self.loop("r", rows, lambda r: self.loop("c", cols, lambda c: body(r, c)))
+
+    def lower_tvm_load_matrix_sync(self, call):
+        return self._matrix(call, store=False)
+
+    def lower_tvm_store_matrix_sync(self, call):
+        return self._matrix(call, store=True)
+
+    def lower_tvm_mma_sync(self, call):
+        d, di, a, ai, b, bi, c, ci = call.args
+        d, a, b, c = (self.twin(x) for x in (d, a, b, c))
+        m, n, k = self.shape[d.data]
+        acc = S.Buffer(f"wmma_acc{self.counter}", "float32", (_int(1),), E.Var(f"wmma_acc{self.counter}", "handle"),
+                       keys.LOCAL)
+        zero = (_int(0),)
+
+        def f32(x):
+            return x if x.dtype == "float32" else E.Cast("float32", x)
+
+        def cell(i, j):
+            at_c = E.Add(E.Add(E.Mul(ci, _int(m * n)), E.Mul(i, _int(n))), j)
+            at_d = E.Add(E.Add(E.Mul(di, _int(m * n)), E.Mul(i, _int(n))), j)
+
+            def step(kk):
+                x = f32(E.BufferLoad(a, (E.Add(E.Add(E.Mul(ai, _int(m * k)), E.Mul(i, _int(k))), kk),)))
+                y = f32(E.BufferLoad(b, (E.Add(E.Add(E.Mul(bi, _int(k * n)), E.Mul(kk, _int(n))), j),)))
+                return S.BufferStore(acc, E.Add(E.BufferLoad(acc, zero), E.Mul(x, y)), zero)
+
+            out = E.BufferLoad(acc, zero)
+            return S.seq(S.BufferStore(acc, f32(E.BufferLoad(c, (at_c,))), zero),
+                         self.loop("k", k, step),
+                         S.BufferStore(d, out if d.dtype == "float32" else E.Cast(d.dtype, out), (at_d,)))
+
+        nest = self.loop("i", m, lambda i: self.loop("j", n, lambda j: cell(i, j)))
+        return S.Allocate(acc, nest)
+
+
+def lower_wmma(body, func, lane, sim_error):
+    """Rewrite the tensor-core calls and fragments of a kernel body (see the module docs).
+
+    Parameters
+    ----------
+    body : Stmt
+        The kernel body (thread attributes stripped).
+    func : PrimFunc
+        The kernel (its parameters' buffers).
+    lane : PrimExpr
+        The calling thread's lane in its warp.
+    sim_error : type
+        The exception to raise (the emulator's ``SimError``).
+
+    Returns
+    -------
+    Stmt
+    """
+    buffers = {b.data: b for b in func.buffer_map.values()}
+    buffers.update({b.data: b for b in allocations(body)})
+    low = _LowerWMMA(func.name, buffers, lane, sim_error)
+    low.original_scope = {b.data: b.scope for b in allocations(body, keys.WMMA_SCOPES)}
+    return low.visit(body)
+
+
+__all__ = ["has_wmma", "lower_wmma"]

@@ -1,0 +1,348 @@
+"""Tensor cores through tensorize: wmma fragments (``wmma.matrix_a`` / ``matrix_b`` /
+``accumulator`` scopes) and the four wmma intrinsics, from a TE schedule to CUDA C
+compiled for sm_80 and sm_90, run on the emulator against numpy.
+
+The convolution is the schedule of TVM's tensor-core tutorial (opt_conv_tensorcore)
+at small sizes, written with tecc's names; the dense layers are
+``topi.cuda.dense_tensorcore`` with its knobs.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import tecc
+from tecc import te, tir
+from tecc.contrib import nvcc
+from tecc.errors import LoweringError, TeccTypeError
+from tecc.topi.cuda.dense_tensorcore import dense_tensorcore, schedule_dense_tensorcore
+from tecc.topi.utils import TopiError
+from tecc.tuner.task.space import InstantiationError
+from irhelpers import build_all_arches
+
+BLOCK = 16
+
+
+# ---------------------------------------------------------------------------------
+# the tutorial's convolution: NHWC in 16x16 blocks, float16 in, float32 out
+# ---------------------------------------------------------------------------------
+def _load_intrin(scope, n=BLOCK):
+    A = te.placeholder((n, n), name="A", dtype="float16")
+    BA = tir.decl_buffer(A.shape, A.dtype, scope="shared", data_alignment=32, offset_factor=256)
+    C = te.compute((n, n), lambda i, j: A[i, j], name="C")
+    BC = tir.decl_buffer(C.shape, C.dtype, scope=scope, data_alignment=32, offset_factor=256)
+
+    def intrin_func(ins, outs):
+        ib = tir.ir_builder.create()
+        ib.emit(tir.call_intrin("handle", "tir.tvm_load_matrix_sync", outs[0].data, n, n, n,
+                                outs[0].elem_offset // 256, ins[0].access_ptr("r"), n, "row_major"))
+        return ib.get()
+
+    return te.decl_tensor_intrin(C.op, intrin_func, binds={A: BA, C: BC})
+
+
+def _gemm_intrin(n=BLOCK):
+    A = te.placeholder((n, n), name="A", dtype="float16")
+    B = te.placeholder((n, n), name="B", dtype="float16")
+    k = te.reduce_axis((0, n), name="k")
+    C = te.compute((n, n), lambda i, j: te.sum(A[i, k].astype("float") * B[k, j].astype("float"), axis=k), name="C")
+    binds = {t: tir.decl_buffer(t.shape, t.dtype, name=name, scope=scope, data_alignment=32, offset_factor=256)
+             for t, name, scope in ((A, "BA", "wmma.matrix_a"), (B, "BB", "wmma.matrix_b"),
+                                    (C, "BC", "wmma.accumulator"))}
+
+    def intrin_func(ins, outs):
+        (ba, bb), (bc,) = ins, outs
+
+        def emit(*args):
+            ib = tir.ir_builder.create()
+            ib.emit(tir.call_intrin("handle", *args))
+            return ib.get()
+
+        init = emit("tir.tvm_fill_fragment", bc.data, n, n, n, bc.elem_offset // 256, 0.0)
+        update = emit("tir.tvm_mma_sync", bc.data, bc.elem_offset // 256, ba.data, ba.elem_offset // 256, bb.data,
+                      bb.elem_offset // 256, bc.data, bc.elem_offset // 256)
+        return update, init, update
+
+    return te.decl_tensor_intrin(C.op, intrin_func, binds=binds)
+
+
+def _store_intrin(n=BLOCK):
+    A = te.placeholder((n, n), name="A", dtype="float32")
+    BA = tir.decl_buffer(A.shape, A.dtype, scope="wmma.accumulator", data_alignment=32, offset_factor=256)
+    C = te.compute((n, n), lambda i, j: A[i, j], name="C")
+    BC = tir.decl_buffer(C.shape, C.dtype, scope="global", data_alignment=32, offset_factor=256)
+
+    def intrin_func(ins, outs):
+        ib = tir.ir_builder.create()
+        ib.emit(tir.call_intrin("handle", "tir.tvm_store_matrix_sync", ins[0].data, n, n, n,
+                                ins[0].elem_offset // 256, outs[0].access_ptr("w"), n, "row_major"))
+        return ib.get()
+
+    return te.decl_tensor_intrin(C.op, intrin_func, binds={A: BA, C: BC})
+
+
+def conv_tensorcore(batch, size, channels, tensorize=("AF", "WF", "Conv", "ConvF")):
+    """The tutorial's 3x3 convolution (pad 1) and schedule; ``tensorize`` names the
+    stages whose loops become wmma calls (all of them for a working kernel)."""
+    ic_b = oc_b = channels // BLOCK
+    data_shape = (batch // BLOCK, size, size, ic_b, BLOCK, BLOCK)
+    kernel_shape = (3, 3, ic_b, oc_b, BLOCK, BLOCK)
+    out_shape = (batch // BLOCK, size, size, oc_b, BLOCK, BLOCK)
+    kh, kw = te.reduce_axis((0, 3), name="kh"), te.reduce_axis((0, 3), name="kw")
+    ic, ii = te.reduce_axis((0, ic_b), name="ic"), te.reduce_axis((0, BLOCK), name="ii")
+    A = te.placeholder(data_shape, name="A", dtype="float16")
+    W = te.placeholder(kernel_shape, name="W", dtype="float16")
+    Apad = te.compute((batch // BLOCK, size + 2, size + 2, ic_b, BLOCK, BLOCK),
+                      lambda n, h, w, i, nn, ii: tir.if_then_else(
+                          tir.all(h >= 1, h - 1 < size, w >= 1, w - 1 < size), A[n, h - 1, w - 1, i, nn, ii],
+                          tir.const(0.0, "float16")), name="Apad")
+    Conv = te.compute(out_shape, lambda n, h, w, o, nn, oo: te.sum(
+        Apad[n, h + kh, w + kw, ic, nn, ii].astype("float32") * W[kh, kw, ic, o, ii, oo].astype("float32"),
+        axis=[ic, kh, kw, ii]), name="Conv")
+    s = te.create_schedule(Conv.op)
+    s[Apad].compute_inline()
+    AS = s.cache_read(Apad, "shared", [Conv])
+    WS = s.cache_read(W, "shared", [Conv])
+    AF = s.cache_read(AS, "wmma.matrix_a", [Conv])
+    WF = s.cache_read(WS, "wmma.matrix_b", [Conv])
+    ConvF = s.cache_write(Conv, "wmma.accumulator")
+    block_row_warps, block_col_warps, warp_row_tiles, warp_col_tiles, chunk = 4, 2, 2, 4, 2
+    tx, ty, tz = te.thread_axis("threadIdx.x"), te.thread_axis("threadIdx.y"), te.thread_axis("threadIdx.z")
+    nc, hc, wc, oc, nnc, ooc = Conv.op.axis
+    block_k = s[Conv].fuse(hc, wc)
+    s[Conv].bind(block_k, te.thread_axis("blockIdx.z"))
+    nc, nci = s[Conv].split(nc, factor=warp_row_tiles)
+    block_i, nc = s[Conv].split(nc, factor=block_row_warps)
+    oc, oci = s[Conv].split(oc, factor=warp_col_tiles)
+    block_j, oc = s[Conv].split(oc, factor=block_col_warps)
+    s[Conv].reorder(block_k, block_i, block_j, nc, oc, nci, oci, nnc, ooc)
+    s[Conv].bind(block_i, te.thread_axis("blockIdx.x"))
+    s[Conv].bind(block_j, te.thread_axis("blockIdx.y"))
+    s[Conv].bind(nc, ty)
+    s[Conv].bind(oc, tz)
+    s[ConvF].compute_at(s[Conv], oc)
+    n, h, w, o, nnf, oof = ConvF.op.axis
+    ko, ki = s[ConvF].split(ic, factor=chunk)
+    s[ConvF].reorder(ko, kh, ki, kw, n, o, nnf, oof, ii)
+    s[AF].compute_at(s[ConvF], kw)
+    s[WF].compute_at(s[ConvF], kw)
+    s[AS].compute_at(s[ConvF], kh)
+    n, h, w, i, nn, ii = AS.op.axis
+    tx_, xo = s[AS].split(n, nparts=block_row_warps)
+    ty_, yo = s[AS].split(xo, nparts=block_col_warps)
+    t = s[AS].fuse(nn, ii)
+    to, ti = s[AS].split(t, factor=32)
+    s[AS].bind(tx_, ty)
+    s[AS].bind(ty_, tz)
+    s[AS].bind(ti, tx)
+    s[WS].compute_at(s[ConvF], kh)
+    kh_, kw_, ic_, o, ii, oo = WS.op.axis
+    tx_, xo = s[WS].split(o, nparts=block_row_warps)
+    ty_, yo = s[WS].split(xo, nparts=block_col_warps)
+    t = s[WS].fuse(ii, oo)
+    to, ti = s[WS].split(t, nparts=32)
+    s[WS].bind(tx_, ty)
+    s[WS].bind(ty_, tz)
+    s[WS].bind(to, tx)
+    s[WS].vectorize(ti)
+    intrins = {"AF": (AF, AF.op.axis[-2], lambda: _load_intrin("wmma.matrix_a")),
+               "WF": (WF, WF.op.axis[-2], lambda: _load_intrin("wmma.matrix_b")),
+               "Conv": (Conv, nnc, _store_intrin), "ConvF": (ConvF, nnf, _gemm_intrin)}
+    for name in tensorize:
+        stage, axis, make = intrins[name]
+        s[stage].tensorize(axis, make())
+    return s, (A, W, Conv), (data_shape, kernel_shape, out_shape)
+
+
+def conv_reference(a, w, size):
+    ap = np.pad(a.astype(np.float32), ((0, 0), (1, 1), (1, 1), (0, 0), (0, 0), (0, 0)))
+    out = 0
+    for kh in range(3):
+        for kw in range(3):
+            out = out + np.einsum("nhwcij,cojk->nhwoik", ap[:, kh:kh + size, kw:kw + size],
+                                  w[kh, kw].astype(np.float32))
+    return out
+
+
+def _run(mod, *arrays, out_shape, out_dtype="float32"):
+    dev = tecc.cuda(0)
+    out = tecc.nd.array(np.full(out_shape, np.nan, out_dtype), dev)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # "runs on the CPU emulation"
+        mod(*(tecc.nd.array(a, dev) for a in arrays), out)
+    return out.numpy()
+
+
+@pytest.mark.parametrize("batch, size, channels", [(128, 2, 128), (32, 3, 64)])
+def test_tutorial_convolution_on_tensor_cores_matches_numpy(batch, size, channels):
+    """(32, 3, 64): the block's warp tiles overhang the shape, so the fragment calls
+    sit under warp-uniform guards."""
+    s, args, (dshape, kshape, oshape) = conv_tensorcore(batch, size, channels)
+    mod = build_all_arches(s, list(args))
+    src = mod.get_source("cuda")
+    assert "#include <mma.h>" in src
+    assert "nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, __half, nvcuda::wmma::row_major>" in src
+    assert "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> Conv_wmma_accumulator[8];" in src
+    for call in ("fill_fragment", "load_matrix_sync", "mma_sync", "store_matrix_sync"):
+        assert f"nvcuda::wmma::{call}(" in src
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, dshape).astype("float16")
+    w = rng.uniform(-1, 1, kshape).astype("float16")
+    got = _run(mod, a, w, out_shape=oshape)
+    np.testing.assert_allclose(got, conv_reference(a, w, size), rtol=1e-4, atol=1e-3)
+
+
+def test_shared_tiles_are_fenced_before_the_fragments_load_them():
+    """The fragment loads read shared memory through access_ptr: the barrier pass
+    must see those reads (a race the checker finds otherwise)."""
+    s, args, (dshape, kshape, oshape) = conv_tensorcore(32, 2, 32)
+    mod = tecc.build(s, list(args), "cuda -arch=sm_80")
+    body = mod.get_source("cuda").split("__global__")[1]
+    store = body.index("W_shared[")
+    load = body.index("load_matrix_sync(W_shared_wmma_matrix_b")
+    assert "__syncthreads();" in body[store:load]
+    a = np.ones(dshape, "float16")
+    w = np.ones(kshape, "float16")
+    out = np.zeros(oshape, "float32")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert mod.check(a, w, out) == []
+
+
+def test_a_fragment_stage_left_untensorized_is_refused_with_its_name():
+    s, args, _ = conv_tensorcore(32, 2, 32, tensorize=("WF", "Conv", "ConvF"))
+    with pytest.raises(LoweringError, match=r"fragment 'Apad\.shared\.wmma\.matrix_a' \(wmma\.matrix_a\): written "
+                                            r"element by element .*tensorize the loops of the stage"):
+        tecc.build(s, list(args), "cuda -arch=sm_80")
+
+
+def test_fragments_need_sm_70_or_later():
+    s, args, _ = conv_tensorcore(32, 2, 32)
+    with pytest.raises(LoweringError, match=r"needs tensor cores, which sm_61 lacks; compile for sm_70 or later"):
+        tecc.build(s, list(args), "cuda -arch=sm_61")
+
+
+# ---------------------------------------------------------------------------------
+# topi.cuda.dense_tensorcore
+# ---------------------------------------------------------------------------------
+def _dense_task(M, K, N, out_dtype="float32"):
+    return tecc.autotvm.task.create("dense_tensorcore.cuda", args=(("TENSOR", (M, K), "float16"),
+                                                                    ("TENSOR", (N, K), "float16"), None, out_dtype),
+                                    target="cuda")
+
+
+def _point(task, **values):
+    space = task.config_space
+    knob = [next(i for i, e in enumerate(dim.entities) if e.val == values[name]) if name in values else 0
+            for name, dim in space.space_map.items()]
+    return space.get(space.knob2point(knob))
+
+
+def _dense_inputs(M, K, N, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-1, 1, (M, K)).astype("float16"), rng.uniform(-1, 1, (N, K)).astype("float16")
+
+
+@pytest.mark.parametrize("wmma_m", [16, 32, 8])
+def test_dense_tensorcore_each_fragment_shape(wmma_m):
+    M, K, N = 64, 64, 64
+    task = _dense_task(M, K, N)
+    cfg = _point(task, wmma_m=wmma_m, block_row_warps=2, block_col_warps=1, warp_row_tiles=1, warp_col_tiles=2,
+                 chunk=2, offset=8, offsetCS=8, vec=4)
+    assert task.config_space.is_index_valid(cfg.index)
+    with tecc.target.Target("cuda"):
+        s, args = task.instantiate(cfg)
+    mod = build_all_arches(s, args)
+    fm, fn, _ = {16: (16, 16, 16), 32: (32, 8, 16), 8: (8, 32, 16)}[wmma_m]
+    assert f"nvcuda::wmma::matrix_b, {fm}, {fn}, 16, __half, nvcuda::wmma::col_major>" in mod.get_source("cuda")
+    a, w = _dense_inputs(M, K, N)
+    got = _run(mod, a, w, out_shape=(M, N))
+    np.testing.assert_allclose(got, a.astype(np.float32) @ w.astype(np.float32).T, rtol=1e-5, atol=1e-4)
+
+
+def test_dense_tensorcore_fallback_with_bias_relu_fused_and_float16_out():
+    M, K, N = 32, 48, 96
+    A = te.placeholder((M, K), "float16", name="A")
+    W = te.placeholder((N, K), "float16", name="W")
+    B = te.placeholder((N,), "float16", name="bias")
+    with tecc.target.Target("cuda"):
+        out = tecc.topi.nn.relu(dense_tensorcore(A, W, B, "float16"))
+        s = schedule_dense_tensorcore([out])
+    mod = build_all_arches(s, [A, W, B, out])
+    assert "nvcuda::wmma::accumulator, 16, 16, 16, __half>" in mod.get_source("cuda")
+    a, w = _dense_inputs(M, K, N, seed=1)
+    b = np.random.default_rng(2).uniform(-1, 1, N).astype("float16")
+    got = _run(mod, a, w, b, out_shape=(M, N), out_dtype="float16")
+    want = np.maximum(a.astype(np.float32) @ w.astype(np.float32).T + b.astype(np.float32), 0)
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-2, atol=2e-2)
+
+
+def test_dense_tensorcore_space_refuses_tiles_that_do_not_divide():
+    task = _dense_task(32, 32, 32)
+    space = task.config_space
+    bad = _point(task, wmma_m=16, block_row_warps=4)  # a 64-row tile over 32 rows
+    assert not space.is_index_valid(bad.index)
+    assert 0 < space.num_valid() < len(space)
+    with tecc.target.Target("cuda"), pytest.raises(
+            InstantiationError, match=r"its block tile does not divide \(batch, out_dim\) = \(32, 32\)"):
+        task.instantiate(bad)
+
+
+@pytest.mark.parametrize("args, match", [
+    ((("float32", "float16"), (32, 32, 32), "float32"), r"data and weight must be float16"),
+    ((("float16", "float16"), (32, 32, 32), "int32"), r"out_dtype must be 'float32' or 'float16'"),
+    ((("float16", "float16"), (20, 32, 32), "float32"), r"\(20, 32, 32\) is not a multiple of any wmma tile"),
+])
+def test_dense_tensorcore_refuses_what_no_fragment_computes(args, match):
+    (da, dw), (M, K, N), out_dtype = args
+    A = te.placeholder((M, K), da, name="A")
+    W = te.placeholder((N, K), dw, name="W")
+    with tecc.target.Target("cuda"), pytest.raises(TopiError, match=match):
+        dense_tensorcore(A, W, None, out_dtype)
+
+
+# ---------------------------------------------------------------------------------
+# the intrinsics' own checks, and the TVM helpers around them
+# ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("args, match", [
+    ((16, 16, 8), r"fragment shape m, n, k = 16, 16, 8 is not one wmma has; use one of 16x16x16, 32x8x16, 8x32x16"),
+    ((16, 16, 16, "diagonal"), r"layout must be 'row_major' or 'col_major', got 'diagonal'"),
+    ((16, 16), r"takes 8 arguments"),
+])
+def test_wmma_intrinsic_arguments_are_checked(args, match):
+    frag = tir.decl_buffer((256,), "float16", name="F", scope="wmma.matrix_a")
+    src = tir.decl_buffer((256,), "float16", name="S", scope="shared")
+    shape = args[:3] if len(args) >= 3 else args
+    layout = args[3] if len(args) == 4 else "row_major"
+    call_args = (frag.data, *shape, 0, src.access_ptr("r"), 16, layout) if len(args) >= 3 else (frag.data, *shape)
+    with pytest.raises(TeccTypeError, match=match):
+        tir.call_intrin("handle", "tir.tvm_load_matrix_sync", *call_args)
+
+
+def test_have_tensorcore_as_tvm():
+    assert nvcc.have_tensorcore("8.0") and nvcc.have_tensorcore("7.0") and not nvcc.have_tensorcore("6.1")
+    assert nvcc.have_tensorcore(target=tecc.target.Target("cuda -arch=sm_90"))
+    assert not nvcc.have_tensorcore(target=tecc.target.Target("cuda -arch=sm_61"))
+    if not tecc.cuda(0).exist:
+        with pytest.warns(UserWarning, match="no CUDA architecture"):
+            assert not nvcc.have_tensorcore()
+
+
+@pytest.mark.gpu
+def test_tensor_core_kernels_on_the_gpu():
+    s, args, (dshape, kshape, oshape) = conv_tensorcore(128, 2, 128)
+    mod = tecc.build(s, list(args), "cuda")
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-1, 1, dshape).astype("float16")
+    w = rng.uniform(-1, 1, kshape).astype("float16")
+    np.testing.assert_allclose(_run(mod, a, w, out_shape=oshape), conv_reference(a, w, 2), rtol=1e-3, atol=1e-2)
+    M, K, N = 256, 128, 192
+    A = te.placeholder((M, K), "float16", name="A")
+    W = te.placeholder((N, K), "float16", name="W")
+    with tecc.target.Target("cuda"):
+        out = dense_tensorcore(A, W, None, "float32")
+        s = schedule_dense_tensorcore([out])
+    mod = tecc.build(s, [A, W, out], "cuda")
+    a, w = _dense_inputs(M, K, N)
+    np.testing.assert_allclose(_run(mod, a, w, out_shape=(M, N)), a.astype(np.float32) @ w.astype(np.float32).T,
+                               rtol=1e-3, atol=1e-2)

@@ -1,0 +1,250 @@
+"""Dense layers on tensor cores: ``dense_tensorcore`` and its tunable schedule
+(TVM's ``dense_tensorcore.cuda`` template and knobs).
+
+``out[i, j] = sum_k data[i, k] * weight[j, k]`` with float16 operands, accumulated in
+float32 (``out_dtype="float32"``) or float16, computed by wmma fragments:
+
+* a block of ``block_row_warps x block_col_warps`` warps computes a tile of
+  ``block_row_warps * warp_row_tiles * m`` rows by ``block_col_warps *
+  warp_col_tiles * n`` columns; each warp keeps ``warp_row_tiles x
+  warp_col_tiles`` accumulator fragments;
+* the reduction goes ``chunk`` fragments of ``k = 16`` at a time: the block's rows
+  of ``data`` and of ``weight`` are staged in shared memory (rows padded by
+  ``offset`` elements against bank conflicts), every thread loading ``vec``
+  elements at a time; each warp loads its fragments from there (``weight`` rows as
+  a column-major ``matrix_b``) and multiplies;
+* the accumulators go back through shared memory (rows padded by ``offsetCS``),
+  from where the block writes the output -- and the element-wise operations fused
+  after it (bias, activation) -- ``vec`` elements per thread.
+
+``wmma_m`` picks the fragment shape: ``16x16x16``, ``32x8x16`` or ``8x32x16``.
+The shapes must be whole multiples of it (batch of ``m``, ``in_dim`` of 16,
+``out_dim`` of ``n``); :func:`dense_tensorcore` refuses others with the fix.
+"""
+from __future__ import annotations
+
+from ... import te
+from ...tuner.task.space import OtherOptionEntity
+from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
+from .. import nn, tag
+from ..tunable import schedule_anchor
+from ..utils import TopiError, get_const_tuple
+from .tensor_intrin import (
+    intrin_wmma_gemm, intrin_wmma_load_matrix_A, intrin_wmma_load_matrix_W, intrin_wmma_store_matrix,
+)
+from .utils import BlockBudget
+
+#: wmma_m -> the fragment shape (m, n, k) for float16 operands
+WMMA_SHAPES = {16: (16, 16, 16), 32: (32, 8, 16), 8: (8, 32, 16)}
+WARP_SIZE = 32
+
+
+def _shapes_fitting(batch, in_dim, out_dim) -> list:
+    """The wmma_m values whose fragments tile the product exactly."""
+    return [m for m, (fm, fn, fk) in WMMA_SHAPES.items() if batch % fm == 0 and out_dim % fn == 0 and in_dim % fk == 0]
+
+
+@register_topi_compute("dense_tensorcore.cuda")
+def dense_tensorcore(cfg, data, weight, bias=None, out_dtype=None):
+    """The dense compute for :func:`schedule_dense_tensorcore`: float16 ``data``
+    ``[batch, in_dim]`` and ``weight`` ``[out_dim, in_dim]``; ``out_dtype``
+    ``"float32"`` or ``"float16"`` (the default, ``data``'s, as TVM).
+
+    Raises
+    ------
+    TopiError
+        For other dtypes, or shapes that no wmma fragment shape tiles (a batch a
+        multiple of 8, 16 or 32 with ``out_dim`` a multiple of 32, 16 or 8, and
+        ``in_dim`` a multiple of 16).
+    """
+    out_dtype = out_dtype or data.dtype
+    if data.dtype != "float16" or weight.dtype != "float16":
+        raise TopiError(f"dense_tensorcore: data and weight must be float16 (the tensor cores' operands here), got "
+                        f"{data.dtype} and {weight.dtype}; cast them with topi.cast(x, 'float16')")
+    if out_dtype not in ("float16", "float32"):
+        raise TopiError(f"dense_tensorcore: out_dtype must be 'float32' or 'float16' (the accumulator's type), got "
+                        f"{out_dtype!r}")
+    shape = get_const_tuple(data.shape) + get_const_tuple(weight.shape)
+    if len(shape) != 4 or not all(isinstance(d, int) for d in shape):
+        raise TopiError(f"dense_tensorcore: needs 2-D operands of constant shape, got data {data.shape} and weight "
+                        f"{weight.shape}")
+    batch, in_dim, out_dim = shape[0], shape[1], shape[2]
+    if not _shapes_fitting(batch, in_dim, out_dim):
+        raise TopiError(f"dense_tensorcore: (batch, in_dim, out_dim) = {(batch, in_dim, out_dim)} is not a multiple of "
+                        "any wmma tile: (16, 16, 16), (32, 16, 8) or (8, 16, 32); pad the operands (topi.nn.pad) or "
+                        "use topi.cuda.dense")
+    return nn.dense(data, weight, bias, out_dtype)
+
+
+def _define_knobs(cfg, batch, in_dim, out_dim):
+    fitting = _shapes_fitting(batch, in_dim, out_dim)
+    cfg.define_knob("block_row_warps", [1, 2, 4])
+    cfg.define_knob("block_col_warps", [1, 2, 4])
+    cfg.define_knob("warp_row_tiles", [1, 2, 4])
+    cfg.define_knob("warp_col_tiles", [1, 2, 4])
+    cfg.define_knob("chunk", [1, 2, 4, 8])
+    cfg.define_knob("offset", [0, 8])
+    cfg.define_knob("offsetCS", [0, 8])
+    cfg.define_knob("vec", [1, 2, 4, 8])
+    cfg.define_knob("wmma_m", fitting)
+    if cfg.is_fallback:
+        _fallback(cfg, batch, in_dim, out_dim, fitting)
+
+
+def _fallback(cfg, batch, in_dim, out_dim, fitting):
+    """Untuned: 16x16x16 fragments where they fit, 2x2 warps of 2x2 fragments each
+    (a 64x64 tile) shrunk to the shape, 32 elements of k per step, padded shared
+    rows and 16-byte accesses."""
+    m = 16 if 16 in fitting else fitting[0]
+    fm, fn, _ = WMMA_SHAPES[m]
+
+    def largest(candidates, fits):
+        return max([c for c in candidates if fits(c)] or [1])
+
+    brw = largest([1, 2], lambda w: batch % (w * fm) == 0)
+    wrt = largest([1, 2], lambda t: batch % (brw * t * fm) == 0)
+    bcw = largest([1, 2], lambda w: out_dim % (w * fn) == 0)
+    wct = largest([1, 2], lambda t: out_dim % (bcw * t * fn) == 0)
+    chunk = largest([1, 2], lambda c: in_dim % (c * 16) == 0)
+    for name, value in (("block_row_warps", brw), ("block_col_warps", bcw), ("warp_row_tiles", wrt),
+                        ("warp_col_tiles", wct), ("chunk", chunk), ("offset", 8), ("offsetCS", 8), ("vec", 8),
+                        ("wmma_m", m)):
+        cfg[name] = OtherOptionEntity(value)
+
+
+def _fits(entity, budget, shape, in_bytes, out_bytes) -> bool:
+    """Whether a config's block tiles ``shape`` (batch, in_dim, out_dim) exactly and
+    fits ``budget``: its warps, and the shared tiles of both operands plus the
+    output staging."""
+    fm, fn, fk = WMMA_SHAPES[entity["wmma_m"].val]
+    rows = entity["block_row_warps"].val * entity["warp_row_tiles"].val * fm
+    cols = entity["block_col_warps"].val * entity["warp_col_tiles"].val * fn
+    batch, in_dim, out_dim = shape
+    if batch % rows or out_dim % cols or in_dim % (entity["chunk"].val * fk):
+        return False
+    row_len = entity["chunk"].val * fk + entity["offset"].val
+    shared = in_bytes * row_len * (rows + cols) + out_bytes * rows * (cols + entity["offsetCS"].val)
+    threads = (WARP_SIZE, entity["block_row_warps"].val, entity["block_col_warps"].val)
+    return budget.fits(threads, shared)
+
+
+def _schedule(cfg, s, C, out):
+    """Schedule the product ``C`` written through ``out`` (see the module docs)."""
+    A, B = s[C].op.input_tensors
+    batch, out_dim = get_const_tuple(C.shape)
+    in_dim = get_const_tuple(A.shape)[1]
+    _define_knobs(cfg, batch, in_dim, out_dim)
+    in_bytes, out_bytes = 2, 4 if C.dtype == "float32" else 2
+    budget = BlockBudget()
+    cfg.multi_filter(filter=lambda e: _fits(e, budget, (batch, in_dim, out_dim), in_bytes, out_bytes),
+                     reason=f"its block tile does not divide (batch, out_dim) = {(batch, out_dim)} or its k step "
+                            f"in_dim = {in_dim}, or the block does not fit {budget.limits.arch} (block_row_warps x "
+                            "block_col_warps warps, shared tiles of chunk x 16 steps of the block's rows and columns, "
+                            "and the staged output)")
+    cfg.add_flop(2 * batch * in_dim * out_dim)
+    brw, bcw = cfg["block_row_warps"].val, cfg["block_col_warps"].val
+    wrt, wct = cfg["warp_row_tiles"].val, cfg["warp_col_tiles"].val
+    chunk, offset, offset_cs, vec = cfg["chunk"].val, cfg["offset"].val, cfg["offsetCS"].val, cfg["vec"].val
+    fm, fn, fk = WMMA_SHAPES[cfg["wmma_m"].val]
+
+    AS = s.cache_read(A, "shared", [C])
+    BS = s.cache_read(B, "shared", [C])
+    AF = s.cache_read(AS, "wmma.matrix_a", [C])
+    BF = s.cache_read(BS, "wmma.matrix_b", [C])
+    CF = s.cache_write(C, "wmma.accumulator")
+    CS = s.cache_read(CF, "shared", [C])
+    if C.op is not out.op:
+        s[C].compute_inline()
+
+    as_row = chunk * fk + offset
+    cs_row = bcw * wct * fn + offset_cs
+    block_x, block_y = te.thread_axis("blockIdx.x"), te.thread_axis("blockIdx.y")
+    thread_x, thread_y, thread_z = (te.thread_axis(f"threadIdx.{a}") for a in "xyz")
+
+    def spread(stage, *axes):
+        """The threads of the block over the fused ``axes``, ``vec`` elements each."""
+        t = s[stage].fuse(*axes)
+        t, vi = s[stage].split(t, factor=vec)
+        t, tx = s[stage].split(t, factor=WARP_SIZE)
+        t, ty = s[stage].split(t, factor=brw)
+        _, tz = s[stage].split(t, factor=bcw)
+        s[stage].bind(tx, thread_x)
+        s[stage].bind(ty, thread_y)
+        s[stage].bind(tz, thread_z)
+        s[stage].vectorize(vi)
+
+    # the output: a block per tile, written from the staged accumulators
+    i, j = s[out].op.axis
+    bi, ii = s[out].split(i, factor=brw * wrt * fm)
+    bj, jj = s[out].split(j, factor=bcw * wct * fn)
+    s[out].reorder(bi, bj, ii, jj)
+    s[out].bind(bi, block_x)
+    s[out].bind(bj, block_y)
+    spread(out, ii, jj)
+
+    # the accumulators, staged through shared memory: a warp stores its fragments
+    s[CS].compute_at(s[out], bj)
+    ci, cj = CS.op.axis
+    s[CS].storage_align(ci, cs_row - 1, cs_row)
+    ci, cii = s[CS].split(ci, factor=fm)
+    cj, cjj = s[CS].split(cj, factor=fn)
+    ci, ci_t = s[CS].split(ci, factor=wrt)
+    cj, cj_t = s[CS].split(cj, factor=wct)
+    s[CS].reorder(ci, cj, ci_t, cj_t, cii, cjj)
+    s[CS].bind(ci, thread_y)
+    s[CS].bind(cj, thread_z)
+
+    # the warp's product: fragments of C over chunks of k
+    s[CF].compute_at(s[CS], cj)
+    wi, wj = CF.op.axis
+    wi, wii = s[CF].split(wi, factor=fm)
+    wj, wjj = s[CF].split(wj, factor=fn)
+    (k,) = CF.op.reduce_axis
+    k, kk = s[CF].split(k, factor=fk)
+    ko, ki = s[CF].split(k, factor=chunk)
+    s[CF].reorder(ko, ki, wi, wj, wii, wjj, kk)
+
+    # fragment loads, one k step at a time
+    s[AF].compute_at(s[CF], ki)
+    ai, ak = AF.op.axis
+    ai, aii = s[AF].split(ai, factor=fm)
+    ak, akk = s[AF].split(ak, factor=fk)
+    s[AF].reorder(ai, ak, aii, akk)
+    s[BF].compute_at(s[CF], ki)
+    bo, bk = BF.op.axis
+    bo, boo = s[BF].split(bo, factor=fn)
+    bk, bkk = s[BF].split(bk, factor=fk)
+    s[BF].reorder(bo, bk, boo, bkk)
+
+    # the shared tiles of both operands, a chunk of k at a time
+    for stage in (AS, BS):
+        s[stage].compute_at(s[CF], ko)
+        r, c = stage.op.axis
+        s[stage].storage_align(r, as_row - 1, as_row)
+        spread(stage, r, c)
+
+    shape = (fm, fn, fk)
+    a_tile = te.placeholder((fm, fk), name="AL_gemm", dtype=A.dtype)
+    b_tile = te.placeholder((fn, fk), name="BL_gemm", dtype=B.dtype)
+    kt = te.reduce_axis((0, fk), name="k_gemm")
+    c_tile = te.compute((fm, fn), lambda x, y: te.sum(a_tile[x, kt].astype(C.dtype) * b_tile[y, kt].astype(C.dtype),
+                                                      axis=kt), name="CL_compute")
+    as_stride, cs_stride = [as_row, 1], [cs_row, 1]
+    af_stride, bf_stride, cf_stride = [fk, 1], [fk, 1], [wct * fn, 1]
+    s[AF].tensorize(aii, intrin_wmma_load_matrix_A(af_stride, as_stride, shape, "row_major", (fm, fk), (fm, fk),
+                                                   A.dtype))
+    s[BF].tensorize(boo, intrin_wmma_load_matrix_W(bf_stride, as_stride, shape, "col_major", (fn, fk), (fn, fk),
+                                                   B.dtype))
+    s[CF].tensorize(wii, intrin_wmma_gemm(a_tile, b_tile, c_tile, af_stride, bf_stride, cf_stride, shape))
+    s[CS].tensorize(cii, intrin_wmma_store_matrix(cs_stride, cf_stride, shape, C.dtype, (fm, fn), (fm, fn)))
+
+
+def _template(cfg, outs):
+    """The schedule of a tensor-core dense layer (and of element-wise ops after it)."""
+    return schedule_anchor(outs, (tag.DENSE,), "schedule_dense_tensorcore",
+                           lambda s, op, out: _schedule(cfg, s, op.output(0), out))
+
+
+schedule_dense_tensorcore = register_topi_schedule("dense_tensorcore.cuda")(_template)
+
+__all__ = ["WMMA_SHAPES", "dense_tensorcore", "schedule_dense_tensorcore"]
