@@ -42,6 +42,8 @@ TASKS = {
                          lambda a, w: T.conv2d_nchw_python(a, w, 1, 1)),
     "batch_matmul.cuda": ((_t((2, 8, 8)), _t((2, 8, 8))), lambda x, y: x @ y.transpose(0, 2, 1)),
     "reduce.cuda": ((_t((6, 40)), 1, False, "sum"), lambda a: a.sum(1)),
+    "dense_tensorcore.cuda": ((_t((32, 32), "float16"), _t((32, 32), "float16"), None, "float32"),
+                              lambda x, w: x.astype("float32") @ w.astype("float32").T),
     "pool2d.cuda": ((_t((1, 2, 7, 7)), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), "max"),
                     lambda a: T.poolnd_python(a, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), "max")),
 }
@@ -49,7 +51,7 @@ TASKS = {
 #: what a refusal before compiling names: the limit that the point breaks
 REFUSALS = re.compile(r"knob 'vec' = \d fits no shared tile .*at most 16 bytes a vector|registers per thread, over the"
                       r"|threads = \d+ > 1024|more than the target's|over the limit of|limit of \d+"
-                      r"|fewer than \d+ threads")
+                      r"|fewer than \d+ threads|its block tile does not divide")
 
 
 def _task(name):

@@ -75,6 +75,11 @@ class PassOptions:
     unroll_max_extent : int
         ``UNROLLED`` loops with a constant extent up to this are unrolled
         explicitly; longer ones stay loops with a ``pragma_unroll`` annotation.
+    unroll_auto_max_step : int
+        Every serial loop of constant extent whose body runs at most this many
+        statements in all is unrolled, as inside ``pragma(axis,
+        "auto_unroll_max_step", n)`` (TVM's ``tir.UnrollLoop`` ``auto_max_step``); 0: only
+        where the pragma asks.
     vectorize : bool
         Rewrite ``VECTORIZED`` loops into vector code; when False they stay
         loops and the backend emits a SIMD pragma.
@@ -99,6 +104,7 @@ class PassOptions:
 
     target_kind: str | None = "c"
     unroll_max_extent: int = 16
+    unroll_auto_max_step: int = 0
     vectorize: bool = True
     max_vector_bytes: int = 64
     target_arch: str | None = None
@@ -239,7 +245,7 @@ def _loop_partition(func, options):
 
 
 def _unroll(func, options):
-    return unroll(func, options.unroll_max_extent)
+    return unroll(func, options.unroll_max_extent, options.unroll_auto_max_step)
 
 
 def _vectorize(func, options):
@@ -517,6 +523,10 @@ _CONFIG_KEYS = {
     "tir.disable_vectorize": "bool: keep vectorized loops as loops with a SIMD pragma",
     "tir.disable_loop_partition": "bool: keep bounds guards inside loops",
     "tir.unroll_max_extent": "int: largest extent unrolled explicitly (default 16)",
+    "tir.UnrollLoop": "dict (TVM's): 'auto_max_step' (int: unroll every serial loop of at most that many "
+                      "statements in all, as the auto_unroll_max_step pragma does), 'auto_max_extent', "
+                      "'auto_max_depth', 'explicit_unroll', 'unroll_local_access' (accepted for TVM's code; tecc's "
+                      "unroller judges by statement count alone)",
     "te.keep_schedule_record": "bool: schedules keep a copy of themselves after each primitive "
                                "(Schedule.schedule_record / primitive_record)",
     "graph.print_after": "graph pass names (or 'all') after which to print the model graph",
@@ -660,6 +670,7 @@ class PassContext:
         return PassOptions(
             target_kind=target_kind,
             unroll_max_extent=max_extent,
+            unroll_auto_max_step=_unroll_loop_config(cfg),
             vectorize=self._enabled("vectorize", vectorize_on),
             max_vector_bytes=max_vector_bytes,
             target_arch=target_arch,
@@ -680,6 +691,31 @@ def _stack():
     if stack is None:
         stack = _state.stack = []
     return stack
+
+
+#: TVM's tir.UnrollLoop fields and their types
+_UNROLL_LOOP_FIELDS = {"auto_max_step": int, "auto_max_depth": int, "auto_max_extent": int, "explicit_unroll": bool,
+                       "unroll_local_access": bool}
+
+
+def _unroll_loop_config(cfg) -> int:
+    """The ``auto_max_step`` of TVM's ``tir.UnrollLoop`` config (0 without one); its
+    other fields are checked and have no effect (see ``_CONFIG_KEYS``)."""
+    value = cfg.get("tir.UnrollLoop", {})
+    if hasattr(value, "items") and not isinstance(value, dict):
+        value = dict(value.items())
+    if not isinstance(value, dict):
+        raise TeccTypeError(f"PassContext config 'tir.UnrollLoop' must be a dict such as {{'auto_max_step': 16}}, got "
+                            f"{value!r}")
+    for key, v in value.items():
+        want = _UNROLL_LOOP_FIELDS.get(key)
+        if want is None:
+            raise PassConfigError(f"PassContext config 'tir.UnrollLoop' has no field {key!r}; its fields: "
+                                  f"{', '.join(_UNROLL_LOOP_FIELDS)}")
+        if not isinstance(v, want) or (want is int and (isinstance(v, bool) or v < 0)):
+            raise TeccTypeError(f"PassContext config 'tir.UnrollLoop' field {key!r} must be a "
+                                f"{'non-negative int' if want is int else 'bool'}, got {v!r}")
+    return value.get("auto_max_step", 0)
 
 
 def _as_bool(cfg, key):

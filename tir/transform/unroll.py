@@ -8,7 +8,9 @@
   ``#pragma unroll``.
 * A loop annotated ``("pragma_auto_unroll_max_step", n)`` (the schedule's
   ``pragma(axis, "auto_unroll_max_step", n)``) unrolls, inside it, every serial
-  loop nest of constant extents whose total number of steps is at most ``n``.
+  loop nest of constant extents whose total number of steps is at most ``n``;
+  ``auto_max_step`` does the same across the whole function (TVM's
+  ``PassContext(config={"tir.UnrollLoop": {"auto_max_step": n}})``).
 
 Each copy after the first gets fresh loop, let and allocation variables, so no
 variable is bound twice in the result.
@@ -151,9 +153,9 @@ def _steps(s) -> int | None:
 
 
 class _Unroll(IRMutator):
-    def __init__(self, max_extent):
+    def __init__(self, max_extent, auto_max_step=0):
         self.max_extent = max_extent
-        self.auto_max_step = 0  # inside a loop with pragma_auto_unroll_max_step
+        self.auto_max_step = auto_max_step  # the function's, or inside a loop with pragma_auto_unroll_max_step
 
     def visit_For(self, s):
         auto = s.annotation(AUTO_UNROLL_KEY)
@@ -182,12 +184,12 @@ class _Unroll(IRMutator):
         return new
 
 
-def unroll_stmt(stmt: S.Stmt, max_extent: int = 16) -> S.Stmt:
+def unroll_stmt(stmt: S.Stmt, max_extent: int = 16, auto_max_step: int = 0) -> S.Stmt:
     """Unroll the loops below ``stmt`` (see the module docs)."""
-    return _Unroll(max_extent).visit(stmt)
+    return _Unroll(max_extent, auto_max_step).visit(stmt)
 
 
-def unroll(func: S.PrimFunc, max_extent: int = 16) -> S.PrimFunc:
+def unroll(func: S.PrimFunc, max_extent: int = 16, auto_max_step: int = 0) -> S.PrimFunc:
     """Unroll ``UNROLLED`` loops of ``func`` with a constant extent ``<= max_extent``.
 
     Parameters
@@ -197,10 +199,14 @@ def unroll(func: S.PrimFunc, max_extent: int = 16) -> S.PrimFunc:
     max_extent : int
         Largest extent unrolled explicitly; longer or symbolic unrolled loops keep
         their loop with a ``("pragma_unroll", extent)`` annotation.
+    auto_max_step : int
+        Serial loops of at most this many statements in all are unrolled across
+        the whole function, as under ``pragma_auto_unroll_max_step`` (0: only
+        where that pragma is).
 
     Returns
     -------
     PrimFunc
         ``func`` itself when no loop changed.
     """
-    return func.with_body(unroll_stmt(func.body, max_extent))
+    return func.with_body(unroll_stmt(func.body, max_extent, auto_max_step))

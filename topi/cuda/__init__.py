@@ -25,6 +25,9 @@ module                 holds
                        ``schedule_dense``; the GEMM templates ``schedule_gemm_tiled``,
                        ``schedule_gemv``
 :mod:`.norm`           ``schedule_batch_norm``, ``schedule_lrn``
+:mod:`.dense_tensorcore`  ``dense_tensorcore``, ``schedule_dense_tensorcore``: float16 dense
+                       layers on tensor cores (wmma fragments; tunable)
+:mod:`.tensor_intrin`  the wmma intrinsics for ``tensorize`` (``intrin_wmma_load_matrix_A``...)
 =====================  =============================================================
 """
 from .batch_matmul import batch_matmul, schedule_batch_matmul  # noqa: F401
@@ -34,6 +37,7 @@ from .dense import (  # noqa: F401
     schedule_dense_small_batch, schedule_gemm_tiled, schedule_gemv,
 )
 from .norm import schedule_batch_norm, schedule_lrn  # noqa: F401
+from .dense_tensorcore import dense_tensorcore, schedule_dense_tensorcore  # noqa: F401
 from .conv2d import conv2d_nchw, conv2d_nchw_workload, schedule_conv2d_direct, schedule_conv2d_nchw  # noqa: F401
 from .conv2d import conv2d_nhwc, schedule_conv2d_nhwc  # noqa: F401
 from .conv1d import conv1d_ncw, conv1d_nwc, schedule_conv1d_ncw, schedule_conv1d_nwc  # noqa: F401

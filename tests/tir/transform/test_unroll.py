@@ -63,3 +63,28 @@ def test_auto_unroll_max_step():
     h = unroll(small, 16)
     assert isinstance(h.body, For) and h.body.annotations == ()  # outer kept, inner unrolled
     assert isinstance(h.body.body, S.SeqStmt)
+
+
+def test_tvm_unroll_loop_config_unrolls_across_the_function():
+    """PassContext(config={"tir.UnrollLoop": {"auto_max_step": n}}) (TVM's, as its
+    tensor-core tutorial builds with) acts as the pragma on every loop."""
+    import pytest
+
+    import tecc
+    from tecc import te
+    from tecc.errors import TeccTypeError
+    from tecc.tir.transform.pipeline import PassConfigError
+
+    A = te.placeholder((4, 2), name="A")
+    B = te.compute((4, 2), lambda i, j: A[i, j] + 1.0, name="B")
+    s = te.create_schedule(B.op)
+    plain = tecc.lower(s, [A, B], target="c")["main"]
+    assert isinstance(plain.body, For)
+    with tecc.transform.PassContext(config={"tir.UnrollLoop": {"auto_max_step": 8, "explicit_unroll": True}}):
+        mod = tecc.lower(s, [A, B], target="c")
+    flat = mod["main"].body
+    assert isinstance(flat, S.SeqStmt) and len(flat.seq) == 8
+    with pytest.raises(PassConfigError, match=r"'tir.UnrollLoop' has no field 'max_step'; its fields: auto_max_step"):
+        tecc.transform.PassContext(config={"tir.UnrollLoop": {"max_step": 8}})
+    with pytest.raises(TeccTypeError, match=r"field 'auto_max_step' must be a non-negative int, got -1"):
+        tecc.transform.PassContext(config={"tir.UnrollLoop": {"auto_max_step": -1}})
