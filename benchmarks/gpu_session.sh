@@ -7,13 +7,13 @@
 #
 #   bash benchmarks/gpu_session.sh STEP[:SECONDS] ...
 #
-# Steps: tests, sgemm, norms, topi, models (models_gpu.py: whole models vs PyTorch eager and onnxruntime),
+# Steps: tests, sgemm, hgemm (float16 GEMM on tensor cores vs cuBLAS), norms, topi, models (models_gpu.py: whole models vs PyTorch eager and onnxruntime),
 # models-notophub (the same without tecc's reference configs, TECC_TOPHUB=off: ResNet-50 at batch 1
 # unless NOTOPHUB_ARGS says otherwise), opbench (tecc bench --ops all), notebooks (every notebook executed on
 # the GPU; the box has no ipykernel/nbclient wheels unless fetch-wheels.sh was given them), tune-sgemm,
 # tune-dense, tune-conv, tune-report.
 # Example (a 6-minute call): bash benchmarks/gpu_session.sh tests:100 sgemm:60 norms:40 topi:80
-# Extra arguments for a step's script: SGEMM_ARGS, NORMS_ARGS, TOPI_ARGS, MODELS_ARGS, TUNE_ARGS.
+# Extra arguments for a step's script: SGEMM_ARGS, HGEMM_ARGS, NORMS_ARGS, TOPI_ARGS, MODELS_ARGS, TUNE_ARGS.
 # The tuning log lives in .tunelogs/ (carry it between calls; it is copied back).
 set -uo pipefail
 export PYTHONUNBUFFERED=1
@@ -57,6 +57,7 @@ for spec in "$@"; do
     case $step in
         tests) run_step tests "$secs" python3 -m pytest -m gpu -q -p no:cacheprovider -n 4 --timeout 90 tests ;;
         sgemm) run_step sgemm "$secs" python3 benchmarks/gpu_sgemm.py --out "$W" ${SGEMM_ARGS:-} ;;
+        hgemm) run_step hgemm "$secs" python3 benchmarks/gpu_hgemm.py --out "$W" ${HGEMM_ARGS:-} ;;
         norms) run_step norms "$secs" python3 benchmarks/gpu_norms.py --out "$W" ${NORMS_ARGS:-} ;;
         topi) run_step topi "$secs" python3 benchmarks/topi_gpu.py --out "$W" ${TOPI_ARGS:-} ;;
         opbench) run_step opbench "$secs" python3 -m tecc.driver.tvmc bench --ops all --device cuda \

@@ -52,6 +52,8 @@ from ..tir.analysis import (
 STATIC_SHARED_LIMIT = 48 * 1024
 #: alignment in bytes of shared arrays and of every carved dynamic shared buffer
 SHARED_ALIGN = 16
+#: the same in a kernel with tensor-core fragments: wmma loads and stores need 256-bit aligned addresses
+WMMA_SHARED_ALIGN = 32
 
 #: (element dtype, lanes) -> (native CUDA vector type, its lane fields) for aligned accesses
 NATIVE_VECTORS = {
@@ -221,6 +223,7 @@ class CodeGenCUDA(CodeGenC):
             raise CompileError(f"kernel {func.name}: {err}; shared memory needs a constant size") from None
         self._func = func
         self._dynamic_shared = shared_bytes > STATIC_SHARED_LIMIT
+        self._shared_align = WMMA_SHARED_ALIGN if allocations(func.body, keys.WMMA_SCOPES) else SHARED_ALIGN
         self._dyn_offset = 0
         self._dyn_declared = False
         self._let_factors = {}
@@ -474,14 +477,15 @@ class CodeGenCUDA(CodeGenC):
         with self.buffer_binding(buf) as name:
             if self._dynamic_shared:
                 if not self._dyn_declared:
-                    self.emit(f"extern __shared__ __align__({SHARED_ALIGN}) unsigned char tecc_dynamic_smem[];")
+                    self.emit(f"extern __shared__ __align__({self._shared_align}) unsigned char tecc_dynamic_smem[];")
                     self._dyn_declared = True
                     self.reserve_name("tecc_dynamic_smem")
                 offset = self._dyn_offset
-                self._dyn_offset = -(-(offset + n * _dt.parse(buf.dtype).bytes) // SHARED_ALIGN) * SHARED_ALIGN
+                align = self._shared_align
+                self._dyn_offset = -(-(offset + n * _dt.parse(buf.dtype).bytes) // align) * align
                 self.emit(f"{st}* {self.restrict_keyword} {name} = ({st}*)(tecc_dynamic_smem + {offset});")
             else:
-                self.emit(f"__shared__ __align__({SHARED_ALIGN}) {st} {name}[{n}];")
+                self.emit(f"__shared__ __align__({self._shared_align}) {st} {name}[{n}];")
             self.print_stmt(s.body)
 
     def _aligned_access(self, buf: S.Buffer, index):

@@ -132,6 +132,14 @@ def compile_options(source: str, arch: str, options=()) -> list:
                 "this kernel uses float16/bfloat16, which needs cuda_fp16.h/cuda_bf16.h, and no CUDA "
                 "headers were found; install them with `pip install nvidia-cuda-runtime` "
                 "(or set CUDA_HOME to a CUDA toolkit)")
+        if re.search(r"#include\s*<mma\.h>", source):
+            # the wmma API: mma.h includes crt/mma.h, a separate pip package (nvidia-cuda-crt)
+            dirs = [d for d in dirs if os.path.isfile(os.path.join(d, "crt", "mma.h"))]
+            if not dirs:
+                raise CompileError(
+                    "this kernel uses tensor cores (wmma, mma.h), whose crt/mma.h was not found beside "
+                    f"{cuda_include_dirs()[0]}; install it with `pip install nvidia-cuda-crt` (a dependency of "
+                    "tecc) or set CUDA_HOME to a CUDA toolkit")
         opts.append(f"-I{dirs[0]}")
     opts += list(options)
     return opts

@@ -181,6 +181,7 @@ def test_tutorial_convolution_on_tensor_cores_matches_numpy(batch, size, channel
     mod = build_all_arches(s, list(args))
     src = mod.get_source("cuda")
     assert "#include <mma.h>" in src
+    assert "__shared__ __align__(32) __half Apad_shared[" in src  # wmma addresses are 256-bit aligned
     assert "nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, __half, nvcuda::wmma::row_major>" in src
     assert "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> Conv_wmma_accumulator[8];" in src
     for call in ("fill_fragment", "load_matrix_sync", "mma_sync", "store_matrix_sync"):

@@ -239,3 +239,19 @@ def test_models_gpu_profile_table_lists_the_costliest_functions():
     text = bench.profile_markdown("encoder", 1, prof)
     assert text.splitlines()[0] == "### encoder batch 1: 3 kernel calls, 0.008 ms of GPU time (each call timed alone)"
     assert "| fused_dense | 2 | 0.0070 | 87.5% |" in text and text.index("fused_dense") < text.index("fused_add")
+
+
+def test_hgemm_dry_run(tmp_path, capsys):
+    """Tensor-core GEMM: the fallback and a hand-picked config run on the emulator; a
+    config whose tile does not divide the size is listed with the template's reason."""
+    rc = run_main("gpu_hgemm", ["--dry-run", "--sizes", "64", "--configs", "fallback,2x2x2x2c2v8,2x2x4x4c2v8",
+                                "--out", str(tmp_path)])
+    assert rc == 0
+    assert "HGEMM" in capsys.readouterr().out
+    data = json.load(open(one_file(tmp_path, "_hgemm.json")))
+    ran = [r for r in data["hgemm"] if r["variant"] == "tecc dense_tensorcore" and "skipped" not in r]
+    assert [r["config"] for r in ran] == ["fallback", "2x2x2x2c2v8m16"]
+    assert all(r["ok"] and r["rel_err"] < 1e-5 for r in ran)
+    skipped = [r for r in data["hgemm"] if "skipped" in r]
+    assert [r["config"] for r in skipped] == ["2x2x4x4c2v8m16"]
+    assert "its block tile does not divide (batch, out_dim) = (64, 64)" in skipped[0]["skipped"]

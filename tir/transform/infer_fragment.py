@@ -19,8 +19,10 @@ It also refuses what would otherwise fail in NVRTC or run wrongly, each with the
 kernel and the buffer (named after its stage) and what to do: an element access to a
 fragment (its stage was not tensorized), shapes or layouts that disagree, a fragment
 in the wrong role (``tvm_mma_sync``'s first operand must be an accumulator...), a
-size that is not a whole number of fragments, an element type wmma lacks, and an
-architecture below sm_70.
+size that is not a whole number of fragments, an element type wmma lacks, an
+architecture below sm_70, a ``threadIdx.x`` extent that is not whole warps, and a
+wmma call that differs between the lanes of a warp (its arguments, or a loop or
+condition around it, depend on ``threadIdx.x``).
 
 Runs on kernels, after the last pass that moves statements, before ``verify_gpu``.
 """
@@ -31,7 +33,8 @@ from .. import expr as E
 from .. import keys
 from .. import stmt as S
 from ..analysis.buffers import allocations, const_size
-from ..functor import IRMutator, post_order_visit
+from ..analysis.threads import thread_extents
+from ..functor import IRMutator, IRVisitor, collect_vars, post_order_visit
 
 #: the element types of each fragment role, and what CUDA's wmma calls them
 FRAGMENT_DTYPES = {
@@ -145,6 +148,69 @@ class _Facts:
                     self.note_shape(b, known[0], call)  # raises where they disagree
 
 
+class _LaneUse(IRVisitor):
+    """Finds a wmma call whose arguments, or the control flow around it, differ
+    between the lanes of a warp (depend on ``threadIdx.x``): every lane must make the
+    same call, or the GPU's result is undefined (and the emulator's, which lets lane
+    0 act for its warp, would be lane 0's alone)."""
+
+    def __init__(self):
+        self.lanes = set()       # threadIdx.x and what is computed from it
+        self.divergent = []      # the lane-dependent conditions and loops around the current node
+        self.found = None        # (call, why)
+
+    def depends(self, e) -> bool:
+        return any(v in self.lanes for v in collect_vars(e))
+
+    def visit_AttrStmt(self, s):
+        if s.attr_key == keys.THREAD_EXTENT and getattr(s.node, "thread_tag", "") == "threadIdx.x":
+            self.lanes.add(s.node.var)
+        self.generic_visit(s)
+
+    def visit_LetStmt(self, s):
+        if self.depends(s.value):
+            self.lanes.add(s.var)
+        self.generic_visit(s)
+
+    def _inside(self, what, lane_dependent, visit):
+        if lane_dependent:
+            self.divergent.append(what)
+        visit()
+        if lane_dependent:
+            self.divergent.pop()
+
+    def visit_For(self, s):
+        self._inside(f"loop {s.loop_var.name}", self.depends(s.min) or self.depends(s.extent),
+                     lambda: self.generic_visit(s))
+
+    def visit_IfThenElse(self, s):
+        self._inside(f"the condition `{s.condition}`", self.depends(s.condition), lambda: self.generic_visit(s))
+
+    def visit_Call(self, e):
+        if e.op in keys.WMMA_INTRINSICS and self.found is None:
+            if self.divergent:
+                self.found = (e, f"it sits inside {self.divergent[-1]}, which differs between lanes")
+            elif any(self.depends(a) for a in e.args):
+                self.found = (e, "its arguments differ between lanes")
+        self.generic_visit(e)
+
+
+def _check_warps(kernel, first) -> None:
+    """Whole warps along threadIdx.x, and every wmma call the same in all their lanes."""
+    x = E.const_int_value(thread_extents(kernel).get("threadIdx.x", E.IntImm("int32", 1)))
+    if x is None or x % 32:
+        raise LoweringError(f"kernel {kernel.name}: tensor-core fragment {first.name!r} is a warp's, but threadIdx.x "
+                            f"has extent {x if x is not None else 'symbolic'}, so warps straddle threadIdx.y; bind "
+                            "threadIdx.x to an axis of 32 (or a multiple of 32) elements, the warp's lanes")
+    lanes = _LaneUse()
+    lanes.visit(kernel.body)
+    if lanes.found is not None:
+        call, why = lanes.found
+        raise LoweringError(f"kernel {kernel.name}: `{call}` depends on threadIdx.x ({why}); the 32 lanes of a warp "
+                            "make each wmma call together, with the same arguments: bind the fragment stages' axes "
+                            "to threadIdx.y/z (one warp each) and leave threadIdx.x to the lanes")
+
+
 class _Annotate(IRMutator):
     def __init__(self, facts):
         super().__init__()
@@ -192,6 +258,7 @@ def infer_fragment(kernel: S.PrimFunc, arch: str | None = None) -> S.PrimFunc:
         if digits and int(digits) < 70:
             raise LoweringError(f"kernel {kernel.name}: fragment {first.name!r} ({first.scope}) needs tensor cores, "
                                 f"which {arch} lacks; compile for sm_70 or later (target 'cuda -arch=sm_80')")
+    _check_warps(kernel, first)
     facts = _Facts(kernel, frags)
     for buf in frags.values():
         if buf.dtype not in FRAGMENT_DTYPES[buf.scope]:

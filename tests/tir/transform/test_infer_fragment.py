@@ -124,3 +124,38 @@ def test_an_arch_without_tensor_cores_is_refused():
     with pytest.raises(LoweringError, match=r"kernel gemm_kernel0: fragment 'FA' \(wmma\.matrix_a\) needs tensor "
                                             r"cores, which sm_61 lacks"):
         infer_fragment(_gemm_kernel(), "sm_61")
+
+
+def _let(v, value, body_of):
+    return S.LetStmt(v, value, body_of(v))
+
+
+def _one_load_kernel(wrap, lanes=32):
+    """A warp loading one fragment; ``wrap(tx, load)`` places the load."""
+    A = buf1d("A", 4096, "float16")
+    FA = buf1d("FA", 256, "float16", scope="wmma.matrix_a")
+    tx = thread_iv("threadIdx.x", lanes)
+    load = lambda offset=0: _call("tvm_load_matrix_sync", FA.data, 16, 16, 16, 0,  # noqa: E731
+                                  A.access_ptr("r", offset=offset), 16, "row_major")
+    return kernel("k", [A], thread_extent(tx, Allocate(FA, wrap(tx.var, load))))
+
+
+@pytest.mark.parametrize("wrap, lanes, match", [
+    (lambda tx, load: load(), 16, r"kernel k: tensor-core fragment 'FA' is a warp's, but threadIdx.x has extent 16, "
+                                  r"so warps straddle threadIdx.y; bind threadIdx.x to an axis of 32"),
+    (lambda tx, load: load(tx * 256), 32, r"depends on threadIdx.x \(its arguments differ between lanes\); the 32 "
+                                          r"lanes of a warp make each wmma call together"),
+    (lambda tx, load: S.IfThenElse(tx < 16, load()), 32,
+     r"depends on threadIdx.x \(it sits inside the condition `threadIdx.x < 16`, which differs between lanes\)"),
+    (lambda tx, load: _let(var("j"), tx // 8, lambda j: loop(var("i"), j + 1, load())), 32,
+     r"it sits inside loop i, which differs between lanes"),
+])
+def test_a_wmma_call_that_differs_between_lanes_is_refused(wrap, lanes, match):
+    with pytest.raises(LoweringError, match=match):
+        infer_fragment(_one_load_kernel(wrap, lanes))
+
+
+def test_warp_uniform_control_flow_around_wmma_calls_is_fine():
+    ty = thread_iv("threadIdx.y", 2)
+    f = _one_load_kernel(lambda tx, load: thread_extent(ty, S.IfThenElse(ty.var < 1, load())))
+    assert infer_fragment(f) is not f
