@@ -347,3 +347,88 @@ def test_tensor_core_kernels_on_the_gpu():
     a, w = _dense_inputs(M, K, N)
     np.testing.assert_allclose(_run(mod, a, w, out_shape=(M, N)), a.astype(np.float32) @ w.astype(np.float32).T,
                                rtol=1e-3, atol=1e-2)
+
+
+# ---------------------------------------------------------------------------------
+# the operator library and models pick tensor cores for float16 dense layers
+# ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype, shape, arch, tensorcore", [
+    ("float16", (32, 64, 48), "sm_80", True),
+    ("float16", (20, 64, 48), "sm_80", False),     # no fragment shape tiles 20 rows
+    ("float32", (32, 64, 48), "sm_80", False),
+])
+def test_topi_cuda_dense_takes_tensor_cores_where_they_fit(dtype, shape, arch, tensorcore):
+    M, K, N = shape
+    A = te.placeholder((M, K), dtype, name="A")
+    W = te.placeholder((N, K), dtype, name="W")
+    with tecc.target.Target(f"cuda -arch={arch}"):
+        out = tecc.topi.cuda.dense(A, W)
+    assert (out.op.attrs["workload"][0] == "dense_tensorcore.cuda") is tensorcore
+
+
+def test_a_float16_onnx_matmul_runs_on_tensor_cores():
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    from tecc import relay
+    from tecc.contrib import graph_executor
+
+    M, K, N = 64, 64, 32
+    rng = np.random.default_rng(5)
+    w = rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    b = rng.uniform(-1, 1, (N,)).astype(np.float16)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"]), helper.make_node("Add", ["y", "b"], ["z"]),
+         helper.make_node("Relu", ["z"], ["out"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [M, K])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT16, [M, N])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    mod, params = relay.frontend.from_onnx(model, {"x": (M, K)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # no tuned config: the fallback; the emulator
+        with tecc.transform.PassContext(opt_level=3):
+            lib = relay.build(mod, target="cuda -arch=sm_90", params=params)
+        assert "nvcuda::wmma::mma_sync(" in lib.get_lib().get_source("cuda")
+        gm = graph_executor.GraphModule(lib["default"](tecc.cuda(0)))
+        x = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+        gm.set_input("x", x)
+        gm.run()
+        got = gm.get_output(0).numpy().astype(np.float32)
+    want = np.maximum(x.astype(np.float32) @ w.astype(np.float32) + b.astype(np.float32), 0)
+    np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("out_dtype", ["float32", "float16"])
+def test_batch_matmul_on_tensor_cores(out_dtype):
+    """attention's Q @ K^T: [batch, M, K] x [batch, N, K], picked by topi.cuda.batch_matmul."""
+    bsz, M, K, N = 3, 32, 32, 48
+    X = te.placeholder((bsz, M, K), "float16", name="X")
+    Y = te.placeholder((bsz, N, K), "float16", name="Y")
+    with tecc.target.Target("cuda -arch=sm_90"):
+        out = tecc.topi.cuda.batch_matmul(X, Y, out_dtype=out_dtype)
+        assert out.op.attrs["workload"][0] == "batch_matmul_tensorcore.cuda"
+        s = tecc.topi.cuda.schedule_batch_matmul([out])
+    mod = build_all_arches(s, [X, Y, out])
+    assert "nvcuda::wmma::mma_sync(" in mod.get_source("cuda")
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-1, 1, (bsz, M, K)).astype("float16")
+    y = rng.uniform(-1, 1, (bsz, N, K)).astype("float16")
+    got = _run(mod, x, y, out_shape=(bsz, M, N), out_dtype=out_dtype).astype(np.float32)
+    want = x.astype(np.float32) @ y.astype(np.float32).transpose(0, 2, 1)
+    tol = 1e-4 if out_dtype == "float32" else 1e-2
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(transpose_b=False), r"takes x as \[batch, M, K\] and y as \[batch, N, K\]"),
+    (dict(shape_y=(2, 32, 32)), r"x has batch 3 and y 2; broadcast the smaller one first"),
+    (dict(shape_x=(3, 20, 32)), r"\(M, K, N\) = \(20, 32, 32\) is not a multiple of any wmma tile"),
+])
+def test_batch_matmul_tensorcore_refusals(kwargs, match):
+    from tecc.topi.cuda.batch_matmul_tensorcore import batch_matmul_tensorcore
+
+    X = te.placeholder(kwargs.pop("shape_x", (3, 32, 32)), "float16", name="X")
+    Y = te.placeholder(kwargs.pop("shape_y", (3, 32, 32)), "float16", name="Y")
+    with tecc.target.Target("cuda"), pytest.raises(TopiError, match=match):
+        batch_matmul_tensorcore(X, Y, **kwargs)

@@ -202,8 +202,12 @@ def test_storage_align_bad_axis():
 def test_storage_align_bad_offset():
     A, B, C, k = matmul()
     s = te.create_schedule(C.op)
-    with pytest.raises(ScheduleError, match=r"offset must be an integer in \[0, 8\)"):
-        s[C].storage_align(C.op.axis[0], 8, 9)
+    with pytest.raises(ScheduleError, match=r"offset must be a non-negative integer, got -1"):
+        s[C].storage_align(C.op.axis[0], 8, -1)
+    # an offset of the factor or more counts modulo the factor, as in TVM (its
+    # tensor-core schedules write storage_align(axis, n - 1, n) for a stride of n)
+    s[C].storage_align(C.op.axis[0], 8, 9)
+    assert s[C].storage_align_[0] == (8, 1)
 
 
 def test_align_extent_bad_axis():

@@ -44,6 +44,8 @@ TASKS = {
     "reduce.cuda": ((_t((6, 40)), 1, False, "sum"), lambda a: a.sum(1)),
     "dense_tensorcore.cuda": ((_t((32, 32), "float16"), _t((32, 32), "float16"), None, "float32"),
                               lambda x, w: x.astype("float32") @ w.astype("float32").T),
+    "batch_matmul_tensorcore.cuda": ((_t((2, 16, 32), "float16"), _t((2, 32, 32), "float16"), None, "float32"),
+                                     lambda x, y: x.astype("float32") @ y.astype("float32").transpose(0, 2, 1)),
     "pool2d.cuda": ((_t((1, 2, 7, 7)), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), "max"),
                     lambda a: T.poolnd_python(a, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), "max")),
 }

@@ -13,7 +13,7 @@ from ...tuner.task.topi_integration import register_topi_compute, register_topi_
 from .. import nn, tag
 from ..generic.default import outputs_of
 from ..schedule_registry import register_schedule
-from ..tunable import config_without_workload, schedule_anchor, schedule_either
+from ..tunable import config_without_workload, has_workload, schedule_anchor, schedule_either
 from ..utils import get_const_tuple
 from .dense import schedule_gemm_tiled, schedule_gemv
 from .injective import schedule_injective_from_existing
@@ -58,14 +58,26 @@ def batch_matmul(*args, **kwargs):
 
     TVM's form ``batch_matmul(x, y, out_shape=None, out_dtype=None,
     transpose_a=False, transpose_b=True)`` is the compute of
-    :func:`tecc.topi.nn.batch_matmul`, tunable as "batch_matmul.cuda" (schedule it
-    with :func:`schedule_batch_matmul`).  tecc's earlier form ``batch_matmul(batch,
+    :func:`tecc.topi.nn.batch_matmul`, tunable as "batch_matmul.cuda" -- or, for
+    float16 operands a wmma tile divides (``y`` as ``[batch, N, K]``), on tensor
+    cores as "batch_matmul_tensorcore.cuda" (schedule either with
+    :func:`schedule_batch_matmul`).  tecc's earlier form ``batch_matmul(batch,
     M, N, K, block=32, thread_tile=2, dtype="float32")`` returns ``(schedule, [A, B,
     C])`` with ``B`` as ``[batch, K, N]``.
     """
     if args and isinstance(args[0], int):
         return batch_matmul_workload(*args, **kwargs)
-    return _batch_matmul_compute(*args, **kwargs)
+    return _tvm_batch_matmul(*args, **kwargs)
+
+
+def _tvm_batch_matmul(x, y, out_shape=None, out_dtype=None, transpose_a=False, transpose_b=True):
+    """TVM's form: tensor cores (``batch_matmul_tensorcore``) for float16 operands
+    they tile, "batch_matmul.cuda" otherwise."""
+    from .batch_matmul_tensorcore import batch_matmul_tensorcore, tensorcore_batch_matmul_fits
+
+    if tensorcore_batch_matmul_fits(x, y, out_dtype, transpose_a, transpose_b):
+        return batch_matmul_tensorcore(x, y, out_shape, out_dtype, transpose_a, transpose_b)
+    return _batch_matmul_compute(x, y, out_shape, out_dtype, transpose_a, transpose_b)
 
 
 batch_matmul.task_name = "batch_matmul.cuda"
@@ -90,6 +102,10 @@ def schedule_batch_matmul(outs, *args, **kwargs):
     """
     if isinstance(outs, te.Schedule):
         return schedule_batch_matmul_blocked(outs, *args, **kwargs)
+    if has_workload(outputs_of(outs), "batch_matmul_tensorcore.cuda"):
+        from .batch_matmul_tensorcore import schedule_batch_matmul_tensorcore
+
+        return schedule_batch_matmul_tensorcore(outputs_of(outs))
     return schedule_either(outputs_of(outs), "batch_matmul.cuda", _schedule_batch_matmul_task,
                            _batch_matmul_template)
 

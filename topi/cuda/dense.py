@@ -420,9 +420,15 @@ schedule_dense_large_batch = register_topi_schedule("dense_large_batch.cuda")(_l
 
 
 def dense(data, weight, bias=None, out_dtype=None):
-    """``dense`` for CUDA: :func:`dense_large_batch` from a batch of ``LARGE_BATCH``
-    on, :func:`dense_small_batch` below, :func:`tecc.topi.nn.dense` for symbolic
-    shapes.  Schedule it with :func:`schedule_dense`."""
+    """``dense`` for CUDA: tensor cores (:func:`~tecc.topi.cuda.dense_tensorcore.
+    dense_tensorcore`) for float16 operands whose shapes a wmma tile divides, on an
+    architecture that has them; else :func:`dense_large_batch` from a batch of
+    ``LARGE_BATCH`` on, :func:`dense_small_batch` below, :func:`tecc.topi.nn.dense`
+    for symbolic shapes.  Schedule it with :func:`schedule_dense`."""
+    from .dense_tensorcore import dense_tensorcore, tensorcore_dense_fits
+
+    if tensorcore_dense_fits(data, weight, out_dtype):
+        return dense_tensorcore(data, weight, bias, out_dtype)
     return dense_by_batch(data, weight, bias, out_dtype, LARGE_BATCH, dense_large_batch, dense_small_batch)
 
 
@@ -442,6 +448,10 @@ def schedule_dense(outs):
     Schedule
     """
     outs = outputs_of(outs)
+    if has_workload(outs, "dense_tensorcore.cuda"):
+        from .dense_tensorcore import schedule_dense_tensorcore
+
+        return schedule_dense_tensorcore(outs)
     if has_workload(outs, "dense_large_batch.cuda"):
         return schedule_dense_large_batch(outs)
     if has_workload(outs, "dense_small_batch.cuda"):

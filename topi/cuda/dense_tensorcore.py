@@ -44,6 +44,29 @@ def _shapes_fitting(batch, in_dim, out_dim) -> list:
     return [m for m, (fm, fn, fk) in WMMA_SHAPES.items() if batch % fm == 0 and out_dim % fn == 0 and in_dim % fk == 0]
 
 
+def tensorcore_dense_fits(data, weight, out_dtype=None) -> bool:
+    """Whether :func:`dense_tensorcore` computes this dense layer on the current
+    target: float16 operands of constant shapes that a fragment shape tiles, a
+    float16 or float32 result, and tensor cores on the architecture the target
+    builds for (sm_70 and later; the emulator's sm_80 without a GPU).  What
+    :func:`tecc.topi.cuda.dense` asks before it picks tensor cores, as TVM's CUDA
+    strategy does."""
+    if data.dtype != "float16" or weight.dtype != "float16" or (out_dtype or data.dtype) not in ("float16",
+                                                                                              "float32"):
+        return False
+    shape = get_const_tuple(data.shape) + get_const_tuple(weight.shape)
+    if len(shape) != 4 or not all(isinstance(d, int) for d in shape) or not _shapes_fitting(*shape[:3]):
+        return False
+    return _tensor_cores_here()
+
+
+def _tensor_cores_here() -> bool:
+    """Whether the architecture the current target builds for has tensor cores."""
+    arch = BlockBudget().limits.arch
+    digits = "".join(ch for ch in str(arch) if ch.isdigit())
+    return bool(digits) and int(digits) >= 70
+
+
 @register_topi_compute("dense_tensorcore.cuda")
 def dense_tensorcore(cfg, data, weight, bias=None, out_dtype=None):
     """The dense compute for :func:`schedule_dense_tensorcore`: float16 ``data``
@@ -129,10 +152,14 @@ def _fits(entity, budget, shape, in_bytes, out_bytes) -> bool:
 
 
 def _schedule(cfg, s, C, out):
-    """Schedule the product ``C`` written through ``out`` (see the module docs)."""
+    """Schedule the product ``C`` (``[M, N]``, or ``[batch, M, N]`` over operands
+    ``[batch, M, K]`` and ``[batch, N, K]``) written through ``out`` (see the module
+    docs); a batch goes to ``blockIdx.z``."""
     A, B = s[C].op.input_tensors
-    batch, out_dim = get_const_tuple(C.shape)
-    in_dim = get_const_tuple(A.shape)[1]
+    shape = get_const_tuple(C.shape)
+    batch, out_dim = shape[-2], shape[-1]
+    in_dim = get_const_tuple(A.shape)[-1]
+    nbatch = len(shape) - 2  # leading batch axes (0 or 1)
     _define_knobs(cfg, batch, in_dim, out_dim)
     in_bytes, out_bytes = 2, 4 if C.dtype == "float32" else 2
     budget = BlockBudget()
@@ -141,7 +168,7 @@ def _schedule(cfg, s, C, out):
                             f"in_dim = {in_dim}, or the block does not fit {budget.limits.arch} (block_row_warps x "
                             "block_col_warps warps, shared tiles of chunk x 16 steps of the block's rows and columns, "
                             "and the staged output)")
-    cfg.add_flop(2 * batch * in_dim * out_dim)
+    cfg.add_flop(2 * batch * in_dim * out_dim * (shape[0] if nbatch else 1))
     brw, bcw = cfg["block_row_warps"].val, cfg["block_col_warps"].val
     wrt, wct = cfg["warp_row_tiles"].val, cfg["warp_col_tiles"].val
     chunk, offset, offset_cs, vec = cfg["chunk"].val, cfg["offset"].val, cfg["offsetCS"].val, cfg["vec"].val
@@ -173,18 +200,20 @@ def _schedule(cfg, s, C, out):
         s[stage].bind(tz, thread_z)
         s[stage].vectorize(vi)
 
-    # the output: a block per tile, written from the staged accumulators
-    i, j = s[out].op.axis
+    # the output: a block per tile (and batch), written from the staged accumulators
+    *bz, i, j = s[out].op.axis
     bi, ii = s[out].split(i, factor=brw * wrt * fm)
     bj, jj = s[out].split(j, factor=bcw * wct * fn)
-    s[out].reorder(bi, bj, ii, jj)
+    s[out].reorder(*bz, bi, bj, ii, jj)
+    if bz:
+        s[out].bind(bz[0], te.thread_axis("blockIdx.z"))
     s[out].bind(bi, block_x)
     s[out].bind(bj, block_y)
     spread(out, ii, jj)
 
     # the accumulators, staged through shared memory: a warp stores its fragments
     s[CS].compute_at(s[out], bj)
-    ci, cj = CS.op.axis
+    *_, ci, cj = CS.op.axis
     s[CS].storage_align(ci, cs_row - 1, cs_row)
     ci, cii = s[CS].split(ci, factor=fm)
     cj, cjj = s[CS].split(cj, factor=fn)
@@ -196,7 +225,7 @@ def _schedule(cfg, s, C, out):
 
     # the warp's product: fragments of C over chunks of k
     s[CF].compute_at(s[CS], cj)
-    wi, wj = CF.op.axis
+    *_, wi, wj = CF.op.axis
     wi, wii = s[CF].split(wi, factor=fm)
     wj, wjj = s[CF].split(wj, factor=fn)
     (k,) = CF.op.reduce_axis
@@ -206,12 +235,12 @@ def _schedule(cfg, s, C, out):
 
     # fragment loads, one k step at a time
     s[AF].compute_at(s[CF], ki)
-    ai, ak = AF.op.axis
+    *_, ai, ak = AF.op.axis
     ai, aii = s[AF].split(ai, factor=fm)
     ak, akk = s[AF].split(ak, factor=fk)
     s[AF].reorder(ai, ak, aii, akk)
     s[BF].compute_at(s[CF], ki)
-    bo, bk = BF.op.axis
+    *_, bo, bk = BF.op.axis
     bo, boo = s[BF].split(bo, factor=fn)
     bk, bkk = s[BF].split(bk, factor=fk)
     s[BF].reorder(bo, bk, boo, bkk)
@@ -219,9 +248,9 @@ def _schedule(cfg, s, C, out):
     # the shared tiles of both operands, a chunk of k at a time
     for stage in (AS, BS):
         s[stage].compute_at(s[CF], ko)
-        r, c = stage.op.axis
-        s[stage].storage_align(r, as_row - 1, as_row)
-        spread(stage, r, c)
+        axes = stage.op.axis
+        s[stage].storage_align(axes[-2], as_row - 1, as_row)
+        spread(stage, *axes)
 
     shape = (fm, fn, fk)
     a_tile = te.placeholder((fm, fk), name="AL_gemm", dtype=A.dtype)
@@ -247,4 +276,4 @@ def _template(cfg, outs):
 
 schedule_dense_tensorcore = register_topi_schedule("dense_tensorcore.cuda")(_template)
 
-__all__ = ["WMMA_SHAPES", "dense_tensorcore", "schedule_dense_tensorcore"]
+__all__ = ["WMMA_SHAPES", "dense_tensorcore", "schedule_dense_tensorcore", "tensorcore_dense_fits"]

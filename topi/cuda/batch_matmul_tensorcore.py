@@ -1,0 +1,73 @@
+"""Batched products on tensor cores: ``batch_matmul_tensorcore`` and its tunable
+schedule (TVM's ``batch_matmul_tensorcore.cuda`` template).
+
+``C[b] = A[b] @ B[b]^T`` with float16 operands ``[batch, M, K]`` and ``[batch, N, K]``
+(the layout of attention's ``Q @ K^T``), one grid of tiles per batch over
+``blockIdx.z``; each tile is computed as :mod:`.dense_tensorcore` computes a dense
+layer, with the same knobs.
+"""
+from __future__ import annotations
+
+from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
+from .. import nn, tag
+from ..tunable import schedule_anchor
+from ..utils import TopiError, get_const_tuple
+from .dense_tensorcore import _schedule, _shapes_fitting, _tensor_cores_here
+
+
+def tensorcore_batch_matmul_fits(x, y, out_dtype=None, transpose_a=False, transpose_b=True) -> bool:
+    """Whether :func:`batch_matmul_tensorcore` computes this product on the current
+    target (what :func:`tecc.topi.cuda.batch_matmul` asks first)."""
+    if x.dtype != "float16" or y.dtype != "float16" or (out_dtype or x.dtype) not in ("float16", "float32"):
+        return False
+    if transpose_a or not transpose_b:
+        return False
+    xs, ys = get_const_tuple(x.shape), get_const_tuple(y.shape)
+    if len(xs) != 3 or len(ys) != 3 or not all(isinstance(d, int) for d in xs + ys) or xs[0] != ys[0]:
+        return False
+    return bool(_shapes_fitting(xs[1], xs[2], ys[1])) and _tensor_cores_here()
+
+
+@register_topi_compute("batch_matmul_tensorcore.cuda")
+def batch_matmul_tensorcore(cfg, x, y, out_shape=None, out_dtype=None, transpose_a=False, transpose_b=True):
+    """The batched product for :func:`schedule_batch_matmul_tensorcore`: float16
+    ``x`` ``[batch, M, K]`` and ``y`` ``[batch, N, K]`` (``transpose_b``, TVM's
+    default), one batch size for both; ``out_dtype`` ``"float32"`` or ``"float16"``.
+
+    Raises
+    ------
+    TopiError
+        For other dtypes or layouts, or shapes that no wmma fragment shape tiles.
+    """
+    out_dtype = out_dtype or x.dtype
+    what = "batch_matmul_tensorcore"
+    if x.dtype != "float16" or y.dtype != "float16":
+        raise TopiError(f"{what}: x and y must be float16, got {x.dtype} and {y.dtype}; cast them with "
+                        "topi.cast(t, 'float16')")
+    if out_dtype not in ("float16", "float32"):
+        raise TopiError(f"{what}: out_dtype must be 'float32' or 'float16', got {out_dtype!r}")
+    if transpose_a or not transpose_b:
+        raise TopiError(f"{what}: takes x as [batch, M, K] and y as [batch, N, K] (transpose_a=False, "
+                        f"transpose_b=True), got transpose_a={transpose_a}, transpose_b={transpose_b}; transpose "
+                        "the operand (topi.transpose) or use topi.cuda.batch_matmul")
+    xs, ys = get_const_tuple(x.shape), get_const_tuple(y.shape)
+    if len(xs) != 3 or len(ys) != 3 or not all(isinstance(d, int) for d in xs + ys):
+        raise TopiError(f"{what}: needs 3-D operands of constant shape, got x {x.shape} and y {y.shape}")
+    if xs[0] != ys[0]:
+        raise TopiError(f"{what}: x has batch {xs[0]} and y {ys[0]}; broadcast the smaller one first "
+                        "(topi.broadcast_to) or use topi.cuda.batch_matmul")
+    if not _shapes_fitting(xs[1], xs[2], ys[1]):
+        raise TopiError(f"{what}: (M, K, N) = {(xs[1], xs[2], ys[1])} is not a multiple of any wmma tile: (16, 16, 16), "
+                        "(32, 16, 8) or (8, 16, 32); pad the operands or use topi.cuda.batch_matmul")
+    return nn.batch_matmul(x, y, out_shape, out_dtype, transpose_a, transpose_b)
+
+
+def _template(cfg, outs):
+    """The schedule of a tensor-core batched product (and of element-wise ops after it)."""
+    return schedule_anchor(outs, (tag.BATCH_MATMUL,), "schedule_batch_matmul_tensorcore",
+                           lambda s, op, out: _schedule(cfg, s, op.output(0), out))
+
+
+schedule_batch_matmul_tensorcore = register_topi_schedule("batch_matmul_tensorcore.cuda")(_template)
+
+__all__ = ["batch_matmul_tensorcore", "schedule_batch_matmul_tensorcore", "tensorcore_batch_matmul_fits"]
