@@ -389,3 +389,33 @@ def _kernel_for_arch():
 def test_extract_features_is_a_tir_analysis():
     assert tecc.tir.analysis.extract_features is TF.extract_features
     assert tecc.tir.analysis.estimate_occupancy is TF.estimate_occupancy
+
+
+def test_tensor_core_calls_are_statements_with_their_flops_and_traffic():
+    """The wmma calls of a tensor-core dense layer: the mma's 2*m*n*k per warp make
+    the kernel's flops (2 M N K in all), each load and store moves its tile, fragments
+    count as per-thread (local) memory."""
+    import warnings
+
+    from tecc.topi.cuda.dense_tensorcore import dense_tensorcore, schedule_dense_tensorcore
+
+    M = K = N = 64
+    A = te.placeholder((M, K), "float16", name="A")
+    W = te.placeholder((N, K), "float16", name="W")
+    with warnings.catch_warnings(), tecc.target.Target("cuda"):
+        warnings.simplefilter("ignore")  # the fallback config
+        out = dense_tensorcore(A, W, None, "float32")
+        s = schedule_dense_tensorcore([out])
+    f = TF.extract_features(tecc.lower(s, [A, W, out], target="cuda"))
+    assert f.flops == 2 * M * N * K
+    by_label = {st.label: st for st in f.stmts}
+    mma = by_label["mma_sync(T_dense.wmma.accumulator)"]
+    assert mma.flops == 2 * M * N * K
+    assert {a.buffer: a.scope for a in mma.accesses} == {
+        "T_dense.wmma.accumulator": "local", "A.shared.wmma.matrix_a": "local", "W.shared.wmma.matrix_b": "local"}
+    load = by_label["load_matrix_sync(A.shared.wmma.matrix_a)"]
+    shared = next(a for a in load.accesses if a.buffer == "A.shared")
+    # the fallback's 2 x 2 warps: every A tile is loaded by the block's 2 warp columns
+    assert shared.scope == "shared" and shared.bytes == 2 * M * K * 2 and not shared.is_write
+    store_ = by_label["store_matrix_sync(T_dense.wmma.accumulator)"]
+    assert next(a for a in store_.accesses if a.buffer == "T_dense.wmma.accumulator.shared").is_write

@@ -310,7 +310,7 @@ class _Kernel:
 
 
 def _scope_level(scope) -> str:
-    if scope in (keys.LOCAL, keys.REGISTER, keys.WARP):
+    if scope in (keys.LOCAL, keys.REGISTER, keys.WARP) or scope in keys.WMMA_SCOPES:
         return "local"
     if scope and scope.startswith(keys.SHARED):
         return "shared"
@@ -353,6 +353,8 @@ class _FeatureWalk(IRVisitor):
         self.affine_memo = {}
         self.strides_memo = {}
         self.size_memo = {}
+        self.allocated = {}    # data Var -> Buffer of the allocations seen (for access_ptr)
+        self.fragment_shape = {}  # fragment data Var -> (m, n, k), from infer_fragment's attributes
 
     def size_of(self, buf):
         """``const_size(buf)``, once per buffer."""
@@ -405,6 +407,8 @@ class _FeatureWalk(IRVisitor):
         self._enter(s.loop_var, s.extent, kind, tag, s.body, _int_annotation(s.annotation(_AUTO_UNROLL, 0)))
 
     def visit_AttrStmt(self, s):
+        if s.attr_key == keys.FRAGMENT_SHAPE:
+            self.fragment_shape[s.node] = tuple(int(x) for x in s.value.value.split(","))
         if keys.is_thread_attr(s.attr_key) and isinstance(s.node, E.IterVar):
             tag = s.node.thread_tag or ("vthread" if s.attr_key == keys.VIRTUAL_THREAD else "")
             kind = "vthread" if s.attr_key == keys.VIRTUAL_THREAD else _binding_kind(tag)
@@ -424,6 +428,9 @@ class _FeatureWalk(IRVisitor):
         n = self.size_of(buf)
         nbytes = n * _dt.parse(buf.dtype).bytes if n is not None else 0
         level = _scope_level(buf.scope)
+        self.allocated[buf.data] = buf
+        if buf.scope in keys.WMMA_SCOPES:
+            nbytes //= keys.WARP_SIZE  # a warp's fragments, spread over its lanes' registers
         if self.kernel is not None and level == "shared":
             self.kernel.shared += nbytes
         elif self.kernel is not None and level == "local":
@@ -455,14 +462,57 @@ class _FeatureWalk(IRVisitor):
         for idx in e.indices:
             self.visit(idx)
 
-    def _access(self, buf, indices, write):
+    def _access(self, buf, indices, write, count=1):
         st = self.cur
         acc = st.accesses.get(buf.data)
         if acc is None:
             layout = _flat_layout(buf, indices, self.affine_memo, self.strides_memo)
             acc = st.accesses[buf.data] = _Access(buf, len(st.accesses), layout)
-        acc.count += 1
+        acc.count += count
         acc.is_write = acc.is_write or write
+
+    # -- tensor-core calls: a statement each, per lane (the warp's work over 32) ----
+    def visit_Evaluate(self, s):
+        call = s.value
+        if not (isinstance(call, E.Call) and call.op in keys.WMMA_INTRINSICS):
+            return self.visit(call)
+        frag = self.allocated.get(call.args[0])
+        if frag is None:  # not a fragment allocated here: nothing to describe
+            return None
+        name = f"{call.op[4:]}({frag.name})"
+        k = self.labels.get(name, 0)
+        self.labels[name] = k + 1
+        kernel = len(self.kernels) - 1 if self.kernel is not None else -1
+        st = _Stmt(name if k == 0 else f"{name}#{k}", tuple(self.levels), self.guards > 0, kernel)
+        outer = self.cur
+        self.cur = st
+        a = call.args
+        lane = 1 / keys.WARP_SIZE
+
+        def elements(buf, m, n, kk):  # of one fragment of ``buf``
+            return {keys.WMMA_MATRIX_A: m * kk, keys.WMMA_MATRIX_B: kk * n}.get(buf.scope, m * n)
+
+        if call.op == keys.WMMA_MMA:
+            m, n, kk = self.fragment_shape.get(a[0], (16, 16, 16))
+            st.float_ops += 2 * m * n * kk * lane
+            for var, index, write in ((a[0], a[1], True), (a[2], a[3], False), (a[4], a[5], False),
+                                      (a[6], a[7], False)):
+                buf = self.allocated.get(var)
+                if buf is not None:
+                    self._access(buf, (index,), write, elements(buf, m, n, kk) * lane)
+        else:
+            m, n, kk = (E.const_int_value(x) for x in a[1:4])
+            rows_cols = elements(frag, m, n, kk)
+            self._access(frag, (a[4],), call.op != keys.WMMA_STORE, rows_cols * lane)
+            if call.op in (keys.WMMA_LOAD, keys.WMMA_STORE):
+                ptr = a[5]
+                if isinstance(ptr, E.Call) and ptr.op == keys.ACCESS_PTR:
+                    data, offset = ptr.args[1], ptr.args[2]
+                    mem = self.allocated.get(data) or S.Buffer(data.name, ptr.args[0].dtype, (ptr.args[3],), data)
+                    self._access(mem, (offset,), call.op == keys.WMMA_STORE, rows_cols * lane)
+        self.cur = outer
+        self.stmts.append(st)
+        return None
 
     def _count_op(self, dtype):
         st = self.cur
