@@ -38,6 +38,12 @@ from .device import CPU, CUDA, Device, cuda
 FP32_LANES_PER_SM = {"6.0": 64, "6.1": 128, "6.2": 128, "7.0": 64, "7.2": 64, "7.5": 64, "8.0": 64, "8.6": 128,
                      "8.7": 128, "8.9": 128, "9.0": 128, "10.0": 128, "10.3": 128, "12.0": 128, "12.1": 128}
 
+#: dense float16 tensor-core FLOPs per SM per clock, float32 accumulation, by compute
+#: capability (the data-center parts' rates: V100/T4 1024, A100 2048, A10/A40/L40 1024,
+#: H100/H200 4096, B200 8192; GeForce parts of 8.6/8.9 accumulate in float32 at half that)
+TENSOR_FP16_FLOPS_PER_SM_CLOCK = {"7.0": 1024, "7.2": 1024, "7.5": 1024, "8.0": 2048, "8.6": 1024, "8.7": 1024,
+                                  "8.9": 1024, "9.0": 4096, "10.0": 8192}
+
 #: float32 lanes of a CPU vector register, by the widest instruction set the target uses
 CPU_LANES = {"avx512": 16, "avx2": 8, "sse": 4}
 
@@ -63,12 +69,23 @@ class Peaks:
         How each number was obtained, or why it is unknown.
     device : str
         The device's name.
+    tensor_flops : float or None
+        Peak dense float16 tensor-core FLOP/s (float32 accumulation) of a GPU; None
+        on CPUs and where unknown.
     """
 
     flops: float | None
     bandwidth: float | None
     source: str
     device: str
+    tensor_flops: float | None = None
+
+    def tensor_cores(self) -> "Peaks":
+        """These roofs with the tensor cores' FLOP/s as the compute roof (for a kernel
+        whose arithmetic runs on them), or ``self`` when that rate is unknown."""
+        if self.tensor_flops is None:
+            return self
+        return Peaks(self.tensor_flops, self.bandwidth, self.source, self.device, self.tensor_flops)
 
     @property
     def known(self) -> bool:
@@ -89,7 +106,8 @@ class Peaks:
         return min(self.flops, float(intensity) * self.bandwidth)
 
     def to_dict(self) -> dict:
-        return {"flops": self.flops, "bandwidth": self.bandwidth, "source": self.source, "device": self.device}
+        return {"flops": self.flops, "bandwidth": self.bandwidth, "source": self.source, "device": self.device,
+                "tensor_flops": self.tensor_flops}
 
 
 def device_peaks(target="llvm", device=None) -> Peaks:
@@ -168,6 +186,10 @@ def gpu_peaks_from_facts(facts: dict) -> Peaks:
         missing = [what for what, v in (("the FP32 lanes per SM of compute capability " + (cc or "?"), lanes),
                                         ("the SM count", sms), ("the SM clock", sm_mhz)) if not v]
         flops_how = "FP32: unknown (" + ", ".join(missing) + " not known)"
+    per_clock = TENSOR_FP16_FLOPS_PER_SM_CLOCK.get(cc)
+    tensor = float(sms) * per_clock * sm_mhz * 1e6 if per_clock and sms and sm_mhz else None
+    if tensor is not None:
+        flops_how += f"; FP16 tensor: {sms} SMs x {per_clock} FLOPs per clock (compute capability {cc}) x {sm_mhz:.0f} MHz"
     mem_mhz, mem_from = _clock(facts, "memory_clock_max_mhz", "MemoryClockRate")
     bus = facts.get("GlobalMemoryBusWidth")
     bandwidth = None
@@ -177,7 +199,7 @@ def gpu_peaks_from_facts(facts: dict) -> Peaks:
     else:
         missing = [what for what, v in (("the memory clock", mem_mhz), ("the bus width", bus)) if not v]
         bw_how = "memory: unknown (" + ", ".join(missing) + " not known)"
-    return Peaks(flops, bandwidth, f"{flops_how}; {bw_how}", name)
+    return Peaks(flops, bandwidth, f"{flops_how}; {bw_how}", name, tensor)
 
 
 def _clock(facts, nvml_key, attr_key):

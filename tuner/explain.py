@@ -104,6 +104,7 @@ class Roofline:
     access_bytes: float
     peak_flops: float | None = None
     bandwidth: float | None = None
+    compute_roof: str = "FP32"
     peaks_source: str = ""
     device: str = ""
     ridge: float | None = None
@@ -274,7 +275,8 @@ class WorkloadExplanation:
                 ("intensity per access", (f"{r.access_intensity:.3g} flop/byte over {_fmt_bytes(r.access_bytes)} "
                                           "of global loads and stores") if r.access_intensity is not None else "n/a")]
         if r.peak_flops is not None or r.bandwidth is not None:
-            roof.append(("peaks", f"{_fmt_rate(r.peak_flops)} FP32, {_fmt_bandwidth(r.bandwidth)} on {r.device}"))
+            roof.append(("peaks", f"{_fmt_rate(r.peak_flops)} {r.compute_roof}, {_fmt_bandwidth(r.bandwidth)} on "
+                                  f"{r.device}"))
         if r.ridge is not None:
             roof.append(("ridge point", f"{r.ridge:.3g} flop/byte"))
         if r.attainable is not None:
@@ -716,6 +718,9 @@ def _roofline(task, ff, flop, cost, emulated, env) -> Roofline:
                          "about that device; explain the log where it was measured")
             return roof
     peaks = device_peaks(Target.canon(task.target))
+    if peaks.tensor_flops is not None and any(st.label.startswith("mma_sync(") for st in ff.stmts):
+        peaks = peaks.tensor_cores()  # its arithmetic runs on the tensor cores: theirs is the compute roof
+        roof.compute_roof = "FP16 tensor"
     roof.peak_flops, roof.bandwidth = peaks.flops, peaks.bandwidth
     roof.peaks_source, roof.device = peaks.source, peaks.device
     if not peaks.known:

@@ -4,6 +4,7 @@ device peaks of the roofline (tecc.runtime.device_peaks).
 A real log is made once per module: a small matmul template tuned on the C backend
 with the random tuner (16 trials, 64^3), and a tiny CUDA matmul tuned on the emulator
 (4 trials; on a GPU, on the GPU)."""
+import importlib
 import importlib.util
 import json
 import math
@@ -19,6 +20,7 @@ from tecc.errors import TargetError
 from tecc.runtime import peaks as peaks_mod
 from tecc.tir import keys
 from tecc.tir.analysis import estimate_occupancy, storage_bytes, threads_per_block
+from tecc.tir.analysis import features as TF
 from tecc.tuner import feature, record
 from tecc.tuner.explain import MIN_MODEL_RECORDS, Explanation
 from tecc.tuner.measure import MeasureInput, MeasureResult
@@ -446,6 +448,10 @@ def test_gpu_peaks_from_device_facts():
     assert unknown.flops is None and unknown.bandwidth is None
     assert "FP32 lanes per SM of compute capability 42.0" in unknown.source and "bus width" in unknown.source
     assert math.isclose(p.ridge, p.flops / p.bandwidth)
+    # the tensor cores' roof: 4096 dense FP16 FLOPs per SM per clock on Hopper
+    assert p.tensor_flops == pytest.approx(132 * 4096 * 1980e6) and "FP16 tensor: 132 SMs x 4096" in p.source
+    assert p.tensor_cores().flops == p.tensor_flops and p.tensor_cores().bandwidth == p.bandwidth
+    assert unknown.tensor_flops is None and unknown.tensor_cores() is unknown
 
 
 def test_device_peaks_errors():
@@ -455,3 +461,26 @@ def test_device_peaks_errors():
         tecc.runtime.device_peaks("cuda", device=tecc.cpu(0))
     with pytest.raises(TargetError, match=r"device cuda\(0\) is not the CPU; leave it out"):
         tecc.runtime.device_peaks("llvm", device=tecc.cuda(0))
+
+
+def test_a_tensor_core_kernel_sits_under_the_tensor_roof(monkeypatch):
+    """explain's roofline takes the tensor cores' FLOP/s as the compute roof of a
+    kernel whose arithmetic is wmma calls (the FP32 roof would put it above 100%)."""
+    import warnings
+    from types import SimpleNamespace
+
+    from tecc.topi.cuda.dense_tensorcore import dense_tensorcore, schedule_dense_tensorcore
+    X = importlib.import_module("tecc.tuner.explain")  # (tecc.tuner.explain is also the function's name)
+
+    h100 = {"name": "NVIDIA H100", "compute_version": "9.0", "MultiProcessorCount": 132, "GlobalMemoryBusWidth": 5120,
+            "sm_clock_max_mhz": 1980, "memory_clock_max_mhz": 2619}
+    monkeypatch.setattr(tecc.runtime, "device_peaks", lambda target, device=None: peaks_mod.gpu_peaks_from_facts(h100))
+    n = 64
+    A, W = te.placeholder((n, n), "float16", name="A"), te.placeholder((n, n), "float16", name="W")
+    with warnings.catch_warnings(), tecc.target.Target("cuda"):
+        warnings.simplefilter("ignore")
+        out = dense_tensorcore(A, W, None, "float32")
+        s = schedule_dense_tensorcore([out])
+    ff = TF.extract_features(tecc.lower(s, [A, W, out], target="cuda"))
+    roof = X._roofline(SimpleNamespace(target="cuda"), ff, 2 * n ** 3, 1e-6, False, {})
+    assert roof.compute_roof == "FP16 tensor" and roof.peak_flops == pytest.approx(132 * 4096 * 1980e6)
