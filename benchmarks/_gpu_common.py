@@ -199,6 +199,19 @@ def ratio(base, row, key):
     return base[key] / row[key]
 
 
+def timing_fields(ev, gr, why, base, flops=None) -> dict:
+    """The timing columns of a result row: the event and graph timings, their medians,
+    TFLOPS (with ``flops``) and the ratios to the ``base`` row (a reference's)."""
+    row = {"events": ev, "graph": gr, "graph_failure": why, "ms": ev.median_ms if ev else None,
+           "ms_graph": gr.median_ms if gr else None}
+    if flops is not None:
+        row["tflops"] = flops / (row["ms"] / 1e3) / 1e12 if row["ms"] else None
+        row["tflops_graph"] = flops / (row["ms_graph"] / 1e3) / 1e12 if row["ms_graph"] else None
+    row["ratio"] = ratio(base, row, "ms")
+    row["ratio_graph"] = ratio(base, row, "ms_graph")
+    return row
+
+
 def torch_on_cupy_stream(fn):
     """Wrap a torch callable so its kernels go to cupy's current stream (the one the
     cupy events are recorded on)."""

@@ -150,11 +150,7 @@ class Bench(G.BenchBase):
         if not ok:
             self.failures.append(f"n={n} {variant} {cfg}: relative error {err:.3e}")
         row = {"n": n, "variant": variant, "config": cfg, "launch": shape, "resources": res, "rel_err": err, "ok": ok,
-               "events": ev, "graph": gr, "graph_failure": why, "ms": ev.median_ms if ev else None,
-               "ms_graph": gr.median_ms if gr else None}
-        row["tflops"] = flops / (row["ms"] / 1e3) / 1e12 if row["ms"] else None
-        row["ratio"] = G.ratio(base, row, "ms")
-        row["ratio_graph"] = G.ratio(base, row, "ms_graph")
+               **G.timing_fields(ev, gr, why, base, flops)}
         self.rows.append(row)
         return row
 

@@ -205,21 +205,13 @@ class Bench(G.BenchBase):
 
     def record(self, n, variant, cfg, shape, res, err, ev, gr, why, flops, base):
         row = {"n": n, "variant": variant, "config": cfg, "launch": shape, "resources": res, "rel_err": err,
-               "ok": self._check(f"n={n} {variant} {cfg}", err), "events": ev, "graph": gr, "graph_failure": why,
-               "ms": ev.median_ms if ev else None, "ms_graph": gr.median_ms if gr else None}
-        row["tflops"] = flops / (row["ms"] / 1e3) / 1e12 if row["ms"] else None
-        row["tflops_graph"] = flops / (row["ms_graph"] / 1e3) / 1e12 if row["ms_graph"] else None
-        row["ratio"] = G.ratio(base, row, "ms")
-        row["ratio_graph"] = G.ratio(base, row, "ms_graph")
+               "ok": self._check(f"n={n} {variant} {cfg}", err), **G.timing_fields(ev, gr, why, base, flops)}
         self.rows.append(row)
         return row
 
     def record_fused(self, n, variant, cfg, err, ev, gr, why, base):
         row = {"n": n, "variant": variant, "config": cfg, "rel_err": err,
-               "ok": self._check(f"n={n} {variant} {cfg}", err), "events": ev, "graph": gr, "graph_failure": why,
-               "ms": ev.median_ms if ev else None, "ms_graph": gr.median_ms if gr else None}
-        row["ratio"] = G.ratio(base, row, "ms")
-        row["ratio_graph"] = G.ratio(base, row, "ms_graph")
+               "ok": self._check(f"n={n} {variant} {cfg}", err), **G.timing_fields(ev, gr, why, base)}
         self.fused_rows.append(row)
         return row
 

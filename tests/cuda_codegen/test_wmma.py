@@ -26,19 +26,30 @@ BLOCK = 16
 # ---------------------------------------------------------------------------------
 # the tutorial's convolution: NHWC in 16x16 blocks, float16 in, float32 out
 # ---------------------------------------------------------------------------------
-def _load_intrin(scope, n=BLOCK):
-    A = te.placeholder((n, n), name="A", dtype="float16")
-    BA = tir.decl_buffer(A.shape, A.dtype, scope="shared", data_alignment=32, offset_factor=256)
+def _copy_intrin(op, dtype, src_scope, dst_scope, n=BLOCK):
+    """The tutorial's load (``op`` tvm_load_matrix_sync: shared -> fragment) or store
+    (tvm_store_matrix_sync: accumulator -> global) of one 16x16 tile."""
+    A = te.placeholder((n, n), name="A", dtype=dtype)
+    BA = tir.decl_buffer(A.shape, A.dtype, scope=src_scope, data_alignment=32, offset_factor=256)
     C = te.compute((n, n), lambda i, j: A[i, j], name="C")
-    BC = tir.decl_buffer(C.shape, C.dtype, scope=scope, data_alignment=32, offset_factor=256)
+    BC = tir.decl_buffer(C.shape, C.dtype, scope=dst_scope, data_alignment=32, offset_factor=256)
 
     def intrin_func(ins, outs):
+        frag, mem = (outs[0], ins[0].access_ptr("r")) if op == "load" else (ins[0], outs[0].access_ptr("w"))
         ib = tir.ir_builder.create()
-        ib.emit(tir.call_intrin("handle", "tir.tvm_load_matrix_sync", outs[0].data, n, n, n,
-                                outs[0].elem_offset // 256, ins[0].access_ptr("r"), n, "row_major"))
+        ib.emit(tir.call_intrin("handle", f"tir.tvm_{op}_matrix_sync", frag.data, n, n, n, frag.elem_offset // 256,
+                                mem, n, "row_major"))
         return ib.get()
 
     return te.decl_tensor_intrin(C.op, intrin_func, binds={A: BA, C: BC})
+
+
+def _load_intrin(scope):
+    return _copy_intrin("load", "float16", "shared", scope)
+
+
+def _store_intrin():
+    return _copy_intrin("store", "float32", "wmma.accumulator", "global")
 
 
 def _gemm_intrin(n=BLOCK):
@@ -64,21 +75,6 @@ def _gemm_intrin(n=BLOCK):
         return update, init, update
 
     return te.decl_tensor_intrin(C.op, intrin_func, binds=binds)
-
-
-def _store_intrin(n=BLOCK):
-    A = te.placeholder((n, n), name="A", dtype="float32")
-    BA = tir.decl_buffer(A.shape, A.dtype, scope="wmma.accumulator", data_alignment=32, offset_factor=256)
-    C = te.compute((n, n), lambda i, j: A[i, j], name="C")
-    BC = tir.decl_buffer(C.shape, C.dtype, scope="global", data_alignment=32, offset_factor=256)
-
-    def intrin_func(ins, outs):
-        ib = tir.ir_builder.create()
-        ib.emit(tir.call_intrin("handle", "tir.tvm_store_matrix_sync", ins[0].data, n, n, n,
-                                ins[0].elem_offset // 256, outs[0].access_ptr("w"), n, "row_major"))
-        return ib.get()
-
-    return te.decl_tensor_intrin(C.op, intrin_func, binds={A: BA, C: BC})
 
 
 def conv_tensorcore(batch, size, channels, tensorize=("AF", "WF", "Conv", "ConvF")):

@@ -54,32 +54,36 @@ def _copy_intrin(strides_dst, strides_from, A_shape, C_shape, dtype, scope_from,
     return te.decl_tensor_intrin(C.op, intrin_func, binds={A: BA, C: BC})
 
 
-def intrin_wmma_load_matrix_A(strides_dst, strides_from, shape, layout, A_shape, C_shape, in_dtype):
-    """Load a tile of matrix A (``m x k``) from shared memory into a ``wmma.matrix_a``
-    fragment.  ``layout``: ``"row_major"`` when the tile's rows are ``m``,
-    ``"col_major"`` when they are ``k``."""
+def _load_intrin(scope, rows, cols, strides_dst, strides_from, shape, layout, A_shape, C_shape, in_dtype):
+    """A load from shared memory into a fragment of ``scope`` whose tiles are ``rows x
+    cols`` in the fragment buffer."""
     m, n, k = shape
-    rows, cols = (m, k) if layout == "row_major" else (k, m)
 
     def call(src, dst):
         return _emit("tir.tvm_load_matrix_sync", dst.data, m, n, k, _fragment_number(dst.elem_offset, rows, cols),
                      src.access_ptr("r"), strides_from[0], layout)
 
-    return _copy_intrin(strides_dst, strides_from, A_shape, C_shape, in_dtype, "shared", "wmma.matrix_a", call)
+    return _copy_intrin(strides_dst, strides_from, A_shape, C_shape, in_dtype, "shared", scope, call)
+
+
+def intrin_wmma_load_matrix_A(strides_dst, strides_from, shape, layout, A_shape, C_shape, in_dtype):
+    """Load a tile of matrix A (``m x k``) from shared memory into a ``wmma.matrix_a``
+    fragment.  ``layout``: ``"row_major"`` when the tile's rows are ``m``,
+    ``"col_major"`` when they are ``k``."""
+    m, _, k = shape
+    rows, cols = (m, k) if layout == "row_major" else (k, m)
+    return _load_intrin("wmma.matrix_a", rows, cols, strides_dst, strides_from, shape, layout, A_shape, C_shape,
+                        in_dtype)
 
 
 def intrin_wmma_load_matrix_W(strides_dst, strides_from, shape, layout, A_shape, C_shape, in_dtype):
     """Load a tile of matrix B (``k x n``) from shared memory into a ``wmma.matrix_b``
     fragment.  ``layout``: ``"row_major"`` when the tile's rows are ``k``,
     ``"col_major"`` when they are ``n`` (a dense layer's weight, ``[out, in]``)."""
-    m, n, k = shape
+    _, n, k = shape
     rows, cols = (k, n) if layout == "row_major" else (n, k)
-
-    def call(src, dst):
-        return _emit("tir.tvm_load_matrix_sync", dst.data, m, n, k, _fragment_number(dst.elem_offset, rows, cols),
-                     src.access_ptr("r"), strides_from[0], layout)
-
-    return _copy_intrin(strides_dst, strides_from, A_shape, C_shape, in_dtype, "shared", "wmma.matrix_b", call)
+    return _load_intrin("wmma.matrix_b", rows, cols, strides_dst, strides_from, shape, layout, A_shape, C_shape,
+                        in_dtype)
 
 
 def intrin_wmma_store_matrix(strides_dst, strides_from, shape, out_dtype, A_shape, C_shape):
