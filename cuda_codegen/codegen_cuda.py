@@ -43,10 +43,11 @@ from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir import keys
-from ..tir.transform.infer_fragment import fragment_elements, fragment_info
 from ..tir.analysis import (
-    allocations, const_size, dtypes_used, gpu_loops, storage_bytes, thread_extent_lists, thread_extents, threads_per_block,
+    allocations, const_size, dtypes_used, gpu_loops, storage_bytes, thread_extent_lists, thread_extents,
+    threads_per_block,
 )
+from ..tir.analysis.fragments import fragment_elements, fragment_info
 
 #: static shared memory above this needs the dynamic (``extern __shared__``) path
 STATIC_SHARED_LIMIT = 48 * 1024

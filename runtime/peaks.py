@@ -189,7 +189,8 @@ def gpu_peaks_from_facts(facts: dict) -> Peaks:
     per_clock = TENSOR_FP16_FLOPS_PER_SM_CLOCK.get(cc)
     tensor = float(sms) * per_clock * sm_mhz * 1e6 if per_clock and sms and sm_mhz else None
     if tensor is not None:
-        flops_how += f"; FP16 tensor: {sms} SMs x {per_clock} FLOPs per clock (compute capability {cc}) x {sm_mhz:.0f} MHz"
+        flops_how += (f"; FP16 tensor: {sms} SMs x {per_clock} FLOPs per clock (compute capability {cc}) x "
+                      f"{sm_mhz:.0f} MHz")
     mem_mhz, mem_from = _clock(facts, "memory_clock_max_mhz", "MemoryClockRate")
     bus = facts.get("GlobalMemoryBusWidth")
     bandwidth = None

@@ -27,6 +27,7 @@ from ...tir import expr as E
 from ...tir import keys
 from ...tir import stmt as S
 from ...tir.analysis import allocations
+from ...tir.analysis.fragments import fragment_dims, parse_fragment_shape
 from ...tir.functor import IRMutator, post_order_visit
 
 
@@ -39,12 +40,6 @@ def has_wmma(body) -> bool:
     post_order_visit(body, lambda n: found.append(n) if isinstance(n, E.Call) and n.op in keys.WMMA_INTRINSICS
                      else None)
     return bool(found)
-
-
-def _dims(scope, shape) -> tuple:
-    """(rows, cols) of one fragment of ``scope``."""
-    m, n, k = shape
-    return {keys.WMMA_MATRIX_A: (m, k), keys.WMMA_MATRIX_B: (k, n)}.get(scope, (m, n))
 
 
 class _LowerWMMA(IRMutator):
@@ -68,7 +63,7 @@ class _LowerWMMA(IRMutator):
 
     def visit_AttrStmt(self, s):
         if s.attr_key == keys.FRAGMENT_SHAPE:
-            self.shape[s.node] = tuple(int(x) for x in s.value.value.split(","))
+            self.shape[s.node] = parse_fragment_shape(s.value.value)
             return self.visit(s.body)
         if s.attr_key == keys.FRAGMENT_LAYOUT:
             return self.visit(s.body)
@@ -116,7 +111,7 @@ class _LowerWMMA(IRMutator):
 
     def lower_tvm_fill_fragment(self, call):
         frag = self.twin(call.args[0])
-        rows, cols = _dims(self.original_scope[frag.data], self.shape[frag.data])
+        rows, cols = fragment_dims(self.original_scope[frag.data], self.shape[frag.data])
         index, value = call.args[4], call.args[5]
         base = E.Mul(index, _int(rows * cols))
         value = value if value.dtype == frag.dtype else E.Cast(frag.dtype, value)
@@ -124,7 +119,7 @@ class _LowerWMMA(IRMutator):
 
     def _matrix(self, call, store):
         frag = self.twin(call.args[0])
-        rows, cols = _dims(self.original_scope[frag.data], self.shape[frag.data])
+        rows, cols = fragment_dims(self.original_scope[frag.data], self.shape[frag.data])
         index, ptr, stride, layout = call.args[4], call.args[5], call.args[6], call.args[7].value
         mem, offset = self.memory(ptr, call)
 

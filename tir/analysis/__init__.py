@@ -12,6 +12,7 @@ module                       answers
 :mod:`.verify`               is the IR well formed (:func:`verify_well_formed`)
 :mod:`.verify_gpu`           does a kernel fit the GPU (:func:`verify_gpu`, :func:`gpu_limits`)
 :mod:`.occupancy`            per-SM resources, estimated occupancy and register pressure
+:mod:`.fragments`            tensor-core fragments: their sizes, element types, shape and layout
 :mod:`.features`             the tuner's numbers about a function (:func:`extract_features`)
 :mod:`.interp`               the reference interpreter (:func:`run_prim_func`)
 ===========================  ===============================================================

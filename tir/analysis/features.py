@@ -53,6 +53,7 @@ from .. import stmt as S
 from ..functor import IRVisitor, post_order_visit
 from ..op import BINARY_MATH, UNARY_MATH
 from .buffers import buffer_strides, const_size
+from .fragments import fragment_elements, parse_fragment_shape
 from .threads import launch_dims
 from .occupancy import (  # noqa: F401 (re-exported: the features' occupancy)
     REGISTERS_PER_THREAD_ESTIMATE, SHARED_RESERVED_PER_BLOCK, Occupancy, SMLimits, estimate_occupancy, sm_limits,
@@ -408,7 +409,7 @@ class _FeatureWalk(IRVisitor):
 
     def visit_AttrStmt(self, s):
         if s.attr_key == keys.FRAGMENT_SHAPE:
-            self.fragment_shape[s.node] = tuple(int(x) for x in s.value.value.split(","))
+            self.fragment_shape[s.node] = parse_fragment_shape(s.value.value)
         if keys.is_thread_attr(s.attr_key) and isinstance(s.node, E.IterVar):
             tag = s.node.thread_tag or ("vthread" if s.attr_key == keys.VIRTUAL_THREAD else "")
             kind = "vthread" if s.attr_key == keys.VIRTUAL_THREAD else _binding_kind(tag)
@@ -489,9 +490,6 @@ class _FeatureWalk(IRVisitor):
         a = call.args
         lane = 1 / keys.WARP_SIZE
 
-        def elements(buf, m, n, kk):  # of one fragment of ``buf``
-            return {keys.WMMA_MATRIX_A: m * kk, keys.WMMA_MATRIX_B: kk * n}.get(buf.scope, m * n)
-
         if call.op == keys.WMMA_MMA:
             m, n, kk = self.fragment_shape.get(a[0], (16, 16, 16))
             st.float_ops += 2 * m * n * kk * lane
@@ -499,10 +497,10 @@ class _FeatureWalk(IRVisitor):
                                       (a[6], a[7], False)):
                 buf = self.allocated.get(var)
                 if buf is not None:
-                    self._access(buf, (index,), write, elements(buf, m, n, kk) * lane)
+                    self._access(buf, (index,), write, fragment_elements(buf.scope, (m, n, kk)) * lane)
         else:
             m, n, kk = (E.const_int_value(x) for x in a[1:4])
-            rows_cols = elements(frag, m, n, kk)
+            rows_cols = fragment_elements(frag.scope, (m, n, kk))
             self._access(frag, (a[4],), call.op != keys.WMMA_STORE, rows_cols * lane)
             if call.op in (keys.WMMA_LOAD, keys.WMMA_STORE):
                 ptr = a[5]

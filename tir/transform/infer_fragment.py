@@ -33,37 +33,9 @@ from .. import expr as E
 from .. import keys
 from .. import stmt as S
 from ..analysis.buffers import allocations, const_size
+from ..analysis.fragments import FRAGMENT_DTYPES, fragment_elements
 from ..analysis.threads import thread_extents
 from ..functor import IRMutator, IRVisitor, collect_vars, post_order_visit
-
-#: the element types of each fragment role, and what CUDA's wmma calls them
-FRAGMENT_DTYPES = {
-    keys.WMMA_MATRIX_A: ("float16",),
-    keys.WMMA_MATRIX_B: ("float16",),
-    keys.WMMA_ACCUMULATOR: ("float16", "float32"),
-}
-
-
-def fragment_elements(scope: str, shape) -> int:
-    """Elements of one fragment: m*k of matrix_a, k*n of matrix_b, m*n of an accumulator."""
-    m, n, k = shape
-    return {keys.WMMA_MATRIX_A: m * k, keys.WMMA_MATRIX_B: k * n}.get(scope, m * n)
-
-
-def _parse(text):
-    return tuple(int(x) for x in text.split(","))
-
-
-def fragment_info(attrs: dict, buf) -> tuple:
-    """``(shape, layout)`` of fragment buffer ``buf`` from the attributes this pass
-    wrote (``attrs``: the printer's record of them, data Var -> {key: text})."""
-    own = attrs.get(buf.data, {})
-    shape = own.get(keys.FRAGMENT_SHAPE)
-    if shape is None:
-        raise LoweringError(f"fragment {buf.name!r} ({buf.scope}) has no fragment_shape attribute: run the "
-                            "infer_fragment pass (the CUDA pipeline does) before printing")
-    return _parse(shape), own.get(keys.FRAGMENT_LAYOUT)
-
 
 class _Facts:
     """What the calls say of each fragment (data Var -> shape / layout)."""
@@ -283,4 +255,4 @@ def infer_fragment(kernel: S.PrimFunc, arch: str | None = None) -> S.PrimFunc:
     return kernel.with_body(_Annotate(facts).visit(kernel.body))
 
 
-__all__ = ["FRAGMENT_DTYPES", "fragment_elements", "fragment_info", "infer_fragment"]
+__all__ = ["infer_fragment"]

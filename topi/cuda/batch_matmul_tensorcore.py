@@ -57,8 +57,8 @@ def batch_matmul_tensorcore(cfg, x, y, out_shape=None, out_dtype=None, transpose
         raise TopiError(f"{what}: x has batch {xs[0]} and y {ys[0]}; broadcast the smaller one first "
                         "(topi.broadcast_to) or use topi.cuda.batch_matmul")
     if not _shapes_fitting(xs[1], xs[2], ys[1]):
-        raise TopiError(f"{what}: (M, K, N) = {(xs[1], xs[2], ys[1])} is not a multiple of any wmma tile: (16, 16, 16), "
-                        "(32, 16, 8) or (8, 16, 32); pad the operands or use topi.cuda.batch_matmul")
+        raise TopiError(f"{what}: (M, K, N) = {(xs[1], xs[2], ys[1])} is not a multiple of any wmma tile: "
+                        "(16, 16, 16), (32, 16, 8) or (8, 16, 32); pad the operands or use topi.cuda.batch_matmul")
     return nn.batch_matmul(x, y, out_shape, out_dtype, transpose_a, transpose_b)
 
 

@@ -1,0 +1,50 @@
+"""Facts about tensor-core fragments (buffers of scope ``wmma.matrix_a``,
+``wmma.matrix_b``, ``wmma.accumulator``): how big one fragment is, which element
+types it holds, and the shape and layout ``infer_fragment`` wrote on its allocation.
+
+A fragment of shape ``(m, n, k)`` is a matrix of ``rows x cols`` elements: ``m x k``
+for matrix_a, ``k x n`` for matrix_b, ``m x n`` for an accumulator.
+"""
+from __future__ import annotations
+
+from ...errors import LoweringError
+from .. import keys
+
+#: the element types of each fragment role (what tecc's wmma printing supports)
+FRAGMENT_DTYPES = {
+    keys.WMMA_MATRIX_A: ("float16",),
+    keys.WMMA_MATRIX_B: ("float16",),
+    keys.WMMA_ACCUMULATOR: ("float16", "float32"),
+}
+
+
+def fragment_dims(scope: str, shape) -> tuple:
+    """``(rows, cols)`` of one fragment of ``scope`` with wmma shape ``(m, n, k)``."""
+    m, n, k = shape
+    return {keys.WMMA_MATRIX_A: (m, k), keys.WMMA_MATRIX_B: (k, n)}.get(scope, (m, n))
+
+
+def fragment_elements(scope: str, shape) -> int:
+    """Elements of one fragment: m*k of matrix_a, k*n of matrix_b, m*n of an accumulator."""
+    rows, cols = fragment_dims(scope, shape)
+    return rows * cols
+
+
+def parse_fragment_shape(text: str) -> tuple:
+    """``"16, 16, 16"`` (a ``fragment_shape`` attribute's value) -> ``(16, 16, 16)``."""
+    return tuple(int(x) for x in text.split(","))
+
+
+def fragment_info(attrs: dict, buf) -> tuple:
+    """``(shape, layout)`` of fragment buffer ``buf`` from the attributes
+    ``infer_fragment`` wrote (``attrs``: data Var -> {attribute key: text}, as a
+    printer collects them); the layout is None for an accumulator."""
+    own = attrs.get(buf.data, {})
+    shape = own.get(keys.FRAGMENT_SHAPE)
+    if shape is None:
+        raise LoweringError(f"fragment {buf.name!r} ({buf.scope}) has no fragment_shape attribute: run the "
+                            "infer_fragment pass (the CUDA pipeline does) before printing")
+    return parse_fragment_shape(shape), own.get(keys.FRAGMENT_LAYOUT)
+
+
+__all__ = ["FRAGMENT_DTYPES", "fragment_dims", "fragment_elements", "fragment_info", "parse_fragment_shape"]
