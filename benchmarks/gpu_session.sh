@@ -11,7 +11,7 @@
 # models-notophub (the same without tecc's reference configs, TECC_TOPHUB=off: ResNet-50 at batch 1
 # unless NOTOPHUB_ARGS says otherwise), opbench (tecc bench --ops all), notebooks (every notebook executed on
 # the GPU; the box has no ipykernel/nbclient wheels unless fetch-wheels.sh was given them), tune-sgemm,
-# tune-dense, tune-conv, tune-report.
+# tune-dense, tune-conv, tune-hgemm (dense_tensorcore.cuda, float16 on tensor cores), tune-report.
 # Example (a 6-minute call): bash benchmarks/gpu_session.sh tests:100 sgemm:60 norms:40 topi:80
 # Extra arguments for a step's script: SGEMM_ARGS, HGEMM_ARGS, NORMS_ARGS, TOPI_ARGS, MODELS_ARGS, TUNE_ARGS.
 # The tuning log lives in .tunelogs/ (carry it between calls; it is copied back).
@@ -68,7 +68,7 @@ for spec in "$@"; do
                 ${NOTOPHUB_ARGS:---models resnet50 --batch 1 --rounds 6} ;;
         notebooks) run_step notebooks "$secs" python3 -m pytest -q -p no:cacheprovider -n 3 \
                 tests/integration/test_notebooks.py ;;
-        tune-sgemm|tune-dense|tune-conv)
+        tune-sgemm|tune-dense|tune-conv|tune-hgemm)
             run_step "$step" "$secs" python3 benchmarks/tune_gpu.py --tasks "${step#tune-}" \
                 --deadline-min "$(python3 -c "print(round($secs * 0.6 / 60, 2))")" --log-dir .tunelogs --out "$W" ${TUNE_ARGS:-} ;;
         tune-report) run_step tune-report "$secs" python3 benchmarks/tune_gpu.py --no-tuning --log-dir .tunelogs --out "$W" ${TUNE_ARGS:-} ;;

@@ -5,7 +5,7 @@ configs against cuBLAS and cuDNN.
                                   [--trials 1000] [--conv-trials 200] [--deadline-min M]
     python benchmarks/tune_gpu.py --dry-run          # no GPU: tiny sizes on the emulator
 
-Three parts (``--tasks``), each tuned with ``XGBTuner`` through the AutoTVM interface
+Four parts (``--tasks``), each tuned with ``XGBTuner`` through the AutoTVM interface
 (``LocalBuilder`` with one worker per core, ``LocalRunner`` with ``repeat=3``, the
 correctness oracle on, its reference a float64 product computed here):
 
@@ -18,6 +18,11 @@ correctness oracle on, its reference a float64 product computed here):
   unrolling, the fetch width: a space of about 2e8 points) on the same product
   (``X @ W.T``, ``W = B.T``) for ``--trials`` (1000) trials; the wall time of the
   whole tuning run and the trials per second are recorded;
+- ``hgemm``: tensor cores: ``"dense_tensorcore.cuda"`` (TVM's wmma template: warps per
+  block, fragments per warp, the k step, padding, fragment shape) on ``X @ W.T`` with
+  float16 operands and float32 accumulation at ``--sgemm-size``, ``--hgemm-trials``
+  (300) trials, against cuBLAS's float16 GEMM (``cupy.matmul`` of the float16 arrays);
+  reported, not judged;
 - ``conv``: ``"conv2d_nchw.cuda"`` on ResNet-50's 3x3 layers (56x56x64->64,
   28x28x128->128, 14x14x256->256, 7x7x512->512) and its 56x56x64->256 1x1 layer at
   batch 1, ``--conv-trials`` (200) trials each.
@@ -72,7 +77,12 @@ from tecc import autotvm, te, topi  # noqa: E402
 from tecc.topi.cuda import gemm  # noqa: E402
 from tecc.tuner.measure import MeasureErrorNo  # noqa: E402
 
-PARTS = ("sgemm", "dense", "conv")
+PARTS = ("sgemm", "dense", "conv", "hgemm")
+#: the tensor-core part: TVM's float16 dense template, float32 accumulation
+HGEMM_TASK = "dense_tensorcore.cuda"
+HGEMM_TRIALS = 300
+#: cuBLAS's float16 output against the float64 product (an fp16 rounding of each element)
+HALF_OUTPUT_TOL = 5e-3
 SGEMM_SIZE, DRY_SGEMM_SIZE = 4096, 128
 TRIALS, DRY_TRIALS = 1000, 4
 CONV_TRIALS, DRY_CONV_TRIALS = 200, 4
@@ -204,6 +214,7 @@ class Bench(G.BenchBase):
         self.peak = {"fp32_gflops": None, "memory_gbps": None}
         self.tunings = []  # one per tuned task
         self.gemm_rows = []
+        self.hgemm_rows = []
         self.conv_rows = []
 
     # tuning ---------------------------------------------------------------------------
@@ -456,8 +467,9 @@ class Bench(G.BenchBase):
 
         return task, self.opts.trials, [a_h, w_h, zeros], "NT", (a, w), make
 
-    def _final_gemm(self, task, info, make, base, ins, ref64, flops, cublas):
+    def _final_gemm(self, task, info, make, base, ins, ref64, flops, cublas, rows=None):
         n = self.opts.sgemm_size
+        rows = self.gemm_rows if rows is None else rows
         for tuned in (True, False):
             variant = f"tecc {task.name} {'tuned' if tuned else 'untuned (fallback)'}"
             row_base = dict(base, kind="tecc", task=task.name, tuned=tuned, layout=cublas["layout"])
@@ -466,20 +478,67 @@ class Bench(G.BenchBase):
                     mod, cfg = self._build_tuned(task, make)
                     if mod is None:
                         why = self._untuned_note(info) or "no valid config in the log"
-                        self.gemm_rows.append(dict(row_base, variant=variant, skipped=why))
+                        rows.append(dict(row_base, variant=variant, skipped=why))
                         if not self._untuned_note(info):
-                            self.failures.append(f"SGEMM {n} {variant}: {why}")
+                            self.failures.append(f"{base['workload']} {variant}: {why}")
                         continue
                 else:
                     mod, cfg = self._build_untuned(make), None
                 out = self.poisoned((n, n))
-                row = self._tecc_row(self.gemm_rows, row_base, variant, mod, cfg, tuple(ins) + (out,), out, ref64,
+                row = self._tecc_row(rows, row_base, variant, mod, cfg, tuple(ins) + (out,), out, ref64,
                                      flops)
             except Exception as exc:  # noqa: BLE001 - a FAILED row, and on with the rest
-                self._crashed(self.gemm_rows, row_base, variant, exc)
+                self._crashed(rows, row_base, variant, exc)
                 continue
             row["ratio"] = G.ratio(cublas, row, "ms")
             row["ratio_graph"] = G.ratio(cublas, row, "ms_graph")
+
+    def run_hgemm(self):
+        """The tensor-core part: float16 ``X @ W.T`` tuned as dense_tensorcore.cuda, the
+        best and the fallback against cuBLAS's float16 GEMM."""
+        n = self.opts.sgemm_size
+        xp = self.xp
+        flops = 2.0 * n ** 3
+        a, w = self.random((n, n), 21).astype(xp.float16), self.random((n, n), 22).astype(xp.float16)
+        ref64 = a.astype(xp.float64) @ w.astype(xp.float64).T
+        base = {"workload": f"HGEMM {n}"}
+        c16 = xp.empty((n, n), xp.float16)
+
+        def cublas_fp16():
+            xp.matmul(a, w.T, out=c16)
+
+        cublas_fp16()
+        err = G.rel_error(c16.astype(xp.float32), ref64)
+        ev, gr, why = self.time_both(lambda: G.time_callable(cublas_fp16, self.timing), cublas_fp16)
+        name = "numpy X @ W.T, float16 (dry run)" if self.dry else "cuBLAS fp16 NT (cupy.matmul X @ W.T)"
+        ok = G.passes(err, HALF_OUTPUT_TOL)
+        if not ok:
+            self.failures.append(f"HGEMM {n} {name}: relative error {err:.3e} > {HALF_OUTPUT_TOL:g}")
+        cublas = dict(base, kind="cublas", layout="NT", variant=name, config="-", rel_err=err, ok=ok,
+                      **G.timing_fields(ev, gr, why, None))
+        self._rates(cublas, flops)
+        self.hgemm_rows.append(cublas)
+        tensor = ("TENSOR", (n, n), "float16")
+        task = autotvm.task.create(HGEMM_TASK, args=(tensor, tensor, None, "float32"), target=self.target)
+
+        def make():
+            X = te.placeholder((n, n), "float16", name="X")
+            W = te.placeholder((n, n), "float16", name="W")
+            out = topi.cuda.dense_tensorcore(X, W, None, "float32")
+            return topi.cuda.schedule_dense_tensorcore([out]), [X, W, out]
+
+        try:
+            print(f"== {task.name} {n}x{n}x{n}: {len(task.config_space)} configs, {self.opts.hgemm_trials} trials",
+                  flush=True)
+            zeros = np.zeros((n, n), np.float32)
+            info = self.tune(task, f"HGEMM {n}", self.opts.hgemm_trials, [_to_host(a), _to_host(w), zeros],
+                             [_to_host(ref64.astype(xp.float32))])
+        except Exception as exc:  # noqa: BLE001 - the tuning run broke: a FAILED row, and on with the rest
+            self._crashed(self.hgemm_rows, dict(base, kind="tecc", task=HGEMM_TASK, tuned=True), "tuning", exc)
+            return
+        self._final_gemm(task, info, make, base, (a, w), ref64, flops, cublas, rows=self.hgemm_rows)
+        for row in self.hgemm_rows:  # the FP32 roof says nothing of tensor cores
+            row["peak_share"] = row["peak_share_graph"] = None
 
     # conv2d ---------------------------------------------------------------------------
     def run_conv(self, name):
@@ -581,21 +640,14 @@ class Bench(G.BenchBase):
             parts.append(f"## Tuning runs (XGBTuner, feature_type={self.opts.feature_type!r}, plan_size "
                          f"{self.opts.plan_size}; trials = logged / asked; refused = instantiation errors, "
                          "nothing compiled)\n\n" + G.render_table(TUNING_COLUMNS, cells))
-        if self.gemm_rows:
-            cells = []
-            for r in self.gemm_rows:
-                if "skipped" in r:
-                    cells.append([r["variant"], "skipped: " + r["skipped"]] + [""] * (len(GEMM_COLUMNS) - 2))
-                    continue
-                res = r.get("resources") or {}
-                regs = ",".join(str(v["regs"]) for v in res.values()) or None
-                cells.append([r["variant"], r.get("config", "-"), G.fmt(r.get("launch")), G.fmt(regs),
-                              G.fmt(r["rel_err"], ".1e"), "yes" if r["ok"] else "NO", G.fmt(r["ms"], ".4f"),
-                              G.fmt(r["ms_graph"], ".4f"), G.fmt(r["gflops"] / 1e3 if r["gflops"] else None, ".2f"),
-                              _pct(r["peak_share"]), _x(r.get("ratio")), _x(r.get("ratio_graph"))])
-            n = self.opts.sgemm_size
-            parts.append(f"## SGEMM {n}x{n}x{n} (float32): tuned and untuned tecc vs cuBLAS in the same layout "
-                         "(x cuBLAS = t(cuBLAS) / t(tecc), > 1: tecc faster)\n\n" + G.render_table(GEMM_COLUMNS, cells))
+        n = self.opts.sgemm_size
+        for rows, title in ((self.gemm_rows, f"## SGEMM {n}x{n}x{n} (float32): tuned and untuned tecc vs cuBLAS in "
+                                             "the same layout (x cuBLAS = t(cuBLAS) / t(tecc), > 1: tecc faster)"),
+                            (self.hgemm_rows, f"## HGEMM {n}x{n}x{n} (float16 operands, float32 accumulation, tensor "
+                                              "cores): tuned and untuned dense_tensorcore vs cuBLAS's float16 GEMM "
+                                              "(no FP32 peak share: tensor cores have their own roof)")):
+            if rows:
+                parts.append(title + "\n\n" + G.render_table(GEMM_COLUMNS, [self._gemm_cells(r) for r in rows]))
         if self.conv_rows:
             cells = []
             for r in self.conv_rows:
@@ -614,6 +666,17 @@ class Bench(G.BenchBase):
         peak = self.peak.get("fp32_gflops")
         parts.append(f"FP32 peak: {G.fmt(peak, '.0f')} GFLOP/s (theoretical, from the device facts)")
         return "\n\n".join(parts)
+
+    @staticmethod
+    def _gemm_cells(r) -> list:
+        if "skipped" in r:
+            return [r["variant"], "skipped: " + r["skipped"]] + [""] * (len(GEMM_COLUMNS) - 2)
+        res = r.get("resources") or {}
+        regs = ",".join(str(v["regs"]) for v in res.values()) or None
+        return [r["variant"], r.get("config", "-"), G.fmt(r.get("launch")), G.fmt(regs), G.fmt(r["rel_err"], ".1e"),
+                "yes" if r["ok"] else "NO", G.fmt(r["ms"], ".4f"), G.fmt(r["ms_graph"], ".4f"),
+                G.fmt(r["gflops"] / 1e3 if r["gflops"] else None, ".2f"), _pct(r["peak_share"]),
+                _x(r.get("ratio")), _x(r.get("ratio_graph"))]
 
     def summary(self) -> list:
         lines = []
@@ -665,6 +728,11 @@ class Bench(G.BenchBase):
                 met = "MET" if t["wall_s"] < TARGET_WALL_S else "NOT MET"
                 lines.append(f"{what}: {t['wall_trials']} trials in {minutes:.1f} min ({t['trials_per_s']:.2f} "
                              f"trials/s) {met}")
+        for r in self.hgemm_rows:
+            if r.get("kind") == "tecc" and r.get("tuned") and "skipped" not in r:
+                timed = (f"{r['ms']:.4f} ms, {G.fmt(r['gflops'] / 1e3 if r['gflops'] else None, '.1f')} TFLOP/s, "
+                         f"{_x(r.get('ratio'))} cuBLAS fp16") if r.get("ms") is not None else "not timed (dry run)"
+                lines.append(f"HGEMM {n} {r['task']} tuned ({r['config']}): {timed} (tensor cores; not judged)")
         for r in self.conv_rows:
             if r.get("kind") != "tecc" or not r.get("tuned") or "skipped" in r:
                 continue
@@ -755,6 +823,8 @@ def build_parser():
     ap.add_argument("--sgemm-trials", type=int, default=None,
                     help=f"trials of sgemm.cuda (default: its whole space, 144 configs; dry run {DRY_TRIALS})")
     ap.add_argument("--trials", type=int, help=f"trials of {DENSE_TASK} (default {TRIALS}; dry run {DRY_TRIALS})")
+    ap.add_argument("--hgemm-trials", type=int,
+                    help=f"trials of {HGEMM_TASK} (default {HGEMM_TRIALS}; dry run {DRY_TRIALS})")
     ap.add_argument("--conv-trials", type=int,
                     help=f"trials per conv2d layer (default {CONV_TRIALS}; dry run {DRY_CONV_TRIALS})")
     ap.add_argument("--convs", default="", help="comma-separated conv2d layers (default all: "
@@ -815,11 +885,12 @@ def parse_options(argv=None):
     opts.sgemm_size = opts.sgemm_size or (DRY_SGEMM_SIZE if dry else SGEMM_SIZE)
     opts.trials = opts.trials or (DRY_TRIALS if dry else TRIALS)
     opts.conv_trials = opts.conv_trials or (DRY_CONV_TRIALS if dry else CONV_TRIALS)
+    opts.hgemm_trials = opts.hgemm_trials or (DRY_TRIALS if dry else HGEMM_TRIALS)
     opts.plan_size = opts.plan_size or (DRY_PLAN_SIZE if dry else PLAN_SIZE)
     if opts.tune_min_repeat_ms is None:
         opts.tune_min_repeat_ms = 0.0 if dry else 50.0
     opts.n_parallel = opts.n_parallel or len(os.sched_getaffinity(0))
-    for name in ("sgemm_size", "trials", "conv_trials", "plan_size", "n_parallel", "build_timeout", "run_timeout",
+    for name in ("sgemm_size", "trials", "conv_trials", "hgemm_trials", "plan_size", "n_parallel", "build_timeout", "run_timeout",
                  "tune_number", "tune_repeat"):
         _positive(ap, "--" + name.replace("_", "-"), getattr(opts, name))
     _positive(ap, "--sgemm-trials", opts.sgemm_trials, allow_none=True)
@@ -850,6 +921,9 @@ def main(argv=None) -> int:
         if gemm_parts:
             bench.run_gemm(gemm_parts)
             print(f"SGEMM {opts.sgemm_size} done", flush=True)
+        if "hgemm" in opts.parts:
+            bench.run_hgemm()
+            print(f"HGEMM {opts.sgemm_size} done", flush=True)
         if "conv" in opts.parts:
             for name in opts.conv_layers:
                 bench.run_conv(name)
@@ -869,7 +943,8 @@ def main(argv=None) -> int:
                 "targets": {"sgemm_ratio": {"size": TARGET_SIZE, "ratio": TARGET_RATIO},
                             "trials_wall": {"trials": TARGET_TRIALS, "seconds": TARGET_WALL_S}},
                 "peaks": bench.peak, "torch_settings": bench.torch_settings, "torch_note": bench.torch_note,
-                "tunings": bench.tunings, "sgemm": bench.gemm_rows, "conv2d": bench.conv_rows,
+                "tunings": bench.tunings, "sgemm": bench.gemm_rows, "hgemm": bench.hgemm_rows,
+                "conv2d": bench.conv_rows,
                 "png": os.path.basename(png) if png else None, "summary": summary}
         paths = G.write_results(opts.out, "tune", facts, data, md)
         print("wrote " + ", ".join(paths + ((png,) if png else ())))

@@ -133,7 +133,7 @@ def test_tune_gpu_dry_run(tmp_path, capsys):
     # the smallest run that still tunes every part: SGEMM 64, one conv2d layer, 2 trials
     # a task (one batch of the 2 build workers; plan_size 64: no model fit)
     small = ["--dry-run", "--sgemm-size", "64", "--convs", "56x56x64->64 3x3", "--sgemm-trials", "2",
-             "--conv-trials", "2", "--plan-size", "64", "--n-parallel", "2"]
+             "--conv-trials", "2", "--hgemm-trials", "2", "--plan-size", "64", "--n-parallel", "2"]
     rc = run_main("tune_gpu", small + ["--trials", "2", "--out", str(tmp_path)])
     assert rc == 0
     printed = capsys.readouterr().out
@@ -142,7 +142,8 @@ def test_tune_gpu_dry_run(tmp_path, capsys):
     one_file(tmp_path, "_tune.md")
     assert data["device"]["dry_run"] is True and data["device"]["target"] == "cuda -arch=sm_90"
     assert [(t["task"], t["trials_logged"], t["trials_measured_now"]) for t in data["tunings"]] == [
-        ("sgemm.cuda", 2, 2), ("dense_large_batch.cuda", 2, 2), ("conv2d_nchw.cuda", 2, 2)]
+        ("sgemm.cuda", 2, 2), ("dense_large_batch.cuda", 2, 2), ("dense_tensorcore.cuda", 2, 2),
+        ("conv2d_nchw.cuda", 2, 2)]
     assert all(t["emulated"] and t["valid"] >= 1 and len(t["curve_gflops"]) == 2 for t in data["tunings"])
     # every tuned kernel (the best of its log, under apply_history_best) and every default is correct
     tecc_rows = [r for r in data["sgemm"] + data["conv2d"] if r.get("kind") == "tecc"]
@@ -152,7 +153,12 @@ def test_tune_gpu_dry_run(tmp_path, capsys):
     assert all(r["ok"] and r["rel_err"] < 1e-5 and r["ms"] is None for r in tecc_rows)
     tuned = {r["task"]: r for r in tecc_rows if r["tuned"]}
     best = {t["task"]: t["best_config_tuning"] for t in data["tunings"]}
-    assert {k: r["config"] for k, r in tuned.items()} == best
+    assert {k: r["config"] for k, r in tuned.items()} == {k: v for k, v in best.items() if k in tuned}
+    # the tensor-core part: its own table, tuned and fallback correct, no FP32 peak share
+    half = [r for r in data["hgemm"] if r.get("kind") == "tecc"]
+    assert sorted(r["tuned"] for r in half) == [False, True] and all(r["ok"] and r["rel_err"] < 1e-5 for r in half)
+    assert [r["config"] for r in half if r["tuned"]] == [best["dense_tensorcore.cuda"]]
+    assert all(r["peak_share"] is None for r in data["hgemm"]) and "## HGEMM 64x64x64" in printed
     torch_rows = [r for r in data["conv2d"] if r.get("kind") == "torch"]
     assert [r["skipped"] for r in torch_rows] == ["dry run"]
     png = data["png"]
