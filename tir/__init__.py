@@ -17,6 +17,7 @@ from .op import (
     popcount, pow, power, round, rsqrt, sigmoid, sin, sinh, sqrt, tan, tanh, trunc, truncdiv,
     truncmod, select, logical_and, logical_or, logical_not,
     call_extern, call_intrin, call_packed, call_pure_extern, reinterpret, CallEffectKind,
+    tvm_fill_fragment, tvm_load_matrix_sync, tvm_mma_sync, tvm_store_matrix_sync,
 )
 from .op import max as _max, min as _min  # noqa: F401  (te.max/te.min are reducers)
 from .functor import IRMutator, IRVisitor, ir_transform, post_order_visit, pre_order_visit, substitute

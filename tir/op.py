@@ -829,6 +829,30 @@ def wmma_call(op, args) -> "_e.Call":
     return _e.Call("handle", op, tuple(out))
 
 
+def tvm_fill_fragment(fragment, m, n, k, index, value):
+    """``tvm_fill_fragment``: every element of fragment ``index`` of ``fragment`` (a
+    ``wmma.accumulator`` buffer's data) becomes ``value`` (:func:`wmma_call`)."""
+    return wmma_call(WMMA_FILL, (fragment, m, n, k, index, value))
+
+
+def tvm_load_matrix_sync(fragment, m, n, k, index, buffer_ptr, stride, layout):
+    """``tvm_load_matrix_sync``: fragment ``index`` of ``fragment`` loaded from
+    ``buffer_ptr`` (an ``access_ptr``), rows ``stride`` elements apart, ``layout``
+    ``"row_major"`` or ``"col_major"``."""
+    return wmma_call(WMMA_LOAD, (fragment, m, n, k, index, buffer_ptr, stride, layout))
+
+
+def tvm_mma_sync(fragment_d, index_d, fragment_a, index_a, fragment_b, index_b, fragment_c, index_c):
+    """``tvm_mma_sync``: ``d = a x b + c`` on fragments (each with its index)."""
+    return wmma_call(WMMA_MMA, (fragment_d, index_d, fragment_a, index_a, fragment_b, index_b, fragment_c, index_c))
+
+
+def tvm_store_matrix_sync(fragment, m, n, k, index, buffer_ptr, stride, layout):
+    """``tvm_store_matrix_sync``: accumulator fragment ``index`` stored to
+    ``buffer_ptr``, rows ``stride`` elements apart."""
+    return wmma_call(WMMA_STORE, (fragment, m, n, k, index, buffer_ptr, stride, layout))
+
+
 def storage_sync_call(scope) -> "_e.Call":
     """The barrier ``tvm_storage_sync(scope)`` as TVM's kernels write it in IR builder
     code (``ib.emit(call_intrin("int32", "tir.tvm_storage_sync", "shared"))``):

@@ -428,3 +428,25 @@ def test_batch_matmul_tensorcore_refusals(kwargs, match):
     Y = te.placeholder(kwargs.pop("shape_y", (3, 32, 32)), "float16", name="Y")
     with tecc.target.Target("cuda"), pytest.raises(TopiError, match=match):
         batch_matmul_tensorcore(X, Y, **kwargs)
+
+
+def test_tvm_named_builders_make_the_same_calls():
+    """tir.tvm_load_matrix_sync(...) and friends (TVM's tir.op functions) build the
+    calls call_intrin builds."""
+    frag = tir.decl_buffer((256,), "float16", name="F", scope="wmma.matrix_a")
+    acc = tir.decl_buffer((256,), "float32", name="C", scope="wmma.accumulator")
+    src = tir.decl_buffer((256,), "float16", name="S", scope="shared")
+    pairs = [
+        (tir.tvm_load_matrix_sync(frag.data, 16, 16, 16, 0, src.access_ptr("r"), 16, "row_major"),
+         tir.call_intrin("handle", "tir.tvm_load_matrix_sync", frag.data, 16, 16, 16, 0, src.access_ptr("r"), 16,
+                         "row_major")),
+        (tir.tvm_fill_fragment(acc.data, 16, 16, 16, 0, 0.0),
+         tir.call_intrin("handle", "tir.tvm_fill_fragment", acc.data, 16, 16, 16, 0, 0.0)),
+        (tir.tvm_mma_sync(acc.data, 0, frag.data, 0, frag.data, 0, acc.data, 0),
+         tir.call_intrin("handle", "tir.tvm_mma_sync", acc.data, 0, frag.data, 0, frag.data, 0, acc.data, 0)),
+        (tir.tvm_store_matrix_sync(acc.data, 16, 16, 16, 0, src.access_ptr("w"), 16, "row_major"),
+         tir.call_intrin("handle", "tir.tvm_store_matrix_sync", acc.data, 16, 16, 16, 0, src.access_ptr("w"), 16,
+                         "row_major")),
+    ]
+    for mine, theirs in pairs:
+        tir.assert_structural_equal(mine, theirs)
