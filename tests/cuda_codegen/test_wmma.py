@@ -395,29 +395,34 @@ def test_a_float16_onnx_matmul_runs_on_tensor_cores():
     np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2)
 
 
-@pytest.mark.parametrize("out_dtype", ["float32", "float16"])
-def test_batch_matmul_on_tensor_cores(out_dtype):
-    """attention's Q @ K^T: [batch, M, K] x [batch, N, K], picked by topi.cuda.batch_matmul."""
+@pytest.mark.parametrize("out_dtype, transpose_b", [("float32", True), ("float16", True), ("float32", False)])
+def test_batch_matmul_on_tensor_cores(out_dtype, transpose_b):
+    """attention's Q @ K^T ([batch, M, K] x [batch, N, K]) and P @ V ([batch, K, N]: a
+    row-major matrix_b), picked by topi.cuda.batch_matmul."""
     bsz, M, K, N = 3, 32, 32, 48
     X = te.placeholder((bsz, M, K), "float16", name="X")
-    Y = te.placeholder((bsz, N, K), "float16", name="Y")
+    Y = te.placeholder((bsz, N, K) if transpose_b else (bsz, K, N), "float16", name="Y")
     with tecc.target.Target("cuda -arch=sm_90"):
-        out = tecc.topi.cuda.batch_matmul(X, Y, out_dtype=out_dtype)
+        out = tecc.topi.cuda.batch_matmul(X, Y, out_dtype=out_dtype, transpose_b=transpose_b)
         assert out.op.attrs["workload"][0] == "batch_matmul_tensorcore.cuda"
         s = tecc.topi.cuda.schedule_batch_matmul([out])
     mod = build_all_arches(s, [X, Y, out])
     assert "nvcuda::wmma::mma_sync(" in mod.get_source("cuda")
     rng = np.random.default_rng(7)
     x = rng.uniform(-1, 1, (bsz, M, K)).astype("float16")
-    y = rng.uniform(-1, 1, (bsz, N, K)).astype("float16")
+    y = rng.uniform(-1, 1, (bsz, N, K) if transpose_b else (bsz, K, N)).astype("float16")
     got = _run(mod, x, y, out_shape=(bsz, M, N), out_dtype=out_dtype).astype(np.float32)
-    want = x.astype(np.float32) @ y.astype(np.float32).transpose(0, 2, 1)
+    want = x.astype(np.float32) @ (y.astype(np.float32).transpose(0, 2, 1) if transpose_b else y.astype(np.float32))
+    if not transpose_b:
+        assert "nvcuda::wmma::matrix_b, 16, 16, 16, __half, nvcuda::wmma::row_major>" in mod.get_source("cuda")
     tol = 1e-4 if out_dtype == "float32" else 1e-2
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(transpose_b=False), r"takes x as \[batch, M, K\] and y as \[batch, N, K\]"),
+    (dict(transpose_a=True), r"takes x as \[batch, M, K\] \(transpose_a=False\)"),
+    (dict(transpose_b=False, shape_y=(3, 32, 8)), r"\(M, K, N\) = \(32, 32, 8\) is not a multiple of any wmma "
+                                                  r"tile: \(16, 16, 16\) or \(8, 16, 32\) \(y as \[batch, K, N\]\)"),
     (dict(shape_y=(2, 32, 32)), r"x has batch 3 and y 2; broadcast the smaller one first"),
     (dict(shape_x=(3, 20, 32)), r"\(M, K, N\) = \(20, 32, 32\) is not a multiple of any wmma tile"),
 ])
@@ -450,3 +455,71 @@ def test_tvm_named_builders_make_the_same_calls():
     ]
     for mine, theirs in pairs:
         tir.assert_structural_equal(mine, theirs)
+
+
+def test_batch_matmul_tensorcore_row_major_b_space():
+    """B as [batch, K, N]: the 32x8x16 shape is left out of the space (its B tiles
+    would start 16 bytes apart, off wmma's 256-bit alignment); the 8x32x16 one runs."""
+    bsz, M, K, N = 2, 32, 32, 64
+    task = tecc.autotvm.task.create("batch_matmul_tensorcore.cuda", args=(
+        ("TENSOR", (bsz, M, K), "float16"), ("TENSOR", (bsz, K, N), "float16"), None, "float32", False, False),
+        target="cuda")
+    assert task.config_space.space_map["wmma_m"].entities and \
+        [e.val for e in task.config_space.space_map["wmma_m"].entities] == [16, 8]
+    cfg = _point(task, wmma_m=8, block_row_warps=2, block_col_warps=1, warp_row_tiles=2, warp_col_tiles=1, chunk=2,
+                 vec=8)
+    with tecc.target.Target("cuda"):
+        s, args = task.instantiate(cfg)
+    mod = build_all_arches(s, args)
+    rng = np.random.default_rng(9)
+    x = rng.uniform(-1, 1, (bsz, M, K)).astype("float16")
+    y = rng.uniform(-1, 1, (bsz, K, N)).astype("float16")
+    got = _run(mod, x, y, out_shape=(bsz, M, N))
+    np.testing.assert_allclose(got, x.astype(np.float32) @ y.astype(np.float32), rtol=1e-5, atol=1e-4)
+
+
+def _to_float16(model):
+    """``model`` with its float32 initializers, inputs and outputs made float16."""
+    import onnx
+    from onnx import TensorProto, numpy_helper
+
+    half = onnx.ModelProto()
+    half.CopyFrom(model)
+    g = half.graph
+    for i, init in enumerate(g.initializer):
+        a = numpy_helper.to_array(init)
+        if a.dtype == np.float32:
+            g.initializer[i].CopyFrom(numpy_helper.from_array(a.astype(np.float16), init.name))
+    for v in list(g.input) + list(g.output):
+        v.type.tensor_type.elem_type = TensorProto.FLOAT16
+    return half
+
+
+def test_a_float16_transformer_encoder_layer_runs_its_products_on_tensor_cores():
+    """The projections, the feed-forward layers and both attention products (Q @ K^T
+    and P @ V) become tensor-core kernels; the layer matches the float32 model run on
+    the CPU within float16's precision."""
+    pytest.importorskip("onnx")
+    from tecc import relay
+    from tecc.contrib import graph_executor
+    from tecc.graph.testing import encoder_layer_model
+
+    B, S, D = 2, 32, 64
+    m32 = encoder_layer_model(d_model=D, nhead=4, dim_ff=128, seq=S, batch=B)
+    x = np.random.default_rng(0).standard_normal((B, S, D)).astype(np.float32)
+
+    def run(model, target, xin, dev):
+        mod, params = relay.frontend.from_onnx(model, {"x": (B, S, D)})
+        with tecc.transform.PassContext(opt_level=3):
+            lib = relay.build(mod, target=target, params=params)
+        gm = graph_executor.GraphModule(lib["default"](dev))
+        gm.set_input("x", xin)
+        gm.run()
+        return gm.get_output(0).numpy(), lib
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want, _ = run(m32, "llvm", x, tecc.cpu(0))
+        got, lib = run(_to_float16(m32), "cuda -arch=sm_90", x.astype(np.float16), tecc.cuda(0))
+    assert lib.get_lib().get_source("cuda").count("nvcuda::wmma::mma_sync(") == 6
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-2, atol=2e-2)

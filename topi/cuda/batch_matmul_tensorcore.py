@@ -2,9 +2,10 @@
 schedule (TVM's ``batch_matmul_tensorcore.cuda`` template).
 
 ``C[b] = A[b] @ B[b]^T`` with float16 operands ``[batch, M, K]`` and ``[batch, N, K]``
-(the layout of attention's ``Q @ K^T``), one grid of tiles per batch over
-``blockIdx.z``; each tile is computed as :mod:`.dense_tensorcore` computes a dense
-layer, with the same knobs.
+(the layout of attention's ``Q @ K^T``), or ``A[b] @ B[b]`` with ``B`` as ``[batch,
+K, N]`` (``transpose_b=False``: attention's ``P @ V``, a row-major matrix_b), one
+grid of tiles per batch over ``blockIdx.z``; each tile is computed as
+:mod:`.dense_tensorcore` computes a dense layer, with the same knobs.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from .. import nn, tag
 from ..tunable import schedule_anchor
 from ..utils import TopiError, get_const_tuple
 from .dense_tensorcore import _schedule, _shapes_fitting, _tensor_cores_here
+from .injective import schedule_injective_from_existing
 
 
 def tensorcore_batch_matmul_fits(x, y, out_dtype=None, transpose_a=False, transpose_b=True) -> bool:
@@ -20,19 +22,21 @@ def tensorcore_batch_matmul_fits(x, y, out_dtype=None, transpose_a=False, transp
     target (what :func:`tecc.topi.cuda.batch_matmul` asks first)."""
     if x.dtype != "float16" or y.dtype != "float16" or (out_dtype or x.dtype) not in ("float16", "float32"):
         return False
-    if transpose_a or not transpose_b:
+    if transpose_a:
         return False
     xs, ys = get_const_tuple(x.shape), get_const_tuple(y.shape)
     if len(xs) != 3 or len(ys) != 3 or not all(isinstance(d, int) for d in xs + ys) or xs[0] != ys[0]:
         return False
-    return bool(_shapes_fitting(xs[1], xs[2], ys[1])) and _tensor_cores_here()
+    n = ys[1] if transpose_b else ys[2]
+    return bool(_shapes_fitting(xs[1], xs[2], n, not transpose_b)) and _tensor_cores_here()
 
 
 @register_topi_compute("batch_matmul_tensorcore.cuda")
 def batch_matmul_tensorcore(cfg, x, y, out_shape=None, out_dtype=None, transpose_a=False, transpose_b=True):
     """The batched product for :func:`schedule_batch_matmul_tensorcore`: float16
     ``x`` ``[batch, M, K]`` and ``y`` ``[batch, N, K]`` (``transpose_b``, TVM's
-    default), one batch size for both; ``out_dtype`` ``"float32"`` or ``"float16"``.
+    default) or ``[batch, K, N]`` (``transpose_b=False``), one batch size for both;
+    ``out_dtype`` ``"float32"`` or ``"float16"``.
 
     Raises
     ------
@@ -46,9 +50,8 @@ def batch_matmul_tensorcore(cfg, x, y, out_shape=None, out_dtype=None, transpose
                         "topi.cast(t, 'float16')")
     if out_dtype not in ("float16", "float32"):
         raise TopiError(f"{what}: out_dtype must be 'float32' or 'float16', got {out_dtype!r}")
-    if transpose_a or not transpose_b:
-        raise TopiError(f"{what}: takes x as [batch, M, K] and y as [batch, N, K] (transpose_a=False, "
-                        f"transpose_b=True), got transpose_a={transpose_a}, transpose_b={transpose_b}; transpose "
+    if transpose_a:
+        raise TopiError(f"{what}: takes x as [batch, M, K] (transpose_a=False), got transpose_a=True; transpose "
                         "the operand (topi.transpose) or use topi.cuda.batch_matmul")
     xs, ys = get_const_tuple(x.shape), get_const_tuple(y.shape)
     if len(xs) != 3 or len(ys) != 3 or not all(isinstance(d, int) for d in xs + ys):
@@ -56,16 +59,22 @@ def batch_matmul_tensorcore(cfg, x, y, out_shape=None, out_dtype=None, transpose
     if xs[0] != ys[0]:
         raise TopiError(f"{what}: x has batch {xs[0]} and y {ys[0]}; broadcast the smaller one first "
                         "(topi.broadcast_to) or use topi.cuda.batch_matmul")
-    if not _shapes_fitting(xs[1], xs[2], ys[1]):
-        raise TopiError(f"{what}: (M, K, N) = {(xs[1], xs[2], ys[1])} is not a multiple of any wmma tile: "
-                        "(16, 16, 16), (32, 16, 8) or (8, 16, 32); pad the operands or use topi.cuda.batch_matmul")
+    n = ys[1] if transpose_b else ys[2]
+    if not _shapes_fitting(xs[1], xs[2], n, not transpose_b):
+        tiles = "(16, 16, 16), (32, 16, 8) or (8, 16, 32)" if transpose_b else "(16, 16, 16) or (8, 16, 32) (y as " \
+            "[batch, K, N])"
+        raise TopiError(f"{what}: (M, K, N) = {(xs[1], xs[2], n)} is not a multiple of any wmma tile: {tiles}; pad "
+                        "the operands or use topi.cuda.batch_matmul")
     return nn.batch_matmul(x, y, out_shape, out_dtype, transpose_a, transpose_b)
 
 
 def _template(cfg, outs):
-    """The schedule of a tensor-core batched product (and of element-wise ops after it)."""
+    """The schedule of a tensor-core batched product (and of element-wise ops after it;
+    an output of another shape -- the product reshaped, as a 4-D MatMul imports -- is
+    a loop nest of its own)."""
     return schedule_anchor(outs, (tag.BATCH_MATMUL,), "schedule_batch_matmul_tensorcore",
-                           lambda s, op, out: _schedule(cfg, s, op.output(0), out))
+                           lambda s, op, out: _schedule(cfg, s, op.output(0), out),
+                           epilogue=schedule_injective_from_existing)
 
 
 schedule_batch_matmul_tensorcore = register_topi_schedule("batch_matmul_tensorcore.cuda")(_template)

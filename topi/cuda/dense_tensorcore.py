@@ -29,6 +29,7 @@ from ...tuner.task.topi_integration import register_topi_compute, register_topi_
 from .. import nn, tag
 from ..tunable import schedule_anchor
 from ..utils import TopiError, get_const_tuple
+from .dense import inline_injective_inputs
 from .tensor_intrin import (
     intrin_wmma_gemm, intrin_wmma_load_matrix_A, intrin_wmma_load_matrix_W, intrin_wmma_store_matrix,
 )
@@ -39,9 +40,11 @@ WMMA_SHAPES = {16: (16, 16, 16), 32: (32, 8, 16), 8: (8, 32, 16)}
 WARP_SIZE = 32
 
 
-def _shapes_fitting(batch, in_dim, out_dim) -> list:
-    """The wmma_m values whose fragments tile the product exactly."""
-    return [m for m, (fm, fn, fk) in WMMA_SHAPES.items() if batch % fm == 0 and out_dim % fn == 0 and in_dim % fk == 0]
+def _shapes_fitting(batch, in_dim, out_dim, b_kn=False) -> list:
+    """The wmma_m values whose fragments tile the product exactly (with ``b_kn``, B
+    as ``[K, N]``, not the 32x8x16 ones: see :func:`_fits`)."""
+    return [m for m, (fm, fn, fk) in WMMA_SHAPES.items()
+            if batch % fm == 0 and out_dim % fn == 0 and in_dim % fk == 0 and not (b_kn and fn == 8)]
 
 
 def tensorcore_dense_fits(data, weight, out_dtype=None) -> bool:
@@ -99,8 +102,8 @@ def dense_tensorcore(cfg, data, weight, bias=None, out_dtype=None):
     return nn.dense(data, weight, bias, out_dtype)
 
 
-def _define_knobs(cfg, batch, in_dim, out_dim):
-    fitting = _shapes_fitting(batch, in_dim, out_dim)
+def _define_knobs(cfg, batch, in_dim, out_dim, b_kn=False):
+    fitting = _shapes_fitting(batch, in_dim, out_dim, b_kn)
     cfg.define_knob("block_row_warps", [1, 2, 4])
     cfg.define_knob("block_col_warps", [1, 2, 4])
     cfg.define_knob("warp_row_tiles", [1, 2, 4])
@@ -135,11 +138,15 @@ def _fallback(cfg, batch, in_dim, out_dim, fitting):
         cfg[name] = OtherOptionEntity(value)
 
 
-def _fits(entity, budget, shape, in_bytes, out_bytes) -> bool:
+def _fits(entity, budget, shape, in_bytes, out_bytes, b_kn=False) -> bool:
     """Whether a config's block tiles ``shape`` (batch, in_dim, out_dim) exactly and
     fits ``budget``: its warps, and the shared tiles of both operands plus the
-    output staging."""
+    output staging.  With ``b_kn`` (B as ``[K, N]``: the B fragments of a k step sit
+    side by side in its rows) a B fragment starts ``n`` elements after its
+    neighbour, which must keep it 256-bit aligned: ``n`` = 8 does not."""
     fm, fn, fk = WMMA_SHAPES[entity["wmma_m"].val]
+    if b_kn and fn * in_bytes % 32:
+        return False
     rows = entity["block_row_warps"].val * entity["warp_row_tiles"].val * fm
     cols = entity["block_col_warps"].val * entity["warp_col_tiles"].val * fn
     batch, in_dim, out_dim = shape
@@ -155,19 +162,22 @@ def _schedule(cfg, s, C, out):
     """Schedule the product ``C`` (``[M, N]``, or ``[batch, M, N]`` over operands
     ``[batch, M, K]`` and ``[batch, N, K]``) written through ``out`` (see the module
     docs); a batch goes to ``blockIdx.z``."""
+    inline_injective_inputs(s, C)  # a fused reshape or transpose of an operand: computed by the shared loads
     A, B = s[C].op.input_tensors
     shape = get_const_tuple(C.shape)
     batch, out_dim = shape[-2], shape[-1]
     in_dim = get_const_tuple(A.shape)[-1]
     nbatch = len(shape) - 2  # leading batch axes (0 or 1)
-    _define_knobs(cfg, batch, in_dim, out_dim)
+    b_kn = not C.op.attrs.get("transpose_b", True)
+    _define_knobs(cfg, batch, in_dim, out_dim, b_kn)
     in_bytes, out_bytes = 2, 4 if C.dtype == "float32" else 2
     budget = BlockBudget()
-    cfg.multi_filter(filter=lambda e: _fits(e, budget, (batch, in_dim, out_dim), in_bytes, out_bytes),
+    cfg.multi_filter(filter=lambda e: _fits(e, budget, (batch, in_dim, out_dim), in_bytes, out_bytes, b_kn),
                      reason=f"its block tile does not divide (batch, out_dim) = {(batch, out_dim)} or its k step "
                             f"in_dim = {in_dim}, or the block does not fit {budget.limits.arch} (block_row_warps x "
                             "block_col_warps warps, shared tiles of chunk x 16 steps of the block's rows and columns, "
-                            "and the staged output)")
+                            "and the staged output)" + (", or (B as [K, N]) the 32x8x16 fragments' B tiles would "
+                                                        "start off a 256-bit boundary" if b_kn else ""))
     cfg.add_flop(2 * batch * in_dim * out_dim * (shape[0] if nbatch else 1))
     brw, bcw = cfg["block_row_warps"].val, cfg["block_col_warps"].val
     wrt, wct = cfg["warp_row_tiles"].val, cfg["warp_col_tiles"].val
@@ -183,7 +193,11 @@ def _schedule(cfg, s, C, out):
     if C.op is not out.op:
         s[C].compute_inline()
 
+    # B as [N, K] (a dense weight, batch_matmul's default): its shared rows are k runs,
+    # loaded as a column-major matrix_b; as [K, N] (batch_matmul with transpose_b=False):
+    # its rows are n runs, a row-major matrix_b
     as_row = chunk * fk + offset
+    bs_row = bcw * wct * fn + offset if b_kn else as_row
     cs_row = bcw * wct * fn + offset_cs
     block_x, block_y = te.thread_axis("blockIdx.x"), te.thread_axis("blockIdx.y")
     thread_x, thread_y, thread_z = (te.thread_axis(f"threadIdx.{a}") for a in "xyz")
@@ -240,30 +254,41 @@ def _schedule(cfg, s, C, out):
     ak, akk = s[AF].split(ak, factor=fk)
     s[AF].reorder(ai, ak, aii, akk)
     s[BF].compute_at(s[CF], ki)
-    *_, bo, bk = BF.op.axis
-    bo, boo = s[BF].split(bo, factor=fn)
-    bk, bkk = s[BF].split(bk, factor=fk)
-    s[BF].reorder(bo, bk, boo, bkk)
+    if b_kn:
+        *_, bk, bo = BF.op.axis
+        bk, bkk = s[BF].split(bk, factor=fk)
+        bo, boo = s[BF].split(bo, factor=fn)
+        s[BF].reorder(bk, bo, bkk, boo)
+        b_tile_axis = bkk
+    else:
+        *_, bo, bk = BF.op.axis
+        bo, boo = s[BF].split(bo, factor=fn)
+        bk, bkk = s[BF].split(bk, factor=fk)
+        s[BF].reorder(bo, bk, boo, bkk)
+        b_tile_axis = boo
 
     # the shared tiles of both operands, a chunk of k at a time
-    for stage in (AS, BS):
+    for stage, row in ((AS, as_row), (BS, bs_row)):
         s[stage].compute_at(s[CF], ko)
         axes = stage.op.axis
-        s[stage].storage_align(axes[-2], as_row - 1, as_row)
+        s[stage].storage_align(axes[-2], row - 1, row)
         spread(stage, *axes)
 
     shape = (fm, fn, fk)
     a_tile = te.placeholder((fm, fk), name="AL_gemm", dtype=A.dtype)
-    b_tile = te.placeholder((fn, fk), name="BL_gemm", dtype=B.dtype)
+    b_tile = te.placeholder((fk, fn) if b_kn else (fn, fk), name="BL_gemm", dtype=B.dtype)
     kt = te.reduce_axis((0, fk), name="k_gemm")
-    c_tile = te.compute((fm, fn), lambda x, y: te.sum(a_tile[x, kt].astype(C.dtype) * b_tile[y, kt].astype(C.dtype),
-                                                      axis=kt), name="CL_compute")
+    c_tile = te.compute((fm, fn), lambda x, y: te.sum(
+        a_tile[x, kt].astype(C.dtype) * (b_tile[kt, y] if b_kn else b_tile[y, kt]).astype(C.dtype), axis=kt),
+        name="CL_compute")
     as_stride, cs_stride = [as_row, 1], [cs_row, 1]
-    af_stride, bf_stride, cf_stride = [fk, 1], [fk, 1], [wct * fn, 1]
+    af_stride, bf_stride, cf_stride = [fk, 1], [wct * fn, 1] if b_kn else [fk, 1], [wct * fn, 1]
     s[AF].tensorize(aii, intrin_wmma_load_matrix_A(af_stride, as_stride, shape, "row_major", (fm, fk), (fm, fk),
                                                    A.dtype))
-    s[BF].tensorize(boo, intrin_wmma_load_matrix_W(bf_stride, as_stride, shape, "col_major", (fn, fk), (fn, fk),
-                                                   B.dtype))
+    b_shape = (fk, fn) if b_kn else (fn, fk)
+    s[BF].tensorize(b_tile_axis, intrin_wmma_load_matrix_W(bf_stride, [bs_row, 1], shape,
+                                                           "row_major" if b_kn else "col_major", b_shape, b_shape,
+                                                           B.dtype))
     s[CF].tensorize(wii, intrin_wmma_gemm(a_tile, b_tile, c_tile, af_stride, bf_stride, cf_stride, shape))
     s[CS].tensorize(cii, intrin_wmma_store_matrix(cs_stride, cf_stride, shape, C.dtype, (fm, fn), (fm, fn)))
 
