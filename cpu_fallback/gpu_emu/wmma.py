@@ -18,11 +18,16 @@ becomes
   accumulator is rounded once per call);
 * ``tvm_store_matrix_sync`` writes the matrix back.
 
+A load or store first asserts wmma's address rules (the tile 256-bit aligned, rows a
+multiple of 16 bytes apart), which a GPU does not report: a misaligned schedule
+fails here with its kernel and buffer named instead of computing garbage there.
+
 The fragment shapes come from the
 ``fragment_shape`` attributes of ``infer_fragment`` (the CUDA pipeline's).
 """
 from __future__ import annotations
 
+from ...tir import dtype as _dt
 from ...tir import expr as E
 from ...tir import keys
 from ...tir import stmt as S
@@ -136,7 +141,22 @@ class _LowerWMMA(IRMutator):
                 value = E.Cast(frag.dtype, value)
             return S.BufferStore(frag, value, (f_at,))
 
-        return self.loop("r", rows, lambda r: self.loop("c", cols, lambda c: body(r, c)))
+        nest = self.loop("r", rows, lambda r: self.loop("c", cols, lambda c: body(r, c)))
+        return S.AssertStmt(self.aligned(mem, offset, stride), self.misaligned(call, mem), nest)
+
+    @staticmethod
+    def aligned(mem, offset, stride):
+        """wmma's address rules: the tile's first element 256-bit aligned (buffers
+        start so aligned: CUDA's shared arrays in wmma kernels, the runtime's global
+        ones), the stride a multiple of 16 bytes."""
+        size = E.IntImm("int32", _dt.parse(mem.dtype).bytes)
+        return E.And(E.EQ(E.FloorMod(E.Mul(E.Cast("int32", offset), size), _int(32)), _int(0)),
+                     E.EQ(E.FloorMod(E.Mul(E.Cast("int32", stride), size), _int(16)), _int(0)))
+
+    def misaligned(self, call, mem):
+        return (f"kernel {self.kernel_name}: {call.op} on {mem.name!r}: the tile must start on a 32-byte boundary and "
+                "its rows (stride) be a multiple of 16 bytes apart, as wmma requires (the GPU would fault or read "
+                "garbage); pad the buffer's rows (storage_align) or tile at multiples of 16 elements")
 
     def lower_tvm_load_matrix_sync(self, call):
         return self._matrix(call, store=False)

@@ -523,3 +523,35 @@ def test_a_float16_transformer_encoder_layer_runs_its_products_on_tensor_cores()
         got, lib = run(_to_float16(m32), "cuda -arch=sm_90", x.astype(np.float16), tecc.cuda(0))
     assert lib.get_lib().get_source("cuda").count("nvcuda::wmma::mma_sync(") == 6
     np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-2, atol=2e-2)
+
+
+def test_a_misaligned_fragment_load_fails_on_the_emulator_with_its_buffer():
+    """wmma needs 256-bit aligned tiles; a GPU does not report a misaligned one."""
+    from tecc.tir import stmt as S
+    from tecc.tir.transform.infer_fragment import infer_fragment
+    from irhelpers import buf1d, cuda_module, host, kernel, launch, quiet_call, var
+
+    A, C = buf1d("A", 512, "float16"), buf1d("C", 256)
+    FA = buf1d("FA", 256, "float16", scope="wmma.matrix_a")
+    FB = buf1d("FB", 256, "float16", scope="wmma.matrix_b")
+    FC = buf1d("FC", 256, scope="wmma.accumulator")
+
+    def call(*args):
+        return S.Evaluate(tir.call_intrin("handle", *args))
+
+    body = S.seq(
+        call("tir.tvm_fill_fragment", FC.data, 16, 16, 16, 0, 0.0),
+        call("tir.tvm_load_matrix_sync", FA.data, 16, 16, 16, 0, A.access_ptr("r", offset=8), 16, "row_major"),
+        call("tir.tvm_load_matrix_sync", FB.data, 16, 16, 16, 0, A.access_ptr("r"), 16, "row_major"),
+        call("tir.tvm_mma_sync", FC.data, 0, FA.data, 0, FB.data, 0, FC.data, 0),
+        call("tir.tvm_store_matrix_sync", FC.data, 16, 16, 16, 0, C.access_ptr("w"), 16, "row_major"))
+    for b in (FC, FB, FA):
+        body = S.Allocate(b, body)
+    k = infer_fragment(kernel("mis_kernel0", [A, C], body, [(var("threadIdx.x"), 32)]))
+    h = host("mis", [A, C], lambda a, c: launch("mis_kernel0", a, c))
+    mod = cuda_module(h, {"mis_kernel0": k})
+    a = np.ones(512, "float16")
+    out = np.zeros(256, "float32")
+    with pytest.raises(tecc.errors.TeccError, match=r"tvm_load_matrix_sync on 'A': the tile must start on a 32-byte "
+                                                     r"boundary"):
+        quiet_call(mod, a, out)
