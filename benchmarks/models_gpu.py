@@ -6,7 +6,9 @@
 
 The models are those of ``models_cpu.py`` (the light ResNet-50 and SqueezeNet with
 random weights, the encoder layer and the Llama-style decoder layer of
-``tecc.graph.testing``), at every batch size of ``--batch``.  Per model and batch, in
+``tecc.graph.testing``), at every batch size of ``--batch``; ``--models ...,bert16``
+adds a BERT-base encoder layer in float16 (768 wide, 12 heads, 128 tokens: its six
+products on tensor cores; checked at float16's precision, reported, not judged).  Per model and batch, in
 one run:
 
 * **tecc**: ``from_onnx`` + ``tecc.graph.build`` for ``--target`` at opt_level 3
@@ -87,6 +89,36 @@ from tecc.tuner import tophub  # noqa: E402
 
 #: the issue's GPU target: tecc's latency below both references' at batch 1
 TARGET_MODELS = MODELS
+#: GPU-only models (asked for by name): a BERT-base encoder layer in float16 (d_model 768,
+#: 12 heads, feed-forward 3072, 128 tokens), whose products run on tensor cores; reported,
+#: not judged (the target names the models above)
+HALF_MODELS = ("bert16",)
+GPU_MODELS = MODELS + HALF_MODELS
+BERT_SEQ = 128
+#: float16 outputs agree within float16's precision, not float32's
+HALF_RTOL, HALF_ATOL = 2e-2, 2e-2
+
+
+def make_gpu_model(name: str, batch: int):
+    """``(onnx model, feeds)``: ``models_cpu``'s models, and the float16 ones here."""
+    if name not in HALF_MODELS:
+        return make_model(name, batch)
+    from tecc.graph import testing as zoo  # noqa: PLC0415
+
+    model = zoo.float16_model(zoo.encoder_layer_model(d_model=768, nhead=12, dim_ff=3072, seq=BERT_SEQ,
+                                                      batch=batch))
+    x = np.random.default_rng(1).standard_normal((batch, BERT_SEQ, 768)).astype(np.float16)
+    return model, {"x": x}
+
+
+def agree_for(name, a, b) -> tuple:
+    """:func:`models_cpu.agree`, with float16's tolerance for the float16 models."""
+    if name not in HALF_MODELS:
+        return agree(a, b)
+    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    if a.shape != b.shape:
+        return False, float("inf")
+    return bool(np.allclose(a, b, rtol=HALF_RTOL, atol=HALF_ATOL)), float(np.max(np.abs(a - b)))
 RUNTIMES = ("tecc", "tecc_graph", "torch", "ort")
 
 
@@ -126,7 +158,7 @@ def prepare(name, batch, target, records):
 
     from _gpu_common import torch_on_cupy_stream  # noqa: PLC0415
 
-    model, feeds = make_model(name, batch)
+    model, feeds = make_gpu_model(name, batch)
     factory, compile_s = build_tecc(model, target, records)
     graph = json.loads(factory.get_graph_json())
     gmod = GraphModule(factory["default"](tecc.cuda(0)))
@@ -141,7 +173,7 @@ def prepare(name, batch, target, records):
     row = {"model": name, "batch": batch, "compile_s": round(compile_s, 2),
            "kernels": sum(1 for n in graph["nodes"] if calls_kernel(n)), "ort_provider": provider,
            "torch_not_measured": torch_why}
-    row["correct"], row["max_abs_err_vs_ort"] = agree(ours, ref)
+    row["correct"], row["max_abs_err_vs_ort"] = agree_for(name, ours, ref)
 
     def sync():
         cupy.cuda.Device().synchronize()
@@ -161,7 +193,7 @@ def prepare(name, batch, target, records):
         gm_graph = cuda_graph_executor.GraphModuleCudaGraph(factory["default"](tecc.cuda(0)))
         gm_graph.run(**feeds)  # captures
         gm_graph.run()  # replays
-        graph_ok, row["max_abs_err_graph_vs_ort"] = agree(gm_graph.get_output(0).numpy(), ref)
+        graph_ok, row["max_abs_err_graph_vs_ort"] = agree_for(name, gm_graph.get_output(0).numpy(), ref)
         row["correct"] = row["correct"] and graph_ok
         runs["tecc_graph"] = (latency(gm_graph.run), gm_graph.run)
     except Exception as err:  # noqa: BLE001 - reported, the other variants still run
@@ -171,8 +203,8 @@ def prepare(name, batch, target, records):
 
         tfeeds = {k: torch.from_numpy(v).cuda() for k, v in feeds.items()}
         theirs = runner(tfeeds)[0].cpu().numpy()
-        torch_ok, row["max_abs_err_vs_torch"] = agree(ours, theirs)
-        row["torch_agrees_with_ort"] = agree(theirs, ref)[0]
+        torch_ok, row["max_abs_err_vs_torch"] = agree_for(name, ours, theirs)
+        row["torch_agrees_with_ort"] = agree_for(name, theirs, ref)[0]
         row["correct"] = row["correct"] and torch_ok
 
         def torch_run():
@@ -230,7 +262,7 @@ def dry_run(models, batches) -> int:
     failed = 0
     for name in models:
         for batch in batches:
-            model, feeds = make_model(name, batch)
+            model, feeds = make_gpu_model(name, batch)
             factory, compile_s = build_tecc(model, DRY_RUN_TARGET, "")
             kernels = sum(1 for n in json.loads(factory.get_graph_json())["nodes"] if calls_kernel(n))
             audit = kernel_audit(factory.get_lib())
@@ -240,7 +272,7 @@ def dry_run(models, batches) -> int:
                 line += f"; torch reference not checked ({why})"
             else:
                 sess, _ = make_ort(model)
-                ok, err = agree(runner(feeds)[0].numpy(), sess.run(None, feeds)[0])
+                ok, err = agree_for(name, runner(feeds)[0].numpy(), sess.run(None, feeds)[0])
                 line += f"; torch reference vs onnxruntime: {'agrees' if ok else 'FAILED'} (max abs err {err:.2g})"
                 failed += not ok
             line += "".join(f"\n  audit: {kernel}: {', '.join(why)}" for kernel, why in audit)
@@ -251,7 +283,8 @@ def dry_run(models, batches) -> int:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--batch", default="1,8", help="comma-separated batch sizes")
-    ap.add_argument("--models", default=",".join(MODELS), help=f"comma-separated, of {', '.join(MODELS)}")
+    ap.add_argument("--models", default=",".join(MODELS),
+                    help=f"comma-separated, of {', '.join(GPU_MODELS)} (default: all but {', '.join(HALF_MODELS)})")
     ap.add_argument("--rounds", type=int, default=10, help="interleaved timing rounds")
     ap.add_argument("--min-ms", type=float, default=100.0, help="shortest timing sample")
     ap.add_argument("--records", default="", help="autotvm tuning records to apply (tuned tecc)")
@@ -261,7 +294,7 @@ def main(argv=None):
     ap.add_argument("--dry-run", action="store_true", help="no GPU: build for sm_90, check the torch reference")
     args = ap.parse_args(argv)
 
-    chosen = selection("models_gpu.py", args, MODELS)
+    chosen = selection("models_gpu.py", args, GPU_MODELS)
     if chosen is None:
         return 2
     models, batches = chosen

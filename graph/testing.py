@@ -169,6 +169,24 @@ def _model(nodes, inputs, outputs, inits, opset, ir_version=8):
     return model
 
 
+def float16_model(model):
+    """A copy of ``model`` in float16: its float32 initializers, inputs and outputs
+    made float16 (what a model exported with ``.half()`` looks like), for the
+    tensor-core paths."""
+    half = onnx.ModelProto()
+    half.CopyFrom(model)
+    g = half.graph
+    for i, init in enumerate(g.initializer):
+        a = numpy_helper.to_array(init)
+        if a.dtype == np.float32:
+            g.initializer[i].CopyFrom(numpy_helper.from_array(a.astype(np.float16), init.name))
+    for v in list(g.input) + list(g.output):
+        if v.type.tensor_type.elem_type == F:
+            v.type.tensor_type.elem_type = onnx.TensorProto.FLOAT16
+    onnx.checker.check_model(half)
+    return half
+
+
 def mlp_model(sizes=(784, 128, 64, 10), batch="batch", seed=0):
     """Gemm(transB=1) + Relu layers, as torch exports ``nn.Linear``/``nn.ReLU``."""
     rng = np.random.default_rng(seed)

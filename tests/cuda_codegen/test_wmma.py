@@ -478,23 +478,6 @@ def test_batch_matmul_tensorcore_row_major_b_space():
     np.testing.assert_allclose(got, x.astype(np.float32) @ y.astype(np.float32), rtol=1e-5, atol=1e-4)
 
 
-def _to_float16(model):
-    """``model`` with its float32 initializers, inputs and outputs made float16."""
-    import onnx
-    from onnx import TensorProto, numpy_helper
-
-    half = onnx.ModelProto()
-    half.CopyFrom(model)
-    g = half.graph
-    for i, init in enumerate(g.initializer):
-        a = numpy_helper.to_array(init)
-        if a.dtype == np.float32:
-            g.initializer[i].CopyFrom(numpy_helper.from_array(a.astype(np.float16), init.name))
-    for v in list(g.input) + list(g.output):
-        v.type.tensor_type.elem_type = TensorProto.FLOAT16
-    return half
-
-
 def test_a_float16_transformer_encoder_layer_runs_its_products_on_tensor_cores():
     """The projections, the feed-forward layers and both attention products (Q @ K^T
     and P @ V) become tensor-core kernels; the layer matches the float32 model run on
@@ -502,7 +485,7 @@ def test_a_float16_transformer_encoder_layer_runs_its_products_on_tensor_cores()
     pytest.importorskip("onnx")
     from tecc import relay
     from tecc.contrib import graph_executor
-    from tecc.graph.testing import encoder_layer_model
+    from tecc.graph.testing import encoder_layer_model, float16_model
 
     B, S, D = 2, 32, 64
     m32 = encoder_layer_model(d_model=D, nhead=4, dim_ff=128, seq=S, batch=B)
@@ -520,7 +503,7 @@ def test_a_float16_transformer_encoder_layer_runs_its_products_on_tensor_cores()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want, _ = run(m32, "llvm", x, tecc.cpu(0))
-        got, lib = run(_to_float16(m32), "cuda -arch=sm_90", x.astype(np.float16), tecc.cuda(0))
+        got, lib = run(float16_model(m32), "cuda -arch=sm_90", x.astype(np.float16), tecc.cuda(0))
     assert lib.get_lib().get_source("cuda").count("nvcuda::wmma::mma_sync(") == 6
     np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-2, atol=2e-2)
 
@@ -555,3 +538,25 @@ def test_a_misaligned_fragment_load_fails_on_the_emulator_with_its_buffer():
     with pytest.raises(tecc.errors.TeccError, match=r"tvm_load_matrix_sync on 'A': the tile must start on a 32-byte "
                                                      r"boundary"):
         quiet_call(mod, a, out)
+
+
+@pytest.mark.parametrize("shape, products, want", [
+    ((4096, 4096, 4096), 1, (2, 2, 2, 2)),    # a 64x64 tile still gives 4096 blocks
+    ((128, 768, 768), 1, (2, 1, 1, 1)),       # BERT-base at 128 tokens: 32x16 tiles (2 warps), 192 blocks
+    ((64, 64, 64), 1, (1, 1, 1, 1)),          # nothing fills the GPU: the most blocks
+    ((128, 64, 128), 12, (2, 1, 2, 1)),       # 12 heads of a batched product: 32x32 tiles of 4 warps, 192 blocks
+])
+def test_tensor_core_fallback_fills_the_gpu(shape, products, want):
+    """The untuned tile: the largest (up to 2x2 warps of 2x2 fragments) that still
+    gives MIN_BLOCKS blocks."""
+    import importlib
+
+    from tecc.tuner.task.space import FallbackConfigEntity
+
+    DT = importlib.import_module("tecc.topi.cuda.dense_tensorcore")  # (the package re-exports the function)
+
+    M, K, N = shape
+    cfg = FallbackConfigEntity()
+    DT._define_knobs(cfg, M, K, N, products=products)
+    got = tuple(cfg[k].val for k in ("block_row_warps", "warp_row_tiles", "block_col_warps", "warp_col_tiles"))
+    assert got == want

@@ -206,6 +206,17 @@ def test_models_gpu_dry_run_builds_every_model_for_sm90(capsys):
     assert all(re.search(r"audit: \S+_kernel\d+: ", ln) for ln in audit)
 
 
+def test_models_gpu_dry_run_builds_the_float16_bert_layer_on_tensor_cores(capsys):
+    """bert16 (asked for by name): a BERT-base encoder layer in float16, its six
+    products on tensor cores, every grid filled by the fallback tiles."""
+    rc = run_main("models_gpu", ["--dry-run", "--models", "bert16", "--batch", "1"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "bert16 batch 1: 9 kernels built for cuda -arch=sm_90" in out and "FAILED" not in out
+    audit = [ln for ln in out.splitlines() if ln.startswith("  audit: ")]
+    assert not [ln for ln in audit if "dense" in ln or "batch_matmul" in ln], audit
+
+
 def test_models_gpu_kernel_audit_names_what_a_gpu_pays_for():
     bench = load("models_gpu")
 

@@ -23,13 +23,15 @@ The shapes must be whole multiples of it (batch of ``m``, ``in_dim`` of 16,
 """
 from __future__ import annotations
 
+import itertools
+
 from ... import te
 from ...tuner.task.space import OtherOptionEntity
 from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
 from .. import nn, tag
 from ..tunable import schedule_anchor
 from ..utils import TopiError, get_const_tuple
-from .dense import inline_injective_inputs
+from .dense import FILL_BLOCKS, inline_injective_inputs
 from .tensor_intrin import (
     intrin_wmma_gemm, intrin_wmma_load_matrix_A, intrin_wmma_load_matrix_W, intrin_wmma_store_matrix,
 )
@@ -102,7 +104,7 @@ def dense_tensorcore(cfg, data, weight, bias=None, out_dtype=None):
     return nn.dense(data, weight, bias, out_dtype)
 
 
-def _define_knobs(cfg, batch, in_dim, out_dim, b_kn=False):
+def _define_knobs(cfg, batch, in_dim, out_dim, b_kn=False, products=1):
     fitting = _shapes_fitting(batch, in_dim, out_dim, b_kn)
     cfg.define_knob("block_row_warps", [1, 2, 4])
     cfg.define_knob("block_col_warps", [1, 2, 4])
@@ -114,24 +116,33 @@ def _define_knobs(cfg, batch, in_dim, out_dim, b_kn=False):
     cfg.define_knob("vec", [1, 2, 4, 8])
     cfg.define_knob("wmma_m", fitting)
     if cfg.is_fallback:
-        _fallback(cfg, batch, in_dim, out_dim, fitting)
+        _fallback(cfg, batch, in_dim, out_dim, fitting, products)
 
 
-def _fallback(cfg, batch, in_dim, out_dim, fitting):
-    """Untuned: 16x16x16 fragments where they fit, 2x2 warps of 2x2 fragments each
-    (a 64x64 tile) shrunk to the shape, 32 elements of k per step, padded shared
-    rows and 16-byte accesses."""
+#: an untuned product's grid has at least this many blocks where its shape allows
+#: (about one per SM of an H100); a smaller grid takes smaller tiles
+MIN_BLOCKS = FILL_BLOCKS // 2
+
+
+def _fallback(cfg, batch, in_dim, out_dim, fitting, products=1):
+    """Untuned: 16x16x16 fragments where they fit; the largest tile of up to 2x2 warps
+    of up to 2x2 fragments (64x64) that divides the shape and still gives
+    :data:`MIN_BLOCKS` blocks over the ``products`` of a batch (the one with the most
+    blocks when none does); 32 elements of k per step, padded shared rows, 16-byte
+    accesses."""
     m = 16 if 16 in fitting else fitting[0]
     fm, fn, _ = WMMA_SHAPES[m]
-
-    def largest(candidates, fits):
-        return max([c for c in candidates if fits(c)] or [1])
-
-    brw = largest([1, 2], lambda w: batch % (w * fm) == 0)
-    wrt = largest([1, 2], lambda t: batch % (brw * t * fm) == 0)
-    bcw = largest([1, 2], lambda w: out_dim % (w * fn) == 0)
-    wct = largest([1, 2], lambda t: out_dim % (bcw * t * fn) == 0)
-    chunk = largest([1, 2], lambda c: in_dim % (c * 16) == 0)
+    tiles = []
+    for brw, wrt, bcw, wct in itertools.product((1, 2), repeat=4):
+        rows, cols = brw * wrt * fm, bcw * wct * fn
+        if batch % rows == 0 and out_dim % cols == 0:
+            blocks = products * (batch // rows) * (out_dim // cols)
+            # bigger tiles first; of one size, more warps (the work spread wider)
+            tiles.append((blocks >= MIN_BLOCKS, rows * cols, brw * bcw, blocks, (brw, wrt, bcw, wct)))
+    filling = [t for t in tiles if t[0]]
+    best = max(filling) if filling else max(tiles, key=lambda t: (t[3], t[1]))
+    brw, wrt, bcw, wct = best[4]
+    chunk = 2 if in_dim % 32 == 0 else 1
     for name, value in (("block_row_warps", brw), ("block_col_warps", bcw), ("warp_row_tiles", wrt),
                         ("warp_col_tiles", wct), ("chunk", chunk), ("offset", 8), ("offsetCS", 8), ("vec", 8),
                         ("wmma_m", m)):
@@ -169,7 +180,7 @@ def _schedule(cfg, s, C, out):
     in_dim = get_const_tuple(A.shape)[-1]
     nbatch = len(shape) - 2  # leading batch axes (0 or 1)
     b_kn = not C.op.attrs.get("transpose_b", True)
-    _define_knobs(cfg, batch, in_dim, out_dim, b_kn)
+    _define_knobs(cfg, batch, in_dim, out_dim, b_kn, shape[0] if nbatch else 1)
     in_bytes, out_bytes = 2, 4 if C.dtype == "float32" else 2
     budget = BlockBudget()
     cfg.multi_filter(filter=lambda e: _fits(e, budget, (batch, in_dim, out_dim), in_bytes, out_bytes, b_kn),
