@@ -32,7 +32,7 @@ from ...tir import expr as E
 from ...tir import keys
 from ...tir import stmt as S
 from ...tir.analysis import allocations
-from ...tir.analysis.fragments import fragment_dims, parse_fragment_shape
+from ...tir.analysis.fragments import fragment_dims, fragment_elements, parse_fragment_shape
 from ...tir.functor import IRMutator, post_order_visit
 
 
@@ -92,7 +92,20 @@ class _LowerWMMA(IRMutator):
             return self.generic_visit(s)
         # one lane per warp does the warp's work: a fragment is seen only through
         # tvm_store_matrix_sync, and every lane's fragments would hold the same values
-        return S.IfThenElse(E.EQ(self.lane, _int(0)), getattr(self, "lower_" + call.op)(call))
+        work = getattr(self, "lower_" + call.op)(call)
+        # each fragment index within its buffer (a GPU would use registers it does not have)
+        a = call.args
+        pairs = [(a[0], a[1]), (a[2], a[3]), (a[4], a[5]), (a[6], a[7])] if call.op == keys.WMMA_MMA \
+            else [(a[0], a[4])]
+        for var, index in reversed(pairs):
+            frag = self.twin(var)
+            count = E.const_int_value(frag.shape[0]) // (
+                fragment_elements(self.original_scope[frag.data], self.shape[frag.data]))
+            ok = E.And(E.GE(index, _int(0)), E.LT(index, _int(count)))
+            work = S.AssertStmt(ok, f"kernel {self.kernel_name}: {call.op} uses a fragment of {frag.name!r} past its "
+                                    f"{count} fragments (index `{index}`); the tensorized region lies outside the "
+                                    "cached stage's buffer", work)
+        return S.IfThenElse(E.EQ(self.lane, _int(0)), work)
 
     def loop(self, name, extent, body_of):
         self.counter += 1

@@ -508,8 +508,13 @@ def test_a_float16_transformer_encoder_layer_runs_its_products_on_tensor_cores()
     np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-2, atol=2e-2)
 
 
-def test_a_misaligned_fragment_load_fails_on_the_emulator_with_its_buffer():
-    """wmma needs 256-bit aligned tiles; a GPU does not report a misaligned one."""
+@pytest.mark.parametrize("a_offset, c_index, match", [
+    (8, 0, r"tvm_load_matrix_sync on 'A': the tile must start on a 32-byte boundary"),
+    (0, 1, r"tvm_fill_fragment uses a fragment of 'FC' past its 1 fragments \(index `1`\)"),
+])
+def test_a_misaligned_or_missing_fragment_fails_on_the_emulator_with_its_buffer(a_offset, c_index, match):
+    """wmma needs 256-bit aligned tiles, and a fragment index within the buffer; a GPU
+    reports neither."""
     from tecc.tir import stmt as S
     from tecc.tir.transform.infer_fragment import infer_fragment
     from irhelpers import buf1d, cuda_module, host, kernel, launch, quiet_call, var
@@ -523,8 +528,9 @@ def test_a_misaligned_fragment_load_fails_on_the_emulator_with_its_buffer():
         return S.Evaluate(tir.call_intrin("handle", *args))
 
     body = S.seq(
-        call("tir.tvm_fill_fragment", FC.data, 16, 16, 16, 0, 0.0),
-        call("tir.tvm_load_matrix_sync", FA.data, 16, 16, 16, 0, A.access_ptr("r", offset=8), 16, "row_major"),
+        call("tir.tvm_fill_fragment", FC.data, 16, 16, 16, c_index, 0.0),
+        call("tir.tvm_load_matrix_sync", FA.data, 16, 16, 16, 0, A.access_ptr("r", offset=a_offset), 16,
+             "row_major"),
         call("tir.tvm_load_matrix_sync", FB.data, 16, 16, 16, 0, A.access_ptr("r"), 16, "row_major"),
         call("tir.tvm_mma_sync", FC.data, 0, FA.data, 0, FB.data, 0, FC.data, 0),
         call("tir.tvm_store_matrix_sync", FC.data, 16, 16, 16, 0, C.access_ptr("w"), 16, "row_major"))
@@ -535,8 +541,7 @@ def test_a_misaligned_fragment_load_fails_on_the_emulator_with_its_buffer():
     mod = cuda_module(h, {"mis_kernel0": k})
     a = np.ones(512, "float16")
     out = np.zeros(256, "float32")
-    with pytest.raises(tecc.errors.TeccError, match=r"tvm_load_matrix_sync on 'A': the tile must start on a 32-byte "
-                                                     r"boundary"):
+    with pytest.raises(tecc.errors.TeccError, match=match):
         quiet_call(mod, a, out)
 
 

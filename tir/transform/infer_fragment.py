@@ -37,6 +37,7 @@ from ..analysis.fragments import FRAGMENT_DTYPES, fragment_elements
 from ..analysis.threads import thread_extents
 from ..functor import IRMutator, IRVisitor, collect_vars, post_order_visit
 
+
 class _Facts:
     """What the calls say of each fragment (data Var -> shape / layout)."""
 

@@ -26,6 +26,8 @@ from __future__ import annotations
 import itertools
 
 from ... import te
+from ...tir import keys
+from ...tir import op as _op
 from ...tuner.task.space import OtherOptionEntity
 from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
 from .. import nn, tag
@@ -37,9 +39,9 @@ from .tensor_intrin import (
 )
 from .utils import BlockBudget
 
-#: wmma_m -> the fragment shape (m, n, k) for float16 operands
-WMMA_SHAPES = {16: (16, 16, 16), 32: (32, 8, 16), 8: (8, 32, 16)}
-WARP_SIZE = 32
+#: wmma_m -> the fragment shape (m, n, k) for float16 operands (the shapes wmma has)
+WMMA_SHAPES = {shape[0]: shape for shape in _op.WMMA_SHAPES}
+WARP_SIZE = keys.WARP_SIZE
 
 
 def _shapes_fitting(batch, in_dim, out_dim, b_kn=False) -> list:
