@@ -32,17 +32,14 @@ import re
 import sys
 import traceback
 
-import numpy as np
-
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 import _gpu_common as G  # noqa: E402  (the helper beside this script)
 
 import tecc  # noqa: E402
-from tecc import te  # noqa: E402
 from tecc.errors import TeccError  # noqa: E402
-from tecc.topi.cuda.dense_tensorcore import dense_tensorcore, schedule_dense_tensorcore  # noqa: E402
+from tecc import topi  # noqa: E402,F401  (importing topi registers dense_tensorcore.cuda)
 from tecc.tuner.task.space import InstantiationError  # noqa: E402
 
 DEFAULT_SIZES = "1024,2048,4096,8192"

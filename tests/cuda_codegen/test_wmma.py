@@ -363,7 +363,7 @@ def test_topi_cuda_dense_takes_tensor_cores_where_they_fit(dtype, shape, arch, t
 
 
 def test_a_float16_onnx_matmul_runs_on_tensor_cores():
-    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnx")
     from onnx import TensorProto, helper, numpy_helper
 
     from tecc import relay
