@@ -5,7 +5,7 @@ configs against cuBLAS and cuDNN.
                                   [--trials 1000] [--conv-trials 200] [--deadline-min M]
     python benchmarks/tune_gpu.py --dry-run          # no GPU: tiny sizes on the emulator
 
-Four parts (``--tasks``), each tuned with ``XGBTuner`` through the AutoTVM interface
+Four parts (``--tasks``; ``hgemm`` only when named), each tuned with ``XGBTuner`` through the AutoTVM interface
 (``LocalBuilder`` with one worker per core, ``LocalRunner`` with ``repeat=3``, the
 correctness oracle on, its reference a float64 product computed here):
 
@@ -78,6 +78,8 @@ from tecc.topi.cuda import gemm  # noqa: E402
 from tecc.tuner.measure import MeasureErrorNo  # noqa: E402
 
 PARTS = ("sgemm", "dense", "conv", "hgemm")
+#: what a run without --tasks tunes (hgemm is asked for by name)
+DEFAULT_PARTS = ("sgemm", "dense", "conv")
 #: the tensor-core part: TVM's float16 dense template, float32 accumulation
 HGEMM_TASK = "dense_tensorcore.cuda"
 HGEMM_TRIALS = 300
@@ -647,7 +649,7 @@ class Bench(G.BenchBase):
                                               "cores): tuned and untuned dense_tensorcore vs cuBLAS's float16 GEMM "
                                               "(no FP32 peak share: tensor cores have their own roof)")):
             if rows:
-                parts.append(title + "\n\n" + G.render_table(GEMM_COLUMNS, [self._gemm_cells(r) for r in rows]))
+                parts.append(title + "\n\n" + G.render_table(GEMM_COLUMNS, [_gemm_cells(r) for r in rows]))
         if self.conv_rows:
             cells = []
             for r in self.conv_rows:
@@ -666,17 +668,6 @@ class Bench(G.BenchBase):
         peak = self.peak.get("fp32_gflops")
         parts.append(f"FP32 peak: {G.fmt(peak, '.0f')} GFLOP/s (theoretical, from the device facts)")
         return "\n\n".join(parts)
-
-    @staticmethod
-    def _gemm_cells(r) -> list:
-        if "skipped" in r:
-            return [r["variant"], "skipped: " + r["skipped"]] + [""] * (len(GEMM_COLUMNS) - 2)
-        res = r.get("resources") or {}
-        regs = ",".join(str(v["regs"]) for v in res.values()) or None
-        return [r["variant"], r.get("config", "-"), G.fmt(r.get("launch")), G.fmt(regs), G.fmt(r["rel_err"], ".1e"),
-                "yes" if r["ok"] else "NO", G.fmt(r["ms"], ".4f"), G.fmt(r["ms_graph"], ".4f"),
-                G.fmt(r["gflops"] / 1e3 if r["gflops"] else None, ".2f"), _pct(r["peak_share"]),
-                _x(r.get("ratio")), _x(r.get("ratio_graph"))]
 
     def summary(self) -> list:
         lines = []
@@ -757,6 +748,18 @@ class Bench(G.BenchBase):
 
 
 
+def _gemm_cells(r) -> list:
+    """The cells of one row of a GEMM table (SGEMM or HGEMM)."""
+    if "skipped" in r:
+        return [r["variant"], "skipped: " + r["skipped"]] + [""] * (len(GEMM_COLUMNS) - 2)
+    res = r.get("resources") or {}
+    regs = ",".join(str(v["regs"]) for v in res.values()) or None
+    return [r["variant"], r.get("config", "-"), G.fmt(r.get("launch")), G.fmt(regs), G.fmt(r["rel_err"], ".1e"),
+            "yes" if r["ok"] else "NO", G.fmt(r["ms"], ".4f"), G.fmt(r["ms_graph"], ".4f"),
+            G.fmt(r["gflops"] / 1e3 if r["gflops"] else None, ".2f"), _pct(r["peak_share"]),
+            _x(r.get("ratio")), _x(r.get("ratio_graph"))]
+
+
 def _pct(v):
     return "-" if v is None else f"{100 * v:.1f}%"
 
@@ -818,7 +821,8 @@ def plot_curves(bench, path):
 # ---------------------------------------------------------------------------------------
 def build_parser():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tasks", default=",".join(PARTS), help=f"parts to run ({','.join(PARTS)}; default all)")
+    ap.add_argument("--tasks", default=",".join(DEFAULT_PARTS),
+                    help=f"parts to run ({','.join(PARTS)}; default {','.join(DEFAULT_PARTS)})")
     ap.add_argument("--sgemm-size", type=int, help=f"SGEMM n (default {SGEMM_SIZE}; dry run {DRY_SGEMM_SIZE})")
     ap.add_argument("--sgemm-trials", type=int, default=None,
                     help=f"trials of sgemm.cuda (default: its whole space, 144 configs; dry run {DRY_TRIALS})")

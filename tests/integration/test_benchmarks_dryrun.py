@@ -134,7 +134,7 @@ def test_tune_gpu_dry_run(tmp_path, capsys):
     # a task (one batch of the 2 build workers; plan_size 64: no model fit)
     small = ["--dry-run", "--sgemm-size", "64", "--convs", "56x56x64->64 3x3", "--sgemm-trials", "2",
              "--conv-trials", "2", "--hgemm-trials", "2", "--plan-size", "64", "--n-parallel", "2"]
-    rc = run_main("tune_gpu", small + ["--trials", "2", "--out", str(tmp_path)])
+    rc = run_main("tune_gpu", small + ["--tasks", "sgemm,dense,conv,hgemm", "--trials", "2", "--out", str(tmp_path)])
     assert rc == 0
     printed = capsys.readouterr().out
     assert "DRY RUN" in printed and "## Tuning runs" in printed and "dry run: not judged" in printed

@@ -61,7 +61,7 @@ def _bench(tune_gpu, sgemm_ratio, dense_trials, dense_wall_s, torch_ms=None, siz
         tunings=[_tuning("sgemm.cuda", f"SGEMM {size}", 144, 300.0),
                  _tuning("dense_large_batch.cuda", f"SGEMM {size}", dense_trials, dense_wall_s, invocations=2),
                  _tuning("conv2d_nchw.cuda", conv["layer"], 200, 150.0)],
-        gemm_rows=[cublas, tuned], conv_rows=conv_rows, torch_note=None if torch_ms else "not installed",
+        gemm_rows=[cublas, tuned], hgemm_rows=[], conv_rows=conv_rows, torch_note=None if torch_ms else "not installed",
         stopped_at_deadline=False, peak={"fp32_gflops": 60000.0})
 
 
