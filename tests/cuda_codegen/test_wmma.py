@@ -565,3 +565,22 @@ def test_tensor_core_fallback_fills_the_gpu(shape, products, want):
     DT._define_knobs(cfg, M, K, N, products=products)
     got = tuple(cfg[k].val for k in ("block_row_warps", "warp_row_tiles", "block_col_warps", "warp_col_tiles"))
     assert got == want
+
+
+def test_fragments_count_in_the_register_estimate_per_lane():
+    """A warp's 16 accumulator fragments (16 x 256 float32) are 512 bytes per lane:
+    128 registers of the estimate, where the fragments were invisible before."""
+    from tecc.tir.analysis.occupancy import live_local_bytes, local_bytes_per_thread
+
+    task = tecc.autotvm.task.create("dense_tensorcore.cuda", args=(
+        ("TENSOR", (128, 64), "float16"), ("TENSOR", (128, 64), "float16"), None, "float32"), target="cuda")
+    cfg = _point(task, wmma_m=16, block_row_warps=1, block_col_warps=1, warp_row_tiles=4, warp_col_tiles=4, chunk=1)
+    with tecc.target.Target("cuda"):
+        s, args = task.instantiate(cfg)
+        mod = tecc.lower(s, args, target="cuda")
+    kernel = next(f for f in mod.functions.values() if f.attrs.get("tecc.kernel"))
+    acc = 16 * 256 * 4 // 32
+    a_b = (4 * 256 * 2 + 4 * 256 * 2) // 32
+    assert local_bytes_per_thread(kernel) == acc + a_b
+    live, arrays = live_local_bytes(kernel)
+    assert live == acc + a_b and {b.scope for b in arrays} == {"wmma.accumulator", "wmma.matrix_a", "wmma.matrix_b"}

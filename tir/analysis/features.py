@@ -57,6 +57,7 @@ from .fragments import fragment_elements, parse_fragment_shape
 from .threads import launch_dims
 from .occupancy import (  # noqa: F401 (re-exported: the features' occupancy)
     REGISTERS_PER_THREAD_ESTIMATE, SHARED_RESERVED_PER_BLOCK, Occupancy, SMLimits, estimate_occupancy, sm_limits,
+    thread_bytes,
 )
 
 #: loop kinds, in the order of the tuner's one-hot columns
@@ -426,12 +427,9 @@ class _FeatureWalk(IRVisitor):
 
     def visit_Allocate(self, s):
         buf = s.buffer
-        n = self.size_of(buf)
-        nbytes = n * _dt.parse(buf.dtype).bytes if n is not None else 0
+        nbytes = thread_bytes(buf) or 0  # (a fragment's per lane)
         level = _scope_level(buf.scope)
         self.allocated[buf.data] = buf
-        if buf.scope in keys.WMMA_SCOPES:
-            nbytes //= keys.WARP_SIZE  # a warp's fragments, spread over its lanes' registers
         if self.kernel is not None and level == "shared":
             self.kernel.shared += nbytes
         elif self.kernel is not None and level == "local":

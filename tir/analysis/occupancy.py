@@ -154,15 +154,30 @@ def estimate_occupancy(threads_per_block: int, shared_bytes: int = 0, local_byte
 REGISTERS_OVERHEAD_MIN = 16
 
 
+#: the per-thread arrays: local and register arrays, and tensor-core fragments (a
+#: warp's, spread over its lanes' registers)
+_PER_THREAD = (keys.LOCAL, keys.REGISTER) + keys.WMMA_SCOPES
+
+
+def thread_bytes(buf) -> int | None:
+    """Bytes of ``buf`` one thread holds (None for a symbolic size): a fragment's over
+    the warp's lanes."""
+    size = buffer_size(buf)
+    if not hasattr(size, "value"):
+        return None
+    nbytes = int(size.value) * _dt.parse(buf.dtype).bytes
+    return nbytes // keys.WARP_SIZE if buf.scope in keys.WMMA_SCOPES else nbytes
+
+
 def local_bytes_per_thread(kernel) -> int | None:
-    """Bytes of the local and register arrays a thread of ``kernel`` allocates (None
-    when one has a symbolic size)."""
+    """Bytes of the local and register arrays (and tensor-core fragments, per lane) a
+    thread of ``kernel`` allocates (None when one has a symbolic size)."""
     total = 0
-    for buf in allocations(kernel.body, (keys.LOCAL, keys.REGISTER)):
-        size = buffer_size(buf)
-        if not hasattr(size, "value"):
+    for buf in allocations(kernel.body, _PER_THREAD):
+        nbytes = thread_bytes(buf)
+        if nbytes is None:
             return None
-        total += int(size.value) * _dt.parse(buf.dtype).bytes
+        total += nbytes
     return total
 
 
@@ -173,19 +188,26 @@ def live_local_bytes(kernel) -> tuple:
     after another, not together), and the arrays in use at that point.  ``(None,
     [])`` when an array has a symbolic size."""
     sizes = {}
-    for buf in allocations(kernel.body, (keys.LOCAL, keys.REGISTER)):
-        size = buffer_size(buf)
-        if not hasattr(size, "value"):
+    for buf in allocations(kernel.body, _PER_THREAD):
+        nbytes = thread_bytes(buf)
+        if nbytes is None:
             return None, []
-        sizes[buf.data] = (buf, int(size.value) * _dt.parse(buf.dtype).bytes)
+        sizes[buf.data] = (buf, nbytes)
     spans = {}
     clock = [0]
 
+    def use(data):
+        clock[0] += 1
+        first, _ = spans.get(data, (clock[0], clock[0]))
+        spans[data] = (first, clock[0])
+
     def visit(node):
         if isinstance(node, (E.BufferLoad, S.BufferStore)) and node.buffer.data in sizes:
-            clock[0] += 1
-            first, _ = spans.get(node.buffer.data, (clock[0], clock[0]))
-            spans[node.buffer.data] = (first, clock[0])
+            use(node.buffer.data)
+        elif isinstance(node, E.Call) and node.op in keys.WMMA_INTRINSICS:  # fragments are used through calls
+            for a in node.args:
+                if isinstance(a, E.Var) and a in sizes:
+                    use(a)
 
     post_order_visit(kernel.body, visit)
     best, at = 0, []
@@ -231,7 +253,7 @@ def register_pressure(kernel, arch="sm_80") -> str | None:
     for b in live:
         name = re.sub(r"_\d+$", "", b.name)
         count, nbytes = stages.get(name, (0, 0))
-        stages[name] = (count + 1, nbytes + int(buffer_size(b).value) * _dt.parse(b.dtype).bytes)
+        stages[name] = (count + 1, nbytes + thread_bytes(b))
     ranked = sorted(stages.items(), key=lambda kv: -kv[1][1])
     arrays = ", ".join(f"{name} {nbytes} B" + (f" in {count} arrays" if count > 1 else "")
                        for name, (count, nbytes) in ranked[:4])
@@ -245,4 +267,4 @@ def register_pressure(kernel, arch="sm_80") -> str | None:
 
 __all__ = ["Occupancy", "REGISTERS_OVERHEAD_MIN", "REGISTERS_PER_THREAD_ESTIMATE", "SHARED_RESERVED_PER_BLOCK",
            "SMLimits", "estimate_occupancy", "local_bytes_per_thread", "register_pressure",
-           "registers_per_thread_cap", "sm_limits", "live_local_bytes"]
+           "registers_per_thread_cap", "sm_limits", "live_local_bytes", "thread_bytes"]
