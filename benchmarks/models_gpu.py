@@ -8,7 +8,9 @@ The models are those of ``models_cpu.py`` (the light ResNet-50 and SqueezeNet wi
 random weights, the encoder layer and the Llama-style decoder layer of
 ``tecc.graph.testing``), at every batch size of ``--batch``; ``--models ...,bert16``
 adds a BERT-base encoder layer in float16 (768 wide, 12 heads, 128 tokens: its six
-products on tensor cores; checked at float16's precision, reported, not judged).  Per model and batch, in
+products on tensor cores), ``resnet50_fp16`` the light ResNet-50 in float16 (its
+convolutions after the first on tensor cores, as implicit GEMMs); both checked at
+float16's precision, reported, not judged.  Per model and batch, in
 one run:
 
 * **tecc**: ``from_onnx`` + ``tecc.graph.build`` for ``--target`` at opt_level 3
@@ -89,10 +91,10 @@ from tecc.tuner import tophub  # noqa: E402
 
 #: the issue's GPU target: tecc's latency below both references' at batch 1
 TARGET_MODELS = MODELS
-#: GPU-only models (asked for by name): a BERT-base encoder layer in float16 (d_model 768,
-#: 12 heads, feed-forward 3072, 128 tokens), whose products run on tensor cores; reported,
-#: not judged (the target names the models above)
-HALF_MODELS = ("bert16",)
+#: GPU-only models (asked for by name), in float16, their products and convolutions on
+#: tensor cores: a BERT-base encoder layer (d_model 768, 12 heads, feed-forward 3072, 128
+#: tokens) and the light ResNet-50; reported, not judged (the target names the models above)
+HALF_MODELS = ("bert16", "resnet50_fp16")
 GPU_MODELS = MODELS + HALF_MODELS
 BERT_SEQ = 128
 #: float16 outputs agree within float16's precision, not float32's
@@ -105,6 +107,9 @@ def make_gpu_model(name: str, batch: int):
         return make_model(name, batch)
     from tecc.graph import testing as zoo  # noqa: PLC0415
 
+    if name == "resnet50_fp16":
+        model, feeds = make_model("resnet50", batch)
+        return zoo.float16_model(model), {k: v.astype(np.float16) for k, v in feeds.items()}
     model = zoo.float16_model(zoo.encoder_layer_model(d_model=768, nhead=12, dim_ff=3072, seq=BERT_SEQ,
                                                       batch=batch))
     x = np.random.default_rng(1).standard_normal((batch, BERT_SEQ, 768)).astype(np.float16)

@@ -170,9 +170,9 @@ def _model(nodes, inputs, outputs, inits, opset, ir_version=8):
 
 
 def float16_model(model):
-    """A copy of ``model`` in float16: its float32 initializers, inputs and outputs
-    made float16 (what a model exported with ``.half()`` looks like), for the
-    tensor-core paths."""
+    """A copy of ``model`` in float16: its float32 initializers, constants, inputs,
+    outputs and value infos made float16 (what a model exported with ``.half()``
+    looks like), for the tensor-core paths."""
     half = onnx.ModelProto()
     half.CopyFrom(model)
     g = half.graph
@@ -180,7 +180,11 @@ def float16_model(model):
         a = numpy_helper.to_array(init)
         if a.dtype == np.float32:
             g.initializer[i].CopyFrom(numpy_helper.from_array(a.astype(np.float16), init.name))
-    for v in list(g.input) + list(g.output):
+    for node in g.node:  # constants made in the graph (Constant, ConstantOfShape)
+        for attr in node.attribute:
+            if attr.name == "value" and attr.type == onnx.AttributeProto.TENSOR and attr.t.data_type == F:
+                attr.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(attr.t).astype(np.float16), attr.t.name))
+    for v in list(g.input) + list(g.output) + list(g.value_info):
         if v.type.tensor_type.elem_type == F:
             v.type.tensor_type.elem_type = onnx.TensorProto.FLOAT16
     onnx.checker.check_model(half)

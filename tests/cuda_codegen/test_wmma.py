@@ -584,3 +584,87 @@ def test_fragments_count_in_the_register_estimate_per_lane():
     assert local_bytes_per_thread(kernel) == acc + a_b
     live, arrays = live_local_bytes(kernel)
     assert live == acc + a_b and {b.scope for b in arrays} == {"wmma.accumulator", "wmma.matrix_a", "wmma.matrix_b"}
+
+
+# ---------------------------------------------------------------------------------
+# convolutions: an implicit GEMM on tensor cores
+# ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape, stride, pad, out_dtype", [
+    ((1, 16, 8, 8, 16, 3), 1, 1, "float32"),
+    ((1, 32, 7, 7, 32, 3), 1, 1, "float32"),    # 49 output pixels: padded to 64 rows
+    ((2, 16, 9, 9, 32, 3), 2, 1, "float32"),    # a batch of two, stride 2
+    ((1, 32, 14, 14, 64, 1), 1, 0, "float16"),  # a 1x1 convolution, float16 out
+])
+def test_conv2d_nchw_on_tensor_cores(shape, stride, pad, out_dtype):
+    from tecc.topi import testing as T
+
+    N, CI, H, W, CO, K = shape
+    A = te.placeholder((N, CI, H, W), "float16", name="A")
+    Wt = te.placeholder((CO, CI, K, K), "float16", name="W")
+    with warnings.catch_warnings(), tecc.target.Target("cuda -arch=sm_90"):
+        warnings.simplefilter("ignore")  # the fallback config
+        out = tecc.topi.cuda.conv2d_nchw(A, Wt, stride, pad, 1, out_dtype)
+        assert out.op.attrs["workload"][0] == "conv2d_nchw_tensorcore.cuda"
+        s = tecc.topi.cuda.schedule_conv2d_nchw([out])
+    mod = build_all_arches(s, [A, Wt, out])
+    assert "nvcuda::wmma::mma_sync(" in mod.get_source("cuda")
+    rng = np.random.default_rng(11)
+    a = rng.uniform(-1, 1, (N, CI, H, W)).astype("float16")
+    w = rng.uniform(-1, 1, (CO, CI, K, K)).astype("float16")
+    got = _run(mod, a, w, out_shape=tuple(int(d) for d in out.shape), out_dtype=out_dtype).astype(np.float32)
+    want = T.conv2d_nchw_python(a.astype(np.float32), w.astype(np.float32), stride, pad)
+    tol = 1e-4 if out_dtype == "float32" else 1e-2
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_conv2d_nchw_keeps_the_direct_template_where_tensor_cores_do_not_fit():
+    """The first layer of a CNN (3 input channels: CI*KH*KW = 27) and float32 keep
+    conv2d_nchw.cuda."""
+    with tecc.target.Target("cuda -arch=sm_90"):
+        first = tecc.topi.cuda.conv2d_nchw(te.placeholder((1, 3, 16, 16), "float16", name="A"),
+                                           te.placeholder((16, 3, 3, 3), "float16", name="W"), 1, 1, 1, "float32")
+        fp32 = tecc.topi.cuda.conv2d_nchw(te.placeholder((1, 16, 8, 8), name="A"),
+                                          te.placeholder((16, 16, 3, 3), name="W"), 1, 1, 1, "float32")
+    assert first.op.attrs["workload"][0] == fp32.op.attrs["workload"][0] == "conv2d_nchw.cuda"
+
+
+def test_a_float16_cnn_runs_its_convolutions_on_tensor_cores():
+    """conv (3 -> 16, direct) + relu, conv (16 -> 32, stride 2, tensor cores) + bias +
+    relu, 1x1 conv (32 -> 32, tensor cores): against the float32 model on the CPU."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    from tecc import relay
+    from tecc.contrib import graph_executor
+    from tecc.graph.testing import float16_model
+
+    rng = np.random.default_rng(12)
+    inits = {"w0": rng.standard_normal((16, 3, 3, 3)).astype(np.float32) * 0.3,
+             "w1": rng.standard_normal((32, 16, 3, 3)).astype(np.float32) * 0.1,
+             "b1": rng.standard_normal(32).astype(np.float32) * 0.1,
+             "w2": rng.standard_normal((32, 32, 1, 1)).astype(np.float32) * 0.2}
+    n = helper.make_node
+    nodes = [n("Conv", ["x", "w0"], ["c0"], pads=[1, 1, 1, 1]), n("Relu", ["c0"], ["r0"]),
+             n("Conv", ["r0", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], strides=[2, 2]), n("Relu", ["c1"], ["r1"]),
+             n("Conv", ["r1", "w2"], ["y"])]
+    graph = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32, 8, 8])],
+                              [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    m32 = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = rng.standard_normal((1, 3, 16, 16)).astype(np.float32)
+
+    def run(model, target, xin, dev):
+        mod, params = relay.frontend.from_onnx(model, {"x": (1, 3, 16, 16)})
+        with tecc.transform.PassContext(opt_level=3):
+            lib = relay.build(mod, target=target, params=params)
+        gm = graph_executor.GraphModule(lib["default"](dev))
+        gm.set_input("x", xin)
+        gm.run()
+        return gm.get_output(0).numpy(), lib
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want, _ = run(m32, "llvm", x, tecc.cpu(0))
+        got, lib = run(float16_model(m32), "cuda -arch=sm_90", x.astype(np.float16), tecc.cuda(0))
+    assert lib.get_lib().get_source("cuda").count("nvcuda::wmma::mma_sync(") == 2
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-2, atol=2e-2)

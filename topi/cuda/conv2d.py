@@ -22,7 +22,7 @@ from ..generic.default import new_schedule, outputs_of
 from ..nn.conv2d import CONV2D_NCHW, CONV2D_NCHWC, CONV2D_NHWC
 from ..nn.utils import conv2d_workload_args
 from ..schedule_registry import register_schedule
-from ..tunable import schedule_either
+from ..tunable import has_workload, schedule_either
 from ..utils import find_anchors, get_const_tuple
 from .conv2d_direct import schedule_direct_cuda
 from .utils import check_multiple
@@ -91,13 +91,25 @@ _schedule_conv2d_nchw = register_topi_schedule("conv2d_nchw.cuda")(_conv2d_nchw_
 def conv2d_nchw(data, kernel, *args, **kwargs):
     """The convolution compute for CUDA in TVM's form, ``conv2d_nchw(data, kernel,
     strides, padding, dilation, out_dtype="float32")`` (the tunable task
-    ``"conv2d_nchw.cuda"``; :func:`tecc.topi.nn.conv2d_nchw`); or, when ``data``
+    ``"conv2d_nchw.cuda"``; :func:`tecc.topi.nn.conv2d_nchw`; for float16 operands
+    whose channels a wmma fragment tiles, ``"conv2d_nchw_tensorcore.cuda"`` on tensor
+    cores, scheduled by :func:`schedule_conv2d_nchw` too); or, when ``data``
     is a size rather than a tensor, tecc's workload :func:`conv2d_nchw_workload`
     ``(N, CI, H, W, CO, KH, KW, stride=1, pad=0, tile_co=8, tile_xy=8,
     dtype="float32")`` -> ``(schedule, [Data, Weight, Out])``."""
     if isinstance(data, te.Tensor):
-        return _conv2d_nchw(data, kernel, *args, **kwargs)
+        return _tvm_conv2d_nchw(data, kernel, *args, **kwargs)
     return conv2d_nchw_workload(data, kernel, *args, **kwargs)
+
+
+def _tvm_conv2d_nchw(data, kernel, strides=1, padding=0, dilation=1, out_dtype="float32"):
+    """TVM's form: on tensor cores (:mod:`.conv2d_tensorcore`, an implicit GEMM) for
+    float16 operands whose channels a fragment tiles, "conv2d_nchw.cuda" otherwise."""
+    from .conv2d_tensorcore import conv2d_nchw_tensorcore, tensorcore_conv2d_fits
+
+    if tensorcore_conv2d_fits(data, kernel, strides, padding, dilation, out_dtype):
+        return conv2d_nchw_tensorcore(data, kernel, strides, padding, dilation, out_dtype)
+    return _conv2d_nchw(data, kernel, strides, padding, dilation, out_dtype)
 
 
 @register_schedule(CONV2D_NCHW, "cuda")
@@ -125,6 +137,10 @@ def schedule_conv2d_nchw(outs, out=None, tile_co=8, tile_xy=8):
     """
     if isinstance(outs, te.Schedule):
         return schedule_conv2d_direct(outs, out, None, tile_co, tile_xy)
+    if has_workload(outputs_of(outs), "conv2d_nchw_tensorcore.cuda"):
+        from .conv2d_tensorcore import schedule_conv2d_nchw_tensorcore
+
+        return schedule_conv2d_nchw_tensorcore(outputs_of(outs))
     return schedule_either(outputs_of(outs), "conv2d_nchw.cuda", _schedule_conv2d_nchw, _conv2d_nchw_template)
 
 

@@ -452,6 +452,10 @@ def schedule_dense(outs):
         from .dense_tensorcore import schedule_dense_tensorcore
 
         return schedule_dense_tensorcore(outs)
+    if has_workload(outs, "conv2d_nchw_tensorcore.cuda"):  # an implicit-GEMM convolution: its product is dense
+        from .conv2d_tensorcore import schedule_conv2d_nchw_tensorcore
+
+        return schedule_conv2d_nchw_tensorcore(outs)
     if has_workload(outs, "dense_large_batch.cuda"):
         return schedule_dense_large_batch(outs)
     if has_workload(outs, "dense_small_batch.cuda"):
