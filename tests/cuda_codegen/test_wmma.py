@@ -478,21 +478,15 @@ def test_batch_matmul_tensorcore_row_major_b_space():
     np.testing.assert_allclose(got, x.astype(np.float32) @ y.astype(np.float32), rtol=1e-5, atol=1e-4)
 
 
-def test_a_float16_transformer_encoder_layer_runs_its_products_on_tensor_cores():
-    """The projections, the feed-forward layers and both attention products (Q @ K^T
-    and P @ V) become tensor-core kernels; the layer matches the float32 model run on
-    the CPU within float16's precision."""
-    pytest.importorskip("onnx")
+def _float32_and_float16(m32, x):
+    """``(float32 model's output on the CPU, its float16 copy's output on the CUDA
+    emulator, the float16 build)`` for input ``x`` (the model's one input, "x")."""
     from tecc import relay
     from tecc.contrib import graph_executor
-    from tecc.graph.testing import encoder_layer_model, float16_model
-
-    B, S, D = 2, 32, 64
-    m32 = encoder_layer_model(d_model=D, nhead=4, dim_ff=128, seq=S, batch=B)
-    x = np.random.default_rng(0).standard_normal((B, S, D)).astype(np.float32)
+    from tecc.graph.testing import float16_model
 
     def run(model, target, xin, dev):
-        mod, params = relay.frontend.from_onnx(model, {"x": (B, S, D)})
+        mod, params = relay.frontend.from_onnx(model, {"x": x.shape})
         with tecc.transform.PassContext(opt_level=3):
             lib = relay.build(mod, target=target, params=params)
         gm = graph_executor.GraphModule(lib["default"](dev))
@@ -501,11 +495,25 @@ def test_a_float16_transformer_encoder_layer_runs_its_products_on_tensor_cores()
         return gm.get_output(0).numpy(), lib
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("ignore")  # no tuned configs; the emulator
         want, _ = run(m32, "llvm", x, tecc.cpu(0))
         got, lib = run(float16_model(m32), "cuda -arch=sm_90", x.astype(np.float16), tecc.cuda(0))
+    return want, got.astype(np.float32), lib
+
+
+def test_a_float16_transformer_encoder_layer_runs_its_products_on_tensor_cores():
+    """The projections, the feed-forward layers and both attention products (Q @ K^T
+    and P @ V) become tensor-core kernels; the layer matches the float32 model run on
+    the CPU within float16's precision."""
+    pytest.importorskip("onnx")
+    from tecc.graph.testing import encoder_layer_model
+
+    B, S, D = 2, 32, 64
+    m32 = encoder_layer_model(d_model=D, nhead=4, dim_ff=128, seq=S, batch=B)
+    x = np.random.default_rng(0).standard_normal((B, S, D)).astype(np.float32)
+    want, got, lib = _float32_and_float16(m32, x)
     assert lib.get_lib().get_source("cuda").count("nvcuda::wmma::mma_sync(") == 6
-    np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)
 
 
 @pytest.mark.parametrize("a_offset, c_index, match", [
@@ -634,10 +642,6 @@ def test_a_float16_cnn_runs_its_convolutions_on_tensor_cores():
     pytest.importorskip("onnx")
     from onnx import TensorProto, helper, numpy_helper
 
-    from tecc import relay
-    from tecc.contrib import graph_executor
-    from tecc.graph.testing import float16_model
-
     rng = np.random.default_rng(12)
     inits = {"w0": rng.standard_normal((16, 3, 3, 3)).astype(np.float32) * 0.3,
              "w1": rng.standard_normal((32, 16, 3, 3)).astype(np.float32) * 0.1,
@@ -651,20 +655,6 @@ def test_a_float16_cnn_runs_its_convolutions_on_tensor_cores():
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32, 8, 8])],
                               [numpy_helper.from_array(v, k) for k, v in inits.items()])
     m32 = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    x = rng.standard_normal((1, 3, 16, 16)).astype(np.float32)
-
-    def run(model, target, xin, dev):
-        mod, params = relay.frontend.from_onnx(model, {"x": (1, 3, 16, 16)})
-        with tecc.transform.PassContext(opt_level=3):
-            lib = relay.build(mod, target=target, params=params)
-        gm = graph_executor.GraphModule(lib["default"](dev))
-        gm.set_input("x", xin)
-        gm.run()
-        return gm.get_output(0).numpy(), lib
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want, _ = run(m32, "llvm", x, tecc.cpu(0))
-        got, lib = run(float16_model(m32), "cuda -arch=sm_90", x.astype(np.float16), tecc.cuda(0))
+    want, got, lib = _float32_and_float16(m32, rng.standard_normal((1, 3, 16, 16)).astype(np.float32))
     assert lib.get_lib().get_source("cuda").count("nvcuda::wmma::mma_sync(") == 2
-    np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)
