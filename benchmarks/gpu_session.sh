@@ -39,6 +39,8 @@ python3 -m pip install -q --no-deps --no-build-isolation -e . >"$W/install.log" 
 say "== $(date -u +%FT%TZ) installed in $(( $(date +%s) - t0 )) s"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu --format=csv 2>&1 | tee -a "$summary"
 python3 -c "import cupy, tecc; print('cupy', cupy.__version__, 'nvrtc', cupy.cuda.nvrtc.getVersion(), 'runtime', cupy.cuda.runtime.runtimeGetVersion(), 'tecc gpu', tecc.cuda(0).exist)" 2>&1 | tee -a "$summary"
+# tensor-core kernels include mma.h, whose crt/mma.h comes in the nvidia-cuda-crt wheel (fetch-wheels.sh nvidia-cuda-crt)
+python3 -c "import os; from tecc.cuda_codegen import cuda_include_dirs as d; ok = [x for x in d() if os.path.isfile(os.path.join(x, 'crt', 'mma.h'))]; print('tensor-core headers (crt/mma.h):', ok[0] if ok else 'MISSING: wmma kernels will not compile; fetch nvidia-cuda-crt')" 2>&1 | tee -a "$summary"
 
 run_step() {  # name seconds command...
     local name=$1 secs=$2; shift 2
