@@ -329,6 +329,16 @@ def _tecc_variants(w: Workload, target: str, on_gpu: bool, records) -> list:
                 raise BenchError("no sgemm config fits these sizes (blocks of 32/64/128 must divide M and N)")
             out.append(("tecc sgemm (hand)", build(hand)))
             out.append(("tecc topi", build(topi_default(lambda: _two(A(), B(), topi.nn.matmul)))))
+            if dt == "float16":
+                def tensor_cores():
+                    a, b = A(), B()
+                    # dense's weight is [N, K]: B's transpose, which the shared loads compute
+                    product = topi.cuda.dense(a, topi.transpose(b, (1, 0)), out_dtype="float32")
+                    if product.op.attrs.get("workload", ("",))[0] != "dense_tensorcore.cuda":
+                        raise BenchError("no wmma fragment shape tiles these sizes: no tensor cores")
+                    res = topi.cast(product, dt)
+                    return topi.cuda.schedule_dense([res]), [a, b, res], "dense_tensorcore.cuda, fallback config"
+                out.append(("tecc tensor cores", build(tensor_cores)))
             if records:
                 def tuned():
                     s, args = gemm.sgemm_template(p["m"], p["n"], p["k"], dt)

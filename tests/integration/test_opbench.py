@@ -92,6 +92,13 @@ def test_a_dry_run_checks_the_cuda_variants_on_the_emulator(capsys):
     assert "FAILED" not in out
 
 
+def test_a_float16_matmul_has_a_tensor_core_row(capsys):
+    code, out, err = _run(capsys, ["bench", "--ops", "matmul", "--device", "cuda", "--dry-run", "--dtype", "float16",
+                                   "--sizes", "matmul:64"])
+    assert code == 0, err
+    assert "tecc tensor cores" in out and "FAILED" not in out
+
+
 def test_tuned_records_add_a_tuned_row_only_for_their_workload(tmp_path):
     A = te.placeholder((64, 64), name="A")
     B = te.placeholder((64, 64), name="B")
