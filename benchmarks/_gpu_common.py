@@ -238,6 +238,12 @@ def kernel_resources(mod) -> dict:
             for name, r in mod.kernel_resources.items()}
 
 
+def resource_text(resources, key="regs"):
+    """One field of :func:`kernel_resources` for a table cell: its values over the
+    kernels, comma-separated (None when there are none)."""
+    return ",".join(str(v[key]) for v in (resources or {}).values()) or None
+
+
 def launch_shape(mod) -> str:
     """``grid / block`` of every launch in a module's plans (``?`` where an extent
     depends on the arguments): :meth:`CUDAModule.launch_dims`."""

@@ -157,8 +157,7 @@ class Bench(G.BenchBase):
             if "skipped" in r:
                 cells.append([r["n"], r["variant"], r["config"], "skipped: " + r["skipped"]] + [""] * 8)
                 continue
-            res = r["resources"] or {}
-            regs = ",".join(str(v["regs"]) for v in res.values()) or None
+            regs = G.resource_text(r.get("resources"))
             cells.append([r["n"], r["variant"], r["config"], r["launch"], G.fmt(regs), G.fmt(r["rel_err"], ".1e"),
                           "yes" if r["ok"] else "NO", G.fmt(r["ms"], ".4f"), G.fmt(r["ms_graph"], ".4f"),
                           G.fmt(r["tflops"], ".1f"), G.fmt(r["ratio"], ".3f"), G.fmt(r["ratio_graph"], ".3f")])

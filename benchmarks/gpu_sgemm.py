@@ -222,9 +222,8 @@ class Bench(G.BenchBase):
             if "skipped" in r:
                 cells.append([r["n"], r["variant"], r["config"], "skipped: " + r["skipped"]] + [""] * 9)
                 continue
-            res = r["resources"] or {}
-            regs = ",".join(str(v["regs"]) for v in res.values()) or None
-            spill = ",".join(str(v["spill_bytes"]) for v in res.values()) or None
+            regs = G.resource_text(r.get("resources"))
+            spill = G.resource_text(r.get("resources"), "spill_bytes")
             variant = r["variant"] + (" (best)" if r.get("best") else "")
             cells.append([r["n"], variant, r["config"], r["launch"], G.fmt(regs), G.fmt(spill),
                           G.fmt(r["rel_err"], ".1e"), "yes" if r["ok"] else "NO", G.fmt(r["ms"], ".4f"),

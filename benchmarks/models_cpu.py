@@ -191,12 +191,13 @@ def selection(prog, args, known):
     return models, [int(b) for b in args.batch.split(",") if b.strip()]
 
 
-def agree(a, b) -> tuple:
-    """``(ok, max abs error)`` of two outputs under the benchmark's tolerance."""
-    a, b = np.asarray(a), np.asarray(b)
+def agree(a, b, rtol=RTOL, atol=ATOL) -> tuple:
+    """``(ok, max abs error)`` of two outputs under the benchmark's tolerance (compared
+    in float64, so float16 outputs are not compared in float16)."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     if a.shape != b.shape:
         return False, float("inf")
-    return bool(np.allclose(a, b, rtol=RTOL, atol=ATOL)), float(np.max(np.abs(a - b)))
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol)), float(np.max(np.abs(a - b)))
 
 
 def prepare(name, batch, target, records, threads):

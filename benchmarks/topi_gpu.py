@@ -368,8 +368,7 @@ class Bench(G.BenchBase):
             if "skipped" in r:
                 cells.append([r["workload"], r["variant"], r["skipped"]] + [""] * (len(COLUMNS) - 3))
                 continue
-            res = r.get("resources") or {}
-            regs = ",".join(str(v["regs"]) for v in res.values()) or None
+            regs = G.resource_text(r.get("resources"))
             cells.append([r["workload"], r["variant"], G.fmt(r.get("launch")), G.fmt(regs),
                           G.fmt(r["rel_err"], ".1e"), "yes" if r["ok"] else "NO", G.fmt(r["ms"], ".4f"),
                           G.fmt(r["ms_graph"], ".4f"), G.fmt(r["gflops"], ".0f"), G.fmt(r["gbps"], ".0f"),

@@ -752,8 +752,7 @@ def _gemm_cells(r) -> list:
     """The cells of one row of a GEMM table (SGEMM or HGEMM)."""
     if "skipped" in r:
         return [r["variant"], "skipped: " + r["skipped"]] + [""] * (len(GEMM_COLUMNS) - 2)
-    res = r.get("resources") or {}
-    regs = ",".join(str(v["regs"]) for v in res.values()) or None
+    regs = G.resource_text(r.get("resources"))
     return [r["variant"], r.get("config", "-"), G.fmt(r.get("launch")), G.fmt(regs), G.fmt(r["rel_err"], ".1e"),
             "yes" if r["ok"] else "NO", G.fmt(r["ms"], ".4f"), G.fmt(r["ms_graph"], ".4f"),
             G.fmt(r["gflops"] / 1e3 if r["gflops"] else None, ".2f"), _pct(r["peak_share"]),

@@ -179,7 +179,7 @@ class CodeGenCUDA(CodeGenC):
         super().__init__()
         self._headers = set()        # "cuda_fp16.h", "cuda_bf16.h", "mma.h"
         self._fragments = {}         # fragment data Var -> {"fragment_shape": "16, 16, 16", ...}
-        self._fragment_scopes = {}   # fragment data Var -> its wmma scope
+        self._fragment_scopes = {}   # fragment data Var -> its wmma scope (of the kernel being printed)
         #: kernel name -> {"dynamic_shared_bytes": int, "param_align": {param index: bytes}}
         self.kernel_info = {}
 
@@ -205,10 +205,6 @@ class CodeGenCUDA(CodeGenC):
         self.__init__()
         for k in kernels:
             self._headers.update(self.DTYPE_HEADERS[d] for d in dtypes_used(k) if d in self.DTYPE_HEADERS)
-            frags = allocations(k.body, keys.WMMA_SCOPES)
-            if frags:
-                self._headers.add("mma.h")
-            self._fragment_scopes.update((b.data, b.scope) for b in frags)
         names = set()
         for k in kernels:
             if k.name in names:
@@ -224,7 +220,11 @@ class CodeGenCUDA(CodeGenC):
             raise CompileError(f"kernel {func.name}: {err}; shared memory needs a constant size") from None
         self._func = func
         self._dynamic_shared = shared_bytes > STATIC_SHARED_LIMIT
-        self._shared_align = WMMA_SHARED_ALIGN if allocations(func.body, keys.WMMA_SCOPES) else SHARED_ALIGN
+        frags = allocations(func.body, keys.WMMA_SCOPES)
+        if frags:  # (the preamble is printed after every kernel: finish())
+            self._headers.add("mma.h")
+        self._fragment_scopes = {b.data: b.scope for b in frags}
+        self._shared_align = WMMA_SHARED_ALIGN if frags else SHARED_ALIGN
         self._dyn_offset = 0
         self._dyn_declared = False
         self._let_factors = {}

@@ -48,10 +48,11 @@ def has_wmma(body) -> bool:
 
 
 class _LowerWMMA(IRMutator):
-    def __init__(self, kernel_name, buffers, lane, sim_error):
+    def __init__(self, kernel_name, buffers, original_scope, lane, sim_error):
         super().__init__()
         self.kernel_name = kernel_name
         self.buffers = buffers        # data Var -> Buffer (parameters and allocations)
+        self.original_scope = original_scope  # fragment data Var -> its wmma scope
         self.lane = lane              # the thread's lane in its warp (an expression)
         self.sim_error = sim_error
         self.shape = {}               # fragment data Var -> (m, n, k)
@@ -224,11 +225,11 @@ def lower_wmma(body, func, lane, sim_error):
     -------
     Stmt
     """
+    allocated = allocations(body)
     buffers = {b.data: b for b in func.buffer_map.values()}
-    buffers.update({b.data: b for b in allocations(body)})
-    low = _LowerWMMA(func.name, buffers, lane, sim_error)
-    low.original_scope = {b.data: b.scope for b in allocations(body, keys.WMMA_SCOPES)}
-    return low.visit(body)
+    buffers.update((b.data, b) for b in allocated)
+    scopes = {b.data: b.scope for b in allocated if b.scope in keys.WMMA_SCOPES}
+    return _LowerWMMA(func.name, buffers, scopes, lane, sim_error).visit(body)
 
 
 __all__ = ["has_wmma", "lower_wmma"]

@@ -90,7 +90,8 @@ _SHARED_OPTIN_KIB = {
 }
 
 
-def _arch_number(arch) -> int | None:
+def arch_number(arch) -> int | None:
+    """``"sm_90"`` (or ``"sm_90a"``, ``"9.0"``, ``90``) -> ``90``; None when it is not an architecture."""
     if isinstance(arch, int) and not isinstance(arch, bool):
         return arch
     if not isinstance(arch, str):
@@ -125,7 +126,7 @@ def gpu_limits(arch) -> GPULimits:
     TargetError
         If ``arch`` is not a known compute capability.
     """
-    number = _arch_number(arch)
+    number = arch_number(arch)
     if number not in _SHARED_OPTIN_KIB:
         known = ", ".join(f"sm_{k}" for k in _SHARED_OPTIN_KIB)
         raise TargetError(f"unknown GPU architecture {arch!r}; known: {known}")
@@ -252,4 +253,4 @@ def verify_gpu(kernel: S.PrimFunc, max_threads_per_block: int = MAX_THREADS_PER_
             "a smaller tile")
 
 
-__all__ = ["GPULimits", "gpu_limits", "verify_gpu"]
+__all__ = ["GPULimits", "arch_number", "gpu_limits", "verify_gpu"]

@@ -35,6 +35,7 @@ from .. import stmt as S
 from ..analysis.buffers import allocations, const_size
 from ..analysis.fragments import FRAGMENT_DTYPES, fragment_elements
 from ..analysis.threads import thread_extents
+from ..analysis.verify_gpu import arch_number
 from ..functor import IRMutator, IRVisitor, collect_vars, post_order_visit
 
 
@@ -227,8 +228,8 @@ def infer_fragment(kernel: S.PrimFunc, arch: str | None = None) -> S.PrimFunc:
         return kernel
     first = next(iter(frags.values()))
     if arch is not None:
-        digits = "".join(ch for ch in str(arch) if ch.isdigit())
-        if digits and int(digits) < 70:
+        number = arch_number(arch)
+        if number is not None and number < 70:
             raise LoweringError(f"kernel {kernel.name}: fragment {first.name!r} ({first.scope}) needs tensor cores, "
                                 f"which {arch} lacks; compile for sm_70 or later (target 'cuda -arch=sm_80')")
     _check_warps(kernel, first)

@@ -13,16 +13,14 @@ from ...tuner.task.topi_integration import register_topi_compute, register_topi_
 from .. import nn, tag
 from ..tunable import schedule_anchor
 from ..utils import TopiError, get_const_tuple
-from .dense_tensorcore import _schedule, _shapes_fitting, _tensor_cores_here
+from .dense_tensorcore import _schedule, _shapes_fitting, _tensor_cores_here, half_operands_error
 from .injective import schedule_injective_from_existing
 
 
 def tensorcore_batch_matmul_fits(x, y, out_dtype=None, transpose_a=False, transpose_b=True) -> bool:
     """Whether :func:`batch_matmul_tensorcore` computes this product on the current
     target (what :func:`tecc.topi.cuda.batch_matmul` asks first)."""
-    if x.dtype != "float16" or y.dtype != "float16" or (out_dtype or x.dtype) not in ("float16", "float32"):
-        return False
-    if transpose_a:
+    if transpose_a or half_operands_error("batch_matmul", ("x", "y"), x, y, out_dtype):
         return False
     xs, ys = get_const_tuple(x.shape), get_const_tuple(y.shape)
     if len(xs) != 3 or len(ys) != 3 or not all(isinstance(d, int) for d in xs + ys) or xs[0] != ys[0]:
@@ -45,11 +43,9 @@ def batch_matmul_tensorcore(cfg, x, y, out_shape=None, out_dtype=None, transpose
     """
     out_dtype = out_dtype or x.dtype
     what = "batch_matmul_tensorcore"
-    if x.dtype != "float16" or y.dtype != "float16":
-        raise TopiError(f"{what}: x and y must be float16, got {x.dtype} and {y.dtype}; cast them with "
-                        "topi.cast(t, 'float16')")
-    if out_dtype not in ("float16", "float32"):
-        raise TopiError(f"{what}: out_dtype must be 'float32' or 'float16', got {out_dtype!r}")
+    error = half_operands_error(what, ("x", "y"), x, y, out_dtype)
+    if error:
+        raise TopiError(error)
     if transpose_a:
         raise TopiError(f"{what}: takes x as [batch, M, K] (transpose_a=False), got transpose_a=True; transpose "
                         "the operand (topi.transpose) or use topi.cuda.batch_matmul")

@@ -27,7 +27,7 @@ from ..nn.conv2d import _windows
 from ..nn.utils import conv2d_workload_args
 from ..tunable import schedule_anchor
 from ..utils import TopiError, get_const_tuple
-from .dense_tensorcore import _schedule, _shapes_fitting, _tensor_cores_here
+from .dense_tensorcore import _schedule, _shapes_fitting, _tensor_cores_here, half_operands_error
 from .injective import schedule_injective_from_existing
 
 #: the output pixels are padded to a multiple of this (a 64-row block tile divides them)
@@ -60,8 +60,7 @@ def tensorcore_conv2d_fits(data, kernel, strides, padding, dilation, out_dtype=N
     current target: float16 data and kernel of constant shapes, a float16 or
     float32 result, ``CO`` and ``CI * KH * KW`` that a fragment shape tiles, tensor
     cores on the target's architecture."""
-    if data.dtype != "float16" or kernel.dtype != "float16" or (out_dtype or data.dtype) not in ("float16",
-                                                                                                "float32"):
+    if half_operands_error("conv2d_nchw", ("data", "kernel"), data, kernel, out_dtype):
         return False
     try:
         n, ci, _, _, co, kh, kw, _, _, _, (oh, ow) = _geometry(data, kernel, strides, padding, dilation, "conv")
@@ -83,11 +82,9 @@ def conv2d_nchw_tensorcore(cfg, data, kernel, strides, padding, dilation, out_dt
     """
     what = "conv2d_nchw_tensorcore"
     out_dtype = out_dtype or data.dtype
-    if data.dtype != "float16" or kernel.dtype != "float16":
-        raise TopiError(f"{what}: data and kernel must be float16, got {data.dtype} and {kernel.dtype}; cast them "
-                        "with topi.cast(t, 'float16') or use topi.cuda.conv2d_nchw")
-    if out_dtype not in ("float16", "float32"):
-        raise TopiError(f"{what}: out_dtype must be 'float32' or 'float16', got {out_dtype!r}")
+    error = half_operands_error(what, ("data", "kernel"), data, kernel, out_dtype)
+    if error:
+        raise TopiError(error)
     n, ci, h, w, co, kh, kw, (sh, sw), (dh, dw), (pt, pl), (oh, ow) = _geometry(data, kernel, strides, padding,
                                                                                  dilation, what)
     rows, taps = n * oh * ow, ci * kh * kw

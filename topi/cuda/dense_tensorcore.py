@@ -28,6 +28,7 @@ import itertools
 from ... import te
 from ...tir import keys
 from ...tir import op as _op
+from ...tir.analysis.verify_gpu import arch_number
 from ...tuner.task.space import OtherOptionEntity
 from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
 from .. import nn, tag
@@ -45,10 +46,25 @@ WARP_SIZE = keys.WARP_SIZE
 
 
 def _shapes_fitting(batch, in_dim, out_dim, b_kn=False) -> list:
-    """The wmma_m values whose fragments tile the product exactly (with ``b_kn``, B
-    as ``[K, N]``, not the 32x8x16 ones: see :func:`_fits`)."""
+    """The wmma_m values whose fragments tile the product exactly.  With ``b_kn`` (B
+    as ``[K, N]``: the B fragments of a k step sit side by side in its rows) not the
+    32x8x16 ones: a B fragment starts ``n`` = 8 halves (16 bytes) after its
+    neighbour, off wmma's 256-bit alignment."""
     return [m for m, (fm, fn, fk) in WMMA_SHAPES.items()
             if batch % fm == 0 and out_dim % fn == 0 and in_dim % fk == 0 and not (b_kn and fn == 8)]
+
+
+def half_operands_error(what, names, a, b, out_dtype):
+    """Why ``a`` and ``b`` (called ``names``) with ``out_dtype`` are not operands of a
+    tensor-core template (``what``) -- float16 operands, a float16 or float32
+    accumulator -- or None when they are.  The templates raise it; the checks that
+    pick them (``tensorcore_*_fits``) take None as a yes."""
+    if a.dtype != "float16" or b.dtype != "float16":
+        return (f"{what}: {names[0]} and {names[1]} must be float16 (the tensor cores' operands here), got "
+                f"{a.dtype} and {b.dtype}; cast them with topi.cast(t, 'float16')")
+    if (out_dtype or a.dtype) not in ("float16", "float32"):
+        return f"{what}: out_dtype must be 'float32' or 'float16' (the accumulator's type), got {out_dtype!r}"
+    return None
 
 
 def tensorcore_dense_fits(data, weight, out_dtype=None) -> bool:
@@ -58,8 +74,7 @@ def tensorcore_dense_fits(data, weight, out_dtype=None) -> bool:
     builds for (sm_70 and later; the emulator's sm_80 without a GPU).  What
     :func:`tecc.topi.cuda.dense` asks before it picks tensor cores, as TVM's CUDA
     strategy does."""
-    if data.dtype != "float16" or weight.dtype != "float16" or (out_dtype or data.dtype) not in ("float16",
-                                                                                              "float32"):
+    if half_operands_error("dense", ("data", "weight"), data, weight, out_dtype):
         return False
     shape = get_const_tuple(data.shape) + get_const_tuple(weight.shape)
     if len(shape) != 4 or not all(isinstance(d, int) for d in shape) or not _shapes_fitting(*shape[:3]):
@@ -69,9 +84,7 @@ def tensorcore_dense_fits(data, weight, out_dtype=None) -> bool:
 
 def _tensor_cores_here() -> bool:
     """Whether the architecture the current target builds for has tensor cores."""
-    arch = BlockBudget().limits.arch
-    digits = "".join(ch for ch in str(arch) if ch.isdigit())
-    return bool(digits) and int(digits) >= 70
+    return (arch_number(BlockBudget().limits.arch) or 0) >= 70
 
 
 @register_topi_compute("dense_tensorcore.cuda")
@@ -88,12 +101,9 @@ def dense_tensorcore(cfg, data, weight, bias=None, out_dtype=None):
         ``in_dim`` a multiple of 16).
     """
     out_dtype = out_dtype or data.dtype
-    if data.dtype != "float16" or weight.dtype != "float16":
-        raise TopiError(f"dense_tensorcore: data and weight must be float16 (the tensor cores' operands here), got "
-                        f"{data.dtype} and {weight.dtype}; cast them with topi.cast(x, 'float16')")
-    if out_dtype not in ("float16", "float32"):
-        raise TopiError(f"dense_tensorcore: out_dtype must be 'float32' or 'float16' (the accumulator's type), got "
-                        f"{out_dtype!r}")
+    error = half_operands_error("dense_tensorcore", ("data", "weight"), data, weight, out_dtype)
+    if error:
+        raise TopiError(error)
     shape = get_const_tuple(data.shape) + get_const_tuple(weight.shape)
     if len(shape) != 4 or not all(isinstance(d, int) for d in shape):
         raise TopiError(f"dense_tensorcore: needs 2-D operands of constant shape, got data {data.shape} and weight "
@@ -151,15 +161,11 @@ def _fallback(cfg, batch, in_dim, out_dim, fitting, products=1):
         cfg[name] = OtherOptionEntity(value)
 
 
-def _fits(entity, budget, shape, in_bytes, out_bytes, b_kn=False) -> bool:
+def _fits(entity, budget, shape, in_bytes, out_bytes) -> bool:
     """Whether a config's block tiles ``shape`` (batch, in_dim, out_dim) exactly and
     fits ``budget``: its warps, and the shared tiles of both operands plus the
-    output staging.  With ``b_kn`` (B as ``[K, N]``: the B fragments of a k step sit
-    side by side in its rows) a B fragment starts ``n`` elements after its
-    neighbour, which must keep it 256-bit aligned: ``n`` = 8 does not."""
+    output staging."""
     fm, fn, fk = WMMA_SHAPES[entity["wmma_m"].val]
-    if b_kn and fn * in_bytes % 32:
-        return False
     rows = entity["block_row_warps"].val * entity["warp_row_tiles"].val * fm
     cols = entity["block_col_warps"].val * entity["warp_col_tiles"].val * fn
     batch, in_dim, out_dim = shape
@@ -185,12 +191,11 @@ def _schedule(cfg, s, C, out):
     _define_knobs(cfg, batch, in_dim, out_dim, b_kn, shape[0] if nbatch else 1)
     in_bytes, out_bytes = 2, 4 if C.dtype == "float32" else 2
     budget = BlockBudget()
-    cfg.multi_filter(filter=lambda e: _fits(e, budget, (batch, in_dim, out_dim), in_bytes, out_bytes, b_kn),
+    cfg.multi_filter(filter=lambda e: _fits(e, budget, (batch, in_dim, out_dim), in_bytes, out_bytes),
                      reason=f"its block tile does not divide (batch, out_dim) = {(batch, out_dim)} or its k step "
                             f"in_dim = {in_dim}, or the block does not fit {budget.limits.arch} (block_row_warps x "
                             "block_col_warps warps, shared tiles of chunk x 16 steps of the block's rows and columns, "
-                            "and the staged output)" + (", or (B as [K, N]) the 32x8x16 fragments' B tiles would "
-                                                        "start off a 256-bit boundary" if b_kn else ""))
+                            "and the staged output)")
     cfg.add_flop(2 * batch * in_dim * out_dim * (shape[0] if nbatch else 1))
     brw, bcw = cfg["block_row_warps"].val, cfg["block_col_warps"].val
     wrt, wct = cfg["warp_row_tiles"].val, cfg["warp_col_tiles"].val
@@ -314,4 +319,4 @@ def _template(cfg, outs):
 
 schedule_dense_tensorcore = register_topi_schedule("dense_tensorcore.cuda")(_template)
 
-__all__ = ["WMMA_SHAPES", "dense_tensorcore", "schedule_dense_tensorcore", "tensorcore_dense_fits"]
+__all__ = ["WMMA_SHAPES", "dense_tensorcore", "half_operands_error", "schedule_dense_tensorcore", "tensorcore_dense_fits"]
