@@ -53,6 +53,7 @@ one vector move after inlining); strided or gathered accesses go element by elem
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import struct
@@ -164,6 +165,22 @@ class LaneOf(IRMutator):
     def visit_Let(self, e):
         assert _dt.lanes(e.var.dtype) == 1, "cannot take a lane of a vector let"
         return IRMutator.generic_visit(self, e)
+
+
+def _bf16_vector_copy(s):
+    """A vector store of a vector load, both bfloat16 (``B[ramp] = A[ramp]``: a
+    staging copy), as the same copy of their raw 16 bits (``uint16``), or None.
+    bfloat16 has no vector values (its values compute as float); moving its bits
+    needs none, and a vectorized copy moves them as wide accesses."""
+    value = s.value
+    if not (isinstance(value, E.BufferLoad) and s.buffer.dtype == value.buffer.dtype == "bfloat16"
+            and _dt.lanes(value.dtype) > 1):
+        return None
+
+    def bits(buf):
+        return dataclasses.replace(buf, dtype="uint16")
+
+    return S.BufferStore(bits(s.buffer), E.BufferLoad(bits(value.buffer), value.indices), s.indices)
 
 
 class CodeGenC(IRVisitor):
@@ -1698,6 +1715,10 @@ class CodeGenC(IRVisitor):
         buf = s.buffer
         if buf.scope == keys.REGISTER:
             self.emit(f"{self.name_of(buf.data)} = {self.expr(s.value)};")
+            return
+        copy = _bf16_vector_copy(s)
+        if copy is not None:
+            self.print_stmt(copy)
             return
         index = self.flat_index(buf, s.indices)
         ptr, _ = self.buffer_ptr(buf)

@@ -65,6 +65,25 @@ NATIVE_VECTORS = {
     ("float16", 2): ("__half2", "xy"),
 }
 
+#: bytes -> the unsigned type of that size through which an aligned vector of 1- or
+#: 2-byte elements (float16 x 4 or 8, int8 x 16...) moves as one access, its lanes
+#: reinterpreted through a union (the 128-bit loads and stores a tensor-core
+#: kernel's staging of float16 tiles needs)
+PACKED_VECTORS = {4: "unsigned int", 8: "uint2", 16: "uint4"}
+
+
+def native_vector(element: str, lanes: int):
+    """``(type, fields)`` of the native access of ``lanes`` elements of ``element``: a CUDA
+    vector type and its lane fields (:data:`NATIVE_VECTORS`), or an unsigned type
+    and None (:data:`PACKED_VECTORS`: the lanes as bits); None when there is none."""
+    if (element, lanes) in NATIVE_VECTORS:
+        return NATIVE_VECTORS[(element, lanes)]
+    d = _dt.parse(element)
+    if d.is_bool or d.code == "bfloat" or d.bits not in (8, 16):
+        return None
+    packed = PACKED_VECTORS.get(lanes * d.bits // 8)
+    return None if packed is None else (packed, None)
+
 _PREAMBLE = """\
 // fixed-width integers (NVRTC has no <stdint.h>)
 typedef signed char int8_t;
@@ -323,25 +342,28 @@ class CodeGenCUDA(CodeGenC):
     def _aligned_load_helper(self, dtype: str) -> str:
         vt = self.type_name(dtype)
         et = self.storage_type(_dt.element(dtype))
-        native, fields = NATIVE_VECTORS[(_dt.element(dtype), _dt.lanes(dtype))]
+        native, fields = native_vector(_dt.element(dtype), _dt.lanes(dtype))
         name = f"tecc_load_aligned_{dtype}"
-        lanes = ", ".join(f"t.{f}" for f in fields)
-        return self.use_helper(name, "\n".join([
-            f"static inline {vt} {name}(const {et}* p) {{",
-            f"    {native} t = *(const {native}*)p;",
-            f"    {vt} r = {{{lanes}}};",
-            "    return r;",
-            "}"]))
+        if fields is None:  # packed: the lanes are the bits of one access
+            body = [f"    union {{ {native} bits; {vt} v; }} t;", f"    t.bits = *(const {native}*)p;",
+                    "    return t.v;"]
+        else:
+            lanes = ", ".join(f"t.{f}" for f in fields)
+            body = [f"    {native} t = *(const {native}*)p;", f"    {vt} r = {{{lanes}}};", "    return r;"]
+        return self.use_helper(name, "\n".join([f"static inline {vt} {name}(const {et}* p) {{", *body, "}"]))
 
     def _aligned_store_helper(self, dtype: str) -> str:
         vt = self.type_name(dtype)
         et = self.storage_type(_dt.element(dtype))
-        native, fields = NATIVE_VECTORS[(_dt.element(dtype), _dt.lanes(dtype))]
+        native, fields = native_vector(_dt.element(dtype), _dt.lanes(dtype))
         name = f"tecc_store_aligned_{dtype}"
-        lines = [f"static inline void {name}({et}* p, {vt} v) {{", f"    {native} t;"]
-        lines += [f"    t.{f} = v[{k}];" for k, f in enumerate(fields)]
-        lines += [f"    *({native}*)p = t;", "}"]
-        return self.use_helper(name, "\n".join(lines))
+        lines = [f"static inline void {name}({et}* p, {vt} v) {{"]
+        if fields is None:
+            lines += [f"    union {{ {native} bits; {vt} v; }} t;", "    t.v = v;", f"    *({native}*)p = t.bits;"]
+        else:
+            lines += [f"    {native} t;"] + [f"    t.{f} = v[{k}];" for k, f in enumerate(fields)]
+            lines += [f"    *({native}*)p = t;"]
+        return self.use_helper(name, "\n".join(lines + ["}"]))
 
     def broadcast_helper(self, dtype: str) -> str:
         vt = self.type_name(dtype)
@@ -496,10 +518,9 @@ class CodeGenCUDA(CodeGenC):
         if buf.scope == keys.REGISTER:
             return None
         declared = self.pointer_dtype(buf.data)
-        if declared is not None and declared != buf.dtype:
-            return None
-        key = (buf.dtype, index.lanes)
-        if key not in NATIVE_VECTORS:
+        if declared is not None and _dt.parse(declared).bits != _dt.parse(buf.dtype).bits:
+            return None  # a pointer to elements of another size: their alignment says nothing here
+        if native_vector(buf.dtype, index.lanes) is None:
             return None
         factor = multiple_of(index.base, self._let_factors)
         if factor != 0 and factor % index.lanes != 0:

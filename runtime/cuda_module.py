@@ -132,7 +132,8 @@ class CUDASourceModule:
     def get_source(self, fmt: str = "") -> str:
         """The device code as text: ``""``, ``"cu"`` or ``"cuda"``: the CUDA source
         (the PTX of a module loaded from a ``.ptx``); ``"asm"`` or ``"ptx"``: NVRTC's
-        PTX of it for :attr:`arch`."""
+        PTX of it for :attr:`arch`; ``"sass"``: the cubin's machine instructions
+        (:mod:`tecc.runtime.sass`: NVIDIA's nvdisasm, no GPU needed)."""
         fmt = str(fmt).lower()
         if fmt in ("", "source") + CUDA_FORMATS:
             if self.source is None:
@@ -143,8 +144,16 @@ class CUDASourceModule:
             return self.source
         if fmt in PTX_FORMATS:
             return _ptx_text(self._ptx, fmt)
-        raise TeccError(f"get_source({fmt!r}): the device module has the formats '' / 'cuda' (the CUDA source) "
-                        "and 'asm' / 'ptx' (NVRTC's PTX); the binary is the attribute .cubin")
+        if fmt == "sass":
+            if self.cubin is None:
+                raise TeccError("get_source('sass'): this device module was loaded from a .ptx or .cu file and has "
+                                "no cubin to disassemble; get the SASS of the module tecc.build returned")
+            from .sass import disassemble  # noqa: PLC0415
+
+            return disassemble(self.cubin, "get_source('sass')")
+        raise TeccError(f"get_source({fmt!r}): the device module has the formats '' / 'cuda' (the CUDA source), "
+                        "'asm' / 'ptx' (NVRTC's PTX) and 'sass' (the cubin's instructions); the binary is the "
+                        "attribute .cubin")
 
     def save(self, file_name, fmt: str = "") -> None:
         """Write the device code to ``file_name``: ``.cu`` the CUDA source, ``.ptx``
@@ -422,17 +431,18 @@ class CUDAModule(Module):
             ``""`` (or ``"plan"``, ``"host"``): the host side, the launch plans as
             text; ``"cu"``/``"cuda"``: the kernels' CUDA source (also
             ``imported_modules[0].get_source()``); ``"asm"``/``"ptx"``: NVRTC's PTX
-            of the kernels (made on request; a module loaded from a file has none).
+            of the kernels (made on request; a module loaded from a file has none);
+            ``"sass"``: the cubin's instructions (nvdisasm).
         """
         fmt = str(fmt).lower()
-        if fmt in CUDA_FORMATS + PTX_FORMATS:
+        if fmt in CUDA_FORMATS + PTX_FORMATS + ("sass",):
             if not self.imported_modules:
                 raise TeccError(f"get_source({fmt!r}): {self._no_device_code()}")
             return self.imported_modules[0].get_source(fmt)
         if fmt not in ("", "plan", "host"):
             raise TeccError(f"get_source({fmt!r}): a CUDA module has the formats '' (the launch plans), 'cuda' "
-                            "(the CUDA source) and 'asm' / 'ptx' (NVRTC's PTX); the binary is "
-                            "imported_modules[0].cubin")
+                            "(the CUDA source), 'asm' / 'ptx' (NVRTC's PTX) and 'sass' (the cubin's "
+                            "instructions); the binary is imported_modules[0].cubin")
         return "\n\n".join(p.text() for p in self.plans.values())
 
     # arguments -----------------------------------------------------------------------

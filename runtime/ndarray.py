@@ -4,7 +4,8 @@ A CPU :class:`NDArray` wraps a C-contiguous numpy array; a CUDA one wraps a cupy
 array where a GPU and cupy are present.  Without a GPU, arrays placed on ``cuda(0)``
 live in host memory (numpy) and CUDA modules run on the CPU emulation, so GPU code
 runs unchanged anywhere.  ``bfloat16`` arrays hold their raw bits in ``uint16``
-storage.
+storage (``nd.array`` takes ml_dtypes' bfloat16 arrays, and uint16 bits with
+``dtype="bfloat16"``; ``numpy()`` gives the bits, as TVM's did).
 """
 from __future__ import annotations
 
@@ -191,6 +192,13 @@ def array(arr, device: Device = None, dtype=None, *, dev: Device = None, ctx: De
     if isinstance(arr, NDArray):
         dtype = arr.dtype if dtype is None else dtype
         arr = arr.numpy()
+    if isinstance(arr, np.ndarray) and arr.dtype.name == "bfloat16":  # ml_dtypes' (onnx's, jax's): its bits
+        arr = arr.view(np.uint16)
+        if dtype is None or _canonical(dtype) == "bfloat16":
+            dtype = "bfloat16"
+        else:
+            raise TeccError(f"nd.array: a bfloat16 array converts to {dtype} with numpy first "
+                            f"(arr.astype('{dtype}')); tecc keeps bfloat16 arrays as their bits")
     if dtype is None:
         src = np.asarray(arr)
         dtype = _canonical(src.dtype)

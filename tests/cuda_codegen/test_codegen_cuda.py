@@ -144,6 +144,42 @@ def test_float4_loads_and_stores_when_aligned():
     compile_all_archs(src)
 
 
+@pytest.mark.parametrize("dtype, lanes, native", [
+    ("float16", 8, "uint4"), ("float16", 4, "uint2"), ("int8", 16, "uint4"), ("int8", 4, "unsigned int"),
+    ("uint16", 8, "uint4"),
+])
+def test_narrow_element_vectors_move_as_one_wide_access(dtype, lanes, native):
+    """1- and 2-byte elements have no CUDA vector type of 4 to 16 lanes: an aligned
+    access moves their bits through one unsigned type of the vector's size (a
+    tensor-core kernel's float16 staging: 16 bytes a thread)."""
+    n = var("n")
+    A, B = buf1d("A", n, dtype), buf1d("B", n, dtype)
+    tx = var("threadIdx.x")
+    r = E.Ramp(tx * lanes, const(1), lanes)
+    gen = CodeGenCUDA()
+    src = gen.generate([kernel("copy", [A, B, n], S.BufferStore(B, A[r], (r,)), [(tx, 64)])])
+    vec = f"{dtype}x{lanes}"
+    assert f"union {{ {native} bits; tecc_{vec} v; }} t;" in src
+    assert f"t.bits = *(const {native}*)p;" in src and f"*({native}*)p = t.bits;" in src
+    assert f"tecc_store_aligned_{vec}(B + ((int)threadIdx.x) * {lanes}, tecc_load_aligned_{vec}(A + " in src
+    nbytes = lanes * (1 if dtype == "int8" else 2)
+    assert gen.kernel_info["copy"]["param_align"] == {0: nbytes, 1: nbytes}  # the launcher checks the pointers
+    compile_all_archs(src)
+
+
+def test_a_bfloat16_vector_copy_moves_its_bits():
+    """bfloat16 vectors exist only as copies (the vectorizer keeps it so): the copy is
+    printed on the raw 16 bits, through the same wide accesses."""
+    n = var("n")
+    A, B = buf1d("A", n, "bfloat16"), buf1d("B", n, "bfloat16")
+    tx = var("threadIdx.x")
+    r = E.Ramp(tx * 8, const(1), 8)
+    src = generate_cuda([kernel("bf16copy", [A, B, n], S.BufferStore(B, A[r], (r,)), [(tx, 64)])])
+    assert ("tecc_store_aligned_uint16x8(((uint16_t*)B) + ((int)threadIdx.x) * 8, "
+            "tecc_load_aligned_uint16x8(((uint16_t*)A) + ((int)threadIdx.x) * 8));") in src
+    compile_all_archs(src)
+
+
 def test_unaligned_vector_access_goes_element_wise():
     n = var("n")
     A, B = buf1d("A", n), buf1d("B", n)

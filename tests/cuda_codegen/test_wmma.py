@@ -286,8 +286,10 @@ def test_dense_tensorcore_space_refuses_tiles_that_do_not_divide():
 
 
 @pytest.mark.parametrize("args, match", [
-    ((("float32", "float16"), (32, 32, 32), "float32"), r"data and weight must be float16"),
+    ((("float32", "float16"), (32, 32, 32), "float32"), r"data and weight must both be float16 or both bfloat16"),
+    ((("float16", "bfloat16"), (32, 32, 32), "float32"), r"got float16 and bfloat16; cast them"),
     ((("float16", "float16"), (32, 32, 32), "int32"), r"out_dtype must be 'float32' or 'float16'"),
+    ((("bfloat16", "bfloat16"), (32, 32, 32), "float16"), r"out_dtype must be 'float32' or 'bfloat16'"),
     ((("float16", "float16"), (20, 32, 32), "float32"), r"\(20, 32, 32\) is not a multiple of any wmma tile"),
 ])
 def test_dense_tensorcore_refuses_what_no_fragment_computes(args, match):
@@ -658,3 +660,95 @@ def test_a_float16_cnn_runs_its_convolutions_on_tensor_cores():
     want, got, lib = _float32_and_float16(m32, rng.standard_normal((1, 3, 16, 16)).astype(np.float32))
     assert lib.get_lib().get_source("cuda").count("nvcuda::wmma::mma_sync(") == 2
     np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)
+
+
+# ---------------------------------------------------------------------------------
+# bfloat16 operands (sm_80 and later): float32 accumulators, a bfloat16 result rounded once
+# ---------------------------------------------------------------------------------
+ml_dtypes = pytest.importorskip("ml_dtypes")  # onnx's dependency: numpy's bfloat16
+BF16 = ml_dtypes.bfloat16
+
+
+def _bf16_uniform(rng, shape):
+    return rng.uniform(-1, 1, shape).astype(BF16)
+
+
+def _run_bf16(mod, *arrays, out_shape, out_dtype):
+    """Run ``mod`` on bfloat16 ``arrays`` (nd.array takes ml_dtypes' arrays); the output
+    as float32 (a bfloat16 output's bits read as bfloat16)."""
+    dev = tecc.cuda(0)
+    out = tecc.nd.empty(out_shape, out_dtype, dev)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mod(*(tecc.nd.array(a, dev) for a in arrays), out)
+    got = out.numpy()
+    return (got.view(BF16) if out_dtype == "bfloat16" else got).astype(np.float32)
+
+
+def _rounded_like(want, out_dtype):
+    """``want`` (float32) as the kernel returns it: rounded once to bfloat16 for a
+    bfloat16 output."""
+    return want.astype(BF16).astype(np.float32) if out_dtype == "bfloat16" else want
+
+
+@pytest.mark.parametrize("out_dtype", ["bfloat16", "float32"])
+def test_dense_on_tensor_cores_with_bfloat16_operands(out_dtype):
+    """topi.cuda.dense picks dense_tensorcore for bfloat16 on sm_80: __nv_bfloat16
+    fragments, float32 accumulators, the staging copies moved as 16-byte bits; the
+    result equals float32 arithmetic on the bfloat16 inputs, rounded once."""
+    M, K, N = 64, 96, 64
+    A = te.placeholder((M, K), "bfloat16", name="A")
+    W = te.placeholder((N, K), "bfloat16", name="W")
+    with warnings.catch_warnings(), tecc.target.Target("cuda -arch=sm_80"):
+        warnings.simplefilter("ignore")  # the fallback config
+        out = tecc.topi.cuda.dense(A, W, out_dtype=out_dtype)
+        assert out.op.attrs["workload"][0] == "dense_tensorcore.cuda"
+        s = tecc.topi.cuda.schedule_dense([out])
+    mod = build_all_arches(s, [A, W, out])
+    src = mod.get_source("cuda")
+    assert "nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, __nv_bfloat16, nvcuda::wmma::row_major>" in src
+    assert "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float>" in src
+    assert src.index("#include <cuda_bf16.h>") < src.index("#include <mma.h>")
+    assert "tecc_load_aligned_uint16x8(((uint16_t*)A)" in src  # bfloat16 staging: its bits, 16 bytes at a time
+    rng = np.random.default_rng(21)
+    a, w = _bf16_uniform(rng, (M, K)), _bf16_uniform(rng, (N, K))
+    got = _run_bf16(mod, a, w, out_shape=(M, N), out_dtype=out_dtype)
+    want = _rounded_like(a.astype(np.float32) @ w.astype(np.float32).T, out_dtype)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_batch_matmul_and_conv2d_on_tensor_cores_with_bfloat16_operands():
+    from tecc.topi import testing as T
+
+    rng = np.random.default_rng(22)
+    X = te.placeholder((2, 32, 32), "bfloat16", name="X")
+    Y = te.placeholder((2, 32, 48), "bfloat16", name="Y")
+    A = te.placeholder((1, 16, 8, 8), "bfloat16", name="A")
+    Wt = te.placeholder((32, 16, 3, 3), "bfloat16", name="W")
+    with warnings.catch_warnings(), tecc.target.Target("cuda -arch=sm_90"):
+        warnings.simplefilter("ignore")
+        bmm = tecc.topi.cuda.batch_matmul(X, Y, transpose_b=False)
+        conv = tecc.topi.cuda.conv2d_nchw(A, Wt, 1, 1, 1, "bfloat16")
+        assert bmm.dtype == conv.dtype == "bfloat16"
+        assert bmm.op.attrs["workload"][0] == "batch_matmul_tensorcore.cuda"
+        assert conv.op.attrs["workload"][0] == "conv2d_nchw_tensorcore.cuda"
+        s_bmm = tecc.topi.cuda.schedule_batch_matmul([bmm])
+        s_conv = tecc.topi.cuda.schedule_conv2d_nchw([conv])
+    x, y = _bf16_uniform(rng, (2, 32, 32)), _bf16_uniform(rng, (2, 32, 48))
+    got = _run_bf16(build_all_arches(s_bmm, [X, Y, bmm]), x, y, out_shape=(2, 32, 48), out_dtype="bfloat16")
+    np.testing.assert_allclose(got, _rounded_like(x.astype(np.float32) @ y.astype(np.float32), "bfloat16"),
+                               rtol=1e-5, atol=1e-5)
+    a, w = _bf16_uniform(rng, (1, 16, 8, 8)), _bf16_uniform(rng, (32, 16, 3, 3))
+    got = _run_bf16(build_all_arches(s_conv, [A, Wt, conv]), a, w, out_shape=(1, 32, 8, 8), out_dtype="bfloat16")
+    want = T.conv2d_nchw_python(a.astype(np.float32), w.astype(np.float32), 1, 1)
+    # float32 sums in another order than numpy's, then one rounding: at most one bfloat16 step apart
+    np.testing.assert_allclose(got, _rounded_like(want, "bfloat16"), rtol=2 ** -7, atol=1e-5)
+
+
+def test_bfloat16_keeps_the_direct_templates_below_sm_80():
+    A = te.placeholder((64, 64), "bfloat16", name="A")
+    W = te.placeholder((64, 64), "bfloat16", name="W")
+    with tecc.target.Target("cuda -arch=sm_75"):
+        assert tecc.topi.cuda.dense(A, W).op.attrs["workload"][0] != "dense_tensorcore.cuda"
+    with tecc.target.Target("cuda -arch=sm_80"):
+        assert tecc.topi.cuda.dense(A, W).op.attrs["workload"][0] == "dense_tensorcore.cuda"

@@ -571,3 +571,16 @@ def test_the_cuda_device_count_is_asked_once_per_process(monkeypatch):
     fake.cuda.runtime.getDeviceCount = broken
     monkeypatch.setattr(device, "_DEVICE_COUNT", [])
     assert not tecc.cuda(0).exist and device.cuda_device_count() == 0
+
+
+def test_ml_dtypes_bfloat16_arrays_become_their_bits():
+    """nd.array takes numpy's bfloat16 (ml_dtypes', onnx's dependency) as the bits
+    tecc keeps; a conversion to another dtype is asked of numpy, not guessed."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    x = np.array([1.5, -2.0, 3.0e-3], ml_dtypes.bfloat16)
+    for a in (nd.array(x), nd.array(x, dtype="bfloat16")):
+        assert a.dtype == "bfloat16"
+        np.testing.assert_array_equal(a.numpy(), x.view(np.uint16))
+    with pytest.raises(TeccError, match=r"a bfloat16 array converts to float32 with numpy first "
+                                        r"\(arr.astype\('float32'\)\)"):
+        nd.array(x, dtype="float32")

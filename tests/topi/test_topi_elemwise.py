@@ -518,3 +518,30 @@ def test_injective_schedules_on_gpu():
     np.testing.assert_array_equal(cp.asnumpy(got[1]), np.where(a > b, a, b))
     np.testing.assert_allclose(cp.asnumpy(got[2]), T.mish_python(a), rtol=1e-5, atol=1e-6)
     assert math.isfinite(float(cp.asnumpy(got[0]).sum()))
+
+
+@pytest.mark.parametrize("target", ["llvm", "cuda -arch=sm_80"])
+def test_bfloat16_elementwise_under_the_vectorizing_injective_schedules(target):
+    """The injective schedules vectorize outputs of 1024 elements and more; bfloat16
+    arithmetic stays lane by lane (the vectorizer leaves those loops), so a bfloat16
+    add of 64x64 compiles and rounds each result once (it failed to compile on CUDA
+    before: "no bfloat16 vectors")."""
+    import warnings
+
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    A = te.placeholder((64, 64), "bfloat16", name="A")
+    B = te.placeholder((64, 64), "bfloat16", name="B")
+    C = topi.add(A, B)
+    cuda = target.startswith("cuda")
+    with tecc.target.Target(target):
+        s = (topi.cuda if cuda else topi.x86).schedule_injective([C])
+    mod = tecc.build(s, [A, B, C], target)
+    dev = tecc.cuda(0) if cuda else tecc.cpu(0)
+    rng = np.random.default_rng(3)
+    a, b = (rng.uniform(-1, 1, (64, 64)).astype(ml_dtypes.bfloat16) for _ in range(2))
+    out = tecc.nd.empty((64, 64), "bfloat16", dev)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the CUDA emulator
+        mod(tecc.nd.array(a, dev), tecc.nd.array(b, dev), out)
+    want = (a.astype(np.float32) + b.astype(np.float32)).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(out.numpy(), want.view(np.uint16))

@@ -12,10 +12,37 @@ from .. import keys
 
 #: the element types of each fragment role (what tecc's wmma printing supports)
 FRAGMENT_DTYPES = {
-    keys.WMMA_MATRIX_A: ("float16",),
-    keys.WMMA_MATRIX_B: ("float16",),
+    keys.WMMA_MATRIX_A: ("float16", "bfloat16"),
+    keys.WMMA_MATRIX_B: ("float16", "bfloat16"),
     keys.WMMA_ACCUMULATOR: ("float16", "float32"),
 }
+
+#: operand element type -> (the accumulator types wmma pairs with it, the first
+#: architecture whose tensor cores take it)
+OPERAND_RULES = {
+    "float16": (("float16", "float32"), 70),
+    "bfloat16": (("float32",), 80),
+}
+
+
+def operand_error(a_dtype: str, b_dtype: str, acc_dtype: str) -> str | None:
+    """Why a ``tvm_mma_sync`` of ``a_dtype`` x ``b_dtype`` into ``acc_dtype`` is not a
+    product wmma has (operands of one type; bfloat16 accumulates in float32 only),
+    or None."""
+    if a_dtype != b_dtype:
+        return (f"its operands are {a_dtype} and {b_dtype}; wmma multiplies operands of one type: cast one of "
+                "them (topi.cast)")
+    accumulators, _ = OPERAND_RULES[a_dtype]
+    if acc_dtype not in accumulators:
+        return (f"{a_dtype} operands accumulate in {' or '.join(accumulators)}, not {acc_dtype}: "
+                f"compute the product in {accumulators[-1]} and cast its result")
+    return None
+
+
+def operand_arch(dtype: str) -> int:
+    """The first compute capability (as 70, 80...) whose tensor cores take ``dtype``
+    operands."""
+    return OPERAND_RULES[dtype][1]
 
 
 def fragment_dims(scope: str, shape) -> tuple:
@@ -47,4 +74,5 @@ def fragment_info(attrs: dict, buf) -> tuple:
     return parse_fragment_shape(shape), own.get(keys.FRAGMENT_LAYOUT)
 
 
-__all__ = ["FRAGMENT_DTYPES", "fragment_dims", "fragment_elements", "fragment_info", "parse_fragment_shape"]
+__all__ = ["FRAGMENT_DTYPES", "OPERAND_RULES", "fragment_dims", "fragment_elements", "fragment_info", "operand_arch",
+           "operand_error", "parse_fragment_shape"]

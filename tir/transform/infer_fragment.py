@@ -19,10 +19,12 @@ It also refuses what would otherwise fail in NVRTC or run wrongly, each with the
 kernel and the buffer (named after its stage) and what to do: an element access to a
 fragment (its stage was not tensorized), shapes or layouts that disagree, a fragment
 in the wrong role (``tvm_mma_sync``'s first operand must be an accumulator...), a
-size that is not a whole number of fragments, an element type wmma lacks, an
-architecture below sm_70, a ``threadIdx.x`` extent that is not whole warps, and a
-wmma call that differs between the lanes of a warp (its arguments, or a loop or
-condition around it, depend on ``threadIdx.x``).
+size that is not a whole number of fragments, an element type wmma lacks, a
+product of operand types wmma lacks (float16 or bfloat16 operands, both the same;
+bfloat16 accumulates in float32), an architecture below sm_70 (sm_80 for
+bfloat16), a ``threadIdx.x`` extent that is not whole warps, and a wmma call that
+differs between the lanes of a warp (its arguments, or a loop or condition around
+it, depend on ``threadIdx.x``).
 
 Runs on kernels, after the last pass that moves statements, before ``verify_gpu``.
 """
@@ -33,7 +35,7 @@ from .. import expr as E
 from .. import keys
 from .. import stmt as S
 from ..analysis.buffers import allocations, const_size
-from ..analysis.fragments import FRAGMENT_DTYPES, fragment_elements
+from ..analysis.fragments import FRAGMENT_DTYPES, fragment_elements, operand_arch, operand_error
 from ..analysis.threads import thread_extents
 from ..analysis.verify_gpu import arch_number
 from ..functor import IRMutator, IRVisitor, collect_vars, post_order_visit
@@ -96,6 +98,12 @@ class _Facts:
                 if buf.scope != scope:
                     self.fail(buf, f"passed as tvm_mma_sync's {role} operand, which must be a {scope} fragment")
                 bufs.append(buf)
+            error = operand_error(bufs[1].dtype, bufs[2].dtype, bufs[0].dtype)
+            if error is None and bufs[3].dtype != bufs[0].dtype:
+                error = f"it adds a {bufs[3].dtype} accumulator into a {bufs[0].dtype} one; give both one type"
+            if error:
+                raise LoweringError(f"kernel {self.kernel.name}: `{node}` multiplies {bufs[1].name!r} by "
+                                    f"{bufs[2].name!r} into {bufs[0].name!r}: {error}")
             self.ties.append((bufs, node))
             return
         buf = self.frag(a[0], node, "fragment")
@@ -211,7 +219,7 @@ def infer_fragment(kernel: S.PrimFunc, arch: str | None = None) -> S.PrimFunc:
         A device function (flattened, thread extents as attributes).
     arch : str, optional
         The ``sm_XX`` it compiles for: below ``sm_70`` a kernel with fragments is
-        refused (no tensor cores).
+        refused (no tensor cores), below ``sm_80`` one with bfloat16 fragments.
 
     Returns
     -------
@@ -227,17 +235,21 @@ def infer_fragment(kernel: S.PrimFunc, arch: str | None = None) -> S.PrimFunc:
     if not frags:
         return kernel
     first = next(iter(frags.values()))
-    if arch is not None:
-        number = arch_number(arch)
-        if number is not None and number < 70:
-            raise LoweringError(f"kernel {kernel.name}: fragment {first.name!r} ({first.scope}) needs tensor cores, "
-                                f"which {arch} lacks; compile for sm_70 or later (target 'cuda -arch=sm_80')")
+    number = arch_number(arch) if arch is not None else None
+    if number is not None and number < 70:
+        raise LoweringError(f"kernel {kernel.name}: fragment {first.name!r} ({first.scope}) needs tensor cores, "
+                            f"which {arch} lacks; compile for sm_70 or later (target 'cuda -arch=sm_80')")
     _check_warps(kernel, first)
     facts = _Facts(kernel, frags)
     for buf in frags.values():
         if buf.dtype not in FRAGMENT_DTYPES[buf.scope]:
             facts.fail(buf, f"has element type {buf.dtype}; tecc's wmma fragments hold "
                             f"{' or '.join(FRAGMENT_DTYPES[buf.scope])} ({buf.scope})")
+        if buf.scope != keys.WMMA_ACCUMULATOR and number is not None and number < operand_arch(buf.dtype):
+            need = operand_arch(buf.dtype)
+            facts.fail(buf, f"holds {buf.dtype}, which the tensor cores of {arch} do not take (sm_{need} and "
+                            f"later do); compile for sm_{need} (target 'cuda -arch=sm_{need}') or use float16 "
+                            "operands")
     post_order_visit(kernel.body, facts.visit)
     facts.settle_ties()
     for buf in frags.values():

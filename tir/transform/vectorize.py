@@ -10,7 +10,9 @@ The loop is left alone (still ``VECTORIZED``, so the backend emits a SIMD
 pragma) when the body is anything but a sequence of stores and lets over
 vectorizable expressions: an inner loop, an ``if``, an allocation, an unknown
 call, a lazy ``if_then_else`` whose condition depends on the loop variable (one
-whose condition does not chooses between whole vectors), an index that
+whose condition does not chooses between whole vectors), bfloat16 vectors other
+than copies (a store of a load: the backends compute bfloat16 as float32, lane by
+lane, and move its vectors as bits only), an index that
 is neither scalar nor a ramp (a gather), a store whose index does not depend on
 the loop variable, or a written buffer that is accessed at two different
 indices (a loop-carried dependence).  The last two rules make each lane touch
@@ -291,7 +293,32 @@ def _vectorize_body(loop: S.For, lanes: int, base):
     body = v.visit(loop.body)
     if not _CheckAccesses(v.stores).check(body):
         raise _CannotVectorize("loop-carried dependence through a written buffer")
+    if not _bfloat16_vectors_are_copies(body):
+        raise _CannotVectorize("bfloat16 vector arithmetic")
     return body
+
+
+def _bfloat16_vectors_are_copies(body) -> bool:
+    """Whether every bfloat16 vector of ``body`` is a load stored as it is (a copy).
+    bfloat16 values compute as float32 in the backends, lane by lane only: its
+    vectors move bits (a store of a load), nothing else."""
+    from ..functor import post_order_visit
+
+    copied = set()
+    bad = []
+
+    def note_copy(n):
+        if isinstance(n, S.BufferStore) and isinstance(n.value, E.BufferLoad):
+            copied.add(id(n.value))
+
+    def visit(n):
+        if isinstance(n, E.PrimExpr) and n.dtype.startswith("bfloat16x") and id(n) not in copied:
+            bad.append(n)
+
+    # a store is visited after its value: the copies are noted in a first walk
+    post_order_visit(body, note_copy)
+    post_order_visit(body, visit)
+    return not bad
 
 
 def _register_lanes(limit: int) -> int:

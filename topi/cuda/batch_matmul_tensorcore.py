@@ -1,7 +1,7 @@
 """Batched products on tensor cores: ``batch_matmul_tensorcore`` and its tunable
 schedule (TVM's ``batch_matmul_tensorcore.cuda`` template).
 
-``C[b] = A[b] @ B[b]^T`` with float16 operands ``[batch, M, K]`` and ``[batch, N, K]``
+``C[b] = A[b] @ B[b]^T`` with float16 (or bfloat16) operands ``[batch, M, K]`` and ``[batch, N, K]``
 (the layout of attention's ``Q @ K^T``), or ``A[b] @ B[b]`` with ``B`` as ``[batch,
 K, N]`` (``transpose_b=False``: attention's ``P @ V``, a row-major matrix_b), one
 grid of tiles per batch over ``blockIdx.z``; each tile is computed as
@@ -13,7 +13,9 @@ from ...tuner.task.topi_integration import register_topi_compute, register_topi_
 from .. import nn, tag
 from ..tunable import schedule_anchor
 from ..utils import TopiError, get_const_tuple
-from .dense_tensorcore import _schedule, _shapes_fitting, _tensor_cores_here, half_operands_error
+from .dense_tensorcore import (
+    _schedule, _shapes_fitting, _tensor_cores_here, accumulator_dtype, half_operands_error, rounded,
+)
 from .injective import schedule_injective_from_existing
 
 
@@ -26,15 +28,16 @@ def tensorcore_batch_matmul_fits(x, y, out_dtype=None, transpose_a=False, transp
     if len(xs) != 3 or len(ys) != 3 or not all(isinstance(d, int) for d in xs + ys) or xs[0] != ys[0]:
         return False
     n = ys[1] if transpose_b else ys[2]
-    return bool(_shapes_fitting(xs[1], xs[2], n, not transpose_b)) and _tensor_cores_here()
+    return bool(_shapes_fitting(xs[1], xs[2], n, not transpose_b)) and _tensor_cores_here(x.dtype)
 
 
 @register_topi_compute("batch_matmul_tensorcore.cuda")
 def batch_matmul_tensorcore(cfg, x, y, out_shape=None, out_dtype=None, transpose_a=False, transpose_b=True):
-    """The batched product for :func:`schedule_batch_matmul_tensorcore`: float16
-    ``x`` ``[batch, M, K]`` and ``y`` ``[batch, N, K]`` (``transpose_b``, TVM's
-    default) or ``[batch, K, N]`` (``transpose_b=False``), one batch size for both;
-    ``out_dtype`` ``"float32"`` or ``"float16"``.
+    """The batched product for :func:`schedule_batch_matmul_tensorcore`: float16 (or
+    bfloat16) ``x`` ``[batch, M, K]`` and ``y`` ``[batch, N, K]`` (``transpose_b``,
+    TVM's default) or ``[batch, K, N]`` (``transpose_b=False``), one batch size for
+    both; ``out_dtype`` ``"float32"`` or the operands' type (bfloat16 accumulates in
+    float32, rounded once).
 
     Raises
     ------
@@ -61,7 +64,8 @@ def batch_matmul_tensorcore(cfg, x, y, out_shape=None, out_dtype=None, transpose
             "[batch, K, N])"
         raise TopiError(f"{what}: (M, K, N) = {(xs[1], xs[2], n)} is not a multiple of any wmma tile: {tiles}; pad "
                         "the operands or use topi.cuda.batch_matmul")
-    return nn.batch_matmul(x, y, out_shape, out_dtype, transpose_a, transpose_b)
+    return rounded(nn.batch_matmul(x, y, out_shape, accumulator_dtype(x.dtype, out_dtype), transpose_a, transpose_b),
+                   out_dtype)
 
 
 def _template(cfg, outs):

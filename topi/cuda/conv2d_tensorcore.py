@@ -1,7 +1,7 @@
 """NCHW convolutions on tensor cores, as an implicit GEMM (``conv2d_nchw_tensorcore``,
 tunable as ``"conv2d_nchw_tensorcore.cuda"``).
 
-A float16 convolution is the product ``C[m, co] = sum_k A[m, k] * W[co, k]`` over
+A float16 (or bfloat16) convolution is the product ``C[m, co] = sum_k A[m, k] * W[co, k]`` over
 
 * ``m`` = the output pixels of the batch, ``(n, oh, ow)`` flattened, padded up to a
   whole number of tiles (rows past the end read zeros and are never stored);
@@ -27,7 +27,7 @@ from ..nn.conv2d import _windows
 from ..nn.utils import conv2d_workload_args
 from ..tunable import schedule_anchor
 from ..utils import TopiError, get_const_tuple
-from .dense_tensorcore import _schedule, _shapes_fitting, _tensor_cores_here, half_operands_error
+from .dense_tensorcore import _schedule, _shapes_fitting, _tensor_cores_here, accumulator_dtype, half_operands_error
 from .injective import schedule_injective_from_existing
 
 #: the output pixels are padded to a multiple of this (a 64-row block tile divides them)
@@ -57,23 +57,24 @@ def _geometry(data, kernel, strides, padding, dilation, what):
 
 def tensorcore_conv2d_fits(data, kernel, strides, padding, dilation, out_dtype=None) -> bool:
     """Whether :func:`conv2d_nchw_tensorcore` computes this convolution on the
-    current target: float16 data and kernel of constant shapes, a float16 or
-    float32 result, ``CO`` and ``CI * KH * KW`` that a fragment shape tiles, tensor
-    cores on the target's architecture."""
+    current target: float16 or bfloat16 data and kernel (one type) of constant
+    shapes, a result of their type or float32, ``CO`` and ``CI * KH * KW`` that a
+    fragment shape tiles, tensor cores for them on the target's architecture."""
     if half_operands_error("conv2d_nchw", ("data", "kernel"), data, kernel, out_dtype):
         return False
     try:
         n, ci, _, _, co, kh, kw, _, _, _, (oh, ow) = _geometry(data, kernel, strides, padding, dilation, "conv")
     except TopiError:
         return False
-    return bool(_shapes_fitting(_rows(n * oh * ow), ci * kh * kw, co)) and _tensor_cores_here()
+    return bool(_shapes_fitting(_rows(n * oh * ow), ci * kh * kw, co)) and _tensor_cores_here(data.dtype)
 
 
 @register_topi_compute("conv2d_nchw_tensorcore.cuda", canonical=conv2d_workload_args)
 def conv2d_nchw_tensorcore(cfg, data, kernel, strides, padding, dilation, out_dtype="float32"):
-    """The implicit-GEMM convolution (see the module docs): float16 ``data`` ``[N,
-    CI, H, W]`` and ``kernel`` ``[CO, CI, KH, KW]``, ``out_dtype`` ``"float32"`` or
-    ``"float16"``; the arguments of :func:`tecc.topi.nn.conv2d_nchw`.
+    """The implicit-GEMM convolution (see the module docs): float16 or bfloat16
+    ``data`` ``[N, CI, H, W]`` and ``kernel`` ``[CO, CI, KH, KW]`` (one type),
+    ``out_dtype`` ``"float32"`` or theirs (bfloat16 accumulates in float32, rounded
+    once); the arguments of :func:`tecc.topi.nn.conv2d_nchw`.
 
     Raises
     ------
@@ -107,11 +108,11 @@ def conv2d_nchw_tensorcore(cfg, data, kernel, strides, padding, dilation, out_dt
     flat = te.compute((co, taps), lambda o, k: kernel[o, k // (kh * kw), k % (kh * kw) // kw, k % kw],
                       name="kernel_flat", tag=tag.INJECTIVE)
     k = te.reduce_axis((0, taps), name="k")
-    product = te.compute((rows_p, co), lambda m, o: te.sum(cols[m, k].astype(out_dtype) * flat[o, k].astype(out_dtype),
-                                                           axis=k),
+    acc = accumulator_dtype(data.dtype, out_dtype)
+    product = te.compute((rows_p, co), lambda m, o: te.sum(cols[m, k].astype(acc) * flat[o, k].astype(acc), axis=k),
                          name="conv_gemm", tag=tag.DENSE, attrs={"transpose_a": False, "transpose_b": True})
-    return te.compute((n, co, oh, ow), lambda b, o, y, x: product[(b * oh + y) * ow + x, o], name="conv_nchw",
-                      tag=tag.INJECTIVE)
+    return te.compute((n, co, oh, ow), lambda b, o, y, x: product[(b * oh + y) * ow + x, o].astype(out_dtype),
+                      name="conv_nchw", tag=tag.INJECTIVE)
 
 
 def _template(cfg, outs):

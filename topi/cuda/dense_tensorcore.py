@@ -2,7 +2,9 @@
 (TVM's ``dense_tensorcore.cuda`` template and knobs).
 
 ``out[i, j] = sum_k data[i, k] * weight[j, k]`` with float16 operands, accumulated in
-float32 (``out_dtype="float32"``) or float16, computed by wmma fragments:
+float32 (``out_dtype="float32"``) or float16 -- or bfloat16 operands (sm_80 and
+later), accumulated in float32 and rounded once to a bfloat16 result -- computed by
+wmma fragments:
 
 * a block of ``block_row_warps x block_col_warps`` warps computes a tile of
   ``block_row_warps * warp_row_tiles * m`` rows by ``block_col_warps *
@@ -28,6 +30,7 @@ import itertools
 from ... import te
 from ...tir import keys
 from ...tir import op as _op
+from ...tir.analysis.fragments import OPERAND_RULES, operand_arch
 from ...tir.analysis.verify_gpu import arch_number
 from ...tuner.task.space import OtherOptionEntity
 from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
@@ -56,42 +59,61 @@ def _shapes_fitting(batch, in_dim, out_dim, b_kn=False) -> list:
 
 def half_operands_error(what, names, a, b, out_dtype):
     """Why ``a`` and ``b`` (called ``names``) with ``out_dtype`` are not operands of a
-    tensor-core template (``what``) -- float16 operands, a float16 or float32
-    accumulator -- or None when they are.  The templates raise it; the checks that
-    pick them (``tensorcore_*_fits``) take None as a yes."""
-    if a.dtype != "float16" or b.dtype != "float16":
-        return (f"{what}: {names[0]} and {names[1]} must be float16 (the tensor cores' operands here), got "
-                f"{a.dtype} and {b.dtype}; cast them with topi.cast(t, 'float16')")
-    if (out_dtype or a.dtype) not in ("float16", "float32"):
-        return f"{what}: out_dtype must be 'float32' or 'float16' (the accumulator's type), got {out_dtype!r}"
+    tensor-core template (``what``) -- float16 or bfloat16 operands, both the same;
+    a result of their type or float32 -- or None when they are.  The templates raise
+    it; the checks that pick them (``tensorcore_*_fits``) take None as a yes."""
+    if a.dtype != b.dtype or a.dtype not in OPERAND_RULES:
+        return (f"{what}: {names[0]} and {names[1]} must both be float16 or both bfloat16 (the tensor cores' "
+                f"operands here), got {a.dtype} and {b.dtype}; cast them with topi.cast(t, 'float16')")
+    if (out_dtype or a.dtype) not in (a.dtype, "float32"):
+        return f"{what}: out_dtype must be 'float32' or {a.dtype!r} (the operands' type), got {out_dtype!r}"
     return None
+
+
+def accumulator_dtype(in_dtype: str, out_dtype: str) -> str:
+    """The type a tensor-core product of ``in_dtype`` operands accumulates in for a
+    result of ``out_dtype``: that type where wmma has such accumulators (float32;
+    float16 for float16 operands, as TVM), else float32 (bfloat16 operands: the
+    result is rounded once, as cuBLAS's bfloat16 GEMM does)."""
+    return out_dtype if out_dtype in OPERAND_RULES[in_dtype][0] else "float32"
+
+
+def rounded(product, out_dtype):
+    """``product`` as ``out_dtype``: itself, or an element-wise cast of it (the
+    templates' output stage computes it from the staged accumulators)."""
+    if product.dtype == out_dtype:
+        return product
+    return te.compute(product.shape, lambda *i: product(*i).astype(out_dtype), name=f"{product.op.name}_{out_dtype}",
+                      tag=tag.ELEMWISE)
 
 
 def tensorcore_dense_fits(data, weight, out_dtype=None) -> bool:
     """Whether :func:`dense_tensorcore` computes this dense layer on the current
-    target: float16 operands of constant shapes that a fragment shape tiles, a
-    float16 or float32 result, and tensor cores on the architecture the target
-    builds for (sm_70 and later; the emulator's sm_80 without a GPU).  What
-    :func:`tecc.topi.cuda.dense` asks before it picks tensor cores, as TVM's CUDA
-    strategy does."""
+    target: float16 or bfloat16 operands of constant shapes that a fragment shape
+    tiles, a result of their type or float32, and tensor cores for them on the
+    architecture the target builds for (sm_70 and later, sm_80 for bfloat16; the
+    emulator's sm_80 without a GPU).  What :func:`tecc.topi.cuda.dense` asks before
+    it picks tensor cores, as TVM's CUDA strategy does."""
     if half_operands_error("dense", ("data", "weight"), data, weight, out_dtype):
         return False
     shape = get_const_tuple(data.shape) + get_const_tuple(weight.shape)
     if len(shape) != 4 or not all(isinstance(d, int) for d in shape) or not _shapes_fitting(*shape[:3]):
         return False
-    return _tensor_cores_here()
+    return _tensor_cores_here(data.dtype)
 
 
-def _tensor_cores_here() -> bool:
-    """Whether the architecture the current target builds for has tensor cores."""
-    return (arch_number(BlockBudget().limits.arch) or 0) >= 70
+def _tensor_cores_here(dtype="float16") -> bool:
+    """Whether the architecture the current target builds for has tensor cores that
+    take ``dtype`` operands."""
+    return (arch_number(BlockBudget().limits.arch) or 0) >= operand_arch(dtype)
 
 
 @register_topi_compute("dense_tensorcore.cuda")
 def dense_tensorcore(cfg, data, weight, bias=None, out_dtype=None):
-    """The dense compute for :func:`schedule_dense_tensorcore`: float16 ``data``
-    ``[batch, in_dim]`` and ``weight`` ``[out_dim, in_dim]``; ``out_dtype``
-    ``"float32"`` or ``"float16"`` (the default, ``data``'s, as TVM).
+    """The dense compute for :func:`schedule_dense_tensorcore`: float16 (or bfloat16,
+    on sm_80 and later) ``data`` ``[batch, in_dim]`` and ``weight`` ``[out_dim,
+    in_dim]``; ``out_dtype`` ``"float32"`` or the operands' type (the default, as
+    TVM).  bfloat16 accumulates in float32, rounded once at the output.
 
     Raises
     ------
@@ -113,7 +135,7 @@ def dense_tensorcore(cfg, data, weight, bias=None, out_dtype=None):
         raise TopiError(f"dense_tensorcore: (batch, in_dim, out_dim) = {(batch, in_dim, out_dim)} is not a multiple of "
                         "any wmma tile: (16, 16, 16), (32, 16, 8) or (8, 16, 32); pad the operands (topi.nn.pad) or "
                         "use topi.cuda.dense")
-    return nn.dense(data, weight, bias, out_dtype)
+    return rounded(nn.dense(data, weight, bias, accumulator_dtype(data.dtype, out_dtype)), out_dtype)
 
 
 def _define_knobs(cfg, batch, in_dim, out_dim, b_kn=False, products=1):
@@ -319,4 +341,5 @@ def _template(cfg, outs):
 
 schedule_dense_tensorcore = register_topi_schedule("dense_tensorcore.cuda")(_template)
 
-__all__ = ["WMMA_SHAPES", "dense_tensorcore", "half_operands_error", "schedule_dense_tensorcore", "tensorcore_dense_fits"]
+__all__ = ["WMMA_SHAPES", "accumulator_dtype", "dense_tensorcore", "half_operands_error", "rounded",
+           "schedule_dense_tensorcore", "tensorcore_dense_fits"]

@@ -21,14 +21,14 @@ def _call(name, *args):
 
 
 def _gemm_kernel(a_shape=(16, 16, 16), b_shape=(16, 16, 16), b_layout="col_major", with_attrs=False,
-                 a_dtype="float16", extra=None):
+                 a_dtype="float16", extra=None, b_dtype="float16", acc_dtype="float32"):
     """One warp: C = A x B over fragments loaded from global memory (A row-major, B as
     ``b_layout``), two accumulators, the second only reached through mma."""
     A, B, C = buf1d("A", 256, "float16"), buf1d("B", 256, "float16"), buf1d("C", 512)
     FA = buf1d("FA", 256, a_dtype, scope="wmma.matrix_a")
-    FB = buf1d("FB", 256, "float16", scope="wmma.matrix_b")
-    FC = buf1d("FC", 512, scope="wmma.accumulator")
-    FD = buf1d("FD", 256, scope="wmma.accumulator")
+    FB = buf1d("FB", 256, b_dtype, scope="wmma.matrix_b")
+    FC = buf1d("FC", 512, acc_dtype, scope="wmma.accumulator")
+    FD = buf1d("FD", 256, acc_dtype, scope="wmma.accumulator")
     tx = thread_iv("threadIdx.x", 32)
     i = var("i")
     body = seq(
@@ -92,7 +92,14 @@ def test_a_shape_spreads_through_mma_to_a_fragment_no_call_names():
      r"kernel gemm_kernel0: tensor-core fragment 'F[AB]' \(wmma\.matrix_[ab]\): used as an (16x16x16|32x8x16) fragment "
      r"by .* and as an (32x8x16|16x16x16) one by .*give each shape its own cache stage"),
     (lambda: _gemm_kernel(a_dtype="float32"),
-     r"fragment 'FA' \(wmma\.matrix_a\): has element type float32; tecc's wmma fragments hold float16"),
+     r"fragment 'FA' \(wmma\.matrix_a\): has element type float32; tecc's wmma fragments hold float16 or "
+     r"bfloat16"),
+    (lambda: _gemm_kernel(a_dtype="bfloat16"),
+     r"kernel gemm_kernel0: `.*tvm_mma_sync.*` multiplies 'FA' by 'FB' into 'FC': its operands are bfloat16 and "
+     r"float16; wmma multiplies operands of one type"),
+    (lambda: _gemm_kernel(a_dtype="bfloat16", b_dtype="bfloat16", acc_dtype="float16"),
+     r"multiplies 'FA' by 'FB' into 'FC': bfloat16 operands accumulate in float32, not float16: compute the "
+     r"product in float32 and cast its result"),
     (lambda: _gemm_kernel(extra=lambda FA, FB, FC, FD: [
         _call("tvm_load_matrix_sync", FA.data, 16, 16, 16, 0, FC.access_ptr("r"), 16, "col_major")]),
      r"fragment 'FA' \(wmma\.matrix_a\): loaded row_major and col_major"),
@@ -124,6 +131,17 @@ def test_an_arch_without_tensor_cores_is_refused():
     with pytest.raises(LoweringError, match=r"kernel gemm_kernel0: fragment 'FA' \(wmma\.matrix_a\) needs tensor "
                                             r"cores, which sm_61 lacks"):
         infer_fragment(_gemm_kernel(), "sm_61")
+
+
+def test_bfloat16_fragments_need_sm_80():
+    """bfloat16 operands multiply into float32 accumulators from sm_80 on."""
+    bf16 = dict(a_dtype="bfloat16", b_dtype="bfloat16")
+    got = infer_fragment(_gemm_kernel(**bf16), "sm_80")
+    tir.assert_structural_equal(got, _gemm_kernel(with_attrs=True, **bf16), map_free_vars=True)
+    with pytest.raises(LoweringError, match=r"kernel gemm_kernel0: tensor-core fragment 'F[AB]' "
+                                            r"\(wmma\.matrix_[ab]\): holds bfloat16, which the tensor cores of sm_75 "
+                                            r"do not take \(sm_80 and later do\); compile for sm_80"):
+        infer_fragment(_gemm_kernel(**bf16), "sm_75")
 
 
 def _let(v, value, body_of):

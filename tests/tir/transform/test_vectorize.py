@@ -160,3 +160,21 @@ def test_extent_that_is_not_a_power_of_two_becomes_power_of_two_vectors():
     tir.assert_structural_equal(g.body, SeqStmt((store(0, 4), store(4, 2), store(6, 1))))
     verify_well_formed(g)
     assert_same_results(f, g, RNG.random(7, dtype=np.float32), np.zeros(7, np.float32))
+
+
+def test_bfloat16_copies_vectorize_and_bfloat16_arithmetic_stays_a_loop():
+    """The backends compute bfloat16 as float32 lane by lane: a bfloat16 vector may
+    only be moved (a store of a load, printed as a copy of its bits); a loop that
+    computes bfloat16 values, or casts to or from them, is left as it is."""
+    A, B, F = buf("A", (8,), "bfloat16"), buf("B", (8,), "bfloat16"), buf("F", (8,))
+    i = var("i")
+    copy = lowered_func("f", [A, B], loop(i, 8, BufferStore(B, A[i], (i,)), ForKind.VECTORIZED))
+    r = E.Ramp(c(0), c(1), 8)
+    tir.assert_structural_equal(vectorize(copy).body, BufferStore(B, E.BufferLoad(A, (r,)), (r,)))
+    for body in (BufferStore(B, A[i] + A[i], (i,)),                  # bfloat16 arithmetic
+                 BufferStore(F, A[i].astype("float32"), (i,)),       # a bfloat16 load cast to float32
+                 BufferStore(B, F[i].astype("bfloat16"), (i,)),      # float32 rounded to bfloat16
+                 BufferStore(B, c(0.0, "bfloat16"), (i,))):          # a bfloat16 constant broadcast
+        f = lowered_func("f", [A, B, F], loop(i, 8, body, ForKind.VECTORIZED))
+        g = vectorize(f)
+        assert g is f and g.body.kind is ForKind.VECTORIZED
