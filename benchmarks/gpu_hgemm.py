@@ -1,7 +1,13 @@
 """float16 GEMM on tensor cores: tecc's ``topi.cuda.dense_tensorcore`` against cuBLAS.
 
     python benchmarks/gpu_hgemm.py [--sizes 1024,2048,4096,8192] [--configs ...] [--out DIR]
+    python benchmarks/gpu_hgemm.py --dtype bfloat16   # bfloat16 operands (sm_80+)
     python benchmarks/gpu_hgemm.py --dry-run          # no GPU: build + check only
+
+With ``--dtype bfloat16`` the operands are bfloat16 (made on the host through
+ml_dtypes, onnx's dependency; cupy has no bfloat16) and the reference is cuBLAS's
+bfloat16 GEMM through ``torch.matmul`` (bfloat16 output), when torch is present;
+without torch the tecc rows have no ratio.
 
 For each square size ``n`` (``C[n, n] = A[n, n] @ W[n, n]^T``, a dense layer: float16
 operands, float32 accumulation and output), on the same random inputs in the same run:
@@ -79,10 +85,10 @@ def config_name(knobs) -> str:
             f"{knobs['warp_col_tiles']}c{knobs['chunk']}v{knobs['vec']}m{knobs['wmma_m']}")
 
 
-def build(n, knobs, target):
+def build(n, knobs, target, dtype="float16"):
     """``(module, None)`` or ``(None, reason)`` for a config the template refuses."""
-    task = tecc.autotvm.task.create("dense_tensorcore.cuda", args=(("TENSOR", (n, n), "float16"),
-                                                                    ("TENSOR", (n, n), "float16"), None, "float32"),
+    task = tecc.autotvm.task.create("dense_tensorcore.cuda", args=(("TENSOR", (n, n), dtype),
+                                                                    ("TENSOR", (n, n), dtype), None, "float32"),
                                     target=target)
     if knobs is None:
         from tecc.tuner.task.space import FallbackConfigEntity
@@ -112,21 +118,24 @@ class Bench(G.BenchBase):
     def run_size(self, n):
         xp = self.xp
         flops = 2.0 * n ** 3
-        a = self.random((n, n), 3 * n).astype(xp.float16)
-        w = self.random((n, n), 3 * n + 1).astype(xp.float16)
-        ref = a.astype(xp.float32) @ w.astype(xp.float32).T
-        # cuBLAS, float16 out (its tensor-core GEMM), on the transposed view as a dense layer reads it
-        c16 = xp.empty((n, n), xp.float16)
-        wt = w.T
-        xp.matmul(a, wt, out=c16)
-        err = G.rel_error(c16.astype(xp.float32), ref)
-        ev, gr, why = self.time_both(lambda: G.time_callable(lambda: xp.matmul(a, wt, out=c16), self.timing),
-                                     lambda: xp.matmul(a, wt, out=c16))
-        base = self.record(n, "numpy (dry run)" if self.dry else "cuBLAS fp16 (cupy.matmul)", "-", "-", None, err,
-                           ev, gr, why, flops, None, tol=5e-3)
+        if self.opts.dtype == "bfloat16":
+            a, w, ref, base = self.bfloat16_reference(n, flops)
+        else:
+            a = self.random((n, n), 3 * n).astype(xp.float16)
+            w = self.random((n, n), 3 * n + 1).astype(xp.float16)
+            ref = a.astype(xp.float32) @ w.astype(xp.float32).T
+            # cuBLAS, float16 out (its tensor-core GEMM), on the transposed view as a dense layer reads it
+            c16 = xp.empty((n, n), xp.float16)
+            wt = w.T
+            xp.matmul(a, wt, out=c16)
+            err = G.rel_error(c16.astype(xp.float32), ref)
+            ev, gr, why = self.time_both(lambda: G.time_callable(lambda: xp.matmul(a, wt, out=c16), self.timing),
+                                         lambda: xp.matmul(a, wt, out=c16))
+            base = self.record(n, "numpy (dry run)" if self.dry else "cuBLAS fp16 (cupy.matmul)", "-", "-", None,
+                               err, ev, gr, why, flops, None, tol=5e-3)
         for knobs in self.opts.configs:
             try:
-                mod, reason = build(n, knobs, self.target)
+                mod, reason = build(n, knobs, self.target, self.opts.dtype)
             except TeccError as exc:
                 self.failures.append(f"n={n} {config_name(knobs)}: {type(exc).__name__}: {exc}")
                 traceback.print_exc()
@@ -141,6 +150,30 @@ class Bench(G.BenchBase):
             ev, gr, why = self.time_both(lambda: G.time_tecc(mod, (a, w, c), self.timing), lambda: mod(a, w, c))
             self.record(n, "tecc dense_tensorcore", config_name(knobs), G.launch_shape(mod),
                         G.kernel_resources(mod), err, ev, gr, why, flops, base)
+
+    def bfloat16_reference(self, n, flops):
+        """``(a, w, ref, base row or None)`` for bfloat16 operands: tecc arrays of
+        bfloat16 on the device, the float32 product of their values, and cuBLAS's
+        bfloat16 GEMM through torch (None without torch or in a dry run)."""
+        import ml_dtypes
+        import numpy as np
+
+        dev = tecc.cuda(0)  # the emulator's arrays in a dry run
+        host = [np.random.default_rng(3 * n + k).standard_normal((n, n), dtype=np.float32).astype(ml_dtypes.bfloat16)
+                for k in (0, 1)]
+        a, w = (tecc.nd.array(h, dev) for h in host)
+        ref = self.xp.asarray(host[0].astype(np.float32) @ host[1].astype(np.float32).T)
+        torch = None if self.dry else G.optional_torch()
+        if torch is None:
+            return a, w, ref, None
+        ta, tw = (torch.from_numpy(h.view(np.int16)).cuda().view(torch.bfloat16) for h in host)
+        out = torch.empty((n, n), dtype=torch.bfloat16, device="cuda")
+        run = G.torch_on_cupy_stream(lambda: torch.matmul(ta, tw.T, out=out))
+        run()
+        err = G.rel_error(self.xp.asarray(out.float().cpu().numpy()), ref)
+        ev, gr, why = self.time_both(lambda: G.time_callable(run, self.timing), None)
+        base = self.record(n, "cuBLAS bf16 (torch.matmul)", "-", "-", None, err, ev, gr, why, flops, None, tol=1e-2)
+        return a, w, ref, base
 
     def record(self, n, variant, cfg, shape, res, err, ev, gr, why, flops, base, tol=None):
         ok = G.passes(err, tol or self.opts.tol)
@@ -161,7 +194,7 @@ class Bench(G.BenchBase):
             cells.append([r["n"], r["variant"], r["config"], r["launch"], G.fmt(regs), G.fmt(r["rel_err"], ".1e"),
                           "yes" if r["ok"] else "NO", G.fmt(r["ms"], ".4f"), G.fmt(r["ms_graph"], ".4f"),
                           G.fmt(r["tflops"], ".1f"), G.fmt(r["ratio"], ".3f"), G.fmt(r["ratio_graph"], ".3f")])
-        return "## HGEMM (float16 operands, float32 accumulation; C = A @ W^T, n x n x n)\n\n" + \
+        return f"## HGEMM ({self.opts.dtype} operands, float32 accumulation; C = A @ W^T, n x n x n)\n\n" + \
             G.render_table(COLUMNS, cells)
 
     def summary(self) -> list:
@@ -171,7 +204,7 @@ class Bench(G.BenchBase):
             if rows:
                 best = max(rows, key=lambda r: r["ratio"])
                 lines.append(f"n={n}: best tecc tensor-core config {best['config']}: {best['tflops']:.1f} TFLOPS, "
-                             f"{best['ratio']:.3f} x cuBLAS fp16")
+                             f"{best['ratio']:.3f} x cuBLAS {self.opts.dtype}")
         return lines
 
 
@@ -180,6 +213,8 @@ def build_parser():
     ap.add_argument("--sizes", help=f"square sizes (default {DEFAULT_SIZES}; dry run {DRY_RUN_SIZES})")
     ap.add_argument("--configs", default=DEFAULT_CONFIGS,
                     help=f"'fallback' and BRWxBCWxWRTxWCT[cCHUNK][vVEC][mM] configs (default {DEFAULT_CONFIGS})")
+    ap.add_argument("--dtype", choices=("float16", "bfloat16"), default="float16",
+                    help="the operands' type (bfloat16: sm_80 and later; cuBLAS through torch)")
     G.add_common_args(ap, "hgemm", number=3, graph_calls=10, tol=TOLERANCE)
     return ap
 
@@ -191,7 +226,8 @@ def main(argv=None) -> int:
     opts.configs = parse_configs(opts.configs)
     bench = Bench(opts)
     return G.run_and_report("gpu_hgemm", opts, bench, opts.sizes, bench.run_size, lambda n: f"n={n}",
-                            lambda summary: {"hgemm": bench.rows})
+                            lambda summary: {"hgemm": bench.rows, "dtype": opts.dtype},
+                            stem="hgemm_bf16" if opts.dtype == "bfloat16" else None)
 
 
 if __name__ == "__main__":

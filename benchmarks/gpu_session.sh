@@ -60,6 +60,7 @@ for spec in "$@"; do
         tests) run_step tests "$secs" python3 -m pytest -m gpu -q -p no:cacheprovider -n 4 --timeout 90 tests ;;
         sgemm) run_step sgemm "$secs" python3 benchmarks/gpu_sgemm.py --out "$W" ${SGEMM_ARGS:-} ;;
         hgemm) run_step hgemm "$secs" python3 benchmarks/gpu_hgemm.py --out "$W" ${HGEMM_ARGS:-} ;;
+        bgemm) run_step bgemm "$secs" python3 benchmarks/gpu_hgemm.py --dtype bfloat16 --out "$W" ${BGEMM_ARGS:-} ;;
         norms) run_step norms "$secs" python3 benchmarks/gpu_norms.py --out "$W" ${NORMS_ARGS:-} ;;
         topi) run_step topi "$secs" python3 benchmarks/topi_gpu.py --out "$W" ${TOPI_ARGS:-} ;;
         opbench) run_step opbench "$secs" python3 -m tecc.driver.tvmc bench --ops all --device cuda \

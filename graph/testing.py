@@ -173,22 +173,35 @@ def float16_model(model):
     """A copy of ``model`` in float16: its float32 initializers, constants, inputs,
     outputs and value infos made float16 (what a model exported with ``.half()``
     looks like), for the tensor-core paths."""
-    half = onnx.ModelProto()
-    half.CopyFrom(model)
-    g = half.graph
+    return _narrowed_model(model, np.float16, onnx.TensorProto.FLOAT16)
+
+
+def bfloat16_model(model):
+    """A copy of ``model`` in bfloat16, as :func:`float16_model` makes a float16 one
+    (what a model exported with ``.bfloat16()`` looks like); its arrays are
+    ml_dtypes' bfloat16 (onnx's dependency)."""
+    import ml_dtypes  # noqa: PLC0415
+
+    return _narrowed_model(model, ml_dtypes.bfloat16, onnx.TensorProto.BFLOAT16)
+
+
+def _narrowed_model(model, np_dtype, onnx_type):
+    narrow = onnx.ModelProto()
+    narrow.CopyFrom(model)
+    g = narrow.graph
     for i, init in enumerate(g.initializer):
         a = numpy_helper.to_array(init)
         if a.dtype == np.float32:
-            g.initializer[i].CopyFrom(numpy_helper.from_array(a.astype(np.float16), init.name))
+            g.initializer[i].CopyFrom(numpy_helper.from_array(a.astype(np_dtype), init.name))
     for node in g.node:  # constants made in the graph (Constant, ConstantOfShape)
         for attr in node.attribute:
             if attr.name == "value" and attr.type == onnx.AttributeProto.TENSOR and attr.t.data_type == F:
-                attr.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(attr.t).astype(np.float16), attr.t.name))
+                attr.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(attr.t).astype(np_dtype), attr.t.name))
     for v in list(g.input) + list(g.output) + list(g.value_info):
         if v.type.tensor_type.elem_type == F:
-            v.type.tensor_type.elem_type = onnx.TensorProto.FLOAT16
-    onnx.checker.check_model(half)
-    return half
+            v.type.tensor_type.elem_type = onnx_type
+    onnx.checker.check_model(narrow)
+    return narrow
 
 
 def mlp_model(sizes=(784, 128, 64, 10), batch="batch", seed=0):
@@ -310,5 +323,5 @@ def decoder_layer_model(d_model=64, nhead=4, dim_ff=128, seq=16, batch=2, max_po
                   {"y": [batch, seq, d_model]}, inits, opset=24, ir_version=10)
 
 
-__all__ = ["GAINS", "LIGHT_DIR", "data_inputs", "decoder_layer_model", "encoder_layer_model", "light_model", "mlp_model",
-           "randomize_weights"]
+__all__ = ["GAINS", "LIGHT_DIR", "bfloat16_model", "data_inputs", "decoder_layer_model", "encoder_layer_model",
+           "float16_model", "light_model", "mlp_model", "randomize_weights"]

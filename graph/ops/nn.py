@@ -19,6 +19,23 @@ from ._util import (
 )
 
 
+def _bfloat16_in_float32(lower):
+    """``lower`` of a product (a convolution, a dense layer, a matrix product) whose
+    bfloat16 result accumulates in float32 and is rounded to bfloat16 once, as
+    cuBLAS, cuDNN and torch compute it (a sum kept in bfloat16 rounds at every step:
+    8 bits of mantissa lose the small terms of a long reduction).  Other dtypes are
+    lowered as they are."""
+
+    def lowered(inputs, attrs, out_type):
+        if out_type.dtype != "bfloat16":
+            return lower(inputs, attrs, out_type)
+        wide = lower(inputs, attrs, TensorType(out_type.shape, "float32"))
+        return topi().cast(wide, "bfloat16")
+
+    lowered.__doc__ = lower.__doc__
+    return lowered
+
+
 def _out_dtype(op, attrs, default):
     """The ``out_dtype`` attribute ("" means ``default``)."""
     value = attrs["out_dtype"]
@@ -144,7 +161,8 @@ def _conv2d_lower(inputs, attrs, out_type):
     return compute(data, weight, strides, pad, dilation, groups, out_dtype)
 
 
-register_op("nn.conv2d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_conv2d_infer, lower=_conv2d_lower,
+register_op("nn.conv2d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_conv2d_infer,
+            lower=_bfloat16_in_float32(_conv2d_lower),
             num_inputs=2, defaults=_CONV2D_DEFAULTS,
             doc="2-D convolution (NCHW/OIHW or NHWC/HWIO; grouped and depthwise in NCHW)")
 
@@ -320,7 +338,7 @@ def _conv2d_transpose_lower(inputs, attrs, out_type):
 
 
 register_op("nn.conv2d_transpose", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_conv2d_transpose_infer,
-            lower=_conv2d_transpose_lower, num_inputs=2, defaults=_CONV2D_T_DEFAULTS,
+            lower=_bfloat16_in_float32(_conv2d_transpose_lower), num_inputs=2, defaults=_CONV2D_T_DEFAULTS,
             doc="2-D transposed convolution (NCHW data, IOHW weight)")
 
 
@@ -353,7 +371,8 @@ def _dense_lower(inputs, attrs, out_type):
     return t.matmul_broadcast(data, t.transpose(weight, (1, 0)), out_type.dtype)
 
 
-register_op("nn.dense", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_dense_infer, lower=_dense_lower,
+register_op("nn.dense", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_dense_infer,
+            lower=_bfloat16_in_float32(_dense_lower),
             num_inputs=2, defaults={"units": None, "out_dtype": ""}, fuse_inputs=True,
             doc="``data @ weight.T`` (weight is (units, in_features))")
 
@@ -413,7 +432,8 @@ def _matmul_lower(inputs, attrs, out_type):
                    bool(attrs["transpose_b"]))
 
 
-register_op("nn.matmul", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_matmul_infer, lower=_matmul_lower,
+register_op("nn.matmul", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_matmul_infer,
+            lower=_bfloat16_in_float32(_matmul_lower),
             num_inputs=2, defaults={"units": None, "out_dtype": "", "transpose_a": False, "transpose_b": False},
             fuse_inputs=True,
             doc="2-D matrix product with optional transposes")
@@ -444,7 +464,7 @@ def _batch_matmul_lower(inputs, attrs, out_type):
 
 
 register_op("nn.batch_matmul", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_batch_matmul_infer,
-            lower=_batch_matmul_lower, num_inputs=2, fuse_inputs=True,
+            lower=_bfloat16_in_float32(_batch_matmul_lower), num_inputs=2, fuse_inputs=True,
             defaults={"out_dtype": "", "transpose_a": False, "transpose_b": True},
             doc="batched matrix product of 3-D tensors (tensor_b transposed by default, as Relay)")
 

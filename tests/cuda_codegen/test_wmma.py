@@ -480,12 +480,13 @@ def test_batch_matmul_tensorcore_row_major_b_space():
     np.testing.assert_allclose(got, x.astype(np.float32) @ y.astype(np.float32), rtol=1e-5, atol=1e-4)
 
 
-def _float32_and_float16(m32, x):
+def _float32_and_float16(m32, x, narrow="float16"):
     """``(float32 model's output on the CPU, its float16 copy's output on the CUDA
-    emulator, the float16 build)`` for input ``x`` (the model's one input, "x")."""
+    emulator, the float16 build)`` for input ``x`` (the model's one input, "x");
+    ``narrow="bfloat16"``: its bfloat16 copy instead (the output read as float32)."""
     from tecc import relay
     from tecc.contrib import graph_executor
-    from tecc.graph.testing import float16_model
+    from tecc.graph.testing import bfloat16_model, float16_model
 
     def run(model, target, xin, dev):
         mod, params = relay.frontend.from_onnx(model, {"x": x.shape})
@@ -499,7 +500,13 @@ def _float32_and_float16(m32, x):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # no tuned configs; the emulator
         want, _ = run(m32, "llvm", x, tecc.cpu(0))
-        got, lib = run(float16_model(m32), "cuda -arch=sm_90", x.astype(np.float16), tecc.cuda(0))
+        if narrow == "bfloat16":
+            import ml_dtypes
+
+            got, lib = run(bfloat16_model(m32), "cuda -arch=sm_90", x.astype(ml_dtypes.bfloat16), tecc.cuda(0))
+            got = got.view(ml_dtypes.bfloat16)
+        else:
+            got, lib = run(float16_model(m32), "cuda -arch=sm_90", x.astype(np.float16), tecc.cuda(0))
     return want, got.astype(np.float32), lib
 
 
@@ -599,6 +606,19 @@ def test_fragments_count_in_the_register_estimate_per_lane():
 # ---------------------------------------------------------------------------------
 # convolutions: an implicit GEMM on tensor cores
 # ---------------------------------------------------------------------------------
+def _tensorcore_conv(layout, dshape, kshape, dtype, stride, pad, out_dtype):
+    """``(module for sm_80 and sm_90, output)`` of topi.cuda.conv2d_<layout> on
+    tensor cores (asserted) with the fallback config."""
+    A = te.placeholder(dshape, dtype, name="A")
+    Wt = te.placeholder(kshape, dtype, name="W")
+    with warnings.catch_warnings(), tecc.target.Target("cuda -arch=sm_90"):
+        warnings.simplefilter("ignore")  # the fallback config
+        out = getattr(tecc.topi.cuda, f"conv2d_{layout}")(A, Wt, stride, pad, 1, out_dtype)
+        assert out.op.attrs["workload"][0] == f"conv2d_{layout}_tensorcore.cuda"
+        s = getattr(tecc.topi.cuda, f"schedule_conv2d_{layout}")([out])
+    return build_all_arches(s, [A, Wt, out]), out
+
+
 @pytest.mark.parametrize("shape, stride, pad, out_dtype", [
     ((1, 16, 8, 8, 16, 3), 1, 1, "float32"),
     ((1, 32, 7, 7, 32, 3), 1, 1, "float32"),    # 49 output pixels: padded to 64 rows
@@ -609,14 +629,7 @@ def test_conv2d_nchw_on_tensor_cores(shape, stride, pad, out_dtype):
     from tecc.topi import testing as T
 
     N, CI, H, W, CO, K = shape
-    A = te.placeholder((N, CI, H, W), "float16", name="A")
-    Wt = te.placeholder((CO, CI, K, K), "float16", name="W")
-    with warnings.catch_warnings(), tecc.target.Target("cuda -arch=sm_90"):
-        warnings.simplefilter("ignore")  # the fallback config
-        out = tecc.topi.cuda.conv2d_nchw(A, Wt, stride, pad, 1, out_dtype)
-        assert out.op.attrs["workload"][0] == "conv2d_nchw_tensorcore.cuda"
-        s = tecc.topi.cuda.schedule_conv2d_nchw([out])
-    mod = build_all_arches(s, [A, Wt, out])
+    mod, out = _tensorcore_conv("nchw", (N, CI, H, W), (CO, CI, K, K), "float16", stride, pad, out_dtype)
     assert "nvcuda::wmma::mma_sync(" in mod.get_source("cuda")
     rng = np.random.default_rng(11)
     a = rng.uniform(-1, 1, (N, CI, H, W)).astype("float16")
@@ -752,3 +765,63 @@ def test_bfloat16_keeps_the_direct_templates_below_sm_80():
         assert tecc.topi.cuda.dense(A, W).op.attrs["workload"][0] != "dense_tensorcore.cuda"
     with tecc.target.Target("cuda -arch=sm_80"):
         assert tecc.topi.cuda.dense(A, W).op.attrs["workload"][0] == "dense_tensorcore.cuda"
+
+
+def test_a_bfloat16_transformer_encoder_layer_runs_its_products_on_tensor_cores():
+    """The encoder layer exported as bfloat16 (ONNX BFLOAT16 tensors, read through
+    ml_dtypes): its six products on bfloat16 tensor cores, within bfloat16's
+    precision of the float32 model (8 bits of mantissa: a few parts in a thousand a
+    rounding)."""
+    pytest.importorskip("onnx")
+    from tecc.graph.testing import encoder_layer_model
+
+    B, S, D = 2, 32, 64
+    m32 = encoder_layer_model(d_model=D, nhead=4, dim_ff=128, seq=S, batch=B)
+    x = np.random.default_rng(0).standard_normal((B, S, D)).astype(np.float32)
+    want, got, lib = _float32_and_float16(m32, x, narrow="bfloat16")
+    src = lib.get_lib().get_source("cuda")
+    assert src.count("nvcuda::wmma::mma_sync(") == 6 and "__nv_bfloat16, nvcuda::wmma::row_major>" in src
+    np.testing.assert_allclose(got, want, rtol=6e-2, atol=6e-2)
+    assert np.abs(got - want).mean() < 1e-2
+
+
+# ---------------------------------------------------------------------------------
+# NHWC convolutions on tensor cores (TVM's conv2d_nhwc_tensorcore; HWIO kernels)
+# ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape, stride, pad, dtype, out_dtype", [
+    ((1, 8, 8, 16, 32, 3), 1, 1, "float16", "float32"),
+    ((2, 9, 9, 32, 16, 3), 2, 1, "float16", "float16"),     # a batch of two, stride 2, float16 out
+    ((1, 14, 14, 32, 64, 1), 1, 0, "bfloat16", "bfloat16"),  # a 1x1 convolution in bfloat16
+])
+def test_conv2d_nhwc_on_tensor_cores(shape, stride, pad, dtype, out_dtype):
+    """topi.cuda.conv2d_nhwc picks the implicit GEMM with k over (kh, kw, ci) and the
+    HWIO kernel read as a row-major matrix_b; against numpy's NHWC convolution."""
+    from tecc.topi import testing as T
+
+    N, H, W, CI, CO, K = shape
+    mod, out = _tensorcore_conv("nhwc", (N, H, W, CI), (K, K, CI, CO), dtype, stride, pad, out_dtype)
+    elem = "__half" if dtype == "float16" else "__nv_bfloat16"
+    assert f"nvcuda::wmma::matrix_b, 16, 16, 16, {elem}, nvcuda::wmma::row_major>" in mod.get_source("cuda")
+    rng = np.random.default_rng(13)
+    oshape = tuple(int(d) for d in out.shape)
+    if dtype == "bfloat16":
+        a, w = _bf16_uniform(rng, (N, H, W, CI)), _bf16_uniform(rng, (K, K, CI, CO))
+        got = _run_bf16(mod, a, w, out_shape=oshape, out_dtype=out_dtype)
+    else:
+        a, w = rng.uniform(-1, 1, (N, H, W, CI)).astype(dtype), rng.uniform(-1, 1, (K, K, CI, CO)).astype(dtype)
+        got = _run(mod, a, w, out_shape=oshape, out_dtype=out_dtype).astype(np.float32)
+    want = T.conv2d_nhwc_python(a.astype(np.float32), w.astype(np.float32), stride, pad)
+    tol = 1e-4 if out_dtype == "float32" else 1e-2
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_conv2d_nhwc_keeps_the_direct_template_where_tensor_cores_do_not_fit():
+    from tecc.topi.cuda.conv2d_tensorcore import conv2d_nhwc_tensorcore
+
+    A = te.placeholder((1, 16, 16, 3), "float16", name="A")   # KH*KW*CI = 27
+    Wt = te.placeholder((3, 3, 3, 16), "float16", name="W")
+    with tecc.target.Target("cuda -arch=sm_90"):
+        assert tecc.topi.cuda.conv2d_nhwc(A, Wt, 1, 1, 1, "float32").op.attrs["workload"][0] == "conv2d_nhwc.cuda"
+        with pytest.raises(TopiError, match=r"conv2d_nhwc_tensorcore: CO = 16 and \(kh, kw, ci\) = 27 taps are not "
+                                            r"multiples of a wmma tile .* use topi.cuda.conv2d_nhwc"):
+            conv2d_nhwc_tensorcore(A, Wt, 1, 1, 1, "float32")

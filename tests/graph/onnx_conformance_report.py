@@ -9,7 +9,8 @@ and classified:
 ``pass``
     every output has the expected shape and dtype and matches within
     ``rtol = max(case.rtol, 1e-3)``, ``atol = max(case.atol, 1e-4)`` (onnx's
-    own per-case tolerance where it is looser);
+    own per-case tolerance where it is looser; bfloat16 outputs within two of its
+    ulps, ``rtol`` of at least 2**-6, as onnx's runner compares them);
 ``unsupported``
     an operator of the case is not in the importer's converter table, or the
     importer refuses the model with an ``OnnxImportError`` (an attribute, dtype,
@@ -287,7 +288,7 @@ def render(results_c, results_emu, cases, seconds: float) -> str:
         "offline by `onnx.backend.test.case.node.collect_testcases`) through `tecc.graph.frontend.onnx_backend."
         "TeccBackend`, an `onnx.backend.base.Backend`: each case's model is imported, built and run, and its "
         f"outputs compared with the expected ones (shapes, dtypes, values within rtol {RTOL:g} / atol {ATOL:g} "
-        "or the case's own looser tolerance).")
+        "or the case's own looser tolerance; bfloat16 within two of its ulps, as onnx's runner compares it).")
     add("")
     add(f"On the C backend (`llvm`), of the {len(results_c)} cases: **{totals['pass']} pass**, "
         f"{totals['fail']} fail, {totals['unsupported']} are unsupported (an operator without a converter, or "

@@ -274,3 +274,17 @@ def test_hgemm_dry_run(tmp_path, capsys):
     skipped = [r for r in data["hgemm"] if "skipped" in r]
     assert [r["config"] for r in skipped] == ["2x2x4x4c2v8m16"]
     assert "its block tile does not divide (batch, out_dim) = (64, 64)" in skipped[0]["skipped"]
+
+
+def test_bfloat16_gemm_dry_run(tmp_path, capsys):
+    """--dtype bfloat16: bfloat16 operands (ml_dtypes on the host) through the same
+    template, checked against the float32 product of their values; its own files."""
+    rc = run_main("gpu_hgemm", ["--dry-run", "--dtype", "bfloat16", "--sizes", "64", "--configs",
+                                "fallback,2x2x2x2c2v8", "--out", str(tmp_path)])
+    assert rc == 0
+    assert "HGEMM (bfloat16 operands" in capsys.readouterr().out
+    data = json.load(open(one_file(tmp_path, "_hgemm_bf16.json")))
+    assert data["dtype"] == "bfloat16"
+    ran = [r for r in data["hgemm"] if r["variant"] == "tecc dense_tensorcore"]
+    assert [r["config"] for r in ran] == ["fallback", "2x2x2x2c2v8m16"]
+    assert all(r["ok"] and r["rel_err"] < 1e-5 for r in ran)

@@ -25,12 +25,13 @@ module                 holds
                        ``schedule_dense``; the GEMM templates ``schedule_gemm_tiled``,
                        ``schedule_gemv``
 :mod:`.norm`           ``schedule_batch_norm``, ``schedule_lrn``
-:mod:`.dense_tensorcore`  ``dense_tensorcore``, ``schedule_dense_tensorcore``: float16 dense
+:mod:`.dense_tensorcore`  ``dense_tensorcore``, ``schedule_dense_tensorcore``: float16 (bfloat16) dense
                        layers on tensor cores (wmma fragments; tunable); ``dense`` picks it
 :mod:`.batch_matmul_tensorcore`  ``batch_matmul_tensorcore``, ``schedule_batch_matmul_tensorcore``:
                        the same for batched products; ``batch_matmul`` picks it
-:mod:`.conv2d_tensorcore`  ``conv2d_nchw_tensorcore``: NCHW convolutions as an implicit GEMM
-                       on tensor cores; ``conv2d_nchw`` picks it for float16
+:mod:`.conv2d_tensorcore`  ``conv2d_nchw_tensorcore``, ``conv2d_nhwc_tensorcore``: NCHW and NHWC
+                       convolutions as an implicit GEMM on tensor cores; ``conv2d_nchw``
+                       and ``conv2d_nhwc`` pick them for float16 and bfloat16
 :mod:`.tensor_intrin`  the wmma intrinsics for ``tensorize`` (``intrin_wmma_load_matrix_A``...)
 =====================  =============================================================
 """
@@ -43,7 +44,9 @@ from .dense import (  # noqa: F401
 from .norm import schedule_batch_norm, schedule_lrn  # noqa: F401
 from .dense_tensorcore import dense_tensorcore, schedule_dense_tensorcore  # noqa: F401
 from .batch_matmul_tensorcore import batch_matmul_tensorcore, schedule_batch_matmul_tensorcore  # noqa: F401
-from .conv2d_tensorcore import conv2d_nchw_tensorcore, schedule_conv2d_nchw_tensorcore  # noqa: F401
+from .conv2d_tensorcore import (  # noqa: F401
+    conv2d_nchw_tensorcore, conv2d_nhwc_tensorcore, schedule_conv2d_nchw_tensorcore, schedule_conv2d_nhwc_tensorcore,
+)
 from .conv2d import conv2d_nchw, conv2d_nchw_workload, schedule_conv2d_direct, schedule_conv2d_nchw  # noqa: F401
 from .conv2d import conv2d_nhwc, schedule_conv2d_nhwc  # noqa: F401
 from .conv1d import conv1d_ncw, conv1d_nwc, schedule_conv1d_ncw, schedule_conv1d_nwc  # noqa: F401

@@ -148,16 +148,42 @@ def schedule_conv2d_nchw(outs, out=None, tile_co=8, tile_xy=8):
 # conv2d_nhwc
 # ---------------------------------------------------------------------------------------
 @register_topi_compute("conv2d_nhwc.cuda", canonical=conv2d_workload_args)
-def conv2d_nhwc(cfg, data, kernel, strides, padding, dilation, out_dtype="float32"):
+def _conv2d_nhwc(cfg, data, kernel, strides, padding, dilation, out_dtype="float32"):
     """The NHWC convolution compute (:func:`tecc.topi.nn.conv2d_nhwc`; HWIO kernel)
     of the tunable task ``"conv2d_nhwc.cuda"``."""
     return nn.conv2d_nhwc(data, kernel, strides, padding, dilation, out_dtype)
 
 
-schedule_conv2d_nhwc = tunable_schedule("conv2d_nhwc.cuda", (CONV2D_NHWC,), "schedule_conv2d_nhwc", """The CUDA
-    schedule of ``conv2d_nhwc`` (and of element-wise ops after it, in the same kernel):
+def conv2d_nhwc(data, kernel, strides=1, padding=0, dilation=1, out_dtype="float32"):
+    """The NHWC convolution for CUDA (HWIO kernel): on tensor cores
+    (``"conv2d_nhwc_tensorcore.cuda"``, an implicit GEMM) for float16 or bfloat16
+    operands whose channels a fragment tiles, the tunable direct template
+    ``"conv2d_nhwc.cuda"`` otherwise; :func:`schedule_conv2d_nhwc` schedules either."""
+    from .conv2d_tensorcore import conv2d_nhwc_tensorcore, tensorcore_conv2d_nhwc_fits
+
+    if tensorcore_conv2d_nhwc_fits(data, kernel, strides, padding, dilation, out_dtype):
+        return conv2d_nhwc_tensorcore(data, kernel, strides, padding, dilation, out_dtype)
+    return _conv2d_nhwc(data, kernel, strides, padding, dilation, out_dtype)
+
+
+_schedule_conv2d_nhwc_direct = tunable_schedule("conv2d_nhwc.cuda", (CONV2D_NHWC,), "schedule_conv2d_nhwc", """The
+    CUDA schedule of ``conv2d_nhwc`` (and of element-wise ops after it, in the same kernel):
     the direct template (:mod:`.conv2d_direct`) with threadIdx.x along the output
     channels, the contiguous axis of the output and of the HWIO filter.""")
+
+
+@register_schedule(CONV2D_NHWC, "cuda")
+def schedule_conv2d_nhwc(outs):
+    """The CUDA schedule of :func:`conv2d_nhwc`'s output (and of element-wise ops
+    after it, in the same kernel): the tensor-core template for a
+    ``"conv2d_nhwc_tensorcore.cuda"`` workload, else the direct template with
+    threadIdx.x along the output channels, the contiguous axis of the output and of
+    the HWIO filter."""
+    if has_workload(outputs_of(outs), "conv2d_nhwc_tensorcore.cuda"):
+        from .conv2d_tensorcore import schedule_conv2d_nhwc_tensorcore
+
+        return schedule_conv2d_nhwc_tensorcore(outputs_of(outs))
+    return _schedule_conv2d_nhwc_direct(outs)
 
 
 # ---------------------------------------------------------------------------------------

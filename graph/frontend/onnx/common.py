@@ -40,12 +40,11 @@ def _np_dtype(elem_type: int, where: str) -> str:
         raise OnnxImportError(f"{where}: ONNX element type {elem_type} has no tecc dtype") from None
     from ....runtime.dtypes import SUPPORTED  # noqa: PLC0415
 
-    # the dtypes tecc compiles, not numpy's kinds: ml_dtypes' float8 types have kind 'f'
-    if dtype.kind not in "biuf" or str(dtype) not in SUPPORTED:
-        # bfloat16 compiles, but its numpy type (ml_dtypes') is not one the importer reads tensors of
-        takes = [d for d in SUPPORTED if d != "bfloat16"]
+    # the dtypes tecc compiles, not numpy's kinds: ml_dtypes' float8 types have kind 'f', its
+    # bfloat16 (which tecc compiles: the graph holds such tensors as ml_dtypes arrays) 'V'
+    if str(dtype) not in SUPPORTED or dtype.kind not in "biuf" and str(dtype) != "bfloat16":
         raise OnnxImportError(f"{where}: tensors of dtype {dtype} (ONNX type {elem_type}) are not supported; the "
-                              f"importer takes {', '.join(takes)}: Cast the tensor in the model first")
+                              f"importer takes {', '.join(SUPPORTED)}: Cast the tensor in the model first")
     return str(dtype)
 
 

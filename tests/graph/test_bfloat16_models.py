@@ -1,0 +1,76 @@
+"""bfloat16 ONNX models (tensors read through ml_dtypes, onnx's dependency): products
+accumulate in float32 and round once, inputs are taken as ml_dtypes arrays or as
+their uint16 bits, outputs come back as the bits (TVM's NDArray did the same)."""
+import warnings
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+import tecc  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from tecc import relay  # noqa: E402
+from tecc.contrib import graph_executor  # noqa: E402
+from tecc.graph.testing import bfloat16_model, mlp_model  # noqa: E402
+
+BF16 = ml_dtypes.bfloat16
+
+
+def _build(model, shapes, target="llvm"):
+    mod, params = relay.frontend.from_onnx(model, shapes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # no tuned configs
+        with tecc.transform.PassContext(opt_level=3):
+            lib = relay.build(mod, target=target, params=params)
+    dev = tecc.cuda(0) if target.startswith("cuda") else tecc.cpu(0)
+    return graph_executor.GraphModule(lib["default"](dev))
+
+
+def _run(gm, **inputs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the CUDA emulator
+        gm.set_input(**inputs)
+        gm.run()
+        return gm.get_output(0)
+
+
+@pytest.mark.parametrize("target", ["llvm", "cuda -arch=sm_90"])
+def test_a_bfloat16_matmul_sums_in_float32_and_rounds_once(target):
+    """K = 512 products of bfloat16 values: summed in bfloat16 they would lose most
+    of their low terms; tecc's result equals the float32 sum rounded once (on the
+    CPU, and on tensor cores on CUDA), exactly."""
+    M, K, N = 16, 512, 32
+    rng = np.random.default_rng(0)
+    w = rng.uniform(0, 1, (K, N)).astype(BF16)
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "mm",
+                              [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [M, K])],
+                              [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [M, N])],
+                              [numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = rng.uniform(0, 1, (M, K)).astype(BF16)
+    out = _run(_build(model, {"x": (M, K)}, target), x=x)
+    assert out.dtype == "bfloat16"
+    got = out.numpy()
+    assert got.dtype == np.uint16  # the bits, as TVM's NDArray.numpy() gave them
+    want = (x.astype(np.float32) @ w.astype(np.float32)).astype(BF16)
+    if target.startswith("cuda"):  # another summation order: at most one rounding step apart
+        np.testing.assert_allclose(got.view(BF16).astype(np.float32), want.astype(np.float32), rtol=2 ** -7)
+    else:
+        np.testing.assert_array_equal(got, want.view(np.uint16))
+
+
+def test_a_bfloat16_mlp_matches_float32_within_bfloat16_precision_with_either_input_form():
+    m32 = mlp_model(sizes=(64, 128, 32, 10), batch=8)
+    x = np.random.default_rng(1).standard_normal((8, 64)).astype(np.float32)
+    want = _run(_build(m32, {"x": (8, 64)}), x=x).numpy()
+    gm = _build(bfloat16_model(m32), {"x": (8, 64)})
+    xb = x.astype(BF16)
+    got = _run(gm, x=xb).numpy().view(BF16).astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=3e-2, atol=3e-2)
+    bits = _run(gm, x=xb.view(np.uint16)).numpy()  # the same input as its uint16 bits
+    np.testing.assert_array_equal(bits.view(BF16).astype(np.float32), got)
+    with pytest.raises(tecc.errors.RuntimeArgError, match=r"expects shape \(8, 64\) and dtype bfloat16, got shape "
+                                                          r"\(8, 64\) and dtype float32"):
+        gm.set_input("x", x)
