@@ -389,11 +389,38 @@ class For(Stmt):
     thread_binding: object = None  # IterVar for THREAD_BINDING loops
     annotations: tuple = ()        # ((key, value), ...) e.g. ("pragma_unroll", 1)
 
+    def __post_init__(self):
+        if not isinstance(self.body, Stmt) and isinstance(self.thread_binding, Stmt):
+            # TVM before v0.8: For(loop_var, min, extent, for_type, device_api, body)
+            object.__setattr__(self, "body", self.thread_binding)
+            object.__setattr__(self, "thread_binding", None)
+        if not isinstance(self.kind, ForKind):
+            kind = _OLD_FOR_TYPES.get(self.kind) if isinstance(self.kind, int) else None
+            try:
+                kind = kind or ForKind(self.kind)
+            except ValueError:
+                raise TeccTypeError(f"For: loop kind {self.kind!r} is not a ForKind (tir.ForKind.SERIAL, PARALLEL, "
+                                    "VECTORIZED, UNROLLED, THREAD_BINDING)") from None
+            object.__setattr__(self, "kind", kind)
+        for name in ("min", "extent"):  # TVM's constructor takes Python ints
+            value = getattr(self, name)
+            if not isinstance(value, PrimExpr):
+                from .op import convert
+                object.__setattr__(self, name, convert(value, self.loop_var.dtype))
+        if isinstance(self.annotations, dict):
+            object.__setattr__(self, "annotations", tuple(self.annotations.items()))
+
     def annotation(self, key, default=None):
         for k, v in self.annotations:
             if k == key:
                 return v
         return default
+
+
+#: TVM's ForType before v0.8 (``tir.For.Serial`` ... ``tir.For.Unrolled``: 0 to 3)
+_OLD_FOR_TYPES = {0: ForKind.SERIAL, 1: ForKind.PARALLEL, 2: ForKind.VECTORIZED, 3: ForKind.UNROLLED}
+For.Serial, For.Parallel, For.Vectorized, For.Unrolled = (ForKind.SERIAL, ForKind.PARALLEL, ForKind.VECTORIZED,
+                                                          ForKind.UNROLLED)
 
 
 @ir_node(("condition", "body"))

@@ -174,3 +174,25 @@ def test_thread_structure_before_splitting():
     assert an.binds_gpu_threads(outer)
     assert not an.binds_gpu_threads(loop(i, 2, store(A, 1.0, i)))
     assert an.thread_extents(outer) == {}                       # only attributes count there
+
+
+def test_for_takes_tvms_constructor_forms():
+    """TVM's For(loop_var, min, extent, kind, body) with Python ints and a kind name,
+    and its form before v0.8, For(loop_var, min, extent, for_type, device_api,
+    body) with tir.For.Vectorized... (v0.7's low_level_custom_pass tutorial)."""
+    import pytest
+
+    from tecc.errors import TeccTypeError
+    from tecc.tir.expr import IntImm
+
+    i = tir.Var("i", "int32")
+    body = tir.Evaluate(0)
+    new = tir.For(i, 0, 8, "vectorized", body, annotations={"pragma_x": 1})
+    old = tir.For(i, 0, 8, tir.For.Vectorized, 0, body)
+    for f in (new, old):
+        assert isinstance(f.min, IntImm) and f.extent.value == 8 and f.kind is tir.ForKind.VECTORIZED
+        assert f.body is body and f.thread_binding is None
+    assert new.annotations == (("pragma_x", 1),)
+    assert tir.For(i, 0, 8, 3, 0, body).kind is tir.ForKind.UNROLLED
+    with pytest.raises(TeccTypeError, match=r"For: loop kind 'sideways' is not a ForKind"):
+        tir.For(i, 0, 8, "sideways", body)
