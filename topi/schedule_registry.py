@@ -199,6 +199,26 @@ def schedule(outs, target=None):
             "topi.schedule_registry.register_schedule(tag_prefix, target_key)")
     current = Target.current(allow_none=True)
     if current is not None and current == target:
-        return fn(outs)
-    with target:
-        return fn(outs)
+        sch = fn(outs)
+    else:
+        with target:
+            sch = fn(outs)
+    if "gpu" in target.keys:
+        _inline_loose_conversions(sch)
+    return sch
+
+
+def _inline_loose_conversions(sch) -> None:
+    """Inline the element-wise stages a GPU schedule left at the root, unbound and
+    not outputs: the conversions the graph puts before an operator it computes in
+    float32 (a float16 or bfloat16 layer norm, softmax, pooling reads its input cast
+    to float32), which an operator's schedule does not know of.  Left there they
+    would run outside any kernel; inlined, each thread converts what it reads."""
+    for stage in sch.stages:
+        op = stage.op
+        if (stage.attach_type != te.AttachType.ROOT or stage.is_output or not isinstance(op, te.ComputeOp)
+                or op.reduce_axis or _tag.ELEMWISE not in op.tag.split(",")):
+            continue
+        if any(a.bind_thread is not None for a in stage.iter_var_attrs.values()):
+            continue
+        stage.compute_inline()

@@ -13,7 +13,9 @@ import numpy as np
 
 from ..ir import GraphError, TensorType, TupleType
 from ..op import OpPattern, register_op
-from ._util import as_int, check_choice, check_dtype, normalize_axis, same_dim, static_dims, tensor_args, topi
+from ._util import (
+    accumulate_in_float32, as_int, check_choice, check_dtype, normalize_axis, same_dim, static_dims, tensor_args, topi,
+)
 
 
 def _is_int(dtype: str) -> bool:
@@ -109,7 +111,8 @@ def _scan_lower(fn_name):
 
 
 for _name, _what in (("cumsum", "sum"), ("cumprod", "product")):
-    register_op(_name, pattern=OpPattern.OPAQUE, infer=_scan_infer(_name), lower=_scan_lower(_name), num_inputs=1,
+    register_op(_name, pattern=OpPattern.OPAQUE, infer=_scan_infer(_name),
+                lower=accumulate_in_float32(_scan_lower(_name)), num_inputs=1,
                 defaults={"axis": None, "dtype": None, "exclusive": False},
                 doc=f"cumulative {_what} along ``axis`` (None: of the flattened data); ``exclusive`` leaves each "
                     "element out of its own result")

@@ -14,26 +14,9 @@ import re
 from ..ir import GraphError, TensorType, TupleType
 from ..op import REQUIRED, OpPattern, register_op
 from ._util import (
-    as_int, check_choice, check_dtype, for_target, int_tuple, is_static, normalize_axis, padding4, same_dim,
-    same_dtype, static_dims, target_keys, tensor_arg, tensor_args, topi, window_out,
+    accumulate_in_float32, as_int, check_choice, check_dtype, for_target, int_tuple, is_static, normalize_axis,
+    padding4, same_dim, same_dtype, static_dims, target_keys, tensor_arg, tensor_args, topi, window_out,
 )
-
-
-def _bfloat16_in_float32(lower):
-    """``lower`` of a product (a convolution, a dense layer, a matrix product) whose
-    bfloat16 result accumulates in float32 and is rounded to bfloat16 once, as
-    cuBLAS, cuDNN and torch compute it (a sum kept in bfloat16 rounds at every step:
-    8 bits of mantissa lose the small terms of a long reduction).  Other dtypes are
-    lowered as they are."""
-
-    def lowered(inputs, attrs, out_type):
-        if out_type.dtype != "bfloat16":
-            return lower(inputs, attrs, out_type)
-        wide = lower(inputs, attrs, TensorType(out_type.shape, "float32"))
-        return topi().cast(wide, "bfloat16")
-
-    lowered.__doc__ = lower.__doc__
-    return lowered
 
 
 def _out_dtype(op, attrs, default):
@@ -162,7 +145,7 @@ def _conv2d_lower(inputs, attrs, out_type):
 
 
 register_op("nn.conv2d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_conv2d_infer,
-            lower=_bfloat16_in_float32(_conv2d_lower),
+            lower=accumulate_in_float32(_conv2d_lower, cast_inputs=False),
             num_inputs=2, defaults=_CONV2D_DEFAULTS,
             doc="2-D convolution (NCHW/OIHW or NHWC/HWIO; grouped and depthwise in NCHW)")
 
@@ -338,7 +321,8 @@ def _conv2d_transpose_lower(inputs, attrs, out_type):
 
 
 register_op("nn.conv2d_transpose", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_conv2d_transpose_infer,
-            lower=_bfloat16_in_float32(_conv2d_transpose_lower), num_inputs=2, defaults=_CONV2D_T_DEFAULTS,
+            lower=accumulate_in_float32(_conv2d_transpose_lower, cast_inputs=False), num_inputs=2,
+            defaults=_CONV2D_T_DEFAULTS,
             doc="2-D transposed convolution (NCHW data, IOHW weight)")
 
 
@@ -372,7 +356,7 @@ def _dense_lower(inputs, attrs, out_type):
 
 
 register_op("nn.dense", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_dense_infer,
-            lower=_bfloat16_in_float32(_dense_lower),
+            lower=accumulate_in_float32(_dense_lower, cast_inputs=False),
             num_inputs=2, defaults={"units": None, "out_dtype": ""}, fuse_inputs=True,
             doc="``data @ weight.T`` (weight is (units, in_features))")
 
@@ -433,7 +417,7 @@ def _matmul_lower(inputs, attrs, out_type):
 
 
 register_op("nn.matmul", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_matmul_infer,
-            lower=_bfloat16_in_float32(_matmul_lower),
+            lower=accumulate_in_float32(_matmul_lower, cast_inputs=False),
             num_inputs=2, defaults={"units": None, "out_dtype": "", "transpose_a": False, "transpose_b": False},
             fuse_inputs=True,
             doc="2-D matrix product with optional transposes")
@@ -464,7 +448,8 @@ def _batch_matmul_lower(inputs, attrs, out_type):
 
 
 register_op("nn.batch_matmul", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_batch_matmul_infer,
-            lower=_bfloat16_in_float32(_batch_matmul_lower), num_inputs=2, fuse_inputs=True,
+            lower=accumulate_in_float32(_batch_matmul_lower, cast_inputs=False), num_inputs=2,
+            fuse_inputs=True,
             defaults={"out_dtype": "", "transpose_a": False, "transpose_b": True},
             doc="batched matrix product of 3-D tensors (tensor_b transposed by default, as Relay)")
 
@@ -600,7 +585,8 @@ def _instance_norm_lower(inputs, attrs, out_type):
                                 int(data.shape[axis]), axis, others, float(attrs["epsilon"]))
 
 
-register_op("nn.instance_norm", pattern=OpPattern.OPAQUE, infer=_instance_norm_infer, lower=_instance_norm_lower,
+register_op("nn.instance_norm", pattern=OpPattern.OPAQUE, infer=_instance_norm_infer,
+            lower=accumulate_in_float32(_instance_norm_lower),
             num_inputs=3, defaults=_NORM_DEFAULTS,
             doc="each instance and channel normalized over the other axes, then scaled per channel")
 
@@ -618,7 +604,8 @@ def _layer_norm_lower(inputs, attrs, out_type):
                                 axis, float(attrs["epsilon"]))
 
 
-register_op("nn.layer_norm", pattern=OpPattern.OPAQUE, infer=_layer_norm_infer, lower=_layer_norm_lower,
+register_op("nn.layer_norm", pattern=OpPattern.OPAQUE, infer=_layer_norm_infer,
+            lower=accumulate_in_float32(_layer_norm_lower),
             num_inputs=3, defaults=dict(_NORM_DEFAULTS, axis=-1),
             doc="normalized over ``axis``, then scaled and shifted along it")
 
@@ -642,7 +629,8 @@ def _lrn_lower(inputs, attrs, out_type):
                          float(attrs["bias"]))
 
 
-register_op("nn.lrn", pattern=OpPattern.OPAQUE, infer=_lrn_infer, lower=_lrn_lower, num_inputs=1,
+register_op("nn.lrn", pattern=OpPattern.OPAQUE, infer=_lrn_infer, lower=accumulate_in_float32(_lrn_lower),
+            num_inputs=1,
             defaults={"size": 5, "axis": 1, "bias": 2.0, "alpha": 1e-5, "beta": 0.75},
             doc="local response normalization across ``size`` channels")
 
@@ -670,9 +658,10 @@ def _softmax_lower(fn_name):
 
 
 register_op("nn.softmax", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_softmax_infer("nn.softmax"),
-            lower=_softmax_lower("softmax"), num_inputs=1, defaults={"axis": -1}, doc="softmax along ``axis``")
+            lower=accumulate_in_float32(_softmax_lower("softmax")), num_inputs=1, defaults={"axis": -1},
+            doc="softmax along ``axis``")
 register_op("nn.log_softmax", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_softmax_infer("nn.log_softmax"),
-            lower=_softmax_lower("log_softmax"), num_inputs=1, defaults={"axis": -1},
+            lower=accumulate_in_float32(_softmax_lower("log_softmax")), num_inputs=1, defaults={"axis": -1},
             doc="log of the softmax along ``axis``")
 
 
@@ -737,7 +726,8 @@ def _pool_lower(pool_type):
 register_op("nn.max_pool2d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_pool_infer("nn.max_pool2d"),
             lower=_pool_lower("max"), num_inputs=1, defaults=_POOL_DEFAULTS, doc="2-D max pooling")
 register_op("nn.avg_pool2d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_pool_infer("nn.avg_pool2d"),
-            lower=_pool_lower("avg"), num_inputs=1, defaults=dict(_POOL_DEFAULTS, count_include_pad=False),
+            lower=accumulate_in_float32(_pool_lower("avg")), num_inputs=1,
+            defaults=dict(_POOL_DEFAULTS, count_include_pad=False),
             doc="2-D average pooling")
 
 
@@ -764,7 +754,8 @@ def _global_pool_lower(pool_type):
 
 for _kind in ("avg", "max"):
     register_op(f"nn.global_{_kind}_pool2d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
-                infer=_global_pool_infer(f"nn.global_{_kind}_pool2d"), lower=_global_pool_lower(_kind),
+                infer=_global_pool_infer(f"nn.global_{_kind}_pool2d"),
+                lower=(accumulate_in_float32 if _kind == "avg" else lambda f: f)(_global_pool_lower(_kind)),
                 num_inputs=1, defaults={"layout": "NCHW", "out_layout": ""},
                 doc=f"{_kind} over the whole of H and W")
 

@@ -1,12 +1,13 @@
 """Reductions (Relay's ``sum``, ``mean``, ``max``, ``min``, ``prod``, ``all``,
 ``any``, ``argmax``, ``argmin``): over ``axis`` (None: every axis), keeping the
 reduced axes with size 1 when ``keepdims``, or over every axis *but* ``axis`` when
-``exclude``."""
+``exclude``.  float16 and bfloat16 sums, means and products are computed in
+float32 (:func:`._util.accumulate_in_float32`)."""
 from __future__ import annotations
 
 from ..ir import GraphError, TensorType
 from ..op import OpPattern, register_op
-from ._util import axis_list, tensor_arg, topi
+from ._util import accumulate_in_float32, axis_list, tensor_arg, topi
 
 
 def reduce_axes(op: str, ndim: int, attrs) -> list:
@@ -47,7 +48,9 @@ def _reduce_lower(fn_name, op):
 _DEFAULTS = {"axis": None, "keepdims": False, "exclude": False}
 
 for _name in ("sum", "mean", "max", "min", "prod"):
-    register_op(_name, pattern=OpPattern.COMM_REDUCE, infer=_reduce_infer(_name), lower=_reduce_lower(_name, _name),
+    _lower = _reduce_lower(_name, _name)
+    register_op(_name, pattern=OpPattern.COMM_REDUCE, infer=_reduce_infer(_name),
+                lower=_lower if _name in ("max", "min") else accumulate_in_float32(_lower),
                 num_inputs=1, defaults=_DEFAULTS, doc=f"``{_name}`` over ``axis``")
 
 for _name in ("all", "any"):
