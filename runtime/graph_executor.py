@@ -460,7 +460,7 @@ def _copy_into(dst: NDArray, value, what: str) -> None:
     else:
         got_dtype = _value_dtype(value)
         # bfloat16 travels as its uint16 bits in numpy, or as ml_dtypes' bfloat16 (moved as those bits)
-        if want_dtype == "bfloat16" and isinstance(value, np.ndarray) and value.dtype in (np.uint16, "bfloat16"):
+        if want_dtype == "bfloat16" and isinstance(value, np.ndarray) and value.dtype.name in ("uint16", "bfloat16"):
             got_dtype = "bfloat16"
             value = value.view(np.uint16)
     got_shape = tuple(int(s) for s in value.shape)

@@ -60,7 +60,7 @@ def _geometry(data, kernel, strides, padding, dilation, what, layout="NCHW"):
         ds, ks = (ds[0], ds[3], ds[1], ds[2]), (ks[3], ks[2], ks[0], ks[1])
     if ks[1] != ds[1]:
         raise TopiError(f"{what}: the kernel has {ks[1]} input channels, the data {ds[1]}; grouped convolutions "
-                        f"take topi.cuda.group_conv2d_nchw")
+                        "take topi.cuda.group_conv2d_nchw")
     st, dl, before, _, outs = _windows(ds[2:], ks[2:], strides, padding, dilation, "HW", what)
     as_int = [get_const_tuple(x) for x in (st, dl, before, outs)]
     return (*ds, ks[0], ks[2], ks[3], *as_int)
