@@ -44,10 +44,9 @@ from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir import keys
 from ..tir.analysis import (
-    allocations, const_size, dtypes_used, gpu_loops, storage_bytes, thread_extent_lists, thread_extents,
-    threads_per_block,
+    const_size, dtypes_used, gpu_loops, storage_bytes, thread_extent_lists, thread_extents, threads_per_block,
 )
-from ..tir.analysis.fragments import fragment_elements, fragment_info
+from ..tir.analysis.fragments import fragment_allocations, fragment_elements, fragment_info
 
 #: static shared memory above this needs the dynamic (``extern __shared__``) path
 STATIC_SHARED_LIMIT = 48 * 1024
@@ -239,7 +238,7 @@ class CodeGenCUDA(CodeGenC):
             raise CompileError(f"kernel {func.name}: {err}; shared memory needs a constant size") from None
         self._func = func
         self._dynamic_shared = shared_bytes > STATIC_SHARED_LIMIT
-        frags = allocations(func.body, keys.WMMA_SCOPES)
+        frags = fragment_allocations(func.body)
         if frags:  # (the preamble is printed after every kernel: finish())
             self._headers.add("mma.h")
         self._fragment_scopes = {b.data: b.scope for b in frags}

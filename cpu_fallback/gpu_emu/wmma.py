@@ -32,8 +32,8 @@ from ...tir import expr as E
 from ...tir import keys
 from ...tir import stmt as S
 from ...tir.analysis import allocations
-from ...tir.analysis.fragments import fragment_dims, fragment_elements, parse_fragment_shape
-from ...tir.functor import IRMutator, post_order_visit
+from ...tir.analysis.fragments import fragment_allocations, fragment_dims, fragment_elements, parse_fragment_shape
+from ...tir.functor import IRMutator
 
 
 def _int(v) -> E.IntImm:
@@ -41,10 +41,8 @@ def _int(v) -> E.IntImm:
 
 
 def has_wmma(body) -> bool:
-    found = []
-    post_order_visit(body, lambda n: found.append(n) if isinstance(n, E.Call) and n.op in keys.WMMA_INTRINSICS
-                     else None)
-    return bool(found)
+    """Whether ``body`` allocates tensor-core fragments (and so makes wmma calls)."""
+    return bool(fragment_allocations(body))
 
 
 class _LowerWMMA(IRMutator):
@@ -225,10 +223,9 @@ def lower_wmma(body, func, lane, sim_error):
     -------
     Stmt
     """
-    allocated = allocations(body)
     buffers = {b.data: b for b in func.buffer_map.values()}
-    buffers.update((b.data, b) for b in allocated)
-    scopes = {b.data: b.scope for b in allocated if b.scope in keys.WMMA_SCOPES}
+    buffers.update((b.data, b) for b in allocations(body))
+    scopes = {b.data: b.scope for b in fragment_allocations(body)}
     return _LowerWMMA(func.name, buffers, scopes, lane, sim_error).visit(body)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ...errors import LoweringError
 from .. import keys
+from .buffers import allocations
 
 #: the element types of each fragment role (what tecc's wmma printing supports)
 FRAGMENT_DTYPES = {
@@ -45,6 +46,13 @@ def operand_arch(dtype: str) -> int:
     return OPERAND_RULES[dtype][1]
 
 
+def fragment_allocations(node) -> list:
+    """The tensor-core fragment buffers allocated below ``node``, in program order:
+    whether a kernel uses tensor cores at all (a wmma call names fragments allocated
+    in its kernel; ``infer_fragment`` refuses one that does not)."""
+    return allocations(node, keys.WMMA_SCOPES)
+
+
 def fragment_dims(scope: str, shape) -> tuple:
     """``(rows, cols)`` of one fragment of ``scope`` with wmma shape ``(m, n, k)``."""
     m, n, k = shape
@@ -74,5 +82,5 @@ def fragment_info(attrs: dict, buf) -> tuple:
     return parse_fragment_shape(shape), own.get(keys.FRAGMENT_LAYOUT)
 
 
-__all__ = ["FRAGMENT_DTYPES", "OPERAND_RULES", "fragment_dims", "fragment_elements", "fragment_info", "operand_arch",
+__all__ = ["FRAGMENT_DTYPES", "OPERAND_RULES", "fragment_allocations", "fragment_dims", "fragment_elements", "fragment_info", "operand_arch",
            "operand_error", "parse_fragment_shape"]

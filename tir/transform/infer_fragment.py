@@ -34,8 +34,10 @@ from ...errors import LoweringError
 from .. import expr as E
 from .. import keys
 from .. import stmt as S
-from ..analysis.buffers import allocations, const_size
-from ..analysis.fragments import FRAGMENT_DTYPES, fragment_elements, operand_arch, operand_error
+from ..analysis.buffers import const_size
+from ..analysis.fragments import (
+    FRAGMENT_DTYPES, fragment_allocations, fragment_elements, operand_arch, operand_error,
+)
 from ..analysis.threads import thread_extents
 from ..analysis.verify_gpu import arch_number
 from ..functor import IRMutator, IRVisitor, collect_vars, post_order_visit
@@ -231,7 +233,7 @@ def infer_fragment(kernel: S.PrimFunc, arch: str | None = None) -> S.PrimFunc:
     LoweringError
         For the misuses listed in the module docs.
     """
-    frags = {b.data: b for b in allocations(kernel.body, keys.WMMA_SCOPES)}
+    frags = {b.data: b for b in fragment_allocations(kernel.body)}
     if not frags:
         return kernel
     first = next(iter(frags.values()))
