@@ -41,6 +41,7 @@ import zipfile
 import numpy as np
 
 from ..errors import TargetError, TeccError
+from ..runtime import dtypes
 
 PROG = "tecc"
 COMMANDS = ("compile", "tune", "run", "info", "bench")
@@ -551,7 +552,11 @@ def _load_inputs(path: str) -> dict:
 
 
 def _fill(info: dict, mode: str, rng) -> np.ndarray:
-    shape, dtype = tuple(info["shape"]), np.dtype(info["dtype"] if info["dtype"] != "bfloat16" else "float32")
+    shape = tuple(info["shape"])
+    if info["dtype"] == "bfloat16":  # its bits, of float values
+        values = {"zeros": np.zeros(shape), "ones": np.ones(shape)}.get(mode)
+        return dtypes.bfloat16_bits(rng.uniform(0.0, 1.0, shape) if values is None else values)
+    dtype = np.dtype(info["dtype"])
     if mode == "zeros":
         return np.zeros(shape, dtype)
     if mode == "ones":
@@ -575,7 +580,10 @@ def _model_inputs(factory, inputs_path, fill_mode: str, prog: str) -> dict:
             raise CLIError(f"{where} has the array {name!r}, which is not an input of the model; its inputs are: "
                            f"{_describe_inputs(info)}; rename the array in the .npz")
         want = expected[name]
-        if tuple(arr.shape) != tuple(want["shape"]) or str(arr.dtype) != want["dtype"]:
+        bits = dtypes.as_bfloat16_bits(arr) if want["dtype"] == "bfloat16" else None
+        if bits is not None:  # ml_dtypes' bfloat16 (read back as a 2-byte void), or its uint16 bits
+            given[name] = arr = bits
+        if tuple(arr.shape) != tuple(want["shape"]) or (bits is None and str(arr.dtype) != want["dtype"]):
             raise CLIError(f"{where}: input {name!r} is {_fmt_tensor(arr.dtype, arr.shape)} but the model takes "
                            f"{_fmt_tensor(want['dtype'], want['shape'])} (its inputs are: {_describe_inputs(info)}); "
                            f"save it with that shape and dtype (e.g. x.astype({want['dtype']!r}))")
@@ -624,7 +632,8 @@ def _cmd_run(args, prog: str) -> int:
     outputs = {f"output_{k}": gmod.get_output(k).numpy() for k in range(gmod.get_num_outputs())}
     infos = factory.spec.output_info()
     for (name, arr), info in zip(outputs.items(), infos):
-        print(f"{name}: {_named(info)}{_fmt_tensor(arr.dtype, arr.shape)}")
+        bits = " (bfloat16 as its bits: arr.view(ml_dtypes.bfloat16))" if info["dtype"] == "bfloat16" else ""
+        print(f"{name}: {_named(info)}{_fmt_tensor(arr.dtype, arr.shape)}{bits}")
     if args.print_top:
         _print_top(outputs["output_0"], args.print_top)
     if args.print_time:

@@ -1,7 +1,8 @@
 """The element types arrays and compiled functions exchange, as the runtime sees them.
 
 The runtime needs only scalar element types: how each is stored in a numpy array
-(``bfloat16`` as its raw 16 bits in ``uint16``), its ctypes type for a scalar
+(``bfloat16`` as its raw 16 bits in ``uint16``: :func:`bfloat16_bits`,
+:func:`as_bfloat16_bits`), its ctypes type for a scalar
 argument, and the canonical spelling of what a user writes (``"float"``,
 ``np.float32``...).  The compiler's full dtype model (vector lanes, bit widths) is
 :mod:`tecc.tir.dtype`, which takes its list of supported types from here.
@@ -44,6 +45,22 @@ def storage(dtype: str) -> np.dtype:
     """The numpy dtype that stores elements of ``dtype`` (``bfloat16``: ``uint16`` bits)."""
     name = canonical(dtype)
     return np.dtype("uint16") if name == "bfloat16" else np.dtype(name)
+
+
+def bfloat16_bits(x) -> np.ndarray:
+    """The bfloat16 bits (``uint16``) of float values ``x``, rounded to nearest even."""
+    bits = np.asarray(x, dtype=np.float32).view(np.uint32)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def as_bfloat16_bits(arr):
+    """``arr`` as the ``uint16`` bits tecc keeps bfloat16 in, when it holds bfloat16
+    elements: those bits already, ml_dtypes' bfloat16 (onnx's, jax's), or the 2-byte
+    void an ``.npy``/``.npz`` of ml_dtypes' arrays reads back as without ml_dtypes;
+    else None."""
+    if isinstance(arr, np.ndarray) and (arr.dtype.name in ("uint16", "bfloat16") or arr.dtype.str in ("|V2", "<V2")):
+        return arr.view(np.uint16)
+    return None
 
 
 def ctype(dtype: str):

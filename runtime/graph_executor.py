@@ -459,10 +459,10 @@ def _copy_into(dst: NDArray, value, what: str) -> None:
         got_dtype = want_dtype
     else:
         got_dtype = _value_dtype(value)
-        # bfloat16 travels as its uint16 bits in numpy, or as ml_dtypes' bfloat16 (moved as those bits)
-        if want_dtype == "bfloat16" and isinstance(value, np.ndarray) and value.dtype.name in ("uint16", "bfloat16"):
-            got_dtype = "bfloat16"
-            value = value.view(np.uint16)
+        # bfloat16 travels in numpy as its uint16 bits (or ml_dtypes' bfloat16, moved as those bits)
+        bits = dtypes.as_bfloat16_bits(value) if want_dtype == "bfloat16" else None
+        if bits is not None:
+            got_dtype, value = "bfloat16", bits
     got_shape = tuple(int(s) for s in value.shape)
     if got_shape != want_shape or got_dtype != want_dtype:
         raise RuntimeArgError(f"{what} expects shape {want_shape} and dtype {want_dtype}, got shape {got_shape} "
@@ -499,6 +499,8 @@ def save_param_dict(params: dict) -> bytes:
             if arr.dtype.hasobject:
                 raise TeccError(f"save_param_dict: param {name!r} holds Python objects ({arr.dtype}); params are "
                                 "numeric arrays")
+            if arr.dtype.name == "bfloat16":  # ml_dtypes': .npy has no such type (it reads back as void)
+                arr = arr.view(np.uint16)
             with z.open(f"{name}.npy", "w", force_zip64=True) as f:
                 np.lib.format.write_array(f, np.asarray(arr, order="C"), allow_pickle=False)
     return buf.getvalue()

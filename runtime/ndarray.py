@@ -193,7 +193,7 @@ def array(arr, device: Device = None, dtype=None, *, dev: Device = None, ctx: De
         dtype = arr.dtype if dtype is None else dtype
         arr = arr.numpy()
     if isinstance(arr, np.ndarray) and arr.dtype.name == "bfloat16":  # ml_dtypes' (onnx's, jax's): its bits
-        arr = arr.view(np.uint16)
+        arr = dtypes.as_bfloat16_bits(arr)
         if dtype is None or _canonical(dtype) == "bfloat16":
             dtype = "bfloat16"
         else:

@@ -115,6 +115,37 @@ def test_compile_info_run_round_trip(model, tmp_path, capsys):
         np.testing.assert_allclose(got["output_0"], _reference(x, w), rtol=1e-5, atol=1e-6)
 
 
+def test_a_bfloat16_model_compiles_runs_and_takes_its_inputs_in_either_form(tmp_path, capsys):
+    """A bfloat16 MLP through compile and run: its params travel in the artifact as
+    their bits (an .npz has no bfloat16 type), inputs are taken as ml_dtypes' arrays
+    (which an .npz reads back as 2-byte voids) or as uint16 bits, and a missing one is
+    filled with bfloat16 values; outputs are written as the bits, and say so."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    import onnx
+
+    from tecc.graph.testing import bfloat16_model, mlp_model
+
+    onnx.save(bfloat16_model(mlp_model(sizes=(16, 32, 8), batch=2)), str(tmp_path / "m.onnx"))
+    art = str(tmp_path / "m.tar")
+    code, out, err = _run(capsys, ["compile", "--target", "llvm", "--output", art, str(tmp_path / "m.onnx")])
+    assert code == 0, err
+    x = RNG.standard_normal((2, 16)).astype(ml_dtypes.bfloat16)
+    np.savez(tmp_path / "in.npz", x=x)
+    np.savez(tmp_path / "bits.npz", x=x.view(np.uint16))
+    got = []
+    for name in ("in", "bits"):
+        code, out, err = _run(capsys, ["run", "--device", "cpu", "--inputs", str(tmp_path / f"{name}.npz"),
+                                       "--output", str(tmp_path / f"out_{name}.npz"), art])
+        assert code == 0, err
+        assert "output_0: (y) uint16[2, 8] (bfloat16 as its bits: arr.view(ml_dtypes.bfloat16))" in out
+        with np.load(tmp_path / f"out_{name}.npz") as npz:
+            got.append(npz["output_0"])
+    np.testing.assert_array_equal(got[0], got[1])
+    assert np.isfinite(got[0].view(ml_dtypes.bfloat16).astype(np.float32)).all() and got[0].any()
+    code, out, err = _run(capsys, ["run", "--device", "cpu", art])
+    assert code == 0, err
+
+
 def test_run_fills_missing_inputs_prints_time_and_top(artifact, model, capsys):
     code, out, err = _run(capsys, ["run", "--print-time", "--repeat", "3", "--print-top", "2", artifact])
     assert code == 0, err

@@ -675,11 +675,6 @@ def _index_bounds(sch) -> dict:
     return bounds
 
 
-def _to_bfloat16_bits(x: np.ndarray) -> np.ndarray:
-    bits = x.astype(np.float32).view(np.uint32)
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
-
-
 def _clearly_matches(got, expected, dtype: str, rtol: float, xp=np) -> bool:
     """The common case of :func:`compare_output`, in a few passes of the arrays' own
     precision: every expected value finite and every difference within half the
@@ -743,7 +738,7 @@ def reference_inputs(arg_info, index_bounds=None, seed=SEED) -> list:
                 lo, hi = (0, 16) if dtype.startswith("uint") else (-8, 8)
             arr = rng.integers(lo, hi, size=shape).astype(dtypes.storage(dtype))
         elif dtype == "bfloat16":
-            arr = _to_bfloat16_bits(rng.uniform(-1.0, 1.0, size=shape))
+            arr = dtypes.bfloat16_bits(rng.uniform(-1.0, 1.0, size=shape))
         else:
             arr = rng.uniform(-1.0, 1.0, size=shape).astype(dtypes.storage(dtype))
         out.append(np.ascontiguousarray(arr))
