@@ -825,3 +825,54 @@ def test_conv2d_nhwc_keeps_the_direct_template_where_tensor_cores_do_not_fit():
         with pytest.raises(TopiError, match=r"conv2d_nhwc_tensorcore: CO = 16 and \(kh, kw, ci\) = 27 taps are not "
                                             r"multiples of a wmma tile .* use topi.cuda.conv2d_nhwc"):
             conv2d_nhwc_tensorcore(A, Wt, 1, 1, 1, "float32")
+
+
+@pytest.mark.gpu
+def test_bfloat16_and_nhwc_tensor_core_kernels_on_the_gpu():
+    """What the emulator cannot check -- the hardware's own fragment layouts -- for
+    today's kernels: bfloat16 dense (each fragment shape, with a bfloat16 result), a
+    bfloat16 batch_matmul with B as [K, N], and float16/bfloat16 NHWC convolutions,
+    against numpy on the GPU."""
+    from tecc.topi import testing as T
+
+    rng = np.random.default_rng(31)
+    for wmma_m in (16, 32, 8):
+        M, K, N = 64, 64, 64
+        task = tecc.autotvm.task.create("dense_tensorcore.cuda", args=(("TENSOR", (M, K), "bfloat16"),
+                                                                        ("TENSOR", (N, K), "bfloat16"), None,
+                                                                        "bfloat16"), target="cuda")
+        cfg = _point(task, wmma_m=wmma_m, block_row_warps=2, block_col_warps=1, warp_row_tiles=1,
+                     warp_col_tiles=2, chunk=2, offset=8, offsetCS=8, vec=8)
+        with tecc.target.Target("cuda"):
+            s, args = task.instantiate(cfg)
+        mod = tecc.build(s, args, "cuda")
+        a, w = _bf16_uniform(rng, (M, K)), _bf16_uniform(rng, (N, K))
+        got = _run_bf16(mod, a, w, out_shape=(M, N), out_dtype="bfloat16")
+        np.testing.assert_allclose(got, _rounded_like(a.astype(np.float32) @ w.astype(np.float32).T, "bfloat16"),
+                                   rtol=2 ** -7, atol=1e-5, err_msg=f"wmma_m={wmma_m}")
+    X = te.placeholder((2, 32, 32), "bfloat16", name="X")
+    Y = te.placeholder((2, 32, 48), "bfloat16", name="Y")
+    with warnings.catch_warnings(), tecc.target.Target("cuda"):
+        warnings.simplefilter("ignore")
+        bmm = tecc.topi.cuda.batch_matmul(X, Y, transpose_b=False, out_dtype="float32")
+        s = tecc.topi.cuda.schedule_batch_matmul([bmm])
+    x, y = _bf16_uniform(rng, (2, 32, 32)), _bf16_uniform(rng, (2, 32, 48))
+    got = _run_bf16(tecc.build(s, [X, Y, bmm], "cuda"), x, y, out_shape=(2, 32, 48), out_dtype="float32")
+    np.testing.assert_allclose(got, x.astype(np.float32) @ y.astype(np.float32), rtol=1e-4, atol=1e-4)
+    for dtype in ("float16", "bfloat16"):
+        A = te.placeholder((2, 9, 9, 32), dtype, name="A")
+        Wt = te.placeholder((3, 3, 32, 32), dtype, name="W")
+        with warnings.catch_warnings(), tecc.target.Target("cuda"):
+            warnings.simplefilter("ignore")
+            out = tecc.topi.cuda.conv2d_nhwc(A, Wt, 2, 1, 1, "float32")
+            assert out.op.attrs["workload"][0] == "conv2d_nhwc_tensorcore.cuda"
+            s = tecc.topi.cuda.schedule_conv2d_nhwc([out])
+        mod = tecc.build(s, [A, Wt, out], "cuda")
+        if dtype == "bfloat16":
+            a, w = _bf16_uniform(rng, (2, 9, 9, 32)), _bf16_uniform(rng, (3, 3, 32, 32))
+            got = _run_bf16(mod, a, w, out_shape=(2, 5, 5, 32), out_dtype="float32")
+        else:
+            a, w = rng.uniform(-1, 1, (2, 9, 9, 32)).astype(dtype), rng.uniform(-1, 1, (3, 3, 32, 32)).astype(dtype)
+            got = _run(mod, a, w, out_shape=(2, 5, 5, 32))
+        want = T.conv2d_nhwc_python(a.astype(np.float32), w.astype(np.float32), 2, 1)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=dtype)
