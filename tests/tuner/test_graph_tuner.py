@@ -100,7 +100,17 @@ def test_graph_tuner_errors(tmp_path):
     assert tuner.run() == 0.0 and tuner.get_optimal_records() == []  # no records: every kernel keeps its fallback
 
 
-def test_rpc_runner_is_refused_with_the_local_runner_named():
+def test_rpc_runner_is_made_as_tvm_makes_it_and_refused_when_tuning_starts():
+    """TVM's tune_relay_cuda sets an RPCRunner up in its tuning option (and runs as
+    shipped); a tuning run with it is refused before anything is built, with the
+    LocalRunner of the same options named."""
+    runner = autotvm.RPCRunner("1080ti", "127.0.0.1", 9190, number=20, repeat=3, timeout=4, min_repeat_ms=150)
+    option = autotvm.measure_option(builder=autotvm.LocalBuilder(timeout=10), runner=runner)
+    from tecc import topi  # noqa: F401 -- registers topi's tasks
+
+    task = autotvm.task.create("sgemm.cuda", args=(64, 64, 64, "float32"), target="cuda")
+    tuner = autotvm.tuner.RandomTuner(task)
     with pytest.raises(autotvm.measure.MeasureError, match=r"RPCRunner\('1080ti', '127.0.0.1', 9190\): tecc measures "
-                                                            r"on this machine only .* autotvm.LocalRunner"):
-        autotvm.RPCRunner("1080ti", "127.0.0.1", 9190, number=20, repeat=3, timeout=4, min_repeat_ms=150)
+                                                            r"on this machine only .* autotvm.LocalRunner\(number=20, "
+                                                            r"repeat=3, timeout=4, min_repeat_ms=150\)"):
+        tuner.tune(n_trial=2, measure_option=option)

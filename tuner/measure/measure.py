@@ -203,16 +203,37 @@ class _Deferred:
         return self._value
 
 
-def RPCRunner(key, host=None, port=None, *args, **kwargs):  # noqa: N802 -- TVM's name
-    """TVM's runner on a remote device through an RPC tracker: tecc has no RPC, so
-    this refuses at once, saying what to use instead.
+class RPCRunner(Runner):
+    """TVM's runner on a remote device through an RPC tracker.  tecc has no RPC: the
+    runner is made as TVM makes it (a tutorial that sets it up in a tuning option
+    runs), and refuses when a tuning run starts with it, saying what to use instead.
 
     Raises
     ------
     MeasureError
-        Always.
+        From :meth:`set_task` (the start of a tuning run), :meth:`get_build_kwargs`
+        and :meth:`run`.
     """
-    raise MeasureError(f"autotvm.RPCRunner({key!r}, {host!r}, {port!r}): tecc measures on this machine only (it "
-                       "has no RPC tracker); run the tuning on the machine with the device and use "
-                       "autotvm.LocalRunner(number=..., repeat=..., timeout=..., min_repeat_ms=...), which takes "
-                       "the same measuring options")
+
+    def __init__(self, key, host=None, port=None, priority=1, timeout=10, n_parallel=None, number=4, repeat=3,
+                 min_repeat_ms=0, **kwargs):
+        super().__init__(timeout, n_parallel)
+        self.key, self.host, self.port = key, host, port
+        self.number, self.repeat, self.min_repeat_ms = number, repeat, min_repeat_ms
+        self.options = dict(kwargs, priority=priority)
+
+    def _refuse(self):
+        raise MeasureError(f"autotvm.RPCRunner({self.key!r}, {self.host!r}, {self.port!r}): tecc measures on this "
+                           "machine only (it has no RPC tracker); run the tuning on the machine with the device and "
+                           f"use autotvm.LocalRunner(number={self.number}, repeat={self.repeat}, "
+                           f"timeout={self.timeout}, min_repeat_ms={self.min_repeat_ms}), which takes the same "
+                           "measuring options")
+
+    def set_task(self, task):
+        self._refuse()
+
+    def get_build_kwargs(self) -> dict:
+        self._refuse()
+
+    def run(self, measure_inputs, build_results):
+        self._refuse()
