@@ -49,6 +49,10 @@ TASKS = {
                                     lambda a, w: T.conv2d_nchw_python(a.astype("float32"), w.astype("float32"), 1, 1)),
     "batch_matmul_tensorcore.cuda": ((_t((2, 16, 32), "float16"), _t((2, 32, 32), "float16"), None, "float32"),
                                      lambda x, y: x.astype("float32") @ y.astype("float32").transpose(0, 2, 1)),
+    # bfloat16 operands, NHWC data, the HWIO kernel a row-major matrix_b
+    "conv2d_nhwc_tensorcore.cuda": ((_t((1, 6, 6, 16), "bfloat16"), _t((3, 3, 16, 32), "bfloat16"), (1, 1),
+                                     (1, 1, 1, 1), (1, 1), "float32"),
+                                    lambda a, w: T.conv2d_nhwc_python(a.astype("float32"), w.astype("float32"), 1, 1)),
     "pool2d.cuda": ((_t((1, 2, 7, 7)), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), "max"),
                     lambda a: T.poolnd_python(a, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1), "max")),
 }
@@ -65,6 +69,8 @@ def _task(name):
 
 def _inputs(name, seed=0):
     """Random arrays for the tensor arguments of task ``name``."""
+    import ml_dtypes  # noqa: F401 -- numpy's "bfloat16"
+
     rng = np.random.default_rng(seed)
     tensors = [a for a in TASKS[name][0] if isinstance(a, tuple) and a[:1] == ("TENSOR",)]
     return [rng.uniform(-1, 1, shape).astype(dtype) for _, shape, dtype in tensors]

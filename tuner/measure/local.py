@@ -865,6 +865,8 @@ def _check_ref_input(ref_input, arg_info, task) -> list:
     out = []
     for i, (arr, (shape, dtype)) in enumerate(zip(ref_input, arg_info)):
         arr = np.asarray(arr)
+        bits = dtypes.as_bfloat16_bits(arr) if dtype == "bfloat16" else None
+        arr = arr if bits is None else bits  # ml_dtypes' bfloat16, or its bits: the bits
         if arr.shape != tuple(shape) or arr.dtype != dtypes.storage(dtype):
             raise MeasureError(f"runner.ref_input[{i}] is {arr.dtype}{list(arr.shape)}, but argument {i} of task "
                                f"{task.name!r} is {dtype}{list(shape)}")
