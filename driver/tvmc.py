@@ -279,6 +279,23 @@ def _import_onnx(path: str, shapes: dict):
         raise CLIError(f"{path!r} is not a readable ONNX model ({err}); export it again") from None
 
 
+def _mixed(args, mod):
+    """``mod`` in ``args.mixed_precision`` (``--mixed-precision``: TVM's
+    ToMixedPrecision), or as it is."""
+    dtype = getattr(args, "mixed_precision", None)
+    if not dtype:
+        return mod
+    from ..graph.transform import to_mixed_precision  # noqa: PLC0415
+
+    return to_mixed_precision(mod, dtype)
+
+
+def _import_model(args):
+    """``(graph module, params)`` of ``args.FILE``, in mixed precision when asked."""
+    mod, params = _import_onnx(args.FILE, args.input_shapes)
+    return _mixed(args, mod), params
+
+
 def _compile(args, prog: str):
     """Import and build ``args.FILE``: ``(factory, facts)``."""
     from ..graph.build import build, storage_report  # noqa: PLC0415
@@ -288,7 +305,7 @@ def _compile(args, prog: str):
     if records:
         _require_file(records, "tuning records file")
     start = time.perf_counter()
-    mod, params = _import_onnx(args.FILE, args.input_shapes)
+    mod, params = _import_model(args)
     with _quiet_tuner_log(args.verbose):
         history = _history(records)
         with history, PassContext(opt_level=args.opt_level):
@@ -391,7 +408,7 @@ def _cmd_tune(args, prog: str, model=None) -> int:
     from ..tuner import record  # noqa: PLC0415
 
     _require_folder_of(args.output, "--output")
-    mod, params = model if model is not None else _import_onnx(args.FILE, args.input_shapes)
+    mod, params = (_mixed(args, model[0]), model[1]) if model is not None else _import_model(args)
     prior = list(record.load_from_file(args.prior_records)) if getattr(args, "prior_records", None) else None
     with _quiet_tuner_log(args.verbose), PassContext(opt_level=args.opt_level):
         tasks = extract_tasks(mod, params, args.target)
@@ -863,6 +880,10 @@ def _add_model_options(p, opt_default=3) -> None:
     p.add_argument("--opt-level", type=int, choices=range(0, 4), default=opt_default, metavar="{0,1,2,3}",
                    help="graph optimization level: 0 none, 1 fusion, 2 constant folding, 3 everything "
                         f"(default {opt_default})")
+    p.add_argument("--mixed-precision", choices=("float16", "bfloat16"), default=None,
+                   help="compute the float32 model in float16 or bfloat16 (TVM's ToMixedPrecision): its products "
+                        "on tensor cores, every sum in float32; the model is fed float32 as before, its outputs "
+                        "are in that type")
 
 
 def _add_verbose(p) -> None:

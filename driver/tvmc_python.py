@@ -173,14 +173,18 @@ def load(path, model_format=None, shape_dict=None, **kwargs) -> TVMCModel:
 def compile(tvmc_model, target, opt_level=3, executor=None, runtime=None, tuning_records=None,  # noqa: A001
             package_path=None, cross=None, cross_options=None, output_format="so", dump_code=None,
             target_host=None, disabled_pass=None, pass_context_configs=None, mod_name="default",
-            instruments=None, desired_layout=None, **kwargs) -> TVMCPackage:
+            instruments=None, desired_layout=None, mixed_precision=False, mixed_precision_ops=None,
+            mixed_precision_calculation_type=None, mixed_precision_acc_type=None, **kwargs) -> TVMCPackage:
     """Compile (TVM's ``tvmc.compile``) into the single-file artifact at
     ``package_path`` (default: beside the model) and load it.
 
     ``tuning_records`` applies tuned configs; ``desired_layout`` ("NCHW" or
     "NHWC") converts the convolutions first (``relay.transform.ConvertLayout``);
-    ``disabled_pass``, ``pass_context_configs`` (``["key=value"]``) and ``instruments``
-    go to the PassContext.
+    ``mixed_precision`` computes the model in ``mixed_precision_calculation_type``
+    (``"float16"``, the default, or ``"bfloat16"``; ``ToMixedPrecision``), every sum
+    in float32 whatever ``mixed_precision_acc_type`` says; ``disabled_pass``,
+    ``pass_context_configs`` (``["key=value"]``) and ``instruments`` go to the
+    PassContext.
     """
     from ..graph.build import build  # noqa: PLC0415
     from ..graph.transform import ConvertLayout  # noqa: PLC0415
@@ -199,6 +203,19 @@ def compile(tvmc_model, target, opt_level=3, executor=None, runtime=None, tuning
         config[key.strip()] = _config_value(value.strip())
     path = os.fspath(package_path) if package_path else tvmc_model.default_package_path()
     mod = tvmc_model.mod
+    if mixed_precision_ops is not None:
+        raise TVMCException("tvmc.compile: mixed_precision_ops is not supported: tecc's mixed precision converts "
+                            "every operator (each keeps its sums in float32); leave it out")
+    if mixed_precision_acc_type not in (None, "float16", "float32"):
+        raise TVMCException(f"tvmc.compile: mixed_precision_acc_type {mixed_precision_acc_type!r} is not float16 or "
+                            "float32 (tecc accumulates in float32 either way)")
+    if mixed_precision:
+        from ..graph.transform import to_mixed_precision  # noqa: PLC0415
+
+        try:
+            mod = to_mixed_precision(mod, mixed_precision_calculation_type or "float16")
+        except TeccError as err:
+            raise TVMCException(str(err)) from None
     try:
         cli._require_folder_of(path, "package_path")
         if tuning_records:

@@ -20,6 +20,7 @@ _NAMES = {
     "AlterOpLayout": ("tecc.graph.transform", "AlterOpLayout"),
     "CombineParallelDense": ("tecc.graph.transform", "CombineParallelDense"),
     "ConvertLayout": ("tecc.graph.transform", "ConvertLayout"),
+    "ToMixedPrecision": ("tecc.graph.transform", "ToMixedPrecision"),
     "Sequential": ("tecc.graph.transform", "Sequential"),
     "function_pass": ("tecc.graph.transform.passes", "function_pass"),
     "PassContext": ("tecc.transform", "PassContext"),

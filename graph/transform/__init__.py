@@ -3,7 +3,8 @@
 Functions mapping a :class:`tecc.graph.Module` to a module (the same object when
 nothing changed): :func:`infer_type`, :func:`simplify_inference`,
 :func:`fold_constant`, :func:`fold_scale_axis`, :func:`dead_code_elimination`,
-:func:`eliminate_common_subexpr`, :func:`combine_parallel_dense`, :func:`alter_op_layout`, :func:`fuse_ops`; and the same as pass objects of
+:func:`eliminate_common_subexpr`, :func:`combine_parallel_dense`, :func:`alter_op_layout`, :func:`fuse_ops`,
+:func:`to_mixed_precision`; and the same as pass objects of
 tecc's pass engine (:mod:`.passes`): ``InferType()``, ``FoldConstant()`` ...,
 ``Sequential([...])``, gated by ``PassContext(opt_level=...)``.
 :data:`~.passes.GRAPH_PIPELINE` is what building a model runs.
@@ -20,7 +21,8 @@ from .infer_type import infer_type  # noqa: F401
 from .passes import (  # noqa: F401
     GRAPH_PIPELINE, AlterOpLayout, CombineParallelDense, ConvertLayout, DeadCodeElimination, EliminateCommonSubexpr,
     FoldConstant, FoldScaleAxis, FuseOps, GraphPass, GraphPassOptions, InferType, Sequential, SimplifyInference, SinkReshape,
-    function_pass, graph_pass_options, optimize,
+    ToMixedPrecision, function_pass, graph_pass_options, optimize,
 )
+from .mixed_precision import to_mixed_precision  # noqa: F401
 from .simplify_inference import simplify_inference  # noqa: F401
 from .sink_reshape import sink_reshape  # noqa: F401

@@ -38,6 +38,7 @@ from .fold_constant import fold_constant
 from .fold_scale_axis import fold_scale_axis
 from .fuse_ops import MAX_FUSED_OPS, fuse_ops
 from .infer_type import infer_type
+from .mixed_precision import to_mixed_precision
 from .simplify_inference import simplify_inference
 from .sink_reshape import sink_reshape
 
@@ -54,6 +55,7 @@ TVM_NAMES = {
     "combine_parallel_dense": "CombineParallelDense",
     "sink_reshape": "SinkReshape",
     "convert_layout": "ConvertLayout",
+    "to_mixed_precision": "ToMixedPrecision",
 }
 
 
@@ -301,6 +303,27 @@ def CombineParallelDense(min_num_branches=MIN_BRANCHES, to_batch=False):  # noqa
                      _typed(lambda mod: combine_parallel_dense(mod, min_num_branches)), 4)
 
 
+def ToMixedPrecision(mixed_precision_type="float16", missing_op_mode=1):  # noqa: N802
+    """Compute a float32 model in ``mixed_precision_type`` (``"float16"`` or
+    ``"bfloat16"``), its products on tensor cores, every sum in float32 (opt_level 0;
+    see :mod:`.mixed_precision`).  The config key
+    ``"relay.ToMixedPrecision.keep_orig_output_dtype"`` casts the outputs back to
+    float32.  ``missing_op_mode`` is TVM's (0, 1 or 2); every tecc operator takes
+    both types, so none is missing."""
+    if missing_op_mode not in (0, 1, 2):
+        raise GraphError(f"ToMixedPrecision: missing_op_mode must be 0, 1 or 2 (TVM's), got {missing_op_mode!r}")
+    if mixed_precision_type not in ("float16", "bfloat16"):
+        raise GraphError(f"ToMixedPrecision: mixed_precision_type must be 'float16' or 'bfloat16', got "
+                         f"{mixed_precision_type!r}")
+
+    def run(mod):
+        ctx = PassContext.current()
+        keep = bool(ctx.config.get("relay.ToMixedPrecision.keep_orig_output_dtype", False)) if ctx else False
+        return to_mixed_precision(mod, mixed_precision_type, keep)
+
+    return GraphPass("to_mixed_precision", run, 0)
+
+
 def _combine_parallel_dense_on_gpus():
     """:func:`CombineParallelDense` as the default pipeline runs it: at opt_level 3,
     on GPU targets only (``Target.current()``; see its docstring for why)."""
@@ -368,5 +391,5 @@ def optimize(mod: Module) -> Module:
 __all__ = [
     "AlterOpLayout", "CombineParallelDense", "ConvertLayout", "DeadCodeElimination", "EliminateCommonSubexpr", "FoldConstant", "FoldScaleAxis", "FuseOps", "GRAPH_PIPELINE",
     "GraphPass", "GraphPassOptions", "InferType", "function_pass", "Sequential", "SimplifyInference", "SinkReshape", "TVM_NAMES", "graph_pass_options",
-    "optimize",
+    "optimize", "ToMixedPrecision",
 ]

@@ -146,6 +146,35 @@ def test_a_bfloat16_model_compiles_runs_and_takes_its_inputs_in_either_form(tmp_
     assert code == 0, err
 
 
+def test_compile_in_mixed_precision_for_tensor_cores(tmp_path, capsys):
+    """--mixed-precision float16: the float32 MLP's dense layers on tensor cores, fed
+    float32 as before, its output float16 and within float16's precision."""
+    import onnx
+
+    from tecc.graph.testing import mlp_model
+
+    m = mlp_model(sizes=(64, 128, 32), batch=16)
+    onnx.save(m, str(tmp_path / "m.onnx"))
+    x = RNG.standard_normal((16, 64)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x=x)
+    outs = {}
+    for flags in ([], ["--mixed-precision", "float16"]):
+        art = str(tmp_path / f"m{len(flags)}.tar")
+        code, out, err = _run(capsys, ["compile", "--target", "cuda", "--output", art, *flags,
+                                       str(tmp_path / "m.onnx")])
+        assert code == 0, err
+        assert "inputs:        x float32[16, 64]" in out
+        code, out, err = _run(capsys, ["run", "--device", "cuda", "--inputs", str(tmp_path / "in.npz"), "--output",
+                                       str(tmp_path / f"out{len(flags)}.npz"), art])
+        assert code == 0, err
+        with np.load(tmp_path / f"out{len(flags)}.npz") as npz:
+            outs[len(flags)] = npz["output_0"]
+    assert outs[0].dtype == np.float32 and outs[2].dtype == np.float16
+    np.testing.assert_allclose(outs[2].astype(np.float32), outs[0], rtol=1e-2, atol=1e-2)
+    code, _, err = _run(capsys, ["compile", "--mixed-precision", "float8", str(tmp_path / "m.onnx")])
+    assert code == 2 and "invalid choice: 'float8'" in err
+
+
 def test_run_fills_missing_inputs_prints_time_and_top(artifact, model, capsys):
     code, out, err = _run(capsys, ["run", "--print-time", "--repeat", "3", "--print-top", "2", artifact])
     assert code == 0, err
@@ -435,6 +464,14 @@ def test_tvmc_python_api_load_tune_compile_run(tmp_path):
     assert text.startswith("output_0: float32 [1, 5]") and "Execution time summary" in text
     result.save(str(tmp_path / "out.npz"))
     assert np.load(tmp_path / "out.npz")["output_0"].shape == (1, 5)
+    # TVM's mixed-precision arguments: the model computed in float16, fed float32 as before
+    half = tvmc.compile(model, target="llvm", package_path=str(tmp_path / "half.tar"), mixed_precision=True,
+                        mixed_precision_calculation_type="float16", mixed_precision_acc_type="float16")
+    got = tvmc.run(half, device="cpu", inputs={"data": x}).get_output("output_0")
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.astype(np.float32), _reference(x, w), rtol=1e-2, atol=1e-2)
+    with pytest.raises(tvmc.TVMCException, match="mixed_precision_ops is not supported"):
+        tvmc.compile(model, target="llvm", mixed_precision=True, mixed_precision_ops=["nn.conv2d"])
 
 
 def test_tvmc_python_api_errors(tmp_path):
