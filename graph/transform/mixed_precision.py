@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Constant, Function, GraphError, GraphRewriter, Module, TupleType, Var
+from ..ir import Constant, Function, GraphError, GraphRewriter, Module, TupleType
 from ..op import Op, call
 from .infer_type import infer_type
 
