@@ -97,16 +97,20 @@ def assert_outputs_match(got, expected, rtol, atol, who="expected"):
             np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, err_msg=f"output {i}")
 
 
-def tecc_outputs(model, inputs, target="llvm", opt_level=3, freeze_params=True, shape=None):
+def tecc_outputs(model, inputs, target="llvm", opt_level=3, freeze_params=True, shape=None, mixed_precision=None):
     """Import the ONNX ``model``, build it for ``target`` at ``opt_level`` and run it
     on ``inputs`` (name -> array), on the CPU for "llvm" and on ``cuda(0)`` for
     "cuda" (the GPU, or the CPU emulation of CUDA where there is none); the outputs
-    as numpy arrays."""
+    as numpy arrays.  ``mixed_precision``: the model computed in that type first
+    (ToMixedPrecision)."""
     from tecc.contrib import graph_executor  # noqa: PLC0415
     from tecc.graph.build import build  # noqa: PLC0415
     from tecc.graph.frontend import from_onnx  # noqa: PLC0415
+    from tecc.graph.transform import to_mixed_precision  # noqa: PLC0415
 
     mod, params = from_onnx(model, shape=shape, freeze_params=freeze_params)
+    if mixed_precision:
+        mod = to_mixed_precision(mod, mixed_precision)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "no tuned config" notes; no GPU: the emulator runs CUDA
         with tecc.transform.PassContext(opt_level=opt_level):

@@ -14,6 +14,7 @@ import pytest
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
+ml_dtypes = pytest.importorskip("ml_dtypes")
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
@@ -49,6 +50,30 @@ def test_random_models_on_the_gpu_semantics_path(case, opt_level):
     """Built for CUDA (NVRTC where it is installed) and run on the GPU where there is
     one, else on the CPU emulation of CUDA semantics."""
     _compare(case, opt_level, "cuda")
+
+
+@fuzz_settings(15)
+@given(case=models(), opt_level=st.integers(0, 3))
+def test_random_models_in_mixed_precision_compile_and_run(case, opt_level):
+    """ToMixedPrecision("bfloat16") on every random model: it compiles and runs (a
+    refusal would have to be a TeccError naming the operator; none is expected, every
+    operator takes bfloat16), its float outputs are bfloat16, and finite where
+    onnxruntime's float32 ones are (bfloat16 has float32's range)."""
+    import numpy as np  # noqa: PLC0415
+
+    sess = ort.InferenceSession(case.model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, case.inputs)
+    got = tecc_outputs(case.model, case.inputs, target="llvm", opt_level=opt_level, mixed_precision="bfloat16")
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        w = np.asarray(w)
+        if w.dtype != np.float32:
+            assert g.dtype == w.dtype, f"{g.dtype} for {w.dtype}\n{case}"
+            continue
+        assert g.dtype == np.uint16 and g.shape == w.shape, f"{g.dtype}{g.shape} for float32{w.shape}\n{case}"
+        values = g.view(ml_dtypes.bfloat16).astype(np.float32)
+        big = np.abs(w) > 1e30
+        assert np.isfinite(values[np.isfinite(w) & ~big]).all(), f"non-finite bfloat16 outputs\n{case}"
 
 
 def _compare(case, opt_level, target):
