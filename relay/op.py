@@ -127,6 +127,15 @@ def _namespace(prefix: str, module_globals: dict):
     return getattr_, dir_
 
 
+def register_alter_op_layout(op_name, alter=None, level=10):
+    """TVM's ``relay.op.register_alter_op_layout``: the layout alteration of an
+    operator, which ``relay.transform.AlterOpLayout`` calls
+    (:func:`tecc.graph.transform.alter_op_layout.register_alter_op_layout`)."""
+    from ..graph.transform.alter_op_layout import register_alter_op_layout as register  # noqa: PLC0415
+
+    return register(op_name, alter, level)
+
+
 def __getattr__(name):
     if name in ("nn", "image"):
         import importlib  # noqa: PLC0415

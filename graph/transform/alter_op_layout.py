@@ -56,7 +56,7 @@ import numpy as np
 
 from ...errors import TeccTypeError
 from ...tir.transform.pipeline import PassContext
-from ..ir import Call, Constant, Function, Module, TensorType, Tuple, Var, data_operands
+from ..ir import Call, Constant, Expr, Function, GraphError, Module, TensorType, Tuple, Var, data_operands
 from ..op import Op, OpPattern, call
 from ..ops._util import target_keys
 from .fuse_ops import _rebuild, _scope_nodes
@@ -128,15 +128,49 @@ _FINITE_UNARY = frozenset({"nn.relu", "clip", "nn.leaky_relu", "sigmoid", "tanh"
 _FINITE_BINARY = frozenset({"add", "subtract", "multiply", "maximum", "minimum"})
 
 
+#: op name -> (level, function): the user's layout alterations (TVM's
+#: ``relay.op.register_alter_op_layout``), tried before tecc's own rules
+ALTER_FUNCTIONS = {}
+
+
+def register_alter_op_layout(op_name: str, alter=None, level: int = 10):
+    """Register ``alter(attrs, inputs, tinfos, out_type)`` as the layout alteration
+    of operator ``op_name`` (TVM's ``relay.op.register_alter_op_layout``; a
+    decorator without ``alter``).  :func:`alter_op_layout` calls it for every call of
+    the operator, on any target, with the call's attributes (a dict), its operands
+    (graph values), their types and its type; it returns a new value for the call,
+    or None to leave it to tecc.  A convolution it returns in channel blocks
+    (``nn.conv2d`` with ``data_layout="NCHW16c"`` and an OIHW weight, as TVM's
+    tutorials write it) becomes ``nn.contrib_conv2d_NCHWc``, its operands and its
+    value transformed between the layouts as tecc's own blocked convolutions are.
+    A registration of a higher ``level`` replaces a lower one."""
+    from ..op import get_op  # noqa: PLC0415
+
+    get_op(op_name)  # an unknown operator is an error here, named
+
+    def register(fn):
+        if not callable(fn):
+            raise TeccTypeError(f"register_alter_op_layout({op_name!r}): give a function (attrs, inputs, tinfos, "
+                                f"out_type), got {fn!r}")
+        have = ALTER_FUNCTIONS.get(op_name)
+        if have is None or level >= have[0]:
+            ALTER_FUNCTIONS[op_name] = (level, fn)
+        return fn
+
+    return register(alter) if alter is not None else register
+
+
 class _Alter:
     """One function's rewrite: ``plain[node]`` is the node's value in its own layout,
-    ``blocked[node]`` = ``(value, block)`` its value in ``NCHW{block}c``."""
+    ``blocked[node]`` = ``(value, block)`` its value in ``NCHW{block}c``.
+    ``defaults``: tecc's own rules apply (CPU targets); the user's always do."""
 
-    def __init__(self):
+    def __init__(self, defaults=True):
         self.plain = {}
         self.blocked = {}
         self.transformed = {}  # (node, block) -> its NCHW value transformed into NCHW{block}c
         self.changed = False
+        self.defaults = defaults
 
     # -- the two forms of a value ----------------------------------------------------
     def get_plain(self, node):
@@ -193,6 +227,11 @@ class _Alter:
             self.plain[node] = node
             return
         name = _op_name(node)
+        if name in ALTER_FUNCTIONS and self.user_rule(node):
+            return
+        if not self.defaults:
+            self.plain[node] = _rebuild(node, [self.get_plain(a) for a in data_operands(node)], "alter_op_layout")
+            return
         if name in _PLAIN_RULES:  # a rule whose result stays in the plain layout
             value = _PLAIN_RULES[name](self, node)
             if value is not None:
@@ -209,6 +248,44 @@ class _Alter:
                 self.changed = True
                 return
         self.plain[node] = _rebuild(node, [self.get_plain(a) for a in data_operands(node)], "alter_op_layout")
+
+    def user_rule(self, node) -> bool:
+        """The user's alteration of ``node`` (:func:`register_alter_op_layout`),
+        recorded; False when it returned None."""
+        inputs = [self.get_plain(a) for a in node.args]
+        tinfos = [a.checked_type for a in node.args]
+        new = ALTER_FUNCTIONS[_op_name(node)][1](dict(node.attrs), inputs, tinfos, node.checked_type)
+        if new is None:
+            return False
+        if not isinstance(new, Expr):
+            raise GraphError(f"the layout alteration registered for {_op_name(node)} returned "
+                             f"{type(new).__name__}; return a graph value or None")
+        block = _blocked_layout_block(new.attrs.get("data_layout", "")) if _op_name(new) == "nn.conv2d" else None
+        if block is not None:
+            self.blocked[node] = self.blocked_conv2d(node, new, block)
+        else:
+            self.plain[node] = infer_type(new)
+        self.changed = True
+        return True
+
+    def blocked_conv2d(self, node, new, block: int):
+        """``(value, out block)`` of the user's ``nn.conv2d`` in ``NCHW{block}c`` over
+        ``node``'s NCHW data and OIHW weight: tecc's NCHWc convolution."""
+        data, weight = new.args
+        attrs = dict(new.attrs)
+        out_block = _blocked_layout_block(attrs.get("out_layout") or attrs["data_layout"])
+        if attrs["kernel_layout"] != "OIHW" or attrs["groups"] != 1 or out_block is None:
+            raise GraphError(f"the layout alteration registered for nn.conv2d returned a convolution with data "
+                             f"{attrs['data_layout']}, kernel {attrs['kernel_layout']}, out_layout "
+                             f"{attrs.get('out_layout')!r}, groups {attrs['groups']}; tecc blocks an OIHW kernel of "
+                             "one group, the output in NCHW{b}c")
+        have = self.blocked.get(node.args[0])
+        value = have[0] if have is not None and have[1] == block else self.transform(node.args[0], data, block)
+        kernel_layout = f"OIHW{block}i{out_block}o"
+        w = call("layout_transform", weight, src_layout="OIHW", dst_layout=kernel_layout)
+        attrs.update(data_layout=_blocked_layout(block), kernel_layout=kernel_layout,
+                     out_layout=_blocked_layout(out_block), out_dtype=attrs.get("out_dtype") or "")
+        return call("nn.contrib_conv2d_NCHWc", value, w, **attrs), out_block
 
     def conv2d(self, node):
         attrs = node.attrs
@@ -342,8 +419,15 @@ _PLAIN_RULES = {"nn.dense": _Alter.dense}
 _RULES.update({name: _Alter.pool for name in _POOLS})
 
 
-def _alter_function(fn: Function) -> Function:
-    alter = _Alter()
+def _blocked_layout_block(layout: str):
+    """``b`` of a layout ``NCHW{b}c``, else None."""
+    if layout.startswith("NCHW") and layout.endswith("c") and layout[4:-1].isdigit():
+        return int(layout[4:-1])
+    return None
+
+
+def _alter_function(fn: Function, defaults: bool = True) -> Function:
+    alter = _Alter(defaults)
     for node in _scope_nodes(fn.body):
         alter.visit(node)
     if not alter.changed:
@@ -364,10 +448,11 @@ def alter_op_layout(mod: Module) -> Module:
     -------
     tecc.graph.Module
     """
-    if "cpu" not in target_keys():
+    cpu = "cpu" in target_keys()
+    if not cpu and not ALTER_FUNCTIONS:
         return mod
     infer_type(mod)
-    return mod.map_functions(_alter_function)
+    return mod.map_functions(lambda fn: _alter_function(fn, defaults=cpu))
 
 
-__all__ = ["alter_op_layout"]
+__all__ = ["ALTER_FUNCTIONS", "alter_op_layout", "register_alter_op_layout"]

@@ -482,3 +482,70 @@ def test_a_packed_dense_weight_is_a_cpu_layout():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             build(mod, target="cuda")
+
+
+# ---------------------------------------------------------------------------------------
+# the user's layout alterations (TVM's relay.op.register_alter_op_layout)
+# ---------------------------------------------------------------------------------------
+@pytest.fixture
+def own_alterations():
+    """The registry as it was, back after the test (registrations are global)."""
+    saved = dict(alter.ALTER_FUNCTIONS)
+    yield alter.ALTER_FUNCTIONS
+    alter.ALTER_FUNCTIONS.clear()
+    alter.ALTER_FUNCTIONS.update(saved)
+
+
+def _conv_model():
+    """conv2d of a weight given as an input (no constant: tecc's own rule leaves it),
+    plus a constant, as TVM's use_pass_infra tutorial builds it."""
+    x = Var("x", TensorType((1, 16, 10, 10)))
+    w = Var("w", TensorType((16, 16, 3, 3)))
+    c = const(_rand(1, 16, 8, 8))
+    return _mod([x, w], call("add", call("nn.conv2d", x, w), c))
+
+
+def test_a_registered_alteration_blocks_a_convolution_as_tvms_tutorial_does(own_alterations):
+    from tecc import relay
+
+    seen = []
+
+    @relay.op.register_alter_op_layout("nn.conv2d", level=101)
+    def to_blocks(attrs, inputs, tinfos, out_type):
+        seen.append((attrs["data_layout"], [t.shape for t in tinfos], out_type.shape))
+        data, weight = inputs
+        new_attrs = dict(attrs)
+        new_attrs["data_layout"] = "NCHW16c"
+        return relay.nn.conv2d(data, weight, **new_attrs)
+
+    mod = _conv_model()
+    for target in ("llvm", "cuda"):  # the user's rule applies on every target
+        text = str(_alter(mod, target)["main"])
+        assert 'nn.contrib_conv2d_NCHWc(' in text and 'dst_layout="NCHW16c"' in text
+        assert 'src_layout="NCHW16c", dst_layout="NCHW"' in text  # the output back in NCHW
+    assert seen[0] == ("NCHW", [(1, 16, 10, 10), (16, 16, 3, 3)], (1, 16, 8, 8))
+    x, w = _rand(1, 16, 10, 10), _rand(16, 16, 3, 3)
+    outs = []
+    for disabled in ([], ["AlterOpLayout"]):
+        with warnings.catch_warnings(), tecc.transform.PassContext(opt_level=3, disabled_pass=disabled):
+            warnings.simplefilter("ignore")
+            factory = build(mod, target="llvm")
+        gm = tecc.contrib.graph_executor.GraphModule(factory["default"](tecc.cpu(0)))
+        gm.set_input("x", x)
+        gm.set_input("w", w)
+        gm.run()
+        outs.append(gm.get_output(0).numpy())
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-4, atol=1e-4)
+
+
+def test_a_registered_alteration_may_decline_and_a_lower_level_does_not_replace(own_alterations):
+    from tecc import relay
+
+    calls = []
+    relay.op.register_alter_op_layout("nn.conv2d", lambda *a: calls.append("high"), level=20)
+    relay.op.register_alter_op_layout("nn.conv2d", lambda *a: calls.append("low"), level=5)
+    mod = _conv_model()
+    assert structural_equal(_alter(mod, "cuda")["main"], mod["main"])  # declined (None): left as it was
+    assert calls == ["high"]
+    with pytest.raises(GraphError, match=r"nn\.conv3x3"):
+        relay.op.register_alter_op_layout("nn.conv3x3", lambda *a: None)

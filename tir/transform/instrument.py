@@ -77,6 +77,22 @@ def check_instruments(instruments) -> tuple:
     return out
 
 
+class TraceInstrument(PassInstrument):
+    """TVM's ``PassContext(trace=fn)`` before v0.8: ``fn(mod, info, is_before)`` is
+    called before (``True``) and after (``False``) every pass."""
+
+    def __init__(self, trace):
+        if not callable(trace):
+            raise TeccTypeError(f"PassContext trace must be a function (mod, info, is_before), got {trace!r}")
+        self.trace = trace
+
+    def run_before_pass(self, mod, info):
+        self.trace(mod, info, True)
+
+    def run_after_pass(self, mod, info):
+        self.trace(mod, info, False)
+
+
 class PassTimingInstrument(PassInstrument):
     """Times every pass run while it is instrumenting; :meth:`render` gives the table
     (per pass name: runs, total ms, share), and entering a new context clears it."""

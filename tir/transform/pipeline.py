@@ -40,7 +40,7 @@ from .inject_double_buffer import inject_double_buffer
 from .inject_prefetch import inject_prefetch
 from .infer_fragment import infer_fragment
 from .inject_virtual_thread import inject_virtual_thread
-from .instrument import check_instruments
+from .instrument import TraceInstrument, check_instruments
 from .loop_partition import loop_partition
 from .lower_intrin import lower_intrin
 from .lower_division import lower_division
@@ -570,6 +570,9 @@ class PassContext:
         ``"loop_partition"``, ``required_pass`` forces them on.
     instruments : list of PassInstrument, optional
         Called around every pass run in the block (:mod:`.instrument`).
+    trace : callable, optional
+        TVM's before v0.8: ``trace(mod, info, is_before)`` before and after every
+        pass (an instrument).
 
     Examples
     --------
@@ -577,11 +580,14 @@ class PassContext:
     ...     mod = tecc.build(s, [A, B, C])
     """
 
-    def __init__(self, opt_level: int = 2, required_pass=None, disabled_pass=None, instruments=None, config=None):
+    def __init__(self, opt_level: int = 2, required_pass=None, disabled_pass=None, instruments=None, config=None,
+                 *, trace=None):
         if not isinstance(opt_level, int) or opt_level < 0:
             raise PassConfigError(f"opt_level must be a non-negative int, got {opt_level!r}")
         self.opt_level = opt_level
         self.instruments = check_instruments(instruments)
+        if trace is not None:  # TVM before v0.8: trace(mod, info, is_before) around every pass
+            self.instruments += (TraceInstrument(trace),)
         self.required_pass = tuple(required_pass or ())
         self.disabled_pass = tuple(disabled_pass or ())
         self.config = dict(config or {})

@@ -84,6 +84,23 @@ def test_graph_passes_are_instrumented_under_their_tvm_names():
     assert {line.split()[0] for line in table.splitlines()[1:]} == {"sequential", "InferType", "FoldConstant"}
 
 
+def test_a_trace_function_sees_every_pass_as_before_v08():
+    """TVM before v0.8: PassContext(trace=fn), fn(mod, info, is_before) around every
+    pass (v0.7's use_pass_infra prints the module before each)."""
+    from tecc import graph as G
+    from tecc.graph.transform import FoldConstant, InferType, Sequential
+
+    x = G.Var("x", G.TensorType((4,)))
+    mod = G.Module.from_expr(G.Function([x], G.call("add", x, G.const(np.ones(4, "float32")))))
+    seen = []
+    with PassContext(opt_level=3, trace=lambda m, info, before: seen.append((info.name, before, type(m).__name__))):
+        Sequential([InferType(), FoldConstant()])(mod)
+    assert seen[:3] == [("sequential", True, "Module"), ("InferType", True, "Module"), ("InferType", False, "Module")]
+    assert seen[-1] == ("sequential", False, "Module")
+    with pytest.raises(TeccTypeError, match=r"PassContext trace must be a function \(mod, info, is_before\)"):
+        PassContext(trace="print")
+
+
 def test_override_instruments_and_printing(capsys):
     first, second = Recorder(), Recorder()
     with PassContext(instruments=[first]) as ctx:
