@@ -200,10 +200,15 @@ def accumulate_in_float32(lower, cast_inputs=True):
         if out_type.dtype not in HALF_FLOATS:
             return lower(inputs, attrs, out_type)
         t = topi()
+
+        def wide(x):
+            if isinstance(x, (list, tuple)):  # a tuple operand (einsum's)
+                return [wide(f) for f in x]
+            return t.cast(x, "float32") if getattr(x, "dtype", None) in HALF_FLOATS else x
+
         if cast_inputs:
-            inputs = [t.cast(x, "float32") if getattr(x, "dtype", None) in HALF_FLOATS else x for x in inputs]
-        wide = lower(inputs, attrs, TensorType(out_type.shape, "float32"))
-        return t.cast(wide, out_type.dtype)
+            inputs = [wide(x) for x in inputs]
+        return t.cast(lower(inputs, attrs, TensorType(out_type.shape, "float32")), out_type.dtype)
 
     lowered.__doc__ = lower.__doc__
     return lowered

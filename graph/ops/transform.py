@@ -16,8 +16,8 @@ from ...einsum_equation import axis_sizes, parse_equation
 from ..ir import GraphError, TensorType, TupleType
 from ..op import REQUIRED, OpPattern, register_op
 from ._util import (
-    as_int, axis_list, broadcast_shapes, check_choice, check_dtype, int_tuple, normalize_axis, same_dim, same_dtype,
-    static_dims, te_shape, tensor_arg, tensor_args, topi, tuple_arg, tuple_inputs,
+    accumulate_in_float32, as_int, axis_list, broadcast_shapes, check_choice, check_dtype, int_tuple, normalize_axis,
+    same_dim, same_dtype, static_dims, te_shape, tensor_arg, tensor_args, topi, tuple_arg, tuple_inputs,
 )
 
 
@@ -850,7 +850,8 @@ def _einsum_lower(inputs, attrs, out_type):
     return out if [int(d) for d in out.shape] == shape else t.reshape(out, shape)
 
 
-register_op("einsum", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_einsum_infer, lower=_einsum_lower,
+register_op("einsum", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_einsum_infer,
+            lower=accumulate_in_float32(_einsum_lower),
             num_inputs=1, defaults={"equation": REQUIRED},
             doc="products of a tuple's tensors summed over the axes the output does not name (the matrix-product, "
                 "transpose and sum forms, over diagonals where a term repeats a letter; '...' broadcasts as in "

@@ -87,17 +87,20 @@ def _reference(op, x):
         return x.mean(-1, keepdims=True)
     if op == "GlobalAveragePool":
         return x.mean((2, 3), keepdims=True)
+    if op == "Einsum":
+        return x.sum(-1)
     return np.cumsum(x, axis=3)
 
 
 _SUMMING = [("LayerNormalization", dict(axis=-1, epsilon=1e-5)), ("Softmax", dict(axis=-1)),
-            ("ReduceMean", dict(keepdims=1, axes=[3])), ("GlobalAveragePool", {}), ("CumSum", {})]
+            ("ReduceMean", dict(keepdims=1, axes=[3])), ("GlobalAveragePool", {}), ("CumSum", {}),
+            ("Einsum", dict(equation="abcd->abc"))]
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 @pytest.mark.parametrize("target", ["llvm", "cuda"])
 def test_half_width_sums_are_computed_in_float32_and_rounded_once(dtype, target):
-    """A layer norm, softmax, mean, average pool and cumulative sum over 256 values of
+    """A layer norm, softmax, mean, average pool, cumulative sum and einsum over 256 values of
     a float16 or bfloat16 tensor: tecc's result is the float32 result rounded once (at
     most one unit in the last place away, float32 summing in another order); kept in
     the narrow type, the mean of such values was 23% off in bfloat16."""
