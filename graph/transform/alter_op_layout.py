@@ -58,7 +58,7 @@ from ...errors import TeccTypeError
 from ...tir.transform.pipeline import PassContext
 from ..ir import Call, Constant, Expr, Function, GraphError, Module, TensorType, Tuple, Var, data_operands
 from ..op import Op, OpPattern, call
-from ..ops._util import target_keys
+from ..ops._util import target_keys, topi
 from .fuse_ops import _rebuild, _scope_nodes
 from .infer_type import infer_type
 
@@ -420,10 +420,8 @@ _RULES.update({name: _Alter.pool for name in _POOLS})
 
 
 def _blocked_layout_block(layout: str):
-    """``b`` of a layout ``NCHW{b}c``, else None."""
-    if layout.startswith("NCHW") and layout.endswith("c") and layout[4:-1].isdigit():
-        return int(layout[4:-1])
-    return None
+    """``b`` of a layout ``NCHW{b}c``, else None (topi's parse of it)."""
+    return topi().nn.nchwc_layout_block(layout)
 
 
 def _alter_function(fn: Function, defaults: bool = True) -> Function:
