@@ -41,6 +41,7 @@ import zipfile
 import numpy as np
 
 from ..errors import TargetError, TeccError
+from ..graph.ops._util import HALF_FLOATS as MIXED_TYPES
 from ..runtime import dtypes
 
 PROG = "tecc"
@@ -880,7 +881,7 @@ def _add_model_options(p, opt_default=3) -> None:
     p.add_argument("--opt-level", type=int, choices=range(0, 4), default=opt_default, metavar="{0,1,2,3}",
                    help="graph optimization level: 0 none, 1 fusion, 2 constant folding, 3 everything "
                         f"(default {opt_default})")
-    p.add_argument("--mixed-precision", choices=("float16", "bfloat16"), default=None,
+    p.add_argument("--mixed-precision", choices=MIXED_TYPES, default=None,
                    help="compute the float32 model in float16 or bfloat16 (TVM's ToMixedPrecision): its products "
                         "on tensor cores, every sum in float32; the model is fed float32 as before, its outputs "
                         "are in that type")

@@ -4,8 +4,9 @@
 Every float32 value of the graph becomes the narrow type: constants (weights) are
 converted, a float32 input is cast where the graph reads it (the model is fed as
 before), the operators that make float32 from nothing or from integers (``cast``,
-``zeros``, ``ones``, ``full``, ``arange``, ``one_hot``) make the narrow type, and a
-product's ``out_dtype = "float32"`` follows its operands.  Precision is kept where it
+``zeros``, ``ones``, ``full``, ``arange``, ``one_hot``) make the narrow type (a
+``reinterpret`` of bits as float32 is converted after it), and a product's
+``out_dtype = "float32"`` follows its operands.  Precision is kept where it
 is lost otherwise: every operator that sums -- products, reductions, normalizations,
 softmax, averages -- computes in float32 and rounds its result once
 (:func:`tecc.graph.ops._util.accumulate_in_float32`), as TVM's lists put
@@ -23,10 +24,11 @@ import numpy as np
 
 from ..ir import Constant, Function, GraphError, GraphRewriter, Module, TupleType
 from ..op import Op, call
+from ..ops._util import HALF_FLOATS
 from .infer_type import infer_type
 
-#: the types a model may be converted to
-MIXED_TYPES = ("float16", "bfloat16")
+#: the types a model may be converted to: those whose sums the operators keep in float32
+MIXED_TYPES = HALF_FLOATS
 #: attributes that name the type an operator makes (``""``: its operands')
 _DTYPE_ATTRS = ("dtype", "out_dtype")
 
@@ -59,6 +61,8 @@ class _ToMixed(GraphRewriter):
         new = self.generic_visit(node)
         if not isinstance(new.op, Op):
             return new
+        if new.op.name == "reinterpret":  # bits read as float32: the value, then converted
+            return call("cast", new, dtype=self.dtype) if new.attrs["dtype"] == "float32" else new
         attrs = dict(new.attrs)
         changed = False
         for key in _DTYPE_ATTRS:

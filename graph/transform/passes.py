@@ -38,7 +38,7 @@ from .fold_constant import fold_constant
 from .fold_scale_axis import fold_scale_axis
 from .fuse_ops import MAX_FUSED_OPS, fuse_ops
 from .infer_type import infer_type
-from .mixed_precision import to_mixed_precision
+from .mixed_precision import MIXED_TYPES, to_mixed_precision
 from .simplify_inference import simplify_inference
 from .sink_reshape import sink_reshape
 
@@ -312,9 +312,9 @@ def ToMixedPrecision(mixed_precision_type="float16", missing_op_mode=1):  # noqa
     both types, so none is missing."""
     if missing_op_mode not in (0, 1, 2):
         raise GraphError(f"ToMixedPrecision: missing_op_mode must be 0, 1 or 2 (TVM's), got {missing_op_mode!r}")
-    if mixed_precision_type not in ("float16", "bfloat16"):
-        raise GraphError(f"ToMixedPrecision: mixed_precision_type must be 'float16' or 'bfloat16', got "
-                         f"{mixed_precision_type!r}")
+    if mixed_precision_type not in MIXED_TYPES:
+        raise GraphError(f"ToMixedPrecision: mixed_precision_type must be one of {', '.join(map(repr, MIXED_TYPES))}, "
+                         f"got {mixed_precision_type!r}")
 
     def run(mod):
         ctx = PassContext.current()

@@ -84,9 +84,22 @@ def test_the_pass_rewrites_types_and_keeps_the_interface():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(mixed_precision_type="float8"), r"mixed_precision_type must be 'float16' or 'bfloat16', got 'float8'"),
+    (dict(mixed_precision_type="float8"), r"mixed_precision_type must be one of 'float16', 'bfloat16', got 'float8'"),
     (dict(missing_op_mode=3), r"missing_op_mode must be 0, 1 or 2"),
 ])
 def test_bad_arguments_are_refused(kwargs, match):
     with pytest.raises(GraphError, match=match):
         relay.transform.ToMixedPrecision(**kwargs)
+
+
+def test_bits_reinterpreted_as_float32_are_converted_after():
+    """A reinterpret of int32 bits as float32 keeps its width; the float32 value it
+    gives is then cast to the narrow type like any other."""
+    from tecc import graph as G
+
+    x = G.Var("x", G.TensorType((4,), "int32"))
+    y = G.Var("y", G.TensorType((4,)))
+    mod = G.Module.from_expr(G.Function([x, y], G.call("add", G.call("reinterpret", x, dtype="float32"), y)))
+    mixed = relay.transform.ToMixedPrecision("bfloat16")(mod)
+    assert mixed["main"].body.checked_type.dtype == "bfloat16"
+    assert 'reinterpret(%x, dtype="float32")' in str(mixed["main"])
