@@ -450,7 +450,8 @@ def _cmd_tune(args, prog: str, model=None) -> int:
     for task, tuner in results:
         print(f"  {task.name} x{task.count} {list(_task_shapes(task))}: {_best_text(task, tuner)}")
     n_records = sum(1 for _ in record.load_from_file(args.output)) if os.path.exists(args.output) else 0
-    print(f"{args.output}: {n_records} record(s); compile with: tecc compile --target {args.target} "
+    mixed = f"--mixed-precision {args.mixed_precision} " if getattr(args, "mixed_precision", None) else ""
+    print(f"{args.output}: {n_records} record(s); compile with: tecc compile --target {args.target} {mixed}"
           f"--tuning-records {args.output} --output model.tar {args.FILE}")
     return 0
 

@@ -173,6 +173,17 @@ def test_compile_in_mixed_precision_for_tensor_cores(tmp_path, capsys):
     np.testing.assert_allclose(outs[2].astype(np.float32), outs[0], rtol=1e-2, atol=1e-2)
     code, _, err = _run(capsys, ["compile", "--mixed-precision", "float8", str(tmp_path / "m.onnx")])
     assert code == 2 and "invalid choice: 'float8'" in err
+    # tuning the mixed model: its tasks are the tensor-core products, and the hint compiles it mixed too
+    records = str(tmp_path / "records.json")
+    code, out, err = _run(capsys, ["tune", "--target", "cuda", "--mixed-precision", "float16", "--trials", "1",
+                                   "--output", records, str(tmp_path / "m.onnx")])
+    assert code == 0, err
+    assert out.count("dense_tensorcore.cuda x1") >= 2
+    assert "compile with: tecc compile --target cuda --mixed-precision float16 --tuning-records" in out
+    code, out, err = _run(capsys, ["compile", "--target", "cuda", "--mixed-precision", "float16", "--tuning-records",
+                                   records, "--output", str(tmp_path / "tuned.tar"), str(tmp_path / "m.onnx")])
+    assert code == 0, err
+    assert "2 of 2 tunable workload(s) configured from" in out
 
 
 def test_run_fills_missing_inputs_prints_time_and_top(artifact, model, capsys):
