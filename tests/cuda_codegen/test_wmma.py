@@ -876,3 +876,30 @@ def test_bfloat16_and_nhwc_tensor_core_kernels_on_the_gpu():
             got = _run(mod, a, w, out_shape=(2, 5, 5, 32))
         want = T.conv2d_nhwc_python(a.astype(np.float32), w.astype(np.float32), 2, 1)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=dtype)
+
+
+def test_a_float16_model_converted_to_nhwc_runs_its_convolution_on_tensor_cores():
+    """ConvertLayout to NHWC: the fused group's anchor is the implicit GEMM's dense-tagged
+    product, which schedule_dense hands to the NHWC tensor-core template (it went to
+    the plain dense template and failed before); against numpy."""
+    from tecc import relay
+    from tecc.contrib import graph_executor
+    from tecc.topi import testing as T
+
+    rng = np.random.default_rng(41)
+    w = rng.standard_normal((32, 32, 3, 3)).astype("float16")
+    x = relay.var("x", shape=(1, 32, 8, 8), dtype="float16")
+    mod = tecc.IRModule.from_expr(relay.Function([x], relay.nn.relu(relay.nn.conv2d(x, relay.const(w),
+                                                                                     padding=(1, 1)))))
+    with warnings.catch_warnings(), tecc.transform.PassContext(opt_level=3):
+        warnings.simplefilter("ignore")
+        mod = relay.transform.ConvertLayout({"nn.conv2d": ["NHWC", "default"]})(mod)
+        lib = relay.build(mod, target="cuda -arch=sm_90")
+        assert lib.get_lib().get_source("cuda").count("nvcuda::wmma::mma_sync(") == 1
+        gm = graph_executor.GraphModule(lib["default"](tecc.cuda(0)))
+        xv = rng.standard_normal((1, 32, 8, 8)).astype("float16")
+        gm.set_input("x", xv)
+        gm.run()
+        got = gm.get_output(0).numpy().astype(np.float32)
+    want = np.maximum(T.conv2d_nchw_python(xv.astype(np.float32), w.astype(np.float32), 1, 1), 0)
+    np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)

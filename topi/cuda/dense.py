@@ -28,6 +28,8 @@ elements, see :func:`plan_fetches`; the fallback copies element by element).
 """
 from __future__ import annotations
 
+import importlib
+
 import math
 
 from ... import te
@@ -448,20 +450,24 @@ def schedule_dense(outs):
     Schedule
     """
     outs = outputs_of(outs)
-    if has_workload(outs, "dense_tensorcore.cuda"):
-        from .dense_tensorcore import schedule_dense_tensorcore
-
-        return schedule_dense_tensorcore(outs)
-    if has_workload(outs, "conv2d_nchw_tensorcore.cuda"):  # an implicit-GEMM convolution: its product is dense
-        from .conv2d_tensorcore import schedule_conv2d_nchw_tensorcore
-
-        return schedule_conv2d_nchw_tensorcore(outs)
+    for task, module, name in _TENSOR_CORE_SCHEDULES:
+        if has_workload(outs, task):
+            return getattr(importlib.import_module(module, __package__), name)(outs)
     if has_workload(outs, "dense_large_batch.cuda"):
         return schedule_dense_large_batch(outs)
     if has_workload(outs, "dense_small_batch.cuda"):
         return schedule_dense_small_batch(outs)
     template = _large_batch_template if _dense_batch(outs) >= LARGE_BATCH else _small_batch_template
     return template(config_without_workload(), outs)
+
+
+#: the tensor-core templates whose product is a ``dense``-tagged GEMM (the anchor a
+#: model's fused group is scheduled by): task -> the schedule (module, name)
+_TENSOR_CORE_SCHEDULES = (
+    ("dense_tensorcore.cuda", ".dense_tensorcore", "schedule_dense_tensorcore"),
+    ("conv2d_nchw_tensorcore.cuda", ".conv2d_tensorcore", "schedule_conv2d_nchw_tensorcore"),
+    ("conv2d_nhwc_tensorcore.cuda", ".conv2d_tensorcore", "schedule_conv2d_nhwc_tensorcore"),
+)
 
 
 def _dense_batch(outs) -> int:
