@@ -390,6 +390,9 @@ class For(Stmt):
     annotations: tuple = ()        # ((key, value), ...) e.g. ("pragma_unroll", 1)
 
     def __post_init__(self):
+        if (type(self.kind) is ForKind and isinstance(self.min, PrimExpr) and isinstance(self.extent, PrimExpr)
+                and type(self.annotations) is tuple and isinstance(self.body, Stmt)):
+            return  # the compiler's own constructions: nothing to convert
         if not isinstance(self.body, Stmt) and isinstance(self.thread_binding, Stmt):
             # TVM before v0.8: For(loop_var, min, extent, for_type, device_api, body)
             object.__setattr__(self, "body", self.thread_binding)

@@ -753,9 +753,10 @@ def _global_pool_lower(pool_type):
 
 
 for _kind in ("avg", "max"):
+    _lower = _global_pool_lower(_kind)
     register_op(f"nn.global_{_kind}_pool2d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
                 infer=_global_pool_infer(f"nn.global_{_kind}_pool2d"),
-                lower=(accumulate_in_float32 if _kind == "avg" else lambda f: f)(_global_pool_lower(_kind)),
+                lower=accumulate_in_float32(_lower) if _kind == "avg" else _lower,
                 num_inputs=1, defaults={"layout": "NCHW", "out_layout": ""},
                 doc=f"{_kind} over the whole of H and W")
 

@@ -82,5 +82,5 @@ def fragment_info(attrs: dict, buf) -> tuple:
     return parse_fragment_shape(shape), own.get(keys.FRAGMENT_LAYOUT)
 
 
-__all__ = ["FRAGMENT_DTYPES", "OPERAND_RULES", "fragment_allocations", "fragment_dims", "fragment_elements", "fragment_info", "operand_arch",
-           "operand_error", "parse_fragment_shape"]
+__all__ = ["FRAGMENT_DTYPES", "OPERAND_RULES", "fragment_allocations", "fragment_dims", "fragment_elements",
+           "fragment_info", "operand_arch", "operand_error", "parse_fragment_shape"]

@@ -304,21 +304,16 @@ def _bfloat16_vectors_are_copies(body) -> bool:
     vectors move bits (a store of a load), nothing else."""
     from ..functor import post_order_visit
 
-    copied = set()
-    bad = []
-
-    def note_copy(n):
-        if isinstance(n, S.BufferStore) and isinstance(n.value, E.BufferLoad):
-            copied.add(id(n.value))
+    copied, vectors = set(), []
 
     def visit(n):
-        if isinstance(n, E.PrimExpr) and n.dtype.startswith("bfloat16x") and id(n) not in copied:
-            bad.append(n)
+        if isinstance(n, S.BufferStore) and isinstance(n.value, E.BufferLoad):
+            copied.add(id(n.value))
+        elif isinstance(n, E.PrimExpr) and n.dtype.startswith("bfloat16x"):
+            vectors.append(id(n))
 
-    # a store is visited after its value: the copies are noted in a first walk
-    post_order_visit(body, note_copy)
     post_order_visit(body, visit)
-    return not bad
+    return all(v in copied for v in vectors)
 
 
 def _register_lanes(limit: int) -> int:

@@ -35,6 +35,7 @@ from ...tir.analysis.verify_gpu import arch_number
 from ...tuner.task.space import OtherOptionEntity
 from ...tuner.task.topi_integration import register_topi_compute, register_topi_schedule
 from .. import nn, tag
+from ..math import cast
 from ..tunable import schedule_anchor
 from ..utils import TopiError, get_const_tuple
 from .dense import FILL_BLOCKS, inline_injective_inputs
@@ -79,12 +80,9 @@ def accumulator_dtype(in_dtype: str, out_dtype: str) -> str:
 
 
 def rounded(product, out_dtype):
-    """``product`` as ``out_dtype``: itself, or an element-wise cast of it (the
+    """``product`` as ``out_dtype``: itself, or :func:`tecc.topi.cast` of it (the
     templates' output stage computes it from the staged accumulators)."""
-    if product.dtype == out_dtype:
-        return product
-    return te.compute(product.shape, lambda *i: product(*i).astype(out_dtype), name=f"{product.op.name}_{out_dtype}",
-                      tag=tag.ELEMWISE)
+    return product if product.dtype == out_dtype else cast(product, out_dtype)
 
 
 def tensorcore_dense_fits(data, weight, out_dtype=None) -> bool:

@@ -216,11 +216,10 @@ class RPCRunner(Runner):
     """
 
     def __init__(self, key, host=None, port=None, priority=1, timeout=10, n_parallel=None, number=4, repeat=3,
-                 min_repeat_ms=0, **kwargs):
+                 min_repeat_ms=0, **kwargs):  # (priority and TVM's other options: accepted, never used)
         super().__init__(timeout, n_parallel)
         self.key, self.host, self.port = key, host, port
         self.number, self.repeat, self.min_repeat_ms = number, repeat, min_repeat_ms
-        self.options = dict(kwargs, priority=priority)
 
     def _refuse(self):
         raise MeasureError(f"autotvm.RPCRunner({self.key!r}, {self.host!r}, {self.port!r}): tecc measures on this "
