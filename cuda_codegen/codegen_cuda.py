@@ -20,6 +20,9 @@ piece                       CUDA
 ``visit_unknown_call``      ``tecc.warp_shuffle_down``: ``__shfl_down_sync(0xffffffffu,
                             v, delta, 32)``
 helpers                     ``static __device__ __forceinline__``
+``_wmma_call``              ``nvcuda::wmma`` calls; a bfloat16 matrix_a/matrix_b load
+                            from shared memory is the same PTX instruction with its
+                            ``.shared`` state written out (``_shared_bf16_load``)
 vectors                     ``tecc_vec<T, N>`` (lane-wise operators); 2/4-lane contiguous
                             accesses at a provably aligned offset load and store
                             through ``float2``/``float4``/``int4``/``__half2``...
@@ -198,6 +201,8 @@ class CodeGenCUDA(CodeGenC):
         self._headers = set()        # "cuda_fp16.h", "cuda_bf16.h", "mma.h"
         self._fragments = {}         # fragment data Var -> {"fragment_shape": "16, 16, 16", ...}
         self._fragment_scopes = {}   # fragment data Var -> its wmma scope (of the kernel being printed)
+        self._fragment_buffers = {}  # fragment data Var -> its buffer (of the kernel being printed)
+        self._shared_data = set()    # data Vars of the shared buffers allocated around the statement printed
         #: kernel name -> {"dynamic_shared_bytes": int, "param_align": {param index: bytes}}
         self.kernel_info = {}
 
@@ -241,6 +246,7 @@ class CodeGenCUDA(CodeGenC):
         frags = fragment_allocations(func.body)
         if frags:  # (the preamble is printed after every kernel: finish())
             self._headers.add("mma.h")
+        self._fragment_buffers = {b.data: b for b in frags}
         self._fragment_scopes = {b.data: b.scope for b in frags}
         self._shared_align = WMMA_SHARED_ALIGN if frags else SHARED_ALIGN
         self._dyn_offset = 0
@@ -484,8 +490,52 @@ class CodeGenCUDA(CodeGenC):
             return f"nvcuda::wmma::store_matrix_sync({self.expr(a[5])}, {frag(a[0], a[4])}, {self.expr(a[6])}, " \
                    f"{layout})"
         # a load: the matrix_a/matrix_b fragment types carry their layout, an accumulator's load names it
-        tail = f", {layout}" if self._fragment_scopes.get(a[0]) == keys.WMMA_ACCUMULATOR else ""
+        scope = self._fragment_scopes.get(a[0])
+        if scope != keys.WMMA_ACCUMULATOR and self._reads_shared(a[5]) \
+                and self.pointer_dtype(a[0]) == "bfloat16":
+            return self._shared_bf16_load(e)
+        tail = f", {layout}" if scope == keys.WMMA_ACCUMULATOR else ""
         return f"nvcuda::wmma::load_matrix_sync({frag(a[0], a[4])}, {self.expr(a[5])}, {self.expr(a[6])}{tail})"
+
+    def _reads_shared(self, pointer) -> bool:
+        """Whether ``pointer`` (a wmma load's ``access_ptr``) points into a shared buffer."""
+        return (isinstance(pointer, E.Call) and pointer.op == keys.ACCESS_PTR
+                and pointer.args[1] in self._shared_data)
+
+    def _shared_bf16_load(self, e) -> str:
+        """A bfloat16 matrix_a/matrix_b fragment load from shared memory, through a helper
+        that issues ``wmma.load`` with its ``.shared`` state written out.
+
+        NVVM infers the state space of the float16 loads' pointers (``wmma.load.a ...
+        .shared.f16``, which ptxas turns into LDSM), but not of the bfloat16 ones: their
+        generic ``wmma.load ... .bf16`` became 32-bit generic loads (LD.E), four times
+        the instructions and a pass through the generic address path.  The instruction
+        is the same, its destination registers in the order the builtin stores them into
+        the fragment, so the fragment's contents are the builtin's; a static_assert
+        pins the fragment's size to the registers the PTX ISA gives the shape."""
+        a = e.args
+        role = self._fragment_scopes[a[0]].split(".")[1]             # matrix_a / matrix_b
+        shape, layout = fragment_info(self._fragments, self._fragment_buffers[a[0]])
+        m, n, k = shape
+        rows, cols = (m, k) if role == "matrix_a" else (k, n)
+        regs = rows * cols // 64                                     # bf16 pairs per lane of a warp
+        ptx_layout = "row" if layout == "row_major" else "col"
+        frag = (f"nvcuda::wmma::fragment<nvcuda::wmma::{role}, {m}, {n}, {k}, __nv_bfloat16, "
+                f"nvcuda::wmma::{layout}>")
+        name = f"tecc_wmma_load_shared_{role}_m{m}n{n}k{k}_bf16_{layout}"
+        outs = ", ".join(f'"=r"(r[{i}])' for i in range(regs))
+        dests = ", ".join(f"%{i}" for i in range(regs))
+        self.use_helper(name, "\n".join([
+            f"static inline void {name}({frag}& f, const __nv_bfloat16* p, unsigned ldm) {{",
+            f'    static_assert(sizeof(f.x) == {4 * regs}, "a {role} m{m}n{n}k{k} bfloat16 fragment holds {regs} '
+            f'registers");',
+            "    unsigned* r = reinterpret_cast<unsigned*>(&f.x[0]);",
+            "    unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(p));",
+            f'    asm volatile("wmma.load.{role[-1]}.sync.aligned.{ptx_layout}.m{m}n{n}k{k}.shared.bf16 '
+            f'{{{dests}}}, [%{regs}], %{regs + 1};"',
+            f'                 : {outs} : "r"(addr), "r"(ldm) : "memory");',
+            "}"]))
+        return f"{name}({self.expr(a[0])}[{self.expr(a[4])}], {self.expr(a[5])}, (unsigned)({self.expr(a[6])}))"
 
     def _print_shared_allocate(self, s: S.Allocate) -> None:
         buf = s.buffer
@@ -508,7 +558,11 @@ class CodeGenCUDA(CodeGenC):
                 self.emit(f"{st}* {self.restrict_keyword} {name} = ({st}*)(tecc_dynamic_smem + {offset});")
             else:
                 self.emit(f"__shared__ __align__({self._shared_align}) {st} {name}[{n}];")
-            self.print_stmt(s.body)
+            self._shared_data.add(buf.data)
+            try:
+                self.print_stmt(s.body)
+            finally:
+                self._shared_data.discard(buf.data)
 
     def _aligned_access(self, buf: S.Buffer, index):
         """The vector dtype of an aligned native-vector access, or None."""

@@ -45,6 +45,19 @@ def test_tensor_core_staging_moves_16_bytes_a_thread(dtype):
 
 
 @needs_nvdisasm
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_tensor_core_fragments_load_from_shared_with_ldmatrix(dtype):
+    """The matrix_a/matrix_b fragments come from shared memory through LDSM (ldmatrix),
+    for bfloat16 as for float16: NVVM leaves a bfloat16 wmma.load generic, which
+    became 32-bit generic loads (LD.E, 128 of them in this kernel)."""
+    ops = _instructions(_dense_tensorcore_module(dtype).get_source("sass"))
+    ldsm = sum(n for op, n in ops.items() if op.startswith("LDSM"))
+    hmma = sum(n for op, n in ops.items() if op.startswith("HMMA"))
+    assert ldsm == hmma == 32, ops
+    assert not [op for op in ops if op.startswith("LD.")], ops
+
+
+@needs_nvdisasm
 def test_sass_of_a_module_and_of_its_device_module():
     mod = _dense_tensorcore_module("float16", "sm_80")
     text = mod.get_source("sass")

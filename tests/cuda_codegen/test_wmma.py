@@ -730,6 +730,44 @@ def test_dense_on_tensor_cores_with_bfloat16_operands(out_dtype):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("wmma_m, layout_b", [(16, "col_major"), (32, "col_major"), (8, "col_major"),
+                                               (16, "row_major")])
+def test_bfloat16_fragments_load_from_shared_memory_in_every_shape(wmma_m, layout_b):
+    """A bfloat16 fragment load from shared memory is wmma.load with its .shared state
+    written out (NVVM does not infer it for bfloat16), one helper per fragment type,
+    whose static_assert holds for each shape (NVRTC compiles it for sm_80 and sm_90);
+    the values are the emulator's, against numpy."""
+    M, K, N = 64, 64, 64
+    rng = np.random.default_rng(23)
+    if layout_b == "col_major":
+        task = tecc.autotvm.task.create("dense_tensorcore.cuda", args=(
+            ("TENSOR", (M, K), "bfloat16"), ("TENSOR", (N, K), "bfloat16"), None, "float32"), target="cuda -arch=sm_80")
+        cfg = _point(task, wmma_m=wmma_m, block_row_warps=2, block_col_warps=1, warp_row_tiles=1,
+                     warp_col_tiles=2, chunk=2, offset=8, offsetCS=8, vec=4)
+        with tecc.target.Target("cuda -arch=sm_80"):
+            s, args = task.instantiate(cfg)
+        a, b = _bf16_uniform(rng, (M, K)), _bf16_uniform(rng, (N, K))
+        want = a.astype(np.float32) @ b.astype(np.float32).T
+    else:
+        X = te.placeholder((1, M, K), "bfloat16", name="X")
+        Y = te.placeholder((1, K, N), "bfloat16", name="Y")
+        with warnings.catch_warnings(), tecc.target.Target("cuda -arch=sm_80"):
+            warnings.simplefilter("ignore")
+            out = tecc.topi.cuda.batch_matmul(X, Y, out_dtype="float32", transpose_b=False)
+            s, args = tecc.topi.cuda.schedule_batch_matmul([out]), [X, Y, out]
+        a, b = _bf16_uniform(rng, (1, M, K)), _bf16_uniform(rng, (1, K, N))
+        want = a.astype(np.float32) @ b.astype(np.float32)
+    mod = build_all_arches(s, args)
+    src = mod.get_source("cuda")
+    fm, fn, fk = {16: (16, 16, 16), 32: (32, 8, 16), 8: (8, 32, 16)}[wmma_m]
+    b_layout = "row" if layout_b == "row_major" else "col"
+    assert f"wmma.load.a.sync.aligned.row.m{fm}n{fn}k{fk}.shared.bf16" in src
+    assert f"wmma.load.b.sync.aligned.{b_layout}.m{fm}n{fn}k{fk}.shared.bf16" in src
+    assert "nvcuda::wmma::load_matrix_sync(" not in src  # the accumulators are filled, not loaded
+    got = _run_bf16(mod, a, b, out_shape=want.shape, out_dtype="float32")
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_batch_matmul_and_conv2d_on_tensor_cores_with_bfloat16_operands():
     from tecc.topi import testing as T
 
