@@ -49,6 +49,22 @@ requires_gpu = requires_cuda = uses_gpu = requires_llvm = _passthrough
 skip_if_wheel_test = _passthrough
 
 
+def enable_span_filling():
+    """A ``PassContext`` under which the model importers record each call's source
+    node (TVM's ``tvm.testing.enable_span_filling``; tecc's default)."""
+    from .transform import PassContext
+
+    return PassContext(config={"relay.frontend.fill_span": True})
+
+
+def disable_span_filling():
+    """A ``PassContext`` under which the model importers leave spans empty (TVM's
+    ``tvm.testing.disable_span_filling``)."""
+    from .transform import PassContext
+
+    return PassContext(config={"relay.frontend.fill_span": False})
+
+
 def main():
     """Run the calling test file with pytest (``tvm.testing.main()``)."""
     import pytest

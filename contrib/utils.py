@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import pathlib
 import shutil
 import tempfile
 
@@ -20,6 +21,14 @@ class TempDirectory:
 
     def relpath(self, name: str) -> str:
         return os.path.join(self.temp_dir, name)
+
+    @property
+    def path(self) -> pathlib.Path:
+        """The directory as a ``pathlib.Path`` (``tempdir() / "name"`` joins onto it)."""
+        return pathlib.Path(self.temp_dir)
+
+    def __truediv__(self, other) -> pathlib.Path:
+        return self.path / other
 
     def listdir(self) -> list:
         return os.listdir(self.temp_dir)

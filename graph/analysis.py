@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ir import Call, Constant, Function, Tuple, TupleGetItem, Var
+from .ir import Call, Constant, Function, Module, Tuple, TupleGetItem, Var
 
 
 def structural_equal(lhs, rhs, map_free_vars: bool = False) -> bool:
@@ -17,9 +17,13 @@ def structural_equal(lhs, rhs, map_free_vars: bool = False) -> bool:
     one, with equal types).  Sharing counts: a node used twice on one side must be
     matched by one node used twice on the other.
 
+    Two modules are equal when they hold the same function names, each pair
+    structurally equal, and equal attributes.  Spans (the source node a call came
+    from) are not compared.
+
     Parameters
     ----------
-    lhs, rhs : Expr
+    lhs, rhs : Expr or Module
     map_free_vars : bool
 
     Returns
@@ -65,6 +69,9 @@ class _Equal:
             return self._all(a.fields, b.fields)
         if isinstance(a, TupleGetItem):
             return a.index == b.index and self.eq(a.tuple_value, b.tuple_value)
+        if isinstance(a, Module):
+            return (a.attrs == b.attrs and sorted(a.functions) == sorted(b.functions)
+                    and all(self.eq(a.functions[name], b.functions[name]) for name in a.functions))
         if isinstance(a, Function):
             if len(a.params) != len(b.params) or a.attrs != b.attrs:
                 return False

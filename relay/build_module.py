@@ -102,8 +102,8 @@ class Executor:
         ``expr`` is a graph Function, or an expression whose free variables become
         its parameters.  The function takes the parameters not bound by ``params``
         or ``binds`` (``{name or Var: value}``) positionally, in order, or by name,
-        and returns the output as a ``tecc.nd`` array (a tuple of them for several
-        outputs).
+        and returns the output as a ``tecc.nd`` array (a list of them for several
+        outputs, as Relay gives a tuple's fields).
         """
         from .. import runtime  # noqa: PLC0415
         from ..graph.ir import Expr, Function, Module, free_vars  # noqa: PLC0415
@@ -150,6 +150,6 @@ class Executor:
             ex.set_input(**inputs)
             ex.run()
             outs = [ex.get_output(k) for k in range(ex.get_num_outputs())]
-            return outs[0] if len(outs) == 1 else tuple(outs)
+            return outs[0] if len(outs) == 1 else outs  # several: a list, as Relay returns a tuple's fields
 
         return run

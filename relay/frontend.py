@@ -83,19 +83,24 @@ def from_pytorch(script_module, input_infos, custom_convert_map=None, default_dt
     except ImportError:
         raise GraphError("from_pytorch needs PyTorch (pip install torch); or export the model to ONNX yourself "
                          "and use relay.frontend.from_onnx") from None
+    graph_types = _traced_input_dtypes(script_module, len(input_infos))
     names, examples, shapes = [], [], {}
     for k, info in enumerate(input_infos):
         if not (isinstance(info, (list, tuple)) and len(info) == 2 and isinstance(info[0], str)):
             raise GraphError(f"from_pytorch: input_infos[{k}] must be (name, shape) or (name, (shape, dtype)), "
                              f"got {info!r}")
         name, spec = info
-        shape, dtype = spec, default_dtype
+        shape, dtype = spec, graph_types[k] or default_dtype
         if isinstance(spec, (list, tuple)) and len(spec) == 2 and isinstance(spec[1], str):
             shape, dtype = spec
         shape = tuple(int(d) for d in shape)
+        try:
+            torch_dtype = getattr(torch, str(dtype))
+        except AttributeError:
+            raise GraphError(f"from_pytorch: input {name!r} has dtype {dtype!r}, which torch does not have") from None
         names.append(name)
         shapes[name] = shape
-        examples.append(torch.zeros(shape, dtype=getattr(torch, dtype)))
+        examples.append(torch.zeros(shape, dtype=torch_dtype))
     buf = io.BytesIO()
     try:
         with torch.no_grad(), warnings.catch_warnings():
@@ -110,7 +115,45 @@ def from_pytorch(script_module, input_infos, custom_convert_map=None, default_dt
     import onnx  # noqa: PLC0415
 
     model = onnx.load_from_string(buf.getvalue())
-    return from_onnx(model, shape=shapes, freeze_params=False)
+    kept = {i.name for i in model.graph.input}
+    mod, params = from_onnx(model, shape={n: s for n, s in shapes.items() if n in kept}, freeze_params=False)
+    return _with_all_inputs(mod, names, shapes, examples), params
+
+
+def _traced_input_dtypes(script_module, count) -> list:
+    """The dtypes (or None) of the first ``count`` tensor inputs a traced module's graph
+    records (``Float(3, 4)``, ``Long(2)``), as TVM reads them when ``input_infos``
+    gives shapes alone; a scripted module's inputs are plain ``Tensor`` (None)."""
+    graph = getattr(script_module, "graph", None)
+    found = []
+    if graph is not None:
+        for value in graph.inputs():
+            ty = value.type()
+            if ty.kind() == "TensorType":
+                dtype = ty.dtype()
+                found.append(str(dtype).replace("torch.", "") if dtype is not None else None)
+            elif not found and ty.kind() == "ClassType":
+                continue  # the module itself (``self``)
+            else:
+                found.append(None)
+    return (found + [None] * count)[:count]
+
+
+def _with_all_inputs(mod, names, shapes, examples):
+    """``mod`` whose ``main`` takes every input of ``input_infos``, in their order, then
+    its weights: torch's exporter drops an input the outputs do not read (``ones_like``),
+    and TVM's Relay keeps it (the caller still sets it)."""
+    from ..graph.ir import Function, Module, TensorType, Var  # noqa: PLC0415
+
+    main = mod["main"]
+    by_name = {p.name_hint: p for p in main.params}
+    if all(n in by_name for n in names):
+        return mod
+    inputs = [by_name.get(n) or Var(n, TensorType(shapes[n], str(ex.dtype).replace("torch.", "")))
+              for n, ex in zip(names, examples)]
+    rest = [p for p in main.params if p.name_hint not in names]
+    new_main = Function(inputs + rest, main.body, main.ret_type, main.attrs, main.span)
+    return Module({**mod.functions, "main": new_main}, mod.attrs)
 
 
 __all__ = ["from_onnx", "from_pytorch"]

@@ -373,6 +373,12 @@ class GraphSpec:
         """The nodes that call a kernel, in order (``tvm_op`` nodes but ``__nop``)."""
         return [node for node in self.nodes if node.op == "tvm_op" and node.func_name != NOP]
 
+    def unread_inputs(self) -> set:
+        """The names of the inputs no node reads and no output is (an input the model
+        ignores: torch's exporter folds ``ones_like(x)`` into a constant)."""
+        read = {eid for node in self.nodes for eid in node.inputs} | set(self.heads)
+        return {n for n, eid in self.input_entry.items() if eid not in read}
+
     def input_info(self) -> list:
         """``[{"name", "shape", "dtype"}]`` of the user inputs."""
         return [{"name": n, "shape": list(self.shapes[self.input_entry[n]]),
@@ -447,9 +453,26 @@ def _value_dtype(value):
         return str(dtype)
 
 
+def _foreign_array(value):
+    """Another library's array (a torch tensor, say) as numpy's, or cupy's when it
+    lives on the GPU, through DLPack without a copy; anything else as it is."""
+    if isinstance(value, (np.ndarray, NDArray)) or not hasattr(value, "__dlpack__"):
+        return value
+    cupy = _cupy()
+    if cupy is not None and isinstance(value, cupy.ndarray):
+        return value
+    device = getattr(value, "__dlpack_device__", lambda: (1, 0))()
+    if device[0] == 1:  # kDLCPU
+        return np.from_dlpack(value)
+    if cupy is None:
+        return value  # a GPU array without cupy: the dtype check names it
+    return cupy.from_dlpack(value)
+
+
 def _copy_into(dst: NDArray, value, what: str) -> None:
     """Copy ``value`` into ``dst`` after checking its shape and dtype against ``dst``'s."""
     want_shape, want_dtype = dst.shape, dst.dtype
+    value = _foreign_array(value)
     if not hasattr(value, "shape") or not hasattr(value, "dtype"):
         try:  # a list or a scalar: convert to the expected dtype
             value = np.asarray(value, dtype=dtypes.storage(want_dtype))
@@ -566,7 +589,8 @@ class GraphExecutor:
         self._storage = {sid: empty((max(nbytes, 1),), "uint8", self.device)
                          for sid, nbytes in sorted(spec.storage_bytes().items())}
         self.entries = [self._view(eid) for eid in range(spec.num_entries)]
-        self._unset = set(spec.input_names[:spec.num_user_inputs])
+        # the user inputs run() refuses to go without: an input no kernel reads may stay unset
+        self._unset = set(spec.input_names[:spec.num_user_inputs]) - spec.unread_inputs()
         for name, value in params.items():
             self._set(name, value, "params")
         self._calls = [self._bind(node) for node in spec.kernel_nodes()]

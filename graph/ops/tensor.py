@@ -38,11 +38,12 @@ for _name, _topi_name in (("add", "add"), ("subtract", "subtract"), ("multiply",
                           ("mod", "mod"), ("trunc_mod", "trunc_mod")):
     _register_binary(_name, _topi_name)
 
-for _name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
+# logical operators read non-zero as true and give bool, whatever the operands' dtype (topi's)
+for _name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
+              "logical_xor"):
     _register_binary(_name, _name, result_dtype="bool")
 
-for _name in ("logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
-              "left_shift", "right_shift"):
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"):
     _register_binary(_name, _name)
 
 
@@ -71,7 +72,7 @@ for _name, _path in (("nn.relu", "nn.relu"), ("sigmoid", "sigmoid"), ("tanh", "t
                      ("log", "log"), ("sqrt", "sqrt"), ("rsqrt", "rsqrt"), ("abs", "abs"),
                      ("negative", "negative"), ("erf", "erf"), ("floor", "floor"), ("ceil", "ceil"),
                      ("round", "round"), ("sign", "sign"), ("sin", "sin"), ("cos", "cos"),
-                     ("reciprocal", "reciprocal"), ("logical_not", "logical_not"), ("copy", "identity"),
+                     ("reciprocal", "reciprocal"), ("copy", "identity"),
                      ("bitwise_not", "bitwise_not")):
     _register_unary(_name, _path)
 
@@ -123,5 +124,5 @@ def _register_test(name):
                 doc=f"element-wise ``topi.{name}`` (a bool result)")
 
 
-for _name in ("isnan", "isinf", "isfinite"):
+for _name in ("isnan", "isinf", "isfinite", "logical_not"):
     _register_test(_name)

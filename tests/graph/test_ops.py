@@ -357,6 +357,21 @@ def test_reduce_all_axes_and_logical():
     check("all", [b], dict(axis=0, keepdims=True), b.all(axis=0, keepdims=True))
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "float32", "bool"])
+def test_logical_operators_read_nonzero_as_true_and_give_bool(dtype):
+    """torch exports logical_not / all / any of uint8 tensors as ONNX Not, And...
+    on them; topi's logical operators give bool for any operand dtype, and the
+    operators' types say so (before: inferred uint8, lowered bool -- refused)."""
+    x = np.array([0, 1, 2, 0], dtype)
+    y = np.array([3, 0, 1, 0], dtype)
+    check("logical_not", [x], {}, np.logical_not(x))
+    check("logical_and", [x, y], {}, np.logical_and(x, y))
+    check("logical_or", [x, y], {}, np.logical_or(x, y))
+    check("logical_xor", [x, y], {}, np.logical_xor(x, y))
+    out = run_op("logical_not", [x], {})
+    assert out.dtype == np.bool_
+
+
 def test_argmax_argmin():
     x = rand(3, 5)
     check("argmax", [x], dict(axis=1), np.argmax(x, axis=1).astype("int32"))

@@ -99,6 +99,8 @@ def test_tvm_names_from_before_v0_8():
         tecc.nd.array([1.0], dev=tecc.cpu(0), ctx=tecc.cpu(0))
     assert graph_runtime.create is graph_executor.create and graph_runtime.GraphModule is graph_executor.GraphModule
     assert util.tempdir is utils.tempdir and topi_util.get_const_tuple is topi_utils.get_const_tuple
+    temp = utils.tempdir()
+    assert temp.path.is_dir() and temp / "lib.so" == temp.path / "lib.so" and str(temp.path) == temp.relpath("")[:-1]
 
 
 def test_target_errors():

@@ -533,6 +533,9 @@ _CONFIG_KEYS = {
     "graph.print_before": "graph pass names (or 'all') before which to print the model graph",
     "graph.disable_winograd": "bool: AlterOpLayout keeps every 3x3 convolution direct on CPUs (no Winograd)",
     "graph.timing": "bool: print the time spent in each graph pass",
+    "relay.frontend.fill_span": "bool (TVM's; default True): the model importers record on each call the name of "
+                                "the model node it came from (its span, named in build errors); False leaves "
+                                "spans empty",
     "relay.ToMixedPrecision.keep_orig_output_dtype": "bool (TVM's): ToMixedPrecision casts a model's outputs back to "
                                                      "float32",
     "tir.add_lower_pass": "list of (phase, pass): the user's TIR passes, run during lowering at phase 0, 1, 2 "

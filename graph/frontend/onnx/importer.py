@@ -10,6 +10,7 @@ import numpy as np
 
 from ...ir import Call, Constant, Function, GraphError, Module, TensorType, Tuple, TupleGetItem, Var, post_order_visit
 from ...op import call as graph_call
+from ....tir.transform.pipeline import PassContext
 from ...transform.infer_type import infer_type
 from .common import OnnxImportError, OnnxNode, _FOLD_LIMIT, _np_dtype, _onnx
 from .converters import _CONVERTERS
@@ -182,6 +183,8 @@ class _Importer:
         self.unavailable = {}   # ONNX value name -> why it cannot be used
         self.init_values = {}   # parameter Var -> numpy array
         self.node = None        # the node being converted (for spans and messages)
+        # TVM's "relay.frontend.fill_span": calls carry their node's name unless turned off
+        self.fill_span = bool(PassContext.current().config.get("relay.frontend.fill_span", True))
 
     # --- what converters use ---------------------------------------------------------
     def call(self, name, *args, **attrs):
@@ -195,7 +198,7 @@ class _Importer:
         where = self.node.where if self.node is not None else "from_onnx"
         try:
             expr = graph_call(name, *args, **attrs)
-            expr = Call(expr.op, expr.args, expr.attrs, span=self.node.name if self.node is not None else None)
+            expr = Call(expr.op, expr.args, expr.attrs, span=self.node.name if self.fill_span and self.node else None)
             infer_type(expr)
         except OnnxImportError:
             raise
