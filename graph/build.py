@@ -163,6 +163,26 @@ def _check_lowered(node, value) -> None:
                              f"{want}; the operator definition's lower and infer disagree")
 
 
+def _lower_call(node, args):
+    """``node.op.lower`` on ``args``, where a scalar constant comes as an expression
+    (inlined into the kernel); an operator that takes tensors alone (``copy`` of a
+    0-d constant, which a torch export makes of ``torch.tensor(x.numel())``) gets it
+    as a 0-d tensor instead."""
+    from .. import te  # noqa: PLC0415
+    from ..errors import TeccTypeError  # noqa: PLC0415
+
+    try:
+        return node.op.lower(args, node.attrs, node.checked_type)
+    except TeccTypeError:
+        if all(isinstance(a, (te.Tensor, list, tuple)) for a in args):
+            raise
+    def scalar(value):
+        return te.compute((), lambda: value, name="scalar")
+
+    tensors = [a if isinstance(a, (te.Tensor, list, tuple)) else scalar(a) for a in args]
+    return node.op.lower(tensors, node.attrs, node.checked_type)
+
+
 def lower_function(fn: Function, target):
     """The TE of one primitive function: ``(schedule, argument tensors)`` (the
     placeholders of its parameters, flattened, then its outputs).  Called inside
@@ -192,7 +212,7 @@ def lower_function(fn: Function, target):
         elif isinstance(node, Call) and isinstance(node.op, Op):
             args = [env[a] for a in node.args]
             try:
-                value = node.op.lower(args, node.attrs, node.checked_type)
+                value = _lower_call(node, args)
             except GraphError:
                 raise
             except TeccError as err:

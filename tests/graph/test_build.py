@@ -199,6 +199,24 @@ def test_a_model_that_computes_nothing_copies_its_outputs(target, tmp_path):
 
 
 @pytest.mark.filterwarnings("ignore:no CUDA GPU found")
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_operators_of_scalar_constants(opt_level):
+    """A 0-d constant is inlined into its kernel as an expression; an operator that
+    takes tensors alone (copy, which torch exports for torch.tensor(x.numel())) gets
+    it as a 0-d tensor, folded or not (before: "topi.identity: expected a tensor")."""
+    x = Var("x", TensorType((3,), "int64"))
+    size = call("copy", const(np.array(15, "int64")))
+    mod = G.Module.from_expr(G.Function([x], G.Tuple([size, call("add", x, call("negative", size))])))
+    with tecc.transform.PassContext(opt_level=opt_level):
+        factory = build(mod, "llvm")
+    gmod = GraphModule(factory["default"](tecc.cpu(0)))
+    gmod.set_input("x", np.arange(3, dtype="int64"))
+    gmod.run()
+    assert gmod.get_output(0).numpy() == 15 and gmod.get_output(0).shape == ()
+    np.testing.assert_array_equal(gmod.get_output(1).numpy(), np.arange(3) - 15)
+
+
+@pytest.mark.filterwarnings("ignore:no CUDA GPU found")
 @pytest.mark.parametrize("target,batch", [("llvm", 1), ("llvm", 2), ("cuda", 1)])
 def test_a_concatenation_of_whole_rows_is_written_in_place_and_runs_no_kernel(target, batch, tmp_path):
     """Two dense layers whose outputs a concatenation joins (SqueezeNet's fire module

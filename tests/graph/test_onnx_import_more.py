@@ -1053,3 +1053,22 @@ def test_mean_variance_normalization_adds_its_epsilon_to_the_deviation(target):
     assert np.abs(got[:, 0]).min() > 0.999  # the near-equal pair
     # (onnxruntime computes the body's E[x^2] - E[x]^2 in float32: on this input it
     # cancels below zero and its root is NaN; the float64 body above is the reference)
+
+
+def test_an_empty_slice_of_a_shape_computation_is_an_ordinary_value():
+    """torch exports flatten(x, 3, -1) as Reshape(x, Concat(Shape(x)[0:3], Shape(x)[4:], [-1])):
+    the empty piece is a value of the shape computation, folded by numpy (before:
+    "the slice of axis 0 (4:4:1 of 4) is empty")."""
+    c = lambda name, v: helper.make_node("Constant", [], [name], value=numpy_helper.from_array(  # noqa: E731
+        np.array(v, "int64"), name))
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), c("b0", [0]), c("e0", [3]), c("b1", [4]), c("e1", [4]),
+             c("minus1", [-1]),
+             helper.make_node("Slice", ["s", "b0", "e0"], ["head"]),
+             helper.make_node("Slice", ["s", "b1", "e1"], ["empty"]),
+             helper.make_node("Concat", ["head", "minus1", "empty"], ["newshape"], axis=0),
+             helper.make_node("Reshape", ["x", "newshape"], ["y"])]
+    x = np.random.default_rng(0).standard_normal((3, 5, 2, 2)).astype("float32")
+    check(nodes, {"x": x}, ["y"])
+    with pytest.raises(OnnxImportError, match=r"the slice of axis 1 \(2:2:1 of 5\) is empty"):
+        tecc_run(make_model([c("b", [2]), c("e", [2]), c("a", [1]),
+                             helper.make_node("Slice", ["x", "b", "e", "a"], ["y"])], {"x": x}, ["y"]), {"x": x})

@@ -123,13 +123,22 @@ def _slice(ctx, node, inputs):
         steps = [1] * len(starts) if steps_in is None else ctx.value(steps_in, "steps (input 4)").reshape(-1).tolist()
     if not len(starts) == len(ends) == len(axes) == len(steps):
         node.fail(f"starts {starts}, ends {ends}, axes {axes} and steps {steps} differ in length")
-    begin, end, stride = [0] * rank, list(xs), [1] * rank
-    reversed_axes = {}
+    picks = {}
     for a, s, e, st in zip(axes, starts, ends, steps):
         a = _normalize_axis(a, rank, node, "axis")
         if int(st) == 0:
             node.fail(f"step 0 on axis {a}")
-        start, stop, step = slice(int(s), int(e), int(st)).indices(xs[a])
+        picks[a] = (s, e, st, slice(int(s), int(e), int(st)).indices(xs[a]))
+    if isinstance(x, Constant):
+        # a shape computation (torch's flatten slices Shape(x)[0:0] to concatenate): numpy's,
+        # where an empty piece is an ordinary value
+        data = x.data
+        for a, (_, _, _, bounds) in picks.items():
+            data = np.take(data, list(range(*bounds)), axis=a)
+        return Constant(np.ascontiguousarray(data))
+    begin, end, stride = [0] * rank, list(xs), [1] * rank
+    reversed_axes = {}
+    for a, (s, e, st, (start, stop, step)) in picks.items():
         count = len(range(start, stop, step))
         if count == 0:
             node.fail(f"the slice of axis {a} ({s}:{e}:{st} of {xs[a]}) is empty; tecc does not compile empty "
