@@ -792,6 +792,56 @@ def einsum_plan(op: str, terms, output) -> dict:
             "b": [b.index(c) for c in batch + k + n], "batch": len(batch), "m": len(m), "n": len(n), "k": len(k)}
 
 
+def einsum_steps(op: str, terms, output) -> list:
+    """An einsum of any number of operands as a chain of the forms
+    :func:`einsum_plan` computes: ``[(operands, terms, out_term)]``, where an operand
+    is an input's index ``k >= 0`` or ``-1 - n``, the result of step ``n``.
+
+    Left to right, each operand joins the running result (``"ij,jk,km->im"``: ``ij,jk
+    ->ik``, then ``ik,km->im``); an axis no later operand or the output reads is
+    summed away, alone first where only one side has it; a last transpose puts the
+    axes in the output's order.  One or two operands whose form :func:`einsum_plan`
+    computes directly are one step."""
+    if len(terms) <= 2:
+        try:
+            einsum_plan(op, terms, output)
+            return [(tuple(range(len(terms))), tuple(terms), output)]
+        except GraphError:
+            pass  # chained below: sums of one operand's axes first, a transpose last
+    steps = []
+
+    def step(sources, step_terms, out):
+        steps.append((tuple(sources), tuple(step_terms), out))
+        return out, -len(steps)
+
+    current, where = terms[0], 0
+    if len(terms) == 1:
+        kept = "".join(c for c in current if c in output)
+        if kept != current:
+            current, where = step([0], [current], kept)
+    for k in range(1, len(terms)):
+        needed = set(output).union(*terms[k + 1:])
+        pair, sources = [current, terms[k]], [where, k]
+        for side in (0, 1):
+            alone = [c for c in pair[side] if c not in pair[1 - side] and c not in needed]
+            if alone:  # summed over one operand only: sum it there first
+                kept = "".join(c for c in pair[side] if c not in alone)
+                pair[side], sources[side] = step([sources[side]], [pair[side]], kept)
+        a, b = pair
+        out = "".join([c for c in a if c in b and c in needed] + [c for c in a if c not in b and c in needed]
+                      + [c for c in b if c not in a and c in needed])
+        current, where = step(sources, pair, out)
+    if current != output:
+        step([where], [current], output)
+    for _, step_terms, out in steps:
+        try:
+            einsum_plan(op, step_terms, out)
+        except GraphError as err:  # pragma: no cover - the chain makes only the planned forms
+            form = ",".join(terms) + "->" + output
+            raise GraphError(f"{op}: {form!r}: its step {','.join(step_terms)}->{out}: {err}") from None
+    return steps
+
+
 def _einsum_infer(types, attrs):
     op = "einsum"
     fields = tuple_arg(op, types, 0)
@@ -800,7 +850,7 @@ def _einsum_infer(types, attrs):
     terms, output, broadcast = parse_equation(equation, [ty.ndim for ty in fields], GraphError)
     dims = axis_sizes(equation, terms, [ty.shape for ty in fields], broadcast, lambda a, b: a == b, _is_one,
                       [f"operand {k}" for k in range(len(fields))], GraphError)
-    einsum_plan(op, _diagonal_terms(_aligned(terms, output, broadcast)[0]), output)
+    einsum_steps(op, _diagonal_terms(_aligned(terms, output, broadcast)[0]), output)
     return TensorType([dims[c] for c in output], dtype)
 
 
@@ -834,7 +884,17 @@ def _einsum_lower(inputs, attrs, out_type):
     terms, added = _aligned(terms, output, broadcast)
     fields = [f if n == 0 else t.reshape(f, [1] * n + list(f.shape)) for f, n in zip(fields, added)]
     fields = [_diagonal(f, term) for f, term in zip(fields, terms)]
-    terms = _diagonal_terms(terms)
+    results = []
+    for sources, step_terms, out in einsum_steps("einsum", _diagonal_terms(terms), output):
+        operands = [fields[i] if i >= 0 else results[-1 - i] for i in sources]
+        results.append(_einsum_step(t, operands, step_terms, out, out_type.dtype))
+    result = results[-1]
+    shape = [int(d) for d in out_type.shape]
+    return result if [int(d) for d in result.shape] == shape else t.reshape(result, shape)
+
+
+def _einsum_step(t, fields, terms, output, dtype):
+    """One or two operands whose ``terms`` :func:`einsum_plan` computes."""
     plan = einsum_plan("einsum", terms, output)
     if plan["kind"] == "transpose":
         return _permuted(t, fields[0], plan["axes"])
@@ -845,9 +905,19 @@ def _einsum_lower(inputs, attrs, out_type):
     # a: batch + m + k axes as batch + [M, K]; b: batch + k + n axes as batch + [K, N]
     a = _merged(t, _permuted(t, a, plan["a"]), [1] * batch + [m, k])
     b = _merged(t, _permuted(t, b, plan["b"]), [1] * batch + [k, n])
-    out = t.matmul_broadcast(a, b, out_type.dtype)
-    shape = [int(d) for d in out_type.shape]
-    return out if [int(d) for d in out.shape] == shape else t.reshape(out, shape)
+    out = t.matmul_broadcast(a, b, dtype)
+    sizes = {}
+    for f, term in zip(fields, terms):
+        for c, d in zip(term, f.shape):
+            if c not in sizes or _is_one(_as_int(sizes[c])):  # a batch axis of 1 broadcasts
+                sizes[c] = d
+    shape = [sizes[c] for c in output]
+    same = len(shape) == len(out.shape) and all(_as_int(x) == _as_int(y) for x, y in zip(shape, out.shape))
+    return out if same else t.reshape(out, shape)
+
+
+def _as_int(d):
+    return int(d.value) if hasattr(d, "value") else d
 
 
 register_op("einsum", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_einsum_infer,
