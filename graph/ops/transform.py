@@ -772,7 +772,8 @@ def einsum_plan(op: str, terms, output) -> dict:
                              "transpose")
         return {"kind": "sum", "axes": [k for k, c in enumerate(term) if c not in output]}
     if len(terms) != 2:
-        raise GraphError(f"{op}: {form!r} has {len(terms)} operands; tecc computes einsum of one or two")
+        raise GraphError(f"{op}: {form!r} has {len(terms)} operands; the einsum operator computes one product of "
+                         "two (from_onnx chains longer forms into several: einsum_steps)")
     a, b = terms
     for c in a + b:
         if c not in output and (c not in a or c not in b):
@@ -794,8 +795,10 @@ def einsum_plan(op: str, terms, output) -> dict:
 
 def einsum_steps(op: str, terms, output) -> list:
     """An einsum of any number of operands as a chain of the forms
-    :func:`einsum_plan` computes: ``[(operands, terms, out_term)]``, where an operand
-    is an input's index ``k >= 0`` or ``-1 - n``, the result of step ``n``.
+    :func:`einsum_plan` computes, one einsum call (one kernel) each:
+    ``[(operands, terms, out_term)]``, where an operand is an input's index ``k >= 0``
+    or ``-1 - n``, the result of step ``n``.  ``terms`` name each axis once (no
+    ``...``, no diagonal).
 
     Left to right, each operand joins the running result (``"ij,jk,km->im"``: ``ij,jk
     ->ik``, then ``ik,km->im``); an axis no later operand or the output reads is
@@ -850,7 +853,7 @@ def _einsum_infer(types, attrs):
     terms, output, broadcast = parse_equation(equation, [ty.ndim for ty in fields], GraphError)
     dims = axis_sizes(equation, terms, [ty.shape for ty in fields], broadcast, lambda a, b: a == b, _is_one,
                       [f"operand {k}" for k in range(len(fields))], GraphError)
-    einsum_steps(op, _diagonal_terms(_aligned(terms, output, broadcast)[0]), output)
+    einsum_plan(op, _diagonal_terms(_aligned(terms, output, broadcast)[0]), output)
     return TensorType([dims[c] for c in output], dtype)
 
 
@@ -884,11 +887,7 @@ def _einsum_lower(inputs, attrs, out_type):
     terms, added = _aligned(terms, output, broadcast)
     fields = [f if n == 0 else t.reshape(f, [1] * n + list(f.shape)) for f, n in zip(fields, added)]
     fields = [_diagonal(f, term) for f, term in zip(fields, terms)]
-    results = []
-    for sources, step_terms, out in einsum_steps("einsum", _diagonal_terms(terms), output):
-        operands = [fields[i] if i >= 0 else results[-1 - i] for i in sources]
-        results.append(_einsum_step(t, operands, step_terms, out, out_type.dtype))
-    result = results[-1]
+    result = _einsum_step(t, fields, _diagonal_terms(terms), output, out_type.dtype)
     shape = [int(d) for d in out_type.shape]
     return result if [int(d) for d in result.shape] == shape else t.reshape(result, shape)
 

@@ -1072,3 +1072,24 @@ def test_an_empty_slice_of_a_shape_computation_is_an_ordinary_value():
     with pytest.raises(OnnxImportError, match=r"the slice of axis 1 \(2:2:1 of 5\) is empty"):
         tecc_run(make_model([c("b", [2]), c("e", [2]), c("a", [1]),
                              helper.make_node("Slice", ["x", "b", "e", "a"], ["y"])], {"x": x}, ["y"]), {"x": x})
+
+
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+@pytest.mark.parametrize("equation, shapes", [
+    ("ij,jk,km->im", [(3, 4), (4, 5), (5, 2)]),              # torch.einsum of three (TVM's test_einsum)
+    ("i,i,i->i", [(4,), (4,), (4,)]),
+    ("bij,bjk,bkl->bli", [(2, 3, 4), (2, 4, 5), (2, 5, 3)]),  # the output's axes in another order
+    ("ij,jk,kl,lm->mi", [(2, 3), (3, 4), (4, 5), (5, 2)]),
+    ("ij,kl->ik", [(2, 3), (4, 5)]),                         # axes summed over one operand alone
+    ("bij,bjk->ikb", [(2, 3, 4), (2, 4, 5)]),                # a product, then a transpose
+    ("aij,bjk->abik", [(2, 3, 4), (5, 4, 6)]),
+    ("ijk->ki", [(2, 3, 4)]),                                # a sum, then a transpose
+])
+def test_einsum_forms_no_single_product_computes_run_as_a_chain(equation, shapes, target):
+    """Each step an einsum call of its own, so each is a kernel the target schedules
+    (before: refused; computed in one TE function, the CUDA schedule left its inner
+    products outside any kernel)."""
+    rng = np.random.default_rng(4)
+    names = [f"x{k}" for k in range(len(shapes))]
+    inputs = {n: rng.standard_normal(s).astype("float32") for n, s in zip(names, shapes)}
+    check([helper.make_node("Einsum", names, ["y"], equation=equation)], inputs, ["y"], opset=12, target=target)

@@ -165,24 +165,6 @@ def test_einsum_matmul_forms():
     check("einsum", [[p]], dict(equation="bikl->bk"), np.einsum("bikl->bk", p), rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("equation, shapes", [
-    ("ij,jk,km->im", [(3, 4), (4, 5), (5, 2)]),          # torch.einsum of three (TVM's test_einsum)
-    ("i,i,i->i", [(4,), (4,), (4,)]),
-    ("bij,bjk,bkl->bli", [(2, 3, 4), (2, 4, 5), (2, 5, 3)]),  # the output's axes in another order
-    ("ij,jk,kl,lm->mi", [(2, 3), (3, 4), (4, 5), (5, 2)]),
-    ("ij,kl->ik", [(2, 3), (4, 5)]),                     # axes summed over one operand alone
-    ("bij,bjk->ikb", [(2, 3, 4), (2, 4, 5)]),            # a product, then a transpose
-    ("aij,bjk->abik", [(2, 3, 4), (5, 4, 6)]),
-    ("ijk->ki", [(2, 3, 4)]),                            # a sum, then a transpose
-    ("...ij,jk,k->...i", [(2, 3, 4), (4, 5), (5,)]),
-])
-def test_einsum_chains_of_products(equation, shapes):
-    """Forms no single matrix product computes run as a chain of them, left to right,
-    an axis summed away once nothing later reads it (before: refused)."""
-    operands = [rand(*shape) for shape in shapes]
-    check("einsum", [operands], dict(equation=equation), np.einsum(equation, *operands), rtol=1e-4, atol=1e-4)
-
-
 # ---------------------------------------------------------------------------------------
 # per-channel, normalization, activations
 # ---------------------------------------------------------------------------------------

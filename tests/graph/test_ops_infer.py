@@ -275,6 +275,12 @@ BAD = [
     ("einsum", [[(2, 3), (4, 4)]], {"equation": "ij,jk->ik"}, "axis 'j' has different sizes, 3 in one operand and 4 in operand 1"),
     ("einsum", [[(3, 4)]], {"equation": "ii->i"}, "axis 'i' has different sizes"),
     ("einsum", [[(3, 4)]], {"equation": "ij->"}, None),
+    ("einsum", [[(2, 3, 4)]], {"equation": "ijk->ki"}, "sums some axes and reorders"),
+    ("einsum", [[(2,), (2,), (2,)]], {"equation": "i,i,i->i"}, "the einsum operator computes one product of two "
+                                                              r"\(from_onnx chains longer forms"),
+    ("einsum", [[(2, 3), (3, 4)]], {"equation": "ij,kl->ik"}, "sums axis 'j' of one operand alone"),
+    ("einsum", [[(2, 3, 4), (2, 4, 5)]], {"equation": "bij,bjk->ikb"}, "not a \\(batched\\) matrix product: the"),
+    ("einsum", [[(2, 3, 4), (5, 4, 6)]], {"equation": "aij,bjk->abik"}, "then the kept axes of one operand"),
     # reductions, image, element-wise
     ("sum", [((2,), "bool")], {}, "cast it to a number type"),
     ("mean", [(2, 3)], {"axis": (0, 5)}, "axis 5 is out of range"),

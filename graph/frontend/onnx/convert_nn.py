@@ -6,7 +6,9 @@ import math
 
 import numpy as np
 
-from ...ir import Constant
+from ....einsum_equation import parse_equation
+from ...ir import Constant, GraphError
+from ...ops.transform import einsum_plan, einsum_steps
 from .common import _axis_slice, _normalize_axis, _np_dtype, _prod
 
 
@@ -565,7 +567,29 @@ def _gemm(ctx, node, inputs):
 
 
 def _einsum(ctx, node, inputs):
-    return ctx.call("einsum", ctx.tuple(inputs), equation=str(node.required("equation")))
+    """One einsum call, or -- for a form no single product computes (``"ij,jk,km->im"``,
+    ``"ij,kl->ik"``), without ``...`` or diagonals -- a chain of them
+    (:func:`~tecc.graph.ops.transform.einsum_steps`), each its own kernel."""
+    equation = str(node.required("equation"))
+    try:
+        terms, output, broadcast = parse_equation(equation, [len(ctx.shape(x)) for x in inputs], GraphError)
+    except GraphError:
+        terms, broadcast = [], True
+    if broadcast or any(len(set(term)) != len(term) for term in terms) or _one_step(terms, output):
+        return ctx.call("einsum", ctx.tuple(inputs), equation=equation)  # its type check names what it refuses
+    results = []
+    for sources, step_terms, out in einsum_steps("einsum", terms, output):
+        operands = [inputs[i] if i >= 0 else results[-1 - i] for i in sources]
+        results.append(ctx.call("einsum", ctx.tuple(operands), equation=",".join(step_terms) + "->" + out))
+    return results[-1]
+
+
+def _one_step(terms, output) -> bool:
+    try:
+        einsum_plan("einsum", terms, output)
+    except GraphError:
+        return False
+    return True
 
 
 def _col2im(ctx, node, inputs):
