@@ -48,6 +48,7 @@ def _operand(value, op_name: str, i: int):
 #: weight=w)``)
 _OPERAND_NAMES = {
     "nn.conv2d": ("data", "weight"), "nn.conv2d_transpose": ("data", "weight"),
+    "nn.conv3d": ("data", "weight"), "nn.conv3d_transpose": ("data", "weight"),
     "nn.contrib_conv2d_NCHWc": ("data", "kernel"), "nn.contrib_conv2d_NCHWc_winograd": ("data", "kernel"),
     "nn.dense": ("data", "weight"), "nn.contrib_dense_pack": ("data", "weight"),
     "nn.matmul": ("tensor_a", "tensor_b"), "nn.batch_matmul": ("tensor_a", "tensor_b"),

@@ -13,52 +13,77 @@ _MODES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf
 _ROUNDING = ("", "round", "round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
 
-def _resize2d_infer(types, attrs):
-    op = "image.resize2d"
-    data = tensor_arg(op, types, 0)
-    if data.ndim != 4:
-        raise GraphError(f"{op}: data must be 4-D, got shape {data.shape}")
-    layout = check_choice(op, "layout", attrs["layout"], ("NCHW", "NHWC"))
-    check_choice(op, "method", attrs["method"], _METHODS)
-    check_choice(op, "coordinate_transformation_mode", attrs["coordinate_transformation_mode"], _MODES)
-    check_choice(op, "rounding_method", attrs["rounding_method"], _ROUNDING)
-    size = int_tuple(op, "size", attrs["size"], (2,), at_least=1)
-    roi = attrs["roi"]
-    if roi is not None and (not isinstance(roi, tuple) or len(roi) != 4):
-        raise GraphError(f"{op}: roi must be None or 4 numbers (start_h, start_w, end_h, end_w), got {roi!r}")
-    scales = attrs["scales"]
-    if scales is not None:
-        if not isinstance(scales, tuple) or len(scales) != 2 or any(
-                isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 for v in scales):
-            raise GraphError(f"{op}: scales must be None or 2 positive numbers (scale_h, scale_w), got {scales!r}")
-    dtype = data.dtype if attrs["out_dtype"] in (None, "") else check_dtype(op, "out_dtype", attrs["out_dtype"])
-    shape = list(data.shape)
-    h, w = layout.index("H"), layout.index("W")
-    if scales is not None:
-        static_dims(op, data.shape, [h, w], "resizing by scales")
-    shape[h], shape[w] = size
-    return TensorType(shape, dtype)
+_RESIZE_LAYOUTS = {2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}
 
 
-def _resize2d_lower(inputs, attrs, out_type):
-    roi = attrs["roi"] if attrs["roi"] is not None else (0.0, 0.0, 0.0, 0.0)
-    out_dtype = None if attrs["out_dtype"] in (None, "") else out_type.dtype
-    size = int_tuple("image.resize2d", "size", attrs["size"], (2,))
-    return topi().image.resize2d(inputs[0], [float(r) for r in roi], list(size), attrs["layout"],
-                                 attrs["method"], attrs["coordinate_transformation_mode"], attrs["rounding_method"],
-                                 float(attrs["cubic_alpha"]), int(attrs["cubic_exclude"]),
-                                 float(attrs["extrapolation_value"]), out_dtype,
-                                 scales=None if attrs["scales"] is None else [float(v) for v in attrs["scales"]])
+def _resize_infer(k):
+    op = f"image.resize{k}d"
+    letters = "DHW"[3 - k:]
+
+    def infer(types, attrs):
+        data = tensor_arg(op, types, 0)
+        if data.ndim != k + 2:
+            raise GraphError(f"{op}: data must be {k + 2}-D, got shape {data.shape}")
+        layout = check_choice(op, "layout", attrs["layout"], _RESIZE_LAYOUTS[k])
+        check_choice(op, "method", attrs["method"], _METHODS)
+        check_choice(op, "coordinate_transformation_mode", attrs["coordinate_transformation_mode"], _MODES)
+        check_choice(op, "rounding_method", attrs["rounding_method"], _ROUNDING)
+        size = int_tuple(op, "size", attrs["size"], (k,), at_least=1)
+        names = ", ".join(f"start_{c}" for c in letters.lower()) + ", " + ", ".join(f"end_{c}" for c in letters.lower())
+        roi = attrs["roi"]
+        if roi is not None and (not isinstance(roi, tuple) or len(roi) != 2 * k):
+            raise GraphError(f"{op}: roi must be None or {2 * k} numbers ({names}), got {roi!r}")
+        scales = attrs["scales"]
+        if scales is not None:
+            if not isinstance(scales, tuple) or len(scales) != k or any(
+                    isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 for v in scales):
+                raise GraphError(f"{op}: scales must be None or {k} positive numbers "
+                                 f"({', '.join(f'scale_{c}' for c in letters.lower())}), got {scales!r}")
+        dtype = data.dtype if attrs["out_dtype"] in (None, "") else check_dtype(op, "out_dtype", attrs["out_dtype"])
+        shape = list(data.shape)
+        axes = [layout.index(c) for c in letters]
+        if scales is not None:
+            static_dims(op, data.shape, axes, "resizing by scales")
+        for a, n in zip(axes, size):
+            shape[a] = n
+        return TensorType(shape, dtype)
+
+    return infer
+
+
+def _resize_lower(k):
+    op = f"image.resize{k}d"
+
+    def lower(inputs, attrs, out_type):
+        roi = attrs["roi"] if attrs["roi"] is not None else (0.0,) * (2 * k)
+        out_dtype = None if attrs["out_dtype"] in (None, "") else out_type.dtype
+        size = int_tuple(op, "size", attrs["size"], (k,))
+        resize = getattr(topi().image, f"resize{k}d")
+        return resize(inputs[0], [float(r) for r in roi], list(size), attrs["layout"], attrs["method"],
+                      attrs["coordinate_transformation_mode"], attrs["rounding_method"], float(attrs["cubic_alpha"]),
+                      int(attrs["cubic_exclude"]), float(attrs["extrapolation_value"]), out_dtype,
+                      scales=None if attrs["scales"] is None else [float(v) for v in attrs["scales"]])
+
+    return lower
+
+
+_resize2d_infer, _resize2d_lower = _resize_infer(2), _resize_lower(2)
+
+
+def _resize_defaults(layout):
+    return {"size": REQUIRED, "roi": None, "layout": layout, "method": "linear",
+            "coordinate_transformation_mode": "half_pixel", "rounding_method": "", "cubic_alpha": -0.5,
+            "cubic_exclude": 0, "extrapolation_value": 0.0, "out_dtype": None, "scales": None}
 
 
 register_op("image.resize2d", pattern=OpPattern.INJECTIVE, infer=_resize2d_infer, lower=_resize2d_lower,
-            num_inputs=1,
-            defaults={"size": REQUIRED, "roi": None, "layout": "NCHW", "method": "linear",
-                      "coordinate_transformation_mode": "half_pixel", "rounding_method": "", "cubic_alpha": -0.5,
-                      "cubic_exclude": 0, "extrapolation_value": 0.0, "out_dtype": None, "scales": None},
+            num_inputs=1, defaults=_resize_defaults("NCHW"),
             doc="resizing of the H and W axes (nearest, linear, cubic; ONNX's coordinate modes); ``scales`` "
                 "(ONNX's, when the model gives scales) maps the coordinates by the scale instead of the sizes' "
                 "ratio")
+register_op("image.resize3d", pattern=OpPattern.INJECTIVE, infer=_resize_infer(3), lower=_resize_lower(3),
+            num_inputs=1, defaults=_resize_defaults("NCDHW"),
+            doc="resizing of the D, H and W axes (video, volumes), as image.resize2d")
 
 
 # ---------------------------------------------------------------------------------------

@@ -255,6 +255,142 @@ register_op("nn.contrib_conv2d_NCHWc_winograd", pattern=OpPattern.OUT_ELEMWISE_F
 
 
 # ---------------------------------------------------------------------------------------
+# nn.conv3d, nn.max_pool3d, nn.avg_pool3d (video and volumetric models)
+# ---------------------------------------------------------------------------------------
+_CONV3D_DEFAULTS = {"strides": (1, 1, 1), "padding": (0, 0, 0), "dilation": (1, 1, 1), "groups": 1,
+                    "channels": None, "kernel_size": None, "data_layout": "NCDHW", "kernel_layout": "OIDHW",
+                    "out_layout": "", "out_dtype": ""}
+_CONV3D_LAYOUTS = {"NCDHW": "OIDHW", "NDHWC": "DHWIO"}
+
+
+def padding6(op: str, padding) -> tuple:
+    """Relay's 3-D padding (one int, ``(d, h, w)`` or ``(front, top, left, back,
+    bottom, right)``) as six ints, the befores then the afters."""
+    pad = int_tuple(op, "padding", padding, (6, 1, 3), at_least=0)
+    if len(pad) == 1:
+        return pad * 6
+    if len(pad) == 3:
+        return pad + pad
+    return pad
+
+
+def _window3d_attrs(op, attrs):
+    """``(strides, dilation, pad)`` of a 3-D convolution's or pooling's attributes."""
+    return (int_tuple(op, "strides", attrs["strides"], (3,), at_least=1),
+            int_tuple(op, "dilation", attrs["dilation"], (3,), at_least=1), padding6(op, attrs["padding"]))
+
+
+def _windows3d(op, data, axes, kernel, attrs, ceil_mode=False):
+    """The output depth, height and width of a 3-D window over ``data`` (its D, H and W
+    at ``axes``); refused when the window does not fit."""
+    strides, dilation, pad = _window3d_attrs(op, attrs)
+    sizes = static_dims(op, data.shape, axes, "the output size")
+    out = [window_out(n, k, st, d, pad[i], pad[i + 3], ceil_mode)
+           for i, (n, k, st, d) in enumerate(zip(sizes, kernel, strides, dilation))]
+    if min(out) < 1:
+        padded = tuple(n + pad[i] + pad[i + 3] for i, n in enumerate(sizes))
+        raise GraphError(f"{op}: the window {tuple(kernel)} (dilation {dilation}) does not fit in the padded input "
+                         f"{padded}")
+    return out
+
+
+def _conv3d_infer(types, attrs):
+    op = "nn.conv3d"
+    data, weight = tensor_args(op, types, 2)
+    same_dtype(op, [data, weight])
+    _check_rank(op, data, 5, "data")
+    _check_rank(op, weight, 5, "weight")
+    d = _layout_axes(op, attrs["data_layout"], tuple(_CONV3D_LAYOUTS), "data_layout")
+    want_kernel = _CONV3D_LAYOUTS[attrs["data_layout"]]
+    if attrs["kernel_layout"] != want_kernel:
+        raise GraphError(f"{op}: data_layout {attrs['data_layout']!r} takes kernel_layout {want_kernel!r}, got "
+                         f"{attrs['kernel_layout']!r}; transpose the weight")
+    if attrs["out_layout"] not in ("", attrs["data_layout"]):
+        raise GraphError(f"{op}: out_layout {attrs['out_layout']!r} differs from data_layout; only the same "
+                         "layout is supported")
+    k = {ch: i for i, ch in enumerate(want_kernel)}
+    groups = as_int(op, "groups", attrs["groups"])
+    if groups < 1:
+        raise GraphError(f"{op}: groups must be >= 1, got {groups}")
+    if groups > 1 and attrs["data_layout"] != "NCDHW":
+        raise GraphError(f"{op}: grouped convolution (groups={groups}) is supported in NCDHW only")
+    n, c = data.shape[d["N"]], data.shape[d["C"]]
+    o, i = weight.shape[k["O"]], weight.shape[k["I"]]
+    kernel = tuple(weight.shape[k[x]] for x in "DHW")
+    if not is_static(c, o, i, *kernel):
+        raise GraphError(f"{op}: the channel and kernel sizes must be known; weight {weight.shape}, data {data.shape}")
+    if c != i * groups:
+        raise GraphError(f"{op}: data has {c} input channels but the weight {weight.shape} with groups={groups} "
+                         f"expects {i * groups} ({i} per group); check the weight's layout and groups")
+    if o % groups:
+        raise GraphError(f"{op}: {o} output channels are not divisible by groups={groups}")
+    if attrs["channels"] is not None and attrs["channels"] != o:
+        raise GraphError(f"{op}: channels={attrs['channels']} but the weight has {o} output channels")
+    if attrs["kernel_size"] is not None and tuple(int_tuple(op, "kernel_size", attrs["kernel_size"], (3,))) != kernel:
+        raise GraphError(f"{op}: kernel_size={list(attrs['kernel_size'])} but the weight's kernel is {kernel}")
+    od, oh, ow = _windows3d(op, data, [d["D"], d["H"], d["W"]], kernel, attrs)
+    out_dtype = _out_dtype(op, attrs, data.dtype)
+    if attrs["data_layout"] == "NCDHW":
+        return TensorType((n, o, od, oh, ow), out_dtype)
+    return TensorType((n, od, oh, ow, o), out_dtype)
+
+
+def _conv3d_lower(inputs, attrs, out_type):
+    t = topi()
+    data, weight = inputs
+    strides, dilation, pad = _window3d_attrs("nn.conv3d", attrs)
+    if attrs["data_layout"] == "NDHWC":
+        compute = for_target(t.x86.conv3d_ndhwc, t.cuda.conv3d_ndhwc, t.nn.conv3d_ndhwc)
+        return compute(data, weight, strides, pad, dilation, 1, out_type.dtype)
+    compute = for_target(t.x86.conv3d_ncdhw, t.cuda.conv3d_ncdhw, t.nn.conv3d_ncdhw)
+    return compute(data, weight, strides, pad, dilation, attrs["groups"], out_type.dtype)
+
+
+register_op("nn.conv3d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_conv3d_infer,
+            lower=accumulate_in_float32(_conv3d_lower, cast_inputs=False), num_inputs=2, defaults=_CONV3D_DEFAULTS,
+            doc="3-D convolution (NCDHW/OIDHW, grouped too, or NDHWC/DHWIO)")
+
+_POOL3D_DEFAULTS = {"pool_size": (1, 1, 1), "strides": (1, 1, 1), "dilation": (1, 1, 1), "padding": (0, 0, 0),
+                    "layout": "NCDHW", "out_layout": "", "ceil_mode": False}
+
+
+def _pool3d_infer(op):
+    def infer(types, attrs):
+        data = tensor_arg(op, types, 0)
+        _check_rank(op, data, 5, "data")
+        d = _layout_axes(op, attrs["layout"], ("NCDHW", "NDHWC"))
+        if attrs["out_layout"] not in ("", attrs["layout"]):
+            raise GraphError(f"{op}: out_layout {attrs['out_layout']!r} differs from layout; only the same layout "
+                             "is supported")
+        kernel = int_tuple(op, "pool_size", attrs["pool_size"], (3,), at_least=1)
+        axes = [d["D"], d["H"], d["W"]]
+        out = list(data.shape)
+        for axis, size in zip(axes, _windows3d(op, data, axes, kernel, attrs, bool(attrs["ceil_mode"]))):
+            out[axis] = size
+        return TensorType(out, data.dtype)
+
+    return infer
+
+
+def _pool3d_lower(pool_type):
+    def lower(inputs, attrs, out_type):
+        op = f"nn.{pool_type}_pool3d"
+        kernel = int_tuple(op, "pool_size", attrs["pool_size"], (3,))
+        strides, dilation, pad = _window3d_attrs(op, attrs)
+        return topi().nn.pool3d(inputs[0], kernel, strides, dilation, pad, pool_type, bool(attrs["ceil_mode"]),
+                                attrs["layout"], bool(attrs.get("count_include_pad", True)))
+
+    return lower
+
+
+register_op("nn.max_pool3d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_pool3d_infer("nn.max_pool3d"),
+            lower=_pool3d_lower("max"), num_inputs=1, defaults=_POOL3D_DEFAULTS, doc="3-D max pooling")
+register_op("nn.avg_pool3d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_pool3d_infer("nn.avg_pool3d"),
+            lower=accumulate_in_float32(_pool3d_lower("avg")), num_inputs=1,
+            defaults=dict(_POOL3D_DEFAULTS, count_include_pad=False), doc="3-D average pooling")
+
+
+# ---------------------------------------------------------------------------------------
 # nn.conv2d_transpose
 # ---------------------------------------------------------------------------------------
 _CONV2D_T_DEFAULTS = {"strides": (1, 1), "padding": (0, 0), "dilation": (1, 1), "groups": 1, "channels": None,
@@ -324,6 +460,61 @@ register_op("nn.conv2d_transpose", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer
             lower=accumulate_in_float32(_conv2d_transpose_lower, cast_inputs=False), num_inputs=2,
             defaults=_CONV2D_T_DEFAULTS,
             doc="2-D transposed convolution (NCHW data, IOHW weight)")
+
+
+_CONV3D_T_DEFAULTS = {"strides": (1, 1, 1), "padding": (0, 0, 0), "dilation": (1, 1, 1), "groups": 1,
+                      "channels": None, "kernel_size": None, "data_layout": "NCDHW", "kernel_layout": "IODHW",
+                      "out_layout": "", "output_padding": (0, 0, 0), "out_dtype": ""}
+
+
+def _conv3d_transpose_infer(types, attrs):
+    op = "nn.conv3d_transpose"
+    data, weight = tensor_args(op, types, 2)
+    same_dtype(op, [data, weight])
+    _check_rank(op, data, 5, "data")
+    _check_rank(op, weight, 5, "weight")
+    check_choice(op, "data_layout", attrs["data_layout"], ("NCDHW",))
+    check_choice(op, "kernel_layout", attrs["kernel_layout"], ("IODHW",))
+    if attrs["out_layout"] not in ("", "NCDHW"):
+        raise GraphError(f"{op}: out_layout {attrs['out_layout']!r} is not supported; use NCDHW")
+    strides, dilation, pad = _window3d_attrs(op, attrs)
+    out_pad = int_tuple(op, "output_padding", attrs["output_padding"], (3,), at_least=0)
+    if as_int(op, "groups", attrs["groups"]) != 1:
+        raise GraphError(f"{op}: groups={attrs['groups']}; grouped 3-D transposed convolutions are not supported")
+    n, c = data.shape[:2]
+    i, o = weight.shape[:2]
+    kernel = weight.shape[2:]
+    if not is_static(c, i, o, *kernel):
+        raise GraphError(f"{op}: the channel and kernel sizes must be known; weight {weight.shape}")
+    same_dim(op, c, i, "data's channels must equal the weight's first (input-channel) dimension in IODHW")
+    if any(p >= s and p >= d for p, s, d in zip(out_pad, strides, dilation)):
+        raise GraphError(f"{op}: output_padding {list(out_pad)} must be smaller than the strides {list(strides)} "
+                         f"or the dilation {list(dilation)}")
+    if attrs["channels"] is not None and attrs["channels"] != o:
+        raise GraphError(f"{op}: channels={attrs['channels']} but the weight gives {o} output channels")
+    sizes = static_dims(op, data.shape, [2, 3, 4], "the output size")
+    out = [(size - 1) * st - pad[a] - pad[a + 3] + d * (k - 1) + 1 + op_
+           for a, (size, st, d, k, op_) in enumerate(zip(sizes, strides, dilation, kernel, out_pad))]
+    if min(out) < 1:
+        raise GraphError(f"{op}: the padding {list(pad)} leaves an empty output {tuple(out)}")
+    return TensorType((n, o, *out), _out_dtype(op, attrs, data.dtype))
+
+
+def _conv3d_transpose_lower(inputs, attrs, out_type):
+    t = topi()
+    data, weight = inputs
+    op = "nn.conv3d_transpose"
+    strides, dilation, pad = _window3d_attrs(op, attrs)
+    if dilation != (1, 1, 1):
+        weight = t.nn.dilate(weight, (1, 1) + dilation)  # a dilated kernel: zeros between its taps
+    out_pad = int_tuple(op, "output_padding", attrs["output_padding"], (3,))
+    compute = for_target(t.x86.conv3d_transpose_ncdhw, t.cuda.conv3d_transpose_ncdhw, t.nn.conv3d_transpose_ncdhw)
+    return compute(data, weight, strides, pad, out_type.dtype, out_pad)
+
+
+register_op("nn.conv3d_transpose", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_conv3d_transpose_infer,
+            lower=accumulate_in_float32(_conv3d_transpose_lower, cast_inputs=False), num_inputs=2,
+            defaults=_CONV3D_T_DEFAULTS, doc="3-D transposed convolution (NCDHW data, IODHW weight)")
 
 
 # ---------------------------------------------------------------------------------------

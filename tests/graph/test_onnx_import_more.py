@@ -1093,3 +1093,47 @@ def test_einsum_forms_no_single_product_computes_run_as_a_chain(equation, shapes
     names = [f"x{k}" for k in range(len(shapes))]
     inputs = {n: rng.standard_normal(s).astype("float32") for n, s in zip(names, shapes)}
     check([helper.make_node("Einsum", names, ["y"], equation=equation)], inputs, ["y"], opset=12, target=target)
+
+
+# ---------------------------------------------------------------------------------------
+# 3-D (video, volumes): Conv, ConvTranspose, MaxPool, AveragePool, Resize over NCDHW
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+def test_a_3d_network_matches_onnxruntime(target):
+    """A grouped, strided, asymmetrically padded 3-D convolution with its bias and
+    ReLU (one kernel), 3-D max pooling (ceil_mode) and average pooling, a global
+    pool, and a strided, dilated transposed 3-D convolution with output_padding
+    (before: "Conv over 3 spatial dimension(s) is not supported")."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 4, 6, 7, 8)).astype("float32")
+    inits = {"w": rng.standard_normal((6, 2, 3, 3, 3)).astype("float32"), "b": rng.standard_normal(6).astype("float32"),
+             "wt": rng.standard_normal((6, 3, 3, 3, 3)).astype("float32")}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 0, 1, 1, 2, 1], strides=[1, 2, 1], group=2),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["m"], kernel_shape=[2, 2, 2], strides=[2, 1, 2], ceil_mode=1),
+             helper.make_node("AveragePool", ["r"], ["a"], kernel_shape=[3, 1, 2], pads=[1, 0, 0, 1, 0, 1]),
+             helper.make_node("GlobalAveragePool", ["a"], ["g"]),
+             helper.make_node("ConvTranspose", ["m", "wt"], ["t"], strides=[2, 1, 2], pads=[1, 0, 1, 0, 1, 0],
+                              output_padding=[1, 0, 1], dilations=[1, 2, 1])]
+    check(nodes, {"x": x}, ["m", "a", "g", "t"], inits, target=target, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+@pytest.mark.parametrize("mode, coordinates, scales", [
+    ("linear", "half_pixel", [1, 1, 2, 2, 1.5]),
+    ("nearest", "asymmetric", [1, 1, 2, 1, 2]),
+    ("linear", "align_corners", [1, 1, 1.5, 2, 0.6]),
+    ("cubic", "half_pixel", [1, 1, 2, 2, 2]),
+])
+def test_resize_of_volumes_follows_the_onnx_reference(mode, coordinates, scales, target):
+    """Resize over the three spatial axes of NCDHW, against ONNX's reference
+    implementation (onnxruntime has no 3-D cubic, and maps align_corners by the
+    scale where the sizes' ratio is not it: 1.5 x 3 planes)."""
+    from onnx.reference import ReferenceEvaluator
+
+    x = np.random.default_rng(6).standard_normal((1, 2, 3, 4, 5)).astype("float32")
+    nodes = [helper.make_node("Resize", ["x", "", "s"], ["y"], mode=mode, coordinate_transformation_mode=coordinates)]
+    model = make_model(nodes, {"x": x}, ["y"], {"s": np.array(scales, "float32")})
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    got = tecc_run(model, {"x": x}, target)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

@@ -101,6 +101,37 @@ def test_conv2d_transpose(groups, dilation):
     check("nn.conv2d_transpose", [x, w], attrs, expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("layout", ["NCDHW", "NDHWC"])
+def test_conv3d(layout):
+    x, w = rand(1, 4, 5, 6, 7), rand(6, 2, 3, 3, 3)
+    attrs = dict(strides=(1, 2, 1), padding=(1, 0, 1, 0, 1, 2), dilation=(1, 1, 2), groups=2)
+    expected = ref.conv3d_ncdhw_python(x, w, (1, 2, 1), (1, 0, 1, 0, 1, 2), 2, (1, 1, 2))
+    if layout == "NCDHW":
+        check("nn.conv3d", [x, w], attrs, expected, rtol=1e-4, atol=1e-4)
+        return
+    w = rand(6, 4, 3, 3, 3)  # groups are NCDHW only
+    attrs.update(groups=1, data_layout="NDHWC", kernel_layout="DHWIO")
+    expected = ref.conv3d_ncdhw_python(x, w, (1, 2, 1), (1, 0, 1, 0, 1, 2), 1, (1, 1, 2))
+    check("nn.conv3d", [np.ascontiguousarray(x.transpose(0, 2, 3, 4, 1)), np.ascontiguousarray(w.transpose(2, 3, 4, 1, 0))],
+          attrs, expected.transpose(0, 2, 3, 4, 1), rtol=1e-4, atol=1e-4)
+
+
+def test_conv3d_transpose_and_pool3d():
+    x, w = rand(1, 4, 3, 4, 5), rand(4, 3, 3, 3, 3)
+    attrs = dict(strides=(2, 2, 1), padding=(1, 0, 1), output_padding=(1, 0, 0))
+    check("nn.conv3d_transpose", [x, w], attrs, ref.conv3d_transpose_ncdhw_python(x, w, (2, 2, 1), (1, 0, 1), (1, 0, 0)),
+          rtol=1e-4, atol=1e-4)
+    v = rand(1, 2, 5, 6, 7)
+    attrs = dict(pool_size=(2, 3, 2), strides=(2, 1, 2), padding=(0, 1, 1, 1, 1, 0), ceil_mode=True)
+    check("nn.max_pool3d", [v], attrs,
+          ref.poolnd_python(v, (2, 3, 2), (2, 1, 2), (1, 1, 1), (0, 1, 1), (1, 1, 0), "max", ceil_mode=True))
+    check("nn.avg_pool3d", [v], dict(attrs, count_include_pad=True),
+          ref.poolnd_python(v, (2, 3, 2), (2, 1, 2), (1, 1, 1), (0, 1, 1), (1, 1, 0), "avg", count_include_pad=True,
+                            ceil_mode=True), rtol=1e-5)
+    check("image.resize3d", [v], dict(size=(10, 3, 14), method="linear", coordinate_transformation_mode="half_pixel"),
+          ref.resize3d_python(v, None, "NCDHW", "linear", "half_pixel", size=(10, 3, 14)), rtol=1e-5, atol=1e-6)
+
+
 # ---------------------------------------------------------------------------------------
 # products
 # ---------------------------------------------------------------------------------------

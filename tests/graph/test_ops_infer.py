@@ -275,6 +275,18 @@ BAD = [
     ("einsum", [[(2, 3), (4, 4)]], {"equation": "ij,jk->ik"}, "axis 'j' has different sizes, 3 in one operand and 4 in operand 1"),
     ("einsum", [[(3, 4)]], {"equation": "ii->i"}, "axis 'i' has different sizes"),
     ("einsum", [[(3, 4)]], {"equation": "ij->"}, None),
+    ("nn.conv3d", [(1, 5, 5, 5, 4), (3, 3, 3, 2, 6)], {"groups": 2, "data_layout": "NDHWC", "kernel_layout": "DHWIO"},
+     "grouped convolution \\(groups=2\\) is supported in NCDHW only"),
+    ("nn.conv3d", [(1, 4, 5, 5, 5), (6, 4, 3, 3, 3)], {"kernel_layout": "DHWIO"},
+     "data_layout 'NCDHW' takes kernel_layout 'OIDHW', got 'DHWIO'"),
+    ("nn.conv3d", [(1, 4, 2, 5, 5), (6, 4, 3, 3, 3)], {}, "the window \\(3, 3, 3\\) .* does not fit in the padded input "
+                                                           "\\(2, 5, 5\\)"),
+    ("nn.conv3d", [(1, 4, 5, 5, 5), (6, 4, 3, 3, 3)], {"padding": (1, 1)}, "'padding' = \\[1, 1\\] must have 6 or 1 or 3"),
+    ("nn.max_pool3d", [(1, 4, 5, 5)], {"pool_size": (2, 2, 2)}, "data must be 5-D"),
+    ("nn.conv3d_transpose", [(1, 4, 3, 3, 3), (4, 2, 3, 3, 3)], {"groups": 2}, "grouped 3-D transposed convolutions are "
+                                                                              "not supported"),
+    ("image.resize3d", [(1, 2, 3, 4, 5)], {"size": (6, 8, 10), "roi": (0.0, 1.0)}, "roi must be None or 6 numbers "
+                                                                                  "\\(start_d, start_h, start_w"),
     ("einsum", [[(2, 3, 4)]], {"equation": "ijk->ki"}, "sums some axes and reorders"),
     ("einsum", [[(2,), (2,), (2,)]], {"equation": "i,i,i->i"}, "the einsum operator computes one product of two "
                                                               r"\(from_onnx chains longer forms"),

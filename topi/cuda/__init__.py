@@ -17,6 +17,7 @@ module                 holds
 :mod:`.conv2d`         ``conv2d_nchw``, ``schedule_conv2d_nchw``
 :mod:`.conv2d_direct`  the direct convolution template (tunable, shared by all below)
 :mod:`.conv1d`         ``conv1d_ncw``, ``conv1d_nwc`` and their schedules
+:mod:`.conv3d`         ``conv3d_ncdhw``, ``conv3d_ndhwc``, ``conv3d_transpose_ncdhw`` and their schedules
 :mod:`.pooling`        ``schedule_pool``
 :mod:`.resize`         ``schedule_resize`` (resize1d/2d, upsampling): a thread per element
 :mod:`.gemm`           the tiled GEMM: ``sgemm``, ``classic_gemm_tvm``, ``matmul_bias_relu``
@@ -50,6 +51,8 @@ from .conv2d_tensorcore import (  # noqa: F401
 from .conv2d import conv2d_nchw, conv2d_nchw_workload, schedule_conv2d_direct, schedule_conv2d_nchw  # noqa: F401
 from .conv2d import conv2d_nhwc, schedule_conv2d_nhwc  # noqa: F401
 from .conv1d import conv1d_ncw, conv1d_nwc, schedule_conv1d_ncw, schedule_conv1d_nwc  # noqa: F401
+from .conv3d import conv3d_ncdhw, conv3d_ndhwc, schedule_conv3d_ncdhw, schedule_conv3d_ndhwc  # noqa: F401
+from .conv3d import conv3d_transpose_ncdhw, schedule_conv3d_transpose_ncdhw  # noqa: F401
 from .conv2d_transpose import conv2d_transpose_nchw, schedule_conv2d_transpose_nchw  # noqa: F401
 from .conv2d_transpose import group_conv2d_transpose_nchw, schedule_group_conv2d_transpose_nchw  # noqa: F401
 from .depthwise_conv2d import depthwise_conv2d_nchw, schedule_depthwise_conv2d_nchw  # noqa: F401

@@ -1,6 +1,6 @@
 """The direct-convolution template for CUDA (TVM's ``conv2d_direct`` knobs), shared by
 every convolution of :mod:`tecc.topi.nn`: NCHW, NHWC, grouped, depthwise (NCHW and
-NHWC), 1-D and transposed (grouped too).
+NHWC), 1-D, 3-D (NCDHW, grouped too, and NDHWC) and transposed (grouped too).
 
 A block computes a tile of the output: ``tile_f`` channels by ``tile_y`` rows by
 ``tile_x`` columns, each split four ways (block, virtual thread, thread, inner).
@@ -13,6 +13,11 @@ consecutive threads on consecutive addresses (``vec`` elements each per step: 1,
 or 4, narrower for a tile whose rows it does not divide), then every thread reads
 them from there.  ``auto_unroll_max_step`` and ``unroll_explicit`` unroll the inner
 loops.
+
+A 3-D convolution's output depth joins the batch on the blocks' outermost axis (a
+block computes one depth plane's tile), and its kernel depth is one more chunked
+reduction axis (``tile_rz``, a knob the 3-D tasks alone have; one kernel plane per
+chunk by default).
 
 Element-wise stages after the convolution (bias, relu, batch-norm scale and shift,
 a residual add, chains of them) are computed as each thread writes its outputs:
@@ -33,10 +38,10 @@ from ...tir import dtype as _dt
 from ...tuner.task.space import OtherOptionEntity, SplitEntity
 from .. import tag
 from ..nn.conv2d import (
-    CONV1D_NCW, CONV1D_NWC, CONV2D_NCHW, CONV2D_NHWC, CONV2D_TRANSPOSE_NCHW, DEPTHWISE_CONV2D_NCHW,
-    GROUP_CONV2D_NCHW,
+    CONV1D_NCW, CONV1D_NWC, CONV2D_NCHW, CONV2D_NHWC, CONV2D_TRANSPOSE_NCHW, CONV3D_NCDHW, CONV3D_NDHWC,
+    DEPTHWISE_CONV2D_NCHW, GROUP_CONV2D_NCHW, GROUP_CONV3D_NCDHW,
 )
-from ..nn.conv2d_transpose import GROUP_CONV2D_TRANSPOSE_NCHW
+from ..nn.conv2d_transpose import CONV3D_TRANSPOSE_NCDHW, GROUP_CONV2D_TRANSPOSE_NCHW
 from ..nn.depthwise_conv2d import DEPTHWISE_CONV2D_NHWC
 from ..utils import get_const_tuple
 from .dense import FILL_BLOCKS, cooperative_fetch, define_fetch_knob, fetch_width_knob, plan_fetches
@@ -47,14 +52,15 @@ from .utils import MIN_BLOCK_THREADS, BlockBudget, max_threads
 LAYOUTS = {
     CONV2D_NCHW: "NCHW", GROUP_CONV2D_NCHW: "NCHW", DEPTHWISE_CONV2D_NCHW: "NCHW",
     CONV2D_TRANSPOSE_NCHW: "NCHW", CONV2D_NHWC: "NHWC", CONV1D_NCW: "NCW", CONV1D_NWC: "NWC",
-    DEPTHWISE_CONV2D_NHWC: "NHWC", GROUP_CONV2D_TRANSPOSE_NCHW: "NCHW",
+    DEPTHWISE_CONV2D_NHWC: "NHWC", GROUP_CONV2D_TRANSPOSE_NCHW: "NCHW", CONV3D_NCDHW: "NCDHW",
+    GROUP_CONV3D_NCDHW: "NCDHW", CONV3D_NDHWC: "NDHWC", CONV3D_TRANSPOSE_NCDHW: "NCDHW",
 }
 
 #: the transposed convolutions: they step by 1 through their spread input
-_TRANSPOSED = (CONV2D_TRANSPOSE_NCHW, GROUP_CONV2D_TRANSPOSE_NCHW)
+_TRANSPOSED = (CONV2D_TRANSPOSE_NCHW, GROUP_CONV2D_TRANSPOSE_NCHW, CONV3D_TRANSPOSE_NCDHW)
 
-#: the reduction axes of the computes, by name: channels, kernel rows, kernel columns
-_REDUCE_ROLES = {"rc": "rc", "ry": "ry", "rx": "rx"}
+#: the reduction axes of the computes, by name: channels, kernel depth, rows and columns
+_REDUCE_ROLES = {"rc": "rc", "rz": "rz", "ry": "ry", "rx": "rx"}
 
 #: shared memory the fallback stays under (bytes), a quarter of what a block may take
 _SHARED_BUDGET = 12 * 1024
@@ -88,13 +94,13 @@ class _Roles:
                                 f"{conv.op.tag!r}); it schedules {sorted(LAYOUTS)}")
         self.layout = layout
         self.channels_last = layout[-1] == "C"
-        self.pos = {{"N": "n", "C": "f", "H": "y", "W": "x"}[ch]: i for i, ch in enumerate(layout)}
+        self.pos = {{"N": "n", "C": "f", "D": "z", "H": "y", "W": "x"}[ch]: i for i, ch in enumerate(layout)}
         self.reduce = {}
         for r in conv.op.reduce_axis:
             role = _REDUCE_ROLES.get(r.var.name)
             if role is None:
                 raise ScheduleError(f"the direct-convolution template: {conv.op.name!r} has the reduction axis "
-                                    f"{r.var.name!r}; it expects rc, ry and rx")
+                                    f"{r.var.name!r}; it expects rc, rz, ry and rx")
             self.reduce[role] = r
 
     def extents(self, conv):
@@ -102,7 +108,8 @@ class _Roles:
         shape = get_const_tuple(conv.shape)
         ext = {role: _const(shape[i], 1) for role, i in self.pos.items()}
         ext.setdefault("y", 1)
-        for role in ("rc", "ry", "rx"):
+        ext.setdefault("z", 1)
+        for role in ("rc", "rz", "ry", "rx"):
             r = self.reduce.get(role)
             ext[role] = _const(r.dom.extent, 1) if r is not None else 1
         return ext
@@ -119,6 +126,8 @@ def define_knobs(cfg, roles, ext):
     cfg.define_split("tile_rc", ext["rc"], num_outputs=2)
     cfg.define_split("tile_ry", ext["ry"], num_outputs=2)
     cfg.define_split("tile_rx", ext["rx"], num_outputs=2)
+    if "z" in roles.pos:  # 3-D only: the 2-D spaces (and their records) stay as they are
+        cfg.define_split("tile_rz", ext["rz"], num_outputs=2)
     cfg.define_knob("auto_unroll_max_step", [0, 512, 1500])
     cfg.define_knob("unroll_explicit", [0, 1])
     define_fetch_knob(cfg)
@@ -127,7 +136,7 @@ def define_knobs(cfg, roles, ext):
 def _blocks(ext, f, y, x) -> int:
     """The blocks of a grid whose block covers ``f`` channels by ``y`` rows by ``x``
     columns of the output."""
-    return ext.get("n", 1) * -(-ext["f"] // f) * -(-ext["y"] // y) * -(-ext["x"] // x)
+    return ext.get("n", 1) * ext.get("z", 1) * -(-ext["f"] // f) * -(-ext["y"] // y) * -(-ext["x"] // x)
 
 
 def fallback(cfg, roles, ext, stride=(1, 1), dilation=(1, 1), dtype_bytes=4, depthwise=False):
@@ -163,6 +172,8 @@ def fallback(cfg, roles, ext, stride=(1, 1), dilation=(1, 1), dtype_bytes=4, dep
     cfg["tile_rc"] = SplitEntity([-1, rc])
     cfg["tile_ry"] = SplitEntity([-1, ext["ry"]])
     cfg["tile_rx"] = SplitEntity([-1, ext["rx"]])
+    if "z" in roles.pos:
+        cfg["tile_rz"] = SplitEntity([-1, 1])  # one kernel plane per chunk: the shared tiles stay 2-D
     cfg["auto_unroll_max_step"] = OtherOptionEntity(512)
     cfg["unroll_explicit"] = OtherOptionEntity(0)
     cfg["vec"] = OtherOptionEntity(1)
@@ -187,7 +198,7 @@ def _window_attrs(conv, roles):
     steps through its padded input (a transposed convolution steps by 1 through
     its spread input)."""
     attrs = conv.op.attrs
-    k = 2 if "y" in roles.pos else 1
+    k = sum(r in roles.pos for r in ("z", "y", "x"))
     stride = [1] * k
     dilation = [1] * k
     if conv.op.tag not in _TRANSPOSED:
@@ -195,6 +206,7 @@ def _window_attrs(conv, roles):
         dilation = [_const(v, 1) for v in attrs.get("dilation", dilation)]
     if k == 1:
         stride, dilation = [1] + stride, [1] + dilation
+    stride, dilation = stride[-2:], dilation[-2:]  # a 3-D block's tile is one depth plane
     return tuple(stride), tuple(dilation), conv.op.tag in (DEPTHWISE_CONV2D_NCHW, DEPTHWISE_CONV2D_NHWC)
 
 
@@ -269,6 +281,10 @@ def schedule_direct_cuda(cfg, s, conv, out=None):
     # the output: blocks, virtual threads, threads, inner tiles
     axes = list(s[out].op.axis)
     n = axes[roles.pos["n"]]
+    if "z" in roles.pos:  # the depth planes join the batch
+        s[out].reorder(n, axes[roles.pos["z"]], *[a for i, a in enumerate(axes) if i not in (roles.pos["n"],
+                                                                                             roles.pos["z"])])
+        n = s[out].fuse(n, axes[roles.pos["z"]])
     kernel_scope, n = s[out].split(n, nparts=1)
     split = {}
     for role, knob in (("f", "tile_f"), ("y", "tile_y"), ("x", "tile_x")):
@@ -296,7 +312,7 @@ def schedule_direct_cuda(cfg, s, conv, out=None):
 
     # the reduction: chunks outside, each chunk's taps and the thread's tile inside
     outer, inner = [], []
-    for role, knob in (("rc", "tile_rc"), ("ry", "tile_ry"), ("rx", "tile_rx")):
+    for role, knob in (("rc", "tile_rc"), ("rz", "tile_rz"), ("ry", "tile_ry"), ("rx", "tile_rx")):
         r = roles.reduce.get(role)
         if r is None:
             continue
@@ -319,7 +335,7 @@ def schedule_direct_cuda(cfg, s, conv, out=None):
     s[out].pragma(kernel_scope, "auto_unroll_max_step", cfg["auto_unroll_max_step"].val)
     s[out].pragma(kernel_scope, "unroll_explicit", cfg["unroll_explicit"].val)
     flop = 2
-    for role in ("n", "f", "y", "x", "rc", "ry", "rx"):
+    for role in ("n", "f", "z", "y", "x", "rc", "rz", "ry", "rx"):
         flop *= ext.get(role, 1)
     cfg.add_flop(flop)
     return s

@@ -82,7 +82,7 @@ COORDINATE_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_p
 ROUNDING_METHODS = ("round", "round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
 #: the layouts each resize supports (the letters of its spatial axes in order)
-_LAYOUTS = {1: ("NCW", "NWC"), 2: ("NCHW", "NHWC")}
+_LAYOUTS = {1: ("NCW", "NWC"), 2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}
 
 #: TVM's margin around floor and ceil of a float coordinate
 _EPSILON = 1e-5
@@ -522,5 +522,36 @@ def resize2d(data, roi, size, layout="NCHW", method="linear", coordinate_transfo
     ...                         coordinate_transformation_mode="asymmetric")
     """
     return _resize("resize2d", 2, data, roi, size, layout, method, coordinate_transformation_mode,
+                   rounding_method, bicubic_alpha, bicubic_exclude, extrapolation_value, out_dtype, output_shape,
+                   scales)
+
+
+def resize3d(data, roi, size, layout="NCDHW", method="linear", coordinate_transformation_mode="half_pixel",
+             rounding_method="", bicubic_alpha=-0.5, bicubic_exclude=0, extrapolation_value=0.0, out_dtype=None,
+             output_shape=None, scales=None):
+    """Resize the depth, height and width of NCDHW or NDHWC ``data`` (video and
+    volumes; see the module's description for the modes and methods).
+
+    Parameters
+    ----------
+    data : Tensor
+        ``[batch, channel, in_depth, in_height, in_width]`` (``"NCDHW"``) or
+        ``[batch, in_depth, in_height, in_width, channel]`` (``"NDHWC"``).
+    roi : list of 6 floats
+        The three starts, then the three ends, of ``tf_crop_and_resize``'s region.
+    size : list of 3 ints or expressions
+        ``[out_depth, out_height, out_width]``.
+    layout, method, coordinate_transformation_mode, rounding_method, bicubic_alpha,
+    bicubic_exclude, extrapolation_value, out_dtype, output_shape
+        As :func:`resize1d`'s.
+    scales : list of 3 floats, optional
+        As :func:`resize1d`'s, per resized axis.
+
+    Returns
+    -------
+    Tensor
+        Tagged ``injective,resize``.
+    """
+    return _resize("resize3d", 3, data, roi, size, layout, method, coordinate_transformation_mode,
                    rounding_method, bicubic_alpha, bicubic_exclude, extrapolation_value, out_dtype, output_shape,
                    scales)

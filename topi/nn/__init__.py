@@ -11,6 +11,7 @@ module              operators
 :mod:`.dense`       matmul, dense, batch_matmul, matmul_broadcast (numpy.matmul)
 :mod:`.conv2d`      conv2d, conv2d_nchw, conv2d_nhwc, conv2d_hwcn, conv2d_NCHWc (nchwc_layout_block), pad_nchw
 :mod:`.conv1d`      conv1d, conv1d_ncw, conv1d_nwc
+:mod:`.conv3d`      conv3d_ncdhw, conv3d_ndhwc
 :mod:`.pad`         pad, mirror_pad, edge_pad
 :mod:`.pooling`     pool1d, pool2d, pool3d, global_pool, adaptive_pool(1d/3d)
 :mod:`.flatten`     flatten
@@ -26,7 +27,7 @@ The other normalizations: :mod:`.instance_norm` (instance_norm), :mod:`.group_no
 
 The convolutions also have :mod:`.depthwise_conv2d` (depthwise_conv2d_nchw,
 depthwise_conv2d_nhwc) and :mod:`.conv2d_transpose` (conv2d_transpose_nchw,
-group_conv2d_transpose_nchw), :mod:`.conv2d_winograd` (conv2d_NCHWc_winograd, Winograd's
+group_conv2d_transpose_nchw, conv3d_transpose_ncdhw), :mod:`.conv2d_winograd` (conv2d_NCHWc_winograd, Winograd's
 F(2x2, 3x3) in channel blocks, and winograd_weight_nchwc), and :mod:`.dilate` (dilate).  :mod:`.upsampling`
 (upsampling) is a resize of :mod:`tecc.topi.image`.
 """
@@ -35,10 +36,11 @@ from .conv2d import conv, group_conv2d_nchw  # noqa: F401
 from .conv2d import conv2d_NCHWc, nchwc_layout_block  # noqa: F401
 from .conv2d_winograd import conv2d_NCHWc_winograd, winograd_weight_nchwc  # noqa: F401
 from .conv1d import conv1d, conv1d_ncw, conv1d_nwc  # noqa: F401
+from .conv3d import conv3d_ncdhw, conv3d_ndhwc  # noqa: F401
 from .conv2d_transpose import conv2d_transpose_nchw  # noqa: F401
 from .depthwise_conv2d import depthwise_conv2d_nchw  # noqa: F401
 from .depthwise_conv2d import depthwise_conv2d_nhwc  # noqa: F401
-from .conv2d_transpose import group_conv2d_transpose_nchw  # noqa: F401
+from .conv2d_transpose import conv3d_transpose_ncdhw, group_conv2d_transpose_nchw  # noqa: F401
 from .dilate import dilate  # noqa: F401
 from .dense import batch_matmul, dense, matmul  # noqa: F401
 from .dense import matmul_broadcast  # noqa: F401

@@ -29,9 +29,17 @@ DEPTHWISE_CONV2D_NCHW = "depthwise_conv2d_nchw"
 CONV1D_NCW = "conv1d_ncw"
 CONV1D_NWC = "conv1d_nwc"
 CONV2D_TRANSPOSE_NCHW = "conv2d_transpose_nchw"
+CONV3D_NCDHW = "conv3d_ncdhw"
+CONV3D_NDHWC = "conv3d_ndhwc"
+GROUP_CONV3D_NCDHW = "group_conv3d_ncdhw"
 
 #: the kernel layout each data layout uses when none is given (TVM's defaults)
-DEFAULT_KERNEL_LAYOUT = {"NCHW": "OIHW", "NHWC": "HWIO", "NCW": "OIW", "NWC": "WIO"}
+DEFAULT_KERNEL_LAYOUT = {"NCHW": "OIHW", "NHWC": "HWIO", "NCW": "OIW", "NWC": "WIO", "NCDHW": "OIDHW",
+                         "NDHWC": "DHWIO"}
+
+#: the spatial axes of a convolution with 1, 2 or 3 of them, and the names of their reduction axes
+SPATIAL_AXES = {1: "W", 2: "HW", 3: "DHW"}
+REDUCE_NAMES = {"D": "rz", "H": "ry", "W": "rx"}
 
 
 def _shape(t):
@@ -167,8 +175,8 @@ def _windows(sizes, ksizes, stride, padding, dilation, letters, what):
 
 def conv(inp, filt, stride, padding, dilation, groups, data_layout, kernel_layout="", out_dtype=None,
          name="Out", op_tag=None, what=None):
-    """Direct convolution in any layout of ``N``, ``C`` and 1 or 2 spatial axes
-    (``W``, or ``H`` and ``W``), with groups (TVM's ``topi.nn.conv``).
+    """Direct convolution in any layout of ``N``, ``C`` and 1, 2 or 3 spatial axes
+    (``W``; ``H`` and ``W``; ``D``, ``H`` and ``W``), with groups (TVM's ``topi.nn.conv``).
 
     Parameters
     ----------
@@ -184,7 +192,8 @@ def conv(inp, filt, stride, padding, dilation, groups, data_layout, kernel_layou
     groups : int
         The channels split into this many independent groups.
     data_layout : str
-        ``"NCHW"``, ``"NHWC"``, ``"NCW"``, ``"NWC"``, or another order of those letters.
+        ``"NCHW"``, ``"NHWC"``, ``"NCW"``, ``"NWC"``, ``"NCDHW"``, ``"NDHWC"``, or
+        another order of those letters.
     kernel_layout : str
         ``"OIHW"``... (the default for ``data_layout`` when empty).
     out_dtype : str, optional
@@ -201,9 +210,10 @@ def conv(inp, filt, stride, padding, dilation, groups, data_layout, kernel_layou
     """
     k = len(data_layout) - 2
     what = what or describe_call(f"conv{k}d_{str(data_layout).lower()}", inp, filt)
-    if k not in (1, 2):
-        raise TopiError(f"{what}: data_layout {data_layout!r} is not supported; use 'NCHW', 'NHWC', 'NCW' or 'NWC'")
-    spatial = "HW"[2 - k:] if k == 2 else "W"
+    if k not in SPATIAL_AXES:
+        raise TopiError(f"{what}: data_layout {data_layout!r} is not supported; use 'NCHW', 'NHWC', 'NCW', 'NWC', "
+                        "'NCDHW' or 'NDHWC'")
+    spatial = SPATIAL_AXES[k]
     dpos = _layout_positions(data_layout, what, "data_layout", "NC" + spatial)
     kernel_layout = kernel_layout or DEFAULT_KERNEL_LAYOUT.get(data_layout, "OI" + spatial)
     kpos = _layout_positions(kernel_layout, what, "kernel_layout", "OI" + spatial)
@@ -238,7 +248,7 @@ def conv(inp, filt, stride, padding, dilation, groups, data_layout, kernel_layou
     per_group_in = simplify(in_channel // groups)
     per_group_out = simplify(num_filter // groups)
     rc = te.reduce_axis((0, per_group_in), name="rc")
-    rs = [te.reduce_axis((0, kk), name={"H": "ry", "W": "rx"}[letter]) for kk, letter in zip(ksizes, spatial)]
+    rs = [te.reduce_axis((0, kk), name=REDUCE_NAMES[letter]) for kk, letter in zip(ksizes, spatial)]
     # the reduction in the data's order: channels first for NCHW, last for NHWC
     order = sorted([("C", rc)] + list(zip(spatial, rs)), key=lambda p: dpos[p[0]])
     reduce_axes = [r for _, r in order]

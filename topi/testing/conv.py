@@ -103,6 +103,22 @@ def conv2d_nhwc_python(a_np, w_np, stride=1, padding=0, groups=1, dilation=1, ou
     return out.transpose(0, 2, 3, 1)
 
 
+def conv3d_ncdhw_python(a_np, w_np, stride, padding, groups=1, dilation=1, out_dtype=None):
+    """Direct 3-D convolution of NCDHW ``a_np`` with an OIDHW ``w_np``
+    (``[num_filter, in_channel // groups, filter_depth, filter_height,
+    filter_width]``); ``padding`` an int, 3 ints, 6 ints (befores then afters),
+    "SAME" or "VALID"."""
+    return _conv_nc(a_np, w_np, stride, padding, dilation, groups, out_dtype)
+
+
+def conv3d_ndhwc_python(a_np, w_np, stride, padding, groups=1, dilation=1, out_dtype=None):
+    """Direct 3-D convolution of NDHWC ``a_np`` with a DHWIO ``w_np``; the result is
+    NDHWC."""
+    out = _conv_nc(a_np.transpose(0, 4, 1, 2, 3), w_np.transpose(4, 3, 0, 1, 2), stride, padding, dilation, groups,
+                   out_dtype)
+    return out.transpose(0, 2, 3, 4, 1)
+
+
 def depthwise_conv2d_python_nchw(input_np, filter_np, stride, padding, dilation=1, out_dtype=None):
     """Depthwise convolution of NCHW ``input_np`` with ``filter_np``
     ``[in_channel, channel_multiplier, filter_height, filter_width]``: output channel
@@ -179,6 +195,31 @@ def conv2d_transpose_nchw_python(a_np, w_np, stride, padding, output_padding=0, 
     OH = full.shape[2] - top - bottom
     OW = full.shape[3] - left - right
     return full[:, :, top: top + OH, left: left + OW].astype(out_dtype or a_np.dtype)
+
+
+def conv3d_transpose_ncdhw_python(a_np, w_np, stride, padding, output_padding=0):
+    """Transposed 3-D convolution of NCDHW ``a_np`` with an IODHW ``w_np`` (``[in_channel,
+    num_filter, filter_depth, filter_height, filter_width]``), by scattering each
+    input voxel's value times the filter into the output window it maps to, then
+    cutting ``padding`` from the borders (``output_padding`` adds planes, rows and
+    columns at the back, bottom and right)."""
+    N, C, *sizes = a_np.shape
+    CI, CO, *kernel = w_np.shape
+    strides = _ints(stride, 3, "stride")
+    extra = _ints(output_padding, 3, "output_padding")
+    if CI != C:
+        raise ValueError(f"input {a_np.shape} and filter {w_np.shape}: the filter must be IODHW")
+    if any(o >= s for o, s in zip(extra, strides)):
+        raise ValueError(f"output_padding {output_padding!r} must be smaller than the stride {stride!r}")
+    before, after = _pads(padding, kernel)
+    acc = _acc_dtype(a_np.dtype)
+    full = np.zeros((N, CO) + tuple((n - 1) * s + k + o for n, s, k, o in zip(sizes, strides, kernel, extra)), acc)
+    for tap in np.ndindex(*kernel):
+        part = np.tensordot(a_np.astype(acc), w_np[(slice(None), slice(None)) + tap].astype(acc), axes=([1], [0]))
+        window = tuple(slice(t, t + (n - 1) * s + 1, s) for t, n, s in zip(tap, sizes, strides))
+        full[(slice(None), slice(None)) + window] += np.moveaxis(part, -1, 1)
+    cut = tuple(slice(b, full.shape[2 + i] - a) for i, (b, a) in enumerate(zip(before, after)))
+    return full[(slice(None), slice(None)) + cut].astype(a_np.dtype)
 
 
 def dilate_python(input_np, strides, dilation_value=0.0, out_dtype=None):

@@ -120,9 +120,9 @@ def _resize_nc(data, sizes, method, mode, rounding, roi, alpha, exclude, extrapo
 
 def _channels_first(data, layout):
     """``(data moved to channels-first, the inverse)``."""
-    if layout in ("NCW", "NCHW"):
+    if layout in ("NCW", "NCHW", "NCDHW"):
         return data, lambda x: x
-    if layout in ("NWC", "NHWC"):
+    if layout in ("NWC", "NHWC", "NDHWC"):
         order = [0, data.ndim - 1] + list(range(1, data.ndim - 1))
         back = [0] + list(range(2, data.ndim)) + [1]
         return data.transpose(order), lambda x: x.transpose(back)
@@ -189,6 +189,20 @@ def resize1d_python(data, scale, layout="NCW", method="nearest_neighbor",
     ``[start_w, end_w]``."""
     nc, back = _channels_first(np.asarray(data), layout)
     sizes = _sizes(nc.shape[2:], scale, size, 1)
+    out = _resize_nc(nc, sizes, method, coordinate_transformation_mode, rounding_method, roi, bicubic_alpha,
+                     bicubic_exclude, extrapolation_value)
+    return back(_cast(out, out_dtype or data.dtype))
+
+
+def resize3d_python(data, scale, layout="NCDHW", method="nearest_neighbor",
+                    coordinate_transformation_mode="align_corners", rounding_method="", size=None, roi=None,
+                    bicubic_alpha=-0.5, bicubic_exclude=0, extrapolation_value=0.0, out_dtype=None):
+    """Resize the depth, height and width of NCDHW or NDHWC ``data`` (numpy reference
+    of :func:`tecc.topi.image.resize3d`); the arguments as :func:`resize2d_python`'s,
+    ``scale`` a float or 3 floats, ``size`` ``(out_depth, out_height, out_width)``,
+    ``roi`` the three starts then the three ends."""
+    nc, back = _channels_first(np.asarray(data), layout)
+    sizes = _sizes(nc.shape[2:], scale, size, 3)
     out = _resize_nc(nc, sizes, method, coordinate_transformation_mode, rounding_method, roi, bicubic_alpha,
                      bicubic_exclude, extrapolation_value)
     return back(_cast(out, out_dtype or data.dtype))

@@ -5,7 +5,8 @@ module                 holds
 =====================  ========================================================
 :mod:`.injective`      element-wise / broadcast / injective (index remaps along rows)
 :mod:`.reduction`      ``schedule_reduce``, ``schedule_softmax``
-:mod:`.conv2d`         ``conv2d_nchw``, ``schedule_conv2d_nchw``
+:mod:`.conv2d`         ``conv2d_nchw``, ``schedule_conv2d_nchw`` (and the other direct convolutions:
+                       1-D, grouped, depthwise, transposed, 3-D)
 :mod:`.conv2d_flat`    the NCHW convolution as a GEMM over flattened pixels (task ``conv2d_nchw_flat.x86``)
 :mod:`.conv2d_nchwc`   ``conv2d_NCHWc`` (channels in blocks, task ``conv2d_NCHWc.x86``),
                        ``schedule_conv2d_NCHWc``, ``nchwc_block``, ``nchwc_out_block``
@@ -28,9 +29,10 @@ from .conv2d_winograd import conv2d_NCHWc_winograd, schedule_conv2d_NCHWc_winogr
 from .sort import schedule_argsort, schedule_scan, schedule_sort, schedule_topk  # noqa: F401
 from .sort import schedule_scatter, schedule_scatter_elements, schedule_scatter_nd  # noqa: F401
 from .conv2d import (  # noqa: F401
-    conv1d_ncw, conv2d_nhwc, conv2d_transpose_nchw, depthwise_conv2d_nchw, group_conv2d_nchw, schedule_conv1d_ncw,
-    schedule_conv1d_nwc, schedule_conv2d_nhwc, schedule_conv2d_transpose_nchw, schedule_depthwise_conv2d_nchw,
-    schedule_group_conv2d_nchw,
+    conv1d_ncw, conv2d_nhwc, conv2d_transpose_nchw, conv3d_ncdhw, conv3d_ndhwc, conv3d_transpose_ncdhw,
+    depthwise_conv2d_nchw, group_conv2d_nchw, schedule_conv1d_ncw, schedule_conv1d_nwc, schedule_conv2d_nhwc,
+    schedule_conv2d_transpose_nchw, schedule_conv3d_ncdhw, schedule_conv3d_ndhwc, schedule_conv3d_transpose_ncdhw,
+    schedule_depthwise_conv2d_nchw, schedule_group_conv2d_nchw,
 )
 from .injective import (  # noqa: F401
     schedule_broadcast, schedule_elemwise, schedule_injective, schedule_injective_from_existing,

@@ -32,9 +32,10 @@ from .. import nn, tag
 from ..generic.default import new_schedule, outputs_of
 from ..schedule_registry import register_schedule
 from ..nn.conv2d import (
-    CONV1D_NCW, CONV1D_NWC, CONV2D_NCHW, CONV2D_NHWC, CONV2D_TRANSPOSE_NCHW, DEPTHWISE_CONV2D_NCHW,
-    GROUP_CONV2D_NCHW,
+    CONV1D_NCW, CONV1D_NWC, CONV2D_NCHW, CONV2D_NHWC, CONV2D_TRANSPOSE_NCHW, CONV3D_NCDHW, CONV3D_NDHWC,
+    DEPTHWISE_CONV2D_NCHW, GROUP_CONV2D_NCHW, GROUP_CONV3D_NCDHW,
 )
+from ..nn.conv2d_transpose import CONV3D_TRANSPOSE_NCDHW
 from ..nn.utils import conv2d_workload_args
 from ..tunable import has_workload, schedule_either
 from ..utils import find_anchors, get_const_tuple
@@ -148,9 +149,24 @@ def conv1d_ncw(data, kernel, strides=1, padding="VALID", dilation=1, out_dtype=N
     return nn.conv1d_ncw(data, kernel, strides, padding, dilation, out_dtype)
 
 
+def conv3d_ncdhw(data, kernel, strides, padding, dilation, groups=1, out_dtype=None):
+    """The 3-D convolution compute (:func:`tecc.topi.nn.conv3d_ncdhw`)."""
+    return nn.conv3d_ncdhw(data, kernel, strides, padding, dilation, groups, out_dtype)
+
+
+def conv3d_ndhwc(data, kernel, strides, padding, dilation, groups=1, out_dtype=None):
+    """The channels-last 3-D convolution compute (:func:`tecc.topi.nn.conv3d_ndhwc`)."""
+    return nn.conv3d_ndhwc(data, kernel, strides, padding, dilation, groups, out_dtype)
+
+
 def conv2d_transpose_nchw(data, kernel, strides, padding, out_dtype=None, output_padding=(0, 0)):
     """The transposed convolution compute (:func:`tecc.topi.nn.conv2d_transpose_nchw`)."""
     return nn.conv2d_transpose_nchw(data, kernel, strides, padding, out_dtype, output_padding)
+
+
+def conv3d_transpose_ncdhw(data, kernel, strides, padding, out_dtype=None, output_padding=(0, 0, 0)):
+    """The transposed 3-D convolution compute (:func:`tecc.topi.nn.conv3d_transpose_ncdhw`)."""
+    return nn.conv3d_transpose_ncdhw(data, kernel, strides, padding, out_dtype, output_padding)
 
 
 # ---------------------------------------------------------------------------------
@@ -597,6 +613,26 @@ def schedule_conv1d_ncw(outs):
 def schedule_conv1d_nwc(outs):
     """The CPU schedule of ``conv1d_nwc``: vectorized along the channels."""
     return _schedule(outs, (CONV1D_NWC,), "schedule_conv1d_nwc", channels_last=True)
+
+
+@register_schedule((CONV3D_NCDHW, GROUP_CONV3D_NCDHW), "cpu")
+def schedule_conv3d_ncdhw(outs):
+    """The CPU schedule of ``conv3d_ncdhw`` (grouped too): as :func:`schedule_conv2d_nchw`'s
+    hand-picked one, tiles of channels by a row's pixels vectorized along the row, the
+    batch and depth planes over the cores."""
+    return _schedule(outs, (CONV3D_NCDHW, GROUP_CONV3D_NCDHW), "schedule_conv3d_ncdhw", per_group=True)
+
+
+@register_schedule(CONV3D_NDHWC, "cpu")
+def schedule_conv3d_ndhwc(outs):
+    """The CPU schedule of ``conv3d_ndhwc``: vectorized along the channels."""
+    return _schedule(outs, (CONV3D_NDHWC,), "schedule_conv3d_ndhwc", channels_last=True)
+
+
+@register_schedule(CONV3D_TRANSPOSE_NCDHW, "cpu")
+def schedule_conv3d_transpose_ncdhw(outs):
+    """The CPU schedule of ``conv3d_transpose_ncdhw``: as :func:`schedule_conv3d_ncdhw`."""
+    return _schedule(outs, (CONV3D_TRANSPOSE_NCDHW,), "schedule_conv3d_transpose_ncdhw")
 
 
 @register_schedule(CONV2D_TRANSPOSE_NCHW, "cpu")

@@ -36,11 +36,12 @@ def _auto_pads(node, in_sizes, kernel, strides, dilations):
     return begins, ends
 
 
-def _spatial_rank(ctx, node, x, what):
+def _spatial_rank(ctx, node, x, what, volumes=False):
+    """The spatial axes of ``x`` (N, C, then 1 or 2 of them; 3 where ``volumes``)."""
     nsp = ctx.rank(x) - 2
-    if nsp not in (1, 2):
-        node.fail(f"{what} over {nsp} spatial dimension(s) is not supported; tecc converts the 1-D and 2-D "
-                  "(NCW, NCHW) forms")
+    if nsp not in ((1, 2, 3) if volumes else (1, 2)):
+        forms = "1-D, 2-D and 3-D (NCW, NCHW, NCDHW)" if volumes else "1-D and 2-D (NCW, NCHW)"
+        node.fail(f"{what} over {nsp} spatial dimension(s) is not supported; tecc converts the {forms} forms")
     return nsp
 
 
@@ -68,7 +69,7 @@ def _conv(ctx, node, inputs, out_dtype=None):
     x, w = inputs[0], inputs[1]
     bias = ctx.optional_input(inputs, 2)
     acc, dtype = out_dtype or _accumulator(ctx, x), out_dtype or ctx.dtype_of(x)
-    nsp = _spatial_rank(ctx, node, x, "Conv")
+    nsp = _spatial_rank(ctx, node, x, "Conv", volumes=True)
     xs, ws = ctx.shape(x), ctx.shape(w)
     if len(ws) != len(xs):
         node.fail(f"the weight {ws} should have the rank of the data {xs}")
@@ -81,8 +82,14 @@ def _conv(ctx, node, inputs, out_dtype=None):
         x, w = _as_2d(ctx, x), _as_2d(ctx, w)
         kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
         begins, ends = [0] + begins, [0] + ends
-    out = ctx.call("nn.conv2d", x, w, strides=tuple(strides), padding=(begins[0], begins[1], ends[0], ends[1]),
-                   dilation=tuple(dilations), groups=groups, channels=ws[0], kernel_size=tuple(kernel), out_dtype=acc)
+    if nsp == 3:
+        out = ctx.call("nn.conv3d", x, w, strides=tuple(strides), padding=tuple(begins + ends),
+                       dilation=tuple(dilations), groups=groups, channels=ws[0], kernel_size=tuple(kernel),
+                       out_dtype=acc)
+    else:
+        out = ctx.call("nn.conv2d", x, w, strides=tuple(strides), padding=(begins[0], begins[1], ends[0], ends[1]),
+                       dilation=tuple(dilations), groups=groups, channels=ws[0], kernel_size=tuple(kernel),
+                       out_dtype=acc)
     if bias is not None:
         out = ctx.call("nn.bias_add", out, ctx.cast(bias, ctx.dtype_of(out)), axis=1)
     out = ctx.cast(out, dtype)
@@ -93,7 +100,7 @@ def _conv_transpose(ctx, node, inputs):
     x, w = inputs[0], inputs[1]
     bias = ctx.optional_input(inputs, 2)
     acc, dtype = _accumulator(ctx, x), ctx.dtype_of(x)
-    nsp = _spatial_rank(ctx, node, x, "ConvTranspose")
+    nsp = _spatial_rank(ctx, node, x, "ConvTranspose", volumes=int(node.attr("group", 1)) == 1)
     xs, ws = ctx.shape(x), ctx.shape(w)
     groups = int(node.attr("group", 1))
     kernel = list(node.attr("kernel_shape", ws[2:]))
@@ -122,10 +129,15 @@ def _conv_transpose(ctx, node, inputs):
         x, w = _as_2d(ctx, x), _as_2d(ctx, w)
         kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
         begins, ends, out_pad = [0] + begins, [0] + ends, [0] + out_pad
-    out = ctx.call("nn.conv2d_transpose", x, w, strides=tuple(strides),
-                   padding=(begins[0], begins[1], ends[0], ends[1]), dilation=tuple(dilations), groups=groups,
-                   channels=ws[1] * groups, kernel_size=tuple(kernel), output_padding=tuple(out_pad),
-                   out_dtype=acc)
+    if nsp == 3:
+        out = ctx.call("nn.conv3d_transpose", x, w, strides=tuple(strides), padding=tuple(begins + ends),
+                       dilation=tuple(dilations), channels=ws[1], kernel_size=tuple(kernel),
+                       output_padding=tuple(out_pad), out_dtype=acc)
+    else:
+        out = ctx.call("nn.conv2d_transpose", x, w, strides=tuple(strides),
+                       padding=(begins[0], begins[1], ends[0], ends[1]), dilation=tuple(dilations), groups=groups,
+                       channels=ws[1] * groups, kernel_size=tuple(kernel), output_padding=tuple(out_pad),
+                       out_dtype=acc)
     if bias is not None:
         out = ctx.call("nn.bias_add", out, ctx.cast(bias, ctx.dtype_of(out)), axis=1)
     out = ctx.cast(out, dtype)
@@ -136,13 +148,19 @@ def _pool(kind):
     def convert(ctx, node, inputs):
         x = inputs[0]
         want_indices = kind == "max" and len(node.outputs) > 1 and bool(node.outputs[1])
-        nsp = _spatial_rank(ctx, node, x, f"{node.op_type}")
+        nsp = _spatial_rank(ctx, node, x, f"{node.op_type}", volumes=not want_indices)
         xs = ctx.shape(x)
         kernel = list(node.required("kernel_shape"))
         strides = list(node.attr("strides", [1] * nsp))
         dilations = list(node.attr("dilations", [1] * nsp))
         begins, ends = _auto_pads(node, xs[2:], kernel, strides, dilations)
         ceil_mode = bool(node.attr("ceil_mode", 0))
+        if nsp == 3:
+            common = dict(pool_size=tuple(kernel), strides=tuple(strides), padding=tuple(begins + ends),
+                          dilation=tuple(dilations), ceil_mode=ceil_mode)
+            if kind == "max":
+                return ctx.call("nn.max_pool3d", x, **common)
+            return ctx.call("nn.avg_pool3d", x, count_include_pad=bool(node.attr("count_include_pad", 0)), **common)
         if nsp == 1:
             x = _as_2d(ctx, x)
             kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations

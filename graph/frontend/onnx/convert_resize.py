@@ -168,16 +168,20 @@ def _resize(ctx, node, inputs):
     if legacy and mode == "cubic":
         node.fail("mode 'cubic' is not defined before opset 11")
     sizes, scales, from_scales = _resize_targets(ctx, node, inputs, xs)
-    if rank not in (3, 4):
-        node.fail(f"the input has rank {rank}; tecc resizes the 1 or 2 spatial axes of NCW / NCHW (or NHWC) "
-                  "tensors")
+    if rank not in (3, 4, 5):
+        node.fail(f"the input has rank {rank}; tecc resizes the 1, 2 or 3 spatial axes of NCW / NCHW / NCDHW (or "
+                  "NHWC / NDHWC) tensors")
     changed = [a for a in range(rank) if sizes[a] != xs[a] or scales[a] != 1.0]
     if (not legacy and node.attr("antialias", 0) and mode in ("linear", "cubic")
             and any(scales[a] < 1 for a in changed)):
         return _resize_antialiased(ctx, node, x, xs, sizes, scales, changed, mode,
                                    node.attr("coordinate_transformation_mode", "half_pixel"),
                                    float(node.attr("cubic_coeff_a", -0.75)), int(node.attr("exclude_outside", 0)))
-    if rank == 4 and all(a in (2, 3) for a in changed):
+    if rank == 5 and all(a in (2, 3, 4) for a in changed):
+        layout, spatial = "NCDHW", (2, 3, 4)
+    elif rank == 5 and all(a in (1, 2, 3) for a in changed):
+        layout, spatial = "NDHWC", (1, 2, 3)
+    elif rank == 4 and all(a in (2, 3) for a in changed):
         layout, spatial = "NCHW", (2, 3)
     elif rank == 4 and all(a in (1, 2) for a in changed):
         layout, spatial = "NHWC", (1, 2)
@@ -185,7 +189,7 @@ def _resize(ctx, node, inputs):
         layout, spatial = "NCHW", (None, 2)
     else:
         node.fail(f"it resizes axes {changed} of a tensor of shape {xs}; tecc resizes the spatial axes only (the "
-                  "last two of NCHW, the middle two of NHWC, the last of NCW)")
+                  "last three of NCDHW, the last two of NCHW, the middle ones of NHWC / NDHWC, the last of NCW)")
     if legacy:
         coordinate, rounding = "asymmetric", None
         if mode == "nearest":
@@ -228,8 +232,8 @@ def _resize(ctx, node, inputs):
     # the scales are passed when they map coordinates differently from the sizes' ratio
     use_scales = from_scales and any(scales[a] * xs[a] != sizes[a] for a in spatial if a is not None)
     scale_hw = tuple(scales[a] if a is not None else 1.0 for a in spatial) if use_scales else None
-    data = x if rank == 4 else ctx.reshape(x, xs[:2] + (1,) + xs[2:])
-    out = ctx.call("image.resize2d", data, size=out_hw, roi=roi, layout=layout, method=_RESIZE_METHODS[mode],
+    data = x if rank in (4, 5) else ctx.reshape(x, xs[:2] + (1,) + xs[2:])
+    out = ctx.call(f"image.resize{len(spatial)}d", data, size=out_hw, roi=roi, layout=layout, method=_RESIZE_METHODS[mode],
                    coordinate_transformation_mode=coordinate, rounding_method=rounding, cubic_alpha=cubic_a,
                    cubic_exclude=exclude, extrapolation_value=extrapolation, scales=scale_hw)
-    return out if rank == 4 else ctx.reshape(out, tuple(sizes))
+    return out if rank in (4, 5) else ctx.reshape(out, tuple(sizes))
