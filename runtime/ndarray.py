@@ -1,4 +1,5 @@
-"""Arrays on a device (``tecc.nd``): ``nd.array(np_array, dev)``, ``nd.empty(shape)``.
+"""Arrays on a device (``tecc.nd``): ``nd.array(np_array, dev)``, ``nd.empty(shape)``,
+``nd.from_dlpack(tensor)`` (another library's array, shared, not copied).
 
 A CPU :class:`NDArray` wraps a C-contiguous numpy array; a CUDA one wraps a cupy
 array where a GPU and cupy are present.  Without a GPU, arrays placed on ``cuda(0)``
@@ -132,6 +133,20 @@ class NDArray:
             return array(self.numpy(), target, dtype=self._dtype)
         raise TeccError(f"copyto expects a Device or an NDArray, got {type(target).__name__}")
 
+    # DLPack: the memory shared with other libraries (torch.from_dlpack(arr), nd.from_dlpack(t))
+    def __dlpack__(self, **kwargs):
+        if self._dtype == "bfloat16":
+            raise TeccError("a bfloat16 NDArray holds its values' bits as uint16; DLPack would hand them over as "
+                            "uint16: share arr.numpy().view(ml_dtypes.bfloat16) instead")
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+    def to_dlpack(self):
+        """A DLPack capsule of this array's memory (TVM's ``NDArray.to_dlpack``)."""
+        return self.__dlpack__()
+
     def __repr__(self) -> str:
         body = np.array2string(self.numpy(), separator=", ", threshold=20)
         return f"<tecc.nd.NDArray shape={self.shape}, dtype={self._dtype}, {self._device}>\n{body}"
@@ -238,3 +253,47 @@ def empty(shape, dtype="float32", device: Device = None, *, dev: Device = None, 
     else:
         data = host_empty(shape, _storage_dtype(dtype))
     return NDArray(data, dtype, dev)
+
+
+#: DLPack's device types tecc arrays live on
+_DLPACK_CPU, _DLPACK_CUDA = 1, 2
+
+
+def from_dlpack(tensor) -> NDArray:
+    """An :class:`NDArray` sharing the memory of ``tensor`` (TVM's ``nd.from_dlpack``):
+    any object with ``__dlpack__`` (a torch tensor, a cupy or numpy array...), no
+    copy.  A CPU tensor gives an array on ``cpu(0)``, a CUDA tensor one on its
+    ``cuda(n)`` (where cupy and the GPU are present).
+
+    Raises
+    ------
+    TeccError
+        For an object without ``__dlpack__`` (a bare capsule included: pass the
+        tensor itself), a device other than the CPU and CUDA, or a non-contiguous
+        tensor (tecc's kernels read C-contiguous arrays: ``t.contiguous()``).
+    """
+    if not hasattr(tensor, "__dlpack__") or not hasattr(tensor, "__dlpack_device__"):
+        raise TeccError(f"nd.from_dlpack: {type(tensor).__name__} has no __dlpack__; pass the tensor itself (a "
+                        "torch tensor, a cupy or numpy array), not a capsule")
+    if isinstance(tensor, NDArray):
+        return tensor
+    kind, device_id = tensor.__dlpack_device__()
+    if kind == _DLPACK_CPU:
+        data = np.from_dlpack(tensor)
+        dev = cpu(0)
+    elif kind == _DLPACK_CUDA:
+        cupy = _cupy()
+        if cupy is None:
+            raise TeccError("nd.from_dlpack: the tensor lives on a CUDA GPU, but cupy is not installed here "
+                            "(pip install cupy-cuda13x)")
+        data = cupy.from_dlpack(tensor)
+        from .device import cuda  # noqa: PLC0415
+
+        dev = cuda(int(device_id))
+    else:
+        raise TeccError(f"nd.from_dlpack: the tensor lives on DLPack device type {kind}; tecc arrays live on the "
+                        "CPU (1) and CUDA GPUs (2): copy it to one first")
+    if not data.flags.c_contiguous:
+        raise TeccError(f"nd.from_dlpack: the tensor of shape {tuple(data.shape)} is not C-contiguous (a transposed "
+                        "or sliced view); pass a contiguous one (t.contiguous())")
+    return NDArray(data, _canonical(data.dtype), dev)

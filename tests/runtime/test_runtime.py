@@ -586,3 +586,37 @@ def test_ml_dtypes_bfloat16_arrays_become_their_bits():
     with pytest.raises(TeccError, match=r"a bfloat16 array converts to float32 with numpy first "
                                         r"\(arr.astype\('float32'\)\)"):
         nd.array(x, dtype="float32")
+
+
+def test_arrays_are_shared_through_dlpack_both_ways():
+    """nd.from_dlpack(tensor) shares the producer's memory (TVM's name); an NDArray is
+    a DLPack producer itself (torch.from_dlpack(arr)); a non-contiguous view is
+    refused with the fix."""
+    import tecc
+
+    source = np.arange(12, dtype="float32").reshape(3, 4)
+    arr = tecc.nd.from_dlpack(source)
+    assert arr.shape == (3, 4) and arr.dtype == "float32" and arr.device == tecc.cpu(0)
+    source[0, 0] = 42.0
+    assert arr.numpy()[0, 0] == 42.0  # the same memory
+    back = np.from_dlpack(arr)
+    back[1, 1] = -1.0
+    assert arr.numpy()[1, 1] == -1.0 and arr.to_dlpack() is not None
+    with pytest.raises(TeccError, match=r"is not C-contiguous .* \(t.contiguous\(\)\)"):
+        tecc.nd.from_dlpack(source.T)
+    with pytest.raises(TeccError, match="has no __dlpack__; pass the tensor itself"):
+        tecc.nd.from_dlpack([1, 2])
+    bits = tecc.nd.array(np.zeros(2, "uint16"), dtype="bfloat16")
+    with pytest.raises(TeccError, match="bfloat16 NDArray holds its values' bits"):
+        np.from_dlpack(bits)
+
+
+def test_torch_tensors_are_shared_through_dlpack():
+    import tecc
+
+    torch = pytest.importorskip("torch")
+    t = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    shared = tecc.nd.from_dlpack(t)
+    t[1, 2] = 7.0
+    assert shared.numpy()[1, 2] == 7.0
+    assert torch.equal(torch.from_dlpack(shared), t)
