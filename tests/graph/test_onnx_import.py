@@ -289,11 +289,11 @@ def test_converter_errors_name_the_node(node, inits, match):
         from_onnx(model)
 
 
-def test_a_3d_convolution_is_refused():
-    model = model_of([helper.make_node("Conv", ["x", "w"], ["y"], name="conv3d")], {"x": (F, [1, 1, 2, 2, 2])},
-                     {"y": (F, [1, 1, 2, 2, 2])}, {"w": np.ones((1, 1, 1, 1, 1), "float32")})
-    with pytest.raises(OnnxImportError, match=r"Conv node 'conv3d': Conv over 3 spatial dimension\(s\) is not "
-                                              r"supported; tecc converts the 1-D and 2-D"):
+def test_a_convolution_over_four_spatial_axes_is_refused():
+    model = model_of([helper.make_node("Conv", ["x", "w"], ["y"], name="conv4d")], {"x": (F, [1, 1, 2, 2, 2, 2])},
+                     {"y": (F, [1, 1, 2, 2, 2, 2])}, {"w": np.ones((1, 1, 1, 1, 1, 1), "float32")})
+    with pytest.raises(OnnxImportError, match=r"Conv node 'conv4d': Conv over 4 spatial dimension\(s\) is not "
+                                              r"supported; tecc converts the 1-D, 2-D and 3-D \(NCW, NCHW, NCDHW\)"):
         from_onnx(model)
 
 

@@ -572,10 +572,11 @@ def test_resize_errors_name_the_node(ins, attrs, opset, match):
         from_onnx(model)
 
 
-def test_resize_of_rank_5_is_refused():
-    model = make_model([_resize("y", "nearest", scales="s")], {"x": np.zeros((1, 1, 2, 2, 2), "float32")}, ["y"],
-                       inits={"s": np.array([1, 1, 2, 2, 2], "float32")})
-    with pytest.raises(OnnxImportError, match=r"Resize node .*rank 5"):
+def test_resize_of_rank_6_is_refused():
+    model = make_model([_resize("y", "nearest", scales="s")], {"x": np.zeros((1, 1, 2, 2, 2, 2), "float32")}, ["y"],
+                       inits={"s": np.array([1, 1, 2, 2, 2, 2], "float32")})
+    with pytest.raises(OnnxImportError, match=r"Resize node .*the input has rank 6; tecc resizes the 1, 2 or 3 "
+                                              r"spatial axes"):
         from_onnx(model)
 
 
