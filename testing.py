@@ -49,6 +49,72 @@ requires_gpu = requires_cuda = uses_gpu = requires_llvm = _passthrough
 skip_if_wheel_test = _passthrough
 
 
+# ---------------------------------------------------------------------------------------
+# tests over targets (TVM's parametrize_targets / known_failing_targets / exclude_targets)
+# ---------------------------------------------------------------------------------------
+_TARGET_PARAMS = ("target", "dev")
+
+
+def parametrize_targets(*args):
+    """Run a test ``def test_x(target, dev)`` once per target (TVM's decorator): bare,
+    over :func:`enabled_targets` (``llvm`` and ``cuda``: the GPU emulator stands in
+    for a missing GPU); with arguments, over those targets -- one tecc does not build
+    for (``opencl``, ``vulkan``...) is a skipped case that says so."""
+    if len(args) == 1 and callable(args[0]):
+        return _parametrized(args[0], None)
+    return lambda func: _parametrized(func, list(args))
+
+
+def known_failing_targets(*targets):
+    """Mark the cases of these targets of a :func:`parametrize_targets` test as
+    expected failures (TVM's decorator; it goes above ``parametrize_targets``)."""
+    return lambda func: _parametrized(func, None, failing=targets)
+
+
+def exclude_targets(*targets):
+    """Leave these targets out of a :func:`parametrize_targets` test (TVM's decorator)."""
+    return lambda func: _parametrized(func, None, excluded=targets)
+
+
+def _parametrized(func, targets, failing=(), excluded=()):
+    """``func`` with one ``target``/``dev`` parameter set per target (its marks
+    rebuilt when an outer decorator adds failing or excluded targets)."""
+    import inspect
+
+    import pytest
+
+    plan = dict(getattr(func, "_tecc_targets", {"targets": None, "failing": (), "excluded": ()}))
+    if targets is not None:
+        plan["targets"] = targets
+    plan["failing"] = tuple(plan["failing"]) + tuple(failing)
+    plan["excluded"] = tuple(plan["excluded"]) + tuple(excluded)
+    func._tecc_targets = plan
+    names = [n for n in _TARGET_PARAMS if n in inspect.signature(func).parameters]
+    if not names:
+        return func
+    chosen = plan["targets"] if plan["targets"] is not None else [t for t, _ in enabled_targets()]
+    params = []
+    for target in chosen:
+        kind = str(target).split()[0]
+        if any(kind == str(t).split()[0] for t in plan["excluded"]):
+            continue
+        marks = []
+        if not device_enabled(target):
+            marks.append(pytest.mark.skip(reason=f"tecc builds for {', '.join(ENABLED_TARGETS)}, not {kind!r}"))
+            values = {"target": target, "dev": None}
+        else:
+            from .runtime.device import device
+
+            values = {"target": target, "dev": device("cpu" if kind in ("llvm", "c") else kind, 0)}
+        if any(kind == str(t).split()[0] for t in plan["failing"]):
+            marks.append(pytest.mark.xfail(reason=f"known to fail on {kind} (known_failing_targets)"))
+        params.append(pytest.param(*[values[n] for n in names], marks=marks, id=str(target)))
+    argnames = ",".join(names)
+    func.pytestmark = [m for m in getattr(func, "pytestmark", [])
+                       if not (m.name == "parametrize" and m.args and m.args[0] == argnames)]
+    return pytest.mark.parametrize(argnames, params)(func)
+
+
 def enable_span_filling():
     """A ``PassContext`` under which the model importers record each call's source
     node (TVM's ``tvm.testing.enable_span_filling``; tecc's default)."""

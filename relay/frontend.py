@@ -156,4 +156,27 @@ def _with_all_inputs(mod, names, shapes, examples):
     return Module({**mod.functions, "main": new_main}, mod.attrs)
 
 
-__all__ = ["from_onnx", "from_pytorch"]
+def infer_type(node, mod=None):
+    """``node`` with its type recorded (Relay's ``relay.frontend.common.infer_type``, the
+    helper frontends call on an expression they build; ``mod`` is accepted and unused:
+    tecc types an expression on its own)."""
+    from ..graph.transform.infer_type import infer_type as graph_infer_type  # noqa: PLC0415
+
+    del mod
+    return graph_infer_type(node)
+
+
+def infer_shape(inputs, mod=None):
+    """The static shape of expression ``inputs`` (Relay's ``relay.frontend.common.infer_shape``)."""
+    return tuple(infer_type(inputs, mod).checked_type.shape)
+
+
+# ``relay.frontend.common``: the frontends' helpers, where TVM code imports them from
+import sys as _sys  # noqa: E402
+import types as _types  # noqa: E402
+
+common = _types.ModuleType(__name__ + ".common", "Relay's frontend helpers (infer_type, infer_shape).")
+common.infer_type, common.infer_shape = infer_type, infer_shape
+_sys.modules.setdefault(common.__name__, common)
+
+__all__ = ["common", "from_onnx", "from_pytorch", "infer_shape", "infer_type"]

@@ -717,6 +717,13 @@ def test_blocked_quantization_is_refused_with_the_fix():
     ("RNN", dict(activations=["Relu"]), 0),
     ("GRU", dict(clip=0.5), 0),
     ("RNN", dict(clip=0.3, direction="bidirectional"), 0),
+    # ONNX's parametric activations, alpha and beta consumed in order by those that take them
+    ("LSTM", dict(activations=["HardSigmoid", "LeakyRelu", "Elu"], activation_alpha=[0.3, 0.05, 0.7],
+                  activation_beta=[0.4]), 0),
+    ("GRU", dict(direction="bidirectional", activations=["Affine", "ScaledTanh", "hardsigmoid", "Softsign"],
+                 activation_alpha=[0.5, 1.5, 0.25], activation_beta=[0.1, 0.8, 0.6]), 0),
+    ("RNN", dict(direction="bidirectional", activations=["ThresholdedRelu", "Softplus"], activation_alpha=[0.2]), 0),
+    ("LSTM", dict(activations=["HardSigmoid", "Tanh", "LeakyRelu"]), 0),  # the defaults: 0.2 / 0.5, 0.01
 ])
 def test_recurrent_layers_unrolled_match_onnxruntime(kind, attrs, layout):
     # (onnxruntime refuses layout=1; ONNX's own batchwise cases run in test_onnx_conformance)
@@ -736,6 +743,14 @@ def test_recurrent_layers_unrolled_match_onnxruntime(kind, attrs, layout):
         outs.append("yc")
     n = node(kind, ins, outs, hidden_size=hidden, layout=layout, **attrs)
     check([n], {"x": x}, outs, inits=inits, opset=14)
+
+
+def test_recurrent_layers_refuse_an_activation_onnx_does_not_define():
+    x = rand(4, 2, 3)
+    inits = {"W": rand(1, 4, 3), "R": rand(1, 4, 4)}
+    refused([node("RNN", ["x", "W", "R"], ["y"], hidden_size=4, activations=["Swish"])], {"x": x}, ["y"],
+            r"activations \['Swish'\] are not ONNX's; use Relu, Tanh, Sigmoid, Affine, LeakyRelu", inits=inits,
+            opset=14)
 
 
 def test_recurrent_layers_refuse_variable_sequence_lengths_with_the_fix():

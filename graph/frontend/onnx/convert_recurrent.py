@@ -9,8 +9,61 @@ from .convert_shape import _split_call
 
 
 # --- recurrent layers (RNN, GRU, LSTM), unrolled over their static sequence ----------------
-#: activations a recurrent layer may name, as graph ops
-_RNN_ACTIVATIONS = {"Sigmoid": "sigmoid", "Tanh": "tanh", "Relu": "nn.relu"}
+def _affine(ctx, x, a, b):
+    return ctx.call("add", ctx.call("multiply", x, ctx.scalar(a, x)), ctx.scalar(b, x))
+
+
+def _elu(ctx, x, a, b):
+    negative = ctx.call("multiply", ctx.scalar(a, x), ctx.call("subtract", ctx.call("exp", x), ctx.scalar(1, x)))
+    return ctx.call("where", ctx.call("greater_equal", x, ctx.scalar(0, x)), x, negative)
+
+
+#: the activations a recurrent layer may name (ONNX's list; matched ignoring case, as
+#: onnxruntime does): ``name -> (uses alpha, uses beta, default alpha, default beta,
+#: build(ctx, x, alpha, beta))``.  The defaults of an alpha or beta the model's
+#: activation_alpha / activation_beta run out of are onnxruntime's (0 where it has none).
+_RNN_ACTIVATIONS = {
+    "relu": (False, False, 0.0, 0.0, lambda ctx, x, a, b: ctx.call("nn.relu", x)),
+    "tanh": (False, False, 0.0, 0.0, lambda ctx, x, a, b: ctx.call("tanh", x)),
+    "sigmoid": (False, False, 0.0, 0.0, lambda ctx, x, a, b: ctx.call("sigmoid", x)),
+    "affine": (True, True, 0.0, 0.0, _affine),
+    "leakyrelu": (True, False, 0.01, 0.0, lambda ctx, x, a, b: ctx.call(
+        "where", ctx.call("greater_equal", x, ctx.scalar(0, x)), x, ctx.call("multiply", x, ctx.scalar(a, x)))),
+    "thresholdedrelu": (True, False, 0.0, 0.0, lambda ctx, x, a, b: ctx.call(
+        "where", ctx.call("greater_equal", x, ctx.scalar(a, x)), x, ctx.scalar(0, x))),
+    "scaledtanh": (True, True, 0.0, 0.0, lambda ctx, x, a, b: ctx.call(
+        "multiply", ctx.scalar(a, x), ctx.call("tanh", ctx.call("multiply", x, ctx.scalar(b, x))))),
+    "hardsigmoid": (True, True, 0.2, 0.5, lambda ctx, x, a, b: ctx.call(
+        "clip", _affine(ctx, x, a, b), a_min=0.0, a_max=1.0)),
+    "elu": (True, False, 1.0, 0.0, _elu),
+    "softsign": (False, False, 0.0, 0.0, lambda ctx, x, a, b: ctx.call(
+        "divide", x, ctx.call("add", ctx.scalar(1, x), ctx.call("abs", x)))),
+    "softplus": (False, False, 0.0, 0.0, lambda ctx, x, a, b: ctx.call(
+        "log", ctx.call("add", ctx.scalar(1, x), ctx.call("exp", x)))),
+}
+
+
+def _activations(node, names):
+    """``[(build, alpha, beta)]`` for ``names``: activation_alpha and activation_beta are
+    consumed in order by the activations that take them (onnxruntime's reading of
+    "the values are consumed in the order of activation functions")."""
+    alphas = [float(v) for v in (node.attr("activation_alpha") or [])]
+    betas = [float(v) for v in (node.attr("activation_beta") or [])]
+    unknown = [n for n in names if n.lower() not in _RNN_ACTIVATIONS]
+    if unknown:
+        node.fail(f"activations {unknown} are not ONNX's; use Relu, Tanh, Sigmoid, Affine, LeakyRelu, "
+                  "ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign or Softplus")
+    out = []
+    for name in names:
+        uses_a, uses_b, a, b, build = _RNN_ACTIVATIONS[name.lower()]
+        if uses_a and alphas:
+            a = alphas.pop(0)
+        if uses_b and betas:
+            b = betas.pop(0)
+        out.append((build, a, b))
+    return out
+
+
 #: gates per kind and the default activations (f, g[, h]) of one direction
 _RNN_KINDS = {"RNN": (1, ["Tanh"]), "GRU": (3, ["Sigmoid", "Tanh"]), "LSTM": (4, ["Sigmoid", "Tanh", "Tanh"])}
 
@@ -47,16 +100,13 @@ def _recurrent(ctx, node, inputs):
     names = [a.decode() if isinstance(a, bytes) else str(a) for a in names] if names else default_acts * dirs
     if len(names) != len(default_acts) * dirs:
         node.fail(f"activations {names} should name {len(default_acts) * dirs} functions")
-    unknown = [a for a in names if a not in _RNN_ACTIVATIONS]
-    if unknown or node.attr("activation_alpha") or node.attr("activation_beta"):
-        node.fail(f"activations {unknown or names} with parameters are not supported; tecc takes "
-                  f"{sorted(_RNN_ACTIVATIONS)}")
+    functions = _activations(node, names)
     clip = node.attr("clip")
     linear_before_reset = bool(node.attr("linear_before_reset", 0))
     input_forget = bool(node.attr("input_forget", 0))
     ys, hs, cs = [], [], []
     for d in range(dirs):
-        acts = [_RNN_ACTIVATIONS[a] for a in names[d * len(default_acts):(d + 1) * len(default_acts)]]
+        acts = functions[d * len(default_acts):(d + 1) * len(default_acts)]
         wd = ctx.reshape(_axis_slice(ctx, w, 0, d, d + 1), (gates * hidden, width))
         rd = ctx.reshape(_axis_slice(ctx, r, 0, d, d + 1), (gates * hidden, hidden))
         # the input's projection for every step at once, with both biases but the GRU's
@@ -87,7 +137,8 @@ def _recurrent(ctx, node, inputs):
             # LSTM's h activation reads)
             if clip is not None and clipped:
                 v = ctx.call("clip", v, a_min=-float(clip), a_max=float(clip))
-            return ctx.call(acts[i], v)
+            build, alpha, beta = acts[i]
+            return build(ctx, v, alpha, beta)
 
         def gate(v, k):
             return _axis_slice(ctx, v, 1, k * hidden, (k + 1) * hidden)
