@@ -753,12 +753,35 @@ def test_recurrent_layers_refuse_an_activation_onnx_does_not_define():
             opset=14)
 
 
-def test_recurrent_layers_refuse_variable_sequence_lengths_with_the_fix():
+@pytest.mark.parametrize("kind", ["RNN", "GRU", "LSTM"])
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+@pytest.mark.parametrize("given_at_run_time", [False, True])
+def test_recurrent_layers_with_sequences_of_several_lengths(kind, direction, given_at_run_time):
+    """sequence_lens (an initializer, or an input of the model): a sequence's steps past
+    its length keep its state and output zeros, a reverse pass starts at its last step;
+    the values are onnxruntime's (before: refused unless every length was the steps')."""
+    steps, batch, width, hidden = 5, 4, 3, 4
+    dirs = 2 if direction == "bidirectional" else 1
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[kind]
+    x = rand(steps, batch, width)
+    lens = np.array([5, 2, 0, 3], "int32")
+    inits = {"W": rand(dirs, gates * hidden, width, seed=1), "R": rand(dirs, gates * hidden, hidden, seed=2),
+             "B": rand(dirs, 2 * gates * hidden, seed=3), "h0": rand(dirs, batch, hidden, seed=4)}
+    inputs = {"x": x}
+    (inputs if given_at_run_time else inits)["lens"] = lens
+    ins, outs = ["x", "W", "R", "B", "lens", "h0"], ["y", "yh"]
+    if kind == "LSTM":
+        inits["c0"] = rand(dirs, batch, hidden, seed=5)
+        ins.append("c0")
+        outs.append("yc")
+    check([node(kind, ins, outs, hidden_size=hidden, direction=direction)], inputs, outs, inits=inits, opset=14)
+
+
+def test_recurrent_layers_refuse_sequence_lengths_past_the_steps():
     x = rand(4, 2, 3)
-    inits = {"W": rand(1, 4, 3), "R": rand(1, 4, 4), "lens": np.array([4, 2], "int32")}
+    inits = {"W": rand(1, 4, 3), "R": rand(1, 4, 4), "lens": np.array([4, 6], "int32")}
     refused([node("RNN", ["x", "W", "R", "", "lens"], ["y"], hidden_size=4)], {"x": x}, ["y"],
-            "sequence_lens \\[4, 2\\] differ from the sequence's 4 steps; tecc runs every sequence over all its "
-            "steps", inits=inits, opset=14)
+            "sequence_lens \\[4, 6\\] must lie in \\[0, 4\\] \\(the sequence's steps\\)", inits=inits, opset=14)
 
 
 def test_reverse_sequence_with_lengths_given_at_run_time():

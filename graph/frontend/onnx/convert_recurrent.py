@@ -72,7 +72,10 @@ def _recurrent(ctx, node, inputs):
     """RNN, GRU and LSTM (ONNX's gate orders: GRU z, r, h; LSTM i, o, f, c), unrolled
     over the sequence, whose length is static: every step is a dense layer of the
     hidden state and element-wise gates; the input's projection is one dense layer
-    over all steps."""
+    over all steps.  With ``sequence_lens`` (constant or given at run time), a
+    sequence's steps past its length leave its state as it was and output zeros, as
+    onnxruntime computes them; a reverse direction so starts at each sequence's own
+    last step; an empty sequence's final state is zeros."""
     kind = node.op_type
     gates, default_acts = _RNN_KINDS[kind]
     x, w, r = inputs[0], inputs[1], inputs[2]
@@ -91,11 +94,16 @@ def _recurrent(ctx, node, inputs):
     if layout == 1:
         x = ctx.call("transpose", x, axes=(1, 0, 2))
     steps, batch, width = ctx.shape(x)
+    lens = None  # (batch, 1): each sequence's length, where some may end before the last step
     if seq_lens is not None:
-        lens = np.asarray(ctx.value(seq_lens, "sequence_lens (input 4)")).reshape(-1)
-        if np.any(lens != steps):
-            node.fail(f"sequence_lens {lens.tolist()} differ from the sequence's {steps} steps; tecc runs every "
-                      "sequence over all its steps (pad and mask them in the model)")
+        if ctx.is_const(seq_lens):
+            given = np.asarray(ctx.value(seq_lens, "sequence_lens (input 4)")).reshape(-1)
+            if np.any(given < 0) or np.any(given > steps):
+                node.fail(f"sequence_lens {given.tolist()} must lie in [0, {steps}] (the sequence's steps)")
+            if np.any(given != steps):
+                lens = ctx.const(given.reshape(-1, 1).astype("int32"), "int32")
+        else:
+            lens = ctx.reshape(ctx.cast(seq_lens, "int32"), (batch, 1))
     names = node.attr("activations")
     names = [a.decode() if isinstance(a, bytes) else str(a) for a in names] if names else default_acts * dirs
     if len(names) != len(default_acts) * dirs:
@@ -150,6 +158,7 @@ def _recurrent(ctx, node, inputs):
         xsteps = _split_call(ctx, xw, steps, 0, [1] * steps) if steps > 1 else None
         for t in order:
             xt = ctx.reshape(xw if xsteps is None else ctx.item(xsteps, t), (batch, gates * hidden))
+            h_prev, c_prev = h, c
             if kind == "RNN":
                 h = act(0, ctx.call("add", xt, ctx.call("nn.dense", h, rd, units=hidden)))
             elif kind == "GRU":
@@ -185,7 +194,18 @@ def _recurrent(ctx, node, inputs):
                 if p is not None:
                     po = ctx.call("add", po, ctx.call("multiply", p[1], c))
                 h = ctx.call("multiply", act(0, po), act(2, c, clipped=False))
-            outs[t] = ctx.reshape(h, (1, 1, batch, hidden))
+            out = h
+            if lens is not None:  # a sequence that has ended keeps its state and outputs zeros
+                valid = ctx.call("less", ctx.const(np.array(t, "int32"), "int32"), lens)
+                out = ctx.call("where", valid, h, zero)
+                h = ctx.call("where", valid, h, h_prev)
+                if c is not None:
+                    c = ctx.call("where", valid, c, c_prev)
+            outs[t] = ctx.reshape(out, (1, 1, batch, hidden))
+        if lens is not None:  # an empty sequence ends with zeros, not its initial state (onnxruntime's)
+            nonempty = ctx.call("greater", lens, ctx.const(np.array(0, "int32"), "int32"))
+            h = ctx.call("where", nonempty, h, zero)
+            c = ctx.call("where", nonempty, c, zero) if c is not None else None
         ys.append(outs[0] if steps == 1 else ctx.call("concatenate", ctx.tuple(outs), axis=0))
         hs.append(ctx.reshape(h, (1, batch, hidden)))
         if c is not None:
