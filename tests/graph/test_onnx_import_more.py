@@ -1157,6 +1157,13 @@ def test_a_3d_network_matches_onnxruntime(target):
     check(nodes, {"x": x}, ["m", "a", "g", "t"], inits, target=target, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_lp_pooling_of_volumes_matches_onnxruntime(p):
+    x = np.random.default_rng(8).standard_normal((1, 2, 5, 6, 7)).astype("float32")
+    check([helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[2, 3, 2], strides=[1, 2, 2], pads=[1, 0, 1, 0, 1, 0],
+                            p=p)], {"x": x}, ["y"], opset=18, rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("target", ["llvm", "cuda"])
 @pytest.mark.parametrize("mode, coordinates, scales", [
     ("linear", "half_pixel", [1, 1, 2, 2, 1.5]),

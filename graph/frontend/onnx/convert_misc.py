@@ -172,7 +172,7 @@ def _lp_pool(ctx, node, inputs):
     p = int(node.attr("p", 2))
     if p < 1:
         node.fail(f"p = {p} must be >= 1")
-    nsp = _spatial_rank(ctx, node, x, "LpPool")
+    nsp = _spatial_rank(ctx, node, x, "LpPool", volumes=True)
     xs = ctx.shape(x)
     kernel = list(node.required("kernel_shape"))
     strides = list(node.attr("strides", [1] * nsp))
@@ -183,11 +183,12 @@ def _lp_pool(ctx, node, inputs):
         powered = _as_2d(ctx, powered)
         kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
         begins, ends = [0] + begins, [0] + ends
-    common = dict(pool_size=tuple(kernel), strides=tuple(strides),
-                  padding=(begins[0], begins[1], ends[0], ends[1]), ceil_mode=bool(node.attr("ceil_mode", 0)))
+    pads = tuple(begins + ends) if nsp == 3 else (begins[0], begins[1], ends[0], ends[1])
+    common = dict(pool_size=tuple(kernel), strides=tuple(strides), padding=pads,
+                  ceil_mode=bool(node.attr("ceil_mode", 0)))
     if any(d != 1 for d in dilations):
         common["dilation"] = tuple(dilations)
-    pooled = ctx.call("nn.avg_pool2d", powered, count_include_pad=True, **common)
+    pooled = ctx.call("nn.avg_pool3d" if nsp == 3 else "nn.avg_pool2d", powered, count_include_pad=True, **common)
     summed = ctx.call("multiply", pooled, ctx.scalar(float(_prod(kernel)), x))
     out = summed if p == 1 else ctx.call("power", summed, ctx.scalar(1.0 / p, x))
     return _from_2d(ctx, out) if nsp == 1 else out
