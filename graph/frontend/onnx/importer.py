@@ -13,6 +13,7 @@ from ...op import call as graph_call
 from ....tir.transform.pipeline import PassContext
 from ...transform.infer_type import infer_type
 from .common import OnnxImportError, OnnxNode, _FOLD_LIMIT, _np_dtype, _onnx
+from .convert_contrib import CONTRIB_CONVERTERS, CONTRIB_DOMAIN
 from .converters import _CONVERTERS
 from .expand import body_blockers, expand_functions
 from .expand import function_ops as _function_ops
@@ -22,6 +23,16 @@ from .opsets import read_opset
 # ---------------------------------------------------------------------------------------
 # reading the model
 # ---------------------------------------------------------------------------------------
+def _converter(node):
+    """The converter of an ONNX node (a NodeProto or OnnxNode): the default domain's, or
+    onnxruntime's contrib operators' (com.microsoft); None when tecc has none."""
+    if node.domain in ("", "ai.onnx"):
+        return _CONVERTERS.get(node.op_type)
+    if node.domain == CONTRIB_DOMAIN:
+        return CONTRIB_CONVERTERS.get(node.op_type)
+    return None
+
+
 def _load(model):
     """A checked ``ModelProto`` from a ModelProto, a path or serialized bytes."""
     onnx = _onnx()
@@ -293,8 +304,7 @@ class _Importer:
 
     # --- the model ---------------------------------------------------------------------
     def _check_supported(self) -> None:
-        unsupported = [(i, proto) for i, proto in enumerate(self.graph.node)
-                       if proto.domain not in ("", "ai.onnx") or proto.op_type not in _CONVERTERS]
+        unsupported = [(i, proto) for i, proto in enumerate(self.graph.node) if _converter(proto) is None]
         blockers = body_blockers(self.model, [proto for _, proto in unsupported], _CONVERTERS) if unsupported else []
         missing = []
         for (i, proto), blocked in zip(unsupported, blockers):
@@ -397,7 +407,7 @@ class _Importer:
     def _convert_node(self, node: OnnxNode) -> None:
         self.node = node
         inputs = [self._lookup(n, node) if n else None for n in node.inputs]
-        result = _CONVERTERS[node.op_type](self, node, inputs)
+        result = _converter(node)(self, node, inputs)
         if isinstance(result, (list, tuple)):
             results = list(result)
         else:
@@ -488,10 +498,11 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
 
 
 def supported_ops() -> list:
-    """The ONNX operator types :func:`from_onnx` converts, sorted.  Operators ONNX
+    """The ONNX operator types :func:`from_onnx` converts, sorted, then onnxruntime's
+    contrib operators it converts, as ``"com.microsoft.<op type>"``.  Operators ONNX
     defines as functions of these are imported through that definition too
     (:func:`function_ops`)."""
-    return sorted(_CONVERTERS)
+    return sorted(_CONVERTERS) + sorted(f"{CONTRIB_DOMAIN}.{op}" for op in CONTRIB_CONVERTERS)
 
 
 def function_ops() -> list:

@@ -1,0 +1,241 @@
+"""Converters of onnxruntime's contrib operators (domain ``com.microsoft``): the fused
+operators that onnxruntime's transformer optimizer writes into BERT- and GPT-style
+models (``onnxruntime.transformers.optimizer``) -- Gelu, FastGelu, BiasGelu, QuickGelu,
+SkipLayerNormalization, SkipSimplifiedLayerNormalization, EmbedLayerNormalization,
+Attention and FusedMatMul -- each lowered to graph operators with onnxruntime's
+semantics (its contrib-operator documentation; the tests compare with its CPU
+kernels)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .convert_nn import _accumulator, _matmul
+
+#: the domain of onnxruntime's contrib operators
+CONTRIB_DOMAIN = "com.microsoft"
+
+
+def _gelu_of(ctx, x, approximate=False):
+    half, one = ctx.scalar(0.5, x), ctx.scalar(1, x)
+    if approximate:
+        cube = ctx.call("multiply", ctx.call("multiply", x, x), x)
+        inner = ctx.call("add", x, ctx.call("multiply", ctx.scalar(0.044715, x), cube))
+        t = ctx.call("tanh", ctx.call("multiply", ctx.scalar(math.sqrt(2 / math.pi), x), inner))
+    else:
+        t = ctx.call("erf", ctx.call("multiply", x, ctx.scalar(1 / math.sqrt(2), x)))
+    return ctx.call("multiply", ctx.call("multiply", half, x), ctx.call("add", one, t))
+
+
+def _gelu(ctx, node, inputs):
+    """Gelu: ``0.5 x (1 + erf(x / sqrt(2)))``."""
+    return _gelu_of(ctx, inputs[0])
+
+
+def _bias_gelu(ctx, node, inputs):
+    """BiasGelu: Gelu of ``A + bias`` (the bias along the last axis)."""
+    return _gelu_of(ctx, ctx.call("add", inputs[0], inputs[1]))
+
+
+def _fast_gelu(ctx, node, inputs):
+    """FastGelu: the tanh approximation of Gelu, of ``X + bias`` when a bias is given."""
+    x = inputs[0]
+    bias = ctx.optional_input(inputs, 1)
+    return _gelu_of(ctx, x if bias is None else ctx.call("add", x, bias), approximate=True)
+
+
+def _quick_gelu(ctx, node, inputs):
+    """QuickGelu: ``x * sigmoid(alpha * x)`` (alpha 1.702 by default)."""
+    x = inputs[0]
+    alpha = float(node.attr("alpha", 1.702))
+    return ctx.call("multiply", x, ctx.call("sigmoid", ctx.call("multiply", x, ctx.scalar(alpha, x))))
+
+
+def _statistics(ctx, x, eps, simplified):
+    """``(mean or None, 1 / sqrt(variance + eps))`` over the last axis, kept as an axis of
+    1, computed in float32 (the root mean square's for the simplified norm)."""
+    xf = ctx.cast(x, "float32")
+    rank = len(ctx.shape(x))
+    if simplified:
+        mean = None
+        spread = ctx.call("mean", ctx.call("multiply", xf, xf), axis=(rank - 1,), keepdims=True)
+    else:
+        mean = ctx.call("mean", xf, axis=(rank - 1,), keepdims=True)
+        centered = ctx.call("subtract", xf, mean)
+        spread = ctx.call("mean", ctx.call("multiply", centered, centered), axis=(rank - 1,), keepdims=True)
+    inv = ctx.call("rsqrt", ctx.call("add", spread, ctx.const(np.array(eps), "float32")))
+    return mean, inv
+
+
+def _normalized(ctx, x, gamma, beta, eps, simplified):
+    """LayerNormalization (or, ``simplified``, RMS normalization) of ``x`` over its last
+    axis, times ``gamma``, plus ``beta`` where given."""
+    hidden = ctx.shape(x)[-1]
+    if not simplified:
+        if beta is None:
+            beta = ctx.const(np.zeros(hidden), ctx.dtype_of(x))
+        return ctx.call("nn.layer_norm", x, gamma, beta, axis=-1, epsilon=eps)
+    _, inv = _statistics(ctx, x, eps, True)
+    out = ctx.call("multiply", ctx.cast(ctx.call("multiply", ctx.cast(x, "float32"), inv), ctx.dtype_of(x)), gamma)
+    return out if beta is None else ctx.call("add", out, beta)
+
+
+def _skip_layer_norm(simplified):
+    def convert(ctx, node, inputs):
+        """SkipLayerNormalization (SkipSimplifiedLayerNormalization): the normalization of
+        ``input + skip + bias`` over the hidden axis; outputs the result, the mean and
+        the inverse standard deviation (as onnxruntime writes them, float32), and the
+        sum itself."""
+        x, skip, gamma = inputs[0], inputs[1], inputs[2]
+        beta = None if simplified else ctx.optional_input(inputs, 3)
+        bias = ctx.optional_input(inputs, 3 if simplified else 4)
+        xs, ss = ctx.shape(x), ctx.shape(skip)
+        if len(xs) != 3:
+            node.fail(f"the input has shape {xs}; it must be 3-D (batch, sequence, hidden)")
+        if tuple(ss) not in (tuple(xs), tuple(xs[1:]), (1,) + tuple(xs[1:])):
+            node.fail(f"the skip has shape {ss}; it must be the input's {xs}, or (sequence, hidden) of it")
+        eps = float(node.attr("epsilon", 1e-12))
+        total = ctx.call("add", x, skip)
+        if bias is not None:
+            total = ctx.call("add", total, bias)
+        out = _normalized(ctx, total, gamma, beta, eps, simplified)
+        if not any(node.outputs[1:]):
+            return out
+        mean, inv = _statistics(ctx, total, eps, simplified)
+        return [out, mean, inv, total]
+
+    return convert
+
+
+def _embed_layer_norm(ctx, node, inputs):
+    """EmbedLayerNormalization: the word, position and (when given) segment embeddings of
+    each token summed and layer-normalized; the second output is the mask's index (the
+    count of ones of each sequence's mask, zeros without a mask); the third, where the
+    model reads it, the sum before normalization."""
+    ids, segment_ids = inputs[0], ctx.optional_input(inputs, 1)
+    word, position = inputs[2], inputs[3]
+    segment = ctx.optional_input(inputs, 4)
+    gamma, beta = inputs[5], ctx.optional_input(inputs, 6)
+    mask, position_ids = ctx.optional_input(inputs, 7), ctx.optional_input(inputs, 8)
+    batch, seq = ctx.shape(ids)
+    eps = float(node.attr("epsilon", 1e-12))
+    total = ctx.call("take", word, ctx.cast(ids, "int32"), axis=0)
+    if position_ids is None:
+        positions = ctx.call("take", position, ctx.const(np.arange(seq).reshape(1, seq), "int32"), axis=0)
+    else:
+        positions = ctx.call("take", position, ctx.cast(position_ids, "int32"), axis=0)
+    total = ctx.call("add", total, positions)
+    if segment is not None and segment_ids is not None:
+        total = ctx.call("add", total, ctx.call("take", segment, ctx.cast(segment_ids, "int32"), axis=0))
+    out = _normalized(ctx, total, gamma, beta, eps, False)
+    if mask is None:
+        mask_index = ctx.const(np.zeros(batch, "int32"), "int32")
+    else:
+        mask_index = ctx.call("sum", ctx.cast(mask, "int32"), axis=(1,), keepdims=False)
+    return [out, mask_index, total]
+
+
+def _attention(ctx, node, inputs):
+    """Attention (onnxruntime's, BERT's self-attention): ``input x weights + bias`` split
+    into Q, K and V of ``num_heads`` heads, ``softmax(Q K^T * scale + mask) V`` with the
+    heads joined again.  The mask: a 1-D index of each sequence's length (keys at and
+    past it masked), or a 2-D raw mask (0 masks a key), masked scores offset by
+    ``mask_filter_value``; ``unidirectional`` masks the keys after each query.  Past
+    state, attention bias and rotary embeddings are refused."""
+    x, weights = inputs[0], inputs[1]
+    bias = ctx.optional_input(inputs, 2)
+    mask_index = ctx.optional_input(inputs, 3)
+    for k, what in ((4, "past"), (5, "attention_bias (relative_position_bias)"), (6, "past_sequence_length")):
+        if ctx.optional_input(inputs, k) is not None:
+            node.fail(f"the input {what} is not supported; tecc computes self-attention without a past state")
+    if any(node.outputs[1:]):
+        node.fail("the output present (the past state) is not supported")
+    if int(node.attr("do_rotary", 0)):
+        node.fail("do_rotary=1 is not supported; apply RotaryEmbedding before the attention")
+    heads = int(node.required("num_heads"))
+    batch, seq, width = ctx.shape(x)
+    sizes = node.attr("qkv_hidden_sizes")
+    sizes = [int(v) for v in sizes] if sizes else [ctx.shape(weights)[1] // 3] * 3
+    if len(sizes) != 3 or sizes[0] != sizes[1] or sum(sizes) != ctx.shape(weights)[1]:
+        node.fail(f"qkv_hidden_sizes {sizes} must be three sizes, Q's equal to K's, summing to the weights' "
+                  f"{ctx.shape(weights)[1]} columns")
+    if any(s % heads for s in sizes):
+        node.fail(f"qkv_hidden_sizes {sizes} must divide into num_heads = {heads} heads")
+    hq, hv = sizes[0] // heads, sizes[2] // heads
+    scale = float(node.attr("scale", 0.0)) or 1.0 / math.sqrt(hq)
+    dtype = ctx.dtype_of(x)
+    projected = ctx.call("nn.dense", ctx.reshape(x, (batch * seq, width)),
+                         ctx.call("transpose", weights, axes=(1, 0)), units=sum(sizes), out_dtype=_accumulator(ctx, x))
+    projected = ctx.cast(projected, dtype)
+    if bias is not None:
+        projected = ctx.call("add", projected, bias)
+
+    def heads_of(start, size, head):
+        part = ctx.call("strided_slice", projected, begin=(0, start), end=(batch * seq, start + size), strides=(1, 1))
+        return ctx.call("transpose", ctx.reshape(part, (batch, seq, heads, head)), axes=(0, 2, 1, 3))
+
+    q = heads_of(0, sizes[0], hq)
+    k = heads_of(sizes[0], sizes[1], hq)
+    v = heads_of(sizes[0] + sizes[1], sizes[2], hv)
+    flat = (batch * heads, seq)
+    scores = ctx.call("nn.batch_matmul", ctx.reshape(q, flat + (hq,)), ctx.reshape(k, flat + (hq,)),
+                      transpose_b=True, out_dtype=_accumulator(ctx, x))
+    scores = ctx.reshape(ctx.cast(scores, "float32"), (batch, heads, seq, seq))
+    scores = ctx.call("multiply", scores, ctx.const(np.array(scale), "float32"))
+    filler = float(node.attr("mask_filter_value", -10000.0))
+    keep = None
+    if mask_index is not None:
+        ms = ctx.shape(mask_index)
+        if len(ms) == 1 and ms[0] == batch:
+            length = ctx.reshape(ctx.cast(mask_index, "int32"), (batch, 1, 1, 1))
+            keep = ctx.call("less", ctx.const(np.arange(seq).reshape(1, 1, 1, seq), "int32"), length)
+        elif tuple(ms) == (batch, seq):
+            keep = ctx.call("not_equal", ctx.reshape(mask_index, (batch, 1, 1, seq)), ctx.scalar(0, mask_index))
+        else:
+            node.fail(f"mask_index of shape {ms} is not supported; tecc takes (batch,) lengths or a (batch, "
+                      "sequence) raw mask")
+    if int(node.attr("unidirectional", 0)):
+        causal = ctx.const(np.tril(np.ones((seq, seq), bool)).reshape(1, 1, seq, seq), "bool")
+        keep = causal if keep is None else ctx.call("logical_and", keep, causal)
+    if keep is not None:
+        offset = ctx.call("where", keep, ctx.const(np.array(0.0), "float32"), ctx.const(np.array(filler), "float32"))
+        scores = ctx.call("add", scores, offset)
+    probs = ctx.cast(ctx.call("nn.softmax", scores, axis=-1), dtype)
+    context = ctx.call("nn.batch_matmul", ctx.reshape(probs, flat + (seq,)), ctx.reshape(v, flat + (hv,)),
+                       transpose_b=False, out_dtype=_accumulator(ctx, x))
+    context = ctx.cast(ctx.reshape(context, (batch, heads, seq, hv)), dtype)
+    return ctx.reshape(ctx.call("transpose", context, axes=(0, 2, 1, 3)), (batch, seq, heads * hv))
+
+
+def _fused_matmul(ctx, node, inputs):
+    """FusedMatMul: ``alpha * op(A) x op(B)``, ``op`` transposing the last two axes where
+    transA / transB say (transBatchA / transBatchB, which move the batch axes, are
+    refused)."""
+    a, b = inputs
+    if int(node.attr("transBatchA", 0)) or int(node.attr("transBatchB", 0)):
+        node.fail("transBatchA / transBatchB are not supported; transpose the operand first")
+
+    def last_two_swapped(t):
+        rank = len(ctx.shape(t))
+        if rank < 2:
+            node.fail(f"an operand of shape {ctx.shape(t)} cannot be transposed (transA / transB need rank 2 or more)")
+        return ctx.call("transpose", t, axes=tuple(range(rank - 2)) + (rank - 1, rank - 2))
+
+    if int(node.attr("transA", 0)):
+        a = last_two_swapped(a)
+    if int(node.attr("transB", 0)):
+        b = last_two_swapped(b)
+    out = _matmul(ctx, node, [a, b])
+    alpha = float(node.attr("alpha", 1.0))
+    return out if alpha == 1.0 else ctx.call("multiply", out, ctx.scalar(alpha, out))
+
+
+#: onnxruntime's contrib op type -> converter (domain com.microsoft)
+CONTRIB_CONVERTERS = {
+    "Gelu": _gelu, "BiasGelu": _bias_gelu, "FastGelu": _fast_gelu, "QuickGelu": _quick_gelu,
+    "SkipLayerNormalization": _skip_layer_norm(False), "SkipSimplifiedLayerNormalization": _skip_layer_norm(True),
+    "EmbedLayerNormalization": _embed_layer_norm, "Attention": _attention, "FusedMatMul": _fused_matmul,
+}
+
+__all__ = ["CONTRIB_CONVERTERS", "CONTRIB_DOMAIN"]

@@ -1,0 +1,186 @@
+"""onnxruntime's contrib operators (domain com.microsoft), which its transformer
+optimizer writes into BERT- and GPT-style models: each converter against
+onnxruntime's CPU kernels, on the C backend and the CUDA emulator, a BERT layer as the
+optimizer writes it, and one expected failure per refusal."""
+import warnings
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import tecc  # noqa: E402
+from tecc.contrib import graph_executor  # noqa: E402
+from tecc.graph.build import build  # noqa: E402
+from tecc.graph.frontend import OnnxImportError, from_onnx, supported_ops  # noqa: E402
+
+B, S, H, HEADS = 2, 5, 8, 2
+RNG = np.random.default_rng(12)
+
+
+def rand(*shape, scale=1.0):
+    return (RNG.standard_normal(shape) * scale).astype("float32")
+
+
+def contrib(op, inputs, outputs, **attrs):
+    return helper.make_node(op, inputs, outputs, domain="com.microsoft", **attrs)
+
+
+def make_model(nodes, inputs, outputs, inits=None, output_types=None):
+    info = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for k, v in inputs.items()]
+    types = output_types or {}
+    outs = [helper.make_tensor_value_info(n, types.get(n, TensorProto.FLOAT), None) for n in outputs]
+    graph = helper.make_graph(nodes, "contrib", info, outs,
+                              initializer=[numpy_helper.from_array(v, k) for k, v in (inits or {}).items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    return model
+
+
+def check(model, inputs, target="llvm", rtol=1e-5, atol=1e-5):
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, inputs)
+    mod, params = from_onnx(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "no tuned config" / "no GPU: the emulator runs"
+        with tecc.transform.PassContext(opt_level=3):
+            factory = build(mod, target, params)
+        gmod = graph_executor.GraphModule(factory["default"](tecc.cpu(0) if target == "llvm" else tecc.cuda(0)))
+        for name, value in inputs.items():
+            gmod.set_input(name, value)
+        gmod.run()
+    assert gmod.get_num_outputs() == len(want)
+    for i, w in enumerate(want):
+        got = gmod.get_output(i).numpy()
+        assert got.shape == w.shape and got.dtype == w.dtype, (i, got.shape, w.shape, got.dtype, w.dtype)
+        np.testing.assert_allclose(got, w, rtol=rtol, atol=atol, err_msg=model.graph.output[i].name)
+
+
+TARGETS = ["llvm", "cuda"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_gelus(target):
+    x, bias = rand(B, S, H), rand(H)
+    nodes = [contrib("Gelu", ["x"], ["a"]), contrib("BiasGelu", ["x", "bias"], ["b"]),
+             contrib("FastGelu", ["x", "bias"], ["c"]), contrib("FastGelu", ["x"], ["d"]),
+             contrib("QuickGelu", ["x"], ["e"], alpha=1.5)]
+    check(make_model(nodes, {"x": x}, ["a", "b", "c", "d", "e"], {"bias": bias}), {"x": x}, target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("simplified", [False, True])
+def test_skip_layer_normalization_and_its_extra_outputs(target, simplified):
+    x = rand(B, S, H)
+    inits = {"skip": rand(S, H), "gamma": rand(H), "beta": rand(H), "bias": rand(H)}
+    if simplified:
+        node = contrib("SkipSimplifiedLayerNormalization", ["x", "skip", "gamma", "bias"], ["y", "", "", "sum"],
+                       epsilon=1e-5)
+        outputs = ["y", "sum"]
+    else:
+        node = contrib("SkipLayerNormalization", ["x", "skip", "gamma", "beta", "bias"], ["y", "mean", "inv", "sum"],
+                       epsilon=1e-5)
+        outputs = ["y", "mean", "inv", "sum"]
+    check(make_model([node], {"x": x}, outputs, inits), {"x": x}, target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("with_mask", [False, True])
+def test_embed_layer_normalization(target, with_mask):
+    vocab, positions = 20, 16
+    ids = RNG.integers(0, vocab, (B, S)).astype("int32")
+    segments = RNG.integers(0, 2, (B, S)).astype("int32")
+    inputs = {"ids": ids, "seg": segments}
+    names = ["ids", "seg", "word", "pos", "segemb", "gamma", "beta"]
+    if with_mask:
+        inputs["mask"] = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], "int32")
+        names.append("mask")
+    inits = {"word": rand(vocab, H), "pos": rand(positions, H), "segemb": rand(2, H), "gamma": rand(H), "beta": rand(H)}
+    node = contrib("EmbedLayerNormalization", names, ["y", "mask_index", "sum"], epsilon=1e-5)
+    model = make_model([node], inputs, ["y", "mask_index", "sum"], inits, {"mask_index": TensorProto.INT32})
+    check(model, inputs, target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("mask, unidirectional", [
+    (None, 0), (np.array([3, 5], "int32"), 0), (np.array([[1, 1, 0, 1, 0], [1, 1, 1, 1, 1]], "int32"), 0),
+    (None, 1), (np.array([4, 2], "int32"), 1),
+])
+def test_attention(target, mask, unidirectional):
+    x = rand(B, S, H)
+    inputs = {"x": x}
+    names = ["x", "w", "b"]
+    if mask is not None:
+        inputs["mask"] = mask
+        names.append("mask")
+    node = contrib("Attention", names, ["y"], num_heads=HEADS, unidirectional=unidirectional)
+    check(make_model([node], inputs, ["y"], {"w": rand(H, 3 * H, scale=0.3), "b": rand(3 * H)}), inputs, target)
+
+
+def test_attention_with_its_own_scale_and_value_width():
+    x = rand(B, S, H)
+    node = contrib("Attention", ["x", "w", "b"], ["y"], num_heads=HEADS, scale=0.2, qkv_hidden_sizes=[8, 8, 4])
+    check(make_model([node], {"x": x}, ["y"], {"w": rand(H, 20, scale=0.3), "b": rand(20)}), {"x": x})
+
+
+def test_fused_matmul():
+    a, b = rand(2, 3, 4), rand(2, 5, 4)
+    check(make_model([contrib("FusedMatMul", ["a", "b"], ["y"], alpha=0.5, transB=1)], {"a": a, "b": b}, ["y"]),
+          {"a": a, "b": b})
+    c = rand(4, 3)
+    check(make_model([contrib("FusedMatMul", ["c", "b"], ["y"], transA=1, transB=1)], {"c": c, "b": b}, ["y"]),
+          {"c": c, "b": b})
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_bert_layer_as_onnxruntimes_optimizer_writes_it(target):
+    """Embeddings with their layer norm and mask index, fused self-attention, the output
+    projection and a SkipLayerNormalization, the feed-forward MatMul with BiasGelu,
+    another MatMul and SkipLayerNormalization: the node types of a BERT encoder layer
+    after ``onnxruntime.transformers.optimizer.optimize_model(..., model_type="bert")``."""
+    vocab, ff = 30, 16
+    ids = RNG.integers(0, vocab, (B, S)).astype("int32")
+    segments = np.zeros((B, S), "int32")
+    mask = np.array([[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]], "int32")
+    inits = {"word": rand(vocab, H), "pos": rand(S, H), "segemb": rand(2, H), "g0": rand(H), "b0": rand(H),
+             "wqkv": rand(H, 3 * H, scale=0.3), "bqkv": rand(3 * H), "wo": rand(H, H, scale=0.3), "bo": rand(H),
+             "g1": rand(H), "b1": rand(H), "w1": rand(H, ff, scale=0.3), "bf": rand(ff), "w2": rand(ff, H, scale=0.3),
+             "bf2": rand(H), "g2": rand(H), "b2": rand(H)}
+    nodes = [contrib("EmbedLayerNormalization", ["ids", "seg", "word", "pos", "segemb", "g0", "b0", "mask"],
+                     ["emb", "mask_index"], epsilon=1e-12),
+             contrib("Attention", ["emb", "wqkv", "bqkv", "mask_index"], ["att"], num_heads=HEADS),
+             helper.make_node("MatMul", ["att", "wo"], ["proj"]),
+             contrib("SkipLayerNormalization", ["proj", "emb", "g1", "b1", "bo"], ["ln1"], epsilon=1e-12),
+             helper.make_node("MatMul", ["ln1", "w1"], ["up"]),
+             contrib("BiasGelu", ["up", "bf"], ["act"]),
+             helper.make_node("MatMul", ["act", "w2"], ["down"]),
+             contrib("SkipLayerNormalization", ["down", "ln1", "g2", "b2", "bf2"], ["out"], epsilon=1e-12)]
+    inputs = {"ids": ids, "seg": segments, "mask": mask}
+    check(make_model(nodes, inputs, ["out"], inits), inputs, target, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("node, inputs, match", [
+    (contrib("Attention", ["x", "w", "b", "", "past"], ["y"], num_heads=HEADS), {"past": rand(2, B, HEADS, 1, 4)},
+     r"Attention node .*: the input past is not supported; tecc computes self-attention without a past state"),
+    (contrib("Attention", ["x", "w", "b", "m3"], ["y"], num_heads=HEADS), {"m3": np.ones((B, S, S), "int32")},
+     r"mask_index of shape \(2, 5, 5\) is not supported; tecc takes \(batch,\) lengths or a \(batch, sequence\)"),
+    (contrib("Attention", ["x", "w", "b"], ["y"], num_heads=3), {},
+     r"qkv_hidden_sizes \[8, 8, 8\] must divide into num_heads = 3 heads"),
+    (contrib("FusedMatMul", ["x", "x"], ["y"], transBatchA=1), {},
+     r"transBatchA / transBatchB are not supported; transpose the operand first"),
+    (contrib("Inverse", ["x"], ["y"]), {},
+     r"use operators tecc does not support \(Inverse\): Inverse \(domain 'com.microsoft'\) in node"),
+])
+def test_refusals_name_the_node_and_the_fix(node, inputs, match):
+    x = rand(B, S, H)
+    model = make_model([node], {"x": x, **inputs}, ["y"], {"w": rand(H, 3 * H), "b": rand(3 * H)})
+    with pytest.raises(OnnxImportError, match=match):
+        from_onnx(model)
+
+
+def test_supported_ops_lists_the_contrib_operators_by_domain():
+    ops = supported_ops()
+    assert "com.microsoft.Attention" in ops and "com.microsoft.SkipLayerNormalization" in ops
+    assert "Conv" in ops and "Attention" not in ops  # ONNX's own Attention comes through its function body
