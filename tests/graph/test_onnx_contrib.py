@@ -119,6 +119,29 @@ def test_attention(target, mask, unidirectional):
     check(make_model([node], inputs, ["y"], {"w": rand(H, 3 * H, scale=0.3), "b": rand(3 * H)}), inputs, target)
 
 
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("past_steps, mask", [(0, None), (3, None), (3, "lengths"), (3, "raw")])
+def test_attention_with_a_past_state_gives_the_present(target, past_steps, mask):
+    """A decoder step (GPT-2 as onnxruntime's optimizer writes it): the past's keys and
+    values before this step's, causal, the present returned."""
+    x = rand(B, S, H)
+    inputs = {"x": x}
+    names = ["x", "w", "b", "", ""]
+    if mask == "lengths":
+        inputs["mask"] = np.array([past_steps + 4, past_steps + S], "int32")
+        names[3] = "mask"
+    elif mask == "raw":
+        inputs["mask"] = np.ones((B, past_steps + S), "int32")
+        inputs["mask"][0, 1] = 0
+        names[3] = "mask"
+    if past_steps:
+        inputs["past"] = rand(2, B, HEADS, past_steps, H // HEADS)
+        names[4] = "past"
+    node = contrib("Attention", names, ["y", "present"], num_heads=HEADS, unidirectional=1)
+    check(make_model([node], inputs, ["y", "present"], {"w": rand(H, 3 * H, scale=0.3), "b": rand(3 * H)}), inputs,
+          target)
+
+
 def test_attention_with_its_own_scale_and_value_width():
     x = rand(B, S, H)
     node = contrib("Attention", ["x", "w", "b"], ["y"], num_heads=HEADS, scale=0.2, qkv_hidden_sizes=[8, 8, 4])
@@ -162,10 +185,13 @@ def test_a_bert_layer_as_onnxruntimes_optimizer_writes_it(target):
 
 
 @pytest.mark.parametrize("node, inputs, match", [
-    (contrib("Attention", ["x", "w", "b", "", "past"], ["y"], num_heads=HEADS), {"past": rand(2, B, HEADS, 1, 4)},
-     r"Attention node .*: the input past is not supported; tecc computes self-attention without a past state"),
+    (contrib("Attention", ["x", "w", "b", "", "past"], ["y"], num_heads=HEADS), {"past": rand(2, B, HEADS + 1, 1, 4)},
+     r"Attention node .*: past has shape \(2, 2, 3, 1, 4\); it must be \(2, batch, num_heads, past steps, head\)"),
+    (contrib("Attention", ["x", "w", "b", "", "", "bias"], ["y"], num_heads=HEADS), {"bias": rand(B, HEADS, S, S)},
+     r"the input attention_bias \(relative_position_bias\) is not supported"),
     (contrib("Attention", ["x", "w", "b", "m3"], ["y"], num_heads=HEADS), {"m3": np.ones((B, S, S), "int32")},
-     r"mask_index of shape \(2, 5, 5\) is not supported; tecc takes \(batch,\) lengths or a \(batch, sequence\)"),
+     r"mask_index of shape \(2, 5, 5\) is not supported; tecc takes \(batch,\) lengths or a \(batch, past \+ "
+     r"sequence\) raw mask"),
     (contrib("Attention", ["x", "w", "b"], ["y"], num_heads=3), {},
      r"qkv_hidden_sizes \[8, 8, 8\] must divide into num_heads = 3 heads"),
     (contrib("FusedMatMul", ["x", "x"], ["y"], transBatchA=1), {},
@@ -178,6 +204,13 @@ def test_refusals_name_the_node_and_the_fix(node, inputs, match):
     model = make_model([node], {"x": x, **inputs}, ["y"], {"w": rand(H, 3 * H), "b": rand(3 * H)})
     with pytest.raises(OnnxImportError, match=match):
         from_onnx(model)
+
+
+def test_a_model_using_the_contrib_domain_without_importing_it_is_read_as_onnxruntime_reads_it():
+    x = rand(B, S, H)
+    model = make_model([contrib("Gelu", ["x"], ["y"])], {"x": x}, ["y"])
+    del model.opset_import[1]  # hand-built models often leave the com.microsoft import out
+    check(model, {"x": x})
 
 
 def test_supported_ops_lists_the_contrib_operators_by_domain():

@@ -141,16 +141,18 @@ def _attention(ctx, node, inputs):
     into Q, K and V of ``num_heads`` heads, ``softmax(Q K^T * scale + mask) V`` with the
     heads joined again.  The mask: a 1-D index of each sequence's length (keys at and
     past it masked), or a 2-D raw mask (0 masks a key), masked scores offset by
-    ``mask_filter_value``; ``unidirectional`` masks the keys after each query.  Past
-    state, attention bias and rotary embeddings are refused."""
+    ``mask_filter_value``; ``unidirectional`` masks the keys after each query.  The
+    input ``past`` (the keys and values of earlier steps, a decoder's cache) comes
+    before this step's keys and values; the second output, where read, is
+    ``present``: the past's and this step's.  Attention bias and rotary embeddings are
+    refused."""
     x, weights = inputs[0], inputs[1]
     bias = ctx.optional_input(inputs, 2)
     mask_index = ctx.optional_input(inputs, 3)
-    for k, what in ((4, "past"), (5, "attention_bias (relative_position_bias)"), (6, "past_sequence_length")):
+    past = ctx.optional_input(inputs, 4)
+    for k, what in ((5, "attention_bias (relative_position_bias)"), (6, "past_sequence_length")):
         if ctx.optional_input(inputs, k) is not None:
-            node.fail(f"the input {what} is not supported; tecc computes self-attention without a past state")
-    if any(node.outputs[1:]):
-        node.fail("the output present (the past state) is not supported")
+            node.fail(f"the input {what} is not supported; give the past state as the input past")
     if int(node.attr("do_rotary", 0)):
         node.fail("do_rotary=1 is not supported; apply RotaryEmbedding before the attention")
     heads = int(node.required("num_heads"))
@@ -178,10 +180,20 @@ def _attention(ctx, node, inputs):
     q = heads_of(0, sizes[0], hq)
     k = heads_of(sizes[0], sizes[1], hq)
     v = heads_of(sizes[0] + sizes[1], sizes[2], hv)
+    before = 0  # the past's steps: their keys and values come first
+    if past is not None:
+        ps = ctx.shape(past)
+        if hq != hv or len(ps) != 5 or ps[0] != 2 or tuple(ps[1:3]) != (batch, heads) or ps[4] != hq:
+            node.fail(f"past has shape {ps}; it must be (2, batch, num_heads, past steps, head) = (2, {batch}, "
+                      f"{heads}, P, {hq}), with Q, K and V of one width")
+        before = ps[3]
+        k = ctx.call("concatenate", ctx.tuple([ctx.call("squeeze", _axis_item(ctx, past, 0), axis=(0,)), k]), axis=2)
+        v = ctx.call("concatenate", ctx.tuple([ctx.call("squeeze", _axis_item(ctx, past, 1), axis=(0,)), v]), axis=2)
+    total = before + seq
     flat = (batch * heads, seq)
-    scores = ctx.call("nn.batch_matmul", ctx.reshape(q, flat + (hq,)), ctx.reshape(k, flat + (hq,)),
+    scores = ctx.call("nn.batch_matmul", ctx.reshape(q, flat + (hq,)), ctx.reshape(k, (batch * heads, total, hq)),
                       transpose_b=True, out_dtype=_accumulator(ctx, x))
-    scores = ctx.reshape(ctx.cast(scores, "float32"), (batch, heads, seq, seq))
+    scores = ctx.reshape(ctx.cast(scores, "float32"), (batch, heads, seq, total))
     scores = ctx.call("multiply", scores, ctx.const(np.array(scale), "float32"))
     filler = float(node.attr("mask_filter_value", -10000.0))
     keep = None
@@ -189,23 +201,40 @@ def _attention(ctx, node, inputs):
         ms = ctx.shape(mask_index)
         if len(ms) == 1 and ms[0] == batch:
             length = ctx.reshape(ctx.cast(mask_index, "int32"), (batch, 1, 1, 1))
-            keep = ctx.call("less", ctx.const(np.arange(seq).reshape(1, 1, 1, seq), "int32"), length)
-        elif tuple(ms) == (batch, seq):
-            keep = ctx.call("not_equal", ctx.reshape(mask_index, (batch, 1, 1, seq)), ctx.scalar(0, mask_index))
+            keep = ctx.call("less", ctx.const(np.arange(total).reshape(1, 1, 1, total), "int32"), length)
+        elif tuple(ms) == (batch, total):
+            keep = ctx.call("not_equal", ctx.reshape(mask_index, (batch, 1, 1, total)), ctx.scalar(0, mask_index))
         else:
             node.fail(f"mask_index of shape {ms} is not supported; tecc takes (batch,) lengths or a (batch, "
-                      "sequence) raw mask")
+                      "past + sequence) raw mask")
     if int(node.attr("unidirectional", 0)):
-        causal = ctx.const(np.tril(np.ones((seq, seq), bool)).reshape(1, 1, seq, seq), "bool")
+        # query i sees the past and the keys up to its own step
+        causal = ctx.const(np.tril(np.ones((seq, total), bool), k=before).reshape(1, 1, seq, total), "bool")
         keep = causal if keep is None else ctx.call("logical_and", keep, causal)
     if keep is not None:
         offset = ctx.call("where", keep, ctx.const(np.array(0.0), "float32"), ctx.const(np.array(filler), "float32"))
         scores = ctx.call("add", scores, offset)
     probs = ctx.cast(ctx.call("nn.softmax", scores, axis=-1), dtype)
-    context = ctx.call("nn.batch_matmul", ctx.reshape(probs, flat + (seq,)), ctx.reshape(v, flat + (hv,)),
-                       transpose_b=False, out_dtype=_accumulator(ctx, x))
+    context = ctx.call("nn.batch_matmul", ctx.reshape(probs, flat + (total,)),
+                       ctx.reshape(v, (batch * heads, total, hv)), transpose_b=False, out_dtype=_accumulator(ctx, x))
     context = ctx.cast(ctx.reshape(context, (batch, heads, seq, hv)), dtype)
-    return ctx.reshape(ctx.call("transpose", context, axes=(0, 2, 1, 3)), (batch, seq, heads * hv))
+    out = ctx.reshape(ctx.call("transpose", context, axes=(0, 2, 1, 3)), (batch, seq, heads * hv))
+    if not any(node.outputs[1:]):
+        return out
+    if hq != hv:
+        node.fail(f"the output present stacks K and V, whose heads differ in width ({hq} and {hv}); give "
+                  "qkv_hidden_sizes of one size")
+    # present: the past's keys and values, then this step's: [2, batch, heads, past + sequence, head]
+    present = ctx.call("concatenate", ctx.tuple([ctx.reshape(k, (1, batch, heads, total, hq)),
+                                                 ctx.reshape(v, (1, batch, heads, total, hv))]), axis=0)
+    return [out, present]
+
+
+def _axis_item(ctx, x, index):
+    """``x[index:index + 1]`` along axis 0."""
+    shape = ctx.shape(x)
+    return ctx.call("strided_slice", x, begin=(index,) + (0,) * (len(shape) - 1),
+                    end=(index + 1,) + tuple(shape[1:]), strides=(1,) * len(shape))
 
 
 def _fused_matmul(ctx, node, inputs):

@@ -63,6 +63,7 @@ def _load(model):
     else:
         raise OnnxImportError(f"from_onnx takes an onnx.ModelProto or the path of a .onnx file, got "
                               f"{type(model).__name__}")
+    model = _with_contrib_opset(model)
     if model.ByteSize() >= (1 << 31) - 1:
         return model  # the checker takes a model this large only by path: the importer's own checks apply
     try:
@@ -73,6 +74,20 @@ def _load(model):
             raise OnnxImportError(f"from_onnx: {where} is not a valid ONNX model ({first}); a truncated or "
                                   "corrupt file reads this way too: export the model again") from None
     return model
+
+
+def _with_contrib_opset(model):
+    """``model``, or a copy importing version 1 of onnxruntime's contrib domain where its
+    nodes use that domain without importing it (onnxruntime runs such models, which
+    hand-built and older converted models are; the checker refuses them)."""
+    uses = any(n.domain == CONTRIB_DOMAIN for n in model.graph.node)
+    if not uses or any(o.domain == CONTRIB_DOMAIN for o in model.opset_import):
+        return model
+    fixed = type(model)()
+    fixed.CopyFrom(model)
+    entry = fixed.opset_import.add()
+    entry.domain, entry.version = CONTRIB_DOMAIN, 1
+    return fixed
 
 
 def _valid_once_outputs_typed(onnx, model, err) -> bool:
