@@ -107,6 +107,8 @@ def test_embed_layer_normalization(target, with_mask):
 @pytest.mark.parametrize("mask, unidirectional", [
     (None, 0), (np.array([3, 5], "int32"), 0), (np.array([[1, 1, 0, 1, 0], [1, 1, 1, 1, 1]], "int32"), 0),
     (None, 1), (np.array([4, 2], "int32"), 1),
+    # the first query's one visible key masked: the padding mask is an offset, the causal mask is not
+    (np.array([[0, 1, 1, 1, 1], [1, 0, 1, 0, 1]], "int32"), 1),
 ])
 def test_attention(target, mask, unidirectional):
     x = rand(B, S, H)

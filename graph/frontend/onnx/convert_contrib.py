@@ -196,7 +196,13 @@ def _attention(ctx, node, inputs):
     scores = ctx.reshape(ctx.cast(scores, "float32"), (batch, heads, seq, total))
     scores = ctx.call("multiply", scores, ctx.const(np.array(scale), "float32"))
     filler = float(node.attr("mask_filter_value", -10000.0))
-    keep = None
+
+    def masked(scores, keep):
+        # onnxruntime's: mask_filter_value added where the mask drops a key (a query whose keys
+        # the mask drops all still attends: the offsets cancel in the softmax)
+        offset = ctx.call("where", keep, ctx.const(np.array(0.0), "float32"), ctx.const(np.array(filler), "float32"))
+        return ctx.call("add", scores, offset)
+
     if mask_index is not None:
         ms = ctx.shape(mask_index)
         if len(ms) == 1 and ms[0] == batch:
@@ -207,13 +213,12 @@ def _attention(ctx, node, inputs):
         else:
             node.fail(f"mask_index of shape {ms} is not supported; tecc takes (batch,) lengths or a (batch, "
                       "past + sequence) raw mask")
+        scores = masked(scores, keep)
     if int(node.attr("unidirectional", 0)):
         # query i sees the past and the keys up to its own step
+        # (the later keys leave the softmax altogether, as in onnxruntime: the lowest float, not an offset)
         causal = ctx.const(np.tril(np.ones((seq, total), bool), k=before).reshape(1, 1, seq, total), "bool")
-        keep = causal if keep is None else ctx.call("logical_and", keep, causal)
-    if keep is not None:
-        offset = ctx.call("where", keep, ctx.const(np.array(0.0), "float32"), ctx.const(np.array(filler), "float32"))
-        scores = ctx.call("add", scores, offset)
+        scores = ctx.call("where", causal, scores, ctx.const(np.array(np.finfo(np.float32).min), "float32"))
     probs = ctx.cast(ctx.call("nn.softmax", scores, axis=-1), dtype)
     context = ctx.call("nn.batch_matmul", ctx.reshape(probs, flat + (total,)),
                        ctx.reshape(v, (batch * heads, total, hv)), transpose_b=False, out_dtype=_accumulator(ctx, x))
