@@ -83,15 +83,21 @@ def int_tuple(op: str, name: str, value, lengths, at_least=None) -> tuple:
     return value
 
 
-def padding4(op: str, padding) -> tuple:
-    """Relay's 2-D padding (one int, ``(h, w)`` or ``(top, left, bottom, right)``) as
-    ``(top, left, bottom, right)``."""
-    pad = int_tuple(op, "padding", padding, (4, 1, 2), at_least=0)
+def padding_of(op: str, padding, k: int) -> tuple:
+    """Relay's padding of ``k`` spatial axes -- one int, ``k`` ints (each axis, both
+    sides) or ``2 k`` (the befores, then the afters: ``(top, left, bottom, right)`` in
+    2-D) -- as the ``2 k`` ints."""
+    pad = int_tuple(op, "padding", padding, (2 * k, 1, k), at_least=0)
     if len(pad) == 1:
-        return pad * 4
-    if len(pad) == 2:
+        return pad * (2 * k)
+    if len(pad) == k:
         return pad + pad
     return pad
+
+
+def padding4(op: str, padding) -> tuple:
+    """Relay's 2-D padding as ``(top, left, bottom, right)`` (:func:`padding_of`)."""
+    return padding_of(op, padding, 2)
 
 
 def normalize_axis(op: str, axis, ndim: int, name: str = "axis", extra: int = 0) -> int:

@@ -15,7 +15,7 @@ from ..ir import GraphError, TensorType, TupleType
 from ..op import REQUIRED, OpPattern, register_op
 from ._util import (
     accumulate_in_float32, as_int, check_choice, check_dtype, for_target, int_tuple, is_static, normalize_axis,
-    padding4, same_dim, same_dtype, static_dims, target_keys, tensor_arg, tensor_args, topi, window_out,
+    padding4, padding_of, same_dim, same_dtype, static_dims, target_keys, tensor_arg, tensor_args, topi, window_out,
 )
 
 
@@ -76,15 +76,18 @@ def _integer_product(data, weight, attrs) -> bool:
     return all(ints) and out not in ("", None) and str(out).startswith("int")
 
 
-def _conv2d_infer(types, attrs):
-    op = "nn.conv2d"
+def _conv_operands(op, types, attrs, layouts, spatial):
+    """The checks every convolution's type makes (any number of ``spatial`` axes):
+    dtypes, ranks, the layouts (``layouts``: data layout -> its kernel layout; groups
+    in the first only), groups, channels and kernel sizes against the weight.
+    Returns ``(data, weight, data axes, batch, output channels, kernel sizes)``."""
     data, weight = tensor_args(op, types, 2)
     if not _integer_product(data, weight, attrs):
         same_dtype(op, [data, weight])
-    _check_rank(op, data, 4, "data")
-    _check_rank(op, weight, 4, "weight")
-    d = _layout_axes(op, attrs["data_layout"], tuple(_CONV2D_LAYOUTS), "data_layout")
-    want_kernel = _CONV2D_LAYOUTS[attrs["data_layout"]]
+    _check_rank(op, data, len(spatial) + 2, "data")
+    _check_rank(op, weight, len(spatial) + 2, "weight")
+    d = _layout_axes(op, attrs["data_layout"], tuple(layouts), "data_layout")
+    want_kernel = layouts[attrs["data_layout"]]
     if attrs["kernel_layout"] != want_kernel:
         raise GraphError(f"{op}: data_layout {attrs['data_layout']!r} takes kernel_layout {want_kernel!r}, got "
                          f"{attrs['kernel_layout']!r}; transpose the weight")
@@ -95,11 +98,13 @@ def _conv2d_infer(types, attrs):
     groups = as_int(op, "groups", attrs["groups"])
     if groups < 1:
         raise GraphError(f"{op}: groups must be >= 1, got {groups}")
-    if groups > 1 and attrs["data_layout"] != "NCHW":
-        raise GraphError(f"{op}: grouped convolution (groups={groups}) is supported in NCHW only")
-    n, c, h, w = (data.shape[d[x]] for x in "NCHW")
-    o, i, kh, kw = (weight.shape[k[x]] for x in "OIHW")
-    if not is_static(c, o, i, kh, kw):
+    grouped_layout = next(iter(layouts))
+    if groups > 1 and attrs["data_layout"] != grouped_layout:
+        raise GraphError(f"{op}: grouped convolution (groups={groups}) is supported in {grouped_layout} only")
+    n, c = data.shape[d["N"]], data.shape[d["C"]]
+    o, i = weight.shape[k["O"]], weight.shape[k["I"]]
+    kernel = tuple(weight.shape[k[x]] for x in spatial)
+    if not is_static(c, o, i, *kernel):
         raise GraphError(f"{op}: the channel and kernel sizes must be known; weight {weight.shape}, data {data.shape}")
     if c != i * groups:
         raise GraphError(f"{op}: data has {c} input channels but the weight {weight.shape} with groups={groups} "
@@ -108,13 +113,27 @@ def _conv2d_infer(types, attrs):
         raise GraphError(f"{op}: {o} output channels are not divisible by groups={groups}")
     if attrs["channels"] is not None and attrs["channels"] != o:
         raise GraphError(f"{op}: channels={attrs['channels']} but the weight has {o} output channels")
-    if attrs["kernel_size"] is not None and tuple(int_tuple(op, "kernel_size", attrs["kernel_size"], (2,))) != (kh, kw):
-        raise GraphError(f"{op}: kernel_size={list(attrs['kernel_size'])} but the weight's kernel is {(kh, kw)}")
+    if attrs["kernel_size"] is not None and \
+            tuple(int_tuple(op, "kernel_size", attrs["kernel_size"], (len(spatial),))) != kernel:
+        raise GraphError(f"{op}: kernel_size={list(attrs['kernel_size'])} but the weight's kernel is {kernel}")
+    return data, weight, d, n, o, kernel
+
+
+def _conv_out(attrs, d, n, o, sizes, dtype):
+    """The output type of a convolution in its data layout (``sizes``: the spatial
+    axes', in the layout's order)."""
+    shape = [None] * (len(sizes) + 2)
+    shape[d["N"]], shape[d["C"]] = n, o
+    for axis, size in zip(sorted(a for ch, a in d.items() if ch not in "NC"), sizes):
+        shape[axis] = size
+    return TensorType(tuple(shape), dtype)
+
+
+def _conv2d_infer(types, attrs):
+    op = "nn.conv2d"
+    data, _, d, n, o, (kh, kw) = _conv_operands(op, types, attrs, _CONV2D_LAYOUTS, "HW")
     oh, ow = _conv_out_hw(op, data, [d["H"], d["W"]], kh, kw, attrs)
-    out_dtype = _out_dtype(op, attrs, data.dtype)
-    if attrs["data_layout"] == "NCHW":
-        return TensorType((n, o, oh, ow), out_dtype)
-    return TensorType((n, oh, ow, o), out_dtype)
+    return _conv_out(attrs, d, n, o, (oh, ow), _out_dtype(op, attrs, data.dtype))
 
 
 def _conv2d_lower(inputs, attrs, out_type):
@@ -263,76 +282,31 @@ _CONV3D_DEFAULTS = {"strides": (1, 1, 1), "padding": (0, 0, 0), "dilation": (1, 
 _CONV3D_LAYOUTS = {"NCDHW": "OIDHW", "NDHWC": "DHWIO"}
 
 
-def padding6(op: str, padding) -> tuple:
-    """Relay's 3-D padding (one int, ``(d, h, w)`` or ``(front, top, left, back,
-    bottom, right)``) as six ints, the befores then the afters."""
-    pad = int_tuple(op, "padding", padding, (6, 1, 3), at_least=0)
-    if len(pad) == 1:
-        return pad * 6
-    if len(pad) == 3:
-        return pad + pad
-    return pad
-
-
 def _window3d_attrs(op, attrs):
     """``(strides, dilation, pad)`` of a 3-D convolution's or pooling's attributes."""
     return (int_tuple(op, "strides", attrs["strides"], (3,), at_least=1),
-            int_tuple(op, "dilation", attrs["dilation"], (3,), at_least=1), padding6(op, attrs["padding"]))
+            int_tuple(op, "dilation", attrs["dilation"], (3,), at_least=1), padding_of(op, attrs["padding"], 3))
 
 
-def _windows3d(op, data, axes, kernel, attrs, ceil_mode=False):
+def _windows3d(op, data, axes, kernel, attrs, ceil_mode=False, what="window"):
     """The output depth, height and width of a 3-D window over ``data`` (its D, H and W
-    at ``axes``); refused when the window does not fit."""
+    at ``axes``); refused when the window (the convolution's kernel) does not fit."""
     strides, dilation, pad = _window3d_attrs(op, attrs)
     sizes = static_dims(op, data.shape, axes, "the output size")
     out = [window_out(n, k, st, d, pad[i], pad[i + 3], ceil_mode)
            for i, (n, k, st, d) in enumerate(zip(sizes, kernel, strides, dilation))]
     if min(out) < 1:
         padded = tuple(n + pad[i] + pad[i + 3] for i, n in enumerate(sizes))
-        raise GraphError(f"{op}: the window {tuple(kernel)} (dilation {dilation}) does not fit in the padded input "
+        raise GraphError(f"{op}: the {what} {tuple(kernel)} (dilation {dilation}) does not fit in the padded input "
                          f"{padded}")
     return out
 
 
 def _conv3d_infer(types, attrs):
     op = "nn.conv3d"
-    data, weight = tensor_args(op, types, 2)
-    same_dtype(op, [data, weight])
-    _check_rank(op, data, 5, "data")
-    _check_rank(op, weight, 5, "weight")
-    d = _layout_axes(op, attrs["data_layout"], tuple(_CONV3D_LAYOUTS), "data_layout")
-    want_kernel = _CONV3D_LAYOUTS[attrs["data_layout"]]
-    if attrs["kernel_layout"] != want_kernel:
-        raise GraphError(f"{op}: data_layout {attrs['data_layout']!r} takes kernel_layout {want_kernel!r}, got "
-                         f"{attrs['kernel_layout']!r}; transpose the weight")
-    if attrs["out_layout"] not in ("", attrs["data_layout"]):
-        raise GraphError(f"{op}: out_layout {attrs['out_layout']!r} differs from data_layout; only the same "
-                         "layout is supported")
-    k = {ch: i for i, ch in enumerate(want_kernel)}
-    groups = as_int(op, "groups", attrs["groups"])
-    if groups < 1:
-        raise GraphError(f"{op}: groups must be >= 1, got {groups}")
-    if groups > 1 and attrs["data_layout"] != "NCDHW":
-        raise GraphError(f"{op}: grouped convolution (groups={groups}) is supported in NCDHW only")
-    n, c = data.shape[d["N"]], data.shape[d["C"]]
-    o, i = weight.shape[k["O"]], weight.shape[k["I"]]
-    kernel = tuple(weight.shape[k[x]] for x in "DHW")
-    if not is_static(c, o, i, *kernel):
-        raise GraphError(f"{op}: the channel and kernel sizes must be known; weight {weight.shape}, data {data.shape}")
-    if c != i * groups:
-        raise GraphError(f"{op}: data has {c} input channels but the weight {weight.shape} with groups={groups} "
-                         f"expects {i * groups} ({i} per group); check the weight's layout and groups")
-    if o % groups:
-        raise GraphError(f"{op}: {o} output channels are not divisible by groups={groups}")
-    if attrs["channels"] is not None and attrs["channels"] != o:
-        raise GraphError(f"{op}: channels={attrs['channels']} but the weight has {o} output channels")
-    if attrs["kernel_size"] is not None and tuple(int_tuple(op, "kernel_size", attrs["kernel_size"], (3,))) != kernel:
-        raise GraphError(f"{op}: kernel_size={list(attrs['kernel_size'])} but the weight's kernel is {kernel}")
-    od, oh, ow = _windows3d(op, data, [d["D"], d["H"], d["W"]], kernel, attrs)
-    out_dtype = _out_dtype(op, attrs, data.dtype)
-    if attrs["data_layout"] == "NCDHW":
-        return TensorType((n, o, od, oh, ow), out_dtype)
-    return TensorType((n, od, oh, ow, o), out_dtype)
+    data, _, d, n, o, kernel = _conv_operands(op, types, attrs, _CONV3D_LAYOUTS, "DHW")
+    sizes = _windows3d(op, data, [d["D"], d["H"], d["W"]], kernel, attrs, what="kernel")
+    return _conv_out(attrs, d, n, o, sizes, _out_dtype(op, attrs, data.dtype))
 
 
 def _conv3d_lower(inputs, attrs, out_type):
@@ -372,24 +346,6 @@ def _pool3d_infer(op):
     return infer
 
 
-def _pool3d_lower(pool_type):
-    def lower(inputs, attrs, out_type):
-        op = f"nn.{pool_type}_pool3d"
-        kernel = int_tuple(op, "pool_size", attrs["pool_size"], (3,))
-        strides, dilation, pad = _window3d_attrs(op, attrs)
-        return topi().nn.pool3d(inputs[0], kernel, strides, dilation, pad, pool_type, bool(attrs["ceil_mode"]),
-                                attrs["layout"], bool(attrs.get("count_include_pad", True)))
-
-    return lower
-
-
-register_op("nn.max_pool3d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_pool3d_infer("nn.max_pool3d"),
-            lower=_pool3d_lower("max"), num_inputs=1, defaults=_POOL3D_DEFAULTS, doc="3-D max pooling")
-register_op("nn.avg_pool3d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_pool3d_infer("nn.avg_pool3d"),
-            lower=accumulate_in_float32(_pool3d_lower("avg")), num_inputs=1,
-            defaults=dict(_POOL3D_DEFAULTS, count_include_pad=False), doc="3-D average pooling")
-
-
 # ---------------------------------------------------------------------------------------
 # nn.conv2d_transpose
 # ---------------------------------------------------------------------------------------
@@ -398,16 +354,23 @@ _CONV2D_T_DEFAULTS = {"strides": (1, 1), "padding": (0, 0), "dilation": (1, 1), 
                       "output_padding": (0, 0), "out_dtype": ""}
 
 
-def _conv2d_transpose_infer(types, attrs):
-    op = "nn.conv2d_transpose"
+def _transpose_operands(op, types, attrs, layout):
+    """The data and weight of a transposed convolution in ``layout`` (channels first)
+    with a weight whose first two axes are I and O, checked."""
     data, weight = tensor_args(op, types, 2)
     same_dtype(op, [data, weight])
-    _check_rank(op, data, 4, "data")
-    _check_rank(op, weight, 4, "weight")
-    check_choice(op, "data_layout", attrs["data_layout"], ("NCHW",))
-    check_choice(op, "kernel_layout", attrs["kernel_layout"], ("IOHW",))
-    if attrs["out_layout"] not in ("", "NCHW"):
-        raise GraphError(f"{op}: out_layout {attrs['out_layout']!r} is not supported; use NCHW")
+    _check_rank(op, data, len(layout), "data")
+    _check_rank(op, weight, len(layout), "weight")
+    check_choice(op, "data_layout", attrs["data_layout"], (layout,))
+    check_choice(op, "kernel_layout", attrs["kernel_layout"], ("IO" + layout[2:],))
+    if attrs["out_layout"] not in ("", layout):
+        raise GraphError(f"{op}: out_layout {attrs['out_layout']!r} is not supported; use {layout}")
+    return data, weight
+
+
+def _conv2d_transpose_infer(types, attrs):
+    op = "nn.conv2d_transpose"
+    data, weight = _transpose_operands(op, types, attrs, "NCHW")
     strides = int_tuple(op, "strides", attrs["strides"], (2,), at_least=1)
     dilation = int_tuple(op, "dilation", attrs["dilation"], (2,), at_least=1)
     out_pad = int_tuple(op, "output_padding", attrs["output_padding"], (2,), at_least=0)
@@ -469,14 +432,7 @@ _CONV3D_T_DEFAULTS = {"strides": (1, 1, 1), "padding": (0, 0, 0), "dilation": (1
 
 def _conv3d_transpose_infer(types, attrs):
     op = "nn.conv3d_transpose"
-    data, weight = tensor_args(op, types, 2)
-    same_dtype(op, [data, weight])
-    _check_rank(op, data, 5, "data")
-    _check_rank(op, weight, 5, "weight")
-    check_choice(op, "data_layout", attrs["data_layout"], ("NCDHW",))
-    check_choice(op, "kernel_layout", attrs["kernel_layout"], ("IODHW",))
-    if attrs["out_layout"] not in ("", "NCDHW"):
-        raise GraphError(f"{op}: out_layout {attrs['out_layout']!r} is not supported; use NCDHW")
+    data, weight = _transpose_operands(op, types, attrs, "NCDHW")
     strides, dilation, pad = _window3d_attrs(op, attrs)
     out_pad = int_tuple(op, "output_padding", attrs["output_padding"], (3,), at_least=0)
     if as_int(op, "groups", attrs["groups"]) != 1:
@@ -902,14 +858,14 @@ def _pool_infer(op):
     return infer
 
 
-def _pool_lower(pool_type):
+def _pool_lower(pool_type, dims=2):
     def lower(inputs, attrs, out_type):
-        op = f"nn.{pool_type}_pool2d"
-        kernel = int_tuple(op, "pool_size", attrs["pool_size"], (2,))
-        strides, dilation, pad = _window_attrs(op, attrs)
-        return topi().nn.pool2d(inputs[0], kernel, strides, dilation, pad, pool_type, bool(attrs["ceil_mode"]),
-                                attrs["layout"],
-                                bool(attrs.get("count_include_pad", True)))
+        op = f"nn.{pool_type}_pool{dims}d"
+        kernel = int_tuple(op, "pool_size", attrs["pool_size"], (dims,))
+        strides, dilation, pad = (_window_attrs if dims == 2 else _window3d_attrs)(op, attrs)
+        pool = topi().nn.pool2d if dims == 2 else topi().nn.pool3d
+        return pool(inputs[0], kernel, strides, dilation, pad, pool_type, bool(attrs["ceil_mode"]), attrs["layout"],
+                    bool(attrs.get("count_include_pad", True)))
 
     return lower
 
@@ -920,6 +876,11 @@ register_op("nn.avg_pool2d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_pool
             lower=accumulate_in_float32(_pool_lower("avg")), num_inputs=1,
             defaults=dict(_POOL_DEFAULTS, count_include_pad=False),
             doc="2-D average pooling")
+register_op("nn.max_pool3d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_pool3d_infer("nn.max_pool3d"),
+            lower=_pool_lower("max", 3), num_inputs=1, defaults=_POOL3D_DEFAULTS, doc="3-D max pooling")
+register_op("nn.avg_pool3d", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_pool3d_infer("nn.avg_pool3d"),
+            lower=accumulate_in_float32(_pool_lower("avg", 3)), num_inputs=1,
+            defaults=dict(_POOL3D_DEFAULTS, count_include_pad=False), doc="3-D average pooling")
 
 
 def _global_pool_infer(op):

@@ -279,8 +279,9 @@ BAD = [
      "grouped convolution \\(groups=2\\) is supported in NCDHW only"),
     ("nn.conv3d", [(1, 4, 5, 5, 5), (6, 4, 3, 3, 3)], {"kernel_layout": "DHWIO"},
      "data_layout 'NCDHW' takes kernel_layout 'OIDHW', got 'DHWIO'"),
-    ("nn.conv3d", [(1, 4, 2, 5, 5), (6, 4, 3, 3, 3)], {}, "the window \\(3, 3, 3\\) .* does not fit in the padded input "
+    ("nn.conv3d", [(1, 4, 2, 5, 5), (6, 4, 3, 3, 3)], {}, "the kernel \\(3, 3, 3\\) .* does not fit in the padded input "
                                                            "\\(2, 5, 5\\)"),
+    ("nn.max_pool3d", [(1, 4, 2, 5, 5)], {"pool_size": (3, 1, 1)}, "the window \\(3, 1, 1\\) .* does not fit"),
     ("nn.conv3d", [(1, 4, 5, 5, 5), (6, 4, 3, 3, 3)], {"padding": (1, 1)}, "'padding' = \\[1, 1\\] must have 6 or 1 or 3"),
     ("nn.max_pool3d", [(1, 4, 5, 5)], {"pool_size": (2, 2, 2)}, "data must be 5-D"),
     ("nn.conv3d_transpose", [(1, 4, 3, 3, 3), (4, 2, 3, 3, 3)], {"groups": 2}, "grouped 3-D transposed convolutions are "

@@ -11,38 +11,27 @@ import math
 
 import numpy as np
 
-from .convert_nn import _accumulator, _matmul
+from .convert_nn import _accumulator, _matmul, gelu_of
 
 #: the domain of onnxruntime's contrib operators
 CONTRIB_DOMAIN = "com.microsoft"
 
 
-def _gelu_of(ctx, x, approximate=False):
-    half, one = ctx.scalar(0.5, x), ctx.scalar(1, x)
-    if approximate:
-        cube = ctx.call("multiply", ctx.call("multiply", x, x), x)
-        inner = ctx.call("add", x, ctx.call("multiply", ctx.scalar(0.044715, x), cube))
-        t = ctx.call("tanh", ctx.call("multiply", ctx.scalar(math.sqrt(2 / math.pi), x), inner))
-    else:
-        t = ctx.call("erf", ctx.call("multiply", x, ctx.scalar(1 / math.sqrt(2), x)))
-    return ctx.call("multiply", ctx.call("multiply", half, x), ctx.call("add", one, t))
-
-
 def _gelu(ctx, node, inputs):
     """Gelu: ``0.5 x (1 + erf(x / sqrt(2)))``."""
-    return _gelu_of(ctx, inputs[0])
+    return gelu_of(ctx, inputs[0])
 
 
 def _bias_gelu(ctx, node, inputs):
     """BiasGelu: Gelu of ``A + bias`` (the bias along the last axis)."""
-    return _gelu_of(ctx, ctx.call("add", inputs[0], inputs[1]))
+    return gelu_of(ctx, ctx.call("add", inputs[0], inputs[1]))
 
 
 def _fast_gelu(ctx, node, inputs):
     """FastGelu: the tanh approximation of Gelu, of ``X + bias`` when a bias is given."""
     x = inputs[0]
     bias = ctx.optional_input(inputs, 1)
-    return _gelu_of(ctx, x if bias is None else ctx.call("add", x, bias), approximate=True)
+    return gelu_of(ctx, x if bias is None else ctx.call("add", x, bias), approximate=True)
 
 
 def _quick_gelu(ctx, node, inputs):

@@ -480,9 +480,14 @@ def _softsign(ctx, node, inputs):
 
 
 def _gelu(ctx, node, inputs):
-    x = inputs[0]
+    return gelu_of(ctx, inputs[0], approximate=node.attr("approximate", "none") == "tanh")
+
+
+def gelu_of(ctx, x, approximate=False):
+    """``0.5 x (1 + erf(x / sqrt(2)))``, or with ``approximate`` its tanh form (ONNX's
+    Gelu; onnxruntime's Gelu and FastGelu)."""
     half, one = ctx.scalar(0.5, x), ctx.scalar(1, x)
-    if node.attr("approximate", "none") == "tanh":
+    if approximate:
         cube = ctx.call("multiply", ctx.call("multiply", x, x), x)
         inner = ctx.call("add", x, ctx.call("multiply", ctx.scalar(0.044715, x), cube))
         t = ctx.call("tanh", ctx.call("multiply", ctx.scalar(math.sqrt(2 / math.pi), x), inner))
