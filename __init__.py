@@ -25,6 +25,8 @@ from .runtime import Device, cpu, cuda, device, gpu  # noqa: F401
 
 #: TVM's name before v0.8 for ``device`` (``tvm.context("cuda", 0)``)
 context = device
+#: TVM's name for the base class of its errors (``pytest.raises(tvm.TVMError)``): tecc's
+TVMError = TeccError
 from .runtime import ndarray as nd  # noqa: F401
 from .runtime import PackedFunc, get_global_func, list_global_func_names, register_func  # noqa: F401
 

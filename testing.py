@@ -6,6 +6,8 @@ decorators does not skip; ``tecc.cuda(0).exist`` tells whether a real GPU runs i
 """
 from __future__ import annotations
 
+import inspect
+import itertools
 import sys
 
 import numpy as np
@@ -76,10 +78,126 @@ def exclude_targets(*targets):
     return lambda func: _parametrized(func, None, excluded=targets)
 
 
+# ---------------------------------------------------------------------------------------
+# parameters and fixtures (TVM's tvm.testing.parameter / parameters / fixture) and the
+# pytest plugin that gives a test taking ``target`` (and ``dev``) a case per target
+# ---------------------------------------------------------------------------------------
+def parameter(*values, ids=None, by_dict=None):
+    """A pytest fixture taking each of ``values`` in turn (TVM's ``tvm.testing.parameter``),
+    named by the variable it is assigned to: ``size = tecc.testing.parameter(1, 16)``
+    runs every test that takes ``size`` twice.  ``by_dict`` gives ``{id: value}``."""
+    import pytest
+
+    if by_dict is not None:
+        if values or ids is not None:
+            raise TypeError("parameter: give the values, or by_dict, not both")
+        ids, values = list(by_dict), list(by_dict.values())
+
+    @pytest.fixture(params=values, ids=ids)
+    def as_fixture(request):
+        return request.param
+
+    return as_fixture
+
+
+_PARAMETER_GROUPS = itertools.count()
+
+
+def parameters(*value_sets, ids=None):
+    """Fixtures that take their values together (TVM's ``tvm.testing.parameters``):
+    ``a, b = tecc.testing.parameters((1, 2), (3, 4))`` runs a test taking ``a`` and ``b``
+    with (1, 2), then (3, 4) -- not their cross product.  The fixtures read one hidden
+    fixture, which is put into the calling module."""
+    import pytest
+
+    if not value_sets or len({len(v) for v in value_sets}) != 1:
+        raise TypeError("parameters: give tuples of one length, one per case")
+    group = f"_tecc_parameters_{next(_PARAMETER_GROUPS)}"
+
+    @pytest.fixture(params=list(value_sets), ids=ids, name=group)
+    def joined(request):
+        return request.param
+
+    sys._getframe(1).f_globals[group] = joined
+
+    def member(index):
+        def pick(**values):
+            return values[group][index]
+
+        # the hidden fixture as the argument pytest sees, so that it parametrizes the test
+        pick.__signature__ = inspect.Signature([inspect.Parameter(group, inspect.Parameter.POSITIONAL_OR_KEYWORD)])
+        return pytest.fixture(pick)
+
+    return tuple(member(k) for k in range(len(value_sets[0])))
+
+
+def fixture(func=None, *, cache_return_value=False):
+    """A pytest fixture (TVM's ``tvm.testing.fixture``), with or without arguments.
+    ``cache_return_value`` is accepted: tecc computes the fixture for each test (no
+    state shared between tests)."""
+    import pytest
+
+    del cache_return_value
+    if func is None:
+        return lambda f: pytest.fixture(f)
+    return pytest.fixture(func)
+
+
+def pytest_generate_tests(metafunc):
+    """The plugin's hook (``pytest_plugins = ["tecc.testing.plugin"]``, TVM's
+    ``tvm.testing.plugin``): a test that takes ``target`` and has no target parameters
+    of its own runs once per enabled target, with ``known_failing_targets`` and
+    ``exclude_targets`` applied."""
+    if "target" not in metafunc.fixturenames or _has_target_params(metafunc):
+        return
+    import pytest
+
+    plan = getattr(metafunc.function, "_tecc_targets", {"failing": (), "excluded": ()})
+    params = []
+    for target, _ in enabled_targets():
+        if target in plan["excluded"]:
+            continue
+        marks = [pytest.mark.xfail(reason=f"known to fail on {target} (known_failing_targets)")] \
+            if target in plan["failing"] else []
+        params.append(pytest.param(target, marks=marks, id=target))
+    metafunc.parametrize("target", params)
+
+
+def _has_target_params(metafunc) -> bool:
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        names = mark.args[0] if mark.args else ""
+        names = names.split(",") if isinstance(names, str) else list(names)
+        if "target" in [n.strip() for n in names]:
+            return True
+    return False
+
+
+def _dev_fixture():
+    import pytest
+
+    @pytest.fixture(name="dev")
+    def dev(target):
+        """The device of the test's ``target`` (the plugin's)."""
+        from .runtime.device import device
+
+        kind = str(target).split()[0]
+        return device("cpu" if kind in ("llvm", "c") else kind, 0)
+
+    return dev
+
+
+try:  # the plugin's ``dev`` fixture, when pytest is installed
+    dev = _dev_fixture()
+except ImportError:  # pragma: no cover - pytest is a test dependency
+    pass
+
+#: ``tvm.testing.plugin``: this module, as a pytest plugin
+sys.modules.setdefault(__name__ + ".plugin", sys.modules[__name__])
+
+
 def _parametrized(func, targets, failing=(), excluded=()):
     """``func`` with one ``target``/``dev`` parameter set per target (its marks
     rebuilt when an outer decorator adds failing or excluded targets)."""
-    import inspect
 
     import pytest
 

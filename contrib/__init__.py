@@ -1,10 +1,12 @@
 """Utilities that classic TVM code imports from ``tvm.contrib`` (``utils.tempdir``,
-``nvcc``, ``cc.create_shared``, ``download.download_testdata``), under the same names."""
+``nvcc``, ``cc.create_shared``, ``download.download_testdata``, ``pickle_memoize.memoize``), under the same
+names."""
 import importlib
 
 #: the submodules, imported on first use (``tecc.contrib.graph_executor`` works after a
 #: plain ``import tecc``, as classic code written against TVM expects)
-_SUBMODULES = ("cblas", "cc", "clang", "download", "graph_executor", "graph_runtime", "nvcc", "tedd", "util", "utils")
+_SUBMODULES = ("cblas", "cc", "clang", "download", "graph_executor", "graph_runtime", "nvcc", "pickle_memoize", "tedd", "util",
+               "utils")
 
 
 def __getattr__(name):

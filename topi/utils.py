@@ -173,6 +173,20 @@ def const_vector(vector, name="const_vector"):
     return te.compute(vector.shape, select_value, name=name)
 
 
+def nchw_pack_layout(layout) -> bool:
+    """Whether ``layout`` packs both the batch and the channels in blocks after NCHW
+    (``"NCHW4n4c"``; TVM's helper)."""
+    layout = str(layout)
+    return layout.startswith("NCHW") and "n" in layout[4:] and "c" in layout[4:]
+
+
+def nchw_xc_layout(layout) -> bool:
+    """Whether ``layout`` is NCHW with the channels in blocks of a number (``"NCHW8c"``;
+    TVM's helper)."""
+    layout = str(layout)
+    return layout.startswith("NCHW") and layout.endswith("c") and layout[4:-1].isdigit()
+
+
 def traverse_inline(s, final_op, callback):
     """Walk the stages from ``final_op`` back through the injective ones, inlining
     each injective stage that is not an output of ``s``, and call ``callback(op)``

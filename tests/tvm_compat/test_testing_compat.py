@@ -46,3 +46,82 @@ def test_a_function_without_target_arguments_is_left_alone():
         pass
 
     assert testing.parametrize_targets(plain) is plain and not hasattr(plain, "pytestmark")
+
+
+PLUGIN_CONFTEST = 'pytest_plugins = ["tecc.testing.plugin"]\n'
+
+PLUGIN_TESTS = '''
+import tecc
+import tecc.testing
+
+size = tecc.testing.parameter(1, 3)
+shape, layout = tecc.testing.parameters(((2, 3), "NC"), ((4, 5, 6), "NCW"))
+named = tecc.testing.parameter(by_dict={"small": 2, "large": 20})
+
+
+@tecc.testing.fixture
+def doubled(size):
+    return 2 * size
+
+
+@tecc.testing.fixture(cache_return_value=True)
+def reference(shape):
+    return tuple(reversed(shape))
+
+
+def test_parameter_and_fixture(size, doubled):
+    assert doubled == 2 * size
+
+
+def test_parameters_go_together(shape, layout, reference):
+    assert len(shape) == len(layout) and reference[::-1] == shape
+
+
+def test_by_dict(named):
+    assert named in (2, 20)
+
+
+def test_every_target_with_its_device(target, dev):
+    assert (target, dev) in (("llvm", tecc.cpu(0)), ("cuda", tecc.cuda(0)))
+
+
+@tecc.testing.known_failing_targets("cuda")
+def test_known_failing(target):
+    assert target == "llvm"
+'''
+
+
+def test_the_plugin_parametrizes_targets_and_parameters_as_tvms(tmp_path):
+    """TVM's test files run with ``pytest_plugins = ["tvm.testing.plugin"]``: a test
+    taking ``target`` runs once per enabled target (``dev`` its device), parameters
+    and joined parameters multiply the cases as TVM's do."""
+    import subprocess
+    import sys
+
+    (tmp_path / "conftest.py").write_text(PLUGIN_CONFTEST)
+    (tmp_path / "test_plugin.py").write_text(PLUGIN_TESTS)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                           "-rxX", str(tmp_path)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    tail = done.stdout.strip().splitlines()[-1]
+    # 2 (size) + 2 (joined pairs) + 2 (by_dict) + 2 (targets) + 1 llvm passing; cuda's known failure xfails
+    assert "9 passed, 1 xfailed" in tail, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+def test_tvms_small_helpers():
+    from tecc.contrib import pickle_memoize
+    from tecc.topi.nn.utils import get_pad_tuple3d
+    from tecc.topi.utils import nchw_pack_layout, nchw_xc_layout
+
+    assert tecc.TVMError is tecc.TeccError
+    assert nchw_pack_layout("NCHW4n4c") and not nchw_pack_layout("NCHW8c")
+    assert nchw_xc_layout("NCHW8c") and not nchw_xc_layout("NCHW") and not nchw_xc_layout("NCHW4n4c")
+    assert get_pad_tuple3d("SAME", (3, 4, 5)) == (1, 2, 2, 1, 1, 2)
+    assert get_pad_tuple3d((1, 2, 3), (3, 3, 3)) == (1, 2, 3, 1, 2, 3)
+    calls = []
+
+    @pickle_memoize.memoize("tecc.tests.memoize")
+    def reference(n):
+        calls.append(n)
+        return [n] * n
+
+    assert reference(3) == [3, 3, 3] and reference(3) is reference(3) and calls == [3]

@@ -39,6 +39,17 @@ def get_pad_tuple(padding, kernel):
     return padding, padding, padding, padding
 
 
+def get_pad_tuple3d(padding, kernel):
+    """``(pad_front, pad_top, pad_left, pad_back, pad_bottom, pad_right)`` of a 3-D window
+    op (TVM's): ``padding`` an int, 3 ints (each axis), 6 ints (the befores, then the
+    afters), ``"VALID"`` or ``"SAME"`` (the larger half before); ``kernel`` the window's
+    depth, height and width (dilated)."""
+    from .conv2d import pad_tuple  # noqa: PLC0415 -- conv2d imports this module
+
+    before, after = pad_tuple(padding, tuple(kernel), "get_pad_tuple3d")
+    return tuple(before) + tuple(after)
+
+
 def pair(value, what):
     """``(value, value)`` for an int, the pair itself for a pair (strides, dilations)."""
     return _pair(value, what)
