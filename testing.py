@@ -198,7 +198,6 @@ sys.modules.setdefault(__name__ + ".plugin", sys.modules[__name__])
 def _parametrized(func, targets, failing=(), excluded=()):
     """``func`` with one ``target``/``dev`` parameter set per target (its marks
     rebuilt when an outer decorator adds failing or excluded targets)."""
-
     import pytest
 
     plan = dict(getattr(func, "_tecc_targets", {"targets": None, "failing": (), "excluded": ()}))
