@@ -182,6 +182,27 @@ class Target:
         return arch
 
     @property
+    def thread_warp_size(self) -> int:
+        """The threads of a warp (TVM's target attribute): 32 on CUDA, 1 on CPUs."""
+        if self.kind != "cuda":
+            return 1
+        from .tir.analysis.verify_gpu import GPULimits  # noqa: PLC0415 -- the GPU's facts live there
+
+        return GPULimits.warp_size
+
+    @property
+    def max_num_threads(self) -> int:
+        """The most threads of a block (TVM's target attribute; ``-max_num_threads=``
+        where given): the architecture's on CUDA, 1 on CPUs."""
+        if "max_num_threads" in self.attrs:
+            return int(self.attrs["max_num_threads"])
+        if self.kind != "cuda":
+            return 1
+        from .tir.analysis.verify_gpu import GPULimits  # noqa: PLC0415
+
+        return GPULimits.max_threads_per_block
+
+    @property
     def host_target(self) -> "Target":
         """The host target (``llvm`` for GPU targets, the target itself for CPUs)."""
         if self.host is not None:

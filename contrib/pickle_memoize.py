@@ -14,23 +14,27 @@ CACHES: dict = {}
 
 
 def memoize(key, save_at_exit=False):
-    """A decorator caching the results of a function of hashable arguments under
-    ``key`` (``save_at_exit`` is TVM's and ignored: nothing is written)."""
+    """A decorator caching the results of a function under ``key``, by its arguments and
+    the values its closure reads (TVM's tests memoize a closure of no arguments over the
+    shapes of one case: each case has its own entry); unhashable ones are computed
+    each time.  ``save_at_exit`` is TVM's and ignored: nothing is written."""
     del save_at_exit
     if not isinstance(key, str):
         raise TypeError(f"memoize: the key must be a string naming the cache, got {type(key).__name__}")
 
     def decorate(func):
-        cache = CACHES.setdefault(key, {})
+        cache = CACHES.setdefault(f"{key}.{func.__name__}", {})
+        closure = tuple(cell.cell_contents for cell in func.__closure__ or ())
 
         @functools.wraps(func)
         def memoized(*args):
+            entry = (closure, args)
             try:
-                return cache[args]
+                return cache[entry]
             except KeyError:
-                value = cache[args] = func(*args)
+                value = cache[entry] = func(*args)
                 return value
-            except TypeError:  # unhashable arguments: computed each time
+            except TypeError:  # unhashable arguments or closure values: computed each time
                 return func(*args)
 
         return memoized

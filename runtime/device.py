@@ -9,10 +9,11 @@ CUDA = 2
 
 #: every device kind TVM names (tecc runs code on cpu and cuda; the others can be named,
 #: and their devices do not exist here)
-_TYPE_NAMES = {CPU: "cpu", CUDA: "cuda", 4: "opencl", 7: "vulkan", 8: "metal", 10: "rocm", 12: "ext_dev",
-               14: "oneapi", 15: "webgpu", 16: "hexagon"}
+_TYPE_NAMES = {CPU: "cpu", CUDA: "cuda", 4: "opencl", 5: "aocl", 7: "vulkan", 8: "metal", 9: "vpi", 10: "rocm",
+               12: "ext_dev", 14: "oneapi", 15: "webgpu", 16: "hexagon"}
 _TYPE_ALIASES = {"cpu": CPU, "llvm": CPU, "c": CPU, "stackvm": CPU, "cuda": CUDA, "gpu": CUDA, "nvptx": CUDA,
-                 "cl": 4, **{name: code for code, name in _TYPE_NAMES.items() if code not in (CPU, CUDA)}}
+                 "cl": 4, "sdaccel": 4, "aocl": 5, "aocl_sw_emu": 5, "vpi": 9,  # TVM's FPGA targets' devices
+                 **{name: code for code, name in _TYPE_NAMES.items() if code not in (CPU, CUDA)}}
 
 
 def _cupy():

@@ -1,6 +1,8 @@
 """tecc.testing's target decorators, as TVM's test files use them
 (``@tvm.testing.parametrize_targets``, ``known_failing_targets``, ``exclude_targets``):
 a case per target with ``target`` and ``dev`` filled in."""
+import numpy as np
+
 import tecc
 from tecc import testing
 
@@ -107,6 +109,9 @@ def test_the_plugin_parametrizes_targets_and_parameters_as_tvms(tmp_path):
     assert "9 passed, 1 xfailed" in tail, done.stdout[-3000:] + done.stderr[-2000:]
 
 
+CALLS = []
+
+
 def test_tvms_small_helpers():
     from tecc.contrib import pickle_memoize
     from tecc.topi.nn.utils import get_pad_tuple3d
@@ -117,11 +122,37 @@ def test_tvms_small_helpers():
     assert nchw_xc_layout("NCHW8c") and not nchw_xc_layout("NCHW") and not nchw_xc_layout("NCHW4n4c")
     assert get_pad_tuple3d("SAME", (3, 4, 5)) == (1, 2, 2, 1, 1, 2)
     assert get_pad_tuple3d((1, 2, 3), (3, 3, 3)) == (1, 2, 3, 1, 2, 3)
-    calls = []
-
     @pickle_memoize.memoize("tecc.tests.memoize")
     def reference(n):
-        calls.append(n)
+        CALLS.append(n)
         return [n] * n
 
-    assert reference(3) == [3, 3, 3] and reference(3) is reference(3) and calls == [3]
+    assert reference(3) == [3, 3, 3] and reference(3) is reference(3) and CALLS == [3]
+
+    def case(shape):
+        @pickle_memoize.memoize("tecc.tests.memoize")
+        def data():
+            return np.zeros(shape)
+
+        return data()
+
+    assert case((2, 3)).shape == (2, 3) and case((4,)).shape == (4,)  # one entry per closure
+
+
+def test_tvms_target_attributes_device_names_and_comparison_helper():
+    from tecc import topi
+    from tecc.target import Target
+
+    assert Target("cuda").thread_warp_size == 32 and Target("llvm").thread_warp_size == 1
+    assert Target("cuda").max_num_threads == 1024 and Target("cuda -max_num_threads=256").max_num_threads == 256
+    # TVM's FPGA targets name devices that do not exist here (tests skip them by device_enabled)
+    assert str(tecc.device("sdaccel", 0)) == "opencl(0)" and not tecc.device("aocl_sw_emu").exist
+    assert not testing.device_enabled("sdaccel")
+    a = np.random.default_rng(0).random((5, 4)).astype("float32")
+    topi.testing.compare_numpy_tvm([a], np.cumsum(a, axis=1), "llvm", tecc.cpu(0), lambda x: topi.cumsum(x, 1),
+                                   topi.x86.schedule_scan)
+    import pytest
+
+    with pytest.raises(AssertionError):
+        topi.testing.compare_numpy_tvm([a], np.cumsum(a, axis=0), "llvm", tecc.cpu(0), lambda x: topi.cumsum(x, 1),
+                                       topi.x86.schedule_scan)

@@ -41,7 +41,7 @@ from .common import (  # noqa: F401
     get_batch_matmul_implement, get_batch_norm_schedule, get_dense_implement, get_group_norm_schedule,
     get_instance_norm_schedule, get_layer_norm_schedule, get_lrn_schedule, get_matmul_schedule,
 )
-from .common import get_extern_implement  # noqa: F401
+from .common import compare_numpy_tvm, get_extern_implement  # noqa: F401
 from .sort_scan import argsort_python, cumprod_python, cumsum_python, sort_python, topk_python  # noqa: F401
 from .scatter import scatter_elements_python, scatter_nd_python  # noqa: F401
 from .sequence import meshgrid_python, reverse_sequence_python, sequence_mask, trilu_python  # noqa: F401

@@ -180,3 +180,21 @@ def get_extern_implement(target, name):
     return dispatch(target, {"generic": (getattr(_topi, name), getattr(generic, sched)),
                              "cpu": (getattr(_topi, name), getattr(x86, sched)),
                              "gpu": (getattr(cuda, name), getattr(cuda, sched))})
+
+
+def compare_numpy_tvm(inputs, output, target, device, compute, schedule):
+    """Build ``compute`` over placeholders shaped as the numpy ``inputs`` with
+    ``schedule`` for ``target``, run it on ``device`` and compare with ``output``
+    (rtol and atol 1e-4; TVM's helper).  Raises ``AssertionError`` where they differ."""
+    import numpy as np  # noqa: PLC0415
+
+    from ... import build, nd, te  # noqa: PLC0415
+
+    placeholders = [te.placeholder(a.shape, dtype=str(a.dtype), name=f"in{k}") for k, a in enumerate(inputs)]
+    with Target(target):
+        out = compute(*placeholders)
+        s = schedule([out])
+        func = build(s, placeholders + [out], target)
+    result = nd.array(np.zeros(output.shape, dtype=output.dtype), device)
+    func(*[nd.array(a, device) for a in inputs], result)
+    np.testing.assert_allclose(result.numpy(), output, rtol=1e-4, atol=1e-4)
