@@ -114,6 +114,9 @@ def parameters(*value_sets, ids=None):
         raise TypeError("parameters: give tuples of one length, one per case")
     group = f"_tecc_parameters_{next(_PARAMETER_GROUPS)}"
 
+    if ids is None:  # readable case names: the values of each set
+        ids = ["-".join(str(v) for v in values) for values in value_sets]
+
     @pytest.fixture(params=list(value_sets), ids=ids, name=group)
     def joined(request):
         return request.param

@@ -86,7 +86,18 @@ def _make_reduce(fcombine, fidentity, name, expr, axis, where, init):
     return reduces if tuple_input else reduces[0]
 
 
-sum = comm_reducer(lambda x, y: x + y, lambda t: _op.const(0, t), name="sum")  # noqa: A001
+def _add(x, y):
+    """``x + y``; for booleans ``x or y``, as numpy adds them (``a.sum(dtype=bool)`` is
+    ``a.any()``)."""
+    return _op.logical_or(x, y) if x.dtype == "bool" else x + y
+
+
+def _multiply(x, y):
+    """``x * y``; for booleans ``x and y``, as numpy multiplies them."""
+    return _op.logical_and(x, y) if x.dtype == "bool" else x * y
+
+
+sum = comm_reducer(_add, lambda t: _op.const(0, t), name="sum")  # noqa: A001
 max = comm_reducer(lambda x, y: _op.max(x, y), lambda t: _op.min_value(t), name="max")  # noqa: A001
 min = comm_reducer(lambda x, y: _op.min(x, y), lambda t: _op.max_value(t), name="min")  # noqa: A001
-prod = comm_reducer(lambda x, y: x * y, lambda t: _op.const(1, t), name="prod")
+prod = comm_reducer(_multiply, lambda t: _op.const(1, t), name="prod")

@@ -356,3 +356,25 @@ def test_reduce_and_softmax_schedules_on_gpu():
         got = cp.zeros(want.shape, out.dtype)
         mod(cp.asarray(a), got)
         np.testing.assert_allclose(cp.asnumpy(got), want, rtol=1e-4, atol=1e-5, err_msg=out.op.name)
+
+
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+def test_sum_and_prod_of_booleans_are_or_and_and_as_numpys(target):
+    """numpy adds booleans as ``or`` and multiplies them as ``and`` (``a.sum(dtype=bool)``
+    is ``a.any()``); topi.sum / topi.prod of a bool tensor do the same (before: refused
+    as arithmetic on booleans; TVM's test_reduce_map sums booleans)."""
+    import warnings
+
+    A = te.placeholder((4, 5), "bool", name="A")
+    a = np.random.default_rng(3).random((4, 5)) > 0.7
+    dev = tecc.cpu(0) if target == "llvm" else tecc.cuda(0)
+    for fn, want in ((topi.sum, a.sum(axis=1, dtype=bool)), (topi.prod, a.prod(axis=1, dtype=bool))):
+        B = fn(A, axis=1)
+        with tecc.target.Target(target):
+            s = topi.schedule([B])
+        f = tecc.build(s, [A, B], target)
+        b = tecc.nd.empty((4,), "bool", dev)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            f(tecc.nd.array(a, dev), b)
+        np.testing.assert_array_equal(b.numpy(), want)
