@@ -14,7 +14,6 @@ targets' ``schedule_reduce``.
 from __future__ import annotations
 
 from .. import te
-from ..errors import ScheduleError
 from .generic.default import new_schedule
 from .tag import is_reduce
 from .utils import get_const_int, get_const_tuple, prod
@@ -123,22 +122,17 @@ def schedule_reduce_chain(outs, schedule_nest, schedule_injective_from_existing)
     chain scheduled as ``schedule_nest(s, plan, plan.anchor)``; otherwise each
     reduction ``R`` as ``schedule_nest(s, ReducePlan([R], [], R), R)`` and each
     other output as ``schedule_injective_from_existing(s, t)``.  Reductions over no
-    axis (``sum(x, axis=())``, copies) are all scheduled as injective.
-
-    Raises
-    ------
-    ScheduleError
-        When the outputs read no reduction.
+    axis (``sum(x, axis=())``, copies) and outputs that read no reduction are all
+    scheduled as injective.
     """
     outs, s = new_schedule(outs)
     plan = plan_reduce(s, outs)
-    if plan.degenerate:  # reductions over no axis (``sum(x, axis=())``): copies
+    if plan.degenerate or not plan.reductions:
+        # reductions over no axis (``sum(x, axis=())``: copies), or outputs that read no
+        # reduction (a loss with reduction="none"): injective, as TVM's schedule_reduce takes them
         for t in outs:
             schedule_injective_from_existing(s, t)
         return s
-    if not plan.reductions:
-        raise ScheduleError(f"schedule_reduce: {outs[0].op.name!r} (tag {outs[0].op.tag!r}) is not a reduction "
-                            "nor an element-wise op after one")
     if plan.anchor is not None:
         schedule_nest(s, plan, plan.anchor)
     else:

@@ -20,6 +20,7 @@ module              operators
 :mod:`.elemwise`    relu, leaky_relu, prelu, gelu, hardswish, hardsigmoid, elu, selu,
                     softplus, mish; tecc's fused epilogues
 :mod:`.layer_norm`  layer_norm (over any axes)
+:mod:`.loss`        nll_loss
 ==================  ====================================================
 
 The other normalizations: :mod:`.instance_norm` (instance_norm), :mod:`.group_norm`
@@ -37,6 +38,7 @@ from .conv2d import conv2d_NCHWc, nchwc_layout_block  # noqa: F401
 from .conv2d_winograd import conv2d_NCHWc_winograd, winograd_weight_nchwc  # noqa: F401
 from .conv1d import conv1d, conv1d_ncw, conv1d_nwc  # noqa: F401
 from .conv3d import conv3d_ncdhw, conv3d_ndhwc  # noqa: F401
+from .loss import nll_loss  # noqa: F401
 from .conv2d_transpose import conv2d_transpose_nchw  # noqa: F401
 from .depthwise_conv2d import depthwise_conv2d_nchw  # noqa: F401
 from .depthwise_conv2d import depthwise_conv2d_nhwc  # noqa: F401

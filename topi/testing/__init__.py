@@ -23,7 +23,8 @@ from .common import (  # noqa: F401
 )
 from .nn import (  # noqa: F401
     batch_matmul_python, bias_relu_python, conv2d_nchw_python, dense_python, layer_norm_python,
-    log_softmax_python, matmul_python, poolnd_python, relu_python, scale_bias_relu_add_python, softmax_python,
+    log_softmax_python, matmul_python, nll_loss, poolnd_python, relu_python, scale_bias_relu_add_python,
+    softmax_python,
 )
 from .dense import batch_matmul, dense, matmul_broadcast_python  # noqa: F401
 from .elemwise import (  # noqa: F401

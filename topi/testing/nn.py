@@ -55,6 +55,28 @@ def scale_bias_relu_add_python(x, scale, bias, residual):
     return (np.maximum(x * scale.reshape(shape) + bias.reshape(shape), 0) + residual).astype(x.dtype)
 
 
+def nll_loss(predictions, targets, weights, reduction="mean", ignore_index=-100):
+    """Numpy reference of :func:`tecc.topi.nn.nll_loss` (TVM's ``topi.testing.nll_loss``),
+    element by element."""
+    predictions, targets, weights = np.asarray(predictions), np.asarray(targets), np.asarray(weights)
+    scalar = predictions.ndim == 1  # [C] and a scalar target: one element
+    if scalar:
+        predictions, targets = predictions[None], targets.reshape(1)
+    losses = np.zeros(targets.shape, predictions.dtype)
+    picked = np.zeros(targets.shape, predictions.dtype)
+    for index in np.ndindex(*targets.shape):
+        t = int(targets[index])
+        if t == ignore_index:
+            continue
+        picked[index] = weights[t]
+        losses[index] = -predictions[(index[0], t) + index[1:]] * weights[t]
+    if reduction == "sum":
+        return np.array(losses.sum(), predictions.dtype)
+    if reduction == "mean":
+        return np.array(losses.sum() / picked.sum(), predictions.dtype)
+    return losses.reshape(()) if scalar else losses
+
+
 def relu_python(x):
     return np.maximum(x, 0).astype(x.dtype)
 
