@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 import tecc
 from tecc import te, topi
-from tecc.errors import ScheduleError
 from tecc.topi import testing as T
 from tecc.topi.utils import TopiError
 from topi_run import build_run, rand
