@@ -73,12 +73,14 @@ def parse_equation(equation, ranks, error=TeccError):
     return terms, output, set(ellipsis)
 
 
-def axis_sizes(equation, terms, shapes, broadcast, same, is_one, names, error=TeccError) -> dict:
+def axis_sizes(equation, terms, shapes, broadcast, same, is_one, names, error=TeccError,
+               named_broadcast=False) -> dict:
     """The size of every letter of ``terms`` (from :func:`parse_equation`) over
     operands of ``shapes``: a letter's sizes must agree across the operands
     (``same(a, b)``, the caller's test: ints, symbolic dimensions...), except that a
     ``...`` axis (a letter of ``broadcast``) of size 1 (``is_one``) broadcasts
-    against any size, as numpy's.
+    against any size, as numpy's -- and, with ``named_broadcast``, any letter's axis
+    of size 1 (numpy's einsum broadcasts those too: ``'ij,ij->i'`` of (1, 3) and (2, 3)).
 
     Raises
     ------
@@ -90,9 +92,9 @@ def axis_sizes(equation, terms, shapes, broadcast, same, is_one, names, error=Te
         for c, d in zip(term, shape):
             if c not in dims:
                 dims[c] = d
-            elif c in broadcast and is_one(dims[c]):
-                dims[c] = d  # a '...' axis of size 1 broadcasts
-            elif c in broadcast and is_one(d):
+            elif (named_broadcast or c in broadcast) and is_one(dims[c]):
+                dims[c] = d  # an axis of size 1 broadcasts
+            elif (named_broadcast or c in broadcast) and is_one(d):
                 continue
             elif not same(dims[c], d):
                 raise error(f"einsum {equation!r}: axis {c!r} has different sizes, {dims[c]} in one operand and {d} "

@@ -358,6 +358,11 @@ class Tensor:
     # the operator library, as in TVM: tecc.topi registers the implementation
     _tensor_arith = True
 
+    def astype(self, dtype):
+        """The tensor's elements cast to ``dtype``, a new tensor (TVM's ``Tensor.astype``,
+        ``topi.cast``)."""
+        return _tensor_arith("cast", self, dtype)
+
     def __add__(self, other):
         return _tensor_arith("add", self, other)
 

@@ -569,9 +569,23 @@ ceil = _unary("ceil")
 trunc = _unary("trunc")
 round = _unary("round")  # noqa: A001
 nearbyint = _unary("nearbyint")
-isnan = _unary("isnan")
-isinf = _unary("isinf")
-isfinite = _unary("isfinite")
+def _float_test(name, for_integers):
+    """A predicate of floats (``isnan``...); of an integer or a bool, whose values are
+    all finite numbers, the constant ``for_integers`` (the C and CUDA functions take
+    floats only)."""
+    def f(x):
+        x = convert(x)
+        if not _dt.is_float(x.dtype):
+            return const(for_integers, "bool")
+        return call(name, x)
+    f.__name__ = name
+    f.__doc__ = f"Elementwise ``{name}`` (bool); of integers, {for_integers}."
+    return f
+
+
+isnan = _float_test("isnan", False)
+isinf = _float_test("isinf", False)
+isfinite = _float_test("isfinite", True)
 
 
 def power(x, y):

@@ -16,7 +16,8 @@ def einsum(subscripts, *operand):
     ----------
     subscripts : str
         e.g. ``"ij,jk->ik"`` (matmul), ``"ii->i"`` (diagonal), ``"ij->"`` (sum),
-        ``"...ij,...jk->...ik"`` (batched, the batch axes broadcast).
+        ``"...ij,...jk->...ik"`` (batched, the batch axes broadcast); an axis of size 1
+        broadcasts against the same letter's longer axis, as in numpy.
     operand : Tensor
         One per comma-separated term (a single tuple of tensors is accepted too).
 
@@ -33,7 +34,7 @@ def einsum(subscripts, *operand):
     terms, output, broadcast = parse_equation(subscripts, [len(t.shape) for t in operand], TopiError)
     ana = Analyzer()
     dims = axis_sizes(subscripts, terms, [t.shape for t in operand], broadcast, ana.can_prove_equal, _is_one,
-                      [repr(t.name) for t in operand], TopiError)
+                      [repr(t.name) for t in operand], TopiError, named_broadcast=True)
     summed = [c for c in dict.fromkeys("".join(terms)) if c not in output]
     rvs = {c: te.reduce_axis((0, dims[c]), name=c) for c in summed}
 
@@ -42,8 +43,8 @@ def einsum(subscripts, *operand):
         env.update({c: rv.var for c, rv in rvs.items()})
         value = None
         for term, t in zip(terms, operand):
-            # a '...' axis of size 1 in this operand is read at 0 (broadcast)
-            x = t(*[0 if c in broadcast and _is_one(d) and not _is_one(dims[c]) else env[c]
+            # an axis of size 1 in this operand, where another's is longer, is read at 0 (broadcast)
+            x = t(*[0 if _is_one(d) and not _is_one(dims[c]) else env[c]
                     for c, d in zip(term, t.shape)])
             value = x if value is None else value * x
         return te.sum(value, axis=list(rvs.values())) if rvs else value

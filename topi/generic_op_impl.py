@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..te import tensor as _tensor
 from . import broadcast
+from .math import cast
 
 #: the hook's operator names -> topi's broadcasting operators
 TENSOR_OPS = {
@@ -14,6 +15,7 @@ TENSOR_OPS = {
     "divide": broadcast.divide,
     "floor_divide": broadcast.floor_divide,
     "floor_mod": broadcast.floor_mod,
+    "cast": cast,  # ``A.astype("float16")``
 }
 
 

@@ -35,8 +35,8 @@ def _compute(target, layout, A, W, stride, padding, dilation, groups):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("layout, case", [("NCDHW", k) for k in range(len(CASES))]
-                         + [("NDHWC", k) for k, c in enumerate(CASES) if c[-1] == 1])  # grouped: NCDHW only
+@pytest.mark.parametrize("layout", ["NCDHW", "NDHWC"])
+@pytest.mark.parametrize("case", range(len(CASES)))
 def test_conv3d_with_a_relu_matches_numpy(target, layout, case):
     dshape, kshape, stride, padding, dilation, groups = CASES[case]
     if layout == "NDHWC":
@@ -53,7 +53,7 @@ def test_conv3d_with_a_relu_matches_numpy(target, layout, case):
     if layout == "NCDHW":
         want = T.conv3d_ncdhw_python(a, w, stride, padding, groups, dilation)
     else:
-        want = T.conv3d_ndhwc_python(a, w, stride, padding, 1, dilation)
+        want = T.conv3d_ndhwc_python(a, w, stride, padding, groups, dilation)
     np.testing.assert_allclose(got, np.maximum(want, 0), rtol=1e-4, atol=1e-4)
     if target == "cuda":
         assert conv.op.attrs["workload"][0] == f"conv3d_{layout.lower()}.cuda"
@@ -131,8 +131,8 @@ def test_the_cuda_tasks_search_the_kernel_depth_and_leave_2d_spaces_alone():
 
 
 @pytest.mark.parametrize("make, match", [
-    (lambda A, W: topi.nn.conv3d_ndhwc(te.placeholder((1, 4, 4, 4, 4)), te.placeholder((3, 3, 3, 2, 4)), 1, 0, 1, 2),
-     r"groups=2; grouped 3-D convolutions are supported in NCDHW"),
+    (lambda A, W: topi.nn.conv3d_ndhwc(te.placeholder((1, 4, 4, 4, 4)), te.placeholder((3, 3, 3, 2, 4)), 1, 0, 1, 3),
+     r"groups=3 does not divide the 4 input channels"),
     (lambda A, W: topi.nn.conv3d_ncdhw(A, te.placeholder((4, 3, 3, 3)), 1, 0, 1),
      r"kernel 'placeholder' has shape \(4, 3, 3, 3\); it must be 5-D"),
     (lambda A, W: topi.nn.conv3d_ncdhw(A, W, 1, (1, 1), 1), r"padding \(1, 1\) must have 3 or 6 entries"),

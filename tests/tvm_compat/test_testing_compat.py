@@ -156,3 +156,29 @@ def test_tvms_target_attributes_device_names_and_comparison_helper():
     with pytest.raises(AssertionError):
         topi.testing.compare_numpy_tvm([a], np.cumsum(a, axis=0), "llvm", tecc.cpu(0), lambda x: topi.cumsum(x, 1),
                                        topi.x86.schedule_scan)
+
+
+def test_tvms_tensor_astype_bool_predicates_of_integers_and_named_broadcast_in_einsum():
+    from tecc import te, topi
+
+    A = te.placeholder((3,), name="A")
+    B = A.astype("int32")
+    assert B.dtype == "int32"
+    f = tecc.build(te.create_schedule(B.op), [A, B], "llvm")
+    out = tecc.nd.empty((3,), "int32")
+    f(tecc.nd.array(np.array([1.5, -2.7, 3.2], "float32")), out)
+    np.testing.assert_array_equal(out.numpy(), [1, -2, 3])
+    # isnan / isinf / isfinite of integers are constants (the C functions take floats: it failed to compile)
+    I = te.placeholder((4,), "int16", name="I")
+    outs = [topi.isnan(I), topi.isinf(I), topi.isfinite(I)]
+    f = tecc.build(te.create_schedule([o.op for o in outs]), [I] + outs, "llvm")
+    got = [tecc.nd.empty((4,), "bool") for _ in outs]
+    f(tecc.nd.array(np.arange(4, dtype="int16")), *got)
+    assert [g.numpy().tolist() for g in got] == [[False] * 4, [False] * 4, [True] * 4]
+    # numpy's einsum broadcasts a named axis of size 1
+    X, Y = te.placeholder((1, 3), name="X"), te.placeholder((2, 3), name="Y")
+    Z = topi.einsum("ij, ij -> i", X, Y)
+    f = tecc.build(te.create_schedule(Z.op), [X, Y, Z], "llvm")
+    x, y, z = np.ones((1, 3), "float32"), np.arange(6, dtype="float32").reshape(2, 3), tecc.nd.empty((2,))
+    f(tecc.nd.array(x), tecc.nd.array(y), z)
+    np.testing.assert_allclose(z.numpy(), np.einsum("ij,ij->i", x, y))

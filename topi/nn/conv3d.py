@@ -2,7 +2,6 @@
 with three spatial axes (depth, height, width), for video and volumetric models."""
 from __future__ import annotations
 
-from ..utils import TopiError
 from .conv2d import CONV3D_NCDHW, CONV3D_NDHWC, GROUP_CONV3D_NCDHW, conv, describe_call
 
 
@@ -22,10 +21,7 @@ def conv3d_ncdhw(Input, Filter, stride, padding, dilation, groups=1, out_dtype=N
 
 def conv3d_ndhwc(Input, Filter, stride, padding, dilation, groups=1, out_dtype=None):
     """3-D convolution of NDHWC ``Input`` with a DHWIO ``Filter`` (``[filter_depth,
-    filter_height, filter_width, in_channel, num_filter]``); tagged ``conv3d_ndhwc``.
-    Grouped convolutions are NCDHW only."""
-    what = describe_call("conv3d_ndhwc", Input, Filter)
-    if groups != 1:
-        raise TopiError(f"{what}: groups={groups!r}; grouped 3-D convolutions are supported in NCDHW (conv3d_ncdhw)")
-    return conv(Input, Filter, stride, padding, dilation, 1, "NDHWC", "DHWIO", out_dtype, op_tag=CONV3D_NDHWC,
-                what=what)
+    filter_height, filter_width, in_channel // groups, num_filter]``); tagged
+    ``conv3d_ndhwc``."""
+    return conv(Input, Filter, stride, padding, dilation, groups, "NDHWC", "DHWIO", out_dtype, op_tag=CONV3D_NDHWC,
+                what=describe_call("conv3d_ndhwc", Input, Filter))
