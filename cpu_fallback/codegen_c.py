@@ -63,6 +63,7 @@ import numpy as np
 
 from ..errors import CompileError
 from ..runtime import packed_func as _packed
+from ..runtime.symbols import c_symbol
 from ..tir import dtype as _dt
 from ..tir import expr as E
 from ..tir import stmt as S
@@ -245,7 +246,7 @@ class CodeGenC(IRVisitor):
             raise CompileError(
                 f"function name {func.name!r} is not a valid C identifier (or uses the reserved "
                 "prefix 'tecc_'); pass name='my_kernel' to build")
-        self._used.add(func.name)
+        self._used.add(c_symbol(func.name))
         self._function_name = func.name
 
         self._stored = written_data(func.body)
@@ -912,7 +913,7 @@ class CodeGenC(IRVisitor):
 
     def print_function_signature(self, func: S.PrimFunc) -> str:
         params = ", ".join(self.print_param(func, p) for p in func.params) or "void"
-        return f"{self.function_prefix()} {func.name}({params})"
+        return f"{self.function_prefix()} {c_symbol(func.name)}({params})"
 
     # ------------------------------------------------------------------------
     # expressions

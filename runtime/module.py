@@ -31,6 +31,7 @@ import zipfile
 import numpy as np
 
 from .. import config
+from .symbols import c_symbol
 from ..errors import FunctionNotFoundError, KernelError, RuntimeArgError, TeccError
 from . import dtypes, packed_func, timing
 from .cache import DiskCache, atomic_write, cache_key
@@ -67,7 +68,7 @@ def load_library(path: str) -> ctypes.CDLL:
 def c_function(lib, name: str, signature: Signature):
     """The ctypes function ``name`` of ``lib`` with the argument types of ``signature``
     (buffers as pointers) and an ``int32`` status result."""
-    fn = getattr(lib, name)
+    fn = getattr(lib, c_symbol(name))
     fn.restype = ctypes.c_int32
     fn.argtypes = [ctypes.c_void_p if a.kind == "buffer" or a.dtype == "handle" else dtypes.ctype(a.dtype)
                    for a in signature.args]

@@ -46,6 +46,7 @@ from ...tir import stmt as S
 from ...tir.analysis import buffer_size, const_size, flat_index, is_flat, written_data
 from ...tir.functor import IRMutator, IRVisitor
 from ...tir.printer import to_text
+from ...runtime.symbols import c_symbol
 from ..codegen_c import P_PRIMARY, P_UNARY
 from .codegen import CodeGenSim
 from .split import SimKernel
@@ -746,7 +747,7 @@ class CodeGenCheck(CodeGenSim):
 
     def print_function_signature(self, func: S.PrimFunc) -> str:
         params = [self.print_param(func, p) for p in func.params] + ["tecc_check_t* tecc_chk"]
-        return f"{self.function_prefix()} {func.name}({', '.join(params)})"
+        return f"{self.function_prefix()} {c_symbol(func.name)}({', '.join(params)})"
 
     def add_kernel(self, sim: SimKernel, body: S.Stmt, origin: dict) -> KernelSites:
         """Print ``sim``'s check function ``tecc_check_<name>`` running ``body``, its
@@ -788,7 +789,7 @@ class CodeGenCheck(CodeGenSim):
             "    }",
             "    int32_t tecc_code;",
             "    if (setjmp(tecc_exit) == 0) {",
-            f"        tecc_code = {func.name}({', '.join(args)}) == 0 ? TECC_DONE : TECC_FAILED;",
+            f"        tecc_code = {c_symbol(func.name)}({', '.join(args)}) == 0 ? TECC_DONE : TECC_FAILED;",
             "    } else {",
             "        tecc_code = tecc_state->status;",
             "    }",
