@@ -5,7 +5,7 @@ import pytest
 
 import tecc
 from tecc import te, topi
-from tecc.errors import ScheduleError, TeccTypeError
+from tecc.errors import TeccTypeError
 from tecc.topi.utils import TopiError
 from topi_run import TARGETS, build_run, rand
 
