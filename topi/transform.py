@@ -1157,3 +1157,48 @@ def meshgrid(a_tuple, indexing):
         return te.compute(tuple(out_shape), f, name="T_meshgrid", tag=tag.INJECTIVE)
 
     return [grid(k) for k in range(len(tensors))]
+
+
+def shape(array, dtype="int32"):
+    """The shape of ``array`` as a 1-D tensor of ``dtype`` (TVM's ``topi.shape``; a
+    symbolic dimension is read from its variable)."""
+    _check_tensor(array, "shape")
+    dims = list(array.shape)
+
+    def f(i):
+        value = _op.cast(dtype, dims[-1])
+        for k in range(len(dims) - 2, -1, -1):
+            value = _op.if_then_else(i == k, _op.cast(dtype, dims[k]), value)
+        return value
+
+    return te.compute((len(dims),), f, name="T_shape", tag=tag.INJECTIVE)
+
+
+def ndarray_size(array, dtype="int32"):
+    """The number of elements of ``array``, a 0-d tensor of ``dtype`` (TVM's
+    ``topi.ndarray_size``)."""
+    _check_tensor(array, "ndarray_size")
+    count = 1
+    for d in array.shape:
+        count = count * d
+    return te.compute((), lambda: _op.cast(dtype, simplify(count)), name="T_ndarray_size", tag=tag.INJECTIVE)
+
+
+def expand_like(a, shape_like, axis):
+    """``a`` broadcast to ``shape_like``'s shape, its own axes placed at the positions
+    ``axis`` does not name (TVM's ``topi.expand_like``: the inverse of summing over
+    ``axis``)."""
+    _check_tensor(a, "expand_like")
+    _check_tensor(shape_like, "expand_like")
+    rank = len(shape_like.shape)
+    axes = sorted(normalize_axis(x, rank, "expand_like") for x in (axis if isinstance(axis, (list, tuple))
+                                                                  else [axis]))
+    kept = [k for k in range(rank) if k not in axes]
+    what = f"expand_like('{a.name}' {get_const_tuple(a.shape)}, '{shape_like.name}' {get_const_tuple(shape_like.shape)})"
+    if len(set(axes)) != len(axes) or len(kept) != len(a.shape):
+        raise TopiError(f"{what}: axis {axis!r} must name the {rank - len(a.shape)} axes of shape_like that a lacks")
+    for k, d in zip(kept, a.shape):
+        if not Analyzer().can_prove_equal(d, shape_like.shape[k]):
+            raise TopiError(f"{what}: axis {k} of shape_like has size {shape_like.shape[k]}, a's has {d}")
+    return te.compute(tuple(shape_like.shape), lambda *i: a(*[i[k] for k in kept]), name="T_expand_like",
+                      tag=tag.BROADCAST)

@@ -675,3 +675,22 @@ def test_new_cuda_schedules_on_gpu(case):
         warnings.simplefilter("ignore")
         f(*arrays, got)
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("layout, method, scales", [
+    ("NCDHW", "nearest_neighbor", (2.0, 2.0, 2.0)), ("NDHWC", "nearest_neighbor", (1.954545497894287, 2.0, 1.5)),
+    ("NCDHW", "trilinear", (1.954545497894287, 2.0, 1.5)), ("NDHWC", "trilinear", (2.0, 3.0, 1.0)),
+])
+def test_upsampling3d_matches_resize3d_python(target, layout, method, scales):
+    """topi.nn.upsampling3d (TVM's) against topi.testing.resize3d_python, asymmetric
+    coordinates as TVM's test uses them."""
+    shape = (1, 2, 11, 6, 4) if layout == "NCDHW" else (1, 11, 6, 4, 2)
+    A = te.placeholder(shape, name="A")
+    B = topi.nn.upsampling3d(A, *scales, layout=layout, method=method, coordinate_transformation_mode="asymmetric")
+    with tecc.target.Target(target):
+        s = T.get_injective_schedule(target)(B)
+    a = rand(shape)
+    (got,) = build_run(s, [A], [B], [a], target)
+    want = T.resize3d_python(a, scales, layout, "linear" if method == "trilinear" else method, "asymmetric")
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -6,6 +6,7 @@ import pytest
 import tecc
 from tecc import te, topi
 from tecc.errors import TeccTypeError
+from tecc.topi import testing as T
 from tecc.topi.utils import TopiError
 from topi_run import TARGETS, build_run, rand
 
@@ -216,3 +217,21 @@ def test_concatenate_of_many_tensors_selects_in_a_balanced_tree():
     C = topi.concatenate(parts, axis=1)
     (c,) = build_run(te.create_schedule(C.op), parts, [C], arrays, "llvm")
     np.testing.assert_array_equal(c, np.concatenate(arrays, axis=1))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_shape_ndarray_size_and_expand_like(target):
+    """TVM's topi.shape, topi.ndarray_size and topi.expand_like."""
+    A = te.placeholder((8, 7, 3), name="A")
+    S, N = topi.shape(A, "int32"), topi.ndarray_size(A, "int64")
+    Bl = te.placeholder((8, 5, 7, 2, 3), name="Bl")
+    E = topi.expand_like(A, Bl, axis=[1, -2])
+    with tecc.target.Target(target):
+        s = T.get_injective_schedule(target)([S, N, E])
+    a = rand((8, 7, 3))
+    got_s, got_n, got_e = build_run(s, [A, Bl], [S, N, E], [a, np.zeros((8, 5, 7, 2, 3), "float32")], target)
+    np.testing.assert_array_equal(got_s, [8, 7, 3])
+    assert got_n == 8 * 7 * 3 and got_n.dtype == np.int64
+    np.testing.assert_array_equal(got_e, np.broadcast_to(a[:, None, :, None, :], (8, 5, 7, 2, 3)))
+    with pytest.raises(TopiError, match=r"axis \[1\] must name the 2 axes of shape_like that a lacks"):
+        topi.expand_like(A, Bl, axis=[1])

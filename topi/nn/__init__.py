@@ -30,7 +30,7 @@ The convolutions also have :mod:`.depthwise_conv2d` (depthwise_conv2d_nchw,
 depthwise_conv2d_nhwc) and :mod:`.conv2d_transpose` (conv2d_transpose_nchw,
 group_conv2d_transpose_nchw, conv3d_transpose_ncdhw), :mod:`.conv2d_winograd` (conv2d_NCHWc_winograd, Winograd's
 F(2x2, 3x3) in channel blocks, and winograd_weight_nchwc), and :mod:`.dilate` (dilate).  :mod:`.upsampling`
-(upsampling) is a resize of :mod:`tecc.topi.image`.
+(upsampling, upsampling3d) is a resize of :mod:`tecc.topi.image`.
 """
 from .conv2d import conv2d, conv2d_hwcn, conv2d_nchw, conv2d_nhwc, pad_nchw  # noqa: F401
 from .conv2d import conv, group_conv2d_nchw  # noqa: F401
@@ -60,5 +60,5 @@ from .pooling import adaptive_pool, adaptive_pool1d, adaptive_pool3d  # noqa: F4
 from .flatten import flatten  # noqa: F401
 from .space_to_depth import depth_to_space, space_to_depth  # noqa: F401
 from .softmax import log_softmax, softmax  # noqa: F401
-from .upsampling import upsampling  # noqa: F401
+from .upsampling import upsampling, upsampling3d  # noqa: F401
 from .utils import get_pad_tuple  # noqa: F401

@@ -1,16 +1,17 @@
-"""Upsampling (TVM's ``topi.nn.upsampling``): a :func:`~tecc.topi.image.resize2d`
-by scale factors, with ``asymmetric`` coordinates (or ``align_corners``)."""
+"""Upsampling (TVM's ``topi.nn.upsampling`` and ``upsampling3d``): a
+:func:`~tecc.topi.image.resize2d` (``resize3d``) by scale factors, with ``asymmetric``
+coordinates (or ``align_corners``; any of the resize's modes in 3-D)."""
 from __future__ import annotations
 
 from ... import te
 from ...errors import TeccTypeError
 from ...tir import expr as E
 from ...tir import op as _op
-from ..image.resize import resize2d
+from ..image.resize import resize2d, resize3d
 from ..utils import TopiError, get_const_tuple, simplify
 
 _METHODS = {"nearest_neighbor": "nearest_neighbor", "linear": "linear", "bilinear": "linear", "cubic": "cubic",
-            "bicubic": "cubic"}
+            "bicubic": "cubic", "trilinear": "linear", "tricubic": "cubic"}
 
 
 def _scaled_size(size, scale):
@@ -85,3 +86,52 @@ def upsampling(data, scale_h, scale_w, layout="NCHW", method="nearest_neighbor",
     mode = "align_corners" if align_corners else "asymmetric"
     return resize2d(data, [0.0] * 4, size, layout=layout, method=_METHODS[method.lower()],
                     coordinate_transformation_mode=mode, output_shape=output_shape)
+
+
+def upsampling3d(data, scale_d, scale_h, scale_w, layout="NCDHW", method="nearest_neighbor",
+                 coordinate_transformation_mode="half_pixel", output_shape=None):
+    """Upsample the depth, height and width of ``data`` (TVM's ``topi.nn.upsampling3d``):
+    ``round(in * scale)`` per axis, through :func:`~tecc.topi.image.resize3d`.
+
+    Parameters
+    ----------
+    data : Tensor
+        NCDHW or NDHWC.
+    scale_d, scale_h, scale_w : float
+        Positive factors.
+    layout : str
+    method : str
+        ``"nearest_neighbor"``, ``"trilinear"`` or ``"tricubic"``.
+    coordinate_transformation_mode : str
+        As :func:`~tecc.topi.image.resize3d`'s.
+    output_shape : list, optional
+        The whole output shape, when it is known otherwise.
+
+    Returns
+    -------
+    Tensor
+        Tagged ``injective,resize``.
+    """
+    if not isinstance(data, te.Tensor):
+        raise TeccTypeError(f"upsampling3d: data must be a tensor, got {data!r}")
+    what = f"upsampling3d(data {data.name!r} {get_const_tuple(data.shape)})"
+    if layout not in ("NCDHW", "NDHWC"):
+        raise TopiError(f"{what}: layout {layout!r} is not supported; use 'NCDHW' or 'NDHWC'")
+    if not isinstance(method, str) or method.lower() not in _METHODS:
+        raise TopiError(f"{what}: method {method!r} is not supported; use 'nearest_neighbor', 'trilinear' or "
+                        "'tricubic'")
+    scales = (scale_d, scale_h, scale_w)
+    for name, v in zip(("scale_d", "scale_h", "scale_w"), scales):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise TeccTypeError(f"{what}: {name} must be a number, got {v!r}")
+        if not v > 0:
+            raise TopiError(f"{what}: {name}={v!r} must be positive")
+    if len(data.shape) != 5:
+        raise TopiError(f"{what}: data has rank {len(data.shape)}; upsampling3d needs a 5-D {layout} tensor")
+    axes = [layout.index(c) for c in "DHW"]
+    if output_shape is not None:
+        size = [output_shape[a] for a in axes]
+    else:
+        size = [_scaled_size(data.shape[a], v) for a, v in zip(axes, scales)]
+    return resize3d(data, [0.0] * 6, size, layout=layout, method=_METHODS[method.lower()],
+                    coordinate_transformation_mode=coordinate_transformation_mode, output_shape=output_shape)
