@@ -40,9 +40,8 @@ from ..tir import expr as E
 from ..tir import op as _op
 from ..tir.arith import Analyzer
 from . import tag
-from .utils import (
-    TopiError, get_const_tuple, is_empty_shape, normalize_axis, prod, ravel_index, simplify, unravel_index,
-)
+from .utils import TopiError, get_const_tuple, is_empty_shape, normalize_axis, prod, ravel_index, simplify
+from .utils import unravel_index as _coordinates  # (``unravel_index`` here is the operator)
 
 
 class TopiTypeError(TopiError, TeccTypeError):
@@ -156,7 +155,7 @@ def reshape(a, newshape, allowzero=False):
         return te.compute(out_shape, lambda *i: _op.const(0, a.dtype), name="T_reshape", tag=tag.INJECTIVE)
 
     def f(*i):
-        return a(*unravel_index(ravel_index(i, out_shape), a.shape))
+        return a(*_coordinates(ravel_index(i, out_shape), a.shape))
 
     return te.compute(out_shape, f, name="T_reshape", tag=tag.INJECTIVE)
 
@@ -566,7 +565,7 @@ def take(a, indices, axis=None, batch_dims=0, mode="clip"):
 
         def f(*i):
             flat = fix(read_index(i), total)
-            return a(*unravel_index(flat, a.shape))
+            return a(*_coordinates(flat, a.shape))
 
         return te.compute(ind_shape, f, name="T_take", tag=tag.INJECTIVE)
     ndim = len(a.shape)
@@ -1202,3 +1201,59 @@ def expand_like(a, shape_like, axis):
             raise TopiError(f"{what}: axis {k} of shape_like has size {shape_like.shape[k]}, a's has {d}")
     return te.compute(tuple(shape_like.shape), lambda *i: a(*[i[k] for k in kept]), name="T_expand_like",
                       tag=tag.BROADCAST)
+
+
+def unravel_index(indices, shape):
+    """The coordinates of flat ``indices`` in an array of ``shape`` (TVM's
+    ``topi.unravel_index``; numpy's): ``shape`` is a 1-D tensor, read at run time;
+    ``indices`` a scalar or a 1-D tensor.  Returns ``[len(shape)]`` or ``[len(shape),
+    len(indices)]`` of ``shape``'s dtype."""
+    _check_tensor(indices, "unravel_index")
+    _check_tensor(shape, "unravel_index")
+    if len(shape.shape) != 1 or len(indices.shape) > 1:
+        raise TopiError(f"unravel_index: shape must be 1-D and indices a scalar or 1-D, got shapes "
+                        f"{get_const_tuple(shape.shape)} and {get_const_tuple(indices.shape)}")
+    rank = get_const_tuple(shape.shape)[0]
+    if not isinstance(rank, int):
+        raise TopiError("unravel_index: the shape tensor's length must be known")
+    dtype = shape.dtype
+
+    def coordinate(i, flat):
+        stride = _op.const(1, dtype)
+        value = _op.const(0, dtype)
+        for k in range(rank - 1, -1, -1):  # the coordinate of axis k, chosen by i
+            value = _op.if_then_else(i == k, (flat // stride) % shape[k], value)
+            stride = stride * shape[k]
+        return value
+
+    if len(indices.shape) == 0:
+        return te.compute((rank,), lambda i: coordinate(i, _op.cast(dtype, indices())), name="T_unravel_index",
+                          tag=tag.INJECTIVE)
+    return te.compute((rank, indices.shape[0]), lambda i, n: coordinate(i, _op.cast(dtype, indices[n])),
+                      name="T_unravel_index", tag=tag.INJECTIVE)
+
+
+def collapse_sum(data, target_shape):
+    """``data`` summed down to ``target_shape``, the shape it was broadcast from (TVM's
+    ``topi.collapse_sum``): the leading axes ``target_shape`` lacks, and the axes where
+    it has 1 and ``data`` more, are summed."""
+    _check_tensor(data, "collapse_sum")
+    target = list(target_shape)
+    extra = len(data.shape) - len(target)
+    what = f"collapse_sum('{data.name}' {get_const_tuple(data.shape)}, {tuple(target)})"
+    if extra < 0:
+        raise TopiError(f"{what}: the target has more axes than the data")
+    summed = {}
+    for i, d in enumerate(data.shape):
+        j = i - extra
+        if j < 0 or (E.is_const_int(target[j], 1) if isinstance(target[j], E.PrimExpr) else target[j] == 1) \
+                and not E.is_const_int(d, 1):
+            summed[i] = te.reduce_axis((0, d), name=f"k{i}")
+        elif not Analyzer().can_prove_equal(d, target[j]):
+            raise TopiError(f"{what}: axis {i} of the data ({d}) is neither the target's ({target[j]}) nor summed")
+
+    def f(*t):
+        index = [summed[i].var if i in summed else t[i - extra] for i in range(len(data.shape))]
+        return te.sum(data(*index), axis=list(summed.values())) if summed else data(*index)
+
+    return te.compute(tuple(target), f, name="T_collapse_sum", tag=tag.COMM_REDUCE if summed else tag.INJECTIVE)

@@ -235,3 +235,25 @@ def test_shape_ndarray_size_and_expand_like(target):
     np.testing.assert_array_equal(got_e, np.broadcast_to(a[:, None, :, None, :], (8, 5, 7, 2, 3)))
     with pytest.raises(TopiError, match=r"axis \[1\] must name the 2 axes of shape_like that a lacks"):
         topi.expand_like(A, Bl, axis=[1])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_unravel_index_and_collapse_sum(target):
+    """TVM's topi.unravel_index (the shape read at run time) against numpy's, and
+    topi.collapse_sum (the sum back to a broadcast's source shape)."""
+    X = te.placeholder((3,), "int64", name="X")
+    Y = te.placeholder((4,), "int32", name="Y")
+    Z = topi.unravel_index(X, Y)
+    A = te.placeholder((2, 3, 4, 5), name="A")
+    C = topi.collapse_sum(A, (3, 1, 5))
+    with tecc.target.Target(target):
+        s = T.get_injective_schedule(target)([Z])
+        sc = T.get_reduce_schedule(target)([C])
+    x, y = np.array([100, 13, 5], "int64"), np.array([5, 5, 5, 2], "int32")
+    (got,) = build_run(s, [X, Y], [Z], [x, y], target)
+    np.testing.assert_array_equal(got, np.stack(np.unravel_index(x, y)))
+    a = rand((2, 3, 4, 5))
+    (got,) = build_run(sc, [A], [C], [a], target)
+    np.testing.assert_allclose(got, a.sum(axis=(0, 2)).reshape(3, 1, 5), rtol=1e-5)
+    with pytest.raises(TopiError, match=r"axis 1 of the data \(3\) is neither the target's \(4\) nor summed"):
+        topi.collapse_sum(A, (4, 1, 5))
