@@ -27,6 +27,24 @@ def _scaled_size(size, scale):
     return simplify(_op.cast("int32", _op.nearbyint(_op.cast("float32", size) * _op.const(float(scale), "float32"))))
 
 
+def _check(op, data, layout, layouts, method, methods, scales) -> str:
+    """How errors name the call; raises for a non-tensor, a layout or method not
+    supported, a scale that is not a positive number."""
+    if not isinstance(data, te.Tensor):
+        raise TeccTypeError(f"{op}: data must be a tensor, got {data!r}")
+    what = f"{op}(data {data.name!r} {get_const_tuple(data.shape)})"
+    if layout not in layouts:
+        raise TopiError(f"{what}: layout {layout!r} is not supported; use {' or '.join(map(repr, layouts))}")
+    if not isinstance(method, str) or method.lower() not in _METHODS:
+        raise TopiError(f"{what}: method {method!r} is not supported; use {methods}")
+    for name, v in scales.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise TeccTypeError(f"{what}: {name} must be a number, got {v!r}")
+        if not v > 0:
+            raise TopiError(f"{what}: {name}={v!r} must be positive")
+    return what
+
+
 def upsampling(data, scale_h, scale_w, layout="NCHW", method="nearest_neighbor", align_corners=False,
                output_shape=None):
     """Upsample the height and width of ``data`` by ``scale_h`` and ``scale_w``.
@@ -60,19 +78,8 @@ def upsampling(data, scale_h, scale_w, layout="NCHW", method="nearest_neighbor",
         For a layout other than NCHW/NHWC, an unknown method, a scale that is not
         positive.
     """
-    if not isinstance(data, te.Tensor):
-        raise TeccTypeError(f"upsampling: data must be a tensor, got {data!r}")
-    what = f"upsampling(data {data.name!r} {get_const_tuple(data.shape)})"
-    if layout not in ("NCHW", "NHWC"):
-        raise TopiError(f"{what}: layout {layout!r} is not supported; use 'NCHW' or 'NHWC'")
-    if not isinstance(method, str) or method.lower() not in _METHODS:
-        raise TopiError(f"{what}: method {method!r} is not supported; use 'nearest_neighbor', 'bilinear' or "
-                        "'bicubic'")
-    for name, s in (("scale_h", scale_h), ("scale_w", scale_w)):
-        if isinstance(s, bool) or not isinstance(s, (int, float)):
-            raise TeccTypeError(f"{what}: {name} must be a number, got {s!r}")
-        if not s > 0:
-            raise TopiError(f"{what}: {name}={s!r} must be positive")
+    what = _check("upsampling", data, layout, ("NCHW", "NHWC"), method, "'nearest_neighbor', 'bilinear' or 'bicubic'",
+                  {"scale_h": scale_h, "scale_w": scale_w})
     if len(data.shape) != 4:
         raise TopiError(f"{what}: data has rank {len(data.shape)}; upsampling needs a 4-D {layout} tensor")
     h, w = (2, 3) if layout == "NCHW" else (1, 2)
@@ -112,20 +119,9 @@ def upsampling3d(data, scale_d, scale_h, scale_w, layout="NCDHW", method="neares
     Tensor
         Tagged ``injective,resize``.
     """
-    if not isinstance(data, te.Tensor):
-        raise TeccTypeError(f"upsampling3d: data must be a tensor, got {data!r}")
-    what = f"upsampling3d(data {data.name!r} {get_const_tuple(data.shape)})"
-    if layout not in ("NCDHW", "NDHWC"):
-        raise TopiError(f"{what}: layout {layout!r} is not supported; use 'NCDHW' or 'NDHWC'")
-    if not isinstance(method, str) or method.lower() not in _METHODS:
-        raise TopiError(f"{what}: method {method!r} is not supported; use 'nearest_neighbor', 'trilinear' or "
-                        "'tricubic'")
     scales = (scale_d, scale_h, scale_w)
-    for name, v in zip(("scale_d", "scale_h", "scale_w"), scales):
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise TeccTypeError(f"{what}: {name} must be a number, got {v!r}")
-        if not v > 0:
-            raise TopiError(f"{what}: {name}={v!r} must be positive")
+    what = _check("upsampling3d", data, layout, ("NCDHW", "NDHWC"), method,
+                  "'nearest_neighbor', 'trilinear' or 'tricubic'", dict(zip(("scale_d", "scale_h", "scale_w"), scales)))
     if len(data.shape) != 5:
         raise TopiError(f"{what}: data has rank {len(data.shape)}; upsampling3d needs a 5-D {layout} tensor")
     axes = [layout.index(c) for c in "DHW"]
