@@ -173,6 +173,30 @@ def const_vector(vector, name="const_vector"):
     return te.compute(vector.shape, select_value, name=name)
 
 
+def _layout_axes(layout) -> list:
+    """The axes of a layout string: ``"NCHW16c"`` -> ``["N", "C", "H", "W", "16c"]``."""
+    import re  # noqa: PLC0415
+
+    axes = re.findall(r"\d*[A-Za-z]", str(layout))
+    if "".join(axes) != str(layout):
+        raise TopiError(f"layout {layout!r} is not made of axes such as 'N', 'C' or '16c'")
+    return axes
+
+
+def get_shape(src_shape, src_layout, dst_layout):
+    """``src_shape`` (in ``src_layout``) rearranged into ``dst_layout``, which names the
+    same axes in another order (TVM's ``topi.utils.get_shape``: ``(1, 3, 224, 224)``,
+    NCHW -> NHWC gives ``(1, 224, 224, 3)``)."""
+    src, dst = _layout_axes(src_layout), _layout_axes(dst_layout)
+    if sorted(src) != sorted(dst) or len(set(src)) != len(src):
+        raise TopiError(f"get_shape: layouts {src_layout!r} and {dst_layout!r} must name the same axes once each")
+    if len(src_shape) != len(src):
+        raise TopiError(f"get_shape: shape {tuple(src_shape)} has {len(src_shape)} axes but layout {src_layout!r} "
+                        f"has {len(src)}")
+    size = dict(zip(src, get_const_tuple(src_shape)))
+    return tuple(size[axis] for axis in dst)
+
+
 def nchw_pack_layout(layout) -> bool:
     """Whether ``layout`` packs both the batch and the channels in blocks after NCHW
     (``"NCHW4n4c"``; TVM's helper)."""

@@ -122,6 +122,15 @@ def test_tvms_small_helpers():
     assert nchw_xc_layout("NCHW8c") and not nchw_xc_layout("NCHW") and not nchw_xc_layout("NCHW4n4c")
     assert get_pad_tuple3d("SAME", (3, 4, 5)) == (1, 2, 2, 1, 1, 2)
     assert get_pad_tuple3d((1, 2, 3), (3, 3, 3)) == (1, 2, 3, 1, 2, 3)
+    from tecc.topi.utils import TopiError, get_shape
+
+    assert get_shape((1, 3, 224, 224), "NCHW", "NHWC") == (1, 224, 224, 3)
+    assert get_shape((3, 2, 32, 48, 16), "NCHW16c", "NC16cWH") == (3, 2, 16, 48, 32)
+    assert get_shape((2, 3, 32, 32, 16, 8), "OIHW16i8o", "HWO8oI16i") == (32, 32, 2, 8, 3, 16)
+    import pytest
+
+    with pytest.raises(TopiError, match="must name the same axes once each"):
+        get_shape((1, 3, 4, 4), "NCHW", "NCHW4c")
     @pickle_memoize.memoize("tecc.tests.memoize")
     def reference(n):
         CALLS.append(n)
