@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import TeccError
 from . import dtypes
-from .device import CPU, CUDA, Device, _cupy, cpu
+from .device import CPU, CUDA, Device, _cupy, cpu, cuda
 
 _storage_dtype = dtypes.storage
 _canonical = dtypes.canonical
@@ -287,8 +287,6 @@ def from_dlpack(tensor) -> NDArray:
             raise TeccError("nd.from_dlpack: the tensor lives on a CUDA GPU, but cupy is not installed here "
                             "(pip install cupy-cuda13x)")
         data = cupy.from_dlpack(tensor)
-        from .device import cuda  # noqa: PLC0415
-
         dev = cuda(int(device_id))
     else:
         raise TeccError(f"nd.from_dlpack: the tensor lives on DLPack device type {kind}; tecc arrays live on the "

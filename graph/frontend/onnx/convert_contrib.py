@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .convert_nn import _accumulator, _matmul, gelu_of
+from .convert_nn import _accumulator, _matmul, gelu_of, norm_statistics
 
 #: the domain of onnxruntime's contrib operators
 CONTRIB_DOMAIN = "com.microsoft"
@@ -41,22 +41,6 @@ def _quick_gelu(ctx, node, inputs):
     return ctx.call("multiply", x, ctx.call("sigmoid", ctx.call("multiply", x, ctx.scalar(alpha, x))))
 
 
-def _statistics(ctx, x, eps, simplified):
-    """``(mean or None, 1 / sqrt(variance + eps))`` over the last axis, kept as an axis of
-    1, computed in float32 (the root mean square's for the simplified norm)."""
-    xf = ctx.cast(x, "float32")
-    rank = len(ctx.shape(x))
-    if simplified:
-        mean = None
-        spread = ctx.call("mean", ctx.call("multiply", xf, xf), axis=(rank - 1,), keepdims=True)
-    else:
-        mean = ctx.call("mean", xf, axis=(rank - 1,), keepdims=True)
-        centered = ctx.call("subtract", xf, mean)
-        spread = ctx.call("mean", ctx.call("multiply", centered, centered), axis=(rank - 1,), keepdims=True)
-    inv = ctx.call("rsqrt", ctx.call("add", spread, ctx.const(np.array(eps), "float32")))
-    return mean, inv
-
-
 def _normalized(ctx, x, gamma, beta, eps, simplified):
     """LayerNormalization (or, ``simplified``, RMS normalization) of ``x`` over its last
     axis, times ``gamma``, plus ``beta`` where given."""
@@ -65,7 +49,7 @@ def _normalized(ctx, x, gamma, beta, eps, simplified):
         if beta is None:
             beta = ctx.const(np.zeros(hidden), ctx.dtype_of(x))
         return ctx.call("nn.layer_norm", x, gamma, beta, axis=-1, epsilon=eps)
-    _, inv = _statistics(ctx, x, eps, True)
+    _, inv = norm_statistics(ctx, x, (len(ctx.shape(x)) - 1,), eps, rms=True)
     out = ctx.call("multiply", ctx.cast(ctx.call("multiply", ctx.cast(x, "float32"), inv), ctx.dtype_of(x)), gamma)
     return out if beta is None else ctx.call("add", out, beta)
 
@@ -91,7 +75,7 @@ def _skip_layer_norm(simplified):
         out = _normalized(ctx, total, gamma, beta, eps, simplified)
         if not any(node.outputs[1:]):
             return out
-        mean, inv = _statistics(ctx, total, eps, simplified)
+        mean, inv = norm_statistics(ctx, total, (len(ctx.shape(total)) - 1,), eps, rms=simplified)
         return [out, mean, inv, total]
 
     return convert

@@ -270,13 +270,25 @@ def _layer_norm(ctx, node, inputs):
     # of the standard deviation over the normalized axes, kept as axes of size 1, in
     # stash_type (float32 unless set)
     stash = _np_dtype(int(node.attr("stash_type", 1)), node.where)
-    xf = ctx.cast(flat, stash)
-    mean = ctx.call("mean", xf, axis=(axis,), keepdims=True)
-    centered = ctx.call("subtract", xf, mean)
-    var = ctx.call("mean", ctx.call("multiply", centered, centered), axis=(axis,), keepdims=True)
-    inv = ctx.call("rsqrt", ctx.call("add", var, ctx.const(np.array(eps), stash)))
+    mean, inv = norm_statistics(ctx, flat, (axis,), eps, stash)
     stats = xs[:axis] + (1,) * (rank - axis)
     return [out, ctx.reshape(mean, stats), ctx.reshape(inv, stats)]
+
+
+def norm_statistics(ctx, x, axes, eps, stash="float32", rms=False):
+    """``(mean, 1 / sqrt(variance + eps))`` of ``x`` over ``axes``, kept as axes of size
+    1, computed in ``stash``; with ``rms``, ``(None, 1 / sqrt(mean(x * x) + eps))`` (the
+    statistics of LayerNormalization's training outputs, RMSNormalization and
+    onnxruntime's skip normalizations)."""
+    xf = ctx.cast(x, stash)
+    mean = None
+    if rms:
+        spread = ctx.call("mean", ctx.call("multiply", xf, xf), axis=tuple(axes), keepdims=True)
+    else:
+        mean = ctx.call("mean", xf, axis=tuple(axes), keepdims=True)
+        centered = ctx.call("subtract", xf, mean)
+        spread = ctx.call("mean", ctx.call("multiply", centered, centered), axis=tuple(axes), keepdims=True)
+    return mean, ctx.call("rsqrt", ctx.call("add", spread, ctx.const(np.array(eps), stash)))
 
 
 def _rms_norm(ctx, node, inputs):
@@ -288,11 +300,8 @@ def _rms_norm(ctx, node, inputs):
     rank = len(xs)
     axis = _normalize_axis(node.attr("axis", -1), rank, node)
     stash = _np_dtype(int(node.attr("stash_type", 1)), node.where)
-    xf = ctx.cast(x, stash)
-    mean_square = ctx.call("mean", ctx.call("multiply", xf, xf), axis=tuple(range(axis, rank)), keepdims=True)
-    inv = ctx.call("rsqrt", ctx.call("add", mean_square, ctx.const(np.array(float(node.attr("epsilon", 1e-5))),
-                                                                    stash)))
-    normalized = ctx.cast(ctx.call("multiply", xf, inv), ctx.dtype_of(x))
+    _, inv = norm_statistics(ctx, x, range(axis, rank), float(node.attr("epsilon", 1e-5)), stash, rms=True)
+    normalized = ctx.cast(ctx.call("multiply", ctx.cast(x, stash), inv), ctx.dtype_of(x))
     return ctx.call("multiply", normalized, scale)
 
 
