@@ -45,7 +45,7 @@ import numpy as np
 from ..ir import Call, TupleGetItem, post_order_visit
 from .onnx import OnnxImportError, from_onnx
 from .onnx.common import MAX_OPSET, NEWER_OPS
-from .onnx.opsets import read_opset
+from .onnx.opsets import read_opset, upgraded
 
 try:  # the backend interface comes with the onnx package, a dependency of tecc.graph
     from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
@@ -71,7 +71,9 @@ def opset_for(model) -> int:
     """The default-domain opset :class:`TeccBackend` reads ``model`` with: the
     importer's (:func:`tecc.graph.frontend.onnx.opsets.read_opset`) -- the model's
     own when the importer implements it (9 to 21), otherwise the nearest
-    implemented one, provided that every node reads the same there.
+    implemented one, provided that every node reads the same there (a model
+    before opset 9 is first converted up by onnx's version converter where a
+    node would not).
 
     Parameters
     ----------
@@ -88,7 +90,7 @@ def opset_for(model) -> int:
         at the nearest implemented opset (naming the node, the operator's two
         versions and what differs).
     """
-    return read_opset(model, who="TeccBackend", error=OnnxBackendError)
+    return read_opset(upgraded(model), who="TeccBackend", error=OnnxBackendError)
 
 
 # ---------------------------------------------------------------------------------------

@@ -280,12 +280,14 @@ def test_opset_whose_node_reads_differently_is_refused():
     with pytest.raises(OnnxBackendError, match=r"opset 25.*Cast node 'Cast_0'.*Cast-25 read as Cast-21: attribute "
                                                r"'round_mode' does not exist.*convert_version\(model, 21\)"):
         TeccBackend.prepare(cast)
-    bn = _model([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], spatial=1)],
+    bn = _model([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], spatial=0)],
                 [helper.make_tensor_value_info(n, TensorProto.FLOAT, (2, 3, 4, 4) if n == "x" else (3,))
                  for n in "xsbmv"],
                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, (2, 3, 4, 4))], opset=7)
     with pytest.raises(OnnxBackendError, match=r"opset 7.*reading it as opset 9.*attribute 'spatial' does not exist"):
         opset_for(bn)
+    bn.graph.node[0].attribute[0].i = 1  # spatial=1 is BatchNormalization-9: converted up, then read at 9
+    assert opset_for(bn) == 9
 
 
 def test_model_without_default_opset_is_refused():

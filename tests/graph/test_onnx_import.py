@@ -204,11 +204,29 @@ def test_a_node_that_reads_differently_at_the_nearest_opset_is_refused():
                                               r"RMSNormalization-23, RotaryEmbedding-23, Swish-24, TensorScatter-24\).*Cast node 'c' \(Cast-25 read as Cast-21: attribute "
                                               r"'round_mode' does not exist in version 21\).*convert_version\(model, 21\)"):
         from_onnx(cast)
-    bn = model_of([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], spatial=1)],
+    # spatial=0 (statistics per element) has no later version: onnx's converter refuses it too
+    bn = model_of([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], spatial=0)],
                   {"x": (F, [2, 3, 4, 4]), "s": (F, [3]), "b": (F, [3]), "m": (F, [3]), "v": (F, [3])},
                   {"y": (F, [2, 3, 4, 4])}, opset=7)
     with pytest.raises(OnnxImportError, match=r"opset 7.*reading it as opset 9.*attribute 'spatial' does not exist"):
         from_onnx(bn)
+
+
+def test_a_model_before_opset_9_is_converted_up_where_a_node_reads_differently():
+    # Upsample-7 takes its scales as an attribute, an input from Upsample-9 on; BatchNormalization-7's
+    # spatial=1 is what BatchNormalization-9 always does.  onnx's version converter rewrites both.
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 2, 3)).astype("float32")
+    s, b, m = (rng.standard_normal(3).astype("float32") for _ in range(3))
+    v = rng.uniform(0.5, 2, 3).astype("float32")
+    nodes = [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["n"], spatial=1, epsilon=1e-3),
+             helper.make_node("Upsample", ["n"], ["y"], scales=[1.0, 1.0, 2.0, 3.0], mode="nearest")]
+    model = model_of(nodes, {"x": (F, [2, 3, 2, 3]), "s": (F, [3]), "b": (F, [3]), "m": (F, [3]), "v": (F, [3])},
+                     {"y": (F, [2, 3, 4, 9])}, opset=7)
+    got = run_graph(*from_onnx(model), {"x": x, "s": s, "b": b, "m": m, "v": v})
+    c = (slice(None), None, None)
+    n = (x - m[c]) / np.sqrt(v[c] + 1e-3) * s[c] + b[c]
+    np.testing.assert_allclose(got, n.repeat(2, axis=2).repeat(3, axis=3), rtol=1e-5, atol=1e-6)
 
 
 def test_rms_normalization_and_swish_against_numpy():

@@ -17,7 +17,7 @@ from .convert_contrib import CONTRIB_CONVERTERS, CONTRIB_DOMAIN
 from .converters import _CONVERTERS
 from .expand import body_blockers, expand_functions
 from .expand import function_ops as _function_ops
-from .opsets import read_opset
+from .opsets import read_opset, upgraded
 
 
 # ---------------------------------------------------------------------------------------
@@ -486,7 +486,8 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
         Read the model as this default-domain opset instead of the one it imports.
         An opset after 21 (or before 9) is read as the nearest of 9..21 when every
         node reads the same there (:mod:`.opsets`: later opsets mostly add element
-        types); RMSNormalization-23, RotaryEmbedding-23, Swish-24, TensorScatter-24,
+        types; a model before opset 9 whose nodes read differently at 9 is
+        converted up to 9 by onnx's version converter first); RMSNormalization-23, RotaryEmbedding-23, Swish-24, TensorScatter-24,
         BitCast-26 and CumProd-26 are converted as such.
     freeze_params : bool
         True: initializers become constants of the graph (``params`` is empty).
@@ -508,7 +509,7 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
         not support (all of them listed, with node names), an input dimension left
         symbolic, an attribute or operand tecc cannot honour (naming the node).
     """
-    model = expand_functions(_load(model), _CONVERTERS)
+    model = expand_functions(upgraded(_load(model), opset), _CONVERTERS)
     return _Importer(model, shape, dtype, opset, freeze_params).run()
 
 

@@ -16,7 +16,9 @@ nearest implemented one when every node reads the same there:
   element types (bfloat16, 8-bit and 4-bit floats), which read the same; the
   importer refuses a dtype it does not compile, naming the tensor.
 
-Otherwise the model is refused, naming each node, the operator's two versions and
+A model of an opset before 9 whose nodes would read differently at 9 is first
+moved up to 9 by onnx's version converter (:func:`upgraded`), as ONNX defines
+the versions' relation.  Otherwise the model is refused, naming each node, the operator's two versions and
 what differs, with the conversion that fixes it.
 """
 from __future__ import annotations
@@ -93,12 +95,46 @@ def read_opset(model, opset=None, who="from_onnx", error=OnnxImportError) -> int
         If the model imports no default opset, or a node would read differently
         (naming the node, the operator's two versions and what differs).
     """
-    defs = _onnx().defs
     opset = default_opset(model, who, error) if opset is None else int(opset)
     if MIN_OPSET <= opset <= MAX_OPSET and not any(
             node.op_type in NEWER_OPS and node.domain in ("", "ai.onnx") for node in model.graph.node):
         return opset
     read_as = min(max(opset, MIN_OPSET), MAX_OPSET)
+    changed = _changed_nodes(model, opset, read_as)
+    if changed:
+        raise error(f"{who}: the model uses ONNX opset {opset}; tecc implements opsets {MIN_OPSET} to {MAX_OPSET}"
+                    f"{_newer_ops_note()}, and reading it as opset {read_as} would change {'; '.join(changed)}; "
+                    f"convert the model with onnx.version_converter.convert_version(model, {read_as})")
+    return read_as
+
+
+def upgraded(model, opset=None):
+    """``model``, or a copy that onnx's version converter moved up to opset
+    :data:`~.common.MIN_OPSET` when the model imports an older default opset
+    and some node would read differently there (Upsample-7's ``scales``
+    attribute, an input at opset 9).  The converter rewrites such nodes as
+    their later versions mean the same (its adapters are ONNX's own); where it
+    cannot convert the model, ``model`` is returned unchanged and
+    :func:`read_opset` refuses it, naming the nodes.  A model the user reads
+    at another ``opset`` than its own is left as it is."""
+    own = imported_opset(model)
+    if own is None or own >= MIN_OPSET or (opset is not None and int(opset) != own) \
+            or not _changed_nodes(model, own, MIN_OPSET):
+        return model
+    _onnx()
+    import onnx.version_converter  # noqa: PLC0415 -- a submodule `import onnx` does not load
+
+    try:
+        converted = onnx.version_converter.convert_version(model, MIN_OPSET)
+    except (RuntimeError, ValueError, TypeError):  # an operator its adapters do not know: refused below
+        return model
+    return converted if imported_opset(converted) == MIN_OPSET else model
+
+
+def _changed_nodes(model, opset: int, read_as: int) -> list:
+    """Each default-domain node of ``model`` (of opset ``opset``) that would read
+    differently at opset ``read_as``, as words naming the node and what differs."""
+    defs = _onnx().defs
     from .converters import _CONVERTERS  # noqa: PLC0415 -- the table imports the converters, which import common
 
     changed = []
@@ -123,11 +159,7 @@ def read_opset(model, opset=None, who="from_onnx", error=OnnxImportError) -> int
         if why:
             changed.append(f"{where} ({node.op_type}-{theirs.since_version} read as {node.op_type}-"
                            f"{ours.since_version}: {why})")
-    if changed:
-        raise error(f"{who}: the model uses ONNX opset {opset}; tecc implements opsets {MIN_OPSET} to {MAX_OPSET}"
-                    f"{_newer_ops_note()}, and reading it as opset {read_as} would change {'; '.join(changed)}; "
-                    f"convert the model with onnx.version_converter.convert_version(model, {read_as})")
-    return read_as
+    return changed
 
 
 def _newer_ops_note() -> str:
