@@ -161,19 +161,41 @@ def _node_named(model, op_type: str, name: str):
 
 def _operands_to_bind(model, err: OnnxImportError, bound) -> list:
     """The graph inputs to bind so that the node ``err`` refuses for an operand
-    computed at run time gets it at compile time: its graph-input operands after
-    the first (a Reshape's shape, Pad's pads, a Reduce's axes...), or the first
-    when those are bound already (ConstantOfShape's shape, Range's start)."""
+    computed at run time gets it at compile time: those its operands after the
+    first are (a Reshape's shape, Pad's pads, a Reduce's axes...) or are computed
+    from (:func:`_inputs_behind`: a window's size through a Cast, a crop's shape
+    through Max and Sub), else those of the first when those are bound already
+    (ConstantOfShape's shape, Range's start)."""
     m = _RUN_TIME_OPERAND.match(str(err))
     if not m:
         return []
     node = _node_named(model, m.group("op"), m.group("name"))
     if node is None:
         return []
+    behind = _inputs_behind(model, [n for n in node.input[1:] if n], bound)
+    return behind or _inputs_behind(model, node.input[:1], bound)
+
+
+def _inputs_behind(model, values, bound) -> list:
+    """The graph inputs, not in ``bound``, that the values named ``values`` are
+    computed from, in the order found; the walk stops at a Shape or Size node,
+    whose value depends only on shapes, which are static."""
     graph_inputs = set(_model_inputs(model))
-    candidates = [n for n in node.input if n in graph_inputs and n not in bound]
-    later = [n for n in candidates if n != node.input[0]]
-    return later or candidates
+    producer = {out: node for node in model.graph.node for out in node.output}
+    found, seen, stack = [], set(), list(reversed(values))
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in graph_inputs:
+            if name not in bound:
+                found.append(name)
+            continue
+        node = producer.get(name)
+        if node is not None and node.op_type not in ("Shape", "Size"):
+            stack.extend(reversed([n for n in node.input if n]))
+    return found
 
 
 def _with_initializers(model, values: dict):

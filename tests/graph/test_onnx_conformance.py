@@ -26,7 +26,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 
 import onnx_conformance_report as conformance  # noqa: E402 -- next to this file
-from onnx import TensorProto, helper  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from tecc.errors import TeccError  # noqa: E402
 from tecc.graph.frontend import OnnxImportError  # noqa: E402
@@ -267,6 +267,29 @@ def test_newer_opset_reads_as_21_when_nodes_read_the_same():
                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, (2,))],
                   [helper.make_tensor_value_info("y", TensorProto.FLOAT16, (2,))], opset=25)
     assert opset_for(cast) == 21  # round_mode left unset: Cast-25 reads as Cast-21
+
+
+def test_an_operand_computed_from_an_input_binds_that_input_at_the_first_run():
+    # Pad's pads = (Max(Shape(x), target) - Shape(x)) split in two: computed from the input `target`
+    # (ONNX's CenterCropPad body); the backend compiles at the first run with `target`'s value
+    i64 = TensorProto.INT64
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Max", ["s", "target"], ["m"]),
+             helper.make_node("Sub", ["m", "s"], ["amount"]),
+             helper.make_node("Div", ["amount", "two"], ["left"]),
+             helper.make_node("Sub", ["amount", "left"], ["right"]),
+             helper.make_node("Concat", ["left", "right"], ["pads"], axis=0),
+             helper.make_node("Pad", ["x", "pads"], ["y"])]
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, (2, 3)),
+                           helper.make_tensor_value_info("target", i64, (2,))],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                   inits=[numpy_helper.from_array(np.array(2, "int64"), "two")])
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    rep = TeccBackend.prepare(model)
+    for target in ([4, 4], [2, 6]):
+        (y,) = rep.run({"x": x, "target": np.array(target, "int64")})
+        amount = np.maximum([2, 3], target) - [2, 3]
+        np.testing.assert_array_equal(y, np.pad(x, [(a // 2, a - a // 2) for a in amount]))
 
 
 def test_errors_are_tecc_errors():
