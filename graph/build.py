@@ -163,24 +163,11 @@ def _check_lowered(node, value) -> None:
                              f"{want}; the operator definition's lower and infer disagree")
 
 
-def _lower_call(node, args):
-    """``node.op.lower`` on ``args``, where a scalar constant comes as an expression
-    (inlined into the kernel); an operator that takes tensors alone (``copy`` of a
-    0-d constant, which a torch export makes of ``torch.tensor(x.numel())``) gets it
-    as a 0-d tensor instead."""
-    from .. import te  # noqa: PLC0415
-    from ..errors import TeccTypeError  # noqa: PLC0415
+def _scalar_tensor(value):
+    """A 0-d tensor holding the expression ``value``."""
+    from .. import te, topi  # noqa: PLC0415
 
-    try:
-        return node.op.lower(args, node.attrs, node.checked_type)
-    except TeccTypeError:
-        if all(isinstance(a, (te.Tensor, list, tuple)) for a in args):
-            raise
-    def scalar(value):
-        return te.compute((), lambda: value, name="scalar")
-
-    tensors = [a if isinstance(a, (te.Tensor, list, tuple)) else scalar(a) for a in args]
-    return node.op.lower(tensors, node.attrs, node.checked_type)
+    return te.compute((), lambda: value, name="scalar", tag=topi.tag.ELEMWISE)
 
 
 def lower_function(fn: Function, target):
@@ -192,6 +179,7 @@ def lower_function(fn: Function, target):
     infer_type(fn)
     env = {}
     inputs = []
+    scalars = []  # the 0-d tensors of scalar constants
     for p in fn.params:
         env[p] = _placeholders(p)
         inputs.extend(_flat(env[p]))
@@ -204,7 +192,10 @@ def lower_function(fn: Function, target):
             if node.data.ndim != 0:
                 raise GraphError(f"a fused function holds a constant of shape {node.data.shape}; only scalars are "
                                  "inlined in a kernel (run fuse_ops on the unfused graph)")
-            env[node] = tir.const(node.data.item(), str(node.data.dtype))
+            # a 0-d tensor like any other operand, so that every operator's lowering takes it; inlined
+            # below, after the schedule, so the kernel reads the constant itself
+            env[node] = _scalar_tensor(tir.const(node.data.item(), str(node.data.dtype)))
+            scalars.append(env[node])
         elif isinstance(node, Tuple):
             env[node] = [env[f] for f in node.fields]
         elif isinstance(node, TupleGetItem):
@@ -212,7 +203,7 @@ def lower_function(fn: Function, target):
         elif isinstance(node, Call) and isinstance(node.op, Op):
             args = [env[a] for a in node.args]
             try:
-                value = _lower_call(node, args)
+                value = node.op.lower(args, node.attrs, node.checked_type)
             except GraphError:
                 raise
             except TeccError as err:
@@ -225,12 +216,15 @@ def lower_function(fn: Function, target):
     outs = []
     for t in _flat(env[fn.body]):
         # an output that is an input, or listed twice, is copied into a buffer of its own
-        if not isinstance(t, te.Tensor) or isinstance(t.op, te.PlaceholderOp) or any(t is o for o in outs):
-            t = topi.identity(t) if isinstance(t, te.Tensor) else None
-        if t is None:
+        if any(t is c for c in scalars):
             raise GraphError("a fused function returns a scalar constant; nothing to compute")
+        if isinstance(t.op, te.PlaceholderOp) or any(t is o for o in outs):
+            t = topi.identity(t)
         outs.append(t)
     s = topi.schedule(outs, target)
+    for c in scalars:
+        if c.op in s.stage_map:
+            s[c].compute_inline()
     return s, inputs + outs
 
 

@@ -191,3 +191,13 @@ def test_tvms_tensor_astype_bool_predicates_of_integers_and_named_broadcast_in_e
     x, y, z = np.ones((1, 3), "float32"), np.arange(6, dtype="float32").reshape(2, 3), tecc.nd.empty((2,))
     f(tecc.nd.array(x), tecc.nd.array(y), z)
     np.testing.assert_allclose(z.numpy(), np.einsum("ij,ij->i", x, y))
+
+
+def test_importing_tecc_testing_does_not_import_pytest():
+    # assert_allclose users need no pytest; the plugin module is what pytest loads
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    code = "import sys, tecc.testing; print('pytest' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

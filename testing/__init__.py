@@ -32,7 +32,7 @@ def device_enabled(target) -> bool:
 
 def enabled_targets() -> list:
     """``[(target, device)]`` for every enabled target."""
-    from .runtime.device import cpu, cuda
+    from ..runtime.device import cpu, cuda
 
     return [("llvm", cpu(0)), ("cuda", cuda(0))]
 
@@ -79,8 +79,8 @@ def exclude_targets(*targets):
 
 
 # ---------------------------------------------------------------------------------------
-# parameters and fixtures (TVM's tvm.testing.parameter / parameters / fixture) and the
-# pytest plugin that gives a test taking ``target`` (and ``dev``) a case per target
+# parameters and fixtures (TVM's tvm.testing.parameter / parameters / fixture); the pytest
+# plugin that runs a test once per target is tecc.testing.plugin
 # ---------------------------------------------------------------------------------------
 def parameter(*values, ids=None, by_dict=None):
     """A pytest fixture taking each of ``values`` in turn (TVM's ``tvm.testing.parameter``),
@@ -146,56 +146,6 @@ def fixture(func=None, *, cache_return_value=False):
     return pytest.fixture(func)
 
 
-def pytest_generate_tests(metafunc):
-    """The plugin's hook (``pytest_plugins = ["tecc.testing.plugin"]``, TVM's
-    ``tvm.testing.plugin``): a test that takes ``target`` and has no target parameters
-    of its own runs once per enabled target, with ``known_failing_targets`` and
-    ``exclude_targets`` applied."""
-    if "target" not in metafunc.fixturenames or _has_target_params(metafunc):
-        return
-    import pytest
-
-    plan = getattr(metafunc.function, "_tecc_targets", {"failing": (), "excluded": ()})
-    params = []
-    for target, _ in enabled_targets():
-        if target in plan["excluded"]:
-            continue
-        marks = [pytest.mark.xfail(reason=f"known to fail on {target} (known_failing_targets)")] \
-            if target in plan["failing"] else []
-        params.append(pytest.param(target, marks=marks, id=target))
-    metafunc.parametrize("target", params)
-
-
-def _has_target_params(metafunc) -> bool:
-    for mark in metafunc.definition.iter_markers("parametrize"):
-        names = mark.args[0] if mark.args else ""
-        names = names.split(",") if isinstance(names, str) else list(names)
-        if "target" in [n.strip() for n in names]:
-            return True
-    return False
-
-
-def _dev_fixture():
-    import pytest
-
-    @pytest.fixture(name="dev")
-    def dev(target):
-        """The device of the test's ``target`` (the plugin's)."""
-        from .runtime.device import device
-
-        kind = str(target).split()[0]
-        return device("cpu" if kind in ("llvm", "c") else kind, 0)
-
-    return dev
-
-
-try:  # the plugin's ``dev`` fixture, when pytest is installed
-    dev = _dev_fixture()
-except ImportError:  # pragma: no cover - pytest is a test dependency
-    pass
-
-#: ``tvm.testing.plugin``: this module, as a pytest plugin
-sys.modules.setdefault(__name__ + ".plugin", sys.modules[__name__])
 
 
 def _parametrized(func, targets, failing=(), excluded=()):
@@ -223,7 +173,7 @@ def _parametrized(func, targets, failing=(), excluded=()):
             marks.append(pytest.mark.skip(reason=f"tecc builds for {', '.join(ENABLED_TARGETS)}, not {kind!r}"))
             values = {"target": target, "dev": None}
         else:
-            from .runtime.device import device
+            from ..runtime.device import device
 
             values = {"target": target, "dev": device("cpu" if kind in ("llvm", "c") else kind, 0)}
         if any(kind == str(t).split()[0] for t in plan["failing"]):
@@ -238,7 +188,7 @@ def _parametrized(func, targets, failing=(), excluded=()):
 def enable_span_filling():
     """A ``PassContext`` under which the model importers record each call's source
     node (TVM's ``tvm.testing.enable_span_filling``; tecc's default)."""
-    from .transform import PassContext
+    from ..transform import PassContext
 
     return PassContext(config={"relay.frontend.fill_span": True})
 
@@ -246,7 +196,7 @@ def enable_span_filling():
 def disable_span_filling():
     """A ``PassContext`` under which the model importers leave spans empty (TVM's
     ``tvm.testing.disable_span_filling``)."""
-    from .transform import PassContext
+    from ..transform import PassContext
 
     return PassContext(config={"relay.frontend.fill_span": False})
 
@@ -359,8 +309,8 @@ def check_numerical_grads(function, input_values, grad_values, function_value=No
 def assert_prim_expr_equal(lhs, rhs):
     """Assert that two integer expressions are equal (TVM's helper): equal after
     simplification, which proves ``lhs - rhs == 0``."""
-    from .tir.arith import Analyzer
-    from .tir.op import convert
+    from ..tir.arith import Analyzer
+    from ..tir.op import convert
 
     ana = Analyzer()
     diff = ana.simplify(convert(lhs) - convert(rhs))
