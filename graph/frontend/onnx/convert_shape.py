@@ -47,6 +47,8 @@ def _reshape(ctx, node, inputs):
         out[infer_at] = size // rest
     if _prod(out) != size:
         node.fail(f"cannot reshape {xs} ({size} elements) into {tuple(out)} ({_prod(out)} elements)")
+    if size == 0:  # (the graph's reshape reads a 0 in newshape as "copy this axis", as TVM's does)
+        return ctx.empty(tuple(out), ctx.dtype_of(x))
     return ctx.reshape(x, out)
 
 
@@ -85,18 +87,19 @@ def _split(ctx, node, inputs):
         num = int(node.attr("num_outputs", len(node.outputs)))
         chunk = -(-dim // num)
         sizes = [chunk] * (num - 1) + [dim - chunk * (num - 1)]
-    if sum(sizes) != dim or any(s <= 0 for s in sizes):
-        node.fail(f"split sizes {sizes} do not divide axis {axis} of size {dim} into non-empty parts")
+    if sum(sizes) != dim or any(s < 0 for s in sizes):
+        node.fail(f"split sizes {sizes} do not divide axis {axis} of size {dim}")
     if len(sizes) != len(node.outputs):
         node.fail(f"{len(sizes)} split sizes {sizes} for {len(node.outputs)} outputs")
-    if len(sizes) == 1:
-        return [x]
-    if len(set(sizes)) == 1:
-        sections = len(sizes)
+    filled = [s for s in sizes if s]  # an empty piece is an empty constant (ctx.empty)
+    if len(filled) <= 1:
+        pieces = [x] if filled else []
     else:
-        sections = tuple(int(i) for i in np.cumsum(sizes)[:-1])
-    out = _split_call(ctx, x, sections, axis, sizes)
-    return [ctx.item(out, i) for i in range(len(sizes))]
+        sections = len(filled) if len(set(filled)) == 1 else tuple(int(i) for i in np.cumsum(filled)[:-1])
+        out = _split_call(ctx, x, sections, axis, filled)
+        pieces = [ctx.item(out, i) for i in range(len(filled))]
+    pieces.reverse()
+    return [pieces.pop() if s else ctx.empty(xs[:axis] + (0,) + xs[axis + 1:], ctx.dtype_of(x)) for s in sizes]
 
 
 def _split_call(ctx, x, sections, axis, sizes):
@@ -141,8 +144,8 @@ def _slice(ctx, node, inputs):
     for a, (s, e, st, (start, stop, step)) in picks.items():
         count = len(range(start, stop, step))
         if count == 0:
-            node.fail(f"the slice of axis {a} ({s}:{e}:{st} of {xs[a]}) is empty; tecc does not compile empty "
-                      "tensors")
+            return ctx.empty(tuple(len(range(*picks[i][3])) if i in picks else d for i, d in enumerate(xs)),
+                             ctx.dtype_of(x))
         if step > 0:
             begin[a], end[a], stride[a] = start, start + (count - 1) * step + 1, step
         else:

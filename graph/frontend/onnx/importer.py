@@ -9,6 +9,7 @@ import os
 import numpy as np
 
 from ...ir import Call, Constant, Function, GraphError, Module, TensorType, Tuple, TupleGetItem, Var, post_order_visit
+from ....runtime.dtypes import storage as storage_dtype
 from ...op import call as graph_call
 from ....tir.transform.pipeline import PassContext
 from ...transform.infer_type import infer_type
@@ -230,6 +231,9 @@ class _Importer:
             raise
         except GraphError as err:
             raise OnnxImportError(f"{where}: {err}") from None
+        ty = expr.checked_type
+        if isinstance(ty, TensorType) and 0 in ty.shape:
+            return self.empty(ty.shape, ty.dtype)
         return expr
 
     def _fold(self, name, args, attrs):
@@ -248,8 +252,11 @@ class _Importer:
                 return None
         if sum(arr.size for arr in arrays) > _FOLD_LIMIT:
             return None
-        with np.errstate(all="ignore"):
-            result = np.asarray(fn(*arrays, **attrs))
+        try:
+            with np.errstate(all="ignore"):
+                result = np.asarray(fn(*arrays, **attrs))
+        except ValueError:  # numpy's max of an empty set has no identity: the operator's kernel gives it
+            return None
         if result.size > _FOLD_LIMIT:
             return None
         return Constant(np.array(result, order="C"))
@@ -285,6 +292,11 @@ class _Importer:
 
     def const(self, value, dtype) -> Constant:
         return Constant(np.asarray(value, dtype=dtype))
+
+    def empty(self, shape, dtype) -> Constant:
+        """The value of every tensor of ``shape`` with no elements: an empty constant
+        (no kernel computes it; a Concat leaves it out)."""
+        return Constant(np.zeros(shape, dtype=storage_dtype(dtype)))
 
     def is_const(self, expr) -> bool:
         return isinstance(expr, Constant) or (isinstance(expr, Var) and expr in self.init_values)
