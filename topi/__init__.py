@@ -57,6 +57,7 @@ from .scan import cumprod, cumsum, scanop  # noqa: F401
 from .scatter import scatter, scatter_elements, scatter_nd  # noqa: F401
 from .transform import meshgrid, reverse_sequence, sequence_mask, trilu  # noqa: F401
 from .transform import collapse_sum, expand_like, ndarray_size, shape, unravel_index  # noqa: F401
+from .transform import adv_index, matrix_set_diag, sparse_to_dense, strided_set  # noqa: F401
 from . import nn  # noqa: F401,E402
 from . import image  # noqa: F401,E402
 from . import generic, x86, cuda, testing  # noqa: F401,E402

@@ -23,6 +23,10 @@ operator                   what
 ``reverse_sequence``       each batch's first ``len[b]`` steps reversed
 ``sequence_mask``          steps past each batch's length set to a value
 ``meshgrid``               coordinate grids (``"ij"`` / ``"xy"``)
+``strided_set``            numpy's ``a[b:e:s] = v`` (the bounds tensors read at run time)
+``matrix_set_diag``        diagonals (or a band) of the last two axes replaced
+``sparse_to_dense``        a default value with values written at given indices
+``adv_index``              numpy's ``data[i0, i1, ...]`` with index tensors (broadcast)
 =========================  ============================================================
 
 Errors (shapes that do not fit, an axis out of range, indices that are not
@@ -40,6 +44,7 @@ from ..tir import expr as E
 from ..tir import op as _op
 from ..tir.arith import Analyzer
 from . import tag
+from .broadcast import _broadcast_index, broadcast_shape
 from .utils import TopiError, get_const_tuple, is_empty_shape, normalize_axis, prod, ravel_index, simplify
 from .utils import unravel_index as _coordinates  # (``unravel_index`` here is the operator)
 
@@ -1257,3 +1262,409 @@ def collapse_sum(data, target_shape):
         return te.sum(data(*index), axis=list(summed.values())) if summed else data(*index)
 
     return te.compute(tuple(target), f, name="T_collapse_sum", tag=tag.COMM_REDUCE if summed else tag.INJECTIVE)
+
+
+# ---------------------------------------------------------------------------- setting slices and diagonals
+
+
+def _choose(cond, t, f):
+    """``t`` or ``f``: picked here when ``cond`` is a Python bool, else a select."""
+    if isinstance(cond, bool):
+        return t if cond else f
+    return _op.select(cond, t, f)
+
+
+def _slice_entries(x, ndim, name, what):
+    """``(exprs, values)`` of one of :func:`strided_set`'s ``begin``, ``end`` and
+    ``strides``: its entries as int32 expressions (a tensor's read at run time), and
+    their Python ints when all are constant (else None)."""
+    if isinstance(x, te.Tensor):
+        if not _dt.is_integer(x.dtype):
+            raise TopiTypeError(f"{what}: {name} {_describe(x)} must hold integers, got dtype {x.dtype}")
+        if len(x.shape) != 1:
+            raise TopiError(f"{what}: {name} must be a 1-D tensor (one entry per axis), got shape {tuple(x.shape)}")
+        length = get_const_tuple(x.shape)[0]
+        if not isinstance(length, int):
+            raise TopiError(f"{what}: {name} must have a static length, got {length}")
+        exprs, values = [_index32(x(k)) for k in range(length)], None
+    elif isinstance(x, (list, tuple)):
+        exprs, values = [], []
+        for v in x:
+            if isinstance(v, E.PrimExpr) and not isinstance(v, E.IntImm):
+                if not _dt.is_integer(v.dtype):
+                    raise TopiTypeError(f"{what}: {name} must be made of integers, got {v} of dtype {v.dtype}")
+                exprs.append(_index32(v))
+                values.append(None)
+            else:
+                v = _as_int(v, f"{what}: {name}")
+                exprs.append(_op.const(v, "int32"))
+                values.append(v)
+        values = None if None in values else values
+    else:
+        raise TeccTypeError(f"{what}: {name} must be a 1-D integer tensor or a list of integers, got {x!r}")
+    if len(exprs) > ndim:
+        raise TopiError(f"{what}: {name} has {len(exprs)} entries but a has rank {ndim}; give at most one per axis")
+    return exprs, values
+
+
+def strided_set(a, v, begin, end, strides=None):
+    """``a`` with the slice ``a[begin[0]:end[0]:strides[0], ...]`` replaced by ``v``
+    (numpy's ``a[slices] = v``; TVM's ``topi.strided_set``).
+
+    Parameters
+    ----------
+    a : Tensor
+    v : Tensor
+        The values, of ``a``'s dtype and of the slice's shape; as in numpy, it may
+        have fewer axes (matched from the last) and axes of size 1 (broadcast).
+    begin, end : Tensor or list of int
+        1-D integer tensors, read at run time (TVM's), or lists of constants: one
+        entry per axis from the first, the axes past their length whole.  Negative
+        entries count from the end; out-of-range ones are clamped, as numpy does.
+    strides : Tensor or list of int, optional
+        The steps (1 where missing); a negative one walks backwards from ``begin``.
+        A step of 0 read at run time sets nothing along its axis (numpy raises).
+
+    Returns
+    -------
+    Tensor
+        ``a``'s shape and dtype, named ``strided_set``, tagged injective.
+
+    Raises
+    ------
+    TopiError
+        When ``v`` has more axes than ``a``, or (with constant ``begin``, ``end`` and
+        ``strides`` and static shapes) ``v``'s shape does not fit the slice; when a
+        list has more entries than ``a`` has axes, or a constant step is 0.
+    TopiTypeError
+        When ``begin``, ``end`` or ``strides`` do not hold integers.
+
+    Notes
+    -----
+    Where ``v``'s shape cannot be checked against the slice's (the bounds are
+    read at run time), a position of the slice past ``v``'s size along an axis
+    keeps ``a``'s value instead of reading outside ``v``.
+    """
+    _check_tensor(a, "strided_set")
+    _check_tensor(v, "strided_set")
+    ndim = len(a.shape)
+    what = f"strided_set({_describe(a)}, v {_describe(v)})"
+    if v.dtype != a.dtype:
+        raise TopiError(f"{what}: v has dtype {v.dtype} but a has {a.dtype}; cast v to {a.dtype} first")
+    if len(v.shape) > ndim:
+        raise TopiError(f"{what}: v has rank {len(v.shape)} but a has rank {ndim}; v must fit the slice of a")
+    begin, begin_values = _slice_entries(begin, ndim, "begin", what)
+    end, end_values = _slice_entries(end, ndim, "end", what)
+    if strides is None:
+        strides, stride_values = [], []
+    else:
+        strides, stride_values = _slice_entries(strides, ndim, "strides", what)
+    if stride_values is not None and 0 in stride_values:
+        raise TopiError(f"{what}: the step along axis {stride_values.index(0)} is 0; it must be non-zero")
+    shape = get_const_tuple(a.shape)
+    lead = ndim - len(v.shape)
+    v_shape = get_const_tuple(v.shape)
+    checked = begin_values is not None and end_values is not None and stride_values is not None \
+        and _static(a.shape)
+    if checked:
+        def entry(values, x):
+            return values[x] if x < len(values) else None
+
+        for x in range(lead, ndim):
+            s = entry(stride_values, x) or 1
+            length = _slice_axis(entry(begin_values, x), entry(end_values, x), s, shape[x])[1]
+            d = v_shape[x - lead]
+            if isinstance(d, int) and d not in (1, length):
+                raise TopiError(f"{what}: the slice has {length} element(s) along axis {x} but v has {d}; v must "
+                                "have the slice's shape (or 1 there, broadcast)")
+            checked = checked and isinstance(d, int)
+
+    def f(*i):
+        conds, v_index = [], []
+        for x in range(ndim):
+            n = _op.cast("int32", a.shape[x])
+            s = strides[x] if x < len(strides) else _op.const(1, "int32")
+            if x >= len(strides):
+                known = 1
+            else:
+                known = stride_values[x] if stride_values is not None else None
+            forward = (known > 0) if known is not None else s > 0
+
+            def bound(entries, k, lo_fwd, hi_fwd, default_fwd, default_back):
+                # numpy's start / stop: counted from the end when negative, then clamped
+                # to [0, n] walking forward, to [-1, n - 1] walking backward
+                if k >= len(entries):
+                    return _choose(forward, default_fwd, default_back)
+                e = entries[k]
+                e = _op.select(e < 0, e + n, e)
+                return _choose(forward, _op.min(_op.max(e, lo_fwd), hi_fwd),
+                               _op.min(_op.max(e, _op.const(-1, "int32")), n - 1))
+
+            zero = _op.const(0, "int32")
+            first = bound(begin, x, zero, n, zero, n - 1)
+            stop = bound(end, x, zero, n, n, _op.const(-1, "int32"))
+            p = _op.cast("int32", i[x])
+            dist = _choose(forward, p - first, first - p)
+            step = _op.const(abs(known), "int32") if known is not None else _op.max(_op.abs(s), 1)
+            conds += [dist >= 0, _choose(forward, p < stop, p > stop)]
+            if known not in (1, -1):
+                conds.append(_op.floormod(dist, step) == 0)
+            if known is None:
+                conds.append(s != 0)
+            if x >= lead:
+                d = v_shape[x - lead]
+                if isinstance(d, int) and d == 1:
+                    v_index.append(zero)
+                else:
+                    k = dist if known in (1, -1) else _op.floordiv(dist, step)
+                    if not checked:
+                        conds.append(k < _op.cast("int32", v.shape[x - lead]))
+                    v_index.append(k)
+        return _op.if_then_else(_op.all(*conds), v(*v_index), a(*i))
+
+    return te.compute(a.shape, f, name="strided_set", tag=tag.INJECTIVE)
+
+
+#: matrix_set_diag's alignments: of the diagonals above the main one, then of those below
+DIAGONAL_ALIGNMENTS = ("RIGHT_LEFT", "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT")
+
+
+def matrix_set_diag(data, diagonal, k=0, align="RIGHT_LEFT"):
+    """``data`` with one diagonal, or a band of diagonals, of its last two axes
+    replaced by ``diagonal`` (TVM's ``topi.matrix_set_diag``; TensorFlow's
+    ``matrix_set_diag``).
+
+    Parameters
+    ----------
+    data : Tensor
+        ``[..., M, N]``: batches of ``M x N`` matrices.
+    diagonal : Tensor
+        Of ``data``'s dtype.  For one diagonal ``[..., L]``: element ``i`` goes to
+        ``[..., i, i + k]`` (``k >= 0``) or ``[..., i - k, i]`` (``k < 0``), ``L``
+        the diagonal's length.  For a band ``[..., k1 - k0 + 1, L]``, ``L`` the
+        longest diagonal's length: row ``k1 - d`` holds diagonal ``d``.
+    k : int or (int, int)
+        The diagonal: 0 the main one, positive above it, negative below; or the band
+        ``(k0, k1)``, ``k0 <= k1`` (a pair of equal ints is one diagonal).
+    align : str
+        Where a band's diagonals shorter than ``L`` sit in their row: the part
+        before ``_`` for the diagonals above the main one, after it for those
+        below; ``"RIGHT"`` pads on the left, ``"LEFT"`` on the right.  One of
+        ``"RIGHT_LEFT"`` (LAPACK's packing, the default), ``"LEFT_RIGHT"``,
+        ``"LEFT_LEFT"`` and ``"RIGHT_RIGHT"``.
+
+    Returns
+    -------
+    Tensor
+        ``data``'s shape and dtype, named ``T_matrix_set_diag``, tagged injective.
+
+    Raises
+    ------
+    TopiError
+        For ``data`` of rank below 2, dtypes that differ, ``k0 > k1``, a diagonal
+        outside the matrices, an unknown ``align``, or a ``diagonal`` whose shape
+        is not the one above.
+    """
+    _check_tensor(data, "matrix_set_diag")
+    _check_tensor(diagonal, "matrix_set_diag")
+    what = f"matrix_set_diag({_describe(data)}, diagonal {_describe(diagonal)}, k={k!r}, align={align!r})"
+    ndim = len(data.shape)
+    if ndim < 2:
+        raise TopiError(f"{what}: data must have rank 2 or more (matrices), got rank {ndim}")
+    if diagonal.dtype != data.dtype:
+        raise TopiError(f"{what}: the diagonal has dtype {diagonal.dtype} but data has {data.dtype}; cast the "
+                        f"diagonal to {data.dtype} first")
+    ks = list(k) if isinstance(k, (list, tuple)) else [k]
+    if len(ks) not in (1, 2):
+        raise TopiError(f"{what}: k must be an int or a pair (k0, k1), got {len(ks)} values")
+    lo, hi = (_as_int(x, f"{what}: k") for x in (ks[0], ks[-1]))
+    if lo > hi:
+        raise TopiError(f"{what}: the band ({lo}, {hi}) is empty; k[0] must not exceed k[1]")
+    if align not in DIAGONAL_ALIGNMENTS:
+        raise TopiError(f"{what}: align {align!r} is not one of {', '.join(map(repr, DIAGONAL_ALIGNMENTS))}")
+    shape = get_const_tuple(data.shape)
+    rows, cols = shape[-2:]
+    if isinstance(rows, int) and isinstance(cols, int) and not -rows < lo <= hi < cols:
+        raise TopiError(f"{what}: the matrices are {rows} x {cols}, whose diagonals run from {-rows + 1} to "
+                        f"{cols - 1}; k must be among them")
+    band = lo != hi
+    want = list(data.shape[:-2]) + ([hi - lo + 1] if band else [])
+    if isinstance(rows, int) and isinstance(cols, int):
+        want.append(min(rows + min(hi, 0), cols - max(lo, 0)))
+    else:
+        want.append(None)  # symbolic: not checked
+    if len(diagonal.shape) != len(want):
+        raise TopiError(f"{what}: the diagonal must have rank {len(want)} ({'a band' if band else 'one diagonal'} of "
+                        f"rank-{ndim} data), got rank {len(diagonal.shape)}")
+    ana = Analyzer()
+    for axis, (d, w) in enumerate(zip(diagonal.shape, want)):
+        if w is not None and not ana.can_prove_equal(d, w) and isinstance(get_const_tuple([d])[0], int) \
+                and isinstance(get_const_tuple([w])[0], int):
+            shown = tuple("?" if x is None else get_const_tuple([x])[0] for x in want)
+            raise TopiError(f"{what}: the diagonal must have shape {shown}, got {get_const_tuple(diagonal.shape)} "
+                            f"(axis {axis} differs)")
+    super_right, sub_right = (side == "RIGHT" for side in align.split("_"))
+    length_of = diagonal.shape[-1]
+
+    def f(*i):
+        batch, r, c = i[:-2], i[-2], i[-1]
+        d = c - r
+        if not band:
+            value = diagonal(*batch, r if lo >= 0 else c)
+            return _op.if_then_else(d == lo, value, data(*i))
+        # diagonal d: its row of the band, and where its values start in that row
+        length = _op.min(data.shape[-2] + _op.min(d, 0), data.shape[-1] - _op.max(d, 0))
+        pad = length_of - length
+        zero = _op.const(0, d.dtype)
+        offset = _op.select(d >= 0, pad if super_right else zero, pad if sub_right else zero)
+        value = diagonal(*batch, hi - d, _op.select(d >= 0, r, c) + offset)
+        return _op.if_then_else(_op.all(d >= lo, d <= hi), value, data(*i))
+
+    return te.compute(data.shape, f, name="T_matrix_set_diag", tag=tag.INJECTIVE)
+
+
+def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0):
+    """A dense tensor of ``output_shape`` holding ``default_value``, with
+    ``sparse_values[j]`` at each index ``sparse_indices[j]`` (TVM's
+    ``topi.sparse_to_dense``; TensorFlow's).
+
+    Parameters
+    ----------
+    sparse_indices : Tensor of integers
+        Rank 0 (one position along the first axis), rank 1 ``[count]`` (positions
+        along the first axis) or rank 2 ``[count, r]`` (index tuples of the first
+        ``r`` axes).  An index naming fewer axes than the output has sets the
+        whole slice it names; an index outside the output sets nothing; of two
+        equal indices the later one wins.
+    output_shape : list of int or expression
+    sparse_values : Tensor
+        Rank 0 (one value for every index) or rank 1 ``[count]``; the output's
+        dtype.
+    default_value : number, expression or Tensor
+        The value everywhere else; a tensor of one element (rank 0 in TVM) is read
+        at run time.
+
+    Returns
+    -------
+    Tensor
+        named ``T_sparse_to_dense``, tagged injective.
+
+    Raises
+    ------
+    TopiError
+        For indices of rank above 2 or of a symbolic count, index tuples longer
+        than the output's rank, values of rank above 1 or of another count, a
+        negative or missing ``output_shape``, a ``default_value`` of more than one
+        element; :class:`TopiTypeError` for indices that are not integers.
+    """
+    _check_tensor(sparse_indices, "sparse_to_dense")
+    _check_tensor(sparse_values, "sparse_to_dense")
+    what = (f"sparse_to_dense(sparse_indices {_describe(sparse_indices)}, output_shape {output_shape!r}, "
+            f"sparse_values {_describe(sparse_values)})")
+    _check_integer_indices(sparse_indices, what)
+    if isinstance(output_shape, te.Tensor) or not isinstance(output_shape, (list, tuple)):
+        raise TopiError(f"{what}: output_shape must be a list of sizes (a shape tensor read at run time is not "
+                        "supported)")
+    shape = []
+    for d in output_shape:
+        if isinstance(d, E.PrimExpr) and not isinstance(d, E.IntImm):
+            if not _dt.is_integer(d.dtype):
+                raise TopiTypeError(f"{what}: output_shape must be made of integers, got {d} of dtype {d.dtype}")
+            shape.append(d)
+            continue
+        d = _as_int(d, f"{what}: output_shape")
+        if d < 0:
+            raise TopiError(f"{what}: output_shape has the negative size {d}")
+        shape.append(d)
+    if not shape:
+        raise TopiError(f"{what}: output_shape must have at least one axis")
+    ind_shape = get_const_tuple(sparse_indices.shape)
+    if len(ind_shape) > 2:
+        raise TopiError(f"{what}: sparse_indices must have rank 0, 1 or 2, got rank {len(ind_shape)}")
+    count = 1 if not ind_shape else ind_shape[0]
+    width = ind_shape[1] if len(ind_shape) == 2 else 1
+    if not isinstance(count, int) or not isinstance(width, int):
+        raise TopiError(f"{what}: the shape of sparse_indices must be static, got {ind_shape}")
+    if width > len(shape):
+        raise TopiError(f"{what}: index tuples of {width} coordinates do not fit an output of rank {len(shape)}")
+    val_shape = get_const_tuple(sparse_values.shape)
+    if len(val_shape) > 1:
+        raise TopiError(f"{what}: sparse_values must have rank 0 (one value for all) or 1, got rank "
+                        f"{len(val_shape)}")
+    if val_shape and isinstance(val_shape[0], int) and val_shape[0] != count:
+        raise TopiError(f"{what}: there are {count} indices but {val_shape[0]} sparse_values; give one value per "
+                        "index (or a rank-0 value for all)")
+    dtype = sparse_values.dtype
+    if isinstance(default_value, te.Tensor):
+        if prod(get_const_tuple(default_value.shape)) != 1:
+            raise TopiError(f"{what}: default_value must be one value, got the tensor {_describe(default_value)}")
+        fill = _op.cast(dtype, default_value(*([0] * len(default_value.shape))))
+    elif isinstance(default_value, E.PrimExpr) or isinstance(default_value, (int, float)) \
+            and not isinstance(default_value, bool) or hasattr(default_value, "item"):
+        fill = _op.cast(dtype, _op.convert(default_value.item() if hasattr(default_value, "item")
+                                           else default_value))
+    else:
+        raise TeccTypeError(f"{what}: default_value must be a number, an expression or a one-element tensor, "
+                            f"got {default_value!r}")
+
+    def coordinate(j, k):
+        if len(ind_shape) == 2:
+            return sparse_indices(j, k)
+        return sparse_indices(j) if ind_shape else sparse_indices()
+
+    def f(*i):
+        value = fill
+        for j in range(count):  # the later indices outermost: they win
+            hit = _op.all(*[_op.cast("int64", coordinate(j, k)) == _op.cast("int64", i[k]) for k in range(width)])
+            value = _op.select(hit, sparse_values(j) if val_shape else sparse_values(), value)
+        return value
+
+    return te.compute(tuple(shape), f, name="T_sparse_to_dense", tag=tag.INJECTIVE)
+
+
+def adv_index(data, indices):
+    """``data[indices[0], indices[1], ...]`` with numpy's advanced (integer array)
+    indexing (TVM's ``topi.adv_index``): the index tensors broadcast together, and
+    each element of the broadcast shape picks along the first ``len(indices)`` axes.
+
+    Parameters
+    ----------
+    data : Tensor
+    indices : list of Tensor of integers
+        At most ``data``'s rank of them; a negative index counts from the end of
+        its axis, indices out of ``[-n, n)`` are not checked.
+
+    Returns
+    -------
+    Tensor
+        of shape ``broadcast(indices' shapes) + data.shape[len(indices):]``, named
+        ``advanced_index``, tagged injective.
+
+    Raises
+    ------
+    TopiError
+        For no indices, more of them than ``data`` has axes, or index shapes that
+        do not broadcast; :class:`TopiTypeError` for indices that are not integers
+        (boolean masks select a number of elements known only at run time: turn
+        them into positions first).
+    """
+    _check_tensor(data, "adv_index")
+    tensors = _tensor_list(indices, "adv_index")
+    what = f"adv_index({_describe(data)}, indices [{', '.join(_describe(t) for t in tensors)}])"
+    for t in tensors:
+        _check_integer_indices(t, what)
+    ndim = len(data.shape)
+    if len(tensors) > ndim:
+        raise TopiError(f"{what}: {len(tensors)} index tensors for a tensor of rank {ndim}; give at most one per "
+                        "axis")
+    picked = tuple(tensors[0].shape)
+    for t in tensors[1:]:
+        picked = broadcast_shape(picked, t.shape, what)
+    out_shape = tuple(picked) + tuple(data.shape[len(tensors):])
+
+    def f(*i):
+        lead = i[:len(picked)]
+        idx = [_from_end(t(*_broadcast_index(t, picked, lead)), data.shape[k]) for k, t in enumerate(tensors)]
+        return data(*idx, *i[len(picked):])
+
+    return te.compute(out_shape, f, name="advanced_index", tag=tag.INJECTIVE)

@@ -38,6 +38,7 @@ from .transform import (  # noqa: F401
     depth_to_space_python, gather_nd_python, gather_python, layout_transform_python, one_hot,
     space_to_depth_python, strided_slice_python,
 )
+from .transform import matrix_set_diag, sparse_to_dense_python, strided_set_python  # noqa: F401
 from .common import (  # noqa: F401
     get_batch_matmul_implement, get_batch_norm_schedule, get_dense_implement, get_group_norm_schedule,
     get_instance_norm_schedule, get_layer_norm_schedule, get_lrn_schedule, get_matmul_schedule,

@@ -125,3 +125,55 @@ def layout_transform_python(data, src_layout, dst_layout):
             names.append(a)
     x = x.reshape(shape)
     return x.transpose([names.index(a) for a, f in dst])
+
+
+def strided_set_python(data, v, begin, end, strides):
+    """``data`` with ``data[begin[0]:end[0]:strides[0], ...] = v`` (numpy's
+    assignment, so ``v`` broadcasts; the axes past the lists' lengths whole), as
+    :func:`tecc.topi.strided_set` sets it."""
+    strides = [] if strides is None else list(strides)
+    index = tuple(slice(begin[k] if k < len(begin) else None, end[k] if k < len(end) else None,
+                        strides[k] if k < len(strides) else None) for k in range(data.ndim))
+    out = np.array(data, copy=True)
+    out[index] = v
+    return out
+
+
+def sparse_to_dense_python(sparse_indices, output_shape, sparse_values, default_value=0):
+    """A dense array of ``output_shape`` holding ``default_value``, with
+    ``sparse_values[j]`` (or the one value of a rank-0 ``sparse_values``) written
+    at each index ``sparse_indices[j]`` (a scalar, a vector of positions along the
+    first axis, or rows of leading coordinates); a later index wins over an
+    earlier equal one, and an index outside the output is skipped."""
+    indices = np.asarray(sparse_indices)
+    values = np.asarray(sparse_values)
+    rows = indices.reshape(-1, 1) if indices.ndim < 2 else indices
+    out = np.full(output_shape, default_value, dtype=values.dtype)
+    for j, row in enumerate(rows):
+        if all(0 <= int(x) < n for x, n in zip(row, output_shape)):
+            out[tuple(int(x) for x in row)] = values if values.ndim == 0 else values[j]
+    return out
+
+
+def matrix_set_diag(input_np, diagonal, k=0, align="RIGHT_LEFT"):
+    """``input_np`` with diagonals of its last two axes replaced (TVM's
+    ``topi.testing.matrix_set_diag``; TensorFlow's ``matrix_set_diag``).
+
+    ``k`` is one diagonal (an int, or a pair of equal ints): ``diagonal[..., i]``
+    goes to ``[..., i, i + k]`` (``k >= 0``) or ``[..., i - k, i]``; or a band
+    ``(k0, k1)``: ``diagonal[..., k1 - d, :]`` holds diagonal ``d``, shorter
+    diagonals padded on the left ("RIGHT" alignment: the first half of ``align``
+    for those above the main one, the second for those below) or the right."""
+    out = np.array(input_np, copy=True)
+    rows, cols = input_np.shape[-2:]
+    ks = list(k) if isinstance(k, (list, tuple)) else [k]
+    lo, hi = ks[0], ks[-1]
+    for d in range(lo, hi + 1):
+        length = min(rows + min(d, 0), cols - max(d, 0))
+        values = diagonal if lo == hi else diagonal[..., hi - d, :]
+        right = align.split("_")[0 if d >= 0 else 1] == "RIGHT"
+        offset = values.shape[-1] - length if right and lo != hi else 0
+        for i in range(length):
+            r, c = (i, i + d) if d >= 0 else (i - d, i)
+            out[..., r, c] = values[..., i + offset]
+    return out
