@@ -91,6 +91,21 @@ def test_binary_broadcasting_and_variadic():
     check(nodes, inputs, [n.output[0] for n in nodes], inits={"two": np.array(2, "int64")})
 
 
+
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_mod_with_fmod_0_is_numpys_mod_signed_zeros_and_infinities_included(target, dtype):
+    # Mod-28 defines fmod=0 on floats (numpy's mod; before, tecc refused it as undefined)
+    x = np.array([0.0, -0.0, 0.0, -0.0, -3, 3, -1, 1, np.inf, -np.inf, 1, 1, np.nan, 1, -4.5, 4.5, 7, -7], dtype)
+    y = np.array([-2, 2, 2, -2, np.inf, np.inf, -np.inf, -np.inf, 2, 2, 0, -0.0, 2, np.nan, 2, -2, 2.5, 2.5], dtype)
+    model = make_model([node("Mod", ["x", "y"], "m")], {"x": x, "y": y}, ["m"])
+    (got,) = tecc_outputs(model, {"x": x, "y": y}, target=target)
+    with np.errstate(all="ignore"):
+        want = np.mod(x, y)
+    np.testing.assert_array_equal(got, want)
+    numbers = ~np.isnan(want)  # (a NaN's sign bit is not part of the definition)
+    np.testing.assert_array_equal(np.signbit(got[numbers]), np.signbit(want[numbers]))
+
 def test_comparison_logical_and_where():
     nodes = [node("Equal", ["i", "j"], "eq"), node("Less", ["a", "b"], "lt"), node("LessOrEqual", ["i", "j"], "le"),
              node("Greater", ["a", "b"], "gt"), node("GreaterOrEqual", ["a", "b"], "ge"),

@@ -37,11 +37,20 @@ def _pow(ctx, node, inputs):
 
 
 def _mod(ctx, node, inputs):
+    x, y = inputs[0], inputs[1]
     if node.attr("fmod", 0):
-        return ctx.call("trunc_mod", inputs[0], inputs[1])
-    if ctx.dtype_of(inputs[0]).startswith("float"):
-        node.fail("fmod=0 on floating-point operands is not defined by ONNX; set fmod=1")
-    return ctx.call("floor_mod", inputs[0], inputs[1])
+        return ctx.call("trunc_mod", x, y)
+    if not ctx.dtype_of(x).startswith(("float", "bfloat")):
+        return ctx.call("floor_mod", x, y)
+    # Mod-28's fmod=0 on floats (undefined before; numpy's mod): the remainder of the truncated
+    # division moved into y's sign, a zero taking y's sign -- where x - floor(x / y) * y would give
+    # NaN for an infinite y and a finite x (-3 mod inf is inf, 3 mod -inf is -inf)
+    r = ctx.call("trunc_mod", x, y)
+    zero = ctx.scalar(0, r)
+    y_negative = ctx.call("less", y, zero)
+    moved = ctx.call("where", ctx.call("not_equal", y_negative, ctx.call("less", r, zero)), ctx.call("add", r, y), r)
+    signed_zero = ctx.call("where", y_negative, ctx.call("negative", ctx.call("abs", r)), ctx.call("abs", r))
+    return ctx.call("where", ctx.call("equal", r, zero), signed_zero, moved)
 
 
 def _variadic(op_name, mean=False):
