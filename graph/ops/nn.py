@@ -1001,8 +1001,8 @@ def _block_infer(op):
             raise GraphError(f"{op}: block_size must be >= 1, got {bs}")
         c, h, w = static_dims(op, data.shape, [axes["C"], axes["H"], axes["W"]], "moving blocks")
         shape = list(data.shape)
+        check_choice(op, "mode", attrs["mode"], ("DCR", "CRD"))
         if op == "nn.depth_to_space":
-            check_choice(op, "mode", attrs["mode"], ("DCR", "CRD"))
             if c % (bs * bs):
                 raise GraphError(f"{op}: {c} channels are not a multiple of block_size**2 = {bs * bs}")
             shape[axes["C"]], shape[axes["H"]], shape[axes["W"]] = c // (bs * bs), h * bs, w * bs
@@ -1015,21 +1015,24 @@ def _block_infer(op):
     return infer
 
 
-def _depth_to_space_lower(inputs, attrs, out_type):
-    # topi names ONNX's CRD mode (PyTorch's pixel_shuffle) "CDR"
-    mode = "CDR" if attrs["mode"] == "CRD" else attrs["mode"]
-    return topi().nn.depth_to_space(inputs[0], attrs["block_size"], attrs["layout"], mode)
+def _block_lower(op):
+    def lower(inputs, attrs, out_type):
+        # topi names ONNX's CRD mode (PyTorch's pixel_shuffle / pixel_unshuffle) "CDR"
+        mode = "CDR" if attrs["mode"] == "CRD" else attrs["mode"]
+        return getattr(topi().nn, op)(inputs[0], attrs["block_size"], attrs["layout"], mode)
+
+    return lower
 
 
 register_op("nn.depth_to_space", pattern=OpPattern.INJECTIVE, infer=_block_infer("nn.depth_to_space"),
-            lower=_depth_to_space_lower, num_inputs=1,
+            lower=_block_lower("depth_to_space"), num_inputs=1,
             defaults={"block_size": REQUIRED, "layout": "NCHW", "mode": "DCR"},
             doc="channels made block_size x block_size blocks of pixels (mode DCR, or CRD: PyTorch's pixel_shuffle)")
 register_op("nn.space_to_depth", pattern=OpPattern.INJECTIVE, infer=_block_infer("nn.space_to_depth"),
-            lower=lambda inputs, attrs, out_type: topi().nn.space_to_depth(inputs[0], attrs["block_size"],
-                                                                            attrs["layout"]),
-            num_inputs=1, defaults={"block_size": REQUIRED, "layout": "NCHW"},
-            doc="each block_size x block_size block of pixels made channels (the inverse of DCR depth_to_space)")
+            lower=_block_lower("space_to_depth"), num_inputs=1,
+            defaults={"block_size": REQUIRED, "layout": "NCHW", "mode": "DCR"},
+            doc="each block_size x block_size block of pixels made channels (mode DCR, or CRD: PyTorch's "
+                "pixel_unshuffle; the inverse of depth_to_space in the same mode)")
 
 
 def _batch_flatten_infer(types, attrs):

@@ -201,7 +201,7 @@ def test_a_node_that_reads_differently_at_the_nearest_opset_is_refused():
     cast = model_of([helper.make_node("Cast", ["x"], ["y"], name="c", to=TensorProto.FLOAT16, round_mode="nearest")],
                     {"x": (F, [2])}, {"y": (TensorProto.FLOAT16, [2])}, opset=25)
     with pytest.raises(OnnxImportError, match=r"opset 25; tecc implements opsets 9 to 21 \(and BitCast-26, CumProd-26, "
-                                              r"RMSNormalization-23, RotaryEmbedding-23, Swish-24, TensorScatter-24\).*Cast node 'c' \(Cast-25 read as Cast-21: attribute "
+                                              r"RMSNormalization-23, RotaryEmbedding-23, SpaceToDepth-28, Swish-24, TensorScatter-24\).*Cast node 'c' \(Cast-25 read as Cast-21: attribute "
                                               r"'round_mode' does not exist in version 21\).*convert_version\(model, 21\)"):
         from_onnx(cast)
     # spatial=0 (statistics per element) has no later version: onnx's converter refuses it too

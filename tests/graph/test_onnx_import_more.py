@@ -128,6 +128,16 @@ def test_depth_to_space_and_space_to_depth():
     check(nodes, {"x": rand(1, 8, 2, 3), "s": rand(2, 2, 6, 3)}, ["dcr", "crd", "s2d"])
 
 
+def test_space_to_depth_28_in_crd_mode_is_pixel_unshuffle():
+    # SpaceToDepth-28 adds `mode` (onnxruntime 1.32 has no kernel for it: numpy's blocks are the reference)
+    x = rand(2, 3, 4, 6)
+    for mode in ("DCR", "CRD"):
+        model = make_model([node("SpaceToDepth", ["x"], "y", blocksize=2, mode=mode)], {"x": x}, ["y"], opset=28)
+        blocks = x.reshape(2, 3, 2, 2, 3, 2)  # n, c, y, by, x, bx
+        want = blocks.transpose((0, 3, 5, 1, 2, 4) if mode == "DCR" else (0, 1, 3, 5, 2, 4)).reshape(2, 12, 2, 3)
+        np.testing.assert_array_equal(tecc_run(model, {"x": x})[0], want)
+
+
 def test_cumsum_exclusive_reverse_and_int():
     nodes = [node("CumSum", ["x", "ax1"], "plain"), node("CumSum", ["x", "ax0"], "excl", exclusive=1),
              node("CumSum", ["x", "axm1"], "rev", reverse=1),

@@ -269,6 +269,9 @@ def test_layouts_and_space_to_depth(target):
             cases.append((topi.nn.depth_to_space(topi.reshape(A, (2, 4, 3, 4)), 2, layout, mode),
                           topi.testing.depth_to_space_python(a.reshape(2, 4, 3, 4), 2, mode, layout)))
     cases.append((topi.nn.depth_to_space(topi.nn.space_to_depth(A, 2), 2), a))  # DCR undoes space_to_depth
+    cases.append((topi.nn.space_to_depth(A, 2, "NCHW", "CDR"), topi.testing.space_to_depth_python(a, 2, "NCHW", "CDR")))
+    cases.append((topi.nn.space_to_depth(A, 2, "NHWC", "CDR"), topi.testing.space_to_depth_python(a, 2, "NHWC", "CDR")))
+    cases.append((topi.nn.depth_to_space(topi.nn.space_to_depth(A, 2, "NCHW", "CDR"), 2, "NCHW", "CDR"), a))
     check(target, [A], [a], cases)
 
 

@@ -34,10 +34,23 @@ def _nchw_indices(layout, i):
     return i if layout == "NCHW" else (i[0], i[3], i[1], i[2])
 
 
-def space_to_depth(data, block_size, layout="NCHW"):
+def _check_mode(what, data, mode):
+    if mode not in ("DCR", "CDR"):
+        raise TopiError(f"{what}({data.name!r}): mode {mode!r} is not 'DCR' or 'CDR'")
+
+
+def space_to_depth(data, block_size, layout="NCHW", mode="DCR"):
     """Each ``block_size x block_size`` block of pixels made channels: output
     channel ``(by * block_size + bx) * C + c`` at ``(y, x)`` is input channel ``c``
     at ``(y * block_size + by, x * block_size + bx)``.
+
+    Parameters
+    ----------
+    mode : {"DCR", "CDR"}
+        How the channels are written: ``DCR`` as above (TensorFlow's and ONNX's
+        default); ``CDR`` (ONNX's ``CRD``, PyTorch's ``pixel_unshuffle``) writes
+        channel ``c * bs * bs + by * bs + bx``.  Each is the inverse of
+        :func:`depth_to_space` in the same mode.
 
     Returns
     -------
@@ -51,6 +64,7 @@ def space_to_depth(data, block_size, layout="NCHW"):
         layout.
     """
     (n, c, h, w), read = _nchw(data, block_size, layout, "space_to_depth")
+    _check_mode("space_to_depth", data, mode)
     for name, size in (("height", h), ("width", w)):
         size = get_const_tuple([size])[0]
         if isinstance(size, int) and size % block_size:
@@ -60,7 +74,7 @@ def space_to_depth(data, block_size, layout="NCHW"):
 
     def f(*i):
         b, ch, y, x = _nchw_indices(layout, i)
-        block, cin = ch // c, ch % c
+        block, cin = (ch // c, ch % c) if mode == "DCR" else (ch % (bs * bs), ch // (bs * bs))
         return read(b, cin, y * bs + block // bs, x * bs + block % bs)
 
     shape = _in_layout(layout, n, c * bs * bs, h // bs, w // bs)
@@ -85,8 +99,7 @@ def depth_to_space(data, block_size, layout="NCHW", mode="DCR"):
         or layout.
     """
     (n, c, h, w), read = _nchw(data, block_size, layout, "depth_to_space")
-    if mode not in ("DCR", "CDR"):
-        raise TopiError(f"depth_to_space({data.name!r}): mode {mode!r} is not 'DCR' or 'CDR'")
+    _check_mode("depth_to_space", data, mode)
     bs = block_size
     channels = get_const_tuple([c])[0]
     if isinstance(channels, int) and channels % (bs * bs):

@@ -60,14 +60,15 @@ def one_hot(indices, on_value, off_value, depth, axis, dtype):
     return np.where(hits, on_value, off_value).astype(dtype)
 
 
-def space_to_depth_python(data, block_size, layout="NCHW"):
+def space_to_depth_python(data, block_size, layout="NCHW", mode="DCR"):
     """Blocks of ``block_size x block_size`` pixels moved into the channels
-    (channel ``(by * bs + bx) * C + c``)."""
+    (``DCR``: channel ``(by * bs + bx) * C + c``; ``CDR``: ``c * bs * bs + by * bs + bx``)."""
     x = data if layout == "NCHW" else data.transpose(0, 3, 1, 2)
     n, c, h, w = x.shape
     bs = block_size
-    y = x.reshape(n, c, h // bs, bs, w // bs, bs).transpose(0, 3, 5, 1, 2, 4).reshape(n, c * bs * bs, h // bs,
-                                                                                       w // bs)
+    blocks = x.reshape(n, c, h // bs, bs, w // bs, bs)
+    y = blocks.transpose((0, 3, 5, 1, 2, 4) if mode == "DCR" else (0, 1, 3, 5, 2, 4))
+    y = y.reshape(n, c * bs * bs, h // bs, w // bs)
     return y if layout == "NCHW" else y.transpose(0, 2, 3, 1)
 
 

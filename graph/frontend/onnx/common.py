@@ -13,7 +13,7 @@ MIN_OPSET, MAX_OPSET = 9, 21
 #: that version): a model of a later opset that uses them is read as MAX_OPSET
 #: with these at their version (see :mod:`.opsets`)
 NEWER_OPS = {"RMSNormalization": 23, "RotaryEmbedding": 23, "Swish": 24, "TensorScatter": 24, "BitCast": 26,
-             "CumProd": 26}
+             "CumProd": 26, "SpaceToDepth": 28}
 
 #: constants larger than this many elements are left to the graph (FoldConstant)
 _FOLD_LIMIT = 1 << 24

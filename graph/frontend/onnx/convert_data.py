@@ -88,19 +88,21 @@ def _four_d(ctx, node, x):
         node.fail(f"the input has shape {ctx.shape(x)}; {node.op_type} takes a 4-D NCHW tensor")
 
 
-def _depth_to_space(ctx, node, inputs):
-    x = inputs[0]
-    _four_d(ctx, node, x)
-    mode = node.attr("mode", "DCR")
-    if mode not in ("DCR", "CRD"):
-        node.fail(f"mode {mode!r} is not DCR or CRD")
-    return ctx.call("nn.depth_to_space", x, block_size=_block_size(node), mode=mode)
+def _blocks(op):
+    """DepthToSpace, and SpaceToDepth (its ``mode`` from SpaceToDepth-28 on)."""
+    def convert(ctx, node, inputs):
+        x = inputs[0]
+        _four_d(ctx, node, x)
+        mode = node.attr("mode", "DCR")
+        if mode not in ("DCR", "CRD"):
+            node.fail(f"mode {mode!r} is not DCR or CRD")
+        return ctx.call(op, x, block_size=_block_size(node), mode=mode)
+
+    return convert
 
 
-def _space_to_depth(ctx, node, inputs):
-    x = inputs[0]
-    _four_d(ctx, node, x)
-    return ctx.call("nn.space_to_depth", x, block_size=_block_size(node))
+_depth_to_space = _blocks("nn.depth_to_space")
+_space_to_depth = _blocks("nn.space_to_depth")
 
 
 def _cumsum(ctx, node, inputs):

@@ -499,8 +499,9 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
         An opset after 21 (or before 9) is read as the nearest of 9..21 when every
         node reads the same there (:mod:`.opsets`: later opsets mostly add element
         types; a model before opset 9 whose nodes read differently at 9 is
-        converted up to 9 by onnx's version converter first); RMSNormalization-23, RotaryEmbedding-23, Swish-24, TensorScatter-24,
-        BitCast-26 and CumProd-26 are converted as such.
+        converted up to 9 by onnx's version converter first);
+        RMSNormalization-23, RotaryEmbedding-23, Swish-24, TensorScatter-24,
+        BitCast-26, CumProd-26 and SpaceToDepth-28 are converted as such.
     freeze_params : bool
         True: initializers become constants of the graph (``params`` is empty).
         False: floating-point initializers become parameters of ``main``, their
