@@ -17,7 +17,7 @@ module                    holds
 :mod:`.scatter`           ``scatter_elements``, ``scatter_nd``, ``scatter``
 :mod:`.reduction`         ``sum``, ``max``, ``min``, ``prod``, ``argmax``, ``mean``, ``variance``...
 :mod:`.nn`                neural-network computes (conv2d, dense, softmax, pool2d, ...)
-:mod:`.image`             ``resize1d``, ``resize2d`` (ONNX's Resize)
+:mod:`.image`             ``resize1d``/``2d``/``3d``, ``grid_sample``, ``affine_grid``, ``crop_and_resize``
 :mod:`.generic`           default (CPU) schedules
 :mod:`.x86`               CPU schedules
 :mod:`.cuda`              CUDA schedules and workloads (``sgemm``, ``softmax_rows``...)

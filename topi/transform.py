@@ -82,6 +82,34 @@ def _check_integer_indices(indices, what):
                             f"(indices of shape {tuple(indices.shape)})")
 
 
+def _sizes_of(values, name, what, minimum=1):
+    """The sizes ``values`` (an output shape, a crop size) as ints and integer
+    expressions.
+
+    Raises
+    ------
+    TopiTypeError
+        For an entry that is not an integer (or an integer expression).
+    TopiError
+        For a constant entry below ``minimum``.
+    """
+    sizes = []
+    for d in values:
+        if isinstance(d, E.PrimExpr) and not isinstance(d, E.IntImm):
+            if not _dt.is_integer(d.dtype):
+                raise TopiTypeError(f"{what}: {name} {tuple(values)!r} must be made of integers")
+            sizes.append(d)
+            continue
+        d = d.value if isinstance(d, E.IntImm) else d
+        if isinstance(d, bool) or not hasattr(d, "__index__"):
+            raise TopiTypeError(f"{what}: {name} {tuple(values)!r} must be made of integers")
+        if int(d) < minimum:
+            least = "positive" if minimum == 1 else f"at least {minimum}" if minimum else "non-negative"
+            raise TopiError(f"{what}: {name} {tuple(values)!r} must be {least}")
+        sizes.append(int(d))
+    return sizes
+
+
 def _index32(idx):
     """An index value as int32 (narrower integers widened; int64 narrowed: tensors
     here have fewer than 2**31 elements along an axis)."""
@@ -1565,17 +1593,7 @@ def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0
     if isinstance(output_shape, te.Tensor) or not isinstance(output_shape, (list, tuple)):
         raise TopiError(f"{what}: output_shape must be a list of sizes (a shape tensor read at run time is not "
                         "supported)")
-    shape = []
-    for d in output_shape:
-        if isinstance(d, E.PrimExpr) and not isinstance(d, E.IntImm):
-            if not _dt.is_integer(d.dtype):
-                raise TopiTypeError(f"{what}: output_shape must be made of integers, got {d} of dtype {d.dtype}")
-            shape.append(d)
-            continue
-        d = _as_int(d, f"{what}: output_shape")
-        if d < 0:
-            raise TopiError(f"{what}: output_shape has the negative size {d}")
-        shape.append(d)
+    shape = _sizes_of(output_shape, "output_shape", what, minimum=0)
     if not shape:
         raise TopiError(f"{what}: output_shape must have at least one axis")
     ind_shape = get_const_tuple(sparse_indices.shape)

@@ -1,5 +1,6 @@
 """Sampling an image at the points of a grid (TVM's ``topi.image.grid_sample``): what
-ONNX's ``GridSample`` and torch's ``F.grid_sample`` lower to.
+ONNX's ``GridSample`` and torch's ``F.grid_sample`` lower to; and the grid of affine
+transforms (TVM's ``topi.image.affine_grid``, at the end of the module).
 
 ``data`` is ``[N, C, H, W]`` (``"NCHW"``) or ``[N, C, D, H, W]`` (``"NCDHW"``);
 ``grid`` holds one normalized point per output position, its coordinates along the
@@ -317,3 +318,73 @@ def grid_sample(data, grid, method="bilinear", layout="NCHW", padding_mode="zero
     return te.compute(out_shape, body, name="grid_sample", tag=tag.compose(tag.INJECTIVE, GRID_SAMPLE),
                       attrs={"method": method, "layout": layout, "padding_mode": padding_mode,
                              "align_corners": int(align_corners)})
+
+
+#: the tag of :func:`affine_grid`'s compute (after ``injective``)
+AFFINE_GRID = "affine_grid"
+
+
+def affine_grid(data, target_shape):
+    """The sampling grid of 2-D affine transforms (TVM's ``topi.image.affine_grid``;
+    a spatial transformer's, arXiv:1506.02025): the normalized coordinates ``(x, y)``
+    of every pixel of a ``target_shape`` image, -1 and 1 at the centres of its first
+    and last pixels (0 along an axis of one pixel), mapped by each transform.
+
+    ``out[n, :, i, j] = data[n] @ (x_j, y_i, 1)`` with ``x_j = -1 + 2 j / (W - 1)``
+    and ``y_i = -1 + 2 i / (H - 1)``: the grid :func:`grid_sample` takes (with
+    ``align_corners=True``).  It runs in float32 (float64 for float64 data) and is
+    cast to the data's dtype.
+
+    Parameters
+    ----------
+    data : Tensor
+        ``[batch, 2, 3]`` floats: the affine matrices.
+    target_shape : (int, int)
+        ``(H, W)``, positive.
+
+    Returns
+    -------
+    Tensor
+        ``[batch, 2, H, W]`` (x then y on axis 1), named ``affine_grid``, tagged
+        ``injective,affine_grid``.
+
+    Raises
+    ------
+    TopiError
+        For data that is not ``[batch, 2, 3]`` or a target shape that is not two
+        positive integers; :class:`~tecc.errors.TeccTypeError` for data that is not
+        a tensor of floats.
+
+    Examples
+    --------
+    >>> theta = te.placeholder((4, 2, 3), name="theta")
+    >>> grid = topi.image.affine_grid(theta, (16, 32))
+    """
+    if not isinstance(data, te.Tensor):
+        raise TeccTypeError(f"affine_grid: data must be a tensor, got {data!r}")
+    what = f"affine_grid(data {data.name!r} {get_const_tuple(data.shape)}, target_shape {target_shape!r})"
+    if len(data.shape) != 3 or get_const_tuple(data.shape)[1:] != (2, 3):
+        raise TopiError(f"{what}: data must be [batch, 2, 3] (one 2 x 3 affine matrix per batch), got shape "
+                        f"{get_const_tuple(data.shape)}")
+    if not data.dtype.startswith(("float", "bfloat")):
+        raise TeccTypeError(f"{what}: data must hold floats, got {data.dtype}")
+    if isinstance(target_shape, (str, bytes)) or not hasattr(target_shape, "__len__") or len(target_shape) != 2:
+        raise TopiError(f"{what}: target_shape must be (height, width)")
+    sizes = [_static(s) if isinstance(s, E.PrimExpr) else s for s in target_shape]
+    if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in sizes):
+        raise TopiError(f"{what}: target_shape must be two positive integers, got {tuple(target_shape)!r}")
+    fd = "float64" if data.dtype == "float64" else "float32"
+    steps = [_op.const(2.0 / (s - 1) if s > 1 else 0.0, fd) for s in sizes]
+    start = [_op.const(-1.0 if s > 1 else 0.0, fd) for s in sizes]
+
+    def body(n, dim, i, j):
+        y = start[0] + _op.cast(fd, i) * steps[0]
+        x = start[1] + _op.cast(fd, j) * steps[1]
+
+        def coefficient(k):
+            return _op.cast(fd, data(n, dim, k))
+
+        return _op.cast(data.dtype, coefficient(0) * x + coefficient(1) * y + coefficient(2))
+
+    return te.compute((data.shape[0], 2) + tuple(sizes), body, name="affine_grid",
+                      tag=tag.compose(tag.INJECTIVE, AFFINE_GRID))

@@ -1,5 +1,5 @@
-"""Numpy reference of ``topi.image.grid_sample`` (TVM's
-``topi.testing.grid_sample_python``).
+"""Numpy references of ``topi.image.grid_sample`` and ``topi.image.affine_grid``
+(TVM's ``topi.testing.grid_sample_python`` and ``affine_grid_python``).
 
 Written from the definition, point by point in float64, independently of the TE
 compute: the normalized coordinate is mapped to a pixel coordinate; for nearest and
@@ -67,6 +67,18 @@ def _pixel(image, index, padding_mode, align_corners):
             i = min(max(i, 0), size - 1)
         where.append(i)
     return image[(slice(None),) + tuple(where)]
+
+
+def affine_grid_python(data, target_shape):
+    """The grid of the affine matrices ``data`` (``[N, 2, 3]``) over a
+    ``target_shape`` ``(H, W)`` image: ``[N, 2, H, W]``, x then y, each transform
+    applied to the normalized pixel coordinates (-1 and 1 at the corner pixels'
+    centres, 0 along an axis of one pixel), in float64."""
+    axes = [np.linspace(-1.0, 1.0, n) if n > 1 else np.zeros(1) for n in target_shape]
+    ys, xs = np.meshgrid(*axes, indexing="ij")
+    points = np.stack([xs, ys, np.ones_like(xs)]).reshape(3, -1)  # [x, y, 1] of every pixel
+    grid = np.asarray(data, np.float64) @ points  # [N, 2, H * W]
+    return grid.reshape(len(data), 2, *target_shape).astype(data.dtype)
 
 
 def grid_sample_python(data, grid, method="bilinear", layout="NCHW", padding_mode="zeros", align_corners=True):
