@@ -308,6 +308,12 @@ def cuda(model: str = "unknown", arch: str | None = None, options=None) -> Targe
     return Target(" ".join(parts))
 
 
+def create(target) -> Target:
+    """``Target(target)``: TVM's older spelling (``tvm.target.create``), which its
+    0.x tests and tutorials still call."""
+    return Target(target)
+
+
 def is_cpu(target) -> bool:
     """True if ``target`` (a Target or a string) compiles for the CPU."""
     return "cpu" in Target.canon(target).keys

@@ -71,6 +71,9 @@ def test_target_cuda_constructor():
     assert str(t) == "cuda -model=h100 -arch=sm_90 -max_num_threads=1024" and t.arch == "sm_90"
     with tecc.target.cuda() as cur:
         assert Target.current() is cur
+    # tvm.target.create, TVM's older spelling of Target(...) (its test_adv_index calls it)
+    assert str(tecc.target.create("cuda -arch=sm_90")) == "cuda -arch=sm_90"
+    assert isinstance(tecc.target.create("llvm"), Target)
 
 
 def test_target_libs_are_ignored_with_a_warning_once():
