@@ -289,12 +289,9 @@ def test_an_unused_training_output_cannot_feed_a_node():
      r"Gather node 'bad_gather': indices \[7\] are out of range for axis 2 of size 4"),
     (helper.make_node("Softmax", ["x"], ["y"], name="bad_axis", axis=3), {},
      r"Softmax node 'bad_axis': axis 3 is out of range for a tensor of rank 3"),
-    (helper.make_node("Slice", ["x", "a", "b"], ["y"], name="empty_slice"),
-     {"a": np.array([1], "int64"), "b": np.array([1], "int64")},
-     r"Slice node 'empty_slice': the slice of axis 0 .* is empty"),
     (helper.make_node("Pad", ["x", "p"], ["y"], name="crop_pad"), {"p": np.array([0, -3, 0, 0, 0, 0], "int64")},
-     r"Pad node 'crop_pad': pads \[0, -3, 0, 0, 0, 0\] crop axis 1 of \(2, 3, 4\) to nothing; tecc does not "
-     r"compile empty tensors"),
+     r"Pad node 'crop_pad': pads \[0, -3, 0, 0, 0, 0\] crop axis 1 of \(2, 3, 4\) to nothing; tecc crops to one "
+     r"element at least: give pads that keep one"),
     (helper.make_node("Add", ["x", "v"], ["y"], name="bad_add"), {"v": np.ones(5, "float32")},
      r"Add node 'bad_add': add: shapes \(2, 3, 4\), \(5,\) do not broadcast"),
     (helper.make_node("Expand", ["x", "s"], ["y"], name="bad_expand"), {"s": np.array([3, 3, 4], "int64")},

@@ -1138,8 +1138,10 @@ def test_empty_tensors_are_values_no_kernel_computes(target):
              helper.make_node("Concat", ["neg", "rest"], ["joined"], axis=2),
              helper.make_node("Exp", ["none"], ["exp_none"]),
              helper.make_node("ReduceSum", ["none", "a"], ["sum_none"], keepdims=0),  # zeros (3, 4)
-             helper.make_node("Reshape", ["none", "shape"], ["reshaped"], allowzero=1)]
-    check(nodes, {"x": x}, ["none", "rest", "joined", "exp_none", "sum_none", "reshaped"], opset=14, target=target)
+             helper.make_node("Reshape", ["none", "shape"], ["reshaped"], allowzero=1),
+             c("k0", [0]), helper.make_node("TopK", ["x", "k0"], ["top", "top_at"], axis=1)]
+    check(nodes, {"x": x}, ["none", "rest", "joined", "exp_none", "sum_none", "reshaped", "top", "top_at"], opset=14,
+          target=target)
 
 
 @pytest.mark.parametrize("target", ["llvm", "cuda"])

@@ -135,11 +135,13 @@ def _topk(ctx, node, inputs):
         if given.size != 1:
             node.fail(f"K (input 1) must hold one integer, got {given.tolist()}")
         k = int(given[0])
-    if not 1 <= k <= xs[axis]:
-        node.fail(f"K = {k} must be in [1, {xs[axis]}] (the size of axis {axis} of the input {xs}); tecc does not "
-                  "compile empty tensors")
+    if not 0 <= k <= xs[axis]:
+        node.fail(f"K = {k} must be in [0, {xs[axis]}] (the size of axis {axis} of the input {xs})")
     if ctx.dtype_of(x) == "bool":
         node.fail("the input is bool; TopK takes numbers")
+    if k == 0:  # no elements: empty values and indices
+        shape = xs[:axis] + (0,) + xs[axis + 1:]
+        return [ctx.empty(shape, ctx.dtype_of(x)), ctx.empty(shape, "int64")]
     # sorted=0 lets the order be anything: the sorted order is one
     out = ctx.call("topk", x, k=k, axis=axis, ret_type="both", is_ascend=not node.attr("largest", 1),
                    dtype="int64")

@@ -59,8 +59,8 @@ def _resize_targets(ctx, node, inputs, xs):
             out_scales[a] = float(sc)
             out_sizes[a] = int(math.floor(float(sc) * xs[a]))
             if out_sizes[a] < 1:
-                node.fail(f"scale {float(sc)} makes axis {a} (size {xs[a]}) empty; tecc does not compile empty "
-                          "tensors")
+                node.fail(f"scale {float(sc)} makes axis {a} (size {xs[a]}) empty; give a scale of at least "
+                          f"1/{xs[a]}")
         return out_sizes, out_scales, True
     sizes = [int(v) for v in sizes]
     if any(v < 1 for v in sizes):

@@ -284,7 +284,7 @@ def _pad(ctx, node, inputs):
         end = [d - max(0, -w[1]) for d, w in zip(shape, width)]
         if any(b >= e for b, e in zip(begin, end)):
             node.fail(f"pads {pads} crop axis {next(i for i, (b, e) in enumerate(zip(begin, end)) if b >= e)} of "
-                      f"{tuple(shape)} to nothing; tecc does not compile empty tensors")
+                      f"{tuple(shape)} to nothing; tecc crops to one element at least: give pads that keep one")
         x = ctx.call("strided_slice", x, begin=tuple(begin), end=tuple(end), strides=(1,) * rank)
         shape = ctx.shape(x)
         width = [[max(0, p) for p in w] for w in width]
