@@ -173,13 +173,22 @@ def const_vector(vector, name="const_vector"):
     return te.compute(vector.shape, select_value, name=name)
 
 
-def _layout_axes(layout) -> list:
-    """The axes of a layout string: ``"NCHW16c"`` -> ``["N", "C", "H", "W", "16c"]``."""
-    import re  # noqa: PLC0415
-
-    axes = re.findall(r"\d*[A-Za-z]", str(layout))
-    if "".join(axes) != str(layout):
-        raise TopiError(f"layout {layout!r} is not made of axes such as 'N', 'C' or '16c'")
+def layout_axes(layout: str, what: str) -> list:
+    """The axes of a layout string, a split axis as one entry:
+    ``"NCHW16c" -> ["N", "C", "H", "W", "16c"]``."""
+    axes, number = [], ""
+    for ch in layout:
+        if ch.isdigit():
+            number += ch
+        elif ch.isalpha():
+            if ch.islower() and not number:
+                raise TopiError(f"{what}: layout {layout!r}: the split axis {ch!r} needs its factor, e.g. '16{ch}'")
+            axes.append(number + ch)
+            number = ""
+        else:
+            raise TopiError(f"{what}: layout {layout!r} has the character {ch!r}; use letters such as 'NCHW'")
+    if number:
+        raise TopiError(f"{what}: layout {layout!r} ends with a number")
     return axes
 
 
@@ -187,7 +196,7 @@ def get_shape(src_shape, src_layout, dst_layout):
     """``src_shape`` (in ``src_layout``) rearranged into ``dst_layout``, which names the
     same axes in another order (TVM's ``topi.utils.get_shape``: ``(1, 3, 224, 224)``,
     NCHW -> NHWC gives ``(1, 224, 224, 3)``)."""
-    src, dst = _layout_axes(src_layout), _layout_axes(dst_layout)
+    src, dst = layout_axes(str(src_layout), "get_shape"), layout_axes(str(dst_layout), "get_shape")
     if sorted(src) != sorted(dst) or len(set(src)) != len(src):
         raise TopiError(f"get_shape: layouts {src_layout!r} and {dst_layout!r} must name the same axes once each")
     if len(src_shape) != len(src):

@@ -6,9 +6,8 @@ from ...errors import TeccTypeError
 from ...tir import dtype as _dt
 from ...tir import op as _op
 from .. import tag
-from ..utils import TopiError, equal_const_int, get_const_tuple, simplify
+from ..utils import TopiError, equal_const_int, get_const_tuple, layout_axes, simplify
 from .pad import pad
-from .utils import layout_axes
 
 POOL_TYPES = ("max", "avg")
 

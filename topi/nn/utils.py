@@ -98,25 +98,6 @@ def padding_workload_args(index):
     return canonical
 
 
-def layout_axes(layout: str, what: str) -> list:
-    """The axes of a layout string, a split axis as one entry:
-    ``"NCHW16c" -> ["N", "C", "H", "W", "16c"]``."""
-    axes, number = [], ""
-    for ch in layout:
-        if ch.isdigit():
-            number += ch
-        elif ch.isalpha():
-            if ch.islower() and not number:
-                raise TopiError(f"{what}: layout {layout!r}: the split axis {ch!r} needs its factor, e.g. '16{ch}'")
-            axes.append(number + ch)
-            number = ""
-        else:
-            raise TopiError(f"{what}: layout {layout!r} has the character {ch!r}; use letters such as 'NCHW'")
-    if number:
-        raise TopiError(f"{what}: layout {layout!r} ends with a number")
-    return axes
-
-
 def window_out_size(size, kernel, stride, dilation, pad_before, pad_after):
     """The number of windows along one axis: ``(size + pads - dilated kernel) //
     stride + 1``."""
