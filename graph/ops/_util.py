@@ -95,11 +95,6 @@ def padding_of(op: str, padding, k: int) -> tuple:
     return pad
 
 
-def padding4(op: str, padding) -> tuple:
-    """Relay's 2-D padding as ``(top, left, bottom, right)`` (:func:`padding_of`)."""
-    return padding_of(op, padding, 2)
-
-
 def normalize_axis(op: str, axis, ndim: int, name: str = "axis", extra: int = 0) -> int:
     """``axis`` (negative counts from the end) as an index in ``[0, ndim + extra)``;
     out of range is refused."""

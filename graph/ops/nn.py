@@ -15,7 +15,7 @@ from ..ir import GraphError, TensorType, TupleType
 from ..op import REQUIRED, OpPattern, register_op
 from ._util import (
     accumulate_in_float32, as_int, check_choice, check_dtype, for_target, int_tuple, is_static, normalize_axis,
-    padding4, padding_of, same_dim, same_dtype, static_dims, target_keys, tensor_arg, tensor_args, topi, window_out,
+    padding_of, same_dim, same_dtype, static_dims, target_keys, tensor_arg, tensor_args, topi, window_out,
 )
 
 
@@ -47,23 +47,33 @@ _CONV2D_DEFAULTS = {"strides": (1, 1), "padding": (0, 0), "dilation": (1, 1), "g
 _CONV2D_LAYOUTS = {"NCHW": "OIHW", "NHWC": "HWIO"}
 
 
-def _window_attrs(op, attrs):
-    """``(strides, dilation, pad)`` of a convolution's or a pooling's attributes,
-    checked: strides and dilation at least 1, pad as (top, left, bottom, right)."""
-    return (int_tuple(op, "strides", attrs["strides"], (2,), at_least=1),
-            int_tuple(op, "dilation", attrs["dilation"], (2,), at_least=1), padding4(op, attrs["padding"]))
+def _window_attrs(op, attrs, dims=2):
+    """``(strides, dilation, pad)`` of a convolution's or a pooling's attributes over
+    ``dims`` spatial axes, checked: strides and dilation at least 1, pad as the
+    befores then the afters ((top, left, bottom, right) in 2-D)."""
+    return (int_tuple(op, "strides", attrs["strides"], (dims,), at_least=1),
+            int_tuple(op, "dilation", attrs["dilation"], (dims,), at_least=1), padding_of(op, attrs["padding"], dims))
+
+
+def _windows(op, data, axes, kernel, attrs, ceil_mode=False, what="window", sizes_for="the output size"):
+    """The output sizes of a window (a convolution's kernel) sliding over the spatial
+    axes ``axes`` of ``data``; refused when it does not fit."""
+    k = len(axes)
+    strides, dilation, pad = _window_attrs(op, attrs, k)
+    sizes = static_dims(op, data.shape, axes, sizes_for)
+    out = [window_out(n, kk, st, d, pad[i], pad[i + k], ceil_mode)
+           for i, (n, kk, st, d) in enumerate(zip(sizes, kernel, strides, dilation))]
+    if min(out) < 1:
+        padded = tuple(n + pad[i] + pad[i + k] for i, n in enumerate(sizes))
+        raise GraphError(f"{op}: the {what} {tuple(kernel)} (dilation {dilation}) does not fit in the padded input "
+                         f"{padded}")
+    return out
 
 
 def _conv_out_hw(op, data, axes, kh, kw, attrs):
     """The output height and width of a 2-D convolution of ``data`` (its H and W at
     ``axes``) by a ``kh`` x ``kw`` kernel; refused when the kernel does not fit."""
-    strides, dilation, pad = _window_attrs(op, attrs)
-    h, w = static_dims(op, data.shape, axes, "the convolution's output size")
-    oh = window_out(h, kh, strides[0], dilation[0], pad[0], pad[2])
-    ow = window_out(w, kw, strides[1], dilation[1], pad[1], pad[3])
-    if oh < 1 or ow < 1:
-        raise GraphError(f"{op}: the kernel {(kh, kw)} (dilation {dilation}) does not fit in the padded input "
-                         f"{(h + pad[0] + pad[2], w + pad[1] + pad[3])}")
+    oh, ow = _windows(op, data, axes, (kh, kw), attrs, what="kernel", sizes_for="the convolution's output size")
     return oh, ow
 
 
@@ -282,37 +292,17 @@ _CONV3D_DEFAULTS = {"strides": (1, 1, 1), "padding": (0, 0, 0), "dilation": (1, 
 _CONV3D_LAYOUTS = {"NCDHW": "OIDHW", "NDHWC": "DHWIO"}
 
 
-def _window3d_attrs(op, attrs):
-    """``(strides, dilation, pad)`` of a 3-D convolution's or pooling's attributes."""
-    return (int_tuple(op, "strides", attrs["strides"], (3,), at_least=1),
-            int_tuple(op, "dilation", attrs["dilation"], (3,), at_least=1), padding_of(op, attrs["padding"], 3))
-
-
-def _windows3d(op, data, axes, kernel, attrs, ceil_mode=False, what="window"):
-    """The output depth, height and width of a 3-D window over ``data`` (its D, H and W
-    at ``axes``); refused when the window (the convolution's kernel) does not fit."""
-    strides, dilation, pad = _window3d_attrs(op, attrs)
-    sizes = static_dims(op, data.shape, axes, "the output size")
-    out = [window_out(n, k, st, d, pad[i], pad[i + 3], ceil_mode)
-           for i, (n, k, st, d) in enumerate(zip(sizes, kernel, strides, dilation))]
-    if min(out) < 1:
-        padded = tuple(n + pad[i] + pad[i + 3] for i, n in enumerate(sizes))
-        raise GraphError(f"{op}: the {what} {tuple(kernel)} (dilation {dilation}) does not fit in the padded input "
-                         f"{padded}")
-    return out
-
-
 def _conv3d_infer(types, attrs):
     op = "nn.conv3d"
     data, _, d, n, o, kernel = _conv_operands(op, types, attrs, _CONV3D_LAYOUTS, "DHW")
-    sizes = _windows3d(op, data, [d["D"], d["H"], d["W"]], kernel, attrs, what="kernel")
+    sizes = _windows(op, data, [d["D"], d["H"], d["W"]], kernel, attrs, what="kernel")
     return _conv_out(attrs, d, n, o, sizes, _out_dtype(op, attrs, data.dtype))
 
 
 def _conv3d_lower(inputs, attrs, out_type):
     t = topi()
     data, weight = inputs
-    strides, dilation, pad = _window3d_attrs("nn.conv3d", attrs)
+    strides, dilation, pad = _window_attrs("nn.conv3d", attrs, 3)
     if attrs["data_layout"] == "NDHWC":
         compute = for_target(t.x86.conv3d_ndhwc, t.cuda.conv3d_ndhwc, t.nn.conv3d_ndhwc)
         return compute(data, weight, strides, pad, dilation, 1, out_type.dtype)
@@ -339,7 +329,7 @@ def _pool3d_infer(op):
         kernel = int_tuple(op, "pool_size", attrs["pool_size"], (3,), at_least=1)
         axes = [d["D"], d["H"], d["W"]]
         out = list(data.shape)
-        for axis, size in zip(axes, _windows3d(op, data, axes, kernel, attrs, bool(attrs["ceil_mode"]))):
+        for axis, size in zip(axes, _windows(op, data, axes, kernel, attrs, bool(attrs["ceil_mode"]))):
             out[axis] = size
         return TensorType(out, data.dtype)
 
@@ -368,48 +358,58 @@ def _transpose_operands(op, types, attrs, layout):
     return data, weight
 
 
-def _conv2d_transpose_infer(types, attrs):
-    op = "nn.conv2d_transpose"
-    data, weight = _transpose_operands(op, types, attrs, "NCHW")
-    strides = int_tuple(op, "strides", attrs["strides"], (2,), at_least=1)
-    dilation = int_tuple(op, "dilation", attrs["dilation"], (2,), at_least=1)
-    out_pad = int_tuple(op, "output_padding", attrs["output_padding"], (2,), at_least=0)
-    pad = padding4(op, attrs["padding"])
-    groups = as_int(op, "groups", attrs["groups"])
-    if groups < 1:
-        raise GraphError(f"{op}: groups must be >= 1, got {groups}")
-    n, c, h, w = data.shape
-    i, o_per_group, kh, kw = weight.shape
-    if not is_static(c, i, o_per_group, kh, kw):
-        raise GraphError(f"{op}: the channel and kernel sizes must be known; weight {weight.shape}")
-    same_dim(op, c, i, "data's channels must equal the weight's first (input-channel) dimension in IOHW")
-    if c % groups:
-        raise GraphError(f"{op}: {c} input channels are not divisible by groups={groups}")
-    if any(p >= s and p >= d for p, s, d in zip(out_pad, strides, dilation)):
-        raise GraphError(f"{op}: output_padding {list(out_pad)} must be smaller than the strides {list(strides)} "
-                         f"or the dilation {list(dilation)}")
-    o = o_per_group * groups
-    if attrs["channels"] is not None and attrs["channels"] != o:
-        raise GraphError(f"{op}: channels={attrs['channels']} but the weight gives {o} output channels")
-    h, w = static_dims(op, data.shape, [2, 3], "the output size")
-    oh = (h - 1) * strides[0] - pad[0] - pad[2] + dilation[0] * (kh - 1) + 1 + out_pad[0]
-    ow = (w - 1) * strides[1] - pad[1] - pad[3] + dilation[1] * (kw - 1) + 1 + out_pad[1]
-    if oh < 1 or ow < 1:
-        raise GraphError(f"{op}: the padding {list(pad)} leaves an empty output ({oh}, {ow})")
-    return TensorType((n, o, oh, ow), _out_dtype(op, attrs, data.dtype))
+def _transpose_infer(op, layout, grouped):
+    """The type of a transposed convolution in ``layout`` (channels first; ``grouped``:
+    groups allowed)."""
+    k = len(layout) - 2
+
+    def infer(types, attrs):
+        data, weight = _transpose_operands(op, types, attrs, layout)
+        strides, dilation, pad = _window_attrs(op, attrs, k)
+        out_pad = int_tuple(op, "output_padding", attrs["output_padding"], (k,), at_least=0)
+        groups = as_int(op, "groups", attrs["groups"])
+        if not grouped and groups != 1:
+            raise GraphError(f"{op}: groups={attrs['groups']}; grouped {k}-D transposed convolutions are not "
+                             "supported")
+        if groups < 1:
+            raise GraphError(f"{op}: groups must be >= 1, got {groups}")
+        n, c = data.shape[:2]
+        i, o_per_group = weight.shape[:2]
+        kernel = weight.shape[2:]
+        if not is_static(c, i, o_per_group, *kernel):
+            raise GraphError(f"{op}: the channel and kernel sizes must be known; weight {weight.shape}")
+        same_dim(op, c, i, f"data's channels must equal the weight's first (input-channel) dimension in IO{layout[2:]}")
+        if c % groups:
+            raise GraphError(f"{op}: {c} input channels are not divisible by groups={groups}")
+        if any(p >= st and p >= d for p, st, d in zip(out_pad, strides, dilation)):
+            raise GraphError(f"{op}: output_padding {list(out_pad)} must be smaller than the strides {list(strides)} "
+                             f"or the dilation {list(dilation)}")
+        o = o_per_group * groups
+        if attrs["channels"] is not None and attrs["channels"] != o:
+            raise GraphError(f"{op}: channels={attrs['channels']} but the weight gives {o} output channels")
+        sizes = static_dims(op, data.shape, list(range(2, 2 + k)), "the output size")
+        out = [(size - 1) * st - pad[a] - pad[a + k] + d * (kk - 1) + 1 + extra
+               for a, (size, st, d, kk, extra) in enumerate(zip(sizes, strides, dilation, kernel, out_pad))]
+        if min(out) < 1:
+            raise GraphError(f"{op}: the padding {list(pad)} leaves an empty output {tuple(out)}")
+        return TensorType((n, o, *out), _out_dtype(op, attrs, data.dtype))
+
+    return infer
+
+
+def _transpose_arguments(op, inputs, attrs, k):
+    """``(data, weight, strides, pad, output_padding)`` of a transposed convolution over
+    ``k`` spatial axes, a dilated weight spread out (zeros between its taps)."""
+    data, weight = inputs
+    strides, dilation, pad = _window_attrs(op, attrs, k)
+    if any(d != 1 for d in dilation):
+        weight = topi().nn.dilate(weight, (1, 1) + dilation)
+    return data, weight, strides, pad, int_tuple(op, "output_padding", attrs["output_padding"], (k,))
 
 
 def _conv2d_transpose_lower(inputs, attrs, out_type):
     t = topi()
-    data, weight = inputs
-    op = "nn.conv2d_transpose"
-    dilation = int_tuple(op, "dilation", attrs["dilation"], (2,))
-    if dilation != (1, 1):
-        # a dilated kernel: zeros between its taps
-        weight = t.nn.dilate(weight, (1, 1) + dilation)
-    pad = padding4("nn.conv2d_transpose", attrs["padding"])
-    strides = int_tuple(op, "strides", attrs["strides"], (2,))
-    out_pad = int_tuple(op, "output_padding", attrs["output_padding"], (2,))
+    data, weight, strides, pad, out_pad = _transpose_arguments("nn.conv2d_transpose", inputs, attrs, 2)
     if attrs["groups"] == 1:
         compute = for_target(t.x86.conv2d_transpose_nchw, t.cuda.conv2d_transpose_nchw,
                               t.nn.conv2d_transpose_nchw)
@@ -419,7 +419,8 @@ def _conv2d_transpose_lower(inputs, attrs, out_type):
     return compute(data, weight, strides, pad, out_type.dtype, out_pad, attrs["groups"])
 
 
-register_op("nn.conv2d_transpose", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_conv2d_transpose_infer,
+register_op("nn.conv2d_transpose", pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+            infer=_transpose_infer("nn.conv2d_transpose", "NCHW", grouped=True),
             lower=accumulate_in_float32(_conv2d_transpose_lower, cast_inputs=False), num_inputs=2,
             defaults=_CONV2D_T_DEFAULTS,
             doc="2-D transposed convolution (NCHW data, IOHW weight)")
@@ -430,45 +431,15 @@ _CONV3D_T_DEFAULTS = {"strides": (1, 1, 1), "padding": (0, 0, 0), "dilation": (1
                       "out_layout": "", "output_padding": (0, 0, 0), "out_dtype": ""}
 
 
-def _conv3d_transpose_infer(types, attrs):
-    op = "nn.conv3d_transpose"
-    data, weight = _transpose_operands(op, types, attrs, "NCDHW")
-    strides, dilation, pad = _window3d_attrs(op, attrs)
-    out_pad = int_tuple(op, "output_padding", attrs["output_padding"], (3,), at_least=0)
-    if as_int(op, "groups", attrs["groups"]) != 1:
-        raise GraphError(f"{op}: groups={attrs['groups']}; grouped 3-D transposed convolutions are not supported")
-    n, c = data.shape[:2]
-    i, o = weight.shape[:2]
-    kernel = weight.shape[2:]
-    if not is_static(c, i, o, *kernel):
-        raise GraphError(f"{op}: the channel and kernel sizes must be known; weight {weight.shape}")
-    same_dim(op, c, i, "data's channels must equal the weight's first (input-channel) dimension in IODHW")
-    if any(p >= s and p >= d for p, s, d in zip(out_pad, strides, dilation)):
-        raise GraphError(f"{op}: output_padding {list(out_pad)} must be smaller than the strides {list(strides)} "
-                         f"or the dilation {list(dilation)}")
-    if attrs["channels"] is not None and attrs["channels"] != o:
-        raise GraphError(f"{op}: channels={attrs['channels']} but the weight gives {o} output channels")
-    sizes = static_dims(op, data.shape, [2, 3, 4], "the output size")
-    out = [(size - 1) * st - pad[a] - pad[a + 3] + d * (k - 1) + 1 + op_
-           for a, (size, st, d, k, op_) in enumerate(zip(sizes, strides, dilation, kernel, out_pad))]
-    if min(out) < 1:
-        raise GraphError(f"{op}: the padding {list(pad)} leaves an empty output {tuple(out)}")
-    return TensorType((n, o, *out), _out_dtype(op, attrs, data.dtype))
-
-
 def _conv3d_transpose_lower(inputs, attrs, out_type):
     t = topi()
-    data, weight = inputs
-    op = "nn.conv3d_transpose"
-    strides, dilation, pad = _window3d_attrs(op, attrs)
-    if dilation != (1, 1, 1):
-        weight = t.nn.dilate(weight, (1, 1) + dilation)  # a dilated kernel: zeros between its taps
-    out_pad = int_tuple(op, "output_padding", attrs["output_padding"], (3,))
+    data, weight, strides, pad, out_pad = _transpose_arguments("nn.conv3d_transpose", inputs, attrs, 3)
     compute = for_target(t.x86.conv3d_transpose_ncdhw, t.cuda.conv3d_transpose_ncdhw, t.nn.conv3d_transpose_ncdhw)
     return compute(data, weight, strides, pad, out_type.dtype, out_pad)
 
 
-register_op("nn.conv3d_transpose", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_conv3d_transpose_infer,
+register_op("nn.conv3d_transpose", pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+            infer=_transpose_infer("nn.conv3d_transpose", "NCDHW", grouped=False),
             lower=accumulate_in_float32(_conv3d_transpose_lower, cast_inputs=False), num_inputs=2,
             defaults=_CONV3D_T_DEFAULTS, doc="3-D transposed convolution (NCDHW data, IODHW weight)")
 
@@ -862,7 +833,7 @@ def _pool_lower(pool_type, dims=2):
     def lower(inputs, attrs, out_type):
         op = f"nn.{pool_type}_pool{dims}d"
         kernel = int_tuple(op, "pool_size", attrs["pool_size"], (dims,))
-        strides, dilation, pad = (_window_attrs if dims == 2 else _window3d_attrs)(op, attrs)
+        strides, dilation, pad = _window_attrs(op, attrs, dims)
         pool = topi().nn.pool2d if dims == 2 else topi().nn.pool3d
         return pool(inputs[0], kernel, strides, dilation, pad, pool_type, bool(attrs["ceil_mode"]), attrs["layout"],
                     bool(attrs.get("count_include_pad", True)))
