@@ -418,21 +418,21 @@ def _clip(ctx, node, inputs):
     return x
 
 
-def _hard_sigmoid_of(ctx, x, alpha, beta):
+def hard_sigmoid_of(ctx, x, alpha, beta):
     scaled = ctx.call("add", ctx.call("multiply", x, ctx.scalar(alpha, x)), ctx.scalar(beta, x))
     return ctx.call("clip", scaled, a_min=0.0, a_max=1.0)
 
 
 def _hard_sigmoid(ctx, node, inputs):
-    return _hard_sigmoid_of(ctx, inputs[0], float(node.attr("alpha", 0.2)), float(node.attr("beta", 0.5)))
+    return hard_sigmoid_of(ctx, inputs[0], float(node.attr("alpha", 0.2)), float(node.attr("beta", 0.5)))
 
 
 def _hard_swish(ctx, node, inputs):
     x = inputs[0]
-    return ctx.call("multiply", x, _hard_sigmoid_of(ctx, x, 1.0 / 6.0, 0.5))
+    return ctx.call("multiply", x, hard_sigmoid_of(ctx, x, 1.0 / 6.0, 0.5))
 
 
-def _elu_of(ctx, x, alpha):
+def elu_of(ctx, x, alpha):
     """max(x, 0) + alpha * (exp(min(x, 0)) - 1)."""
     zero, one = ctx.scalar(0, x), ctx.scalar(1, x)
     neg = ctx.call("subtract", ctx.call("exp", ctx.call("minimum", x, zero)), one)
@@ -440,29 +440,29 @@ def _elu_of(ctx, x, alpha):
 
 
 def _elu(ctx, node, inputs):
-    return _elu_of(ctx, inputs[0], float(node.attr("alpha", 1.0)))
+    return elu_of(ctx, inputs[0], float(node.attr("alpha", 1.0)))
 
 
 def _selu(ctx, node, inputs):
     x = inputs[0]
     alpha = float(node.attr("alpha", 1.67326319217681884765625))
     gamma = float(node.attr("gamma", 1.05070102214813232421875))
-    return ctx.call("multiply", ctx.scalar(gamma, x), _elu_of(ctx, x, alpha))
+    return ctx.call("multiply", ctx.scalar(gamma, x), elu_of(ctx, x, alpha))
 
 
-def _softplus_of(ctx, x):
+def softplus_of(ctx, x):
     """log(1 + exp(x)) as relu(x) + log(1 + exp(-|x|)): no overflow for large x."""
     tail = ctx.call("exp", ctx.call("negative", ctx.call("abs", x)))
     return ctx.call("add", ctx.call("nn.relu", x), ctx.call("log", ctx.call("add", tail, ctx.scalar(1, x))))
 
 
 def _softplus(ctx, node, inputs):
-    return _softplus_of(ctx, inputs[0])
+    return softplus_of(ctx, inputs[0])
 
 
 def _mish(ctx, node, inputs):
     x = inputs[0]
-    return ctx.call("multiply", x, ctx.call("tanh", _softplus_of(ctx, x)))
+    return ctx.call("multiply", x, ctx.call("tanh", softplus_of(ctx, x)))
 
 
 def _celu(ctx, node, inputs):
@@ -477,15 +477,22 @@ def _celu(ctx, node, inputs):
     return ctx.call("add", ctx.call("nn.relu", x), neg)
 
 
-def _thresholded_relu(ctx, node, inputs):
-    x = inputs[0]
-    alpha = float(node.attr("alpha", 1.0))
+def thresholded_relu_of(ctx, x, alpha):
+    """``x`` where ``x > alpha``, else 0."""
     return ctx.call("where", ctx.call("greater", x, ctx.scalar(alpha, x)), x, ctx.scalar(0, x))
 
 
-def _softsign(ctx, node, inputs):
-    x = inputs[0]
+def _thresholded_relu(ctx, node, inputs):
+    return thresholded_relu_of(ctx, inputs[0], float(node.attr("alpha", 1.0)))
+
+
+def softsign_of(ctx, x):
+    """``x / (1 + |x|)``."""
     return ctx.call("divide", x, ctx.call("add", ctx.call("abs", x), ctx.scalar(1, x)))
+
+
+def _softsign(ctx, node, inputs):
+    return softsign_of(ctx, inputs[0])
 
 
 def _gelu(ctx, node, inputs):

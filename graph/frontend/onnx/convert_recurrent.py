@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .common import _axis_slice
+from .convert_nn import elu_of, hard_sigmoid_of, softplus_of, softsign_of, thresholded_relu_of
 from .convert_shape import _split_call
 
 
@@ -13,33 +14,24 @@ def _affine(ctx, x, a, b):
     return ctx.call("add", ctx.call("multiply", x, ctx.scalar(a, x)), ctx.scalar(b, x))
 
 
-def _elu(ctx, x, a, b):
-    negative = ctx.call("multiply", ctx.scalar(a, x), ctx.call("subtract", ctx.call("exp", x), ctx.scalar(1, x)))
-    return ctx.call("where", ctx.call("greater_equal", x, ctx.scalar(0, x)), x, negative)
-
-
 #: the activations a recurrent layer may name (ONNX's list; matched ignoring case, as
 #: onnxruntime does): ``name -> (uses alpha, uses beta, default alpha, default beta,
-#: build(ctx, x, alpha, beta))``.  The defaults of an alpha or beta the model's
-#: activation_alpha / activation_beta run out of are onnxruntime's (0 where it has none).
+#: build(ctx, x, alpha, beta))``, built as the operators of the same names are.  The
+#: defaults of an alpha or beta the model's activation_alpha / activation_beta run out
+#: of are onnxruntime's (0 where it has none).
 _RNN_ACTIVATIONS = {
     "relu": (False, False, 0.0, 0.0, lambda ctx, x, a, b: ctx.call("nn.relu", x)),
     "tanh": (False, False, 0.0, 0.0, lambda ctx, x, a, b: ctx.call("tanh", x)),
     "sigmoid": (False, False, 0.0, 0.0, lambda ctx, x, a, b: ctx.call("sigmoid", x)),
     "affine": (True, True, 0.0, 0.0, _affine),
-    "leakyrelu": (True, False, 0.01, 0.0, lambda ctx, x, a, b: ctx.call(
-        "where", ctx.call("greater_equal", x, ctx.scalar(0, x)), x, ctx.call("multiply", x, ctx.scalar(a, x)))),
-    "thresholdedrelu": (True, False, 0.0, 0.0, lambda ctx, x, a, b: ctx.call(
-        "where", ctx.call("greater_equal", x, ctx.scalar(a, x)), x, ctx.scalar(0, x))),
+    "leakyrelu": (True, False, 0.01, 0.0, lambda ctx, x, a, b: ctx.call("nn.leaky_relu", x, alpha=a)),
+    "thresholdedrelu": (True, False, 0.0, 0.0, lambda ctx, x, a, b: thresholded_relu_of(ctx, x, a)),
     "scaledtanh": (True, True, 0.0, 0.0, lambda ctx, x, a, b: ctx.call(
         "multiply", ctx.scalar(a, x), ctx.call("tanh", ctx.call("multiply", x, ctx.scalar(b, x))))),
-    "hardsigmoid": (True, True, 0.2, 0.5, lambda ctx, x, a, b: ctx.call(
-        "clip", _affine(ctx, x, a, b), a_min=0.0, a_max=1.0)),
-    "elu": (True, False, 1.0, 0.0, _elu),
-    "softsign": (False, False, 0.0, 0.0, lambda ctx, x, a, b: ctx.call(
-        "divide", x, ctx.call("add", ctx.scalar(1, x), ctx.call("abs", x)))),
-    "softplus": (False, False, 0.0, 0.0, lambda ctx, x, a, b: ctx.call(
-        "log", ctx.call("add", ctx.scalar(1, x), ctx.call("exp", x)))),
+    "hardsigmoid": (True, True, 0.2, 0.5, hard_sigmoid_of),
+    "elu": (True, False, 1.0, 0.0, lambda ctx, x, a, b: elu_of(ctx, x, a)),
+    "softsign": (False, False, 0.0, 0.0, lambda ctx, x, a, b: softsign_of(ctx, x)),
+    "softplus": (False, False, 0.0, 0.0, lambda ctx, x, a, b: softplus_of(ctx, x)),
 }
 
 
