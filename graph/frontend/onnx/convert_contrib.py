@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .convert_nn import _accumulator, _matmul, gelu_of, norm_statistics
+from .convert_nn import _accumulator, _matmul, gelu_of, norm_statistics, rms_normalized
 
 #: the domain of onnxruntime's contrib operators
 CONTRIB_DOMAIN = "com.microsoft"
@@ -49,8 +49,7 @@ def _normalized(ctx, x, gamma, beta, eps, simplified):
         if beta is None:
             beta = ctx.const(np.zeros(hidden), ctx.dtype_of(x))
         return ctx.call("nn.layer_norm", x, gamma, beta, axis=-1, epsilon=eps)
-    _, inv = norm_statistics(ctx, x, (len(ctx.shape(x)) - 1,), eps, rms=True)
-    out = ctx.call("multiply", ctx.cast(ctx.call("multiply", ctx.cast(x, "float32"), inv), ctx.dtype_of(x)), gamma)
+    out = rms_normalized(ctx, x, (len(ctx.shape(x)) - 1,), eps, gamma)
     return out if beta is None else ctx.call("add", out, beta)
 
 

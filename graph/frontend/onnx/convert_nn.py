@@ -300,7 +300,14 @@ def _rms_norm(ctx, node, inputs):
     rank = len(xs)
     axis = _normalize_axis(node.attr("axis", -1), rank, node)
     stash = _np_dtype(int(node.attr("stash_type", 1)), node.where)
-    _, inv = norm_statistics(ctx, x, range(axis, rank), float(node.attr("epsilon", 1e-5)), stash, rms=True)
+    return rms_normalized(ctx, x, range(axis, rank), float(node.attr("epsilon", 1e-5)), scale, stash)
+
+
+def rms_normalized(ctx, x, axes, eps, scale, stash="float32"):
+    """``x / sqrt(mean(x * x over axes) + eps) * scale``, the statistics in ``stash``,
+    the normalized value cast back to ``x``'s dtype before the scale (RMSNormalization,
+    onnxruntime's SkipSimplifiedLayerNormalization)."""
+    _, inv = norm_statistics(ctx, x, axes, eps, stash, rms=True)
     normalized = ctx.cast(ctx.call("multiply", ctx.cast(x, stash), inv), ctx.dtype_of(x))
     return ctx.call("multiply", normalized, scale)
 
