@@ -56,7 +56,7 @@ from .cuda_module import CUDAModule, _GPULauncher
 from .device import CPU, CUDA, Device, _cupy, cpu, cuda
 from .launch import freeze_plan
 from .module import CModule, ProfileResult, raise_failure
-from .ndarray import NDArray, empty
+from .ndarray import NDArray, dlpack_data, empty
 
 
 class GraphJSONError(TeccError):
@@ -455,18 +455,18 @@ def _value_dtype(value):
 
 def _foreign_array(value):
     """Another library's array (a torch tensor, say) as numpy's, or cupy's when it
-    lives on the GPU, through DLPack without a copy; anything else as it is."""
-    if isinstance(value, (np.ndarray, NDArray)) or not hasattr(value, "__dlpack__"):
+    lives on the GPU, through DLPack without a copy (:func:`.ndarray.dlpack_data`);
+    anything else as it is (set_input's checks name what it is not)."""
+    if isinstance(value, (np.ndarray, NDArray)) or not hasattr(value, "__dlpack__") \
+            or not hasattr(value, "__dlpack_device__"):
         return value
     cupy = _cupy()
     if cupy is not None and isinstance(value, cupy.ndarray):
         return value
-    device = getattr(value, "__dlpack_device__", lambda: (1, 0))()
-    if device[0] == 1:  # kDLCPU
-        return np.from_dlpack(value)
-    if cupy is None:
-        return value  # a GPU array without cupy: the dtype check names it
-    return cupy.from_dlpack(value)
+    try:
+        return dlpack_data(value)[0]
+    except TeccError:  # a device tecc does not run on, or a GPU array without cupy
+        return value
 
 
 def _copy_into(dst: NDArray, value, what: str) -> None:

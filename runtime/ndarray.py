@@ -259,6 +259,28 @@ def empty(shape, dtype="float32", device: Device = None, *, dev: Device = None, 
 _DLPACK_CPU, _DLPACK_CUDA = 1, 2
 
 
+def dlpack_data(tensor):
+    """``(array, device)``: a numpy array (CPU) or a cupy array (CUDA) sharing the
+    memory of ``tensor``, an object with ``__dlpack__`` and ``__dlpack_device__``.
+
+    Raises
+    ------
+    TeccError
+        For a device other than the CPU and CUDA, or a CUDA tensor where cupy is missing.
+    """
+    kind, device_id = tensor.__dlpack_device__()
+    if kind == _DLPACK_CPU:
+        return np.from_dlpack(tensor), cpu(0)
+    if kind == _DLPACK_CUDA:
+        cupy = _cupy()
+        if cupy is None:
+            raise TeccError("nd.from_dlpack: the tensor lives on a CUDA GPU, but cupy is not installed here "
+                            "(pip install cupy-cuda13x)")
+        return cupy.from_dlpack(tensor), cuda(int(device_id))
+    raise TeccError(f"nd.from_dlpack: the tensor lives on DLPack device type {kind}; tecc arrays live on the "
+                    "CPU (1) and CUDA GPUs (2): copy it to one first")
+
+
 def from_dlpack(tensor) -> NDArray:
     """An :class:`NDArray` sharing the memory of ``tensor`` (TVM's ``nd.from_dlpack``):
     any object with ``__dlpack__`` (a torch tensor, a cupy or numpy array...), no
@@ -277,20 +299,7 @@ def from_dlpack(tensor) -> NDArray:
                         "torch tensor, a cupy or numpy array), not a capsule")
     if isinstance(tensor, NDArray):
         return tensor
-    kind, device_id = tensor.__dlpack_device__()
-    if kind == _DLPACK_CPU:
-        data = np.from_dlpack(tensor)
-        dev = cpu(0)
-    elif kind == _DLPACK_CUDA:
-        cupy = _cupy()
-        if cupy is None:
-            raise TeccError("nd.from_dlpack: the tensor lives on a CUDA GPU, but cupy is not installed here "
-                            "(pip install cupy-cuda13x)")
-        data = cupy.from_dlpack(tensor)
-        dev = cuda(int(device_id))
-    else:
-        raise TeccError(f"nd.from_dlpack: the tensor lives on DLPack device type {kind}; tecc arrays live on the "
-                        "CPU (1) and CUDA GPUs (2): copy it to one first")
+    data, dev = dlpack_data(tensor)
     if not data.flags.c_contiguous:
         raise TeccError(f"nd.from_dlpack: the tensor of shape {tuple(data.shape)} is not C-contiguous (a transposed "
                         "or sliced view); pass a contiguous one (t.contiguous())")
