@@ -239,6 +239,7 @@ def import_model(model, values=None):
         For what the importer does not support, or an operand it needs that
         ``values`` does not give.
     """
+    model = upgraded(model)  # once: a model before opset 9 converted up here, not at every import below
     opset_for(model)  # an opset tecc cannot read is the backend's error, before anything else
     bound = []
     while True:
@@ -500,6 +501,7 @@ class TeccBackend(Backend):
             opt_level = cls.DEFAULT_OPT_LEVEL
         if isinstance(opt_level, bool) or not isinstance(opt_level, int) or not 0 <= opt_level <= 3:
             raise OnnxBackendError(f"TeccBackend.prepare: opt_level must be an int from 0 to 3, got {opt_level!r}")
+        model = upgraded(model)  # once: the representation imports this model again at runs with new operands
         opset = opset_for(model)  # refuses an opset tecc cannot read before anything else
         input_names = _model_inputs(model)
         input_types = _input_types(model, input_names)
