@@ -34,18 +34,12 @@ from ...tir import op as _op
 from .. import tag
 from ..transform import _sizes_of
 from ..utils import TopiError, get_const_tuple, nchw_xc_layout
-from .grid_sample import _let_all
+from .grid_sample import _let_all, _static
 
 #: the tag of the compute (after ``injective``)
 CROP_AND_RESIZE = "crop_and_resize"
 
 METHODS = ("bilinear", "nearest_neighbor")
-
-
-def _static(d):
-    """The int value of dimension ``d``, or None when symbolic."""
-    v = get_const_tuple([d])[0]
-    return v if isinstance(v, int) else None
 
 
 def _check(data, boxes, box_indices, crop_size, layout, method, out_dtype):
