@@ -1,6 +1,7 @@
 """Image operators (Relay's ``image.*``): ``image.resize2d``, what ONNX's
-``Resize`` and torch's ``interpolate`` become, and ``image.grid_sample``, what
-ONNX's ``GridSample`` and torch's ``grid_sample`` become."""
+``Resize`` and torch's ``interpolate`` become, ``image.grid_sample``, what ONNX's
+``GridSample`` and torch's ``grid_sample`` become, and ``image.affine_grid``, the grid
+ONNX's ``AffineGrid`` makes."""
 from __future__ import annotations
 
 from ..ir import GraphError, TensorType
@@ -129,3 +130,32 @@ register_op("image.grid_sample", pattern=OpPattern.INJECTIVE, infer=_grid_sample
             doc="sampling of the data at the normalized points of a grid [N, 2, Ho, Wo] (x, y; [N, 3, Do, Ho, Wo] "
                 "in 3-D): nearest, bilinear or bicubic; zeros, border or reflection padding (ONNX's GridSample, "
                 "the grid transposed)")
+
+
+# ---------------------------------------------------------------------------------------
+# image.affine_grid
+# ---------------------------------------------------------------------------------------
+def _affine_grid_infer(types, attrs):
+    op = "image.affine_grid"
+    data = tensor_arg(op, types, 0)
+    size = attrs["target_shape"]
+    k = len(size) if isinstance(size, tuple) else 0
+    if k not in (2, 3):
+        raise GraphError(f"{op}: target_shape must be (H, W) or (D, H, W), got {size!r}")
+    size = int_tuple(op, "target_shape", size, (k,), at_least=1)
+    if data.ndim != 3 or tuple(data.shape[1:]) != (k, k + 1):
+        raise GraphError(f"{op}: data must be [batch, {k}, {k + 1}] (one affine matrix per batch) for a target shape "
+                         f"of {k} axes, got shape {data.shape}")
+    if not data.dtype.startswith(("float", "bfloat")):
+        raise GraphError(f"{op}: data must hold floats, got {data.dtype}")
+    if not isinstance(attrs["align_corners"], (bool, int)):
+        raise GraphError(f"{op}: align_corners must be a bool, got {attrs['align_corners']!r}")
+    return TensorType((data.shape[0], k) + tuple(size), data.dtype)
+
+
+register_op("image.affine_grid", pattern=OpPattern.INJECTIVE, infer=_affine_grid_infer,
+            lower=lambda inputs, attrs, out_type: topi().image.affine_grid_nd(
+                inputs[0], list(attrs["target_shape"]), bool(attrs["align_corners"])),
+            num_inputs=1, defaults={"target_shape": REQUIRED, "align_corners": True},
+            doc="the grid [N, k, (D,) H, W] of affine matrices [N, k, k + 1] over a target shape (x, y(, z) on axis "
+                "1): image.grid_sample's points (ONNX's AffineGrid, transposed)")

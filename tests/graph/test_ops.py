@@ -459,6 +459,14 @@ def test_grid_sample(method, padding, align):
           rtol=1e-5, atol=1e-6)
 
 
+
+@pytest.mark.parametrize("size,align", [((3, 4), True), ((3, 4), False), ((2, 3, 4), False), ((1, 2, 5), True)])
+def test_affine_grid(size, align):
+    k = len(size)
+    theta = rand(2, k, k + 1)
+    check("image.affine_grid", [theta], dict(target_shape=size, align_corners=align),
+          ref.affine_grid_python(theta, size, align), rtol=1e-5, atol=1e-6)
+
 def test_algorithm_and_movement_operators():
     x = rand(3, 5)
     values, indices = run_op("topk", [x], dict(k=2, axis=1))

@@ -332,8 +332,9 @@ def affine_grid(data, target_shape):
 
     ``out[n, :, i, j] = data[n] @ (x_j, y_i, 1)`` with ``x_j = -1 + 2 j / (W - 1)``
     and ``y_i = -1 + 2 i / (H - 1)``: the grid :func:`grid_sample` takes (with
-    ``align_corners=True``).  It runs in float32 (float64 for float64 data) and is
-    cast to the data's dtype.
+    ``align_corners=True``).  The coordinates are computed in float64, the product
+    in float32 (float64 for float64 data), cast to the data's dtype.  (ONNX's
+    AffineGrid, 3-D and without aligned corners too, is :func:`affine_grid_nd`.)
 
     Parameters
     ----------
@@ -360,31 +361,72 @@ def affine_grid(data, target_shape):
     >>> theta = te.placeholder((4, 2, 3), name="theta")
     >>> grid = topi.image.affine_grid(theta, (16, 32))
     """
-    if not isinstance(data, te.Tensor):
-        raise TeccTypeError(f"affine_grid: data must be a tensor, got {data!r}")
-    what = f"affine_grid(data {data.name!r} {get_const_tuple(data.shape)}, target_shape {target_shape!r})"
+    what = _affine_grid_call(data, target_shape)
     if len(data.shape) != 3 or get_const_tuple(data.shape)[1:] != (2, 3):
         raise TopiError(f"{what}: data must be [batch, 2, 3] (one 2 x 3 affine matrix per batch), got shape "
                         f"{get_const_tuple(data.shape)}")
-    if not data.dtype.startswith(("float", "bfloat")):
-        raise TeccTypeError(f"{what}: data must hold floats, got {data.dtype}")
+    _affine_grid_dtype(what, data)
     if isinstance(target_shape, (str, bytes)) or not hasattr(target_shape, "__len__") or len(target_shape) != 2:
         raise TopiError(f"{what}: target_shape must be (height, width)")
+    return affine_grid_nd(data, target_shape)
+
+
+def _affine_grid_call(data, target_shape) -> str:
+    if not isinstance(data, te.Tensor):
+        raise TeccTypeError(f"affine_grid: data must be a tensor, got {data!r}")
+    return f"affine_grid(data {data.name!r} {get_const_tuple(data.shape)}, target_shape {target_shape!r})"
+
+
+def _affine_grid_dtype(what, data):
+    if not data.dtype.startswith(("float", "bfloat")):
+        raise TeccTypeError(f"{what}: data must hold floats, got {data.dtype}")
+
+
+def affine_grid_nd(data, target_shape, align_corners=True):
+    """:func:`affine_grid` over 2 or 3 axes (ONNX's ``AffineGrid``): ``data`` is
+    ``[batch, k, k + 1]`` for a ``target_shape`` of ``k`` sizes (``(H, W)`` or ``(D,
+    H, W)``); the grid ``[batch, k, *target_shape]`` holds x, y(, z) on axis 1, x along
+    the last axis.  With ``align_corners`` a coordinate is ``-1 + 2 i / (n - 1)`` (0
+    along an axis of one pixel); without, ``(2 i + 1) / n - 1`` (-1 and 1 at the outer
+    edges of the first and last pixels).
+
+    Raises
+    ------
+    TopiError
+        For data that is not ``[batch, k, k + 1]``, or a target shape that is not 2
+        or 3 positive integers; :class:`~tecc.errors.TeccTypeError` for data that is
+        not a tensor of floats.
+    """
+    what = _affine_grid_call(data, target_shape)
+    if isinstance(target_shape, (str, bytes)) or not hasattr(target_shape, "__len__") \
+            or len(target_shape) not in (2, 3):
+        raise TopiError(f"{what}: target_shape must be (height, width) or (depth, height, width)")
+    k = len(target_shape)
+    if len(data.shape) != 3 or get_const_tuple(data.shape)[1:] != (k, k + 1):
+        raise TopiError(f"{what}: data must be [batch, {k}, {k + 1}] (one {k} x {k + 1} affine matrix per batch), "
+                        f"got shape {get_const_tuple(data.shape)}")
+    _affine_grid_dtype(what, data)
     sizes = [_static(s) if isinstance(s, E.PrimExpr) else s for s in target_shape]
     if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in sizes):
-        raise TopiError(f"{what}: target_shape must be two positive integers, got {tuple(target_shape)!r}")
+        raise TopiError(f"{what}: target_shape must be {'two' if k == 2 else 'three'} positive integers, got "
+                        f"{tuple(target_shape)!r}")
     fd = "float64" if data.dtype == "float64" else "float32"
-    steps = [_op.const(2.0 / (s - 1) if s > 1 else 0.0, fd) for s in sizes]
-    start = [_op.const(-1.0 if s > 1 else 0.0, fd) for s in sizes]
+    if align_corners:
+        start = [-1.0 if s > 1 else 0.0 for s in sizes]
+        step = [2.0 / (s - 1) if s > 1 else 0.0 for s in sizes]
+    else:
+        start = [1.0 / s - 1.0 for s in sizes]
+        step = [2.0 / s for s in sizes]
 
-    def body(n, dim, i, j):
-        y = start[0] + _op.cast(fd, i) * steps[0]
-        x = start[1] + _op.cast(fd, j) * steps[1]
+    def body(n, dim, *pos):
+        # data[n, dim] . (x, y(, z), 1): x reads the last axis
+        out = None
+        for j, a in enumerate(reversed(range(k))):
+            coordinate = _op.cast(fd, _op.const(start[a], "float64") + _op.cast("float64", pos[a])
+                                  * _op.const(step[a], "float64"))
+            term = _op.cast(fd, data(n, dim, j)) * coordinate
+            out = term if out is None else out + term
+        return _op.cast(data.dtype, out + _op.cast(fd, data(n, dim, k)))
 
-        def coefficient(k):
-            return _op.cast(fd, data(n, dim, k))
-
-        return _op.cast(data.dtype, coefficient(0) * x + coefficient(1) * y + coefficient(2))
-
-    return te.compute((data.shape[0], 2) + tuple(sizes), body, name="affine_grid",
+    return te.compute((data.shape[0], k) + tuple(sizes), body, name="affine_grid",
                       tag=tag.compose(tag.INJECTIVE, AFFINE_GRID))

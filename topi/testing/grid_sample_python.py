@@ -69,16 +69,21 @@ def _pixel(image, index, padding_mode, align_corners):
     return image[(slice(None),) + tuple(where)]
 
 
-def affine_grid_python(data, target_shape):
-    """The grid of the affine matrices ``data`` (``[N, 2, 3]``) over a
-    ``target_shape`` ``(H, W)`` image: ``[N, 2, H, W]``, x then y, each transform
-    applied to the normalized pixel coordinates (-1 and 1 at the corner pixels'
-    centres, 0 along an axis of one pixel), in float64."""
-    axes = [np.linspace(-1.0, 1.0, n) if n > 1 else np.zeros(1) for n in target_shape]
-    ys, xs = np.meshgrid(*axes, indexing="ij")
-    points = np.stack([xs, ys, np.ones_like(xs)]).reshape(3, -1)  # [x, y, 1] of every pixel
-    grid = np.asarray(data, np.float64) @ points  # [N, 2, H * W]
-    return grid.reshape(len(data), 2, *target_shape).astype(data.dtype)
+def affine_grid_python(data, target_shape, align_corners=True):
+    """The grid of the affine matrices ``data`` (``[N, 2, 3]``, or ``[N, 3, 4]`` over a
+    ``(D, H, W)`` target) over a ``target_shape`` ``(H, W)`` image: ``[N, 2, H, W]``,
+    x then y (then z), each transform applied to the normalized pixel coordinates
+    (-1 and 1 at the corner pixels' centres, 0 along an axis of one pixel; without
+    ``align_corners``, at their outer edges), in float64."""
+    def axis(n):
+        if align_corners:
+            return np.linspace(-1.0, 1.0, n) if n > 1 else np.zeros(1)
+        return (2.0 * np.arange(n) + 1.0) / n - 1.0
+
+    mesh = np.meshgrid(*[axis(n) for n in target_shape], indexing="ij")
+    points = np.stack([m.reshape(-1) for m in reversed(mesh)] + [np.ones(mesh[0].size)])  # [x, y(, z), 1]
+    grid = np.asarray(data, np.float64) @ points  # [N, k, pixels]
+    return grid.reshape(len(data), len(target_shape), *target_shape).astype(data.dtype)
 
 
 def grid_sample_python(data, grid, method="bilinear", layout="NCHW", padding_mode="zeros", align_corners=True):

@@ -352,8 +352,8 @@ def _max_unpool(ctx, node, inputs):
 
 
 def _affine_grid(ctx, node, inputs):
-    # theta [N, k, k+1] applied to the normalized coordinates of every output point
-    # ([x, y(, z), 1], x varying fastest): the grid [N, (D,) H, W, k]
+    # theta [N, k, k+1] applied to the normalized coordinates of every output point:
+    # image.affine_grid's [N, k, (D,) H, W], its coordinates moved last: [N, (D,) H, W, k]
     theta, size = inputs
     sizes = [int(v) for v in np.asarray(ctx.value(size, "size (input 1)")).reshape(-1)]
     if len(sizes) not in (4, 5):
@@ -363,21 +363,9 @@ def _affine_grid(ctx, node, inputs):
     ts = ctx.shape(theta)
     if tuple(ts) != (sizes[0], k, k + 1):
         node.fail(f"theta has shape {ts}; for size {sizes} it must be {(sizes[0], k, k + 1)}")
-    align = bool(node.attr("align_corners", 0))
-
-    def axis(n):
-        if align:
-            return np.linspace(-1.0, 1.0, n) if n > 1 else np.zeros(1)
-        return (2.0 * np.arange(n) + 1.0) / n - 1.0
-
-    # coordinates in (x, y, z) order, the last spatial axis (x) varying fastest
-    mesh = np.meshgrid(*[axis(n) for n in spatial], indexing="ij")
-    base = np.stack([m.reshape(-1) for m in reversed(mesh)] + [np.ones(_prod(spatial))], axis=0)  # [k+1, P]
-    dtype = ctx.dtype_of(theta)
-    base = ctx.call("broadcast_to", ctx.const(base[None], dtype), shape=(sizes[0], k + 1, _prod(spatial)))
-    grid = ctx.call("nn.batch_matmul", theta, base, transpose_a=False, transpose_b=False)  # [N, k, P]
-    grid = ctx.call("transpose", grid, axes=(0, 2, 1))
-    return ctx.reshape(grid, (sizes[0],) + tuple(spatial) + (k,))
+    grid = ctx.call("image.affine_grid", theta, target_shape=tuple(spatial),
+                    align_corners=bool(node.attr("align_corners", 0)))
+    return ctx.call("transpose", grid, axes=(0,) + tuple(range(2, k + 2)) + (1,))
 
 
 def _grid_sample(ctx, node, inputs):
