@@ -146,6 +146,13 @@ def fixture(func=None, *, cache_return_value=False):
     return pytest.fixture(func)
 
 
+def device_of(target):
+    """The device a test of ``target`` runs on: ``cpu(0)`` for ``llvm`` and ``c``,
+    ``cuda(0)`` for ``cuda`` (the GPU, or the emulator where there is none)."""
+    from ..runtime.device import device
+
+    kind = str(target).split()[0]
+    return device("cpu" if kind in ("llvm", "c") else kind, 0)
 
 
 def _parametrized(func, targets, failing=(), excluded=()):
@@ -173,9 +180,7 @@ def _parametrized(func, targets, failing=(), excluded=()):
             marks.append(pytest.mark.skip(reason=f"tecc builds for {', '.join(ENABLED_TARGETS)}, not {kind!r}"))
             values = {"target": target, "dev": None}
         else:
-            from ..runtime.device import device
-
-            values = {"target": target, "dev": device("cpu" if kind in ("llvm", "c") else kind, 0)}
+            values = {"target": target, "dev": device_of(target)}
         if any(kind == str(t).split()[0] for t in plan["failing"]):
             marks.append(pytest.mark.xfail(reason=f"known to fail on {kind} (known_failing_targets)"))
         params.append(pytest.param(*[values[n] for n in names], marks=marks, id=str(target)))

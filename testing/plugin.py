@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from . import enabled_targets
+from . import device_of, enabled_targets
 
 
 def pytest_generate_tests(metafunc):
@@ -40,8 +40,5 @@ def _has_target_params(metafunc) -> bool:
 
 @pytest.fixture(name="dev")
 def dev(target):
-    """The device of the test's ``target``."""
-    from ..runtime.device import device  # noqa: PLC0415
-
-    kind = str(target).split()[0]
-    return device("cpu" if kind in ("llvm", "c") else kind, 0)
+    """The device of the test's ``target`` (:func:`tecc.testing.device_of`)."""
+    return device_of(target)
