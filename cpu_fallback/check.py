@@ -190,7 +190,8 @@ class _BoundsInterpreter(Interpreter):
             view = np.lib.stride_tricks.as_strided(part, dims, [st * part.itemsize for st in steps])
         else:
             view = part.reshape(dims)
-        dtype = zero.dtype if zero.dtype != "bfloat16" else "float32"  # the interpreter computes bf16 as float32
+        # a storage float's own allocations hold float32 values in the interpreter, its arguments their bits
+        dtype = zero.dtype if not _dt.parse(zero.dtype).is_storage_float or view.dtype != np.float32 else "float32"
         return NDArray(view, dtype, cpu(0))
 
 

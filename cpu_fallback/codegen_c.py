@@ -10,7 +10,8 @@ it and change tables and public hooks, not the walk over the IR:
 hook                             what it decides
 ===============================  ======================================================
 ``SCALAR_TYPES``,                the C type of a value / of one buffer element
-``STORAGE_TYPES``                (bfloat16 is stored as ``uint16_t`` bits)
+``STORAGE_TYPES``                (bfloat16 is stored as ``uint16_t`` bits, the 8- and 4-bit
+                                 floats as ``uint8_t`` bits: :mod:`.narrow_types`)
 ``type_name``, ``storage_type``  the same, for any dtype (vectors too)
 ``vector_typedef``               how a vector type is declared
 ``MATH_FUNCS``, ``intrinsic``    the C text of a math intrinsic on scalar arguments
@@ -56,12 +57,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-import struct
 from contextlib import contextmanager
 
 import numpy as np
 
 from ..errors import CompileError
+from ..runtime import dtypes as _rt_dtypes
 from ..runtime import packed_func as _packed
 from ..runtime.symbols import c_symbol
 from ..tir import dtype as _dt
@@ -72,6 +73,7 @@ from ..tir.analysis import const_size, flat_index, uses, written_data
 from ..tir.analysis.buffers import IMPORT_PRAGMAS
 from ..tir.functor import IRMutator, IRVisitor, post_order_visit
 from ..tir.printer import to_text
+from . import narrow_types
 
 # C operator precedence, higher binds tighter
 P_PRIMARY = 16
@@ -128,7 +130,7 @@ def _promoted(dtype: str) -> bool:
     d = _dt.parse(dtype)
     if d.lanes > 1 or d.is_handle:
         return False
-    return d.code in ("float", "bfloat") and d.bits < 64 or d.is_bool or (d.code in ("int", "uint") and d.bits < 32)
+    return d.is_float and d.bits < 64 or d.is_bool or (d.code in ("int", "uint") and d.bits < 32)
 
 
 def pow2_ceil(n: int) -> int:
@@ -168,18 +170,20 @@ class LaneOf(IRMutator):
         return IRMutator.generic_visit(self, e)
 
 
-def _bf16_vector_copy(s):
-    """A vector store of a vector load, both bfloat16 (``B[ramp] = A[ramp]``: a
-    staging copy), as the same copy of their raw 16 bits (``uint16``), or None.
-    bfloat16 has no vector values (its values compute as float); moving its bits
-    needs none, and a vectorized copy moves them as wide accesses."""
+def _narrow_vector_copy(s):
+    """A vector store of a vector load of one narrow type (bfloat16, the 8- and 4-bit
+    floats, int4...: ``B[ramp] = A[ramp]``, a staging copy), as the same copy of their
+    stored bits (``uint16``, ``uint8``...), or None.  Those types have no vector values
+    (they compute one lane at a time); moving their bits needs none, and a vectorized
+    copy moves them as wide accesses."""
     value = s.value
-    if not (isinstance(value, E.BufferLoad) and s.buffer.dtype == value.buffer.dtype == "bfloat16"
-            and _dt.lanes(value.dtype) > 1):
+    if not (isinstance(value, E.BufferLoad) and s.buffer.dtype == value.buffer.dtype
+            and _dt.parse(s.buffer.dtype).is_narrow and _dt.lanes(value.dtype) > 1):
         return None
+    stored = str(_dt.parse(s.buffer.dtype).storage_bits())
 
     def bits(buf):
-        return dataclasses.replace(buf, dtype="uint16")
+        return dataclasses.replace(buf, dtype=stored)
 
     return S.BufferStore(bits(s.buffer), E.BufferLoad(bits(value.buffer), value.indices), s.indices)
 
@@ -197,15 +201,18 @@ class CodeGenC(IRVisitor):
     indent_unit = "    "
     #: GNU C vector shuffles (``__builtin_shuffle``) print a stride-2 vector load
     vector_shuffles = True
-    #: C types of scalar dtypes (values); bfloat16 values are computed as float
+    #: C types of scalar dtypes (values); the storage floats' values are computed as
+    #: float, the narrow integers' as the byte that holds them
     SCALAR_TYPES = {
         "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
         "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
-        "float16": "_Float16", "bfloat16": "float", "float32": "float", "float64": "double",
-        "handle": "void*",
+        "float16": "_Float16", "float32": "float", "float64": "double", "handle": "void*",
+        **{name: "float" for name in _rt_dtypes.FLOAT_FORMATS},
+        **{name: "int8_t" if signed else "uint8_t" for name, (_, signed) in _rt_dtypes.NARROW_INTS.items()},
     }
-    #: C types of buffer elements where they differ from the value type
-    STORAGE_TYPES = {"bfloat16": "uint16_t"}
+    #: C types of buffer elements where they differ from the value type (a storage
+    #: float's bits)
+    STORAGE_TYPES = {name: "uint16_t" if f.bits == 16 else "uint8_t" for name, f in _rt_dtypes.FLOAT_FORMATS.items()}
     #: intrinsic -> C math function (float64 spelling; float32 adds the ``f`` suffix)
     MATH_FUNCS = {
         "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "log10": "log10",
@@ -308,6 +315,10 @@ class CodeGenC(IRVisitor):
         self._counter = 0
         self._stored = set()
         self._checks_division = False
+        #: C text of a storage float's value (a conversion, a load, a rounded result)
+        #: -> C text of its bits, which a store of that value writes without
+        #: converting the float back
+        self._bits_of = {}
 
     def emit(self, line: str) -> None:
         self._lines.append(self.indent_unit * self._indent + line if line else "")
@@ -420,9 +431,10 @@ class CodeGenC(IRVisitor):
         """
         d = _dt.parse(dtype)
         assert d.lanes > 1
-        if d.code == "bfloat":
-            raise CompileError(f"the {self.BACKEND} backend has no bfloat16 vectors; keep bfloat16 loops scalar "
-                               "(do not vectorize them)")
+        if d.is_narrow:
+            elem = d.element_of()
+            raise CompileError(f"the {self.BACKEND} backend has no {elem} vectors (it computes {elem} one lane at a "
+                               f"time); keep {elem} loops scalar (do not vectorize them), or vectorize copies only")
         name = "tecc_" + str(d)
         if name not in self._vector_types:
             self._vector_types[name] = self.vector_typedef(d, name)
@@ -489,6 +501,70 @@ class CodeGenC(IRVisitor):
             "static inline float tecc_bf16_round(float f) {",
             "    return tecc_bf16_to_f32(tecc_f32_to_bf16(f));",
             "}"]))
+
+    # the 8- and 4-bit floats and the narrow integers (text: .narrow_types) -----
+    def bitcast_helpers(self) -> dict:
+        """Name -> text of the helpers giving a float's bits and back, which the
+        narrow floats' conversions call (the CUDA printer has intrinsics for them)."""
+        return narrow_types.bitcast_helpers()
+
+    def decode_helper_text(self, fmt) -> str:
+        """The text of ``tecc_<F>_to_f32`` (the CUDA printer may put an instruction first)."""
+        return narrow_types.decode_helper(fmt)
+
+    def encode_helper_text(self, fmt, width: int) -> str:
+        """The text of ``tecc_f<width>_to_<F>`` (the same)."""
+        return narrow_types.encode_helper(fmt, width)
+
+    def float_format_helpers(self, dtype: str) -> tuple:
+        """``(to_float, from_float, round)``: the names of storage float ``dtype``'s
+        conversions of one scalar, each registered on first use."""
+        if dtype == "bfloat16":
+            self.bf16_helpers()
+            return "tecc_bf16_to_f32", "tecc_f32_to_bf16", "tecc_bf16_round"
+        fmt = _rt_dtypes.FLOAT_FORMATS[dtype]
+        for name, text in self.bitcast_helpers().items():
+            self.use_helper(name, text)
+        dec, enc, rnd = narrow_types.names(dtype)
+        self.use_helper(dec, self.decode_helper_text(fmt))
+        self.use_helper(enc, self.encode_helper_text(fmt, 32))
+        self.use_helper(rnd, narrow_types.round_helper(fmt))
+        return dec, enc, rnd
+
+    def float_value(self, value: str, bits: str) -> str:
+        """``value`` (C text of a storage float's value), remembering that ``bits`` is
+        the C text of its bits (what a store of it writes)."""
+        self._bits_of[value] = bits
+        return value
+
+    def round_to_format(self, dtype: str, value, src_dtype: str) -> str:
+        """C text of ``value`` (C text of a ``src_dtype`` scalar) rounded to storage
+        float ``dtype``, as a float; a double rounds once, from its own bits."""
+        dec, enc, rnd = self.float_format_helpers(dtype)
+        if src_dtype == "float64":
+            for name, text in self.bitcast_helpers().items():
+                self.use_helper(name, text)
+            fmt = _rt_dtypes.FLOAT_FORMATS[dtype]
+            enc64 = self.use_helper(f"tecc_f64_to_{dtype}", self.encode_helper_text(fmt, 64))
+            return self.float_value(f"{dec}({enc64}({value}))", f"{enc64}({value})")
+        return self.float_value(f"{rnd}((float){value})", f"{enc}((float){value})")
+
+    def rounded(self, dtype: str, value: str) -> str:
+        """C text of float ``value`` (an operation's result) rounded to storage float
+        ``dtype``."""
+        _, enc, rnd = self.float_format_helpers(dtype)
+        return self.float_value(f"{rnd}({value})", f"{enc}({value})")
+
+    def narrow_int_cast(self, dtype: str, value, src) -> str:
+        """C text of ``value`` (a scalar of parsed dtype ``src``) converted to narrow
+        integer ``dtype``: an integer wrapped to its width, a float truncated (0 where
+        that lies outside the type, as ml_dtypes converts)."""
+        if src.is_float:
+            width = 64 if str(src) == "float64" else 32
+            name = self.use_helper(f"tecc_f{width}_to_{dtype}", narrow_types.int_from_float_helper(dtype, width))
+            return f"{name}({value})" if width == 64 else f"{name}((float){value})"
+        name = self.use_helper(f"tecc_wrap_{dtype}", narrow_types.int_wrap_helper(dtype))
+        return f"{name}({value})"
 
     def int_helper(self, op: str, dtype: str) -> str:
         """Floor division / modulo and min / max of a scalar type."""
@@ -858,7 +934,7 @@ class CodeGenC(IRVisitor):
         and a stride (:meth:`load_strided_helper`): a ramp, of elements stored as
         themselves (not bools' bytes or bfloat16's bits, which the gather and
         scatter helpers convert)."""
-        return isinstance(index, E.Ramp) and not _dt.is_bool(buf.dtype) and _dt.parse(buf.dtype).code != "bfloat"
+        return isinstance(index, E.Ramp) and not _dt.is_bool(buf.dtype) and not _dt.parse(buf.dtype).is_narrow
 
     def gather_helper(self, dtype: str, index_dtype: str) -> str:
         vt = self.type_name(dtype)
@@ -924,13 +1000,15 @@ class CodeGenC(IRVisitor):
         return f"({text})" if p < prec else text
 
     def wrap_narrow(self, dtype: str, text: str, prec: int):
-        """Integer types narrower than ``int`` wrap around after arithmetic."""
+        """Integer types narrower than ``int`` wrap around after arithmetic; a storage
+        float's result is rounded to it."""
         d = _dt.parse(dtype)
+        if d.lanes == 1 and d.is_integer and d.bits < 8:
+            return self.narrow_int_cast(dtype, text, _dt.parse("int32")), P_PRIMARY
         if d.lanes == 1 and d.is_integer and d.bits < 32:
             return f"({self.type_name(dtype)})({text})", P_UNARY
-        if d.lanes == 1 and d.code == "bfloat":
-            self.bf16_helpers()
-            return f"tecc_bf16_round({text})", P_PRIMARY
+        if d.lanes == 1 and d.is_storage_float:
+            return self.rounded(dtype, text), P_PRIMARY
         return text, prec
 
     def visit_IntImm(self, e):
@@ -955,6 +1033,8 @@ class CodeGenC(IRVisitor):
         return f"({self.type_name(d)}){v}", P_UNARY
 
     def float_literal(self, value: float, dtype: str) -> str:
+        if _rt_dtypes.storage_float(dtype) is not None:  # the value the format holds
+            value = float(_rt_dtypes.decode(_rt_dtypes.encode(np.array([value]), dtype), dtype)[0])
         if math.isnan(value):
             return "NAN" if dtype != "float64" else "(double)NAN"
         if math.isinf(value):
@@ -963,10 +1043,6 @@ class CodeGenC(IRVisitor):
         if dtype == "float64":
             text = repr(float(value))
             return text if ("." in text or "e" in text) else text + ".0"
-        if dtype == "bfloat16":
-            bits = struct.unpack("<I", struct.pack("<f", float(np.float32(value))))[0]
-            bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-            value = struct.unpack("<f", struct.pack("<I", bits))[0]
         text = repr(float(np.float32(value)))
         if "." not in text and "e" not in text:
             text += ".0"
@@ -1213,9 +1289,10 @@ class CodeGenC(IRVisitor):
             return f"__builtin_convertvector({self.expr(e.value)}, {vt})", P_PRIMARY
         if dst.is_bool:
             return f"({self.expr(e.value, P_EQ + 1)} != 0)", P_PRIMARY
-        if dst.code == "bfloat":
-            self.bf16_helpers()
-            return f"tecc_bf16_round((float){self.expr(e.value, P_UNARY)})", P_PRIMARY
+        if dst.is_storage_float:
+            return self.round_to_format(e.dtype, self.expr(e.value, P_UNARY), str(src)), P_PRIMARY
+        if dst.is_narrow:
+            return self.narrow_int_cast(e.dtype, self.expr(e.value), src), P_PRIMARY
         return f"({self.type_name(e.dtype)}){self.expr(e.value, P_UNARY)}", P_UNARY
 
     def visit_Ramp(self, e):
@@ -1318,24 +1395,27 @@ class CodeGenC(IRVisitor):
         return f"{self.reinterpret_helper(str(src), str(dst))}({self.expr(value)})"
 
     def reinterpret_helper(self, src: str, dst: str) -> str:
-        """``dst f(src v)``: copy the bits of a scalar (bfloat16 values are computed
-        as float and stored as 16 bits: the helper goes through the stored form)."""
+        """``dst f(src v)``: copy the bits of a scalar (a storage float's values are
+        computed as float and stored as its bits: the helper goes through the stored
+        form; a narrow integer's bits are wrapped to its width)."""
         name = f"tecc_reinterpret_{src}_{dst}"
         if name in self._helpers:
             return name
-        nbytes = _dt.parse(src).bits // 8
+        s, d = _dt.parse(src), _dt.parse(dst)
+        nbytes = s.storage_bits().bytes
         lines = [f"static inline {self.type_name(dst)} {name}({self.type_name(src)} v) {{"]
         bits = "v"
-        if src == "bfloat16":
-            self.bf16_helpers()
-            lines.append(f"    {self.storage_type(src)} b = tecc_f32_to_bf16(v);")
+        if s.is_storage_float:
+            lines.append(f"    {self.storage_type(src)} b = {self.float_format_helpers(src)[1]}(v);")
             bits = "b"
-        if dst == "bfloat16":
-            self.bf16_helpers()
-            lines += [f"    {self.storage_type(dst)} r;", f"    memcpy(&r, &{bits}, {nbytes});",
-                      "    return tecc_bf16_to_f32(r);", "}"]
+        lines += [f"    {self.storage_type(dst)} r = 0;", f"    memcpy(&r, &{bits}, {nbytes});"]
+        if d.is_storage_float:
+            lines.append(f"    return {self.float_format_helpers(dst)[0]}(r);")
+        elif d.is_narrow:
+            lines.append(f"    return {self.narrow_int_cast(dst, 'r', _dt.parse('int32'))};")
         else:
-            lines += [f"    {self.type_name(dst)} r;", f"    memcpy(&r, &{bits}, {nbytes});", "    return r;", "}"]
+            lines.append("    return r;")
+        lines.append("}")
         return self.use_helper(name, "\n".join(lines))
 
     #: CPU code may call packed functions; a GPU printer refuses them
@@ -1539,12 +1619,16 @@ class CodeGenC(IRVisitor):
                 return f"({args[0]})"
             if d.bits == 64:
                 return f"llabs({args[0]})"
+            if d.bits < 8:  # abs(-8) of an int4 wraps to -8, as int8's abs(-128)
+                return self.narrow_int_cast(dtype, f"abs({args[0]})", _dt.parse("int32"))
             if d.bits < 32:
                 return f"(({self.type_name(dtype)})abs({args[0]}))"
             return f"abs({args[0]})"
         if op == "popcount":
             if d.bits == 64:
                 return f"__builtin_popcountll((uint64_t)({args[0]}))"
+            if d.bits < 8:  # the type's own bits (an int4 is held sign-extended)
+                return f"__builtin_popcount((uint8_t)({args[0]}) & 0x{(1 << d.bits) - 1:x}u)"
             return f"__builtin_popcount((uint{max(d.bits, 8)}_t)({args[0]}))"
         if op in self.PREDICATES:
             return f"{self.PREDICATES[op]}({args[0]})"
@@ -1552,9 +1636,8 @@ class CodeGenC(IRVisitor):
             # half precision: compute in float, round back
             fargs = [f"(float)({a})" for a in args]
             return f"((_Float16){self.intrinsic(op, fargs, 'float32')})"
-        if d.code == "bfloat":
-            self.bf16_helpers()
-            return f"tecc_bf16_round({self.intrinsic(op, args, 'float32')})"
+        if d.is_storage_float:
+            return self.rounded(dtype, self.intrinsic(op, args, "float32"))
         if not d.is_float:
             # integer arguments of a float function: compute in double
             return self.intrinsic(op, [f"(double)({a})" for a in args], "float64")
@@ -1610,16 +1693,15 @@ class CodeGenC(IRVisitor):
         lanes = _dt.lanes(index.dtype)
         if lanes == 1:
             text = f"{ptr}[{self.expr(index)}]"
-            if _dt.parse(buf.dtype).code == "bfloat":
-                self.bf16_helpers()
-                return f"tecc_bf16_to_f32({text})", P_PRIMARY
+            if _dt.parse(buf.dtype).is_storage_float:
+                return self.float_value(f"{self.float_format_helpers(buf.dtype)[0]}({text})", text), P_PRIMARY
             return text, P_PRIMARY
         dtype = _dt.with_lanes(buf.dtype, lanes)
         if isinstance(index, E.Ramp) and E.is_const_int(index.stride, 1):
             name = self.load_helper(dtype)
             return f"{name}({ptr} + {self.expr(index.base, P_ADD + 1)})", P_PRIMARY
         if self.vector_shuffles and isinstance(index, E.Ramp) and E.is_const_int(index.stride, 2) \
-                and lanes in (2, 4, 8, 16, 32, 64) and _dt.parse(buf.dtype).code != "bfloat" and not _dt.is_bool(buf.dtype):
+                and lanes in (2, 4, 8, 16, 32, 64) and not _dt.parse(buf.dtype).is_narrow and not _dt.is_bool(buf.dtype):
             name = self.load_stride2_helper(dtype)
             return f"{name}({ptr} + {self.expr(index.base, P_ADD + 1)})", P_PRIMARY
         if self._strided(buf, index):
@@ -1717,7 +1799,7 @@ class CodeGenC(IRVisitor):
         if buf.scope == keys.REGISTER:
             self.emit(f"{self.name_of(buf.data)} = {self.expr(s.value)};")
             return
-        copy = _bf16_vector_copy(s)
+        copy = _narrow_vector_copy(s)
         if copy is not None:
             self.print_stmt(copy)
             return
@@ -1727,9 +1809,9 @@ class CodeGenC(IRVisitor):
         if lanes == 1:
             assert _dt.lanes(s.value.dtype) == 1, f"vector value stored at a scalar index of {buf.name}"
             value = self.expr(s.value)
-            if _dt.parse(buf.dtype).code == "bfloat":
-                self.bf16_helpers()
-                value = f"tecc_f32_to_bf16({value})"
+            if _dt.parse(buf.dtype).is_storage_float:
+                bits = self._bits_of.get(value) if s.value.dtype == buf.dtype else None
+                value = bits if bits is not None else f"{self.float_format_helpers(buf.dtype)[1]}({value})"
             self.emit(f"{ptr}[{self.expr(index)}] = {value};")
             return
         dtype = _dt.with_lanes(buf.dtype, lanes)

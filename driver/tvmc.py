@@ -572,9 +572,16 @@ def _load_inputs(path: str) -> dict:
 
 def _fill(info: dict, mode: str, rng) -> np.ndarray:
     shape = tuple(info["shape"])
-    if info["dtype"] == "bfloat16":  # its bits, of float values
+    if dtypes.storage_float(info["dtype"]) is not None:  # its bits, of float values
         values = {"zeros": np.zeros(shape), "ones": np.ones(shape)}.get(mode)
-        return dtypes.bfloat16_bits(rng.uniform(0.0, 1.0, shape) if values is None else values)
+        if values is None:
+            values = rng.uniform(0.0, 1.0, shape) if info["dtype"] != "float8_e8m0fnu" else np.ones(shape)
+        return dtypes.encode(values, info["dtype"])
+    if dtypes.is_narrow(info["dtype"]):  # int4 ...: its values, in its range
+        lo, hi = dtypes.int_range(info["dtype"])
+        values = {"zeros": np.zeros(shape, np.int64), "ones": np.ones(shape, np.int64)}.get(mode)
+        return dtypes.to_storage(rng.integers(max(lo, 0), min(hi, 9) + 1, shape) if values is None else values,
+                                 info["dtype"])
     dtype = np.dtype(info["dtype"])
     if mode == "zeros":
         return np.zeros(shape, dtype)
@@ -599,10 +606,10 @@ def _model_inputs(factory, inputs_path, fill_mode: str, prog: str) -> dict:
             raise CLIError(f"{where} has the array {name!r}, which is not an input of the model; its inputs are: "
                            f"{_describe_inputs(info)}; rename the array in the .npz")
         want = expected[name]
-        bits = dtypes.as_bfloat16_bits(arr) if want["dtype"] == "bfloat16" else None
-        if bits is not None:  # ml_dtypes' bfloat16 (read back as a 2-byte void), or its uint16 bits
-            given[name] = arr = bits
-        if tuple(arr.shape) != tuple(want["shape"]) or (bits is None and str(arr.dtype) != want["dtype"]):
+        stored = dtypes.as_storage(arr, want["dtype"]) if dtypes.is_narrow(want["dtype"]) else None
+        if stored is not None:  # ml_dtypes' bfloat16 (read back as a 2-byte void), or its uint16 bits ...
+            given[name] = arr = stored
+        if tuple(arr.shape) != tuple(want["shape"]) or (stored is None and str(arr.dtype) != want["dtype"]):
             raise CLIError(f"{where}: input {name!r} is {_fmt_tensor(arr.dtype, arr.shape)} but the model takes "
                            f"{_fmt_tensor(want['dtype'], want['shape'])} (its inputs are: {_describe_inputs(info)}); "
                            f"save it with that shape and dtype (e.g. x.astype({want['dtype']!r}))")
@@ -651,10 +658,11 @@ def _cmd_run(args, prog: str) -> int:
     outputs = {f"output_{k}": gmod.get_output(k).numpy() for k in range(gmod.get_num_outputs())}
     infos = factory.spec.output_info()
     for (name, arr), info in zip(outputs.items(), infos):
-        bits = " (bfloat16 as its bits: arr.view(ml_dtypes.bfloat16))" if info["dtype"] == "bfloat16" else ""
+        bits = (f" ({info['dtype']} as its bits: arr.view(ml_dtypes.{info['dtype']}))"
+                if dtypes.storage_float(info["dtype"]) is not None else "")
         print(f"{name}: {_named(info)}{_fmt_tensor(arr.dtype, arr.shape)}{bits}")
     if args.print_top:
-        _print_top(outputs["output_0"], args.print_top)
+        _print_top(dtypes.numbers(outputs["output_0"], infos[0]["dtype"]), args.print_top)  # bits decoded
     if args.print_time:
         result = gmod.benchmark(dev, repeat=args.repeat, number=args.number, end_to_end=args.end_to_end)
         _print_times(_profile_ms(result.results))

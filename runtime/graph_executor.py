@@ -475,17 +475,18 @@ def _copy_into(dst: NDArray, value, what: str) -> None:
     value = _foreign_array(value)
     if not hasattr(value, "shape") or not hasattr(value, "dtype"):
         try:  # a list or a scalar: convert to the expected dtype
-            value = np.asarray(value, dtype=dtypes.storage(want_dtype))
+            value = dtypes.to_storage(value, want_dtype)
         except (TypeError, ValueError) as err:
             raise RuntimeArgError(f"{what}: cannot convert {type(value).__name__} to a {want_dtype} array "
                                   f"({err})") from None
         got_dtype = want_dtype
     else:
         got_dtype = _value_dtype(value)
-        # bfloat16 travels in numpy as its uint16 bits (or ml_dtypes' bfloat16, moved as those bits)
-        bits = dtypes.as_bfloat16_bits(value) if want_dtype == "bfloat16" else None
-        if bits is not None:
-            got_dtype, value = "bfloat16", bits
+        # a type numpy lacks travels as its storage (bfloat16's uint16 bits, say), or as
+        # ml_dtypes' array of it, moved as that storage
+        stored = dtypes.as_storage(value, want_dtype) if dtypes.is_narrow(want_dtype) else None
+        if stored is not None:
+            got_dtype, value = want_dtype, stored
     got_shape = tuple(int(s) for s in value.shape)
     if got_shape != want_shape or got_dtype != want_dtype:
         raise RuntimeArgError(f"{what} expects shape {want_shape} and dtype {want_dtype}, got shape {got_shape} "
@@ -522,8 +523,8 @@ def save_param_dict(params: dict) -> bytes:
             if arr.dtype.hasobject:
                 raise TeccError(f"save_param_dict: param {name!r} holds Python objects ({arr.dtype}); params are "
                                 "numeric arrays")
-            if arr.dtype.name == "bfloat16":  # ml_dtypes': .npy has no such type (it reads back as void)
-                arr = arr.view(np.uint16)
+            if dtypes.is_narrow(arr.dtype.name):  # ml_dtypes': .npy has no such type (it reads back as void)
+                arr = dtypes.as_storage(arr, arr.dtype.name)
             with z.open(f"{name}.npy", "w", force_zip64=True) as f:
                 np.lib.format.write_array(f, np.asarray(arr, order="C"), allow_pickle=False)
     return buf.getvalue()

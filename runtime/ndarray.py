@@ -5,8 +5,12 @@ A CPU :class:`NDArray` wraps a C-contiguous numpy array; a CUDA one wraps a cupy
 array where a GPU and cupy are present.  Without a GPU, arrays placed on ``cuda(0)``
 live in host memory (numpy) and CUDA modules run on the CPU emulation, so GPU code
 runs unchanged anywhere.  ``bfloat16`` arrays hold their raw bits in ``uint16``
-storage (``nd.array`` takes ml_dtypes' bfloat16 arrays, and uint16 bits with
-``dtype="bfloat16"``; ``numpy()`` gives the bits, as TVM's did).
+storage, the 8- and 4-bit floats theirs in ``uint8``, and ``int4``/``uint4``/
+``int2``/``uint2`` their values in ``int8``/``uint8`` (:mod:`tecc.runtime.dtypes`):
+``nd.array`` takes ml_dtypes' arrays of those types, the storage itself (bits, with
+``dtype="bfloat16"``...), or numbers (float values rounded to the format);
+``numpy()`` gives the storage, as TVM's did for bfloat16
+(``dtypes.as_ml_dtypes(arr.numpy(), arr.dtype)`` gives ml_dtypes' typed array).
 """
 from __future__ import annotations
 
@@ -135,9 +139,10 @@ class NDArray:
 
     # DLPack: the memory shared with other libraries (torch.from_dlpack(arr), nd.from_dlpack(t))
     def __dlpack__(self, **kwargs):
-        if self._dtype == "bfloat16":
-            raise TeccError("a bfloat16 NDArray holds its values' bits as uint16; DLPack would hand them over as "
-                            "uint16: share arr.numpy().view(ml_dtypes.bfloat16) instead")
+        if dtypes.is_narrow(self._dtype):
+            held = dtypes.storage(self._dtype)
+            raise TeccError(f"a {self._dtype} NDArray holds its elements as {held}; DLPack would hand them over as "
+                            f"{held}: share tecc.runtime.dtypes.as_ml_dtypes(arr.numpy(), arr.dtype) instead")
         return self._data.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
@@ -207,20 +212,24 @@ def array(arr, device: Device = None, dtype=None, *, dev: Device = None, ctx: De
     if isinstance(arr, NDArray):
         dtype = arr.dtype if dtype is None else dtype
         arr = arr.numpy()
-    if isinstance(arr, np.ndarray) and arr.dtype.name == "bfloat16":  # ml_dtypes' (onnx's, jax's): its bits
-        arr = dtypes.as_bfloat16_bits(arr)
-        if dtype is None or _canonical(dtype) == "bfloat16":
-            dtype = "bfloat16"
-        else:
-            raise TeccError(f"nd.array: a bfloat16 array converts to {dtype} with numpy first "
-                            f"(arr.astype('{dtype}')); tecc keeps bfloat16 arrays as their bits")
+    if isinstance(arr, np.ndarray) and dtypes.is_narrow(arr.dtype.name):  # ml_dtypes' (onnx's, jax's)
+        if dtype is not None and _canonical(dtype) != arr.dtype.name:
+            raise TeccError(f"nd.array: a {arr.dtype.name} array converts to {dtype} with numpy first "
+                            f"(arr.astype('{dtype}')); tecc keeps {arr.dtype.name} arrays as stored")
+        dtype = arr.dtype.name
     if dtype is None:
         src = np.asarray(arr)
         dtype = _canonical(src.dtype)
     else:
         dtype = _canonical(dtype)
-        src = np.asarray(arr, dtype=_storage_dtype(dtype)) if not (
-            isinstance(arr, np.ndarray) and arr.dtype == _storage_dtype(dtype)) else arr
+        stored = dtypes.as_storage(arr, dtype) if dtypes.is_narrow(dtype) else None
+        if stored is not None:
+            src = stored
+        elif dtypes.is_narrow(dtype):
+            src = dtypes.to_storage(arr, dtype)  # numbers: rounded to the format, or range-checked
+        else:
+            src = np.asarray(arr, dtype=_storage_dtype(dtype)) if not (
+                isinstance(arr, np.ndarray) and arr.dtype == _storage_dtype(dtype)) else arr
     _require_device(dev)
     if _on_gpu(dev):
         cupy = _cupy()

@@ -3,6 +3,14 @@
 A dtype is carried through the IR as a plain string in TVM's spelling:
 ``"float32"``, ``"int8"``, ``"bool"``, ``"handle"``, and vector types with a lane
 suffix such as ``"float32x4"``.  :func:`parse` turns it into a :class:`DType`.
+
+The narrow types (:attr:`DType.is_narrow`) are the storage floats -- ``bfloat16``,
+the 8-bit floats ``float8_e4m3fn`` ... and ``float4_e2m1fn``, whose values the
+backends compute as float32 and round to the format after every operation -- and
+the integers narrower than a byte (``int4``, ``uint4``, ``int2``, ``uint2``), stored
+one per byte and wrapped to their width after every operation.  Their vectors
+exist only as copies (the backends move them as their storage bits).  The facts of
+each format (bits, NaN, range) are :mod:`tecc.runtime.dtypes`'.
 """
 from __future__ import annotations
 
@@ -13,9 +21,12 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import TeccTypeError
+from ..runtime import dtypes as _rt
 from ..runtime.dtypes import SUPPORTED  # noqa: F401  (dtypes a user may give to tensors)
 
-_CODES = ("int", "uint", "float", "bfloat", "bool", "handle")
+#: the 8- and 4-bit storage floats, whose name is their code (bfloat16's is "bfloat")
+_FORMAT_CODES = tuple(name for name in _rt.FLOAT_FORMATS if name != "bfloat16")
+_CODES = ("int", "uint", "float", "bfloat", "bool", "handle") + _FORMAT_CODES
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,17 +36,41 @@ class DType:
     lanes: int = 1
 
     def __str__(self) -> str:
-        if self.code == "bool":
-            base = "bool"
-        elif self.code == "handle":
-            base = "handle"
+        if self.code in ("bool", "handle") or self.code in _FORMAT_CODES:
+            base = self.code
         else:
             base = f"{self.code}{self.bits}"
         return base if self.lanes == 1 else f"{base}x{self.lanes}"
 
     @property
     def is_float(self) -> bool:
-        return self.code in ("float", "bfloat")
+        return self.code in ("float", "bfloat") or self.code in _FORMAT_CODES
+
+    @property
+    def float_format(self):
+        """The :class:`~tecc.runtime.dtypes.FloatFormat` of a storage float (its
+        values compute as float32 and are stored as bits), else None."""
+        return _rt.FLOAT_FORMATS.get("bfloat16" if self.code == "bfloat" else self.code)
+
+    @property
+    def is_storage_float(self) -> bool:
+        """bfloat16, the 8-bit and the 4-bit floats: computed as float32, stored as bits."""
+        return self.code == "bfloat" or self.code in _FORMAT_CODES
+
+    @property
+    def is_narrow(self) -> bool:
+        """A storage float or an integer narrower than a byte: computed one lane at a
+        time, its vectors only copies (see the module's docstring)."""
+        return self.is_storage_float or (self.code in ("int", "uint") and self.bits < 8)
+
+    def storage_bits(self) -> "DType":
+        """The integer type of a narrow type's stored element (``uint16`` for
+        bfloat16, ``uint8`` for the other floats, ``int8``/``uint8`` for the narrow
+        integers), with the same lanes; any other type itself."""
+        if not self.is_narrow:
+            return self
+        code = "int" if self.code == "int" else "uint"
+        return DType(code, 16 if self.code == "bfloat" else 8, self.lanes)
 
     @property
     def is_int(self) -> bool:
@@ -69,7 +104,8 @@ class DType:
         return DType(self.code, self.bits, lanes)
 
 
-_RE = re.compile(r"^(int|uint|float|bfloat|bool|handle)(\d*)(?:x(\d+))?$")
+_RE = re.compile(r"^(" + "|".join(sorted(_FORMAT_CODES, key=len, reverse=True))
+                 + r"|int|uint|float|bfloat|bool|handle)(\d*)(?:x(\d+))?$")
 
 
 @lru_cache(maxsize=None)
@@ -78,10 +114,8 @@ def parse(dtype) -> DType:
     if isinstance(dtype, DType):
         return dtype
     s = str(dtype)
-    if s == "float":
-        s = "float32"
-    elif s == "int":
-        s = "int32"
+    if s in ("float", "int", "e4m3_float8", "e5m2_float8"):  # numpy's short names; TVM's older float8 names
+        s = _rt.canonical(s)
     m = _RE.match(s)
     if not m:
         raise TeccTypeError(
@@ -92,11 +126,15 @@ def parse(dtype) -> DType:
         nbits = 1
     elif code == "handle":
         nbits = 64
+    elif code in _FORMAT_CODES:
+        if bits:
+            raise TeccTypeError(f"dtype {dtype!r}: {code} has its width in its name; write {code!r}")
+        nbits = _rt.FLOAT_FORMATS[code].bits
     else:
         if not bits:
             raise TeccTypeError(f"dtype {dtype!r} needs a bit width, e.g. '{code}32'")
         nbits = int(bits)
-        valid = {"int": (8, 16, 32, 64), "uint": (8, 16, 32, 64),
+        valid = {"int": (2, 4, 8, 16, 32, 64), "uint": (2, 4, 8, 16, 32, 64),
                  "float": (16, 32, 64), "bfloat": (16,)}[code]
         if nbits not in valid:
             raise TeccTypeError(f"dtype {dtype!r} has an unsupported bit width")
@@ -135,29 +173,40 @@ def is_bool(dtype: str) -> bool:
 
 
 def to_numpy(dtype: str) -> np.dtype:
+    """The numpy dtype of values of ``dtype`` (an integer narrower than a byte: the
+    byte that holds it)."""
     d = parse(dtype)
     if d.lanes != 1:
         raise TeccTypeError(f"vector dtype {dtype!r} has no numpy equivalent")
-    if d.code == "bfloat":
-        raise TeccTypeError("bfloat16 has no numpy dtype; use float32 on the host")
+    if d.is_storage_float:
+        raise TeccTypeError(f"{d} has no numpy dtype; use float32 on the host (tecc stores its bits as "
+                            f"{d.storage_bits()})")
     if d.code == "handle":
         raise TeccTypeError("handle has no numpy dtype")
-    return np.dtype(str(d))
+    return np.dtype(str(d.storage_bits()))
 
 
 def min_value(dtype: str):
-    d = parse(dtype)
+    """The smallest value of ``dtype`` (a float's -inf, or its lowest finite value
+    where it has no infinity): the identity of a max reduction."""
+    d = parse(dtype).element_of()
     if d.is_float:
-        return -np.inf
+        fmt = d.float_format
+        if fmt is None or fmt.infinities:
+            return -np.inf
+        return 2.0 ** fmt.min_subnormal_exponent if not fmt.signed else -fmt.max
     if d.is_bool:
         return False
-    return int(np.iinfo(to_numpy(str(d.element_of()))).min)
+    return _rt.int_range(str(d))[0]
 
 
 def max_value(dtype: str):
-    d = parse(dtype)
+    """The largest value of ``dtype`` (a float's inf, or its largest finite value
+    where it has no infinity): the identity of a min reduction."""
+    d = parse(dtype).element_of()
     if d.is_float:
-        return np.inf
+        fmt = d.float_format
+        return np.inf if fmt is None or fmt.infinities else fmt.max
     if d.is_bool:
         return True
-    return int(np.iinfo(to_numpy(str(d.element_of()))).max)
+    return _rt.int_range(str(d))[1]

@@ -610,7 +610,7 @@ def test_arrays_are_shared_through_dlpack_both_ways():
     with pytest.raises(TeccError, match="has no __dlpack__; pass the tensor itself"):
         tecc.nd.from_dlpack([1, 2])
     bits = tecc.nd.array(np.zeros(2, "uint16"), dtype="bfloat16")
-    with pytest.raises(TeccError, match="bfloat16 NDArray holds its values' bits"):
+    with pytest.raises(TeccError, match="bfloat16 NDArray holds its elements as uint16"):
         np.from_dlpack(bits)
 
 

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ...runtime import dtypes as _rt_dtypes
 from .. import dtype as _dt
 from .. import expr as E
 from .. import stmt as S
@@ -31,12 +32,14 @@ class InterpError(AssertionError):
 
 
 def numpy_dtype(dtype):
+    """The numpy dtype the interpreter computes ``dtype``'s values in (a storage
+    float's as float32, a narrow integer's as the byte that holds it)."""
     d = _dt.parse(dtype).element_of()
     if d.is_bool:
         return np.dtype(bool)
-    if d.code == "bfloat":
+    if d.is_storage_float:
         return np.dtype("float32")
-    return np.dtype(str(d))
+    return np.dtype(str(d.storage_bits()))
 
 
 def to_value(value, dtype):
@@ -77,18 +80,21 @@ _BINARY = {
 
 
 def _reinterpret(value, src: str, dst: str):
-    """The bits of ``value`` (of dtype ``src``) read as ``dst`` (bfloat16 values are
-    float32 numbers whose low 16 bits are zero)."""
+    """The bits of ``value`` (of dtype ``src``) read as ``dst`` (a storage float's
+    values are float32 numbers: their bits are the format's encoding of them)."""
     s, d = _dt.parse(src).element_of(), _dt.parse(dst).element_of()
-    bits = np.dtype(f"uint{s.bits}")
-    if s.code == "bfloat":
-        raw = (np.asarray(value, np.float32).view(np.uint32) >> 16).astype(bits)
+    bits = np.dtype(f"uint{max(8, s.bits)}")
+    if s.is_storage_float:
+        raw = _rt_dtypes.encode(np.asarray(value, np.float32), str(s)).astype(bits)
     elif s.is_float:
         raw = np.asarray(value, numpy_dtype(src)).view(bits)
     else:  # Python ints: wrap to the width first
-        raw = np.asarray(value).astype(np.int64 if s.is_int else np.uint64).astype(bits)
-    if d.code == "bfloat":
-        return (raw.astype(np.uint32) << 16).view(np.float32)
+        raw = (np.asarray(value).astype(np.int64 if s.is_int else np.uint64) & ((1 << s.bits) - 1)).astype(bits)
+    if d.is_storage_float:
+        return _rt_dtypes.decode(raw, str(d))
+    if d.is_narrow:  # an int4's bits, sign-extended
+        half = 1 << (d.bits - 1)
+        return ((raw.astype(np.int64) ^ half) - half if d.is_int else raw.astype(np.int64)).astype(numpy_dtype(dst))
     return raw.view(numpy_dtype(dst))
 
 

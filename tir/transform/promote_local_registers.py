@@ -100,7 +100,7 @@ def _places(alloc: S.Allocate):
 
 
 def _promotable(buf: S.Buffer) -> bool:
-    if buf.scope != keys.LOCAL or len(buf.shape) != 1 or _dt.parse(buf.dtype).code == "bfloat":
+    if buf.scope != keys.LOCAL or len(buf.shape) != 1 or _dt.parse(buf.dtype).is_narrow:
         return False
     if _dt.lanes(buf.dtype) > 1:
         return False
@@ -272,7 +272,7 @@ class _PromoteInLoops(IRMutator):
     def visit_Allocate(self, s):
         buf = s.buffer
         if (buf.scope != keys.LOCAL or len(buf.shape) != 1 or _dt.lanes(buf.dtype) > 1
-                or _dt.parse(buf.dtype).code == "bfloat"):
+                or _dt.parse(buf.dtype).is_narrow):
             return self.generic_visit(s)
         self.candidates[s.buffer.data] = s.buffer
         try:

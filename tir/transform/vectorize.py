@@ -10,9 +10,10 @@ The loop is left alone (still ``VECTORIZED``, so the backend emits a SIMD
 pragma) when the body is anything but a sequence of stores and lets over
 vectorizable expressions: an inner loop, an ``if``, an allocation, an unknown
 call, a lazy ``if_then_else`` whose condition depends on the loop variable (one
-whose condition does not chooses between whole vectors), bfloat16 vectors other
-than copies (a store of a load: the backends compute bfloat16 as float32, lane by
-lane, and move its vectors as bits only), an index that
+whose condition does not chooses between whole vectors), vectors of a narrow type
+(bfloat16, the 8- and 4-bit floats, int4...) other than copies (a store of a load:
+the backends compute those types one lane at a time, and move their vectors as
+bits only), an index that
 is neither scalar nor a ramp (a gather), a store whose index does not depend on
 the loop variable, or a written buffer that is accessed at two different
 indices (a loop-carried dependence).  The last two rules make each lane touch
@@ -293,15 +294,15 @@ def _vectorize_body(loop: S.For, lanes: int, base):
     body = v.visit(loop.body)
     if not _CheckAccesses(v.stores).check(body):
         raise _CannotVectorize("loop-carried dependence through a written buffer")
-    if not _bfloat16_vectors_are_copies(body):
-        raise _CannotVectorize("bfloat16 vector arithmetic")
+    if not _narrow_vectors_are_copies(body):
+        raise _CannotVectorize("vector arithmetic of a narrow type (bfloat16, float8, int4...)")
     return body
 
 
-def _bfloat16_vectors_are_copies(body) -> bool:
-    """Whether every bfloat16 vector of ``body`` is a load stored as it is (a copy).
-    bfloat16 values compute as float32 in the backends, lane by lane only: its
-    vectors move bits (a store of a load), nothing else."""
+def _narrow_vectors_are_copies(body) -> bool:
+    """Whether every vector of a narrow type in ``body`` is a load stored as it is (a
+    copy).  Those types compute one lane at a time in the backends (a storage float
+    as float32): their vectors move bits (a store of a load), nothing else."""
     from ..functor import post_order_visit
 
     copied, vectors = set(), []
@@ -309,7 +310,7 @@ def _bfloat16_vectors_are_copies(body) -> bool:
     def visit(n):
         if isinstance(n, S.BufferStore) and isinstance(n.value, E.BufferLoad):
             copied.add(id(n.value))
-        elif isinstance(n, E.PrimExpr) and n.dtype.startswith("bfloat16x"):
+        elif isinstance(n, E.PrimExpr) and _dt.lanes(n.dtype) > 1 and _dt.parse(n.dtype).is_narrow:
             vectors.append(id(n))
 
     post_order_visit(body, visit)

@@ -57,7 +57,10 @@ from .measure import Builder, MeasureError, MeasureErrorNo, MeasureResult, Runne
 #: relative tolerance of the comparison with the reference, per output dtype; the
 #: absolute tolerance is the same number times ``max(1, max |expected|)``, so a
 #: reduction summed in another order passes while a wrong element does not
-TOLERANCES = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 1e-4, "float64": 1e-9}
+TOLERANCES = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 1e-4, "float64": 1e-9,
+              # the 8- and 4-bit floats: two of their steps (a candidate rounds in another order)
+              "float8_e4m3fn": 0.25, "float8_e4m3fnuz": 0.25, "float8_e5m2": 0.5, "float8_e5m2fnuz": 0.5,
+              "float8_e8m0fnu": 1.0, "float4_e2m1fn": 1.0}
 
 #: registers of one block on every GPU tecc compiles for (sm_75 ... sm_120)
 MAX_REGISTERS_PER_BLOCK = 65536
@@ -703,9 +706,9 @@ def _clearly_matches(got, expected, dtype: str, rtol: float, xp=np) -> bool:
 
 
 def _as_float(arr: np.ndarray, dtype: str) -> np.ndarray:
-    if dtype == "bfloat16":
-        return (arr.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
-    return arr.astype(np.float64)
+    from ...runtime import dtypes  # noqa: PLC0415
+
+    return dtypes.numbers(arr, dtype).astype(np.float64)  # a storage float's bits decoded
 
 
 def reference_inputs(arg_info, index_bounds=None, seed=SEED) -> list:
@@ -721,7 +724,9 @@ def reference_inputs(arg_info, index_bounds=None, seed=SEED) -> list:
     Returns
     -------
     list of numpy.ndarray
-        In storage dtypes (``bfloat16`` as its ``uint16`` bits).
+        In storage dtypes (``bfloat16`` as its ``uint16`` bits; a narrow
+        integer's values clipped to its range; float8_e8m0fnu, which holds only
+        powers of two, powers of two from 1/16 to 8).
     """
     from ...runtime import dtypes  # noqa: PLC0415
 
@@ -736,9 +741,13 @@ def reference_inputs(arg_info, index_bounds=None, seed=SEED) -> list:
                 lo, hi = 0, max(1, index_bounds[i])
             else:
                 lo, hi = (0, 16) if dtype.startswith("uint") else (-8, 8)
+                tlo, thi = dtypes.int_range(dtype)
+                lo, hi = max(lo, tlo), min(hi, thi + 1)
             arr = rng.integers(lo, hi, size=shape).astype(dtypes.storage(dtype))
-        elif dtype == "bfloat16":
-            arr = dtypes.bfloat16_bits(rng.uniform(-1.0, 1.0, size=shape))
+        elif dtype == "float8_e8m0fnu":
+            arr = dtypes.encode(2.0 ** rng.integers(-4, 4, size=shape), dtype)
+        elif dtypes.storage_float(dtype) is not None:
+            arr = dtypes.encode(rng.uniform(-1.0, 1.0, size=shape), dtype)
         else:
             arr = rng.uniform(-1.0, 1.0, size=shape).astype(dtypes.storage(dtype))
         out.append(np.ascontiguousarray(arr))
@@ -749,9 +758,13 @@ def _unwritten(expected, dtype: str, xp=np):
     """What an output holds before a candidate runs: different from the expected
     value everywhere (NaN for floats), so an element it never writes is caught.
     ``xp``: the module of ``expected`` (numpy, or cupy on the GPU)."""
+    from ...runtime import dtypes  # noqa: PLC0415
+
     if dtype in TOLERANCES:
-        if dtype == "bfloat16":
-            return xp.full(expected.shape, 0x7FC0, dtype=xp.uint16)
+        fmt = dtypes.storage_float(dtype)
+        if fmt is not None:  # its NaN's bits (float4_e2m1fn has none: its largest value)
+            code = fmt.nan_code if fmt.nan_code is not None else fmt.max_code
+            return xp.full(expected.shape, code, dtype=expected.dtype)
         return xp.full(expected.shape, xp.nan, dtype=expected.dtype)
     if expected.dtype == xp.bool_:
         return ~expected
@@ -865,8 +878,8 @@ def _check_ref_input(ref_input, arg_info, task) -> list:
     out = []
     for i, (arr, (shape, dtype)) in enumerate(zip(ref_input, arg_info)):
         arr = np.asarray(arr)
-        bits = dtypes.as_bfloat16_bits(arr) if dtype == "bfloat16" else None
-        arr = arr if bits is None else bits  # ml_dtypes' bfloat16, or its bits: the bits
+        stored = dtypes.as_storage(arr, dtype) if dtypes.is_narrow(dtype) else None
+        arr = arr if stored is None else stored  # ml_dtypes' bfloat16, or its bits: the bits
         if arr.shape != tuple(shape) or arr.dtype != dtypes.storage(dtype):
             raise MeasureError(f"runner.ref_input[{i}] is {arr.dtype}{list(arr.shape)}, but argument {i} of task "
                                f"{task.name!r} is {dtype}{list(shape)}")
