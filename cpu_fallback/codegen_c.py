@@ -210,9 +210,10 @@ class CodeGenC(IRVisitor):
         **{name: "float" for name in _rt_dtypes.FLOAT_FORMATS},
         **{name: "int8_t" if signed else "uint8_t" for name, (_, signed) in _rt_dtypes.NARROW_INTS.items()},
     }
-    #: C types of buffer elements where they differ from the value type (a storage
-    #: float's bits)
-    STORAGE_TYPES = {name: "uint16_t" if f.bits == 16 else "uint8_t" for name, f in _rt_dtypes.FLOAT_FORMATS.items()}
+    #: C types of buffer elements where they differ from the value type (a narrow
+    #: type's bits)
+    STORAGE_TYPES = {**{name: "uint16_t" if f.bits == 16 else "uint8_t" for name, f in _rt_dtypes.FLOAT_FORMATS.items()},
+                     **{name: "uint8_t" for name in _rt_dtypes.NARROW_INTS}}
     #: intrinsic -> C math function (float64 spelling; float32 adds the ``f`` suffix)
     MATH_FUNCS = {
         "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "log10": "log10",
@@ -1693,8 +1694,11 @@ class CodeGenC(IRVisitor):
         lanes = _dt.lanes(index.dtype)
         if lanes == 1:
             text = f"{ptr}[{self.expr(index)}]"
-            if _dt.parse(buf.dtype).is_storage_float:
+            d = _dt.parse(buf.dtype)
+            if d.is_storage_float:
                 return self.float_value(f"{self.float_format_helpers(buf.dtype)[0]}({text})", text), P_PRIMARY
+            if d.is_narrow:  # a narrow integer's value from its bits (an int4's sign-extended)
+                return self.narrow_int_cast(buf.dtype, text, _dt.parse("int32")), P_PRIMARY
             return text, P_PRIMARY
         dtype = _dt.with_lanes(buf.dtype, lanes)
         if isinstance(index, E.Ramp) and E.is_const_int(index.stride, 1):
@@ -1809,9 +1813,12 @@ class CodeGenC(IRVisitor):
         if lanes == 1:
             assert _dt.lanes(s.value.dtype) == 1, f"vector value stored at a scalar index of {buf.name}"
             value = self.expr(s.value)
-            if _dt.parse(buf.dtype).is_storage_float:
+            d = _dt.parse(buf.dtype)
+            if d.is_storage_float:
                 bits = self._bits_of.get(value) if s.value.dtype == buf.dtype else None
                 value = bits if bits is not None else f"{self.float_format_helpers(buf.dtype)[1]}({value})"
+            elif d.is_narrow:  # a narrow integer's bits
+                value = f"(uint8_t)((uint32_t)({value}) & 0x{(1 << d.bits) - 1:x}u)"
             self.emit(f"{ptr}[{self.expr(index)}] = {value};")
             return
         dtype = _dt.with_lanes(buf.dtype, lanes)

@@ -15,9 +15,10 @@ for the others (a 4-bit float in the low nibble).  Their facts are a
 :class:`FloatFormat` each (:data:`FLOAT_FORMATS`); :func:`encode` rounds float values
 to one (to nearest, ties to even), :func:`decode` gives the float32 values of bits.
 
-*Narrow integers* -- ``int4``, ``uint4``, ``int2``, ``uint2`` -- are kept one per byte
-as their values: ``int8`` (sign-extended) and ``uint8``, so numpy reads them as
-numbers.
+*Narrow integers* -- ``int4``, ``uint4``, ``int2``, ``uint2`` -- are kept the same
+way: one ``uint8`` per element, the value's two's-complement bits in the low ones
+(-1 as an int4 is ``0b1111``).  That is ml_dtypes' layout (and ONNX's, unpacked), so
+their arrays and tecc's share memory as they are; :func:`numbers` gives the values.
 
 :func:`as_storage` takes what other libraries hand over for these types
 (ml_dtypes' arrays, which onnx's ``numpy_helper`` returns; the raw voids an
@@ -140,7 +141,7 @@ _CTYPES = {
     "uint16": ctypes.c_uint16, "int32": ctypes.c_int32, "uint32": ctypes.c_uint32,
     "int64": ctypes.c_int64, "uint64": ctypes.c_uint64, "float32": ctypes.c_float,
     "float64": ctypes.c_double, "int4": ctypes.c_int8, "int2": ctypes.c_int8, "uint4": ctypes.c_uint8,
-    "uint2": ctypes.c_uint8,
+    "uint2": ctypes.c_uint8,  # a scalar narrow integer is passed as its value
 }
 
 
@@ -160,14 +161,14 @@ def storage_float(dtype: str) -> FloatFormat | None:
 
 
 def storage(dtype: str) -> np.dtype:
-    """The numpy dtype that stores elements of ``dtype`` (a storage float: its bits;
-    a narrow integer: ``int8``/``uint8`` values)."""
+    """The numpy dtype that stores elements of ``dtype`` (a type numpy lacks: the
+    unsigned integer holding its bits)."""
     name = canonical(dtype)
     fmt = FLOAT_FORMATS.get(name)
     if fmt is not None:
         return np.dtype(fmt.storage)
     if name in NARROW_INTS:
-        return np.dtype("int8" if NARROW_INTS[name][1] else "uint8")
+        return np.dtype("uint8")
     return np.dtype(name)
 
 
@@ -279,39 +280,43 @@ def decode(bits, dtype) -> np.ndarray:
 # -------------------------------------------------------------------------------
 # arrays of the types numpy lacks
 # -------------------------------------------------------------------------------
-def _sign_extend(values, bits: int) -> np.ndarray:
-    half = 1 << (bits - 1)
-    return (((values.astype(np.int16) & ((1 << bits) - 1)) ^ half) - half).astype(np.int8)
+def _int_values(bits, dtype: str) -> np.ndarray:
+    """The values of a narrow integer's stored ``bits`` (int8 / uint8)."""
+    width, signed = NARROW_INTS[dtype]
+    low = np.asarray(bits).astype(np.int16) & ((1 << width) - 1)
+    if not signed:
+        return low.astype(np.uint8)
+    half = 1 << (width - 1)
+    return ((low ^ half) - half).astype(np.int8)
 
 
 def as_storage(arr, dtype):
     """``arr``'s elements in tecc's storage of ``dtype`` when ``arr`` holds elements of
     that type -- ml_dtypes' arrays of it (onnx's, jax's), the void of its width that
     an ``.npy``/``.npz`` of those reads back as without ml_dtypes, or the storage
-    itself (a storage float's bits; a narrow integer's ``int8``/``uint8`` values,
-    checked to lie in its range) -- else None (then the values are numbers:
-    :func:`to_storage`)."""
+    itself: the bits, in ``uint8``/``uint16``) -- else None (then the values are
+    numbers: :func:`to_storage`)."""
     if not isinstance(arr, np.ndarray):
         return None
     name = canonical(dtype)
     want = storage(name)
-    if name in NARROW_INTS:
-        bits, signed = NARROW_INTS[name]
-        if arr.dtype.name == name or arr.dtype.str in ("|V1", "<V1"):
-            raw = arr.view(np.uint8)  # ml_dtypes keeps the value's own bits in the low ones
-            return _sign_extend(raw, bits) if signed else raw & np.uint8((1 << bits) - 1)
-        return to_storage(arr, name) if arr.dtype == want else None
-    if name not in FLOAT_FORMATS:
+    if not is_narrow(name):
         return arr if arr.dtype == want else None
     if arr.dtype.name == name or arr.dtype == want or arr.dtype.str in (f"|V{want.itemsize}", f"<V{want.itemsize}"):
-        return arr.view(want)
+        bits = arr.view(want)
+        width = FLOAT_FORMATS[name].bits if name in FLOAT_FORMATS else NARROW_INTS[name][0]
+        if width < 8 and bits.size and int(bits.max()) >> width:
+            raise TeccTypeError(f"{name} bits are the low {width} of a byte; these bytes set higher ones "
+                                f"(up to {int(bits.max()):#x}): pass ml_dtypes' {name} array, or the values as "
+                                f"int8/float32 numbers")
+        return bits
     return None
 
 
 def to_storage(values, dtype) -> np.ndarray:
     """Numbers ``values`` as the storage of ``dtype``: a storage float's values
     rounded to its bits (:func:`encode`); a narrow integer's values, which must lie
-    in its range; any other dtype by numpy's conversion."""
+    in its range, as their bits; any other dtype by numpy's conversion."""
     name = canonical(dtype)
     if name in FLOAT_FORMATS:
         return encode(np.asarray(values, dtype=np.float32), name)
@@ -324,14 +329,13 @@ def to_storage(values, dtype) -> np.ndarray:
                                     f"them first (np.rint(x).astype('int8'))")
             raise TeccTypeError(f"{name} holds integers in [{lo}, {hi}]; the values given span "
                                 f"[{arr.min()}, {arr.max()}]: clip them first (np.clip(x, {lo}, {hi}))")
-        return arr.astype(storage(name))
+        return (arr.astype(np.int64) & ((1 << NARROW_INTS[name][0]) - 1)).astype(np.uint8)
     return np.asarray(values, dtype=storage(name))
 
 
 def as_ml_dtypes(arr, dtype):
-    """Storage ``arr`` of a type numpy lacks as ml_dtypes' typed array of it (a view
-    for the floats; for the narrow integers a copy), for code that has ml_dtypes;
-    any other ``arr`` as it is."""
+    """Storage ``arr`` of a type numpy lacks as ml_dtypes' typed array of it (a view),
+    for code that has ml_dtypes; any other ``arr`` as it is."""
     name = canonical(dtype)
     if name not in FLOAT_FORMATS and name not in NARROW_INTS:
         return arr
@@ -340,15 +344,16 @@ def as_ml_dtypes(arr, dtype):
     except ImportError:
         raise TeccTypeError(f"typed {name} arrays need ml_dtypes (pip install ml_dtypes); without it, read the "
                             f"storage: {storage(name)}") from None
-    typed = np.dtype(getattr(ml_dtypes, name))
-    arr = np.asarray(arr)
-    return arr.view(typed) if name in FLOAT_FORMATS else arr.astype(typed)
+    return np.asarray(arr).view(np.dtype(getattr(ml_dtypes, name)))
 
 
 def numbers(arr, dtype) -> np.ndarray:
     """The values of storage ``arr`` of ``dtype`` as numpy numbers: a storage float's
-    as float32 (:func:`decode`); any other as it is."""
-    return decode(arr, dtype) if canonical(dtype) in FLOAT_FORMATS else np.asarray(arr)
+    as float32 (:func:`decode`), a narrow integer's as int8/uint8; any other as it is."""
+    name = canonical(dtype)
+    if name in FLOAT_FORMATS:
+        return decode(arr, name)
+    return _int_values(arr, name) if name in NARROW_INTS else np.asarray(arr)
 
 
 def ctype(dtype: str):

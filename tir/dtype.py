@@ -8,7 +8,8 @@ The narrow types (:attr:`DType.is_narrow`) are the storage floats -- ``bfloat16`
 the 8-bit floats ``float8_e4m3fn`` ... and ``float4_e2m1fn``, whose values the
 backends compute as float32 and round to the format after every operation -- and
 the integers narrower than a byte (``int4``, ``uint4``, ``int2``, ``uint2``), stored
-one per byte and wrapped to their width after every operation.  Their vectors
+one per byte as their bits, computed as int8 / uint8 and wrapped to their width
+after every operation.  Their vectors
 exist only as copies (the backends move them as their storage bits).  The facts of
 each format (bits, NaN, range) are :mod:`tecc.runtime.dtypes`'.
 """
@@ -64,13 +65,22 @@ class DType:
         return self.is_storage_float or (self.code in ("int", "uint") and self.bits < 8)
 
     def storage_bits(self) -> "DType":
-        """The integer type of a narrow type's stored element (``uint16`` for
-        bfloat16, ``uint8`` for the other floats, ``int8``/``uint8`` for the narrow
-        integers), with the same lanes; any other type itself."""
+        """The unsigned type of a narrow type's stored element, its bits (``uint16`` for
+        bfloat16, ``uint8`` for the others: a 4- or 2-bit type in the low bits), with
+        the same lanes; any other type itself."""
         if not self.is_narrow:
             return self
-        code = "int" if self.code == "int" else "uint"
-        return DType(code, 16 if self.code == "bfloat" else 8, self.lanes)
+        return DType("uint", 16 if self.code == "bfloat" else 8, self.lanes)
+
+    def value_type(self) -> "DType":
+        """The type values of ``self`` are computed in by the backends (a storage
+        float: float32; a narrow integer: int8 / uint8), with the same lanes; any
+        other type itself."""
+        if self.is_storage_float:
+            return DType("float", 32, self.lanes)
+        if self.is_narrow:
+            return DType(self.code, 8, self.lanes)
+        return self
 
     @property
     def is_int(self) -> bool:
@@ -183,7 +193,7 @@ def to_numpy(dtype: str) -> np.dtype:
                             f"{d.storage_bits()})")
     if d.code == "handle":
         raise TeccTypeError("handle has no numpy dtype")
-    return np.dtype(str(d.storage_bits()))
+    return np.dtype(str(d.value_type()))
 
 
 def min_value(dtype: str):

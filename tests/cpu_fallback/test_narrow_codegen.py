@@ -98,8 +98,8 @@ def test_narrow_integers_wrap_and_convert_as_ml_dtypes(target, dtype):
     lo, hi = D.int_range(dtype)
     vals = np.arange(lo, hi + 1)
     n = 128
-    x = np.resize(vals, n).astype(D.storage(dtype))
-    y = np.resize(vals[::-1], n).astype(D.storage(dtype))
+    x = D.to_storage(np.resize(vals, n), dtype)
+    y = D.to_storage(np.resize(vals[::-1], n), dtype)
     f = np.resize(np.concatenate([np.linspace(-12, 12, 97), [np.nan, np.inf, -np.inf]]), n).astype(np.float32)
     A = te.placeholder((n,), name="A", dtype=dtype)
     B = te.placeholder((n,), name="B", dtype=dtype)
@@ -109,14 +109,15 @@ def test_narrow_integers_wrap_and_convert_as_ml_dtypes(target, dtype):
     K = te.compute((n,), lambda i: F[i].astype(dtype), name="K")               # truncates, 0 outside
     N = te.compute((n,), lambda i: (A[i].astype("int32") * 5).astype(dtype), name="N")  # wraps
     _, (s, w, k, nn) = _run([S, W, K, N], [A, B, F], [x, y, f], target)
+    assert s.dtype == np.uint8 and (s >> D.NARROW_INTS[dtype][0] == 0).all()  # its bits, the high ones clear
+    s, k, nn = (D.numbers(v, dtype).astype(np.int64) for v in (s, k, nn))
     t = getattr(ml_dtypes, dtype)
-    wide = x.astype(np.int64)
-    np.testing.assert_array_equal(s, (wide * y + wide).astype(t).astype(np.int64))
+    wide, other = (D.numbers(v, dtype).astype(np.int64) for v in (x, y))
+    np.testing.assert_array_equal(s, (wide * other + wide).astype(t).astype(np.int64))
     np.testing.assert_array_equal(w, wide * 3)
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(k, f.astype(t).astype(np.int64))
     np.testing.assert_array_equal(nn, (wide * 5).astype(t).astype(np.int64))
-    assert s.dtype == D.storage(dtype)
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -74,7 +74,7 @@ def test_overflow_and_nan_rules_of_each_format():
 
 def test_storage_of_each_type():
     assert D.storage("float8_e4m3fn") == np.uint8 and D.storage("bfloat16") == np.uint16
-    assert D.storage("int4") == np.int8 and D.storage("uint2") == np.uint8
+    assert D.storage("int4") == np.uint8 and D.storage("uint2") == np.uint8  # bits, as ml_dtypes holds them
     assert D.int_range("int4") == (-8, 7) and D.int_range("uint2") == (0, 3)
     assert D.canonical("e4m3_float8") == "float8_e4m3fn"  # TVM's older name
     assert tir_dtype.parse("e5m2_float8") == tir_dtype.parse("float8_e5m2")
@@ -82,9 +82,14 @@ def test_storage_of_each_type():
 
 def test_ml_dtypes_arrays_to_storage_and_back():
     x = np.array([-8, -1, 0, 3, 7])
-    stored = D.as_storage(x.astype(ml_dtypes.int4), "int4")
-    assert stored.dtype == np.int8 and stored.tolist() == x.tolist()  # ml_dtypes holds -1 as 0b1111
+    typed = x.astype(ml_dtypes.int4)
+    stored = D.as_storage(typed, "int4")
+    assert stored.dtype == np.uint8 and stored.tolist() == [8, 15, 0, 3, 7]  # -1 is 0b1111
+    assert np.shares_memory(stored, typed)  # the same layout: a view
+    assert D.numbers(stored, "int4").tolist() == x.tolist() and D.numbers(stored, "int4").dtype == np.int8
     assert D.as_ml_dtypes(stored, "int4").astype(int).tolist() == x.tolist()
+    with pytest.raises(TeccTypeError, match="int4 bits are the low 4 of a byte; these bytes set higher ones"):
+        D.as_storage(np.uint8([0x1F]), "int4")
     f = np.array([0.5, -3.0, 448.0], dtype=np.float32)
     bits = D.as_storage(f.astype(ml_dtypes.float8_e4m3fn), "float8_e4m3fn")
     assert bits.dtype == np.uint8 and D.decode(bits, "float8_e4m3fn").tolist() == f.tolist()
@@ -96,7 +101,7 @@ def test_ml_dtypes_arrays_to_storage_and_back():
 
 
 def test_to_storage_checks_narrow_integer_ranges():
-    assert D.to_storage([-8, 7], "int4").tolist() == [-8, 7]
+    assert D.to_storage([-8, 7, -1], "int4").tolist() == [8, 7, 15]
     with pytest.raises(TeccTypeError, match=r"int4 holds integers in \[-8, 7\]; the values given span \[-9, 7\]"):
         D.to_storage(np.array([-9, 7]), "int4")
     with pytest.raises(TeccTypeError, match="uint2 values must be integers"):
@@ -112,7 +117,8 @@ def test_nd_array_of_narrow_types():
     b = tecc.nd.array(x.astype(ml_dtypes.float8_e4m3fnuz))  # ml_dtypes' array: its dtype and bits
     assert b.dtype == "float8_e4m3fnuz" and b.numpy().tolist() == D.encode(x, "float8_e4m3fnuz").tolist()
     c = tecc.nd.array(np.array([1, -3], dtype=ml_dtypes.int4))
-    assert c.dtype == "int4" and c.numpy().tolist() == [1, -3]
+    assert c.dtype == "int4" and c.numpy().tolist() == [1, 13] and D.numbers(c.numpy(), "int4").tolist() == [1, -3]
+    assert tecc.nd.array(np.int8([1, -3]), dtype="int4").numpy().tolist() == [1, 13]  # numbers: their bits
     assert tecc.nd.array(np.uint8([0x38]), dtype="float8_e4m3fn").numpy().tolist() == [0x38]  # bits as bits
     with pytest.raises(TeccError, match="a float8_e4m3fn array converts to float32 with numpy first"):
         tecc.nd.array(x.astype(ml_dtypes.float8_e4m3fn), dtype="float32")

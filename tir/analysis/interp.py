@@ -37,9 +37,7 @@ def numpy_dtype(dtype):
     d = _dt.parse(dtype).element_of()
     if d.is_bool:
         return np.dtype(bool)
-    if d.is_storage_float:
-        return np.dtype("float32")
-    return np.dtype(str(d.storage_bits()))
+    return np.dtype(str(d.value_type()))
 
 
 def to_value(value, dtype):

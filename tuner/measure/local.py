@@ -725,8 +725,8 @@ def reference_inputs(arg_info, index_bounds=None, seed=SEED) -> list:
     -------
     list of numpy.ndarray
         In storage dtypes (``bfloat16`` as its ``uint16`` bits; a narrow
-        integer's values clipped to its range; float8_e8m0fnu, which holds only
-        powers of two, powers of two from 1/16 to 8).
+        integer's values, clipped to its range, as its bits; float8_e8m0fnu, which
+        holds only powers of two, powers of two from 1/16 to 8).
     """
     from ...runtime import dtypes  # noqa: PLC0415
 
@@ -743,7 +743,8 @@ def reference_inputs(arg_info, index_bounds=None, seed=SEED) -> list:
                 lo, hi = (0, 16) if dtype.startswith("uint") else (-8, 8)
                 tlo, thi = dtypes.int_range(dtype)
                 lo, hi = max(lo, tlo), min(hi, thi + 1)
-            arr = rng.integers(lo, hi, size=shape).astype(dtypes.storage(dtype))
+            arr = rng.integers(lo, hi, size=shape)
+            arr = dtypes.to_storage(arr, dtype) if dtypes.is_narrow(dtype) else arr.astype(dtypes.storage(dtype))
         elif dtype == "float8_e8m0fnu":
             arr = dtypes.encode(2.0 ** rng.integers(-4, 4, size=shape), dtype)
         elif dtypes.storage_float(dtype) is not None:
