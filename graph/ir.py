@@ -35,6 +35,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..errors import TeccError
+from ..runtime import dtypes as _rt_dtypes
 
 
 class GraphError(TeccError):
@@ -49,6 +50,29 @@ class Type:
     """Base class of the types of graph values."""
 
     __slots__ = ()
+
+
+def dtype_name(dtype) -> str:
+    """The canonical name of a tensor's ``dtype``: numpy's name (``"float"`` is
+    numpy's float64 here, as ``np.dtype`` reads it), or for a type numpy lacks
+    (bfloat16, float8_e4m3fn, int4...: an ml_dtypes dtype or its name) that name."""
+    name = dtype.name if isinstance(dtype, np.dtype) else getattr(dtype, "__name__", None) \
+        if isinstance(dtype, type) else str(dtype)
+    if name is not None and _rt_dtypes.is_narrow(name):
+        return _rt_dtypes.canonical(name)
+    return str(np.dtype(dtype))
+
+
+def numpy_dtype(dtype) -> np.dtype:
+    """The numpy dtype of a tensor's constants: numpy's, or ml_dtypes' for the types
+    numpy lacks (the graph holds bfloat16, float8_e4m3fn, int4... constants as
+    ml_dtypes' arrays; ml_dtypes is onnx's dependency, and tecc's)."""
+    name = dtype_name(dtype)
+    if _rt_dtypes.is_narrow(name):
+        import ml_dtypes  # noqa: PLC0415 -- loaded only where a graph holds such a constant
+
+        return np.dtype(getattr(ml_dtypes, name))
+    return np.dtype(name)
 
 
 class TensorType(Type):
@@ -71,7 +95,7 @@ class TensorType(Type):
             else:
                 raise GraphError(f"TensorType: a dimension must be an int or a symbolic name, got {d!r}")
         object.__setattr__(self, "shape", tuple(dims))
-        object.__setattr__(self, "dtype", str(np.dtype(dtype)) if dtype != "bfloat16" else dtype)
+        object.__setattr__(self, "dtype", dtype_name(dtype))
 
     def __setattr__(self, name, value):
         raise AttributeError("TensorType is immutable")
@@ -93,7 +117,8 @@ class TensorType(Type):
 
     @property
     def nbytes(self) -> int:
-        return self.size * (2 if self.dtype == "bfloat16" else np.dtype(self.dtype).itemsize)
+        return self.size * _rt_dtypes.itemsize(self.dtype) if _rt_dtypes.is_narrow(self.dtype) \
+            else self.size * np.dtype(self.dtype).itemsize
 
     def __eq__(self, other):
         return isinstance(other, TensorType) and self.shape == other.shape and self.dtype == other.dtype

@@ -178,6 +178,17 @@ def is_narrow(dtype) -> bool:
     return name in FLOAT_FORMATS or name in NARROW_INTS
 
 
+def kind(dtype) -> str:
+    """numpy's kind letter of ``dtype``, the narrow types included (ml_dtypes gives
+    them ``"V"``): ``"b"`` bool, ``"i"`` signed, ``"u"`` unsigned, ``"f"`` float."""
+    name = canonical(dtype)
+    if name in FLOAT_FORMATS:
+        return "f"
+    if name in NARROW_INTS:
+        return "i" if NARROW_INTS[name][1] else "u"
+    return np.dtype(name).kind
+
+
 def itemsize(dtype: str) -> int:
     """Bytes per stored element."""
     return storage(dtype).itemsize

@@ -131,13 +131,32 @@ def clip(x, a_min, a_max):
     return te.compute(x.shape, f, name="T_clip", tag=tag.ELEMWISE)
 
 
-def cast(x, dtype, span=None):
+def cast(x, dtype, span=None, saturate=False):
     """``x`` converted to ``dtype``: a tensor element-wise, or an expression or
-    number as an expression."""
+    number as an expression.
+
+    A conversion to an 8- or 4-bit float rounds to nearest, ties to even; a value
+    past the format's largest finite one becomes infinity, or NaN where the format
+    has none (numpy's, ml_dtypes' and torch's conversion).  ``saturate=True`` makes
+    such values, infinities included, the largest finite value of their sign
+    instead, NaN staying NaN (ONNX's Cast with ``saturate=1``, CUDA's
+    ``__NV_SATFINITE``); it applies to the signed storage floats."""
     dtype = _dt.canonical(dtype)
+    fmt = _dt.parse(dtype).float_format
+    if saturate and (fmt is None or not fmt.signed):
+        raise TopiError(f"cast(..., {dtype!r}, saturate=True): saturation applies to the signed 8- and 4-bit "
+                        f"floats (float8_e4m3fn, float8_e5m2, float4_e2m1fn...), not to {dtype}")
+
+    def convert(v):
+        if saturate:  # clamped where it is finite (a NaN compares false)
+            v = v if _dt.is_float(v.dtype) else _op.cast("float32", v)
+            top = _op.const(fmt.max, v.dtype)
+            v = _op.if_then_else(v > top, top, _op.if_then_else(v < -top, -top, v))
+        return _op.cast(dtype, v)
+
     if isinstance(x, te.Tensor):
-        return te.compute(x.shape, lambda *i: _op.cast(dtype, x(*i)), name="T_cast", tag=tag.ELEMWISE)
-    return _op.cast(dtype, x)
+        return te.compute(x.shape, lambda *i: convert(x(*i)), name="T_cast", tag=tag.ELEMWISE)
+    return convert(_op.const(x) if saturate and isinstance(x, (int, float)) else x)
 
 
 def reinterpret(x, dtype):

@@ -277,14 +277,11 @@ class _Compiled:
 
 
 def _numpy(out) -> np.ndarray:
-    """An output as ONNX's tests hold it: bfloat16 as ml_dtypes' (onnx's dependency)
-    rather than the bits tecc keeps."""
-    arr = out.numpy()
-    if out.dtype == "bfloat16":
-        import ml_dtypes  # noqa: PLC0415
+    """An output as ONNX's tests hold it: a type numpy lacks (bfloat16, float8_e4m3fn,
+    int4...) as ml_dtypes' array (onnx's dependency) rather than the bits tecc keeps."""
+    from ...runtime import dtypes  # noqa: PLC0415
 
-        arr = arr.view(ml_dtypes.bfloat16)
-    return arr
+    return dtypes.as_ml_dtypes(out.numpy(), out.dtype)
 
 
 class TeccBackendRep(BackendRep):

@@ -1,7 +1,8 @@
 """Shape and dtype rules shared by the operator definitions."""
 from __future__ import annotations
 
-from ..ir import GraphError, TensorType
+from ...runtime import dtypes as _rt_dtypes
+from ..ir import GraphError, TensorType, dtype_name
 
 
 def tensor_arg(op: str, types, i: int = 0) -> TensorType:
@@ -121,16 +122,17 @@ def axis_list(op: str, axis, ndim: int, name: str = "axis") -> list:
     return sorted(axes)
 
 
+def is_int_dtype(dtype: str) -> bool:
+    """An integer tensor type (int4 and the other narrow integers included)."""
+    return _rt_dtypes.kind(dtype) in "iu"
+
+
 def check_dtype(op: str, name: str, dtype) -> str:
     """A dtype attribute in canonical form ("float32"...)."""
-    import numpy as np  # noqa: PLC0415
-
     if not isinstance(dtype, str) or not dtype:
         raise GraphError(f"{op}: attribute {name!r} must be a dtype name such as 'float32', got {dtype!r}")
-    if dtype == "bfloat16":
-        return dtype
     try:
-        return str(np.dtype(dtype))
+        return dtype_name(dtype)
     except TypeError:
         raise GraphError(f"{op}: attribute {name!r} = {dtype!r} is not a dtype; use e.g. 'float32' or "
                          "'int64'") from None

@@ -9,17 +9,13 @@ nothing.  Shapes must be static (the extern statements loop over known sizes).
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..ir import GraphError, TensorType, TupleType
 from ..op import OpPattern, register_op
 from ._util import (
-    accumulate_in_float32, as_int, check_choice, check_dtype, normalize_axis, same_dim, static_dims, tensor_args, topi,
+    accumulate_in_float32, as_int, check_choice, check_dtype, is_int_dtype, normalize_axis, same_dim, static_dims,
+    tensor_args, topi,
 )
 
-
-def _is_int(dtype: str) -> bool:
-    return dtype != "bfloat16" and np.dtype(dtype).kind in "iu"
 
 
 def _static(op: str, ty, role: str) -> tuple:
@@ -52,7 +48,7 @@ def _topk_infer(types, attrs):
     axis, k = _topk_plan(op, data, attrs)
     ret_type = check_choice(op, "ret_type", attrs["ret_type"], _RET_TYPES)
     dtype = check_dtype(op, "dtype", attrs["dtype"])
-    if not _is_int(dtype):
+    if not is_int_dtype(dtype):
         raise GraphError(f"{op}: dtype (of the indices) must be an integer type, got {dtype}")
     shape = list(data.shape)
     shape[axis] = k
@@ -126,7 +122,7 @@ _REDUCTIONS = ("update", "add", "mul", "min", "max")
 
 def _scatter_operands(op, types):
     data, indices, updates = tensor_args(op, types, 3)
-    if not _is_int(indices.dtype):
+    if not is_int_dtype(indices.dtype):
         raise GraphError(f"{op}: indices must be integers, got {indices.dtype}")
     if updates.dtype != data.dtype:
         raise GraphError(f"{op}: updates have dtype {updates.dtype} but data {data.dtype}; cast them to one dtype")

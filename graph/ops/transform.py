@@ -13,16 +13,14 @@ from __future__ import annotations
 import numpy as np
 
 from ...einsum_equation import axis_sizes, parse_equation
+from ...runtime import dtypes as _rt_dtypes
 from ..ir import GraphError, TensorType, TupleType
 from ..op import REQUIRED, OpPattern, register_op
 from ._util import (
-    accumulate_in_float32, as_int, axis_list, broadcast_shapes, check_choice, check_dtype, int_tuple, normalize_axis,
-    same_dim, same_dtype, static_dims, te_shape, tensor_arg, tensor_args, topi, tuple_arg, tuple_inputs,
+    accumulate_in_float32, as_int, axis_list, broadcast_shapes, check_choice, check_dtype, int_tuple, is_int_dtype,
+    normalize_axis, same_dim, same_dtype, static_dims, te_shape, tensor_arg, tensor_args, topi, tuple_arg, tuple_inputs,
 )
 
-
-def _is_int_dtype(dtype: str) -> bool:
-    return dtype != "bfloat16" and np.dtype(dtype).kind in "iu"
 
 
 def _product(dims) -> int:
@@ -359,7 +357,7 @@ register_op("strided_slice", pattern=OpPattern.INJECTIVE, infer=_strided_slice_i
 # take, gather, gather_nd
 # ---------------------------------------------------------------------------------------
 def _index_dtype(op, ty, role="indices"):
-    if not _is_int_dtype(ty.dtype):
+    if not is_int_dtype(ty.dtype):
         raise GraphError(f"{op}: {role} must be integers, got {ty.dtype}")
 
 
@@ -490,20 +488,25 @@ register_op("tile", pattern=OpPattern.BROADCAST, infer=_tile_infer,
 # ---------------------------------------------------------------------------------------
 def _cast_infer(types, attrs):
     data = tensor_arg("cast", types, 0)
-    return TensorType(data.shape, check_dtype("cast", "dtype", attrs["dtype"]))
+    dtype = check_dtype("cast", "dtype", attrs["dtype"])
+    if attrs["saturate"] and not (_rt_dtypes.storage_float(dtype) and _rt_dtypes.storage_float(dtype).signed):
+        raise GraphError(f"cast: saturate=True converts to a signed 8- or 4-bit float (float8_e4m3fn, "
+                         f"float8_e5m2...), not to {dtype}; leave saturate out")
+    return TensorType(data.shape, dtype)
 
 
 register_op("cast", pattern=OpPattern.ELEMWISE, infer=_cast_infer,
-            lower=lambda inputs, attrs, out_type: topi().cast(inputs[0], out_type.dtype), num_inputs=1,
-            defaults={"dtype": REQUIRED}, doc="element-wise conversion to ``dtype``")
+            lower=lambda inputs, attrs, out_type: topi().cast(inputs[0], out_type.dtype,
+                                                              saturate=bool(attrs["saturate"])), num_inputs=1,
+            defaults={"dtype": REQUIRED, "saturate": False},
+            doc="element-wise conversion to ``dtype`` (``saturate``: values past an 8-bit float's range become "
+                "its largest, as ONNX's Cast does by default)")
 
 
 def _reinterpret_infer(types, attrs):
     data = tensor_arg("reinterpret", types, 0)
     dtype = check_dtype("reinterpret", "dtype", attrs["dtype"])
-    from ...runtime.dtypes import storage  # noqa: PLC0415 -- bfloat16's width too
-
-    if storage(data.dtype).itemsize != storage(dtype).itemsize or "bool" in (data.dtype, dtype):
+    if _rt_dtypes.itemsize(data.dtype) != _rt_dtypes.itemsize(dtype) or "bool" in (data.dtype, dtype):
         raise GraphError(f"reinterpret: the bits of a {data.dtype} tensor cannot be read as {dtype}: the two must "
                          "be numeric types of one width (cast a bool instead)")
     return TensorType(data.shape, dtype)
@@ -606,7 +609,7 @@ register_op("arange", pattern=OpPattern.INJECTIVE, infer=_arange_infer, lower=_a
 def _shape_of_infer(types, attrs):
     data = tensor_arg("shape_of", types, 0)
     dtype = check_dtype("shape_of", "dtype", attrs["dtype"])
-    if not _is_int_dtype(dtype):
+    if not is_int_dtype(dtype):
         raise GraphError(f"shape_of: dtype must be an integer type, got {dtype}")
     return TensorType((data.ndim,), dtype)
 

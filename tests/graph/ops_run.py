@@ -11,6 +11,7 @@ import tecc
 from tecc import graph as g
 from tecc import te, topi
 from tecc.graph.transform.infer_type import infer_type
+from tecc.runtime import dtypes
 from tecc.target import Target
 
 
@@ -88,10 +89,15 @@ def assert_outputs_match(got, expected, rtol, atol, who="expected"):
         g, e = np.asarray(g), np.asarray(e)
         assert g.shape == e.shape, f"output {i}: shape {g.shape}, {who} {e.shape}"
         assert g.dtype == e.dtype, f"output {i}: dtype {g.dtype}, {who} {e.dtype}"
-        if e.dtype.kind in "biu":
-            np.testing.assert_array_equal(g, e, err_msg=f"output {i}")
+        narrow = dtypes.is_narrow(e.dtype.name)  # bfloat16, float8_e4m3fn, int4...: ml_dtypes' arrays
+        if e.dtype.kind in "biu" or narrow and dtypes.kind(e.dtype.name) in "iu":
+            np.testing.assert_array_equal(g.astype(np.int64) if narrow else g, e.astype(np.int64) if narrow else e,
+                                          err_msg=f"output {i}")
         elif e.dtype.name == "bfloat16":
             np.testing.assert_allclose(g.astype(np.float32), e.astype(np.float32), rtol=max(rtol, 2 ** -6), atol=atol,
+                                       err_msg=f"output {i}")
+        elif narrow:  # the 8- and 4-bit floats, as onnx's runner compares them (NaN equal to NaN)
+            np.testing.assert_allclose(g.astype(np.float32), e.astype(np.float32), rtol=rtol, atol=atol,
                                        err_msg=f"output {i}")
         else:
             np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, err_msg=f"output {i}")

@@ -667,9 +667,9 @@ def test_topi_resize_refuses_bad_scales():
         topi.image.resize2d(wide, [0.0] * 4, (2, 2), scales=[0.5, 0.5])
 
 
-def test_a_bfloat16_input_imports_and_a_float8_one_is_refused_with_the_fix():
-    """bfloat16 tensors are read through ml_dtypes (onnx's dependency) and compiled;
-    the 8-bit floats are not tecc dtypes: refused with the input named."""
+def test_bfloat16_and_float8_inputs_import_and_a_complex_one_is_refused_with_the_fix():
+    """bfloat16 and the 8-bit floats are read through ml_dtypes (onnx's dependency) and
+    compiled; a complex tensor is not a tecc dtype: refused with the input named."""
     ml_dtypes = pytest.importorskip("ml_dtypes")
     info = helper.make_tensor_value_info("x", TensorProto.BFLOAT16, (2, 2))
     graph = helper.make_graph([node("Relu", ["x"], "y")], "bf16", [info],
@@ -680,11 +680,18 @@ def test_a_bfloat16_input_imports_and_a_float8_one_is_refused_with_the_fix():
     (y,) = tecc_outputs(model, {"x": x})
     np.testing.assert_array_equal(y, np.maximum(x, 0).view(np.uint16))  # the bits, as tecc's arrays keep them
     info = helper.make_tensor_value_info("x", TensorProto.FLOAT8E4M3FN, (2, 2))
-    graph = helper.make_graph([node("Identity", ["x"], "y")], "f8", [info],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT8E4M3FN, (2, 2))])
+    graph = helper.make_graph([node("Cast", ["x"], "xf", to=TensorProto.FLOAT), node("Relu", ["xf"], "y")], "f8",
+                              [info], [helper.make_tensor_value_info("y", TensorProto.FLOAT, (2, 2))])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    with pytest.raises(OnnxImportError, match=r"input 'x': tensors of dtype float8_e4m3fn \(ONNX type 17\) are not "
-                                              r"supported; the importer takes bool, int8, .*float16, bfloat16, "
+    x = np.array([[-1.5, 2.0], [0.3, 448.0]], ml_dtypes.float8_e4m3fn)
+    (y,) = tecc_outputs(model, {"x": x})
+    np.testing.assert_array_equal(y, np.maximum(x.astype(np.float32), 0))
+    info = helper.make_tensor_value_info("x", TensorProto.COMPLEX64, (2, 2))
+    graph = helper.make_graph([node("Identity", ["x"], "y")], "c64", [info],
+                              [helper.make_tensor_value_info("y", TensorProto.COMPLEX64, (2, 2))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    with pytest.raises(OnnxImportError, match=r"input 'x': tensors of dtype complex64 \(ONNX type 14\) are not "
+                                              r"supported; the importer takes bool, int2, .*float16, bfloat16, "
                                               r"float32, float64: Cast the tensor"):
         from_onnx(model)
 

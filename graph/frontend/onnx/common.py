@@ -40,9 +40,9 @@ def _np_dtype(elem_type: int, where: str) -> str:
         raise OnnxImportError(f"{where}: ONNX element type {elem_type} has no tecc dtype") from None
     from ....runtime.dtypes import SUPPORTED  # noqa: PLC0415
 
-    # the dtypes tecc compiles, not numpy's kinds: ml_dtypes' float8 types have kind 'f', its
-    # bfloat16 (which tecc compiles: the graph holds such tensors as ml_dtypes arrays) 'V'
-    if str(dtype) not in SUPPORTED or dtype.kind not in "biuf" and str(dtype) != "bfloat16":
+    # the dtypes tecc compiles: the types numpy lacks (bfloat16, float8_e4m3fn, int4...) are
+    # ml_dtypes' (kind 'V'), and the graph holds such tensors as ml_dtypes arrays
+    if str(dtype) not in SUPPORTED:
         raise OnnxImportError(f"{where}: tensors of dtype {dtype} (ONNX type {elem_type}) are not supported; the "
                               f"importer takes {', '.join(SUPPORTED)}: Cast the tensor in the model first")
     return str(dtype)

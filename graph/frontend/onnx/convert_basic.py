@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from ....runtime.dtypes import storage_float
 from ...ir import Constant
 from .common import _np_dtype, _prod
 
@@ -81,8 +82,17 @@ def _dropout(ctx, node, inputs):
     return [x, mask]
 
 
+def _saturates(node, to: str) -> bool:
+    """Whether Cast/CastLike ``node`` saturates its conversion to ``to``: ``saturate``
+    (1 unless set, from opset 19) applies to the 8-bit floats with a sign (the 4-bit
+    float, which has no infinity or NaN, saturates anyway)."""
+    fmt = storage_float(to)
+    return fmt is not None and fmt.bits == 8 and fmt.signed and bool(node.attr("saturate", 1))
+
+
 def _cast(ctx, node, inputs):
-    return ctx.cast(inputs[0], _np_dtype(node.required("to"), node.where))
+    to = _np_dtype(node.required("to"), node.where)
+    return ctx.cast(inputs[0], to, saturate=_saturates(node, to))
 
 
 def _bitcast(ctx, node, inputs):
@@ -103,7 +113,8 @@ def _bitcast(ctx, node, inputs):
 
 
 def _cast_like(ctx, node, inputs):
-    return ctx.cast(inputs[0], ctx.dtype_of(inputs[1]))
+    to = ctx.dtype_of(inputs[1])
+    return ctx.cast(inputs[0], to, saturate=_saturates(node, to))
 
 
 def _constant(ctx, node, inputs):

@@ -8,8 +8,11 @@ import os
 
 import numpy as np
 
-from ...ir import Call, Constant, Function, GraphError, Module, TensorType, Tuple, TupleGetItem, Var, post_order_visit
-from ....runtime.dtypes import storage as storage_dtype
+from ...ir import (
+    Call, Constant, Function, GraphError, Module, TensorType, Tuple, TupleGetItem, Var, dtype_name, numpy_dtype,
+    post_order_visit,
+)
+from ....runtime.dtypes import storage_float
 from ...op import call as graph_call
 from ....tir.transform.pipeline import PassContext
 from ...transform.infer_type import infer_type
@@ -135,6 +138,15 @@ def _trunc_divide(a, b):
     return np.divide(a, b).astype(a.dtype)
 
 
+def _cast_array(a, dtype, saturate):
+    """The graph op ``cast`` of a constant (numpy's, ml_dtypes' conversion)."""
+    if saturate:  # the largest finite value where it is past it, NaN kept
+        top = storage_float(dtype).max
+        a = a.astype(np.float32) if a.dtype.kind not in "f" or a.dtype.itemsize < 4 else a
+        a = np.where(a > top, top, np.where(a < -top, -top, a)).astype(a.dtype)
+    return a.astype(numpy_dtype(dtype))
+
+
 def _strided_slice(a, begin, end, strides=None, **_):
     strides = strides or (1,) * len(begin)
     index = tuple(slice(b, e, s) for b, e, s in zip(begin, end, strides))
@@ -174,7 +186,7 @@ _FOLDERS = {
     "floor": np.floor,
     "ceil": np.ceil,
     "sqrt": np.sqrt,
-    "cast": lambda a, dtype: a.astype(dtype),
+    "cast": lambda a, dtype, saturate=False: _cast_array(a, dtype, saturate),
     "clip": lambda a, a_min, a_max: np.clip(a, a_min, a_max).astype(a.dtype),
     "reshape": lambda a, newshape, **_: a.reshape(newshape),
     "transpose": lambda a, axes=None: np.transpose(a, axes),
@@ -296,7 +308,7 @@ class _Importer:
     def empty(self, shape, dtype) -> Constant:
         """The value of every tensor of ``shape`` with no elements: an empty constant
         (no kernel computes it; a Concat leaves it out)."""
-        return Constant(np.zeros(shape, dtype=storage_dtype(dtype)))
+        return Constant(np.zeros(shape, dtype=numpy_dtype(dtype)))
 
     def is_const(self, expr) -> bool:
         return isinstance(expr, Constant) or (isinstance(expr, Var) and expr in self.init_values)
@@ -317,10 +329,14 @@ class _Importer:
             return x
         return self.call("reshape", x, newshape=newshape)
 
-    def cast(self, x, dtype):
-        if self.dtype_of(x) == str(np.dtype(dtype)):
+    def cast(self, x, dtype, saturate=False):
+        """``x`` as ``dtype`` (``saturate``: see the graph op ``cast``)."""
+        dtype = dtype_name(dtype)
+        if self.dtype_of(x) == dtype:
             return x
-        return self.call("cast", x, dtype=str(np.dtype(dtype)))
+        if saturate:
+            return self.call("cast", x, dtype=dtype, saturate=True)
+        return self.call("cast", x, dtype=dtype)
 
     def scalar(self, value, like):
         """A scalar constant of ``like``'s dtype."""
