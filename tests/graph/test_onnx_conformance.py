@@ -98,6 +98,39 @@ def test_node_case_cuda_emulator(case):
     _check(case, "CUDA")
 
 
+def _narrow_case(case) -> bool:
+    """A case whose tensors include a type numpy lacks other than bfloat16 (the 8- and
+    4-bit floats, int4, uint4, int2, uint2): its inputs or outputs are ml_dtypes'."""
+    from tecc.runtime import dtypes  # noqa: PLC0415
+
+    arrays = [conformance._as_array(v) for inputs, outputs in case.data_sets for v in (*inputs, *outputs)]
+    return any(isinstance(a, np.ndarray) and dtypes.is_narrow(a.dtype.name) and a.dtype.name != "bfloat16"
+               for a in arrays)
+
+
+#: every supported case with an 8- or 4-bit float or a narrow integer: Cast, CastLike,
+#: QuantizeLinear and DequantizeLinear over each type (the sampled selection above takes 3)
+NARROW_CASES = [c for c in SUPPORTED if c.name not in KNOWN_FAILURES and _narrow_case(c)]
+
+
+@pytest.mark.parametrize("device", ["CPU", "CUDA"])
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in NARROW_CASES])
+def test_narrow_type_case(case, device):
+    _check(case, device)
+
+
+def test_narrow_type_cases_cover_every_type():
+    from tecc.runtime import dtypes  # noqa: PLC0415
+
+    seen = set()
+    for c in NARROW_CASES:
+        for inputs, outputs in c.data_sets:
+            seen.update(conformance._as_array(v).dtype.name for v in (*inputs, *outputs))
+    every = {t for t in dtypes.SUPPORTED if dtypes.is_narrow(t)} - {"bfloat16", "float8_e8m0fnu"}
+    assert every <= seen, every - seen  # (ONNX's e8m0 casts need Cast-24's round_mode)
+    assert len(NARROW_CASES) >= 160
+
+
 def test_selection_covers_every_supported_operator():
     ops = {c.operator for c in SUPPORTED}
     assert {c.operator for c in CI_CASES} == ops

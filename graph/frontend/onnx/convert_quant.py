@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ....runtime.dtypes import int_range, storage_float
 from ...ir import Constant
 from .common import _normalize_axis, _np_dtype, _prod
 from .convert_nn import _conv, _matmul
@@ -18,9 +19,11 @@ from .convert_nn import _conv, _matmul
 
 def _quant_params(ctx, node, x, scale, zero_point, what):
     """``scale`` and ``zero_point`` shaped to broadcast against ``x`` along ``axis``
-    (a scalar: per tensor; 1-D: per axis)."""
-    if int(node.attr("block_size", 0)):
-        node.fail("blocked quantization (block_size > 0) is not supported; quantize per tensor or per axis")
+    (a scalar: per tensor; 1-D: per axis; ``block_size`` B > 0: blocked, one value
+    per B consecutive elements along the axis, gathered to ``x``'s shape)."""
+    block = int(node.attr("block_size", 0))
+    if block:
+        return _blocked_params(ctx, node, x, scale, zero_point, block, what)
     rank = ctx.rank(x)
     ss = ctx.shape(scale)
     if len(ss) == 0 or _prod(ss) == 1 and len(ss) <= 1:
@@ -38,35 +41,72 @@ def _quant_params(ctx, node, x, scale, zero_point, what):
     return scale, zero_point
 
 
+def _blocked_params(ctx, node, x, scale, zero_point, block, what):
+    """Blocked quantization's ``scale`` and ``zero_point``: of ``x``'s shape but
+    ``ceil(D / block)`` along ``axis`` (of size D); each gathered to ``x``'s shape
+    (element ``i`` along the axis reads entry ``i // block``), which fusion computes
+    inside the (de)quantizing kernel."""
+    if block < 0:
+        node.fail(f"block_size is {block}; it must be positive (or 0: per tensor or per axis)")
+    rank = ctx.rank(x)
+    axis = _normalize_axis(node.attr("axis", 1), rank, node)
+    xs, ss = ctx.shape(x), ctx.shape(scale)
+    want = tuple(-(-d // block) if k == axis else d for k, d in enumerate(xs))
+    if tuple(ss) != want:
+        node.fail(f"{what} has shape {tuple(ss)}; blocked quantization of {tuple(xs)} in blocks of {block} along "
+                  f"axis {axis} needs shape {want}")
+    index = ctx.const(np.arange(xs[axis]) // block, "int32")
+    scale = ctx.call("take", scale, index, axis=axis)
+    if zero_point is not None:
+        if tuple(ctx.shape(zero_point)) != want:
+            node.fail(f"the zero point has shape {tuple(ctx.shape(zero_point))}; it must have the scale's, {want}")
+        zero_point = ctx.call("take", zero_point, index, axis=axis)
+    return scale, zero_point
+
+
 def _dequantize_linear(ctx, node, inputs):
     x, scale = inputs[0], inputs[1]
     zero_point = ctx.optional_input(inputs, 2)
+    out_dtype = ctx.dtype_of(inputs[1])
+    if node.attr("output_dtype"):
+        out_dtype = _np_dtype(int(node.attr("output_dtype")), node.where)
     scale, zero_point = _quant_params(ctx, node, x, scale, zero_point, "x_scale (input 1)")
-    # (x - zero_point) * scale, in float32, then in the scale's type
+    # (x - zero_point) * scale, in float32, then in the scale's type (or output_dtype)
     xf = ctx.cast(x, "float32")
     if zero_point is not None:
         xf = ctx.call("subtract", xf, ctx.cast(zero_point, "float32"))
-    return ctx.cast(ctx.call("multiply", xf, ctx.cast(scale, "float32")), ctx.dtype_of(scale))
+    return ctx.cast(ctx.call("multiply", xf, ctx.cast(scale, "float32")), out_dtype)
 
 
-_QUANT_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "uint16": (0, 65535), "int16": (-32768, 32767),
-                 "int32": (-2 ** 31, 2 ** 31 - 1)}
+#: the integer types QuantizeLinear writes (int4, uint4, int2 and uint2 too: their
+#: ranges are runtime.dtypes'), and the 8- and 4-bit floats
+_QUANT_INTS = ("uint8", "int8", "uint16", "int16", "int32", "uint4", "int4", "uint2", "int2")
 
 
 def _quantize_linear(ctx, node, inputs):
-    # saturate(round_half_to_even(x / scale) + zero_point) in the zero point's type (uint8
-    # without one, or output_dtype)
+    # an integer type: saturate(round_half_to_even(x / scale) + zero_point); an 8- or
+    # 4-bit float: the cast of x / scale + zero_point, saturated unless saturate=0 (a
+    # 4-bit float saturates anyway); in the zero point's type (uint8 without one, or
+    # output_dtype)
     x, scale = inputs[0], inputs[1]
     zero_point = ctx.optional_input(inputs, 2)
     scale, zero_point = _quant_params(ctx, node, x, scale, zero_point, "y_scale (input 1)")
     out_dtype = ctx.dtype_of(zero_point) if zero_point is not None else "uint8"
     if node.attr("output_dtype"):
         out_dtype = _np_dtype(int(node.attr("output_dtype")), node.where)
-    if out_dtype not in _QUANT_RANGES:
-        node.fail(f"quantizing to {out_dtype} is not supported; tecc quantizes to {sorted(_QUANT_RANGES)}")
-    lo, hi = _QUANT_RANGES[out_dtype]
+    fmt = storage_float(out_dtype)
+    if out_dtype not in _QUANT_INTS and (fmt is None or fmt.bits == 16 or not fmt.signed):
+        node.fail(f"quantizing to {out_dtype} is not supported; tecc quantizes to {', '.join(_QUANT_INTS)} and the "
+                  f"8- and 4-bit floats float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, "
+                  f"float4_e2m1fn")
     xf = ctx.cast(x, "float32")
-    q = ctx.call("round", ctx.call("divide", xf, ctx.cast(scale, "float32")))
+    q = ctx.call("divide", xf, ctx.cast(scale, "float32"))
+    if fmt is not None:
+        if zero_point is not None:
+            q = ctx.call("add", q, ctx.cast(zero_point, "float32"))
+        return ctx.cast(q, out_dtype, saturate=fmt.bits == 8 and bool(node.attr("saturate", 1)))
+    lo, hi = int_range(out_dtype)
+    q = ctx.call("round", q)
     if zero_point is not None:
         q = ctx.call("add", q, ctx.cast(zero_point, "float32"))
     return ctx.cast(ctx.call("clip", q, a_min=float(lo), a_max=float(hi)), out_dtype)
@@ -176,7 +216,7 @@ def _requantize(ctx, node, acc, multiplier, zero_point):
     out_dtype = ctx.dtype_of(zero_point)
     if out_dtype not in ("uint8", "int8"):
         node.fail(f"the output zero point is {out_dtype}; QLinear operators produce uint8 or int8")
-    lo, hi = _QUANT_RANGES[out_dtype]
+    lo, hi = int_range(out_dtype)
     scaled = ctx.call("round", ctx.call("multiply", ctx.cast(acc, "float32"), multiplier))
     shifted = ctx.call("add", scaled, ctx.cast(zero_point, "float32"))
     return ctx.cast(ctx.call("clip", shifted, a_min=float(lo), a_max=float(hi)), out_dtype)
