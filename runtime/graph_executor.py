@@ -497,7 +497,7 @@ def _copy_into(dst: NDArray, value, what: str) -> None:
         if value.device == dst.device:
             target[...] = value._data  # same memory space: one copy, no staging
             return
-        value = value.numpy()
+        value = value.bits()
     cupy = _cupy() if not isinstance(value, np.ndarray) else None
     on_gpu = cupy is not None and isinstance(value, cupy.ndarray)
     if host:
@@ -826,12 +826,13 @@ class GraphExecutor:
             _copy_into(out, arr, f"{what}: out")
             return out
         if isinstance(out, np.ndarray):
-            host = arr.numpy()
-            want = dtypes.storage(arr.dtype)
-            if out.shape != host.shape or out.dtype != want:
+            host = arr.bits()
+            # a type numpy lacks: ml_dtypes' array of it, or its storage
+            target = dtypes.as_storage(out, arr.dtype) if dtypes.is_narrow(arr.dtype) else out
+            if target is None or out.shape != host.shape or target.dtype != host.dtype:
                 raise RuntimeArgError(f"{what}: out must have shape {arr.shape} and dtype {arr.dtype}, got shape "
                                       f"{out.shape} and dtype {out.dtype}")
-            np.copyto(out, host)
+            np.copyto(target, host)
             return out
         raise RuntimeArgError(f"{what}: out must be a tecc.nd.NDArray or a numpy array, got {type(out).__name__}")
 

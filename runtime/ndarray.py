@@ -5,12 +5,12 @@ A CPU :class:`NDArray` wraps a C-contiguous numpy array; a CUDA one wraps a cupy
 array where a GPU and cupy are present.  Without a GPU, arrays placed on ``cuda(0)``
 live in host memory (numpy) and CUDA modules run on the CPU emulation, so GPU code
 runs unchanged anywhere.  ``bfloat16`` arrays hold their raw bits in ``uint16``
-storage, the 8- and 4-bit floats theirs in ``uint8``, and ``int4``/``uint4``/
-``int2``/``uint2`` their values in ``int8``/``uint8`` (:mod:`tecc.runtime.dtypes`):
+storage, the 8- and 4-bit floats and ``int4``/``uint4``/``int2``/``uint2`` theirs in
+``uint8`` (ml_dtypes' layout: :mod:`tecc.runtime.dtypes`):
 ``nd.array`` takes ml_dtypes' arrays of those types, the storage itself (bits, with
 ``dtype="bfloat16"``...), or numbers (float values rounded to the format);
-``numpy()`` gives the storage, as TVM's did for bfloat16
-(``dtypes.as_ml_dtypes(arr.numpy(), arr.dtype)`` gives ml_dtypes' typed array).
+``numpy()`` gives bfloat16's bits and ml_dtypes' arrays of the others, as TVM's
+NDArray does; ``bits()`` gives any of them as stored.
 """
 from __future__ import annotations
 
@@ -106,19 +106,39 @@ class NDArray:
 
     # data movement -----------------------------------------------------------------
     def numpy(self) -> np.ndarray:
-        """A copy of the contents as a numpy array."""
+        """A copy of the contents as a numpy array: ``bfloat16`` as its ``uint16``
+        bits, and the other types numpy lacks (float8_e4m3fn, float4_e2m1fn, int4...)
+        as ml_dtypes' arrays of them, as TVM's NDArray gives them (ml_dtypes comes
+        with onnx; without it, :meth:`bits` gives their bits)."""
+        host = self.bits()
+        if self._dtype == "bfloat16" or not dtypes.is_narrow(self._dtype):
+            return host
+        try:
+            return dtypes.as_ml_dtypes(host, self._dtype)
+        except TeccError as err:
+            raise TeccError(f"{err}; or read the bits with arr.bits()") from None
+
+    asnumpy = numpy
+
+    def bits(self) -> np.ndarray:
+        """A copy of the contents as stored: a type numpy lacks as its bits (``uint16``
+        for bfloat16, ``uint8`` for the 8- and 4-bit floats and the narrow integers);
+        any other type as :meth:`numpy` gives it."""
         if not isinstance(self._data, np.ndarray):
             return self._data.get()  # cupy: device to host
         return self._data.copy()
 
-    asnumpy = numpy
-
     def copyfrom(self, source) -> "NDArray":
         """Copy ``source`` (an NDArray or array-like of the same shape) into this array."""
         if isinstance(source, NDArray):
-            source = source.numpy()
+            source = source.bits() if source.dtype == self._dtype else source.numpy()
         src = np.asarray(source)
-        if src.dtype != self._data.dtype:
+        stored = dtypes.as_storage(src, self._dtype) if dtypes.is_narrow(self._dtype) else None
+        if stored is not None:
+            src = stored
+        elif dtypes.is_narrow(self._dtype):
+            src = dtypes.to_storage(src, self._dtype)  # numbers: rounded, or range-checked
+        elif src.dtype != self._data.dtype:
             src = src.astype(self._data.dtype)
         if src.shape != self.shape:
             raise TeccError(f"copyfrom: source shape {src.shape} does not match the array's shape {self.shape}")
@@ -134,7 +154,7 @@ class NDArray:
             target.copyfrom(self)
             return target
         if isinstance(target, Device):
-            return array(self.numpy(), target, dtype=self._dtype)
+            return array(self.bits(), target, dtype=self._dtype)
         raise TeccError(f"copyto expects a Device or an NDArray, got {type(target).__name__}")
 
     # DLPack: the memory shared with other libraries (torch.from_dlpack(arr), nd.from_dlpack(t))
@@ -142,7 +162,7 @@ class NDArray:
         if dtypes.is_narrow(self._dtype):
             held = dtypes.storage(self._dtype)
             raise TeccError(f"a {self._dtype} NDArray holds its elements as {held}; DLPack would hand them over as "
-                            f"{held}: share tecc.runtime.dtypes.as_ml_dtypes(arr.numpy(), arr.dtype) instead")
+                            f"{held}: share tecc.runtime.dtypes.as_ml_dtypes(arr.bits(), arr.dtype) instead")
         return self._data.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):

@@ -18,9 +18,13 @@ ENABLED_TARGETS = ("llvm", "c", "cuda")
 
 
 def assert_allclose(actual, desired, rtol=1e-7, atol=1e-7, verbose=True):
-    """``numpy.testing.assert_allclose`` that also takes tecc arrays."""
+    """``numpy.testing.assert_allclose`` that also takes tecc arrays (ml_dtypes' arrays
+    of the 8- and 4-bit floats and narrow integers compared by their values)."""
+    from ..runtime import dtypes  # noqa: PLC0415
+
     actual = actual.numpy() if hasattr(actual, "numpy") else np.asarray(actual)
     desired = desired.numpy() if hasattr(desired, "numpy") else np.asarray(desired)
+    actual, desired = (a.astype(np.float64) if dtypes.is_narrow(a.dtype.name) else a for a in (actual, desired))
     np.testing.assert_allclose(actual, desired, rtol=rtol, atol=atol, verbose=verbose)
 
 

@@ -12,13 +12,19 @@ small graph, fused and compiled for ``"llvm"`` by the C backend
 numpy implementation.  The compiled library is cached by the graph's structure
 (operators, attributes, shapes, scalar constants): folding the same weight
 transform of another model of the same shapes compiles nothing.
+
+On a GPU target, a conversion from an 8-, 4- or 2-bit type (an int4 or float8
+weight's dequantization) is left to run: the weights stay narrow in memory and
+the product that reads them dequantizes them in its own kernel.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir import Call, Constant, Function, Module, TensorType, Tuple, TupleGetItem, TupleType, Var, typed_like
+from ...runtime import dtypes as _rt_dtypes
 from ..op import Op, OpPattern
+from ..ops._util import target_keys
 from .fuse_ops import _operands, _rebuild, _scope_nodes
 from .infer_type import infer_type
 
@@ -42,17 +48,42 @@ def _shape_constant(node):
     return Constant(value.astype(out.dtype).reshape(out.shape))
 
 
-def _is_foldable_call(node) -> bool:
+def _is_foldable_call(node, keep_narrow: bool) -> bool:
     if not (isinstance(node, Call) and isinstance(node.op, Op)) or node.op.name in NO_FOLD:
         return False
+    if keep_narrow and _widens_narrow_weights(node):
+        return False
     return node.op.pattern != OpPattern.OPAQUE or _is_dropout(node)
+
+
+def _widens_narrow_weights(node) -> bool:
+    """A ``cast`` from an 8-, 4- or 2-bit type (float8_e4m3fn, int4...; not bfloat16):
+    the start of a weight's dequantization.  On a GPU target it is not folded, so that
+    the weights stay narrow in memory and the dequantization runs inside the kernel
+    of the product that reads them (``fuse_ops``' input fusion): an int4 weight moves
+    a byte per element where its folded float32 would move four."""
+    if node.op.name != "cast":
+        return False
+    ty = node.args[0].checked_type
+    return isinstance(ty, TensorType) and ty.dtype != "bfloat16" and _rt_dtypes.is_narrow(ty.dtype)
+
+
+def _expands(node) -> bool:
+    """An operator call whose result has more elements than its tensor operands
+    together (a gather, a broadcast, a tile)."""
+    if not (isinstance(node, Call) and isinstance(node.op, Op)):
+        return False
+    out = node.checked_type
+    ins = [a.checked_type for a in node.args if isinstance(a.checked_type, TensorType)]
+    return isinstance(out, TensorType) and out.is_static and all(t.is_static for t in ins) \
+        and out.size > sum(t.size for t in ins)
 
 
 def _is_dropout(node) -> bool:
     return isinstance(node, Call) and isinstance(node.op, Op) and node.op.name == "nn.dropout"
 
 
-def _fold_function(fn: Function) -> Function:
+def _fold_function(fn: Function, keep_narrow: bool) -> Function:
     infer_type(fn)
     nodes = _scope_nodes(fn.body)
     const = {}   # node -> True when its value is known at build time
@@ -68,11 +99,29 @@ def _fold_function(fn: Function) -> Function:
             const[node] = True
         elif isinstance(node, Var):
             const[node] = False
-        elif isinstance(node, (Tuple, TupleGetItem)) or _is_foldable_call(node):
+        elif isinstance(node, (Tuple, TupleGetItem)) or _is_foldable_call(node, keep_narrow):
             const[node] = all(const[a] for a in ops)
         else:
             const[node] = False
         new[node] = _rebuild(node, [new[a] for a in ops], "fold_constant")
+
+    # the nodes of the narrow weights' dequantizations left to run (keep_narrow): a cast
+    # from a narrow type, and what computes from it
+    dequantizing = set()
+    for node in nodes:
+        if not const[node] and not isinstance(node, Var) and (
+                (isinstance(node, Call) and isinstance(node.op, Op) and keep_narrow and _widens_narrow_weights(node))
+                or any(a in dequantizing for a in _operands(node))):
+            dequantizing.add(node)
+
+    def reads(a, node):
+        """The values to fold for operand ``a`` of non-constant ``node``: ``a`` itself,
+        or, where a dequantization reads an expansion of constants (a per-block scale
+        gathered to the weight's shape), the constants it expands (computed in the
+        kernel, where a folded expansion would be as large as the weights in float)."""
+        if node in dequantizing and _expands(a):
+            return [r for b in _operands(a) if const[b] for r in reads(b, node)]
+        return [a]
 
     # the constant values a non-constant node reads, or that the function returns
     frontier = []
@@ -80,8 +129,11 @@ def _fold_function(fn: Function) -> Function:
         if const[node]:
             continue
         for a in _operands(node):
-            if const[a] and not isinstance(new[a], Constant) and a not in frontier:
-                frontier.append(a)
+            if not const[a]:
+                continue
+            for r in reads(a, node):
+                if not isinstance(new[r], Constant) and r not in frontier:
+                    frontier.append(r)
     if const[fn.body] and not isinstance(new[fn.body], Constant) and fn.body not in frontier:
         frontier.append(fn.body)
     # a tuple of constants is folded already
@@ -142,7 +194,8 @@ def fold_constant(mod: Module) -> Module:
         The same module when nothing could be folded.
     """
     infer_type(mod)
-    return mod.map_functions(_fold_function)
+    keep_narrow = "gpu" in target_keys()
+    return mod.map_functions(lambda fn: _fold_function(fn, keep_narrow))
 
 
 __all__ = ["NO_FOLD", "fold_constant"]

@@ -718,10 +718,28 @@ def test_softmax_cross_entropy_with_weights_and_ignored_labels():
         check([sce], {"s": scores, "l": labels}, ["loss", "logp"], inits={"w": weights})
 
 
-def test_blocked_quantization_is_refused_with_the_fix():
-    x = rand(2, 4)
-    refused([node("QuantizeLinear", ["x", "scale"], "q", block_size=2)], {"x": x}, ["q"],
-            "blocked quantization \\(block_size > 0\\) is not supported; quantize per tensor or per axis",
+def test_blocked_quantization_matches_onnxruntime():
+    """QuantizeLinear in blocks along an axis (a block per 3 columns, the last one short),
+    and the int4 weight-only quantization of LLM exports: a DequantizeLinear of int4
+    weights in blocks of 4 rows, each block with its own scale and zero point, feeding
+    a MatMul (the dequantization fused into one kernel)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    x = rand(3, 8, low=-4, high=4)
+    q = node("QuantizeLinear", ["x", "qs", "qz"], "q", axis=1, block_size=3)
+    check([q], {"x": x}, ["q"], inits={"qs": rand(3, 3, low=0.01, high=0.1), "qz": np.arange(9).reshape(3, 3)
+                                       .astype("int8")}, opset=21)
+    w = np.random.default_rng(5).integers(-8, 8, (8, 6)).astype(ml_dtypes.int4)
+    zero = np.random.default_rng(6).integers(-2, 3, (2, 6)).astype(ml_dtypes.int4)
+    dq = node("DequantizeLinear", ["w", "s", "z"], "wf", axis=0, block_size=4)
+    mm = node("MatMul", ["x", "wf"], "y")
+    check([dq, mm], {"x": x}, ["y"], inits={"w": w, "s": rand(2, 6, low=0.05, high=0.2), "z": zero}, opset=21)
+
+
+def test_blocked_quantization_with_a_scale_of_the_wrong_shape_names_the_shape_it_needs():
+    x = rand(2, 5)
+    refused([node("QuantizeLinear", ["x", "scale"], "q", axis=1, block_size=2)], {"x": x}, ["q"],
+            r"QuantizeLinear node 'QuantizeLinear_q': y_scale \(input 1\) has shape \(2, 2\); blocked quantization "
+            r"of \(2, 5\) in blocks of 2 along axis 1 needs shape \(2, 3\)",
             inits={"scale": np.ones((2, 2), "float32")}, opset=21)
 
 

@@ -112,14 +112,23 @@ def test_to_storage_checks_narrow_integer_ranges():
 def test_nd_array_of_narrow_types():
     x = np.array([0.3, -2.0, 1e4], dtype=np.float32)
     a = tecc.nd.array(x, dtype="float8_e5m2")  # numbers: rounded
-    assert a.dtype == "float8_e5m2" and a.numpy().dtype == np.uint8
-    assert D.decode(a.numpy(), "float8_e5m2").tolist() == x.astype(ml_dtypes.float8_e5m2).astype(np.float32).tolist()
+    assert a.dtype == "float8_e5m2" and a.bits().dtype == np.uint8
+    # numpy(): ml_dtypes' array, as TVM's NDArray gives its float8 arrays
+    assert a.numpy().dtype == ml_dtypes.float8_e5m2
+    assert a.numpy().astype(np.float32).tolist() == x.astype(ml_dtypes.float8_e5m2).astype(np.float32).tolist()
     b = tecc.nd.array(x.astype(ml_dtypes.float8_e4m3fnuz))  # ml_dtypes' array: its dtype and bits
-    assert b.dtype == "float8_e4m3fnuz" and b.numpy().tolist() == D.encode(x, "float8_e4m3fnuz").tolist()
+    assert b.dtype == "float8_e4m3fnuz" and b.bits().tolist() == D.encode(x, "float8_e4m3fnuz").tolist()
     c = tecc.nd.array(np.array([1, -3], dtype=ml_dtypes.int4))
-    assert c.dtype == "int4" and c.numpy().tolist() == [1, 13] and D.numbers(c.numpy(), "int4").tolist() == [1, -3]
-    assert tecc.nd.array(np.int8([1, -3]), dtype="int4").numpy().tolist() == [1, 13]  # numbers: their bits
-    assert tecc.nd.array(np.uint8([0x38]), dtype="float8_e4m3fn").numpy().tolist() == [0x38]  # bits as bits
+    assert c.dtype == "int4" and c.bits().tolist() == [1, 13] and c.numpy().astype(int).tolist() == [1, -3]
+    assert tecc.nd.array(np.int8([1, -3]), dtype="int4").bits().tolist() == [1, 13]  # numbers: their bits
+    assert tecc.nd.array(np.uint8([0x38]), dtype="float8_e4m3fn").bits().tolist() == [0x38]  # bits as bits
+    assert tecc.nd.array(np.float32([1.5]), dtype="bfloat16").numpy().tolist() == [0x3FC0]  # bfloat16: bits (TVM's)
+    # copies between arrays move the bits
+    d = tecc.nd.empty((3,), "float8_e4m3fnuz")
+    d.copyfrom(b)
+    assert d.bits().tolist() == b.bits().tolist()
+    d.copyfrom(x)  # numbers: rounded
+    assert d.bits().tolist() == b.bits().tolist()
     with pytest.raises(TeccError, match="a float8_e4m3fn array converts to float32 with numpy first"):
         tecc.nd.array(x.astype(ml_dtypes.float8_e4m3fn), dtype="float32")
     with pytest.raises(TeccError, match="DLPack would hand them over as uint8"):

@@ -55,12 +55,13 @@ def _blocked_params(ctx, node, x, scale, zero_point, block, what):
     if tuple(ss) != want:
         node.fail(f"{what} has shape {tuple(ss)}; blocked quantization of {tuple(xs)} in blocks of {block} along "
                   f"axis {axis} needs shape {want}")
+    # left to the build: folded on a CPU, gathered inside the product's kernel on a GPU
     index = ctx.const(np.arange(xs[axis]) // block, "int32")
-    scale = ctx.call("take", scale, index, axis=axis)
+    scale = ctx.call_unfolded("take", scale, index, axis=axis)
     if zero_point is not None:
         if tuple(ctx.shape(zero_point)) != want:
             node.fail(f"the zero point has shape {tuple(ctx.shape(zero_point))}; it must have the scale's, {want}")
-        zero_point = ctx.call("take", zero_point, index, axis=axis)
+        zero_point = ctx.call_unfolded("take", zero_point, index, axis=axis)
     return scale, zero_point
 
 

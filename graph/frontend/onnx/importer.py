@@ -12,7 +12,7 @@ from ...ir import (
     Call, Constant, Function, GraphError, Module, TensorType, Tuple, TupleGetItem, Var, dtype_name, numpy_dtype,
     post_order_visit,
 )
-from ....runtime.dtypes import storage_float
+from ....runtime.dtypes import is_narrow, storage_float
 from ...op import call as graph_call
 from ....tir.transform.pipeline import PassContext
 from ...transform.infer_type import infer_type
@@ -234,6 +234,12 @@ class _Importer:
         folded = self._fold(name, args, attrs)
         if folded is not None:
             return folded
+        return self.call_unfolded(name, *args, **attrs)
+
+    def call_unfolded(self, name, *args, **attrs):
+        """:meth:`call`, never computed now: the build's constant folding decides, by
+        target (a narrow weight's per-block scales, which a GPU kernel gathers)."""
+        attrs = {k: v for k, v in attrs.items() if v is not None}
         where = self.node.where if self.node is not None else "from_onnx"
         try:
             expr = graph_call(name, *args, **attrs)
@@ -252,6 +258,9 @@ class _Importer:
         fn = _FOLDERS.get(name)
         if fn is None:
             return None
+        if name == "cast" and isinstance(args[0], Constant) and args[0].data.dtype.name != "bfloat16" \
+                and is_narrow(args[0].data.dtype.name):
+            return None  # a narrow weight's dequantization: the build decides (graph FoldConstant)
         arrays = []
         for a in args:
             if isinstance(a, Tuple) and name == "concatenate":
