@@ -28,7 +28,7 @@ from .infer_type import infer_type
 
 #: the attributes an element-wise operator may have and still commute with a reshape
 #: (none of them names an axis)
-NEUTRAL_ATTRS = frozenset({"dtype", "a_min", "a_max", "alpha"})
+NEUTRAL_ATTRS = frozenset({"dtype", "saturate", "a_min", "a_max", "alpha"})
 
 
 def _shape(expr):

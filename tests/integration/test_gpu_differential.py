@@ -96,6 +96,55 @@ def test_matmul_random_tiles_with_shared_and_local_caches(data):
 
 @given(data=st.data())
 @SETTINGS
+def test_dequantizing_matmul_with_narrow_weights_random_tiles(data):
+    """``A @ (W * scale)`` with W in an 8- or 4-bit float or int4 (a weight-only
+    quantized product), its tiles staged through shared memory in W's own type (one
+    byte an element, copied as bits), under random thread tiles: against numpy on the
+    decoded weights, the checker silent."""
+    from tecc.runtime import dtypes
+
+    dtype = data.draw(st.sampled_from(["float8_e4m3fn", "float8_e5m2", "int4", "float4_e2m1fn"]), label="dtype")
+    m = data.draw(st.integers(1, 24), label="m")
+    n = data.draw(st.integers(1, 40), label="n")
+    kk = data.draw(st.integers(1, 33), label="k")
+    A = te.placeholder((m, kk), name="A")
+    W = te.placeholder((kk, n), name="W", dtype=dtype)
+    S = te.placeholder((n,), name="S")
+    k = te.reduce_axis((0, kk), name="k")
+    C = te.compute((m, n), lambda i, j: te.sum(A[i, k] * (W[k, j].astype("float32") * S[j]), axis=k), name="C")
+    s = te.create_schedule(C.op)
+    use_shared = data.draw(st.booleans(), label="shared")
+    if use_shared:
+        WS = s.cache_read(W, "shared", [C])
+    CL = s.cache_write(C, "local")
+    ty = data.draw(st.integers(1, 8), label="ty")
+    tx = data.draw(st.integers(1, 8), label="tx")
+    i, j = C.op.axis
+    by, iy = s[C].split(i, factor=ty)
+    bx, ix = s[C].split(j, factor=tx)
+    s[C].reorder(by, bx, iy, ix)
+    thread_y, thread_x = bind_2d(s[C], by, bx, iy, ix, ty, tx)
+    s[CL].compute_at(s[C], ix)
+    ko, ki = s[CL].split(CL.op.reduce_axis[0], factor=data.draw(st.integers(1, 8), label="k tile"))
+    if use_shared:
+        s[WS].compute_at(s[CL], ko)
+        f = s[WS].fuse(*s[WS].op.axis)
+        o, t1 = s[WS].split(f, factor=tx)
+        _, t0 = s[WS].split(o, factor=ty)
+        s[WS].bind(t0, thread_y)
+        s[WS].bind(t1, thread_x)
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((m, kk)).astype("float32")
+    w = dtypes.to_storage(rng.integers(-8, 8, (kk, n)) if dtype == "int4" else rng.standard_normal((kk, n)), dtype)
+    scale = rng.uniform(0.5, 2.0, n).astype("float32")
+    c = np.zeros((m, n), "float32")
+    _build_run_check(s, [A, W, S, C], [a, w, scale, c])
+    want = a.astype(np.float64) @ (dtypes.numbers(w, dtype).astype(np.float64) * scale)
+    np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4)
+
+
+@given(data=st.data())
+@SETTINGS
 def test_row_reduction_across_threads(data):
     """A row sum whose reduction is split over the threads of a block (a cross-thread
     reduction through shared memory), the rows over blocks or threadIdx.y."""
