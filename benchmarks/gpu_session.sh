@@ -7,13 +7,15 @@
 #
 #   bash benchmarks/gpu_session.sh STEP[:SECONDS] ...
 #
-# Steps: tests, sgemm, hgemm (float16 GEMM on tensor cores vs cuBLAS), norms, topi, models (models_gpu.py: whole models vs PyTorch eager and onnxruntime),
+# Steps: tests, sgemm, hgemm (float16 GEMM on tensor cores vs cuBLAS), norms, narrow (int4/float8 weights:
+# gpu_narrow.py), topi, models (models_gpu.py: whole models vs PyTorch eager and onnxruntime),
 # models-notophub (the same without tecc's reference configs, TECC_TOPHUB=off: ResNet-50 at batch 1
 # unless NOTOPHUB_ARGS says otherwise), opbench (tecc bench --ops all), notebooks (every notebook executed on
 # the GPU; the box has no ipykernel/nbclient wheels unless fetch-wheels.sh was given them), tune-sgemm,
 # tune-dense, tune-conv, tune-hgemm (dense_tensorcore.cuda, float16 on tensor cores), tune-report.
 # Example (a 6-minute call): bash benchmarks/gpu_session.sh tests:100 sgemm:60 norms:40 topi:80
-# Extra arguments for a step's script: SGEMM_ARGS, HGEMM_ARGS, NORMS_ARGS, TOPI_ARGS, MODELS_ARGS, TUNE_ARGS.
+# Extra arguments for a step's script: SGEMM_ARGS, HGEMM_ARGS, NORMS_ARGS, NARROW_ARGS, TOPI_ARGS, MODELS_ARGS,
+# TUNE_ARGS.
 # The tuning log lives in .tunelogs/ (carry it between calls; it is copied back).
 set -uo pipefail
 export PYTHONUNBUFFERED=1
@@ -62,6 +64,7 @@ for spec in "$@"; do
         hgemm) run_step hgemm "$secs" python3 benchmarks/gpu_hgemm.py --out "$W" ${HGEMM_ARGS:-} ;;
         bgemm) run_step bgemm "$secs" python3 benchmarks/gpu_hgemm.py --dtype bfloat16 --out "$W" ${BGEMM_ARGS:-} ;;
         norms) run_step norms "$secs" python3 benchmarks/gpu_norms.py --out "$W" ${NORMS_ARGS:-} ;;
+        narrow) run_step narrow "$secs" python3 benchmarks/gpu_narrow.py --out "$W" ${NARROW_ARGS:-} ;;
         topi) run_step topi "$secs" python3 benchmarks/topi_gpu.py --out "$W" ${TOPI_ARGS:-} ;;
         opbench) run_step opbench "$secs" python3 -m tecc.driver.tvmc bench --ops all --device cuda \
                 --json "$W/$(date -u +%F)_opbench.json" --plot "$W/$(date -u +%F)_opbench.png" ${OPBENCH_ARGS:-} ;;

@@ -58,6 +58,21 @@ def test_sgemm_dry_run(tmp_path, capsys):
     assert len(fused) == 4 and all(r["ok"] for r in fused)
 
 
+def test_narrow_weights_dry_run(tmp_path, capsys):
+    """gpu_narrow: int4 (blocked) and float8 weights through the model path, one kernel
+    each, their params a byte an element (and the scales), right against float64."""
+    rc = run_main("gpu_narrow", ["--dry-run", "--sizes", "128x96", "--batch", "1,3", "--out", str(tmp_path)])
+    assert rc == 0
+    assert "narrow weights against cuBLAS" in capsys.readouterr().out
+    data = json.load(open(one_file(tmp_path, "_narrow.json")))
+    one_file(tmp_path, "_narrow.md")
+    rows = data["rows"]
+    tecc_rows = [r for r in rows if r["variant"] == "tecc"]
+    assert len(tecc_rows) == 2 * 2 and all(r["ok"] and r["kernels"] == 1 for r in tecc_rows)
+    assert all(r["weight_bytes"] < 128 * 96 * 4 / 3 for r in tecc_rows)  # not folded into float32
+    assert all(r["ok"] for r in rows) and {r["variant"] for r in rows} == {"tecc", "cuBLAS fp32", "cuBLAS fp16"}
+
+
 def test_norms_dry_run(tmp_path, capsys):
     rc = run_main("gpu_norms", ["--dry-run", "--shapes", "8x1000,4x4096", "--threads", "128,1024",
                                 "--out", str(tmp_path)])
