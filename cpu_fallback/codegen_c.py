@@ -11,7 +11,7 @@ hook                             what it decides
 ===============================  ======================================================
 ``SCALAR_TYPES``,                the C type of a value / of one buffer element
 ``STORAGE_TYPES``                (bfloat16 is stored as ``uint16_t`` bits, the 8- and 4-bit
-                                 floats as ``uint8_t`` bits: :mod:`.narrow_types`)
+                                 floats and int4... as ``uint8_t`` bits: :mod:`.narrow_types`)
 ``type_name``, ``storage_type``  the same, for any dtype (vectors too)
 ``vector_typedef``               how a vector type is declared
 ``MATH_FUNCS``, ``intrinsic``    the C text of a math intrinsic on scalar arguments
@@ -212,8 +212,10 @@ class CodeGenC(IRVisitor):
     }
     #: C types of buffer elements where they differ from the value type (a narrow
     #: type's bits)
-    STORAGE_TYPES = {**{name: "uint16_t" if f.bits == 16 else "uint8_t" for name, f in _rt_dtypes.FLOAT_FORMATS.items()},
-                     **{name: "uint8_t" for name in _rt_dtypes.NARROW_INTS}}
+    STORAGE_TYPES = {
+        **{name: "uint16_t" if f.bits == 16 else "uint8_t" for name, f in _rt_dtypes.FLOAT_FORMATS.items()},
+        **{name: "uint8_t" for name in _rt_dtypes.NARROW_INTS},
+    }
     #: intrinsic -> C math function (float64 spelling; float32 adds the ``f`` suffix)
     MATH_FUNCS = {
         "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "log10": "log10",

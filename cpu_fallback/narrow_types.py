@@ -113,13 +113,14 @@ def encode_helper(fmt: _rt.FloatFormat, width: int = 32) -> str:
              f"    {U} a = u & {_hex(abs_mask, width)};"]
     if fmt.nan == "fnu":  # no zero, no negative values: NaN; ties round up (as ml_dtypes)
         rebias = src_bias - fmt.bias
+        half_min = (rebias << src_m) | (1 << (src_m - 1)) if width == 64 else 3 << (src_m - 2)  # 1.5 * 2^-127
         lines += [
             f"    if (a == 0 || u >= {_hex(inf_bits, width)}) {{  // zero, negative, infinite, NaN",
             "        return 0xffu;",
             "    }",
             f"    {U} code = ((a + {_hex(1 << (src_m - 1), width)}) >> {src_m}) - {rebias}u;",
             f"    if (a < {_hex((rebias + 1) << src_m, width)}) {{  // below 2^-126: 2^-127, or 2^-126 from 1.5 * 2^-127",
-            f"        code = a >= {_hex((rebias << src_m) | (1 << (src_m - 1)) if width == 64 else 3 << (src_m - 2), width)} ? 1u : 0u;",
+            f"        code = a >= {_hex(half_min, width)} ? 1u : 0u;",
             "    }",
             "    return code > 0xfeu ? 0xffu : (uint8_t)code;",
             "}",
@@ -127,6 +128,7 @@ def encode_helper(fmt: _rt.FloatFormat, width: int = 32) -> str:
         return "\n".join(lines)
     m = fmt.mantissa
     shift = src_m - m
+    overflow = "infinity" if fmt.infinities else "saturated" if fmt.nan is None else "NaN"
     emin_src = 1 - fmt.bias + src_bias                           # the format's smallest normal exponent
     lines += [
         f"    uint32_t sign = (uint32_t)(u >> {width - 1}) << {fmt.bits - 1};",
@@ -151,7 +153,7 @@ def encode_helper(fmt: _rt.FloatFormat, width: int = 32) -> str:
         f"        code = s > {src_m + 1}u ? 0u : (sig + (({U})1 << (s - 1u)) - 1u + ((sig >> s) & 1u)) >> s;",
         "    }",
         f"    if (code > 0x{fmt.max_code:x}u) {{",
-        f"        code = 0x{fmt.overflow_code:x}u;  // {'infinity' if fmt.infinities else 'saturated' if fmt.nan is None else 'NaN'}",
+        f"        code = 0x{fmt.overflow_code:x}u;  // {overflow}",
         "    }",
     ]
     if fmt.nan == "fnuz":

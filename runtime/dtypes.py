@@ -334,10 +334,16 @@ def to_storage(values, dtype) -> np.ndarray:
     if name in NARROW_INTS:
         arr = np.asarray(values)
         lo, hi = int_range(name)
-        if arr.size and (arr.dtype.kind not in "biu" or arr.min() < lo or arr.max() > hi):
-            if arr.dtype.kind not in "biu":
-                raise TeccTypeError(f"{name} values must be integers, got an array of {arr.dtype}: round "
-                                    f"them first (np.rint(x).astype('int8'))")
+        if arr.dtype.kind == "f" and arr.size:  # whole numbers held as floats (np.zeros) are taken
+            with np.errstate(invalid="ignore"):
+                whole = bool(np.all(np.isfinite(arr) & (np.rint(arr) == arr)))
+            if not whole:
+                raise TeccTypeError(f"{name} values must be integers, got {arr.dtype} values with fractions (or "
+                                    f"NaN, inf): round them first (np.rint(x).astype('int8'))")
+            arr = arr.astype(np.int64)
+        elif arr.dtype.kind not in "biu" and arr.size:
+            raise TeccTypeError(f"{name} values must be integers, got an array of {arr.dtype}")
+        if arr.size and (arr.min() < lo or arr.max() > hi):
             raise TeccTypeError(f"{name} holds integers in [{lo}, {hi}]; the values given span "
                                 f"[{arr.min()}, {arr.max()}]: clip them first (np.clip(x, {lo}, {hi}))")
         return (arr.astype(np.int64) & ((1 << NARROW_INTS[name][0]) - 1)).astype(np.uint8)

@@ -202,3 +202,26 @@ def test_gpu_conversions_round_as_numpy_reference(dtype):
     test_casts_round_as_numpy_reference("cuda", dtype, "float32")
     test_casts_round_as_numpy_reference("cuda", dtype, "float64")
     test_arithmetic_in_a_storage_float_rounds_every_result("cuda", dtype)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "int4", "float4_e2m1fn"])
+def test_checking_mode_runs_kernels_of_narrow_types(target, dtype):
+    """``mod.check`` (the interpreter on a CPU module, the instrumented kernels on a
+    CUDA one) takes narrow arrays and finds nothing wrong in a correct kernel, and an
+    out-of-bounds read of one (a window one element too far) is named."""
+    n = 128
+    A = te.placeholder((n,), name="A", dtype=dtype)
+    B = te.compute((n,), lambda i: (A[i] + A[i]).astype("float32"), name="B")
+    C = te.compute((n,), lambda i: B[i].astype(dtype), name="C")
+    s = _schedule([B, C], target)
+    mod = tecc.build(s, [A, B, C], target=target)
+    dev = _dev(target)
+    a = tecc.nd.array(D.to_storage(np.resize(np.arange(-3, 3), n), dtype), dev, dtype=dtype)
+    assert mod.check(a, tecc.nd.empty((n,), "float32", dev), tecc.nd.empty((n,), dtype, dev)) == []
+    bad = tecc.nd.array(D.to_storage(np.zeros(n - 1), dtype), dev, dtype=dtype)
+    Ab = te.placeholder((te.var("m"),), name="A", dtype=dtype)
+    Bb = te.compute((n,), lambda i: Ab[i].astype("float32"), name="B")
+    mod = tecc.build(_schedule([Bb], target), [Ab, Bb], target=target)
+    findings = mod.check(bad, tecc.nd.empty((n,), "float32", dev))
+    assert findings and findings[0].kind == "out_of_bounds" and findings[0].buffer == "A"

@@ -104,8 +104,9 @@ def test_to_storage_checks_narrow_integer_ranges():
     assert D.to_storage([-8, 7, -1], "int4").tolist() == [8, 7, 15]
     with pytest.raises(TeccTypeError, match=r"int4 holds integers in \[-8, 7\]; the values given span \[-9, 7\]"):
         D.to_storage(np.array([-9, 7]), "int4")
-    with pytest.raises(TeccTypeError, match="uint2 values must be integers"):
+    with pytest.raises(TeccTypeError, match="uint2 values must be integers, got float64 values with fractions"):
         D.to_storage(np.array([0.5]), "uint2")
+    assert D.to_storage(np.zeros(2), "uint2").tolist() == [0, 0]  # whole numbers as floats
     assert D.to_storage([1.0, 500.0], "float8_e4m3fn").tolist() == [0x38, 0x7F]  # 500 overflows: NaN
 
 
