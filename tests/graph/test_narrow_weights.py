@@ -97,3 +97,33 @@ def test_the_cuda_kernel_reads_the_weights_as_bytes():
     src = lib.get_lib().imported_modules[0].get_source() if hasattr(lib, "get_lib") else \
         lib.lib.imported_modules[0].get_source()
     assert "const uint8_t* __restrict__" in src and "tecc_wrap_int4(" in src  # bits in, sign-extended in the kernel
+
+
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "int4", "float4_e2m1fn", "uint2"])
+def test_data_movement_of_narrow_tensors_keeps_their_bits(dtype, target):
+    """Transpose, Reshape, Concat, Gather and Identity of a narrow model input move its
+    elements bit for bit (ONNX's reference gives the expected arrays)."""
+    from onnx.reference import ReferenceEvaluator
+
+    from ops_run import tecc_outputs
+
+    ty = {"float8_e4m3fn": TensorProto.FLOAT8E4M3FN, "int4": TensorProto.INT4,
+          "float4_e2m1fn": TensorProto.FLOAT4E2M1, "uint2": TensorProto.UINT2}[dtype]
+    x = np.random.default_rng(0).uniform(-3, 3, (2, 3, 4)).astype(getattr(ml_dtypes, dtype))
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[2, 0, 1]),
+             helper.make_node("Reshape", ["x", "shape"], ["r"]),
+             helper.make_node("Concat", ["x", "x"], ["c"], axis=1),
+             helper.make_node("Gather", ["x", "idx"], ["g"], axis=2),
+             helper.make_node("Identity", ["x"], ["i"])]
+    inits = [numpy_helper.from_array(np.array([2, 0], np.int64), "idx"),
+             numpy_helper.from_array(np.array([6, 4], np.int64), "shape")]
+    graph = helper.make_graph(nodes, "moves", [helper.make_tensor_value_info("x", ty, (2, 3, 4))],
+                              [helper.make_tensor_value_info(n, ty, None) for n in "trcgi"], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    want = ReferenceEvaluator(model).run(None, {"x": x})
+    got = tecc_outputs(model, {"x": x}, target=target)
+    for name, g, w in zip("trcgi", got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape, name
+        np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8), err_msg=name)
