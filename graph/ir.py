@@ -56,9 +56,13 @@ def dtype_name(dtype) -> str:
     """The canonical name of a tensor's ``dtype``: numpy's name (``"float"`` is
     numpy's float64 here, as ``np.dtype`` reads it), or for a type numpy lacks
     (bfloat16, float8_e4m3fn, int4...: an ml_dtypes dtype or its name) that name."""
-    name = dtype.name if isinstance(dtype, np.dtype) else getattr(dtype, "__name__", None) \
-        if isinstance(dtype, type) else str(dtype)
-    if name is not None and _rt_dtypes.is_narrow(name):
+    if isinstance(dtype, np.dtype):
+        name = dtype.name
+    elif isinstance(dtype, type):  # a scalar type (np.float32, ml_dtypes.int4)
+        name = getattr(dtype, "__name__", "")
+    else:
+        name = str(dtype)
+    if _rt_dtypes.is_narrow(name):
         return _rt_dtypes.canonical(name)
     return str(np.dtype(dtype))
 
@@ -117,8 +121,8 @@ class TensorType(Type):
 
     @property
     def nbytes(self) -> int:
-        return self.size * _rt_dtypes.itemsize(self.dtype) if _rt_dtypes.is_narrow(self.dtype) \
-            else self.size * np.dtype(self.dtype).itemsize
+        narrow = _rt_dtypes.is_narrow(self.dtype)
+        return self.size * (_rt_dtypes.itemsize(self.dtype) if narrow else np.dtype(self.dtype).itemsize)
 
     def __eq__(self, other):
         return isinstance(other, TensorType) and self.shape == other.shape and self.dtype == other.dtype

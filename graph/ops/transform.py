@@ -506,7 +506,9 @@ register_op("cast", pattern=OpPattern.ELEMWISE, infer=_cast_infer,
 def _reinterpret_infer(types, attrs):
     data = tensor_arg("reinterpret", types, 0)
     dtype = check_dtype("reinterpret", "dtype", attrs["dtype"])
-    if _rt_dtypes.itemsize(data.dtype) != _rt_dtypes.itemsize(dtype) or "bool" in (data.dtype, dtype):
+    from ...tir.dtype import parse  # noqa: PLC0415 -- the bits of the narrow types (a 4-bit float: 4)
+
+    if parse(data.dtype).bits != parse(dtype).bits or "bool" in (data.dtype, dtype):
         raise GraphError(f"reinterpret: the bits of a {data.dtype} tensor cannot be read as {dtype}: the two must "
                          "be numeric types of one width (cast a bool instead)")
     return TensorType(data.shape, dtype)

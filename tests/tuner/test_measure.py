@@ -502,6 +502,30 @@ def test_reference_inputs_are_deterministic_and_typed():
     assert not np.array_equal(reference_inputs(info, seed=1)[0], f)
 
 
+def test_the_oracle_takes_the_narrow_types():
+    """Inputs of int4/int2 in their range as their bits, of float8 rounded to it, of
+    float8_e8m0fnu (no zero, no sign) powers of two; outputs compared by value; an
+    unwritten output differs from the expected one everywhere (float4_e2m1fn has no
+    NaN to poison it with)."""
+    from tecc.runtime import dtypes
+    from tecc.tuner.measure.local import _unwritten
+
+    info = (((64,), "int4"), ((64,), "int2"), ((64,), "float8_e4m3fn"), ((64,), "float8_e8m0fnu"),
+            ((64,), "float4_e2m1fn"))
+    i4, i2, f8, e8, f4 = reference_inputs(info)
+    assert all(a.dtype == np.uint8 for a in (i4, i2, f8, e8, f4))
+    assert dtypes.numbers(i4, "int4").min() >= -8 and dtypes.numbers(i2, "int2").max() <= 1
+    assert np.abs(dtypes.decode(f8, "float8_e4m3fn")).max() <= 1.0
+    assert set(np.log2(dtypes.decode(e8, "float8_e8m0fnu")).tolist()) <= set(range(-4, 4))
+    for arr, dtype in ((f8, "float8_e4m3fn"), (f4, "float4_e2m1fn"), (i4, "int4")):
+        poison = _unwritten(arr, dtype)
+        assert poison.dtype == arr.dtype and not np.any(poison == arr), dtype
+        assert compare_output(arr.copy(), arr, dtype, "C") is None
+        assert compare_output(poison, arr, dtype, "C").startswith("C differs from the reference in 64 of 64")
+    step = dtypes.encode(dtypes.decode(f8, "float8_e4m3fn") * 1.1, "float8_e4m3fn")  # a step or two away
+    assert compare_output(step, f8, "float8_e4m3fn", "C") is None
+
+
 def test_compare_output_tolerances_by_dtype():
     e = np.linspace(-3, 3, 12, dtype="float32").reshape(3, 4)
     assert compare_output(e + 1e-6, e, "float32", "C") is None

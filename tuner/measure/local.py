@@ -58,9 +58,10 @@ from .measure import Builder, MeasureError, MeasureErrorNo, MeasureResult, Runne
 #: absolute tolerance is the same number times ``max(1, max |expected|)``, so a
 #: reduction summed in another order passes while a wrong element does not
 TOLERANCES = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 1e-4, "float64": 1e-9,
-              # the 8- and 4-bit floats: two of their steps (a candidate rounds in another order)
-              "float8_e4m3fn": 0.25, "float8_e4m3fnuz": 0.25, "float8_e5m2": 0.5, "float8_e5m2fnuz": 0.5,
-              "float8_e8m0fnu": 1.0, "float4_e2m1fn": 1.0}
+              # the 8- and 4-bit floats: a step of theirs (2^-mantissa bits: a candidate that sums
+              # in another order may round its float32 result to the neighbouring value)
+              "float8_e4m3fn": 0.125, "float8_e4m3fnuz": 0.125, "float8_e5m2": 0.25, "float8_e5m2fnuz": 0.25,
+              "float8_e8m0fnu": 1.0, "float4_e2m1fn": 0.5}
 
 #: registers of one block on every GPU tecc compiles for (sm_75 ... sm_120)
 MAX_REGISTERS_PER_BLOCK = 65536
@@ -763,9 +764,11 @@ def _unwritten(expected, dtype: str, xp=np):
 
     if dtype in TOLERANCES:
         fmt = dtypes.storage_float(dtype)
-        if fmt is not None:  # its NaN's bits (float4_e2m1fn has none: its largest value)
-            code = fmt.nan_code if fmt.nan_code is not None else fmt.max_code
-            return xp.full(expected.shape, code, dtype=expected.dtype)
+        if fmt is not None and fmt.nan_code is not None:  # its NaN's bits
+            return xp.full(expected.shape, fmt.nan_code, dtype=expected.dtype)
+        if fmt is not None:  # float4_e2m1fn has no NaN: the largest value of the other sign (6 and -6 apart)
+            positive = (expected & xp.asarray(fmt.sign_bit, expected.dtype)) == 0
+            return xp.where(positive, fmt.sign_bit | fmt.max_code, fmt.max_code).astype(expected.dtype)
         return xp.full(expected.shape, xp.nan, dtype=expected.dtype)
     if expected.dtype == xp.bool_:
         return ~expected
