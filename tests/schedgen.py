@@ -85,3 +85,14 @@ def bind_2d(stage, by, bx, ty_axis, tx_axis, ty, tx):
     stage.bind(ty_axis, thread_y)
     stage.bind(tx_axis, thread_x)
     return thread_y, thread_x
+
+
+def cooperative_fetch(s, cache, at_stage, at_axis, thread_y, thread_x, ty, tx):
+    """A shared cache computed at ``at_stage``'s ``at_axis``, its elements spread over the
+    block's ``ty`` x ``tx`` threads (``thread_y``/``thread_x``, from :func:`bind_2d`)."""
+    s[cache].compute_at(s[at_stage], at_axis)
+    fused = s[cache].fuse(*s[cache].op.axis)
+    rest, t1 = s[cache].split(fused, factor=tx)
+    _, t0 = s[cache].split(rest, factor=ty)
+    s[cache].bind(t0, thread_y)
+    s[cache].bind(t1, thread_x)

@@ -14,8 +14,8 @@ numpy implementation.  The compiled library is cached by the graph's structure
 transform of another model of the same shapes compiles nothing.
 
 On a GPU target, a conversion from an 8-, 4- or 2-bit type (an int4 or float8
-weight's dequantization) is left to run: the weights stay narrow in memory and
-the product that reads them dequantizes them in its own kernel.
+weight's dequantization) that feeds a matrix product is left to run: the weights
+stay narrow in memory and the product dequantizes them in its own kernel.
 """
 from __future__ import annotations
 
@@ -48,12 +48,35 @@ def _shape_constant(node):
     return Constant(value.astype(out.dtype).reshape(out.shape))
 
 
-def _is_foldable_call(node, keep_narrow: bool) -> bool:
-    if not (isinstance(node, Call) and isinstance(node.op, Op)) or node.op.name in NO_FOLD:
-        return False
-    if keep_narrow and _widens_narrow_weights(node):
+def _is_foldable_call(node, kept: set) -> bool:
+    if not (isinstance(node, Call) and isinstance(node.op, Op)) or node.op.name in NO_FOLD or node in kept:
         return False
     return node.op.pattern != OpPattern.OPAQUE or _is_dropout(node)
+
+
+def _kept_narrow_casts(nodes) -> set:
+    """The casts from a narrow type (:func:`_widens_narrow_weights`) whose every use,
+    through element-wise, broadcast and injective operators, ends in an operand of a
+    product that fuses its inputs (``fuse_ops``' ``fuse_inputs``: dense, matmul,
+    batch_matmul): the dequantizations a GPU kernel runs as it reads the weights.  A
+    weight read by anything else (a convolution) is folded: that kernel would read a
+    dequantized copy made again at every run."""
+    users = {}
+    for node in nodes:
+        for a in _operands(node):
+            users.setdefault(a, []).append(node)
+    ends = {}
+
+    def ends_in_product(node) -> bool:
+        if node not in ends:
+            us = users.get(node, [])
+            ends[node] = bool(us) and all(
+                isinstance(u, Call) and isinstance(u.op, Op)
+                and (u.op.fuse_inputs or (u.op.pattern <= OpPattern.INJECTIVE and ends_in_product(u))) for u in us)
+        return ends[node]
+
+    return {n for n in nodes if isinstance(n, Call) and isinstance(n.op, Op) and _widens_narrow_weights(n)
+            and ends_in_product(n)}
 
 
 def _widens_narrow_weights(node) -> bool:
@@ -86,6 +109,7 @@ def _is_dropout(node) -> bool:
 def _fold_function(fn: Function, keep_narrow: bool) -> Function:
     infer_type(fn)
     nodes = _scope_nodes(fn.body)
+    kept = _kept_narrow_casts(nodes) if keep_narrow else set()
     const = {}   # node -> True when its value is known at build time
     new = {}     # node -> the node replacing it
     for node in nodes:
@@ -99,7 +123,7 @@ def _fold_function(fn: Function, keep_narrow: bool) -> Function:
             const[node] = True
         elif isinstance(node, Var):
             const[node] = False
-        elif isinstance(node, (Tuple, TupleGetItem)) or _is_foldable_call(node, keep_narrow):
+        elif isinstance(node, (Tuple, TupleGetItem)) or _is_foldable_call(node, kept):
             const[node] = all(const[a] for a in ops)
         else:
             const[node] = False
@@ -109,9 +133,8 @@ def _fold_function(fn: Function, keep_narrow: bool) -> Function:
     # from a narrow type, and what computes from it
     dequantizing = set()
     for node in nodes:
-        if not const[node] and not isinstance(node, Var) and (
-                (isinstance(node, Call) and isinstance(node.op, Op) and keep_narrow and _widens_narrow_weights(node))
-                or any(a in dequantizing for a in _operands(node))):
+        if not const[node] and not isinstance(node, Var) and (node in kept or any(a in dequantizing
+                                                                                  for a in _operands(node))):
             dequantizing.add(node)
 
     def reads(a, node):

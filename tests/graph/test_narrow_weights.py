@@ -127,3 +127,23 @@ def test_data_movement_of_narrow_tensors_keeps_their_bits(dtype, target):
     for name, g, w in zip("trcgi", got, want):
         assert g.dtype == w.dtype and g.shape == w.shape, name
         np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8), err_msg=name)
+
+
+def test_a_convolutions_narrow_weights_are_folded_on_a_gpu_too():
+    """A convolution does not fuse what computes its inputs: dequantizing its int4
+    weights at every run would cost a kernel and a float copy, so they are folded once,
+    as on a CPU (and the model is still one kernel)."""
+    rng = np.random.default_rng(2)
+    w = rng.integers(-8, 8, (4, 3, 3, 3)).astype(ml_dtypes.int4)
+    nodes = [helper.make_node("DequantizeLinear", ["w", "s"], ["wf"], axis=0),
+             helper.make_node("Conv", ["x", "wf"], ["y"], pads=[1, 1, 1, 1])]
+    graph = helper.make_graph(nodes, "dq_conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 3, 8, 8))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, (1, 4, 8, 8))],
+                              initializer=[numpy_helper.from_array(w, "w"),
+                                           numpy_helper.from_array(rng.uniform(0.1, 0.2, 4).astype(np.float32), "s")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    lib = _build(model, "cuda")
+    kernels = [n for n in json.loads(lib.graph_json)["nodes"] if n["op"] != "null"]
+    assert len(kernels) == 1
+    assert all(np.asarray(v).dtype == np.float32 for v in lib.params.values())

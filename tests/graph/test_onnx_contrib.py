@@ -186,6 +186,87 @@ def test_a_bert_layer_as_onnxruntimes_optimizer_writes_it(target):
     check(make_model(nodes, inputs, ["out"], inits), inputs, target, rtol=1e-4, atol=1e-4)
 
 
+def _packed(values, bits):
+    """``values`` (< 2^bits) packed into bytes along the last axis, the first lowest."""
+    per_byte = 8 // bits
+    grouped = values.reshape(*values.shape[:-1], -1, per_byte).astype(np.uint8)
+    out = np.zeros(grouped.shape[:-1], np.uint8)
+    for t in range(per_byte):
+        out |= grouped[..., t] << (t * bits)
+    return out
+
+
+def nbits_model(k, n, m, bits, block, zero, bias=False, dtype="float32"):
+    """A MatMulNBits model (B of N x K ``bits``-bit weights in blocks of ``block``) and
+    its input A (m x k); ``zero``: "none" (2^(bits-1)), "packed" (uint8) or "float"."""
+    rng = np.random.default_rng(k + n + bits)
+    blocks = -(-k // block)
+    b = _packed(rng.integers(0, 1 << bits, (n, blocks * block)), bits).reshape(n, blocks, block * bits // 8)
+    inits = {"B": b, "S": rng.uniform(0.01, 0.1, n * blocks).astype(dtype)}
+    ins = ["a", "B", "S"]
+    if zero == "packed":
+        per_row = -(-blocks * bits // 8) * (8 // bits)
+        inits["Z"] = _packed(rng.integers(0, 1 << bits, (n, per_row)), bits).reshape(-1)
+        ins.append("Z")
+    elif zero == "float":
+        inits["Z"] = rng.uniform(0, (1 << bits) - 1, n * blocks).astype(dtype)
+        ins.append("Z")
+    if bias:
+        ins += [""] * (5 - len(ins)) + ["bias"]
+        inits["bias"] = rng.standard_normal(n).astype(dtype)
+    a = rng.standard_normal((m, k)).astype(dtype)
+    node = contrib("MatMulNBits", ins, ["y"], K=k, N=n, bits=bits, block_size=block)
+    out_type = TensorProto.FLOAT if dtype == "float32" else TensorProto.FLOAT16
+    return make_model([node], {"a": a}, ["y"], inits, output_types={"y": out_type}), a
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("k, n, m, bits, block, zero, bias", [
+    (64, 48, 2, 4, 32, "none", False),
+    (96, 40, 3, 4, 32, "packed", True),
+    (100, 24, 2, 4, 32, "packed", False),    # K not a whole number of blocks
+    (128, 32, 1, 4, 64, "float", False),
+    (64, 16, 2, 8, 16, "packed", False),
+    (64, 24, 2, 2, 16, "packed", False),
+])
+def test_matmul_nbits(target, k, n, m, bits, block, zero, bias):
+    """onnxruntime's int4 (and 2-, 8-bit) weight-only MatMul, against its CPU kernel;
+    on a GPU target the unpacked 4- and 2-bit weights stay a byte an element in the
+    params (8-bit ones, uint8, are folded into float32 as an int8 model's are)."""
+    model, a = nbits_model(k, n, m, bits, block, zero, bias)
+    check(model, {"a": a}, target, rtol=1e-5, atol=5e-5 if bits == 8 else 1e-5)
+    mod, params = from_onnx(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with tecc.transform.PassContext(opt_level=3):
+            factory = build(mod, target, params)
+    weights = [np.asarray(v) for v in factory.params.values() if np.asarray(v).shape == (n, k)]
+    assert len(weights) == 1
+    narrow = {2: "uint2", 4: "uint4"}.get(bits)
+    assert weights[0].dtype.name == (narrow if target == "cuda" and narrow else "float32")
+
+
+def test_matmul_nbits_in_float16():
+    model, a = nbits_model(64, 32, 2, 4, 32, "packed", dtype="float16")
+    check(model, {"a": a}, "llvm", rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("attrs, match", [
+    (dict(bits=3), r"bits is 3; tecc unpacks 2-, 4- and 8-bit weights"),
+    (dict(block_size=24), r"block_size is 24; it must be a power of two of at least 16"),
+    (dict(N=40), r"B \(input 1\) has shape \(48, 2, 16\); K=64 and N=40 in blocks of 32 at 4 bits need \(40, 2, 16\)"),
+])
+def test_matmul_nbits_refusals_name_the_node_and_the_fix(attrs, match):
+    model, _ = nbits_model(64, 48, 2, 4, 32, "none")
+    for key, value in attrs.items():
+        node = model.graph.node[0]
+        for attr in node.attribute:
+            if attr.name == key:
+                attr.i = value
+    with pytest.raises(OnnxImportError, match=r"MatMulNBits node .*: " + match):
+        from_onnx(model)
+
+
 @pytest.mark.parametrize("node, inputs, match", [
     (contrib("Attention", ["x", "w", "b", "", "past"], ["y"], num_heads=HEADS), {"past": rand(2, B, HEADS + 1, 1, 4)},
      r"Attention node .*: past has shape \(2, 2, 3, 1, 4\); it must be \(2, batch, num_heads, past steps, head\)"),

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import tecc
 from tecc import te, topi
 from tecc.topi.testing import matmul_python
-from schedgen import bind_2d
+from schedgen import bind_2d, cooperative_fetch
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
@@ -80,12 +80,7 @@ def test_matmul_random_tiles_with_shared_and_local_caches(data):
     ko, ki = s[CL].split(CL.op.reduce_axis[0], factor=data.draw(st.integers(1, 6), label="k tile"))
     if use_shared:
         for T in (AS, BS):
-            s[T].compute_at(s[CL], ko)
-            f = s[T].fuse(*s[T].op.axis)
-            o, t1 = s[T].split(f, factor=tx)
-            _, t0 = s[T].split(o, factor=ty)
-            s[T].bind(t0, thread_y)
-            s[T].bind(t1, thread_x)
+            cooperative_fetch(s, T, CL, ko, thread_y, thread_x, ty, tx)
     rng = np.random.default_rng(1)
     a = rng.standard_normal((m, kk)).astype("float32")
     b = rng.standard_normal((kk, n)).astype("float32")
@@ -127,12 +122,7 @@ def test_dequantizing_matmul_with_narrow_weights_random_tiles(data):
     s[CL].compute_at(s[C], ix)
     ko, ki = s[CL].split(CL.op.reduce_axis[0], factor=data.draw(st.integers(1, 8), label="k tile"))
     if use_shared:
-        s[WS].compute_at(s[CL], ko)
-        f = s[WS].fuse(*s[WS].op.axis)
-        o, t1 = s[WS].split(f, factor=tx)
-        _, t0 = s[WS].split(o, factor=ty)
-        s[WS].bind(t0, thread_y)
-        s[WS].bind(t1, thread_x)
+        cooperative_fetch(s, WS, CL, ko, thread_y, thread_x, ty, tx)
     rng = np.random.default_rng(3)
     a = rng.standard_normal((m, kk)).astype("float32")
     w = dtypes.to_storage(rng.integers(-8, 8, (kk, n)) if dtype == "int4" else rng.standard_normal((kk, n)), dtype)

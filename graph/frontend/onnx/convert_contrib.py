@@ -2,7 +2,8 @@
 operators that onnxruntime's transformer optimizer writes into BERT- and GPT-style
 models (``onnxruntime.transformers.optimizer``) -- Gelu, FastGelu, BiasGelu, QuickGelu,
 SkipLayerNormalization, SkipSimplifiedLayerNormalization, EmbedLayerNormalization,
-Attention and FusedMatMul -- each lowered to graph operators with onnxruntime's
+Attention and FusedMatMul -- and MatMulNBits, the weight-only quantized MatMul of its
+int4 LLM exports, each lowered to graph operators with onnxruntime's
 semantics (its contrib-operator documentation; the tests compare with its CPU
 kernels)."""
 from __future__ import annotations
@@ -11,6 +12,8 @@ import math
 
 import numpy as np
 
+from ...ir import Constant, numpy_dtype
+from .common import _prod
 from .convert_nn import _accumulator, _matmul, gelu_of, norm_statistics, rms_normalized
 
 #: the domain of onnxruntime's contrib operators
@@ -237,11 +240,80 @@ def _fused_matmul(ctx, node, inputs):
     return out if alpha == 1.0 else ctx.call("multiply", out, ctx.scalar(alpha, out))
 
 
+def _unpacked(packed: np.ndarray, bits: int, count: int) -> np.ndarray:
+    """The ``bits``-bit unsigned values packed into the bytes of ``packed``'s last axis,
+    the first in the lowest bits (onnxruntime's order), the first ``count`` of them."""
+    per_byte = 8 // bits
+    shifts = np.arange(per_byte, dtype=np.uint8) * bits
+    values = (packed[..., None] >> shifts) & np.uint8((1 << bits) - 1)
+    return values.reshape(*packed.shape[:-1], -1)[..., :count]
+
+
+def _matmul_nbits(ctx, node, inputs):
+    """MatMulNBits, onnxruntime's weight-only quantized MatMul (what its int4 exports of
+    LLMs use): B holds the N x K weights, each row in blocks of ``block_size`` along K,
+    ``bits``-bit unsigned values packed into bytes (the first in the lowest bits), each
+    block with a scale and a zero point (packed the same way, or floats of the scales'
+    type; 2^(bits-1) when absent).  ``Y = A @ ((B - zero) * scale)^T`` (+ bias).
+
+    B is unpacked once, at import, into a uint4 (uint2, uint8) constant: one byte an
+    element, the dequantization left to the build, which runs it inside the product's
+    kernel on a GPU (the weights stay narrow in memory) and folds it on a CPU."""
+    a, b, scales = inputs[0], inputs[1], inputs[2]
+    zero_points, g_idx, bias = (ctx.optional_input(inputs, i) for i in (3, 4, 5))
+    k, n = int(node.required("K")), int(node.required("N"))
+    bits, block = int(node.attr("bits", 4)), int(node.required("block_size"))
+    if g_idx is not None:
+        node.fail("g_idx (act-order quantization, input 4) is not supported; export the model without it")
+    if bits not in (2, 4, 8):
+        node.fail(f"bits is {bits}; tecc unpacks 2-, 4- and 8-bit weights")
+    if block < 16 or block & (block - 1):
+        node.fail(f"block_size is {block}; it must be a power of two of at least 16")
+    blocks, blob = -(-k // block), block * bits // 8
+    if tuple(ctx.shape(b)) != (n, blocks, blob):
+        node.fail(f"B (input 1) has shape {tuple(ctx.shape(b))}; K={k} and N={n} in blocks of {block} at {bits} bits "
+                  f"need ({n}, {blocks}, {blob})")
+    if ctx.shape(a)[-1] != k:
+        node.fail(f"A (input 0) has shape {tuple(ctx.shape(a))}; its last axis must be K = {k}")
+    q = _unpacked(np.asarray(ctx.value(b, "B (input 1)"), np.uint8).reshape(n, blocks * blob), bits, k)
+    weights = Constant(np.ascontiguousarray(q).view(numpy_dtype({2: "uint2", 4: "uint4", 8: "uint8"}[bits])))
+    if _prod(ctx.shape(scales)) != n * blocks:
+        node.fail(f"scales (input 2) has {_prod(ctx.shape(scales))} values; N x blocks = {n * blocks}")
+    scale = ctx.reshape(scales, (n, blocks))
+    if zero_points is None:
+        zero = ctx.const(np.full((n, blocks), 1 << (bits - 1), np.float32), "float32")
+    elif ctx.dtype_of(zero_points) == "uint8":  # packed like B, each row to whole bytes
+        per_row = -(-blocks * bits // 8)
+        packed = np.asarray(ctx.value(zero_points, "zero_points (input 3)"), np.uint8)
+        if packed.size != n * per_row:
+            node.fail(f"zero_points (input 3) has {packed.size} bytes; {n} rows of {blocks} {bits}-bit values need "
+                      f"{n * per_row}")
+        zero = ctx.const(_unpacked(packed.reshape(n, per_row), bits, blocks).astype(np.float32), "float32")
+    else:
+        if _prod(ctx.shape(zero_points)) != n * blocks:
+            node.fail(f"zero_points (input 3) has {_prod(ctx.shape(zero_points))} values; N x blocks = {n * blocks}")
+        zero = ctx.reshape(zero_points, (n, blocks))
+    # (q - zero) * scale, each block's values gathered along K (left to the build: see above)
+    index = ctx.const(np.arange(k) // block, "int32")
+    per_k = [ctx.cast(ctx.call_unfolded("take", t, index, axis=1), "float32") for t in (zero, scale)]
+    w = ctx.call("multiply", ctx.call("subtract", ctx.cast(weights, "float32"), per_k[0]), per_k[1])
+    dtype = ctx.dtype_of(a)
+    w = ctx.cast(w, dtype)
+    a_shape = ctx.shape(a)
+    flat = ctx.reshape(a, (_prod(a_shape[:-1]), k))
+    out = ctx.call("nn.dense", flat, w, units=n, out_dtype=_accumulator(ctx, a))
+    out = ctx.cast(out, dtype)
+    if bias is not None:
+        out = ctx.call("add", out, bias)
+    return ctx.reshape(out, tuple(a_shape[:-1]) + (n,))
+
+
 #: onnxruntime's contrib op type -> converter (domain com.microsoft)
 CONTRIB_CONVERTERS = {
     "Gelu": _gelu, "BiasGelu": _bias_gelu, "FastGelu": _fast_gelu, "QuickGelu": _quick_gelu,
     "SkipLayerNormalization": _skip_layer_norm(False), "SkipSimplifiedLayerNormalization": _skip_layer_norm(True),
     "EmbedLayerNormalization": _embed_layer_norm, "Attention": _attention, "FusedMatMul": _fused_matmul,
+    "MatMulNBits": _matmul_nbits,
 }
 
 __all__ = ["CONTRIB_CONVERTERS", "CONTRIB_DOMAIN"]
