@@ -130,11 +130,12 @@ def _fold_function(fn: Function, keep_narrow: bool) -> Function:
         new[node] = _rebuild(node, [new[a] for a in ops], "fold_constant")
 
     # the nodes of the narrow weights' dequantizations left to run (keep_narrow): a cast
-    # from a narrow type, and what computes from it
-    dequantizing = set()
+    # from a narrow type, and the element-wise and injective operators after it, up to
+    # the product that reads them
+    dequantizing = set(kept)
     for node in nodes:
-        if not const[node] and not isinstance(node, Var) and (node in kept or any(a in dequantizing
-                                                                                  for a in _operands(node))):
+        if (isinstance(node, Call) and isinstance(node.op, Op) and node.op.pattern <= OpPattern.INJECTIVE
+                and any(a in dequantizing for a in _operands(node))):
             dequantizing.add(node)
 
     def reads(a, node):
