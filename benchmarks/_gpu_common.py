@@ -338,6 +338,18 @@ def _json_default(obj):
     return str(obj)
 
 
+def parse_pairs(text: str, option: str, names: str) -> list:
+    """``"4096x4096,256x65536"`` -> ``[(4096, 4096), (256, 65536)]``; ``option`` and
+    ``names`` (``"MxN"``) word the error of a malformed entry."""
+    out = []
+    for item in text.split(","):
+        parts = item.strip().lower().split("x")
+        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+            raise SystemExit(f"{option}: {item!r} is not {names} (e.g. 4096x4096)")
+        out.append((int(parts[0]), int(parts[1])))
+    return out
+
+
 def parse_int_list(text: str) -> list:
     """``"1024,2048"`` -> ``[1024, 2048]``."""
     return [int(t) for t in text.split(",") if t.strip()]

@@ -46,7 +46,6 @@ if _HERE not in sys.path:
 import _gpu_common as G  # noqa: E402  (the helper beside this script)
 
 import tecc  # noqa: E402
-from tecc.runtime import dtypes  # noqa: E402
 from tecc.runtime.graph_executor import calls_kernel  # noqa: E402
 
 DEFAULT_SIZES = "4096x4096,4096x11008"
@@ -60,17 +59,6 @@ FORMATS = {"int4": "blocked", "float8_e4m3fn": "per column"}
 
 COLUMNS = ["K x N", "M", "weights", "variant", "weight MB", "rel err", "ok", "ms", "ms graph", "weight GB/s",
            "x cuBLAS fp32", "x cuBLAS fp16", "kernels"]
-
-
-def parse_sizes(text: str) -> list:
-    """``"4096x4096,4096x11008"`` -> ``[(4096, 4096), (4096, 11008)]`` (K x N)."""
-    out = []
-    for item in text.split(","):
-        parts = item.strip().lower().split("x")
-        if len(parts) != 2 or not all(p.isdigit() for p in parts):
-            raise SystemExit(f"--sizes: {item!r} is not KxN (e.g. 4096x4096)")
-        out.append((int(parts[0]), int(parts[1])))
-    return out
 
 
 def quantized_weights(dtype: str, k: int, n: int, seed: int):
@@ -232,7 +220,7 @@ def build_parser():
 def main(argv=None) -> int:
     """Run the benchmark; return 0, or 1 when a variant failed its correctness check."""
     opts = build_parser().parse_args(argv)
-    opts.sizes = parse_sizes(opts.sizes or (DRY_RUN_SIZES if opts.dry_run else DEFAULT_SIZES))
+    opts.sizes = G.parse_pairs(opts.sizes or (DRY_RUN_SIZES if opts.dry_run else DEFAULT_SIZES), "--sizes", "KxN")
     opts.batch = G.parse_int_list(opts.batch)
     bench = Bench(opts)
     return G.run_and_report("gpu_narrow", opts, bench, opts.sizes, bench.run_size, lambda s: f"{s[0]}x{s[1]}",

@@ -57,13 +57,7 @@ COLUMNS = ["shape", "op", "variant", "threads", "rel err", "ok", "ms", "ms graph
 
 def parse_shapes(text: str) -> list:
     """``"4096x4096,256x65536"`` -> ``[(4096, 4096), (256, 65536)]``."""
-    out = []
-    for item in text.split(","):
-        parts = item.strip().lower().split("x")
-        if len(parts) != 2 or not all(p.isdigit() for p in parts):
-            raise SystemExit(f"--shapes: {item!r} is not MxN (e.g. 4096x4096)")
-        out.append((int(parts[0]), int(parts[1])))
-    return out
+    return G.parse_pairs(text, "--shapes", "MxN")
 
 
 # references written with array operations (cupy on a GPU, numpy in a dry run): tecc bench's
