@@ -606,7 +606,7 @@ def _model_inputs(factory, inputs_path, fill_mode: str, prog: str) -> dict:
             raise CLIError(f"{where} has the array {name!r}, which is not an input of the model; its inputs are: "
                            f"{_describe_inputs(info)}; rename the array in the .npz")
         want = expected[name]
-        stored = dtypes.as_storage(arr, want["dtype"]) if dtypes.is_narrow(want["dtype"]) else None
+        stored = dtypes.as_storage(arr, want["dtype"])
         if stored is not None:  # ml_dtypes' bfloat16 (read back as a 2-byte void), or its uint16 bits ...
             given[name] = arr = stored
         if tuple(arr.shape) != tuple(want["shape"]) or (stored is None and str(arr.dtype) != want["dtype"]):

@@ -306,13 +306,11 @@ def as_storage(arr, dtype):
     that type -- ml_dtypes' arrays of it (onnx's, jax's), the void of its width that
     an ``.npy``/``.npz`` of those reads back as without ml_dtypes, or the storage
     itself: the bits, in ``uint8``/``uint16``) -- else None (then the values are
-    numbers: :func:`to_storage`)."""
-    if not isinstance(arr, np.ndarray):
+    numbers: :func:`to_storage`; and for a type numpy has there is nothing to read)."""
+    if not isinstance(arr, np.ndarray) or not is_narrow(dtype):
         return None
     name = canonical(dtype)
     want = storage(name)
-    if not is_narrow(name):
-        return arr if arr.dtype == want else None
     if arr.dtype.name == name or arr.dtype == want or arr.dtype.str in (f"|V{want.itemsize}", f"<V{want.itemsize}"):
         bits = arr.view(want)
         width = FLOAT_FORMATS[name].bits if name in FLOAT_FORMATS else NARROW_INTS[name][0]
@@ -348,6 +346,13 @@ def to_storage(values, dtype) -> np.ndarray:
                                 f"[{arr.min()}, {arr.max()}]: clip them first (np.clip(x, {lo}, {hi}))")
         return (arr.astype(np.int64) & ((1 << NARROW_INTS[name][0]) - 1)).astype(np.uint8)
     return np.asarray(values, dtype=storage(name))
+
+
+def stored(arr, dtype) -> np.ndarray:
+    """``arr`` as the storage of a narrow ``dtype``: read as its elements where it holds
+    them (:func:`as_storage`), else converted as numbers (:func:`to_storage`)."""
+    bits = as_storage(arr, dtype)
+    return bits if bits is not None else to_storage(arr, dtype)
 
 
 def as_ml_dtypes(arr, dtype):

@@ -484,7 +484,7 @@ def _copy_into(dst: NDArray, value, what: str) -> None:
         got_dtype = _value_dtype(value)
         # a type numpy lacks travels as its storage (bfloat16's uint16 bits, say), or as
         # ml_dtypes' array of it, moved as that storage
-        stored = dtypes.as_storage(value, want_dtype) if dtypes.is_narrow(want_dtype) else None
+        stored = dtypes.as_storage(value, want_dtype)
         if stored is not None:
             got_dtype, value = want_dtype, stored
     got_shape = tuple(int(s) for s in value.shape)
@@ -828,7 +828,7 @@ class GraphExecutor:
         if isinstance(out, np.ndarray):
             host = arr.bits()
             # a type numpy lacks: ml_dtypes' array of it, or its storage
-            target = dtypes.as_storage(out, arr.dtype) if dtypes.is_narrow(arr.dtype) else out
+            target = dtypes.as_storage(out, arr.dtype) if dtypes.is_narrow(arr.dtype) else out  # typed, or bits
             if target is None or out.shape != host.shape or target.dtype != host.dtype:
                 raise RuntimeArgError(f"{what}: out must have shape {arr.shape} and dtype {arr.dtype}, got shape "
                                       f"{out.shape} and dtype {out.dtype}")

@@ -133,11 +133,8 @@ class NDArray:
         if isinstance(source, NDArray):
             source = source.bits() if source.dtype == self._dtype else source.numpy()
         src = np.asarray(source)
-        stored = dtypes.as_storage(src, self._dtype) if dtypes.is_narrow(self._dtype) else None
-        if stored is not None:
-            src = stored
-        elif dtypes.is_narrow(self._dtype):
-            src = dtypes.to_storage(src, self._dtype)  # numbers: rounded, or range-checked
+        if dtypes.is_narrow(self._dtype):  # its bits, or numbers rounded / range-checked
+            src = dtypes.stored(src, self._dtype)
         elif src.dtype != self._data.dtype:
             src = src.astype(self._data.dtype)
         if src.shape != self.shape:
@@ -242,11 +239,8 @@ def array(arr, device: Device = None, dtype=None, *, dev: Device = None, ctx: De
         dtype = _canonical(src.dtype)
     else:
         dtype = _canonical(dtype)
-        stored = dtypes.as_storage(arr, dtype) if dtypes.is_narrow(dtype) else None
-        if stored is not None:
-            src = stored
-        elif dtypes.is_narrow(dtype):
-            src = dtypes.to_storage(arr, dtype)  # numbers: rounded to the format, or range-checked
+        if dtypes.is_narrow(dtype):  # its bits, or numbers rounded to the format / range-checked
+            src = dtypes.stored(arr, dtype)
         else:
             src = np.asarray(arr, dtype=_storage_dtype(dtype)) if not (
                 isinstance(arr, np.ndarray) and arr.dtype == _storage_dtype(dtype)) else arr

@@ -882,7 +882,7 @@ def _check_ref_input(ref_input, arg_info, task) -> list:
     out = []
     for i, (arr, (shape, dtype)) in enumerate(zip(ref_input, arg_info)):
         arr = np.asarray(arr)
-        stored = dtypes.as_storage(arr, dtype) if dtypes.is_narrow(dtype) else None
+        stored = dtypes.as_storage(arr, dtype)
         arr = arr if stored is None else stored  # ml_dtypes' bfloat16, or its bits: the bits
         if arr.shape != tuple(shape) or arr.dtype != dtypes.storage(dtype):
             raise MeasureError(f"runner.ref_input[{i}] is {arr.dtype}{list(arr.shape)}, but argument {i} of task "
