@@ -88,7 +88,14 @@ def _widens_narrow_weights(node) -> bool:
     if node.op.name != "cast":
         return False
     ty = node.args[0].checked_type
-    return isinstance(ty, TensorType) and ty.dtype != "bfloat16" and _rt_dtypes.is_narrow(ty.dtype)
+    return isinstance(ty, TensorType) and is_narrow_weight(ty.dtype)
+
+
+def is_narrow_weight(dtype: str) -> bool:
+    """A type whose weights a GPU build keeps as they are, dequantized in the kernel
+    that reads them: the 8-, 4- and 2-bit types (bfloat16 is computed in, not
+    dequantized)."""
+    return dtype != "bfloat16" and _rt_dtypes.is_narrow(dtype)
 
 
 def _expands(node) -> bool:
@@ -222,4 +229,4 @@ def fold_constant(mod: Module) -> Module:
     return mod.map_functions(lambda fn: _fold_function(fn, keep_narrow))
 
 
-__all__ = ["NO_FOLD", "fold_constant"]
+__all__ = ["NO_FOLD", "fold_constant", "is_narrow_weight"]

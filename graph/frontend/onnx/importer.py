@@ -12,9 +12,10 @@ from ...ir import (
     Call, Constant, Function, GraphError, Module, TensorType, Tuple, TupleGetItem, Var, dtype_name, numpy_dtype,
     post_order_visit,
 )
-from ....runtime.dtypes import is_narrow, storage_float
+from ....runtime.dtypes import storage_float
 from ...op import call as graph_call
 from ....tir.transform.pipeline import PassContext
+from ...transform.fold_constant import is_narrow_weight
 from ...transform.infer_type import infer_type
 from .common import OnnxImportError, OnnxNode, _FOLD_LIMIT, _np_dtype, _onnx
 from .convert_contrib import CONTRIB_CONVERTERS, CONTRIB_DOMAIN
@@ -258,8 +259,7 @@ class _Importer:
         fn = _FOLDERS.get(name)
         if fn is None:
             return None
-        if name == "cast" and isinstance(args[0], Constant) and args[0].data.dtype.name != "bfloat16" \
-                and is_narrow(args[0].data.dtype.name):
+        if name == "cast" and isinstance(args[0], Constant) and is_narrow_weight(args[0].data.dtype.name):
             return None  # a narrow weight's dequantization: the build decides (graph FoldConstant)
         arrays = []
         for a in args:
