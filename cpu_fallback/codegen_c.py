@@ -545,7 +545,7 @@ class CodeGenC(IRVisitor):
         float ``dtype``, as a float; a double rounds once, from its own bits."""
         dec, enc, rnd = self.float_format_helpers(dtype)
         if src_dtype == "float64":
-            for name, text in self.bitcast_helpers().items():
+            for name, text in self.bitcast_helpers().items():  # (bfloat16's own helpers need none)
                 self.use_helper(name, text)
             fmt = _rt_dtypes.FLOAT_FORMATS[dtype]
             enc64 = self.use_helper(f"tecc_f64_to_{dtype}", self.encode_helper_text(fmt, 64))

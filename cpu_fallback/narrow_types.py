@@ -2,8 +2,8 @@
 
 Values of a storage float (the 8- and 4-bit floats; bfloat16 has shift-based
 helpers of its own in the printers) are computed as ``float`` and stored as their
-bits; an integer narrower than a byte is stored and computed as ``int8_t`` /
-``uint8_t`` and wrapped to its width.  The helpers here, one set per type, are
+bits; an integer narrower than a byte is stored as its bits in a ``uint8_t``,
+computed as ``int8_t`` / ``uint8_t`` and wrapped to its width.  The helpers here, one set per type, are
 written once from the format's facts (:class:`tecc.runtime.dtypes.FloatFormat`)
 and printed by the C printer and the CUDA printer alike (the CUDA printer puts a
 conversion instruction in front of some of them); integer operations only, so
@@ -26,6 +26,8 @@ helper                     what it computes
 =========================  =====================================================
 """
 from __future__ import annotations
+
+from functools import lru_cache
 
 from ..runtime import dtypes as _rt
 
@@ -170,7 +172,7 @@ def round_helper(fmt: _rt.FloatFormat) -> str:
 
 
 def int_wrap_helper(dtype: str) -> str:
-    """``int8_t tecc_wrap_int4(int32_t v)``: ``v`` modulo 2^bits, as the narrow type."""
+    """``int8_t tecc_wrap_int4(int64_t v)``: ``v`` modulo 2^bits, as the narrow type."""
     bits, signed = _rt.NARROW_INTS[dtype]
     mask = (1 << bits) - 1
     if signed:
@@ -191,6 +193,7 @@ def int_from_float_helper(dtype: str, width: int = 32) -> str:
             f"    return (f > {lo - 1}.0{suffix} && f < {hi + 1}.0{suffix}) ? ({rtype})(int32_t)f : 0;\n}}")
 
 
+@lru_cache(maxsize=None)
 def overflow_threshold(fmt: _rt.FloatFormat) -> int:
     """The bits of the smallest positive float32 that rounds past the format's largest
     value (what a conversion instruction that saturates must not see)."""
