@@ -161,14 +161,19 @@ def _node_named(model, op_type: str, name: str):
 
 def _operands_to_bind(model, err: OnnxImportError, bound) -> list:
     """The graph inputs to bind so that the node ``err`` refuses for an operand
-    computed at run time gets it at compile time: those its operands after the
-    first are (a Reshape's shape, Pad's pads, a Reduce's axes...) or are computed
-    from (:func:`_inputs_behind`: a window's size through a Cast, a crop's shape
-    through Max and Sub), else those of the first when those are bound already
+    computed at run time gets it at compile time: those the operand the error
+    names (:attr:`OnnxImportError.operands`) is computed from
+    (:func:`_inputs_behind`: a window's size through a Cast, a crop's shape through
+    Max and Sub, a Loop's trip count); for an operand the error does not name,
+    those its node's operands after the first are computed from (a Reshape's
+    shape, Pad's pads...), else those of the first when those are bound already
     (ConstantOfShape's shape, Range's start)."""
     m = _RUN_TIME_OPERAND.match(str(err))
     if not m:
         return []
+    named = _inputs_behind(model, getattr(err, "operands", ()), bound)
+    if named:
+        return named
     node = _node_named(model, m.group("op"), m.group("name"))
     if node is None:
         return []
@@ -176,13 +181,33 @@ def _operands_to_bind(model, err: OnnxImportError, bound) -> list:
     return behind or _inputs_behind(model, node.input[:1], bound)
 
 
+def _subgraphs(node):
+    from onnx import AttributeProto  # noqa: PLC0415
+
+    for a in node.attribute:
+        if a.type == AttributeProto.GRAPH:
+            yield a.g
+        elif a.type == AttributeProto.GRAPHS:
+            yield from a.graphs
+
+
+def _nodes_within(graph):
+    """Every node of ``graph`` and of the subgraphs of its nodes, at any depth."""
+    for node in graph.node:
+        yield node
+        for g in _subgraphs(node):
+            yield from _nodes_within(g)
+
+
 def _inputs_behind(model, values, bound) -> list:
     """The graph inputs, not in ``bound``, that the values named ``values`` are
     computed from, in the order found; the walk stops at a Shape or Size node,
-    whose value depends only on shapes, which are static."""
+    whose value depends only on shapes, which are static.  A node with subgraphs
+    (If, Loop, Scan) is computed from its inputs and from every value its
+    subgraphs' nodes read."""
     graph_inputs = set(_model_inputs(model))
-    producer = {out: node for node in model.graph.node for out in node.output}
-    found, seen, stack = [], set(), list(reversed(values))
+    producer = {out: node for node in _nodes_within(model.graph) for out in node.output}
+    found, seen, stack = [], set(), list(reversed(list(values)))
     while stack:
         name = stack.pop()
         if name in seen:
@@ -194,7 +219,8 @@ def _inputs_behind(model, values, bound) -> list:
             continue
         node = producer.get(name)
         if node is not None and node.op_type not in ("Shape", "Size"):
-            stack.extend(reversed([n for n in node.input if n]))
+            reads = list(node.input) + [n for g in _subgraphs(node) for inner in _nodes_within(g) for n in inner.input]
+            stack.extend(reversed([n for n in reads if n]))
     return found
 
 
@@ -270,8 +296,8 @@ class _Compiled:
     def run(self, named: dict) -> list:
         if self.module is None:
             return [np.array(named[v]) if isinstance(v, str) else np.array(v) for v in self.trivial]
-        if named:
-            self.module.set_input(**named)
+        for name, value in named.items():  # one at a time: an input may be called "key" or "value"
+            self.module.set_input(name, value)
         self.module.run()
         return [_numpy(self.module.get_output(i)) for i in range(self.module.get_num_outputs())]
 

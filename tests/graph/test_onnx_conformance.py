@@ -173,9 +173,9 @@ def test_every_case_is_classified():
 
 def test_run_case_classifies():
     by_name = {c.name: c for c in conformance.load_cases()}
-    unknown_op = next(c for c in conformance.load_cases() if "Loop" in c.op_types)
+    unknown_op = next(c for c in conformance.load_cases() if "Unique" in c.op_types)
     r = conformance.run_case(unknown_op)
-    assert r.status == "unsupported" and "no converter for" in r.reason and "Loop" in r.reason
+    assert r.status == "unsupported" and "no converter for" in r.reason and "Unique" in r.reason
     refused = conformance.run_case(by_name["test_batchnorm_example_training_mode"])
     assert refused.status == "unsupported" and "training_mode" in refused.reason
     assert conformance.run_case(by_name["test_relu"]).status == "pass"
@@ -198,14 +198,14 @@ def test_run_case_detects_wrong_outputs():
 
 
 def test_render_report(monkeypatch):
-    cases = [c for c in conformance.load_cases() if c.name in ("test_relu", "test_abs", "test_loop11")]
+    cases = [c for c in conformance.load_cases() if c.name in ("test_relu", "test_abs", "test_unique_length_1")]
     results = [conformance.Result("test_relu", "Relu", "pass"), conformance.Result("test_abs", "Abs", "fail", "x"),
-               conformance.Result("test_loop11", "Loop", "unsupported", "no converter for Loop")]
+               conformance.Result("test_unique_length_1", "Unique", "unsupported", "no converter for Unique")]
     text = conformance.render(results, [conformance.Result("test_relu", "Relu", "pass")], cases, 1.0)
     assert "| Relu | 1 / 0 / 0 | 1 / 0 / 0 |" in text
     assert "| Abs | 0 / 1 / 0 | -- |" in text
-    assert "| Loop | 0 / 0 / 1 |" in text
-    assert "Loop (1)" in text
+    assert "| Unique | 0 / 0 / 1 |" in text
+    assert "Unique (1)" in text
     assert "- `test_abs` (Abs, C backend): **not diagnosed yet**. Error: x" in text
     # a known failure shows its diagnosis
     known = "test_reduce_max_empty_set"

@@ -367,12 +367,11 @@ def test_attention_imports_through_its_onnx_function_body():
 
 
 def test_a_function_whose_body_does_not_convert_is_reported_by_its_own_node():
-    # LinearAttention's body scans over the sequence (Scan, which tecc does not convert)
-    x = (F, [2, 3, 16])
-    node = helper.make_node("LinearAttention", ["q", "k", "v"], ["y", "state"], name="lin", q_num_heads=2,
-                            kv_num_heads=2)
-    model = model_of([node], {"q": x, "k": x, "v": x}, {"y": x, "state": (F, [2, 2, 8, 8])}, opset=27)
-    with pytest.raises(OnnxImportError, match=r"operators tecc does not support \(LinearAttention\): LinearAttention "
-                                              r"in node 'lin' \(its ONNX function body uses Scan, which tecc does not "
-                                              r"convert\).*function_ops\(\)"):
+    # Bernoulli's body draws random numbers (RandomUniformLike, which tecc does not convert)
+    x = (F, [2, 3])
+    node = helper.make_node("Bernoulli", ["p"], ["y"], name="coin")
+    model = model_of([node], {"p": x}, {"y": x}, opset=21)
+    with pytest.raises(OnnxImportError, match=r"operators tecc does not support \(Bernoulli\): Bernoulli "
+                                              r"in node 'coin' \(its ONNX function body uses RandomUniformLike, which "
+                                              r"tecc does not convert\).*function_ops\(\)"):
         from_onnx(model)

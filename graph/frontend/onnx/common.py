@@ -21,7 +21,13 @@ _FOLD_LIMIT = 1 << 24
 
 class OnnxImportError(GraphError):
     """An ONNX model cannot be imported: a malformed file, an unsupported operator
-    or opset, an input shape left symbolic, an attribute tecc cannot honour."""
+    or opset, an input shape left symbolic, an attribute tecc cannot honour.
+
+    ``operands``: for an operand the model computes at run time that tecc needs
+    when compiling, the ONNX names of that value (empty otherwise); the ONNX
+    backend binds the graph inputs behind them at the first run."""
+
+    operands: list = []
 
 
 def _onnx():
@@ -53,11 +59,12 @@ class OnnxNode:
     ``outputs`` (names; ``""`` for an optional one left out), the attributes as
     Python values, and the ``opset`` the model is read with."""
 
-    def __init__(self, proto, index: int, opset: int):
+    def __init__(self, proto, index: int, opset: int, scope: str = ""):
         onnx = _onnx()
         self.op_type = proto.op_type
         self.domain = proto.domain
-        self.name = proto.name or f"{proto.op_type}_{index}"
+        # a node of a subgraph (a Loop's body, an If's branch) is named after it: "<Loop node>/<body>/<node>"
+        self.name = scope + (proto.name or f"{proto.op_type}_{index}")
         self.inputs = list(proto.input)
         self.outputs = list(proto.output)
         self.opset = opset
@@ -86,9 +93,12 @@ class OnnxNode:
             raise OnnxImportError(f"{self.where}: the attribute {key!r} is required but missing")
         return self.attrs[key]
 
-    def fail(self, message: str):
-        """Raise an import error about this node."""
-        raise OnnxImportError(f"{self.where}: {message}")
+    def fail(self, message: str, operands=()):
+        """Raise an import error about this node; ``operands``: the names of the
+        values it needed known when compiling (:attr:`OnnxImportError.operands`)."""
+        err = OnnxImportError(f"{self.where}: {message}")
+        err.operands = list(operands)
+        raise err
 
 
 def _normalize_axis(axis, rank: int, node: OnnxNode, what: str = "axis") -> int:

@@ -6,6 +6,7 @@ from .convert_basic import (
     _binary, _bitcast, _cast, _cast_like, _constant, _constant_of_shape, _div, _dropout, _identity, _mod, _pow, _range,
     _shape, _size, _unary, _variadic,
 )
+from .convert_control import _if, _loop, _scan
 from .convert_data import (
     _arg, _cumsum, _depth_to_space, _one_hot, _reduce, _reduce_log_sum_exp, _scatter_elements, _scatter_nd,
     _space_to_depth, _topk, _trilu,
@@ -92,4 +93,6 @@ _CONVERTERS = {
     "RNN": _recurrent, "GRU": _recurrent, "LSTM": _recurrent,
     "ReverseSequence": _reverse_sequence, "MaxUnpool": _max_unpool, "AffineGrid": _affine_grid,
     "GridSample": _grid_sample, "DFT": _dft,
+    # control flow, resolved when importing (unrolled, or a branch chosen)
+    "If": _if, "Loop": _loop, "Scan": _scan,
 }

@@ -3,6 +3,7 @@ graph (binding input shapes, evaluating shape subgraphs with numpy, calling one
 converter per node), :func:`from_onnx` and :func:`supported_ops`."""
 from __future__ import annotations
 
+import collections
 import functools
 import os
 
@@ -187,6 +188,9 @@ _FOLDERS = {
     "floor": np.floor,
     "ceil": np.ceil,
     "sqrt": np.sqrt,
+    "nn.relu": lambda a: np.maximum(a, np.zeros((), a.dtype)),
+    "expand_dims": lambda a, axis, num_newaxis=1: a.reshape(a.shape[:axis % (a.ndim + 1)] + (1,) * num_newaxis
+                                                            + a.shape[axis % (a.ndim + 1):]),
     "cast": lambda a, dtype, saturate=False: _cast_array(a, dtype, saturate),
     "clip": lambda a, a_min, a_max: np.clip(a, a_min, a_max).astype(a.dtype),
     "reshape": lambda a, newshape, **_: a.reshape(newshape),
@@ -203,6 +207,20 @@ _FOLDERS = {
     "max": _reduce_fn(np.max),
     "min": _reduce_fn(np.min),
 }
+
+
+def _all_nodes(graph):
+    """``(index, NodeProto)`` of every node of ``graph`` and, after each node, of the
+    subgraphs its attributes hold (a Loop's body, an If's branches), at any depth."""
+    onnx = _onnx()
+    for i, proto in enumerate(graph.node):
+        yield i, proto
+        for a in proto.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield from _all_nodes(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for g in a.graphs:
+                    yield from _all_nodes(g)
 
 
 # ---------------------------------------------------------------------------------------
@@ -329,8 +347,9 @@ class _Importer:
             return expr.data
         if isinstance(expr, Var) and expr in self.init_values:
             return self.init_values[expr]
+        names = [name for name, v in self.values.items() if v is expr]
         self.node.fail(f"{what} is computed by the model at run time; tecc needs it known when compiling "
-                       "(a constant, an initializer, or a shape computation of static shapes)")
+                       "(a constant, an initializer, or a shape computation of static shapes)", operands=names)
 
     def reshape(self, x, newshape):
         newshape = tuple(int(d) for d in newshape)
@@ -354,9 +373,43 @@ class _Importer:
     def optional_input(self, inputs, i):
         return inputs[i] if i < len(inputs) else None
 
+    def subgraph(self, graph, args, label: str = "") -> list:
+        """The outputs of ``graph`` -- an attribute of the node being converted (a
+        Loop's body, an If's branch) -- with its inputs bound to ``args``, its
+        nodes converted here, in a scope of their own that sees the values of the
+        scopes around it (ONNX's outer-scope references).  ``label`` names this
+        use of it (``"iteration 3"``) in errors of its nodes."""
+        node = self.node
+        if len(args) != len(graph.input):
+            node.fail(f"its subgraph {graph.name!r} takes {len(graph.input)} input(s), {len(args)} given")
+        scope = f"{node.name}/{graph.name or 'body'}{f' ({label})' if label else ''}/"
+        outer_values, outer_unavailable = self.values, self.unavailable
+        self.values = collections.ChainMap({}, outer_values)
+        self.unavailable = collections.ChainMap({}, outer_unavailable)
+        try:
+            for t in graph.initializer:
+                self.values[t.name] = Constant(self._tensor_value(t, f"{node.where}: initializer {t.name!r} of "
+                                                                     f"its subgraph {graph.name!r}"))
+            for info, arg in zip(graph.input, args):
+                self.values[info.name] = arg
+            for i, proto in enumerate(graph.node):
+                self._convert_node(OnnxNode(proto, i, self.opset, scope))
+            outs = []
+            for info in graph.output:
+                self.node = node
+                if info.name in self.unavailable:
+                    node.fail(f"the output {info.name!r} of its subgraph {graph.name!r} is "
+                              f"{self.unavailable[info.name]}")
+                if info.name not in self.values:
+                    node.fail(f"the output {info.name!r} of its subgraph {graph.name!r} is produced by no node")
+                outs.append(self.values[info.name])
+            return outs
+        finally:
+            self.values, self.unavailable, self.node = outer_values, outer_unavailable, node
+
     # --- the model ---------------------------------------------------------------------
     def _check_supported(self) -> None:
-        unsupported = [(i, proto) for i, proto in enumerate(self.graph.node) if _converter(proto) is None]
+        unsupported = [(i, proto) for i, proto in _all_nodes(self.graph) if _converter(proto) is None]
         blockers = body_blockers(self.model, [proto for _, proto in unsupported], _CONVERTERS) if unsupported else []
         missing = []
         for (i, proto), blocked in zip(unsupported, blockers):
@@ -420,25 +473,25 @@ class _Importer:
             out.append(var)
         return out
 
-    def _initializers(self) -> list:
+    def _tensor_value(self, t, where: str) -> np.ndarray:
+        """The value of TensorProto ``t`` (an initializer), checked readable and of a
+        dtype tecc compiles."""
         onnx = _onnx()
+        try:
+            arr = onnx.numpy_helper.to_array(t)
+        except (OSError, ValueError) as err:
+            if t.data_location == onnx.TensorProto.EXTERNAL:
+                raise OnnxImportError(f"{where} keeps its data in an external file that cannot be read "
+                                      f"({err}); load the model with onnx.load(path) next to its data") from None
+            raise OnnxImportError(f"{where} cannot be read ({err}): the file is truncated or corrupt; "
+                                  "export the model again") from None
+        _np_dtype(t.data_type, where)
+        return np.asarray(arr)
+
+    def _initializers(self) -> list:
         params = []
         for t in self.graph.initializer:
-            where = f"from_onnx: initializer {t.name!r}"
-            if t.data_location == onnx.TensorProto.EXTERNAL:
-                try:
-                    arr = onnx.numpy_helper.to_array(t)
-                except (OSError, ValueError) as err:
-                    raise OnnxImportError(f"{where} keeps its data in an external file that cannot be read "
-                                          f"({err}); load the model with onnx.load(path) next to its data") from None
-            else:
-                try:
-                    arr = onnx.numpy_helper.to_array(t)
-                except ValueError as err:
-                    raise OnnxImportError(f"{where} cannot be read ({err}): the file is truncated or corrupt; "
-                                          "export the model again") from None
-            _np_dtype(t.data_type, where)
-            arr = np.asarray(arr)
+            arr = self._tensor_value(t, f"from_onnx: initializer {t.name!r}")
             if self.freeze_params or arr.dtype.kind in "biu":
                 self.values[t.name] = Constant(arr)
             else:
