@@ -15,6 +15,11 @@ MIN_OPSET, MAX_OPSET = 9, 21
 NEWER_OPS = {"RMSNormalization": 23, "RotaryEmbedding": 23, "Swish": 24, "TensorScatter": 24, "BitCast": 26,
              "CumProd": 26, "SpaceToDepth": 28}
 
+#: operators the converters implement from a version before MIN_OPSET on, reading
+#: the model's own opset (``ctx.own_opset``) to tell the versions apart: a model of
+#: an older opset that uses them reads the same at MIN_OPSET (op type -> that version)
+OLDER_OPS = {"Scan": 8}
+
 #: constants larger than this many elements are left to the graph (FoldConstant)
 _FOLD_LIMIT = 1 << 24
 

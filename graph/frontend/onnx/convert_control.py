@@ -17,7 +17,8 @@ imported, the way the recurrent layers are (:mod:`.convert_recurrent`):
     trip count).  With scan outputs their number would be known only at run time,
     so the condition must then be known when compiling.
 ``Scan``
-    unrolled over its scan axis (static).
+    unrolled over its scan axis (static); Scan-8 (opset 8: a batch axis first,
+    the sequence on axis 1) over each batch entry, then stacked.
 
 Each iteration converts the body again (:meth:`.importer._Importer.subgraph`),
 with the iteration number, the carried values and the slices as its inputs, so
@@ -187,6 +188,42 @@ def _empty_loop_scan(ctx, node, body, inputs, n_carried, k):
 
 # --- Scan ------------------------------------------------------------------------------------
 def _scan(ctx, node, inputs):
+    if ctx.own_opset < 9:
+        return _scan8(ctx, node, inputs)
+    return _scan9(ctx, node, inputs, node.attr("scan_input_axes"), node.attr("scan_input_directions"))
+
+
+def _scan8(ctx, node, inputs):
+    """Scan-8: every input has a batch axis first (the scan axis of the scan inputs
+    is axis 1), and ``sequence_lens`` (input 0) may shorten each batch entry's
+    sequence -- tecc takes it only when it is the whole length.  Each batch entry
+    is scanned as Scan-9 does, and the outputs stacked on the batch axis again."""
+    lens, rest = inputs[0], list(inputs[1:])
+    m = int(node.required("num_scan_inputs"))
+    directions = node.attr("directions")
+    batches = {ctx.shape(x)[0] if ctx.rank(x) else None for x in rest}
+    if len(batches) != 1 or None in batches:
+        node.fail(f"Scan-8's inputs must share their first (batch) axis; their shapes are "
+                  f"{[ctx.shape(x) for x in rest]}")
+    batch = batches.pop()
+    if lens is not None:
+        steps = {ctx.shape(x)[1] for x in rest[len(rest) - m:]}
+        given = np.asarray(ctx.value(lens, "sequence_lens (input 0)")).reshape(-1)
+        if len(steps) != 1 or not np.all(given == next(iter(steps))):
+            node.fail(f"sequence_lens {given.tolist()} shortens sequences of length {sorted(steps)}; tecc scans "
+                      "whole sequences (leave sequence_lens out)")
+    per_batch = []
+    for b in range(batch):
+        entry = []
+        for x in rest:
+            piece = _axis_slice(ctx, x, 0, b, b + 1)
+            entry.append(ctx.reshape(piece, ctx.shape(piece)[1:]))
+        per_batch.append(_scan9(ctx, node, entry, None, directions, f"batch {b}, "))
+    return [_stack(ctx, [outs[j] for outs in per_batch], 0, node, f"output {j}")
+            for j in range(len(per_batch[0]))]
+
+
+def _scan9(ctx, node, inputs, in_axes, in_dirs, label=""):
     body = _graph_attr(node, "body")
     m = int(node.required("num_scan_inputs"))
     n = len(inputs) - m
@@ -197,8 +234,8 @@ def _scan(ctx, node, inputs):
         node.fail(f"its body takes {len(body.input)} inputs and gives {len(body.output)} outputs; with {n} state(s) "
                   f"and {m} scan input(s) it must take {n + m} and give at least {n}")
     states, xs = list(inputs[:n]), list(inputs[n:])
-    in_axes = list(node.attr("scan_input_axes", [0] * m))
-    in_dirs = list(node.attr("scan_input_directions", [0] * m))
+    in_axes = list(in_axes if in_axes is not None else [0] * m)
+    in_dirs = list(in_dirs if in_dirs is not None else [0] * m)
     out_axes = list(node.attr("scan_output_axes", [0] * k))
     out_dirs = list(node.attr("scan_output_directions", [0] * k))
     for key, got, want in (("scan_input_axes", in_axes, m), ("scan_input_directions", in_dirs, m),
@@ -220,7 +257,7 @@ def _scan(ctx, node, inputs):
             piece = _axis_slice(ctx, x, a, at, at + 1)
             shape = ctx.shape(piece)
             slices.append(ctx.reshape(piece, shape[:a] + shape[a + 1:]))
-        outs = ctx.subgraph(body, states + slices, f"iteration {t}")
+        outs = ctx.subgraph(body, states + slices, f"{label}iteration {t}")
         states = outs[:n]
         for j, v in enumerate(outs[n:]):
             scans[j].append(v)

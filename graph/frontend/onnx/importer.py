@@ -23,7 +23,7 @@ from .convert_contrib import CONTRIB_CONVERTERS, CONTRIB_DOMAIN
 from .converters import _CONVERTERS
 from .expand import body_blockers, expand_functions
 from .expand import function_ops as _function_ops
-from .opsets import read_opset, upgraded
+from .opsets import imported_opset, read_opset, upgraded
 
 
 # ---------------------------------------------------------------------------------------
@@ -236,6 +236,9 @@ class _Importer:
         self.shape_dict = dict(shape or {})
         self.dtype = dtype
         self.opset = _model_opset(model, opset)
+        # the opset the model itself imports, where a converter must tell versions the read opset hides
+        # apart (Scan-8, read at opset 9, has a batch axis)
+        self.own_opset = imported_opset(model) or self.opset
         self.freeze_params = bool(freeze_params)
         self.values = {}        # ONNX value name -> Expr
         self.unavailable = {}   # ONNX value name -> why it cannot be used

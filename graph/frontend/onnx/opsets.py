@@ -10,6 +10,8 @@ nearest implemented one when every node reads the same there:
 * an operator whose version is the same at both opsets reads the same;
 * an operator of :data:`~.common.NEWER_OPS` is read at its implemented version (a
   version after that one is compared with it as below);
+* an operator of :data:`~.common.OLDER_OPS` is read at the model's own version,
+  from the one given there on (Scan-8 and its batch axis);
 * any other operator whose version differs must set only attributes the older (or
   newer) version has, of the same type, leave unset only attributes that default
   alike, and pass no input that version lacks.  ONNX's opsets 22 to 28 mostly add
@@ -23,7 +25,7 @@ what differs, with the conversion that fixes it.
 """
 from __future__ import annotations
 
-from .common import MAX_OPSET, MIN_OPSET, NEWER_OPS, OnnxImportError, _onnx
+from .common import MAX_OPSET, MIN_OPSET, NEWER_OPS, OLDER_OPS, OnnxImportError, _onnx
 
 
 def imported_opset(model):
@@ -153,8 +155,8 @@ def _changed_nodes(model, opset: int, read_as: int) -> list:
         if ours is None:
             changed.append(f"{where} (the operator does not exist at opset {read_as})")
             continue
-        if theirs.since_version == ours.since_version:
-            continue
+        if theirs.since_version == ours.since_version or theirs.since_version >= OLDER_OPS.get(node.op_type, 1 << 30):
+            continue  # the same version, or one the converter reads itself (Scan-8)
         why = node_reads_the_same(node, theirs, ours)
         if why:
             changed.append(f"{where} ({node.op_type}-{theirs.since_version} read as {node.op_type}-"
