@@ -135,6 +135,65 @@ def _input_types(model, names) -> dict:
     return out
 
 
+def _input_kinds(model, names) -> dict:
+    """Name -> ``"tensor"``, ``"sequence"`` or ``"optional"`` (what ONNX types the
+    input as; anything else the importer refuses, naming it)."""
+    by_name = {i.name: i for i in model.graph.input}
+    kinds = {}
+    for name in names:
+        kind = by_name[name].type.WhichOneof("value")
+        kinds[name] = {"sequence_type": "sequence", "optional_type": "optional"}.get(kind, "tensor")
+    return kinds
+
+
+def _container_value(value, what: str):
+    """A sequence input's value as a list of arrays; an optional's as None, a list
+    or an array."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [_as_numpy(v, f"tensor {i} of {what}") for i, v in enumerate(value)]
+    return _as_numpy(value, what)
+
+
+def _shape_of(value):
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return [tuple(v.shape) for v in value]
+    return tuple(value.shape)
+
+
+def _flat_feed(named: dict, kinds: dict) -> dict:
+    """The executor's inputs: a sequence's tensors as ``name[i]``, an empty
+    optional as nothing."""
+    feed = {}
+    for name, value in named.items():
+        if kinds.get(name, "tensor") == "tensor":
+            feed[name] = value
+        elif isinstance(value, list):
+            feed.update((f"{name}[{i}]", v) for i, v in enumerate(value))
+        elif value is not None:
+            feed[name] = value
+    return feed
+
+
+def _grouped(layouts, values: list) -> list:
+    """The model's outputs from the executor's (``onnx_outputs`` layouts: a
+    sequence's tensors back into a list, an empty optional as None)."""
+    it = iter(values)
+
+    def take(layout):
+        if layout == "tensor":
+            return next(it)
+        kind, arg = layout
+        if kind == "sequence":
+            return [next(it) for _ in range(arg)]
+        return None if arg is None else take(arg)
+
+    return [take(layout) for layout in layouts]
+
+
 def _trivial_outputs(main) -> bool:
     """True when the model's outputs compute nothing (each is an input or a
     constant): then there is no kernel to build."""
@@ -238,7 +297,7 @@ def _with_initializers(model, values: dict):
     return out
 
 
-def import_model(model, values=None):
+def import_model(model, values=None, shapes=None):
     """Import ``model`` as :class:`TeccBackend` does: at the opset
     :func:`opset_for` gives, binding graph inputs the importer needs as
     compile-time operands to their ``values``.
@@ -249,6 +308,9 @@ def import_model(model, values=None):
     values : dict of str to numpy.ndarray, optional
         Input values to bind when the importer needs them (a Reshape's shape,
         Pad's pads... given as graph inputs); without them such a model is refused.
+    shapes : dict, optional
+        ``from_onnx``'s ``shape`` for the inputs that are sequences or optionals
+        (the shapes of a sequence's tensors; None for an empty optional).
 
     Returns
     -------
@@ -271,11 +333,12 @@ def import_model(model, values=None):
     while True:
         try:
             given = {n: np.asarray(values[n]) for n in bound}
-            mod, params = from_onnx(_with_initializers(model, given) if given else model)  # read as opset_for says
+            mod, params = from_onnx(_with_initializers(model, given) if given else model,  # read as opset_for says
+                                    shape=shapes or None)
             return mod, params, bound
         except OnnxImportError as err:
             more = _operands_to_bind(model, err, bound) if values is not None else []
-            if not more or any(n not in values for n in more):
+            if not more or any(n not in values or not isinstance(values[n], np.ndarray) for n in more):
                 raise
             bound.extend(more)
 
@@ -284,9 +347,10 @@ class _Compiled:
     """One compilation of a model: its executor, or (when its outputs compute
     nothing) what each output is: an input's name or a constant's value."""
 
-    def __init__(self, factory, device, trivial=None):
+    def __init__(self, factory, device, trivial=None, layouts=None):
         self.factory = factory
         self.trivial = trivial
+        self.layouts = layouts  # the ONNX outputs as main's outputs make them (importer's onnx_outputs)
         self.module = None
         if factory is not None:
             from ...contrib.graph_executor import GraphModule  # noqa: PLC0415
@@ -295,11 +359,13 @@ class _Compiled:
 
     def run(self, named: dict) -> list:
         if self.module is None:
-            return [np.array(named[v]) if isinstance(v, str) else np.array(v) for v in self.trivial]
-        for name, value in named.items():  # one at a time: an input may be called "key" or "value"
-            self.module.set_input(name, value)
-        self.module.run()
-        return [_numpy(self.module.get_output(i)) for i in range(self.module.get_num_outputs())]
+            values = [np.array(named[v]) if isinstance(v, str) else np.array(v) for v in self.trivial]
+        else:
+            for name, value in named.items():  # one at a time: an input may be called "key" or "value"
+                self.module.set_input(name, value)
+            self.module.run()
+            values = [_numpy(self.module.get_output(i)) for i in range(self.module.get_num_outputs())]
+        return _grouped(self.layouts, values) if self.layouts is not None else values
 
 
 def _numpy(out) -> np.ndarray:
@@ -339,6 +405,10 @@ class TeccBackendRep(BackendRep):
         self.opt_level = opt_level
         self.bound_inputs = []
         self._compiled = {}
+        self.input_kinds = _input_kinds(model, self.input_names)
+        # a sequence's length and shapes (an optional's presence, a symbolic dimension) are compiled in:
+        # known at a run, compiled once per distinct set
+        self._has_containers = bool(self._container_shapes({n: None for n in self.input_names}))
 
     @property
     def factory(self):
@@ -354,25 +424,34 @@ class TeccBackendRep(BackendRep):
         from ..build import build  # noqa: PLC0415
 
         main = mod["main"]
+        layouts = main.attrs.get("onnx_outputs")
         if _trivial_outputs(main):
             body = main.body
             fields = list(body.fields) if hasattr(body, "fields") else [body]
             trivial = [f.name_hint if hasattr(f, "name_hint") else f.data for f in fields]
-            return _Compiled(None, self.device, trivial)
+            return _Compiled(None, self.device, trivial, layouts)
         with PassContext(opt_level=self.opt_level):
             factory = build(mod, target=self.target, params=params)
-        return _Compiled(factory, self.device)
+        return _Compiled(factory, self.device, layouts=layouts)
+
+    def _container_shapes(self, named: dict) -> dict:
+        """``from_onnx``'s shapes of the inputs that are sequences or optionals, or
+        tensors of symbolic dimensions: those of this run's values."""
+        return {n: _shape_of(named[n]) for n, kind in self.input_kinds.items()
+                if kind != "tensor" or None in self.input_types.get(n, ((None,), None))[0]}
 
     def _key(self, named: dict) -> tuple:
-        return tuple((n, str(named[n].dtype), named[n].shape, named[n].tobytes()) for n in self.bound_inputs)
+        bound = tuple((n, str(named[n].dtype), named[n].shape, named[n].tobytes()) for n in self.bound_inputs)
+        shapes = self._container_shapes(named)
+        return bound + ((("shapes", repr(sorted(shapes.items()))),) if shapes else ())
 
     def _compiled_for(self, named: dict) -> _Compiled:
         """The compilation for these inputs' values of :attr:`bound_inputs`
         (found, on the first run, by :func:`import_model`)."""
-        if self.bound_inputs or not self._compiled:
+        if self.bound_inputs or not self._compiled or self._has_containers:
             key = self._key(named)
             if key not in self._compiled:
-                mod, params, bound = import_model(self.model, named)
+                mod, params, bound = import_model(self.model, named, self._container_shapes(named))
                 self.bound_inputs = list(bound)
                 self._compiled[self._key(named)] = self._build(mod, params)
             return self._compiled[self._key(named)]
@@ -402,6 +481,9 @@ class TeccBackendRep(BackendRep):
                                    f"{self.input_names}")
         out = {}
         for name in self.input_names:
+            if self.input_kinds[name] != "tensor":
+                out[name] = _container_value(named[name], f"input {name!r}")
+                continue
             arr = _as_numpy(named[name], f"input {name!r}")
             shape, dtype = self.input_types.get(name, (tuple(arr.shape), str(arr.dtype)))
             same_shape = len(shape) == arr.ndim and all(d is None or d == a for d, a in zip(shape, arr.shape))
@@ -440,7 +522,7 @@ class TeccBackendRep(BackendRep):
         named = self._bind(inputs)
         compiled = self._compiled_for(named)
         feed = {n: v for n, v in named.items() if n not in self.bound_inputs}
-        values = compiled.run(feed if compiled.module is not None else named)
+        values = compiled.run(_flat_feed(feed if compiled.module is not None else named, self.input_kinds))
         return namedtupledict("Outputs", self.output_names)(*values)
 
 
@@ -530,6 +612,8 @@ class TeccBackend(Backend):
         input_types = _input_types(model, input_names)
         output_names = [o.name for o in model.graph.output]
         rep = TeccBackendRep(model, opset, input_names, input_types, output_names, target, dev, opt_level)
+        if rep._has_containers:
+            return rep  # compiled at the first run, with the sequences' lengths and shapes
         try:
             mod, params, _ = import_model(model)
         except OnnxImportError as err:

@@ -164,10 +164,31 @@ def _as_array(value):
     return np.asarray(value)
 
 
+def _flat(values, who: str) -> list:
+    """The tensors of outputs that may be sequences (lists) or empty optionals (None)."""
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, (list, tuple)):
+            out.extend(_as_array(x) for x in v)
+        elif v is not None:
+            out.append(_as_array(v))
+    return out
+
+
 def compare(case: Case, got, expected) -> None:
     """Raise AssertionError unless ``got`` matches ``expected`` (count, shapes,
-    dtypes, values within the case's tolerance)."""
-    assert_outputs_match(got, [_as_array(e) for e in expected], max(case.rtol, RTOL), max(case.atol, ATOL))
+    dtypes, values within the case's tolerance; a sequence output the same length
+    and each of its tensors matching)."""
+    got, expected = list(got), list(expected)
+    assert len(got) == len(expected), f"{len(got)} outputs, expected {len(expected)}"
+    for i, (g, e) in enumerate(zip(got, expected)):
+        e_seq, g_seq = isinstance(e, (list, tuple)), isinstance(g, (list, tuple))
+        assert e_seq == g_seq and (not e_seq or len(g) == len(e)), (
+            f"output {i}: {len(g) if g_seq else 'a tensor'} tensor(s), expected "
+            f"{len(e) if e_seq else 'a tensor'}")
+        assert (g is None) == (e is None), f"output {i}: {'empty' if g is None else 'a value'}, expected " \
+                                           f"{'empty' if e is None else 'a value'}"
+    assert_outputs_match(_flat(got, "got"), _flat(expected, "expected"), max(case.rtol, RTOL), max(case.atol, ATOL))
 
 
 def _first_line(err: BaseException, limit: int = 300) -> str:

@@ -1,9 +1,10 @@
-"""ONNX control flow -- If, Loop, Scan -- resolved when importing: a branch chosen
-by a condition known when compiling, or both computed and selected; loops
-unrolled over a trip count known when compiling, a condition computed at run time
-freezing the loop-carried values.  Small models made with ``onnx.helper``, built
-for "llvm" (and "cuda": a GPU, or the emulator) and compared with onnxruntime;
-then every error a user can meet."""
+"""ONNX control flow -- If, Loop, Scan -- and sequences and optionals, resolved when
+importing: a branch chosen by a condition known when compiling, or both computed
+and selected; loops unrolled over a trip count known when compiling, a condition
+computed at run time freezing the loop-carried values; sequences held as tuples
+of tensors, graph inputs and outputs of sequence type one tensor each.  Small
+models made with ``onnx.helper``, built for "llvm" (and "cuda": a GPU, or the
+emulator) and compared with onnxruntime; then every error a user can meet."""
 import numpy as np
 import pytest
 
@@ -307,4 +308,127 @@ def test_scan_8_scans_each_batch_entry():
               [info("s", F, [3, 2]), info("y", F, [3, 4, 2])], opset=8)
     with pytest.raises(OnnxImportError, match=r"Scan node 'scan': sequence_lens \[4, 2, 4\] shortens sequences of "
                                               r"length \[4\]; tecc scans whole sequences"):
+        from_onnx(m)
+
+
+# ---------------------------------------------------------------------------------------
+# sequences and optionals
+# ---------------------------------------------------------------------------------------
+def test_a_sequence_built_and_read_inside_the_model_leaves_only_tensors():
+    # SplitToSequence, SequenceInsert / At / Erase / Length, ConcatFromSequence: no kernel sees a sequence
+    nodes = [helper.make_node("SplitToSequence", ["x", "two"], ["s"], axis=1),   # chunks of 2, 2 and 1 columns
+             helper.make_node("SequenceLength", ["s"], ["n"]),
+             helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("Slice", ["r", "zero_1d", "two_1d", "one_1d"], ["r2"]),    # columns 0..1
+             helper.make_node("SequenceInsert", ["s", "r2", "zero"], ["s2"]),
+             helper.make_node("SequenceErase", ["s2", "minus1"], ["s3"]),            # drops the 1-column chunk
+             helper.make_node("SequenceAt", ["s3", "one"], ["first_chunk"]),
+             helper.make_node("ConcatFromSequence", ["s3"], ["cat"], axis=1),
+             helper.make_node("ConcatFromSequence", ["s3"], ["stacked"], axis=0, new_axis=1)]
+    inits = [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in (
+        ("two", 2), ("zero", 0), ("one", 1), ("minus1", -1), ("zero_1d", [0]), ("one_1d", [1]), ("two_1d", [2]))]
+    graph = helper.make_graph(nodes, "seq", [info("x", F, [3, 5])],
+                              [info("n", I64, []), info("first_chunk", F, [3, 2]), info("cat", F, [3, 6]),
+                               info("stacked", F, [3, 3, 2])], initializer=inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    check(m, {"x": rand(3, 5)})
+    mod, _ = from_onnx(m)
+    assert list(mod["main"].attrs["onnx_outputs"]) == ["tensor"] * 4
+
+
+def test_sequence_inputs_and_outputs_are_one_tensor_each():
+    # a sequence input of three tensors, and a sequence output
+    nodes = [helper.make_node("SequenceAt", ["xs", "last"], ["tail"]),
+             helper.make_node("SequenceInsert", ["xs", "y"], ["more"])]
+    seq_in = helper.make_tensor_sequence_value_info("xs", F, ["n"])
+    seq_out = helper.make_tensor_sequence_value_info("more", F, ["n"])
+    graph = helper.make_graph(nodes, "seqio", [seq_in, info("y", F, [2])], [info("tail", F, ["n"]), seq_out],
+                              initializer=[numpy_helper.from_array(np.array(-1, np.int64), "last")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    with pytest.raises(OnnxImportError, match=r"input 'xs' is a sequence; tecc compiles its length and shapes: pass "
+                                              r"shape=\{'xs': \[shape of each tensor, ...\]\}"):
+        from_onnx(m)
+    mod, _ = from_onnx(m, shape={"xs": [(2,), (3,), (2,)]})
+    main = mod["main"]
+    assert [p.name_hint for p in main.params] == ["xs[0]", "xs[1]", "xs[2]", "y"]
+    assert list(main.attrs["output_names"]) == ["tail", "more[0]", "more[1]", "more[2]", "more[3]"]
+    # the ONNX backend compiles per length and shapes, and gives the sequence back as a list
+    rep = TeccBackend.prepare(m, "CPU")
+    xs = [rand(2), rand(3, seed=1), rand(2, seed=2)]
+    y = rand(2, seed=3)
+    tail, more = rep.run({"xs": xs, "y": y})
+    np.testing.assert_array_equal(tail, xs[-1])
+    assert isinstance(more, list) and len(more) == 4
+    for got, want in zip(more, xs + [y]):
+        np.testing.assert_array_equal(got, want)
+    tail, more = rep.run({"xs": xs[:1], "y": y})  # another length: compiled again
+    assert len(more) == 2 and len(rep._compiled) == 2
+
+
+def test_a_loop_that_builds_a_sequence_and_a_chosen_optional():
+    # ONNX's loop13_seq: the body appends x[:i+1] to the carried sequence; an If picks an optional
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]), const("one", np.array([1], np.int64)),
+         const("zero", np.array([0], np.int64)), helper.make_node("Unsqueeze", ["i", "zero"], ["i1"]),
+         helper.make_node("Add", ["i1", "one"], ["end"]), helper.make_node("Slice", ["x", "zero", "end"], ["head"]),
+         helper.make_node("SequenceInsert", ["seq_in", "head"], ["seq_out"])],
+        "body", [info("i", I64, []), info("cond_in", B, []), helper.make_tensor_sequence_value_info("seq_in", F, None)],
+        [info("cond_out", B, []), helper.make_tensor_sequence_value_info("seq_out", F, None)])
+    nodes = [const("m", np.int64(3)), const("t", np.array(True)),
+             helper.make_node("SequenceEmpty", [], ["empty"], dtype=F),
+             helper.make_node("Loop", ["m", "t", "empty"], ["heads"], name="grow", body=body),
+             helper.make_node("ConcatFromSequence", ["heads"], ["y"], axis=0)]
+    m = model(nodes, [info("x", F, [4])], [info("y", F, [6])])
+    check(m, {"x": rand(4)})
+    # a sequence picked by a condition computed at run time is compiled per value of the condition
+    then_g = helper.make_graph([helper.make_node("SequenceConstruct", ["x"], ["a"])], "then_g", [],
+                               [helper.make_tensor_sequence_value_info("a", F, None)])
+    else_g = helper.make_graph([helper.make_node("SequenceConstruct", ["x", "x"], ["b"])], "else_g", [],
+                               [helper.make_tensor_sequence_value_info("b", F, None)])
+    nodes = [helper.make_node("If", ["c"], ["s"], name="pick", then_branch=then_g, else_branch=else_g),
+             helper.make_node("SequenceLength", ["s"], ["n"])]
+    m = model(nodes, [info("c", B, []), info("x", F, [4])], [info("n", I64, [])])
+    with pytest.raises(OnnxImportError, match=r"If node 'pick': the condition \(output 0 of its branches is a sequence "
+                                              r"of 1 float32 tensor\(s\) and a sequence of 2 float32 tensor\(s\), "
+                                              r"which tecc chooses between only when compiling\) is computed"):
+        from_onnx(m)
+    rep = TeccBackend.prepare(m, "CPU")
+    assert int(rep.run({"c": np.array(True), "x": rand(4)})[0]) == 1
+    assert int(rep.run({"c": np.array(False), "x": rand(4)})[0]) == 2
+
+
+def test_optionals_have_their_element_or_nothing():
+    nodes = [helper.make_node("Optional", ["x"], ["o"]), helper.make_node("OptionalHasElement", ["o"], ["has"]),
+             helper.make_node("OptionalGetElement", ["o"], ["back"]),
+             helper.make_node("Optional", [], ["none"], type=helper.make_tensor_type_proto(F, [2])),
+             helper.make_node("OptionalHasElement", ["none"], ["has_none"])]
+    m = model(nodes, [info("x", F, [2])], [info("has", B, []), info("back", F, [2]), info("has_none", B, [])],
+              opset=18)
+    check(m, {"x": rand(2)})
+    nodes = [helper.make_node("Optional", [], ["none"], type=helper.make_tensor_type_proto(F, [2])),
+             helper.make_node("OptionalGetElement", ["none"], ["y"], name="get")]
+    m = model(nodes, [info("x", F, [2])], [info("y", F, [2])], opset=18)
+    with pytest.raises(OnnxImportError, match=r"OptionalGetElement node 'get': the optional is empty"):
+        from_onnx(m)
+
+
+@pytest.mark.parametrize("op, ins, attrs, match", [
+    ("SequenceAt", ["s", "five"], {}, r"SequenceAt node 'bad': position 5 is out of range for a sequence of length 2 "
+                                      r"\(valid: -2..1\)"),
+    ("SequenceInsert", ["s", "i"], {}, r"SequenceInsert node 'bad': the tensor is int64; the sequence holds float32"),
+    ("Relu", ["s"], {}, r"Relu node 'bad': an operand is a sequence of 2 float32 tensor\(s\), where a tensor is "
+                        r"needed"),
+    ("SplitToSequence", ["x", "bad_split"], {}, r"SplitToSequence node 'bad': split \[1, 1\] must be non-negative "
+                                                r"and sum to the axis' length 4"),
+])
+def test_sequence_errors_name_the_node(op, ins, attrs, match):
+    nodes = [helper.make_node("SequenceConstruct", ["x", "x"], ["s"]),
+             helper.make_node(op, ins, ["y"], name="bad", **attrs)]
+    inits = [numpy_helper.from_array(np.array(5, np.int64), "five"), numpy_helper.from_array(np.array([3], np.int64), "i"),
+             numpy_helper.from_array(np.array([1, 1], np.int64), "bad_split")]
+    graph = helper.make_graph(nodes, "m", [info("x", F, [4])], [info("y", F, None)], initializer=inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(OnnxImportError, match=match):
         from_onnx(m)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from .common import _axis_slice, _normalize_axis, _np_dtype
+from .convert_sequence import describe, is_container
 
 #: the most body operators a Loop or Scan may unroll into (iterations x body nodes)
 UNROLL_LIMIT = 1 << 16
@@ -97,6 +98,9 @@ def _if(ctx, node, inputs):
         node.fail(f"its branches give {len(thens)} and {len(elses)} outputs; ONNX requires the same number")
     outs = []
     for k, (a, b) in enumerate(zip(thens, elses)):
+        if is_container(a) or is_container(b):  # a sequence or optional is chosen, never computed
+            ctx.value(inputs[0], f"the condition (output {k} of its branches is {describe(a)} and {describe(b)}, "
+                                 "which tecc chooses between only when compiling)")
         ta, tb = ctx.type_of(a), ctx.type_of(b)
         if ta.dtype != tb.dtype:
             node.fail(f"output {k} is {ta.dtype} in the then branch and {tb.dtype} in the else branch")
@@ -129,6 +133,9 @@ def _loop(ctx, node, inputs):
     if active is not None and n_scan and _known(ctx, active) is None:
         ctx.value(cond_in, "the initial condition (input 1) of a loop with scan outputs (their length "
                            "depends on it)")
+    if active is not None and any(is_container(v) for v in carried) and _known(ctx, active) is None:
+        ctx.value(cond_in, "the initial condition (input 1) of a loop that carries a sequence or optional (which "
+                           "tecc builds only when compiling)")
     known = True if active is None else _known(ctx, active)
     if trip is None and known is None:
         node.fail("it has no trip count and its condition is computed at run time: tecc unrolls a loop "
@@ -152,6 +159,9 @@ def _loop(ctx, node, inputs):
                 if n_scan:
                     ctx.value(outs[0], f"the condition its body gives in iteration {i} (the loop has scan "
                                        "outputs, whose length depends on it)")
+                if any(is_container(v) for v in carried):
+                    ctx.value(outs[0], f"the condition its body gives in iteration {i} (the loop carries a "
+                                       "sequence or optional, which tecc builds only when compiling)")
                 active = cond_out
         else:  # the condition is computed at run time: values stop changing once it is false
             carried = [_select(ctx, node, active, v, old, k, i) for k, (v, old) in enumerate(zip(new, carried))]

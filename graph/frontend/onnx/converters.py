@@ -27,6 +27,10 @@ from .convert_quant import (
 )
 from .convert_recurrent import _recurrent
 from .convert_resize import _resize
+from .convert_sequence import (
+    _concat_from_sequence, _optional, _optional_get_element, _optional_has_element, _sequence_at, _sequence_construct,
+    _sequence_empty, _sequence_erase, _sequence_insert, _sequence_length, _split_to_sequence,
+)
 from .convert_shape import (
     _concat, _expand, _flatten, _gather, _gather_elements, _pad, _reshape, _slice, _split, _squeeze, _tile,
     _tensor_scatter, _transpose, _unsqueeze, _where,
@@ -95,4 +99,9 @@ _CONVERTERS = {
     "GridSample": _grid_sample, "DFT": _dft,
     # control flow, resolved when importing (unrolled, or a branch chosen)
     "If": _if, "Loop": _loop, "Scan": _scan,
+    # sequences and optionals, held by the importer (their lengths are static)
+    "SequenceEmpty": _sequence_empty, "SequenceConstruct": _sequence_construct, "SequenceInsert": _sequence_insert,
+    "SequenceAt": _sequence_at, "SequenceErase": _sequence_erase, "SequenceLength": _sequence_length,
+    "SplitToSequence": _split_to_sequence, "ConcatFromSequence": _concat_from_sequence, "Optional": _optional,
+    "OptionalHasElement": _optional_has_element, "OptionalGetElement": _optional_get_element,
 }

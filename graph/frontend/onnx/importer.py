@@ -21,6 +21,7 @@ from ...transform.infer_type import infer_type
 from .common import OnnxImportError, OnnxNode, _FOLD_LIMIT, _np_dtype, _onnx
 from .convert_contrib import CONTRIB_CONVERTERS, CONTRIB_DOMAIN
 from .converters import _CONVERTERS
+from .convert_sequence import OnnxOptional, OnnxSequence, describe, is_container
 from .expand import body_blockers, expand_functions
 from .expand import function_ops as _function_ops
 from .opsets import imported_opset, read_opset, upgraded
@@ -253,6 +254,7 @@ class _Importer:
         operator's default), type-checked now so that an error names the ONNX node;
         computed with numpy when every operand is a constant."""
         attrs = {k: v for k, v in attrs.items() if v is not None}
+        self._tensors_only(args)
         folded = self._fold(name, args, attrs)
         if folded is not None:
             return folded
@@ -316,7 +318,13 @@ class _Importer:
         infer_type(expr)
         return expr
 
+    def _tensors_only(self, args) -> None:
+        for a in args:
+            if is_container(a):
+                self.node.fail(f"an operand is {describe(a)}, where a tensor is needed")
+
     def type_of(self, expr) -> TensorType:
+        self._tensors_only([expr])
         infer_type(expr)
         ty = expr.checked_type
         if not isinstance(ty, TensorType):
@@ -436,45 +444,77 @@ class _Importer:
                                   f"are {sorted(known)}")
         out = []
         for info in model_inputs:
-            name = info.name
-            if not info.type.HasField("tensor_type"):
-                raise OnnxImportError(f"from_onnx: input {name!r} is not a tensor; tecc imports tensor inputs only")
-            tt = info.type.tensor_type
-            dims = []
-            for k, d in enumerate(tt.shape.dim):
-                if d.HasField("dim_value"):
-                    dims.append(int(d.dim_value))
-                else:
-                    dims.append(d.dim_param or f"?{k}")
-            if name in self.shape_dict:
-                given = tuple(self.shape_dict[name])
-                if tt.HasField("shape") and len(given) != len(dims):
-                    raise OnnxImportError(f"from_onnx: shape[{name!r}] = {given} has rank {len(given)} but the "
-                                          f"model's input {name!r} has rank {len(dims)} ({tuple(dims)})")
-                for k, g in enumerate(given):
-                    if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or g < 0:
-                        raise OnnxImportError(f"from_onnx: shape[{name!r}] = {given}: dimension {k} must be a "
-                                              f"non-negative int, got {g!r}")
-                dims = [int(g) for g in given]
-            elif not tt.HasField("shape"):
-                raise OnnxImportError(f"from_onnx: the model does not give the shape of input {name!r}; pass "
-                                      f"shape={{{name!r}: (...)}}")
-            for k, d in enumerate(dims):
-                if not isinstance(d, int):
-                    label = f"the symbolic dimension {d!r}" if not d.startswith("?") else "an unknown dimension"
-                    raise OnnxImportError(f"from_onnx: input {name!r} has {label} at axis {k} (shape "
-                                          f"{tuple(dims)}); tecc compiles static shapes: bind it with "
-                                          f"shape={{{name!r}: (...)}}, e.g. the batch size")
-            if isinstance(self.dtype, dict) and name in self.dtype:
-                dtype = str(np.dtype(self.dtype[name]))
-            elif tt.elem_type:
-                dtype = _np_dtype(tt.elem_type, f"from_onnx: input {name!r}")
-            else:
-                dtype = str(np.dtype(self.dtype if isinstance(self.dtype, str) else "float32"))
-            var = Var(name, TensorType(tuple(dims), dtype))
-            self.values[name] = var
-            out.append(var)
+            value, variables = self._input_value(info.name, info.type, self.shape_dict.get(info.name), True)
+            self.values[info.name] = value
+            out.extend(variables)
         return out
+
+    def _input_value(self, name, type_proto, given, top: bool):
+        """The value of graph input ``name`` of ONNX type ``type_proto`` and the
+        parameters of ``main`` it is made of: a tensor is one Var; a sequence one
+        per tensor (``name[i]``, the shapes ``given`` as a list); an optional one
+        ``given`` as None is empty."""
+        kind = type_proto.WhichOneof("value")
+        if kind == "tensor_type":
+            var = self._tensor_var(name, type_proto.tensor_type, given if top or given is not None else None)
+            return var, [var]
+        if kind == "sequence_type":
+            elem = type_proto.sequence_type.elem_type
+            if elem.WhichOneof("value") != "tensor_type":
+                raise OnnxImportError(f"from_onnx: input {name!r} is a sequence of {elem.WhichOneof('value')}s; "
+                                      "tecc imports sequences of tensors")
+            if not isinstance(given, (list, tuple)) or any(not isinstance(g, (list, tuple)) for g in given):
+                raise OnnxImportError(f"from_onnx: input {name!r} is a sequence; tecc compiles its length and shapes: "
+                                      f"pass shape={{{name!r}: [shape of each tensor, ...]}}")
+            items = [self._tensor_var(f"{name}[{i}]", elem.tensor_type, tuple(g), declared=False)
+                     for i, g in enumerate(given)]
+            dtype = items[0].type_annotation.dtype if items else _np_dtype(elem.tensor_type.elem_type,
+                                                                           f"from_onnx: input {name!r}")
+            return OnnxSequence(tuple(items), dtype), items
+        if kind == "optional_type":
+            if top and name in self.shape_dict and given is None:
+                return OnnxOptional(None), []
+            value, variables = self._input_value(name, type_proto.optional_type.elem_type, given, top)
+            return OnnxOptional(value), variables
+        raise OnnxImportError(f"from_onnx: input {name!r} is a {kind or 'value of no type'}; tecc imports tensors, "
+                              "sequences of tensors and optionals of those")
+
+    def _tensor_var(self, name, tt, given, declared=True) -> Var:
+        """The Var of a tensor input: its shape ``given`` (bound by the user), else
+        the model's (``declared``: the type's shape is that of this input itself,
+        not of each tensor of a sequence)."""
+        dims = []
+        for k, d in enumerate(tt.shape.dim):
+            if d.HasField("dim_value"):
+                dims.append(int(d.dim_value))
+            else:
+                dims.append(d.dim_param or f"?{k}")
+        if given is not None:
+            given = tuple(given)
+            if tt.HasField("shape") and len(given) != len(dims):
+                raise OnnxImportError(f"from_onnx: shape[{name!r}] = {given} has rank {len(given)} but the "
+                                      f"model's input {name!r} has rank {len(dims)} ({tuple(dims)})")
+            for k, g in enumerate(given):
+                if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or g < 0:
+                    raise OnnxImportError(f"from_onnx: shape[{name!r}] = {given}: dimension {k} must be a "
+                                          f"non-negative int, got {g!r}")
+            dims = [int(g) for g in given]
+        elif not tt.HasField("shape"):
+            raise OnnxImportError(f"from_onnx: the model does not give the shape of input {name!r}; pass "
+                                  f"shape={{{name!r}: (...)}}")
+        for k, d in enumerate(dims):
+            if not isinstance(d, int):
+                label = f"the symbolic dimension {d!r}" if not d.startswith("?") else "an unknown dimension"
+                raise OnnxImportError(f"from_onnx: input {name!r} has {label} at axis {k} (shape "
+                                      f"{tuple(dims)}); tecc compiles static shapes: bind it with "
+                                      f"shape={{{name!r}: (...)}}, e.g. the batch size")
+        if declared and isinstance(self.dtype, dict) and name in self.dtype:
+            dtype = str(np.dtype(self.dtype[name]))
+        elif tt.elem_type:
+            dtype = _np_dtype(tt.elem_type, f"from_onnx: input {name!r}")
+        else:
+            dtype = str(np.dtype(self.dtype if isinstance(self.dtype, str) else "float32"))
+        return Var(name, TensorType(tuple(dims), dtype))
 
     def _tensor_value(self, t, where: str) -> np.ndarray:
         """The value of TensorProto ``t`` (an initializer), checked readable and of a
@@ -536,16 +576,17 @@ class _Importer:
         param_vars = self._initializers()
         for i, proto in enumerate(self.graph.node):
             self._convert_node(OnnxNode(proto, i, self.opset))
-        outputs = []
+        outputs, names, layouts = [], [], []
         for info in self.graph.output:
             if info.name in self.unavailable:
                 raise OnnxImportError(f"from_onnx: the model's output {info.name!r} is "
                                       f"{self.unavailable[info.name]}")
             if info.name not in self.values:
                 raise OnnxImportError(f"from_onnx: the model's output {info.name!r} is produced by no node")
-            outputs.append(self.values[info.name])
+            layouts.append(_flatten_output(self.values[info.name], info.name, outputs, names))
         if not outputs:
-            raise OnnxImportError("from_onnx: the model has no outputs")
+            raise OnnxImportError("from_onnx: the model has no outputs" if not self.graph.output else
+                                  "from_onnx: the model's outputs hold no tensor (empty sequences or optionals)")
         body = outputs[0] if len(outputs) == 1 else Tuple(outputs)
         used = set()
 
@@ -555,11 +596,28 @@ class _Importer:
 
         post_order_visit(body, mark)
         kept = [v for v in param_vars if v in used]
-        # the model's output names ride on main to the graph JSON (attrs.output_names)
-        func = Function(inputs + kept, body, attrs={"output_names": [info.name for info in self.graph.output]})
+        # the model's output names ride on main to the graph JSON (attrs.output_names: a sequence's
+        # tensors are "name[i]"); onnx_outputs: how the ONNX outputs are made of main's (the backend
+        # groups a sequence's tensors back into a list)
+        func = Function(inputs + kept, body, attrs={"output_names": names, "onnx_outputs": layouts})
         infer_type(func)
         params = {v.name_hint: self.init_values[v] for v in kept}
         return Module.from_expr(func), params
+
+
+def _flatten_output(value, name, outputs, names):
+    """Append the tensors of model output ``value`` to ``outputs`` (their names to
+    ``names``) and return its layout: ``"tensor"``, ``["sequence", n]``, or
+    ``["optional", layout]`` (``["optional", None]``: empty)."""
+    if isinstance(value, OnnxSequence):
+        outputs.extend(value.items)
+        names.extend(f"{name}[{i}]" for i in range(len(value)))
+        return ["sequence", len(value)]
+    if isinstance(value, OnnxOptional):
+        return ["optional", None if value.value is None else _flatten_output(value.value, name, outputs, names)]
+    outputs.append(value)
+    names.append(name)
+    return "tensor"
 
 
 def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True):
@@ -571,7 +629,10 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
         The model, or the path of a ``.onnx`` file.
     shape : dict of str to tuple of int, optional
         Input name -> shape; binds the dimensions the model leaves symbolic (e.g.
-        ``{"input": (1, 3, 224, 224)}``).  Every dimension must end up static.
+        ``{"input": (1, 3, 224, 224)}``).  Every dimension must end up static.  A
+        sequence input takes a list of its tensors' shapes (it becomes the inputs
+        ``name[0]``, ``name[1]``...: :mod:`.convert_sequence`); an optional input
+        given None is empty.
     dtype : str or dict of str to str
         The dtype of inputs whose element type the model does not give (a dict:
         per input, overriding the model's).
