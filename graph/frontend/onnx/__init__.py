@@ -20,8 +20,16 @@ How a model is read
 * An operator without a converter that ONNX defines as a function of other
   operators (Attention, SwiGLU...) is replaced by that function's nodes first
   (:mod:`.expand`; :func:`function_ops` lists them).
-* Every unsupported operator of a model is reported in one error, with node
-  names and op types, before anything is converted.
+* Every unsupported operator of a model -- in its subgraphs too -- is reported in
+  one error, with node names and op types, before anything is converted.
+* Control flow is resolved while importing (:mod:`.convert_control`): an If keeps
+  the branch of a condition known when compiling or selects both branches'
+  outputs with ``where``; Loop and Scan unroll, each iteration converting the
+  body again in a scope of its own (:meth:`.importer._Importer.subgraph`).
+* Sequences and optionals are values of the importer, not of the graph
+  (:mod:`.convert_sequence`): a sequence is a tuple of the graph's tensors; a
+  graph input or output of sequence type is one tensor each (``name[i]``; main's
+  ``onnx_outputs`` attribute tells how the model's outputs are made of main's).
 
 The converters emit the graph operators by Relay's names and attributes
 (``nn.conv2d``, ``nn.dense``, ``reshape``...): see :func:`tecc.graph.list_ops`.
@@ -31,7 +39,7 @@ Where things are
 * :mod:`.importer`: loading the file, the importer, :func:`from_onnx`;
 * :mod:`.converters`: the table of every supported op type;
 * ``convert_*``: the converters, one module per family (element-wise, nn, shape,
-  data movement, resize, recurrent, the rest in ``misc``);
+  data movement, resize, recurrent, control flow, sequences, the rest in ``misc``);
 * :mod:`.opsets`: which opset a model is read with; :mod:`.expand`: operators
   imported through their ONNX function body;
 * :mod:`.common`: the error, the opsets, :class:`~.common.OnnxNode`.
