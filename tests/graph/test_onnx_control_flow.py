@@ -432,3 +432,17 @@ def test_sequence_errors_name_the_node(op, ins, attrs, match):
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     with pytest.raises(OnnxImportError, match=match):
         from_onnx(m)
+
+
+def test_a_branch_that_does_not_import_needs_the_condition_when_compiling():
+    # the else branch reshapes (2, 3) to 7 elements; with c computed at run time tecc cannot
+    # leave it out, so it asks for c -- the ONNX backend binds it and imports the branch taken
+    bad = [const("shape", np.array([7], np.int64)), helper.make_node("Reshape", ["x", "shape"], ["e"])]
+    m = if_model([helper.make_node("Neg", ["x"], ["t"])], "t", bad, "e")
+    with pytest.raises(OnnxImportError, match=r"If node 'choose': the condition \(its else branch does not import: "
+                                              r"Reshape node 'choose/else_g \(else\)/Reshape_1'.*\) is computed by the "
+                                              r"model at run time"):
+        from_onnx(m)
+    x = rand(2, 3)
+    rep = TeccBackend.prepare(m, "CPU")
+    np.testing.assert_array_equal(rep.run({"c": np.array(True), "x": x})[0], -x)

@@ -15,7 +15,9 @@ imported, the way the recurrent layers are (:mod:`.convert_recurrent`):
     every iteration up to the trip count is computed and the loop-carried values
     stop changing once the condition is false (a ``while`` loop bounded by its
     trip count).  With scan outputs their number would be known only at run time,
-    so the condition must then be known when compiling.
+    so the condition must then be known when compiling.  The iterations after the
+    condition turns false still compute (on the frozen values): an integer
+    division by zero there is reported, where ONNX would not run the iteration.
 ``Scan``
     unrolled over its scan axis (static); Scan-8 (opset 8: a batch axis first,
     the sequence on axis 1) over each batch entry, then stacked.
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import _axis_slice, _normalize_axis, _np_dtype
+from .common import OnnxImportError, _axis_slice, _normalize_axis, _np_dtype
 from .convert_sequence import describe, is_container
 
 #: the most body operators a Loop or Scan may unroll into (iterations x body nodes)
@@ -92,8 +94,13 @@ def _if(ctx, node, inputs):
     known = _known(ctx, cond)
     if known is not None:
         return ctx.subgraph(then_branch if known else else_branch, [], "then" if known else "else")
-    thens = ctx.subgraph(then_branch, [], "then")
-    elses = ctx.subgraph(else_branch, [], "else")
+    branches = []
+    for label, branch in (("then", then_branch), ("else", else_branch)):
+        try:
+            branches.append(ctx.subgraph(branch, [], label))
+        except OnnxImportError as err:  # a branch this model's shapes never take may not import
+            ctx.value(inputs[0], f"the condition (its {label} branch does not import: {err})")
+    thens, elses = branches
     if len(thens) != len(elses):
         node.fail(f"its branches give {len(thens)} and {len(elses)} outputs; ONNX requires the same number")
     outs = []
