@@ -44,7 +44,7 @@ import numpy as np
 
 from ..ir import Call, TupleGetItem, post_order_visit
 from .onnx import OnnxImportError, from_onnx
-from .onnx.common import MAX_OPSET, NEWER_OPS
+from .onnx.common import MAX_OPSET, NEWER_OPS, all_nodes, subgraphs
 from .onnx.opsets import read_opset, upgraded
 
 try:  # the backend interface comes with the onnx package, a dependency of tecc.graph
@@ -240,24 +240,6 @@ def _operands_to_bind(model, err: OnnxImportError, bound) -> list:
     return behind or _inputs_behind(model, node.input[:1], bound)
 
 
-def _subgraphs(node):
-    from onnx import AttributeProto  # noqa: PLC0415
-
-    for a in node.attribute:
-        if a.type == AttributeProto.GRAPH:
-            yield a.g
-        elif a.type == AttributeProto.GRAPHS:
-            yield from a.graphs
-
-
-def _nodes_within(graph):
-    """Every node of ``graph`` and of the subgraphs of its nodes, at any depth."""
-    for node in graph.node:
-        yield node
-        for g in _subgraphs(node):
-            yield from _nodes_within(g)
-
-
 def _inputs_behind(model, values, bound) -> list:
     """The graph inputs, not in ``bound``, that the values named ``values`` are
     computed from, in the order found; the walk stops at a Shape or Size node,
@@ -265,7 +247,7 @@ def _inputs_behind(model, values, bound) -> list:
     (If, Loop, Scan) is computed from its inputs and from every value its
     subgraphs' nodes read."""
     graph_inputs = set(_model_inputs(model))
-    producer = {out: node for node in _nodes_within(model.graph) for out in node.output}
+    producer = {out: node for _, node in all_nodes(model.graph) for out in node.output}
     found, seen, stack = [], set(), list(reversed(list(values)))
     while stack:
         name = stack.pop()
@@ -278,7 +260,7 @@ def _inputs_behind(model, values, bound) -> list:
             continue
         node = producer.get(name)
         if node is not None and node.op_type not in ("Shape", "Size"):
-            reads = list(node.input) + [n for g in _subgraphs(node) for inner in _nodes_within(g) for n in inner.input]
+            reads = list(node.input) + [n for g in subgraphs(node) for _, inner in all_nodes(g) for n in inner.input]
             stack.extend(reversed([n for n in reads if n]))
     return found
 
@@ -408,7 +390,7 @@ class TeccBackendRep(BackendRep):
         self.input_kinds = _input_kinds(model, self.input_names)
         # a sequence's length and shapes (an optional's presence, a symbolic dimension) are compiled in:
         # known at a run, compiled once per distinct set
-        self._has_containers = bool(self._container_shapes({n: None for n in self.input_names}))
+        self._compile_at_run = bool(self._run_shapes({n: None for n in self.input_names}))
 
     @property
     def factory(self):
@@ -434,7 +416,7 @@ class TeccBackendRep(BackendRep):
             factory = build(mod, target=self.target, params=params)
         return _Compiled(factory, self.device, layouts=layouts)
 
-    def _container_shapes(self, named: dict) -> dict:
+    def _run_shapes(self, named: dict) -> dict:
         """``from_onnx``'s shapes of the inputs that are sequences or optionals, or
         tensors of symbolic dimensions: those of this run's values."""
         return {n: _shape_of(named[n]) for n, kind in self.input_kinds.items()
@@ -442,16 +424,16 @@ class TeccBackendRep(BackendRep):
 
     def _key(self, named: dict) -> tuple:
         bound = tuple((n, str(named[n].dtype), named[n].shape, named[n].tobytes()) for n in self.bound_inputs)
-        shapes = self._container_shapes(named)
+        shapes = self._run_shapes(named)
         return bound + ((("shapes", repr(sorted(shapes.items()))),) if shapes else ())
 
     def _compiled_for(self, named: dict) -> _Compiled:
         """The compilation for these inputs' values of :attr:`bound_inputs`
         (found, on the first run, by :func:`import_model`)."""
-        if self.bound_inputs or not self._compiled or self._has_containers:
+        if self.bound_inputs or not self._compiled or self._compile_at_run:
             key = self._key(named)
             if key not in self._compiled:
-                mod, params, bound = import_model(self.model, named, self._container_shapes(named))
+                mod, params, bound = import_model(self.model, named, self._run_shapes(named))
                 self.bound_inputs = list(bound)
                 self._compiled[self._key(named)] = self._build(mod, params)
             return self._compiled[self._key(named)]
@@ -500,7 +482,8 @@ class TeccBackendRep(BackendRep):
         Parameters
         ----------
         inputs : list of numpy.ndarray, dict of str to numpy.ndarray, or numpy.ndarray
-            One array per model input, in :attr:`input_names` order (or by name).
+            One array per model input, in :attr:`input_names` order (or by name);
+            a list of arrays for a sequence input, None for an empty optional.
         **kwargs
             Accepted for the interface; unused.
 
@@ -508,7 +491,8 @@ class TeccBackendRep(BackendRep):
         -------
         tuple of numpy.ndarray
             The outputs in the model's order; also readable by output name
-            (``outputs["y"]``), as onnx's backends return them.
+            (``outputs["y"]``), as onnx's backends return them.  A sequence output
+            is a list of arrays; an empty optional, None.
 
         Raises
         ------
@@ -612,7 +596,7 @@ class TeccBackend(Backend):
         input_types = _input_types(model, input_names)
         output_names = [o.name for o in model.graph.output]
         rep = TeccBackendRep(model, opset, input_names, input_types, output_names, target, dev, opt_level)
-        if rep._has_containers:
+        if rep._compile_at_run:
             return rep  # compiled at the first run, with the sequences' lengths and shapes
         try:
             mod, params, _ = import_model(model)

@@ -59,6 +59,26 @@ def _np_dtype(elem_type: int, where: str) -> str:
     return str(dtype)
 
 
+def subgraphs(proto):
+    """The subgraphs (GraphProto) node ``proto``'s attributes hold: a Loop's body,
+    an If's branches."""
+    onnx = _onnx()
+    for a in proto.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            yield a.g
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            yield from a.graphs
+
+
+def all_nodes(graph):
+    """``(index, NodeProto)`` of every node of ``graph`` and, after each node, of
+    the nodes of its subgraphs, at any depth (the index is within its graph)."""
+    for i, proto in enumerate(graph.node):
+        yield i, proto
+        for g in subgraphs(proto):
+            yield from all_nodes(g)
+
+
 class OnnxNode:
     """One ONNX node as the converters see it: ``op_type``, ``name``, ``inputs`` and
     ``outputs`` (names; ``""`` for an optional one left out), the attributes as

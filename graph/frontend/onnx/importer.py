@@ -18,7 +18,7 @@ from ...op import call as graph_call
 from ....tir.transform.pipeline import PassContext
 from ...transform.fold_constant import is_narrow_weight
 from ...transform.infer_type import infer_type
-from .common import OnnxImportError, OnnxNode, _FOLD_LIMIT, _np_dtype, _onnx
+from .common import OnnxImportError, OnnxNode, _FOLD_LIMIT, _np_dtype, _onnx, all_nodes
 from .convert_contrib import CONTRIB_CONVERTERS, CONTRIB_DOMAIN
 from .converters import _CONVERTERS
 from .convert_sequence import OnnxOptional, OnnxSequence, describe, is_container
@@ -208,20 +208,6 @@ _FOLDERS = {
     "max": _reduce_fn(np.max),
     "min": _reduce_fn(np.min),
 }
-
-
-def _all_nodes(graph):
-    """``(index, NodeProto)`` of every node of ``graph`` and, after each node, of the
-    subgraphs its attributes hold (a Loop's body, an If's branches), at any depth."""
-    onnx = _onnx()
-    for i, proto in enumerate(graph.node):
-        yield i, proto
-        for a in proto.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                yield from _all_nodes(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for g in a.graphs:
-                    yield from _all_nodes(g)
 
 
 # ---------------------------------------------------------------------------------------
@@ -420,7 +406,7 @@ class _Importer:
 
     # --- the model ---------------------------------------------------------------------
     def _check_supported(self) -> None:
-        unsupported = [(i, proto) for i, proto in _all_nodes(self.graph) if _converter(proto) is None]
+        unsupported = [(i, proto) for i, proto in all_nodes(self.graph) if _converter(proto) is None]
         blockers = body_blockers(self.model, [proto for _, proto in unsupported], _CONVERTERS) if unsupported else []
         missing = []
         for (i, proto), blocked in zip(unsupported, blockers):
@@ -444,25 +430,26 @@ class _Importer:
                                   f"are {sorted(known)}")
         out = []
         for info in model_inputs:
-            value, variables = self._input_value(info.name, info.type, self.shape_dict.get(info.name), True)
+            value, variables = self._input_value(info.name, info.type, self.shape_dict.get(info.name))
             self.values[info.name] = value
             out.extend(variables)
         return out
 
-    def _input_value(self, name, type_proto, given, top: bool):
+    def _input_value(self, name, type_proto, given):
         """The value of graph input ``name`` of ONNX type ``type_proto`` and the
         parameters of ``main`` it is made of: a tensor is one Var; a sequence one
         per tensor (``name[i]``, the shapes ``given`` as a list); an optional one
         ``given`` as None is empty."""
         kind = type_proto.WhichOneof("value")
         if kind == "tensor_type":
-            var = self._tensor_var(name, type_proto.tensor_type, given if top or given is not None else None)
+            var = self._tensor_var(name, type_proto.tensor_type, given)
             return var, [var]
         if kind == "sequence_type":
             elem = type_proto.sequence_type.elem_type
             if elem.WhichOneof("value") != "tensor_type":
-                raise OnnxImportError(f"from_onnx: input {name!r} is a sequence of {elem.WhichOneof('value')}s; "
-                                      "tecc imports sequences of tensors")
+                inner = (elem.WhichOneof("value") or "untyped value").replace("_type", "")
+                raise OnnxImportError(f"from_onnx: input {name!r} is a sequence of {inner}s; tecc imports sequences "
+                                      "of tensors")
             if not isinstance(given, (list, tuple)) or any(not isinstance(g, (list, tuple)) for g in given):
                 raise OnnxImportError(f"from_onnx: input {name!r} is a sequence; tecc compiles its length and shapes: "
                                       f"pass shape={{{name!r}: [shape of each tensor, ...]}}")
@@ -472,12 +459,13 @@ class _Importer:
                                                                            f"from_onnx: input {name!r}")
             return OnnxSequence(tuple(items), dtype), items
         if kind == "optional_type":
-            if top and name in self.shape_dict and given is None:
+            if name in self.shape_dict and given is None:
                 return OnnxOptional(None), []
-            value, variables = self._input_value(name, type_proto.optional_type.elem_type, given, top)
+            value, variables = self._input_value(name, type_proto.optional_type.elem_type, given)
             return OnnxOptional(value), variables
-        raise OnnxImportError(f"from_onnx: input {name!r} is a {kind or 'value of no type'}; tecc imports tensors, "
-                              "sequences of tensors and optionals of those")
+        kind = (kind or "untyped value").replace("_type", "")
+        raise OnnxImportError(f"from_onnx: input {name!r} is a {kind}; tecc imports tensors, sequences of tensors "
+                              "and optionals of those")
 
     def _tensor_var(self, name, tt, given, declared=True) -> Var:
         """The Var of a tensor input: its shape ``given`` (bound by the user), else
