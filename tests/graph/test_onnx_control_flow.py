@@ -446,3 +446,15 @@ def test_a_branch_that_does_not_import_needs_the_condition_when_compiling():
     x = rand(2, 3)
     rep = TeccBackend.prepare(m, "CPU")
     np.testing.assert_array_equal(rep.run({"c": np.array(True), "x": x})[0], -x)
+
+
+def test_a_loop_without_trip_count_whose_body_condition_is_computed_at_run_time_is_refused():
+    # the initial condition is known, the body's is not: nothing bounds the iterations
+    body = loop_body([helper.make_node("Add", ["acc", "acc"], ["acc_out"]),
+                      helper.make_node("ReduceSum", ["acc_out"], ["s"], keepdims=0),
+                      helper.make_node("Less", ["s", "limit"], ["cond_out"])])
+    nodes = [const("t", np.array(True)), helper.make_node("Loop", ["", "t", "x"], ["final"], name="open", body=body)]
+    m = model(nodes, [info("x", F, [3]), info("limit", F, [])], [info("final", F, [3])])
+    with pytest.raises(OnnxImportError, match=r"Loop node 'open': it has no trip count and the condition its body "
+                                              r"gives in iteration 0 is computed at run time"):
+        from_onnx(m)

@@ -169,6 +169,9 @@ def _loop(ctx, node, inputs):
                 if any(is_container(v) for v in carried):
                     ctx.value(outs[0], f"the condition its body gives in iteration {i} (the loop carries a "
                                        "sequence or optional, which tecc builds only when compiling)")
+                if trip is None:
+                    node.fail(f"it has no trip count and the condition its body gives in iteration {i} is computed "
+                              "at run time: tecc unrolls a loop over a number of iterations known when compiling")
                 active = cond_out
         else:  # the condition is computed at run time: values stop changing once it is false
             carried = [_select(ctx, node, active, v, old, k, i) for k, (v, old) in enumerate(zip(new, carried))]
