@@ -18,6 +18,7 @@ module                    holds
 :mod:`.reduction`         ``sum``, ``max``, ``min``, ``prod``, ``argmax``, ``mean``, ``variance``...
 :mod:`.nn`                neural-network computes (conv2d, dense, softmax, pool2d, ...)
 :mod:`.image`             ``resize1d``/``2d``/``3d``, ``grid_sample``, ``affine_grid``, ``crop_and_resize``
+:mod:`.vision`            ``roi_align_nchw`` (ONNX's RoiAlign)
 :mod:`.generic`           default (CPU) schedules
 :mod:`.x86`               CPU schedules
 :mod:`.cuda`              CUDA schedules and workloads (``sgemm``, ``softmax_rows``...)
@@ -61,6 +62,7 @@ from .transform import adv_index, matrix_set_diag, sparse_to_dense, strided_set 
 from . import nn  # noqa: F401,E402
 from . import image  # noqa: F401,E402
 from . import generic, x86, cuda, testing  # noqa: F401,E402
+from . import vision  # noqa: F401,E402
 from .nn import batch_matmul, conv2d_nchw, layer_norm, matmul, softmax  # noqa: F401,E402
 from .nn import matmul_broadcast  # noqa: F401,E402
 from . import schedule_registry  # noqa: F401,E402

@@ -16,6 +16,8 @@ module              operators
 :mod:`.algorithm`   topk, cumsum, cumprod, scatter_elements, scatter_nd (extern
                     kernels: opaque)
 :mod:`.image`       ``image.resize2d``
+:mod:`.vision`      ``vision.roi_align`` (ONNX's RoiAlign)
+:mod:`.deformable`  ``nn.deformable_conv2d`` (ONNX's DeformConv)
 ==================  ==============================================================
 
 Conventions of ``lower(inputs, attrs, out_type)``: ``inputs`` holds one TE tensor
@@ -26,3 +28,5 @@ returns a list of TE tensors, one per field.  A symbolic dimension of the result
 (a ``str`` in ``out_type``) is the TE variable of that name in an operand's shape.
 """
 from . import algorithm, image, nn, reduce, tensor, transform  # noqa: F401
+from . import vision  # noqa: F401
+from . import deformable  # noqa: F401

@@ -467,6 +467,26 @@ def test_affine_grid(size, align):
     check("image.affine_grid", [theta], dict(target_shape=size, align_corners=align),
           ref.affine_grid_python(theta, size, align), rtol=1e-5, atol=1e-6)
 
+@pytest.mark.parametrize("mode,sample_ratio,aligned", [("avg", 2, False), ("max", -1, False), ("onnx_max", 2, True)])
+def test_roi_align(mode, sample_ratio, aligned):
+    x = rand(2, 3, 6, 7)
+    rois = np.array([[0, 0.5, 1.0, 4.0, 5.0], [1, 1.5, 0.0, 6.0, 3.5], [0, 2.0, 2.0, 2.5, 3.0]], "float32")
+    check("vision.roi_align", [x, rois], dict(pooled_size=(2, 3), spatial_scale=1.0, sample_ratio=sample_ratio,
+                                               mode=mode, aligned=aligned),
+          ref.roi_align_nchw_python(x, rois, (2, 3), 1.0, sample_ratio, mode=mode, aligned=aligned), rtol=1e-5,
+          atol=1e-5)
+
+
+def test_deformable_conv2d():
+    data, weight = rand(1, 4, 5, 5), rand(4, 2, 3, 3)
+    offset = rand(1, 2 * 2 * 9, 5, 5) * 1.5
+    mask = rand(1, 2 * 9, 5, 5)
+    check("nn.deformable_conv2d", [data, offset, weight, mask],
+          dict(padding=(1, 1), deformable_groups=2, groups=2, partial_edges=True),
+          ref.deformable_conv2d_nchw_python(data, offset, weight, 1, 1, 1, 2, 2, mask=mask, partial_edges=True),
+          rtol=1e-5, atol=1e-5)
+
+
 def test_algorithm_and_movement_operators():
     x = rand(3, 5)
     values, indices = run_op("topk", [x], dict(k=2, axis=1))

@@ -12,6 +12,7 @@ module              operators
 :mod:`.conv2d`      conv2d, conv2d_nchw, conv2d_nhwc, conv2d_hwcn, conv2d_NCHWc (nchwc_layout_block), pad_nchw
 :mod:`.conv1d`      conv1d, conv1d_ncw, conv1d_nwc
 :mod:`.conv3d`      conv3d_ncdhw, conv3d_ndhwc
+:mod:`.deformable_conv2d`  deformable_conv2d_nchw (DCN, with DCNv2's mask; ONNX's DeformConv)
 :mod:`.pad`         pad, mirror_pad, edge_pad
 :mod:`.pooling`     pool1d, pool2d, pool3d, global_pool, adaptive_pool(1d/3d)
 :mod:`.flatten`     flatten
@@ -38,6 +39,7 @@ from .conv2d import conv2d_NCHWc, nchwc_layout_block  # noqa: F401
 from .conv2d_winograd import conv2d_NCHWc_winograd, winograd_weight_nchwc  # noqa: F401
 from .conv1d import conv1d, conv1d_ncw, conv1d_nwc  # noqa: F401
 from .conv3d import conv3d_ncdhw, conv3d_ndhwc  # noqa: F401
+from .deformable_conv2d import deformable_conv2d_nchw  # noqa: F401
 from .loss import nll_loss  # noqa: F401
 from .conv2d_transpose import conv2d_transpose_nchw  # noqa: F401
 from .depthwise_conv2d import depthwise_conv2d_nchw  # noqa: F401

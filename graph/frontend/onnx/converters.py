@@ -7,6 +7,7 @@ from .convert_basic import (
     _shape, _size, _unary, _variadic,
 )
 from .convert_control import _if, _loop, _scan
+from .convert_deform import _deform_conv
 from .convert_data import (
     _arg, _cumsum, _depth_to_space, _one_hot, _reduce, _reduce_log_sum_exp, _scatter_elements, _scatter_nd,
     _space_to_depth, _topk, _trilu,
@@ -35,6 +36,7 @@ from .convert_shape import (
     _concat, _expand, _flatten, _gather, _gather_elements, _pad, _reshape, _slice, _split, _squeeze, _tile,
     _tensor_scatter, _transpose, _unsqueeze, _where,
 )
+from .convert_vision import _roi_align
 
 
 _CONVERTERS = {
@@ -97,6 +99,8 @@ _CONVERTERS = {
     "RNN": _recurrent, "GRU": _recurrent, "LSTM": _recurrent,
     "ReverseSequence": _reverse_sequence, "MaxUnpool": _max_unpool, "AffineGrid": _affine_grid,
     "GridSample": _grid_sample, "DFT": _dft,
+    # detection and deformable convolution (2-D)
+    "RoiAlign": _roi_align, "DeformConv": _deform_conv,
     # control flow, resolved when importing (unrolled, or a branch chosen)
     "If": _if, "Loop": _loop, "Scan": _scan,
     # sequences and optionals, held by the importer (their lengths are static)
