@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from ..ir import GraphError, TensorType
 from ..op import OpPattern, register_op
+from .nn import _conv_operands, _window_attrs, _windows
 from ._util import (
-    HALF_FLOATS, accumulate_in_float32, as_int, check_choice, check_dtype, int_tuple, is_static, padding_of, same_dim,
-    same_dtype, static_dims, tensor_args, topi, window_out,
+    HALF_FLOATS, accumulate_in_float32, as_int, check_choice, check_dtype, same_dim, same_dtype, tensor_args, topi,
 )
 
 OP = "nn.deformable_conv2d"
@@ -24,12 +24,6 @@ OP = "nn.deformable_conv2d"
 _DEFAULTS = {"strides": (1, 1), "padding": (0, 0), "dilation": (1, 1), "deformable_groups": 1, "groups": 1,
              "channels": None, "kernel_size": None, "data_layout": "NCHW", "kernel_layout": "OIHW",
              "out_layout": "", "out_dtype": "", "partial_edges": False}
-
-
-def _windows(attrs):
-    """``(strides, dilation, pad)``: the pads as (top, left, bottom, right)."""
-    return (int_tuple(OP, "strides", attrs["strides"], (2,), at_least=1),
-            int_tuple(OP, "dilation", attrs["dilation"], (2,), at_least=1), padding_of(OP, attrs["padding"], 2))
 
 
 def _groups(attrs, name):
@@ -61,30 +55,13 @@ def _infer(types, attrs):
         raise GraphError(f"{OP}: the operands must hold floats, got {dtype}")
     if not isinstance(attrs["partial_edges"], bool):
         raise GraphError(f"{OP}: partial_edges must be True or False, got {attrs['partial_edges']!r}")
-    groups, deformable_groups = _groups(attrs, "groups"), _groups(attrs, "deformable_groups")
-    n, c = data.shape[:2]
-    o, i, kh, kw = weight.shape
-    if not is_static(c, o, i, kh, kw):
-        raise GraphError(f"{OP}: the channel and kernel sizes must be known; weight {weight.shape}, data {data.shape}")
-    if c != i * groups:
-        raise GraphError(f"{OP}: data has {c} input channels but the weight {weight.shape} with groups={groups} "
-                         f"expects {i * groups} ({i} per group); check the weight's layout and groups")
-    if o % groups:
-        raise GraphError(f"{OP}: {o} output channels are not divisible by groups={groups}")
+    # the checks and output size of every convolution: channels, groups and kernel against the weight
+    _, _, _, n, o, (kh, kw) = _conv_operands(OP, [types[0], types[2]], attrs, {"NCHW": "OIHW"}, "HW")
+    deformable_groups = _groups(attrs, "deformable_groups")
+    c = data.shape[1]
     if c % deformable_groups:
         raise GraphError(f"{OP}: {c} input channels are not divisible by deformable_groups={deformable_groups}")
-    if attrs["channels"] is not None and attrs["channels"] != o:
-        raise GraphError(f"{OP}: channels={attrs['channels']} but the weight has {o} output channels")
-    if attrs["kernel_size"] is not None and tuple(int_tuple(OP, "kernel_size", attrs["kernel_size"], (2,))) != (kh, kw):
-        raise GraphError(f"{OP}: kernel_size={list(attrs['kernel_size'])} but the weight's kernel is {(kh, kw)}")
-    strides, dilation, pad = _windows(attrs)
-    sizes = static_dims(OP, data.shape, (2, 3), "the convolution's output size")
-    out = [window_out(size, k, s, d, pad[a], pad[a + 2])
-           for a, (size, k, s, d) in enumerate(zip(sizes, (kh, kw), strides, dilation))]
-    if min(out) < 1:
-        padded = tuple(size + pad[a] + pad[a + 2] for a, size in enumerate(sizes))
-        raise GraphError(f"{OP}: the kernel {(kh, kw)} (dilation {dilation}) does not fit in the padded input "
-                         f"{padded}")
+    out = _windows(OP, data, (2, 3), (kh, kw), attrs, what="kernel", sizes_for="the convolution's output size")
     taps = deformable_groups * kh * kw
     _check_map(offset, "offset", (n, 2 * taps) + tuple(out),
                "a (y, x) pair per deformable group and kernel tap at each output position")
@@ -102,7 +79,7 @@ def _lower(inputs, attrs, out_type):
         inputs = [t.cast(x, "float32") if x.dtype in HALF_FLOATS else x for x in inputs]
     data, offset, weight = inputs[:3]
     mask = inputs[3] if len(inputs) > 3 else None
-    strides, dilation, pad = _windows(attrs)
+    strides, dilation, pad = _window_attrs(OP, attrs)
     return t.nn.deformable_conv2d_nchw(data, offset, weight, strides, pad, dilation, attrs["deformable_groups"],
                                        attrs["groups"], out_type.dtype, mask=mask,
                                        partial_edges=attrs["partial_edges"])

@@ -103,6 +103,25 @@ def assert_outputs_match(got, expected, rtol, atol, who="expected"):
             np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, err_msg=f"output {i}")
 
 
+def typed_model(nodes, inputs, outputs, inits=None, opset=13, name="model", ir_version=9):
+    """An ONNX model of ``nodes``: ``inputs`` / ``inits`` map names to arrays, the
+    outputs (names) are typed by ONNX's shape inference."""
+    import onnx  # noqa: PLC0415
+    from onnx import helper, numpy_helper  # noqa: PLC0415
+
+    in_infos = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+                for n, a in inputs.items()]
+    graph = helper.make_graph(nodes, name, in_infos, [helper.make_empty_tensor_value_info(n) for n in outputs],
+                              initializer=[numpy_helper.from_array(np.asarray(a), n) for n, a in (inits or {}).items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = min(model.ir_version, ir_version)
+    inferred = onnx.shape_inference.infer_shapes(model)
+    by_name = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.output)}
+    del model.graph.output[:]
+    model.graph.output.extend(by_name[n] for n in outputs)
+    return model
+
+
 def tecc_outputs(model, inputs, target="llvm", opt_level=3, freeze_params=True, shape=None, mixed_precision=None):
     """Import the ONNX ``model``, build it for ``target`` at ``opt_level`` and run it
     on ``inputs`` (name -> array), on the CPU for "llvm" and on ``cuda(0)`` for

@@ -6,8 +6,6 @@ and mask, grouped, with offset groups, strided, dilated and padded unevenly,
 offsets computed by the model, a Relu fused into the convolution's kernel, float16;
 the graph op alone with TVM's sampling against topi.testing; every error, naming
 the node."""
-import warnings
-
 import numpy as np
 import pytest
 
@@ -16,13 +14,10 @@ onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
-import tecc  # noqa: E402
 from tecc import topi  # noqa: E402
-from tecc.contrib import graph_executor  # noqa: E402
-from tecc.graph.build import build  # noqa: E402
 from tecc.graph.frontend import OnnxImportError, from_onnx  # noqa: E402
 from tecc.graph.ir import GraphError  # noqa: E402
-from ops_run import run_op  # noqa: E402
+from ops_run import run_op, tecc_outputs, typed_model  # noqa: E402
 
 OPSET = 19
 
@@ -34,31 +29,11 @@ def rand(*shape, low=-1.0, high=1.0, seed=0, dtype="float32"):
 def make_model(nodes, inputs, outputs, inits=None):
     """A model of ``nodes``; ``inputs`` / ``inits`` map names to arrays; the outputs
     are typed by ONNX's shape inference."""
-    in_infos = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
-                for n, a in inputs.items()]
-    graph = helper.make_graph(nodes, "deform", in_infos, [helper.make_empty_tensor_value_info(n) for n in outputs],
-                              initializer=[numpy_helper.from_array(np.asarray(a), n) for n, a in (inits or {}).items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
-    model.ir_version = 9
-    inferred = onnx.shape_inference.infer_shapes(model)
-    by_name = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.output)}
-    del model.graph.output[:]
-    model.graph.output.extend(by_name[n] for n in outputs)
-    return model
+    return typed_model(nodes, inputs, outputs, inits, OPSET, name="deform")
 
 
 def tecc_run(model, inputs, target="llvm"):
-    mod, params = from_onnx(model)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "no GPU: the emulator runs" notes
-        with tecc.transform.PassContext(opt_level=3):
-            factory = build(mod, target=target, params=params)
-        dev = tecc.cpu(0) if target == "llvm" else tecc.cuda(0)
-        gmod = graph_executor.GraphModule(factory["default"](dev))
-        for name, value in inputs.items():
-            gmod.set_input(name, value)
-        gmod.run()
-    return [gmod.get_output(i).numpy() for i in range(gmod.get_num_outputs())]
+    return tecc_outputs(model, inputs, target)
 
 
 def node(ins, outs="y", op="DeformConv", **attrs):

@@ -25,7 +25,7 @@ from tecc.graph.ir import GraphError  # noqa: E402
 from tecc.graph.transform import fuse_ops, fused_groups  # noqa: E402
 from tecc.graph.transform.infer_type import infer_type  # noqa: E402
 from tecc.topi.utils import TopiError  # noqa: E402
-from ops_run import run_op, tecc_outputs  # noqa: E402
+from ops_run import run_op, tecc_outputs, typed_model  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-5
 
@@ -36,18 +36,7 @@ RTOL, ATOL = 1e-4, 1e-5
 def make_model(nodes, inputs, outputs, inits=None, opset=13):
     """A model of ``nodes``; ``inputs`` / ``inits`` map names to arrays, the
     outputs are typed by ONNX's shape inference."""
-    in_infos = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
-                for n, a in inputs.items()]
-    init_protos = [numpy_helper.from_array(np.asarray(a), n) for n, a in (inits or {}).items()]
-    graph = helper.make_graph(nodes, "more", in_infos, [helper.make_empty_tensor_value_info(n) for n in outputs],
-                              initializer=init_protos)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = min(model.ir_version, 9)
-    inferred = onnx.shape_inference.infer_shapes(model)
-    by_name = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.output)}
-    del model.graph.output[:]
-    model.graph.output.extend(by_name[n] for n in outputs)
-    return model
+    return typed_model(nodes, inputs, outputs, inits, opset, name="more")
 
 
 def tecc_run(model, inputs, target="llvm"):

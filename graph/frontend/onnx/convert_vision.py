@@ -9,10 +9,6 @@ _HALF_PIXEL_FROM = 16
 _HALF_FLOATS = ("float16", "bfloat16")
 
 
-def _text(value):
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 def _roi_align(ctx, node, inputs):
     # X [N, C, H, W], rois [R, 4] (x1, y1, x2, y2), batch_indices [R]: the regions
     # [R, 5] (batch index, x1, y1, x2, y2) topi.vision.roi_align_nchw pools; ONNX's
@@ -31,11 +27,11 @@ def _roi_align(ctx, node, inputs):
     dtype, index_dtype = ctx.dtype_of(rois), ctx.dtype_of(batch_indices)
     if not index_dtype.startswith(("int", "uint")):
         node.fail(f"batch_indices holds {index_dtype}; it must hold integers (int64)")
-    mode = _text(node.attr("mode", "avg"))
+    mode = node.attr("mode", "avg")
     if mode not in ("avg", "max"):
         node.fail(f"mode {mode!r} must be 'avg' or 'max'")
     default = "half_pixel" if node.opset >= _HALF_PIXEL_FROM else "output_half_pixel"
-    transform = _text(node.attr("coordinate_transformation_mode", default))
+    transform = node.attr("coordinate_transformation_mode", default)
     if transform not in ("half_pixel", "output_half_pixel"):
         node.fail(f"coordinate_transformation_mode {transform!r} must be 'half_pixel' or 'output_half_pixel'")
     sizes = (int(node.attr("output_height", 1)), int(node.attr("output_width", 1)))
