@@ -388,9 +388,11 @@ class TeccBackendRep(BackendRep):
         self.bound_inputs = []
         self._compiled = {}
         self.input_kinds = _input_kinds(model, self.input_names)
-        # a sequence's length and shapes (an optional's presence, a symbolic dimension) are compiled in:
-        # known at a run, compiled once per distinct set
-        self._compile_at_run = bool(self._run_shapes({n: None for n in self.input_names}))
+        # the inputs whose shapes are compiled in, known at a run (compiled once per distinct set): a
+        # sequence's length and shapes, an optional's presence, a tensor's symbolic dimensions
+        self._shaped_at_run = [n for n, kind in self.input_kinds.items()
+                               if kind != "tensor" or n not in self.input_types or None in self.input_types[n][0]]
+        self._compile_at_run = bool(self._shaped_at_run)
 
     @property
     def factory(self):
@@ -417,10 +419,8 @@ class TeccBackendRep(BackendRep):
         return _Compiled(factory, self.device, layouts=layouts)
 
     def _run_shapes(self, named: dict) -> dict:
-        """``from_onnx``'s shapes of the inputs that are sequences or optionals, or
-        tensors of symbolic dimensions: those of this run's values."""
-        return {n: _shape_of(named[n]) for n, kind in self.input_kinds.items()
-                if kind != "tensor" or None in self.input_types.get(n, ((None,), None))[0]}
+        """``from_onnx``'s shapes of the inputs shaped at a run: those of this run's values."""
+        return {n: _shape_of(named[n]) for n in self._shaped_at_run}
 
     def _key(self, named: dict) -> tuple:
         bound = tuple((n, str(named[n].dtype), named[n].shape, named[n].tobytes()) for n in self.bound_inputs)

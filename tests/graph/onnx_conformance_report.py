@@ -164,10 +164,10 @@ def _as_array(value):
     return np.asarray(value)
 
 
-def _flat(values, who: str) -> list:
+def _flat(values) -> list:
     """The tensors of outputs that may be sequences (lists) or empty optionals (None)."""
     out = []
-    for i, v in enumerate(values):
+    for v in values:
         if isinstance(v, (list, tuple)):
             out.extend(_as_array(x) for x in v)
         elif v is not None:
@@ -188,7 +188,7 @@ def compare(case: Case, got, expected) -> None:
             f"{len(e) if e_seq else 'a tensor'}")
         assert (g is None) == (e is None), f"output {i}: {'empty' if g is None else 'a value'}, expected " \
                                            f"{'empty' if e is None else 'a value'}"
-    assert_outputs_match(_flat(got, "got"), _flat(expected, "expected"), max(case.rtol, RTOL), max(case.atol, ATOL))
+    assert_outputs_match(_flat(got), _flat(expected), max(case.rtol, RTOL), max(case.atol, ATOL))
 
 
 def _first_line(err: BaseException, limit: int = 300) -> str:

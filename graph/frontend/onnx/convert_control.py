@@ -83,10 +83,6 @@ def _stack(ctx, pieces, axis: int, node, what: str):
     return expanded[0] if len(expanded) == 1 else ctx.call("concatenate", ctx.tuple(expanded), axis=axis)
 
 
-def _empty_scan(ctx, element, dtype):
-    return ctx.empty((0,) + tuple(element), dtype)
-
-
 # --- If --------------------------------------------------------------------------------------
 def _if(ctx, node, inputs):
     cond = _scalar_bool(ctx, inputs[0], node, "the condition")
@@ -147,8 +143,9 @@ def _loop(ctx, node, inputs):
     if trip is None and known is None:
         node.fail("it has no trip count and its condition is computed at run time: tecc unrolls a loop "
                   "over a number of iterations known when compiling")
+    if trip is not None:
+        _check_unroll(node, max(trip, 0), body)
     limit = trip if trip is not None else UNROLL_LIMIT // max(len(body.node), 1)
-    _check_unroll(node, max(limit, 0) if trip is not None else 0, body)
     true = ctx.const(np.array(True), "bool")
     scans = [[] for _ in range(n_scan)]
     i = 0
@@ -203,7 +200,7 @@ def _empty_loop_scan(ctx, node, body, inputs, n_carried, k):
     probe = ctx.subgraph(body, [ctx.const(np.array(0, np.int64), "int64"), ctx.const(np.array(True), "bool")]
                          + list(inputs[2:]), "no iteration")
     element = probe[1 + n_carried + k]
-    return _empty_scan(ctx, ctx.shape(element), ctx.dtype_of(element))
+    return ctx.empty((0,) + tuple(ctx.shape(element)), ctx.dtype_of(element))
 
 
 # --- Scan ------------------------------------------------------------------------------------
