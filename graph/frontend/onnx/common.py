@@ -32,7 +32,7 @@ class OnnxImportError(GraphError):
     when compiling, the ONNX names of that value (empty otherwise); the ONNX
     backend binds the graph inputs behind them at the first run."""
 
-    operands: list = []
+    operands: tuple = ()
 
 
 def _onnx():
