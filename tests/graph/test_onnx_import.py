@@ -375,3 +375,54 @@ def test_a_function_whose_body_does_not_convert_is_reported_by_its_own_node():
                                               r"in node 'coin' \(its ONNX function body uses RandomUniformLike, which "
                                               r"tecc does not convert\).*function_ops\(\)"):
         from_onnx(model)
+
+
+def _flex_attention_model(score_mod_nodes, q_heads=4, kv_heads=2, scale=0.5):
+    """A FlexAttention (ONNX's preview domain) model over Q [1, q_heads, 5, 8] and
+    K, V [1, kv_heads, 6, 8], its score_mod subgraph made of ``score_mod_nodes``
+    (scores -> scores_out)."""
+    try:
+        onnx.defs.get_schema("FlexAttention", 1, "ai.onnx.preview")
+    except onnx.defs.SchemaError:
+        pytest.skip(f"onnx {onnx.__version__} has no FlexAttention")
+    scores = helper.make_tensor_value_info("scores", F, None)
+    scores_out = helper.make_tensor_value_info("scores_out", F, None)
+    score_mod = helper.make_graph(score_mod_nodes, "soft_cap", [scores], [scores_out])
+    node = helper.make_node("FlexAttention", ["q", "k", "v"], ["y"], name="flex", domain="ai.onnx.preview",
+                            scale=scale, score_mod=score_mod)
+    graph = helper.make_graph(
+        [node], "m", [helper.make_tensor_value_info("q", F, [1, q_heads, 5, 8]),
+                      helper.make_tensor_value_info("k", F, [1, kv_heads, 6, 8]),
+                      helper.make_tensor_value_info("v", F, [1, kv_heads, 6, 8])],
+        [helper.make_tensor_value_info("y", F, [1, q_heads, 5, 8])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 26),
+                                                   helper.make_opsetid("ai.onnx.preview", 1)])
+
+
+def test_flex_attention_imports_through_its_onnx_function_body_with_its_score_mod():
+    # grouped-query attention (4 query heads over 2 K/V heads) with a tanh soft cap as its score_mod
+    from tecc.graph.frontend import function_ops  # noqa: PLC0415
+
+    cap = numpy_helper.from_array(np.array(2.0, "float32"), "cap_value")
+    soft_cap = [helper.make_node("Constant", [], ["cap"], value=cap),
+                helper.make_node("Div", ["scores", "cap"], ["scaled"]),
+                helper.make_node("Tanh", ["scaled"], ["capped"]),
+                helper.make_node("Mul", ["capped", "cap"], ["scores_out"])]
+    model = _flex_attention_model(soft_cap)
+    assert "ai.onnx.preview.FlexAttention" in function_ops()
+    rng = np.random.default_rng(6)
+    q = rng.standard_normal((1, 4, 5, 8)).astype("float32")
+    k, v = (rng.standard_normal((1, 2, 6, 8)).astype("float32") for _ in range(2))
+    got = run_graph(*from_onnx(model), {"q": q, "k": k, "v": v})
+    kk, vv = np.repeat(k, 2, axis=1), np.repeat(v, 2, axis=1)  # query head h reads K/V head h // 2
+    scores = 2.0 * np.tanh(q @ kk.transpose(0, 1, 3, 2) * 0.5 / 2.0)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, weights / weights.sum(-1, keepdims=True) @ vv, rtol=1e-5, atol=1e-6)
+
+
+def test_flex_attention_whose_score_mod_does_not_convert_is_reported_by_its_node():
+    noise = [helper.make_node("RandomUniformLike", ["scores"], ["noise"]),
+             helper.make_node("Add", ["scores", "noise"], ["scores_out"])]
+    with pytest.raises(OnnxImportError, match=r"FlexAttention \(domain 'ai.onnx.preview'\) in node 'flex' \(its ONNX "
+                                              r"function body uses RandomUniformLike, which tecc does not convert\)"):
+        from_onnx(_flex_attention_model(noise))

@@ -11,6 +11,11 @@ such a body at the model's opset by the body's nodes (ONNX's own inliner, the
 node's unset attributes taking the schema's defaults), again for operators in
 the bodies, a few levels deep.  A node that cannot be expanded is left as it is:
 the importer then lists it among the unsupported operators.
+
+Besides the default domain, the operators ONNX is still designing
+(``ai.onnx.preview``: FlexAttention...) are read the same way, at the version of
+that domain the model imports: their bodies are written with default-domain
+operators.
 """
 from __future__ import annotations
 
@@ -21,6 +26,41 @@ from .opsets import imported_opset
 EXPANDED_DOMAIN = "tecc.expanded"
 #: operators inside function bodies that are functions themselves, this deep at most
 MAX_DEPTH = 4
+#: ONNX's domains whose function bodies are read: the default one, and its preview
+#: operators (a spelling of the default domain reads as "")
+DOMAINS = ("", "ai.onnx.preview")
+
+
+def _domain(domain: str) -> str:
+    return "" if domain == "ai.onnx" else domain
+
+
+def _opsets(model) -> dict:
+    """Domain (of :data:`DOMAINS`) -> the version ``model`` imports: the default
+    domain's as the importer reads it (:func:`.opsets.imported_opset`)."""
+    out = {"": imported_opset(model)}
+    for o in model.opset_import:
+        if _domain(o.domain) in DOMAINS and _domain(o.domain):
+            out[o.domain] = max(int(o.version), out.get(o.domain, 0))
+    return {d: v for d, v in out.items() if v is not None}
+
+
+def op_label(domain: str, op_type: str) -> str:
+    """How the importer names an operator: its op type, prefixed by its domain
+    outside the default one (``ai.onnx.preview.FlexAttention``)."""
+    return f"{domain}.{op_type}" if _domain(domain) else op_type
+
+
+def _node_schema(node, opsets: dict, converted):
+    """The schema of ``node`` at the version its domain is imported at, when it is
+    an operator of :data:`DOMAINS` without a converter in ``converted`` (default
+    domain only: other domains' converters are not looked for here) and ONNX
+    gives it a body there; else None."""
+    domain = _domain(node.domain)
+    if domain not in opsets or (not domain and node.op_type in converted):
+        return None
+    schema = _schema(node.op_type, opsets[domain], domain)
+    return schema if schema is not None and _has_body(schema) else None
 
 
 def _inliner():
@@ -33,10 +73,10 @@ def _inliner():
     return onnx.inliner
 
 
-def _schema(op_type: str, opset: int):
+def _schema(op_type: str, opset: int, domain: str = ""):
     defs = _onnx().defs
     try:
-        return defs.get_schema(op_type, opset)
+        return defs.get_schema(op_type, opset, domain)
     except defs.SchemaError:
         return None
 
@@ -113,20 +153,19 @@ def _blockers(fn, converted, opset: int, depth: int = 0) -> set:
 
 
 def expand_functions(model, converted) -> object:
-    """``model`` with every default-domain node whose op type is not in
-    ``converted`` and whose ONNX schema defines it as a function replaced by that
-    function's nodes (see the module's description); ``model`` itself when there
-    is none."""
+    """``model`` with every node of :data:`DOMAINS` whose op type has no converter
+    in ``converted`` and whose ONNX schema defines it as a function replaced by
+    that function's nodes (see the module's description); ``model`` itself when
+    there is none."""
     onnx = _onnx()
-    opset = imported_opset(model)
+    opsets = _opsets(model)
     inliner = _inliner()
-    if opset is None or inliner is None:
+    if "" not in opsets or inliner is None:
         return model
     expanded = model
     for depth in range(MAX_DEPTH):
         todo = [(i, schema) for i, node in enumerate(expanded.graph.node)
-                if node.domain in ("", "ai.onnx") and node.op_type not in converted
-                and (schema := _schema(node.op_type, opset)) is not None and _has_body(schema)]
+                if (schema := _node_schema(node, opsets, converted)) is not None]
         if not todo:
             break
         if expanded is model:
@@ -136,8 +175,8 @@ def expand_functions(model, converted) -> object:
         inlined = 0
         for i, schema in todo:
             node = expanded.graph.node[i]
-            fn = _body(schema, node, opset, types)
-            if fn is None or _blockers(fn, converted, opset, depth):
+            fn = _body(schema, node, opsets[_domain(node.domain)], types)
+            if fn is None or _blockers(fn, converted, opsets[""], depth):
                 continue
             set_attrs = {a.name for a in node.attribute}
             for name, attr in schema.attributes.items():
@@ -167,10 +206,11 @@ def expand_functions(model, converted) -> object:
 
 
 def function_ops(converted) -> list:
-    """The default-domain op types, sorted, with no converter in ``converted`` that
-    ONNX defines as a function (at the newest opset the onnx package knows) and
-    that :func:`expand_functions` may import: a fixed body whose nodes convert, or
-    a body built for each node (whose nodes are known only then: such a node that
+    """The operators of :data:`DOMAINS` (named as :func:`op_label` does), sorted,
+    with no converter in ``converted`` that ONNX defines as a function (at the
+    newest version of their domain the onnx package knows) and that
+    :func:`expand_functions` may import: a fixed body whose nodes convert, or a
+    body built for each node (whose nodes are known only then: such a node that
     cannot be imported is reported by name).  Empty with an onnx package too old
     to inline (before 1.16)."""
     onnx = _onnx()
@@ -178,34 +218,36 @@ def function_ops(converted) -> list:
         return []
     latest = {}
     for schema in onnx.defs.get_all_schemas_with_history():
-        if schema.domain in ("", "ai.onnx") and schema.name not in converted:
-            if schema.name not in latest or schema.since_version > latest[schema.name].since_version:
-                latest[schema.name] = schema
+        domain = _domain(schema.domain)
+        if domain in DOMAINS and (domain or schema.name not in converted):
+            key = (domain, schema.name)
+            if key not in latest or schema.since_version > latest[key].since_version:
+                latest[key] = schema
     opset = onnx.defs.onnx_opset_version()
     out = []
-    for name, schema in latest.items():
+    for (domain, name), schema in latest.items():
         if not _has_body(schema):
             continue
-        fn = _fixed_body(schema, opset)
+        fn = _fixed_body(schema, opset if not domain else schema.since_version)
         if fn is None or not _blockers(fn, converted, opset):  # None: a body built per node
-            out.append(name)
+            out.append(op_label(domain, name))
     return sorted(out)
 
 
 def body_blockers(model, nodes, converted) -> list:
     """For each of ``nodes`` of ``model``, the op types, sorted, that keep it from
     being imported through its ONNX function body (:func:`_blockers`); empty where
-    its operator has no body to read at the model's opset.  Shape inference runs
-    once for them all."""
-    opset = imported_opset(model)
+    its operator has no body to read at the version of its domain the model
+    imports.  Shape inference runs once for them all."""
+    opsets = _opsets(model)
     types = None
     out = []
     for node in nodes:
-        schema = _schema(node.op_type, opset) if opset is not None and node.domain in ("", "ai.onnx") else None
-        if schema is None or not _has_body(schema):
+        schema = _node_schema(node, opsets, converted) if "" in opsets else None
+        if schema is None:
             out.append([])
             continue
         types = _value_types(model) if types is None else types
-        fn = _body(schema, node, opset, types)
-        out.append(sorted(_blockers(fn, converted, opset)) if fn is not None else [])
+        fn = _body(schema, node, opsets[_domain(node.domain)], types)
+        out.append(sorted(_blockers(fn, converted, opsets[""])) if fn is not None else [])
     return out
