@@ -877,6 +877,46 @@ def test_dft_matches_onnxruntime(attrs):
 
 
 @pytest.mark.parametrize("target", ["llvm", "cuda"])
+def test_log_mel_spectrogram_matches_onnxruntime(target):
+    # a speech model's front end: a Hann window slid over the signal (STFT), the power
+    # spectrum, MelWeightMatrix's filters, the log
+    nodes = [node("HannWindow", ["size"], "window"),
+             node("STFT", ["signal", "step", "window"], "spectrum", onesided=1),  # onnx's shape inference reads it unset as 0
+             node("ReduceSumSquare", ["spectrum", "last"], "power", keepdims=0),
+             node("MelWeightMatrix", ["mels", "dft", "rate", "low", "high"], "filters"),
+             node("MatMul", ["power", "filters"], "mel"),
+             node("Add", ["mel", "eps"], "floor"),
+             node("Log", ["floor"], "y")]
+    inits = {"size": np.array(32, "int64"), "step": np.array(10, "int64"), "last": np.array([-1], "int64"),
+             "mels": np.array(12, "int64"), "dft": np.array(32, "int64"), "rate": np.array(16000, "int64"),
+             "low": np.array(20.0, "float32"), "high": np.array(8000.0, "float32"),
+             "eps": np.array(1e-6, "float32")}
+    check(nodes, {"signal": rand(2, 200, 1)}, ["y", "spectrum"], inits=inits, opset=18, target=target,
+          rtol=1e-4, atol=1e-4)
+
+
+def test_stft_of_a_complex_signal_gives_every_bin():
+    inits = {"step": np.array(3, "int64"), "length": np.array(8, "int64")}
+    check([node("STFT", ["signal", "step", "", "length"], "y", onesided=0)], {"signal": rand(1, 30, 2)}, ["y"],
+          inits=inits, opset=17, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("extra, attrs, inputs, match", [
+    ({"length": np.array(8, "int64")}, {}, ["signal", "step", "window", "length"],
+     "the window has 6 samples and frame_length is 8: they must be equal"),
+    ({}, {"onesided": 1}, ["signal", "step"],
+     "onesided=1 with a complex signal: a complex signal's spectrum is not symmetric; set onesided=0"),
+    ({"length": np.array(40, "int64")}, {}, ["signal", "step", "", "length"],
+     "frame_step 3 and frame_length 40 over a signal of 30 samples"),
+])
+def test_stft_refusals_name_the_node_and_the_fix(extra, attrs, inputs, match):
+    parts = 2 if attrs.get("onesided") else 1
+    inits = {"step": np.array(3, "int64"), "window": np.ones(6, "float32"), **extra}
+    refused([node("STFT", inputs, "y", **attrs)], {"signal": rand(1, 30, parts)}, ["y"], "STFT node 'STFT_y'.*" + match,
+            inits=inits, opset=17)
+
+
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
 @pytest.mark.parametrize("shape, attrs", [
     ((2, 3, 7, 6), dict(kernel_shape=[2, 2], strides=[2, 2])),
     ((1, 2, 5, 5), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)),

@@ -393,6 +393,105 @@ def _grid_sample(ctx, node, inputs):
                     padding_mode=padding, align_corners=bool(node.attr("align_corners", 0)))
 
 
+def _complex_product(ctx, real, imag, cos_m, sin_m):
+    """The real and imaginary parts of the rows ``real + i imag`` ([M, n]; ``imag``
+    None for a real signal) times the constant matrix ``cos_m + i sin_m``
+    ([bins, n], transposed) -- a DFT's (the sign of the sine, and any scale,
+    folded into the matrices): ``(a + ib)(c + is) = (ac - bs) + i(as + bc)``."""
+    bins = int(cos_m.shape[0])
+    cos_c, sin_c = ctx.const(cos_m, "float32"), ctx.const(sin_m, "float32")
+    out_r = ctx.call("nn.dense", real, cos_c, units=bins)
+    out_i = ctx.call("nn.dense", real, sin_c, units=bins)
+    if imag is not None:
+        out_r = ctx.call("subtract", out_r, ctx.call("nn.dense", imag, sin_c, units=bins))
+        out_i = ctx.call("add", out_i, ctx.call("nn.dense", imag, cos_c, units=bins))
+    return out_r, out_i
+
+
+def _stft(ctx, node, inputs):
+    # frames of the signal [B, S, 1 or 2] gathered by a constant index ([frames, L]),
+    # times the window (an input: a run-time tensor), then the DFT of each frame as
+    # products with constant cosine and sine matrices -> [B, frames, bins, 2]
+    x, step = inputs[0], inputs[1]
+    xs = ctx.shape(x)
+    if len(xs) != 3 or xs[-1] not in (1, 2):
+        node.fail(f"the signal has shape {xs}; it must be [batch, signal_length, 1] (real) or "
+                  "[batch, signal_length, 2] (real, imaginary)")
+    batch, length, parts = xs
+    step = int(np.asarray(ctx.value(step, "frame_step (input 1)")).reshape(-1)[0])
+    window = ctx.optional_input(inputs, 2)
+    given = ctx.optional_input(inputs, 3)
+    frame = int(np.asarray(ctx.value(given, "frame_length (input 3)")).reshape(-1)[0]) if given is not None else None
+    if window is not None:
+        ws = ctx.shape(window)
+        if len(ws) != 1:
+            node.fail(f"the window has shape {ws}; it must be 1-D")
+        if frame is not None and frame != ws[0]:
+            node.fail(f"the window has {ws[0]} samples and frame_length is {frame}: they must be equal")
+        frame = ws[0]
+    frame = length if frame is None else frame
+    if step < 1 or not 1 <= frame <= length:
+        node.fail(f"frame_step {step} and frame_length {frame} over a signal of {length} samples: frame_step must "
+                  "be positive and frame_length from 1 to the signal's length")
+    onesided = bool(node.attr("onesided", 1))
+    if onesided and parts == 2:
+        node.fail("onesided=1 with a complex signal: a complex signal's spectrum is not symmetric; set onesided=0")
+    frames = (length - frame) // step + 1
+    index = np.arange(frames)[:, None] * step + np.arange(frame)[None, :]       # [frames, L]
+    taken = ctx.call("take", ctx.cast(x, "float32"), ctx.const(index, "int32"), axis=1)  # [B, frames, L, parts]
+    if window is not None:
+        taken = ctx.call("multiply", taken, ctx.reshape(ctx.cast(window, "float32"), (1, 1, frame, 1)))
+    rows = batch * frames
+    flat = ctx.reshape(taken, (rows, frame, parts))
+    real = ctx.reshape(_axis_slice(ctx, flat, 2, 0, 1), (rows, frame))
+    imag = ctx.reshape(_axis_slice(ctx, flat, 2, 1, 2), (rows, frame)) if parts == 2 else None
+    bins = frame // 2 + 1 if onesided else frame
+    theta = 2 * np.pi * np.arange(bins)[:, None] * np.arange(frame)[None, :] / frame
+    out_r, out_i = _complex_product(ctx, real, imag, np.cos(theta), -np.sin(theta))
+    stacked = ctx.call("concatenate", ctx.tuple([ctx.reshape(p, (rows, bins, 1)) for p in (out_r, out_i)]), axis=2)
+    return ctx.cast(ctx.reshape(stacked, (batch, frames, bins, 2)), ctx.dtype_of(x))
+
+
+def mel_weight_matrix(num_mel_bins: int, dft_length: int, sample_rate: int, lower_edge_hertz: float,
+                      upper_edge_hertz: float) -> np.ndarray:
+    """ONNX MelWeightMatrix's [dft_length // 2 + 1, num_mel_bins] float64 matrix:
+    triangular filters peaking at 1, their edges ``num_mel_bins + 2`` points
+    evenly spaced on the mel scale ``2595 log10(1 + f / 700)`` from the lower to
+    the upper edge, each point rounded down to a spectrum bin
+    (``(dft_length + 1) f // sample_rate``)."""
+    points = np.arange(num_mel_bins + 2)
+    low, high = (2595 * np.log1p(hz / 700) / np.log(10) for hz in (lower_edge_hertz, upper_edge_hertz))
+    hertz = 700 * np.expm1((points * (high - low) / points.shape[0] + low) / 2595 * np.log(10))
+    edges = (((dft_length + 1) * hertz) // sample_rate).astype(np.int64)
+    out = np.zeros((dft_length // 2 + 1, num_mel_bins))
+    for i in range(num_mel_bins):
+        left, center, right = (int(e) for e in edges[i:i + 3])
+        if center == left:
+            out[center, i] = 1.0
+        else:
+            j = np.arange(left, center + 1)
+            out[j, i] = (j - left) / (center - left)
+        if right > center:
+            j = np.arange(center, right)
+            out[j, i] = (right - j) / (right - center)
+    return out
+
+
+def _mel_weight_matrix(ctx, node, inputs):
+    # every operand is a scalar known when compiling: the matrix is a constant
+    names = ("num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz")
+    values = [np.asarray(ctx.value(v, f"{n} (input {i})")).reshape(-1)[0] for i, (n, v) in enumerate(zip(names, inputs))]
+    bins, length, rate = (int(v) for v in values[:3])
+    low, high = float(values[3]), float(values[4])
+    if bins < 1 or length < 1 or rate < 1:
+        node.fail(f"num_mel_bins {bins}, dft_length {length} and sample_rate {rate} must be positive")
+    if not 0 <= low < high <= rate / 2:
+        node.fail(f"lower_edge_hertz {low} and upper_edge_hertz {high} must satisfy 0 <= lower < upper <= "
+                  f"sample_rate / 2 ({rate / 2})")
+    out = mel_weight_matrix(bins, length, rate, low, high)
+    return ctx.const(out, _np_dtype(int(node.attr("output_datatype", 1)), node.where))
+
+
 def _dft(ctx, node, inputs):
     # the discrete Fourier transform along ``axis`` as products with constant cosine and
     # sine matrices (its length is static); the last axis holds [real] or [real, imag]
@@ -440,15 +539,7 @@ def _dft(ctx, node, inputs):
         k = np.arange(bins)[:, None]
         theta = 2 * np.pi * k * np.arange(n)[None, :] / n      # [bins, n]
         sign, scale = (1.0, 1.0 / n) if inverse else (-1.0, 1.0)
-        cos_m = ctx.const(scale * np.cos(theta), "float32")
-        sin_m = ctx.const(scale * sign * np.sin(theta), "float32")
-        # (a + ib)(cos + i sign sin) = (a cos - b sign sin) + i (a sign sin + b cos)
-        out_r = ctx.call("nn.dense", real, cos_m, units=bins)
-        out_i = ctx.call("nn.dense", real, sin_m, units=bins)
-        if imag is not None:
-            out_r = ctx.call("subtract", out_r, ctx.call("nn.dense", imag, sin_m, units=bins))
-            out_i = ctx.call("add", out_i, ctx.call("nn.dense", imag, cos_m, units=bins))
-        parts = [out_r, out_i]
+        parts = list(_complex_product(ctx, real, imag, scale * np.cos(theta), scale * sign * np.sin(theta)))
     stacked = ctx.call("concatenate", ctx.tuple([ctx.reshape(p, (_prod(outer), bins, 1)) for p in parts]), axis=2) \
         if len(parts) > 1 else ctx.reshape(parts[0], (_prod(outer), bins, 1))
     out = ctx.reshape(stacked, outer + (bins, len(parts)))

@@ -15,7 +15,7 @@ from .convert_data import (
 from .convert_misc import (
     _affine_grid, _bit_shift, _center_crop_pad, _dft, _eye_like, _gather_nd, _grid_sample,
     _group_norm, _hardmax, _is_inf, _lp_normalization, _lp_pool, _max_unpool, _mean_variance_normalization,
-    _nll_loss, _reverse_sequence, _shrink, _softmax_cross_entropy_loss, _window,
+    _mel_weight_matrix, _nll_loss, _reverse_sequence, _shrink, _softmax_cross_entropy_loss, _stft, _window,
 )
 from .convert_nn import (
     _batch_norm, _celu, _clip, _col2im, _conv, _conv_transpose, _einsum, _elu, _gelu, _gemm, _global_pool,
@@ -98,7 +98,7 @@ _CONVERTERS = {
     # recurrent layers
     "RNN": _recurrent, "GRU": _recurrent, "LSTM": _recurrent,
     "ReverseSequence": _reverse_sequence, "MaxUnpool": _max_unpool, "AffineGrid": _affine_grid,
-    "GridSample": _grid_sample, "DFT": _dft,
+    "GridSample": _grid_sample, "DFT": _dft, "STFT": _stft, "MelWeightMatrix": _mel_weight_matrix,
     # detection and deformable convolution (2-D)
     "RoiAlign": _roi_align, "DeformConv": _deform_conv,
     # control flow, resolved when importing (unrolled, or a branch chosen)
