@@ -15,6 +15,7 @@ module                    holds
 :mod:`.sort`              ``sort``, ``argsort``, ``topk`` (stable; extern statements, CPU and CUDA)
 :mod:`.scan`              ``cumsum``, ``cumprod``, ``scanop``
 :mod:`.scatter`           ``scatter_elements``, ``scatter_nd``, ``scatter``
+:mod:`.linalg`            ``det`` (determinants; an extern statement, CPU and CUDA)
 :mod:`.reduction`         ``sum``, ``max``, ``min``, ``prod``, ``argmax``, ``mean``, ``variance``...
 :mod:`.nn`                neural-network computes (conv2d, dense, softmax, pool2d, ...)
 :mod:`.image`             ``resize1d``/``2d``/``3d``, ``grid_sample``, ``affine_grid``, ``crop_and_resize``
@@ -55,6 +56,7 @@ from .transform import (  # noqa: F401
 from .einsum import einsum  # noqa: F401
 from .sort import argsort, sort, topk  # noqa: F401
 from .scan import cumprod, cumsum, scanop  # noqa: F401
+from .linalg import det  # noqa: F401
 from .scatter import scatter, scatter_elements, scatter_nd  # noqa: F401
 from .transform import meshgrid, reverse_sequence, sequence_mask, trilu  # noqa: F401
 from .transform import collapse_sum, expand_like, ndarray_size, shape, unravel_index  # noqa: F401

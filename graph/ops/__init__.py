@@ -13,7 +13,7 @@ module              operators
                     full / zeros / ones, arange, shape_of, reverse, one_hot,
                     trilu, einsum
 :mod:`.reduce`      sum, mean, max, min, prod, all, any, argmax, argmin
-:mod:`.algorithm`   topk, cumsum, cumprod, scatter_elements, scatter_nd (extern
+:mod:`.algorithm`   topk, cumsum, cumprod, scatter_elements, scatter_nd, det (extern
                     kernels: opaque)
 :mod:`.image`       ``image.resize2d``
 :mod:`.vision`      ``vision.roi_align`` (ONNX's RoiAlign)

@@ -1,9 +1,9 @@
 """Operators whose kernels are whole algorithms rather than one expression per
 element (Relay's ``algorithm`` and scan/scatter families): ``topk``, ``cumsum``,
-``cumprod``, ``scatter_elements`` and ``scatter_nd``.
+``cumprod``, ``scatter_elements``, ``scatter_nd``, and ``det`` (determinants).
 
 Each lowers to one topi ``te.extern`` stage (a sort, a scan, a scatter written with
-the IR builder, with a CPU and a GPU statement), so each is
+the IR builder, with a CPU and a GPU statement; an elimination for ``det``), so each is
 :attr:`~tecc.graph.op.OpPattern.OPAQUE`: it is a kernel of its own and fuses with
 nothing.  Shapes must be static (the extern statements loop over known sizes).
 """
@@ -177,3 +177,28 @@ register_op("scatter_nd", pattern=OpPattern.OPAQUE, infer=_scatter_nd_infer,
             num_inputs=3, defaults={"mode": "update"},
             doc="``data`` with slices written (or combined) at index tuples: Relay's layout, the tuples along "
                 "indices' FIRST axis (ONNX ScatterND's are along the last: transpose first)")
+
+
+# ---------------------------------------------------------------------------------------
+# det
+# ---------------------------------------------------------------------------------------
+def _det_infer(types, attrs):
+    op = "det"
+    (data,) = tensor_args(op, types, 1)
+    shape = _static(op, data, "data")
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise GraphError(f"{op}: data has shape {shape}; it must hold square matrices in its last two axes "
+                         "([..., m, m])")
+    if data.dtype not in ("float16", "bfloat16", "float32", "float64"):
+        raise GraphError(f"{op}: data has dtype {data.dtype}; det takes float16, bfloat16, float32 and float64: "
+                         "cast it first")
+    return TensorType(shape[:-2], data.dtype)
+
+
+def _det_lower(inputs, attrs, out_type):
+    return topi().det(inputs[0])
+
+
+register_op("det", pattern=OpPattern.OPAQUE, infer=_det_infer, lower=accumulate_in_float32(_det_lower), num_inputs=1,
+            doc="the determinant of each square matrix in the last two axes (numpy's ``linalg.det``): Gaussian "
+                "elimination with partial pivoting; float16 and bfloat16 computed in float32")

@@ -917,6 +917,29 @@ def test_stft_refusals_name_the_node_and_the_fix(extra, attrs, inputs, match):
 
 
 @pytest.mark.parametrize("target", ["llvm", "cuda"])
+def test_det_matches_onnxruntime(target):
+    # a batch of matrices, one singular and one needing a row swap, then an element-wise op (det is a kernel
+    # of its own)
+    x = rand(2, 3, 4, 4)
+    x[0, 1, :, 2] = x[0, 1, :, 0]
+    x[1, 0, 0, 0] = 0.0
+    check([node("Det", ["x"], "d"), node("Abs", ["d"], "y")], {"x": x}, ["y", "d"], opset=11, target=target)
+
+
+def test_det_of_float16_is_computed_in_float32():
+    x = (rand(3, 5, 5) + 2.0 * np.eye(5, dtype="float32")).astype("float16")
+    (got,) = tecc_run(make_model([node("Det", ["x"], "y")], {"x": x}, ["y"], opset=11), {"x": x})
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got, np.linalg.det(x.astype("float32")).astype("float16"), rtol=1e-3)
+
+
+def test_det_refuses_a_matrix_that_is_not_square():
+    refused([node("Det", ["x"], "y")], {"x": rand(2, 3, 4)}, ["y"],
+            r"Det node 'Det_y'.*the input has shape \(2, 3, 4\); Det takes square matrices in its last two axes",
+            opset=11)
+
+
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
 @pytest.mark.parametrize("shape, attrs", [
     ((2, 3, 7, 6), dict(kernel_shape=[2, 2], strides=[2, 2])),
     ((1, 2, 5, 5), dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)),

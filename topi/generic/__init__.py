@@ -6,6 +6,7 @@ from .resize import schedule_resize, schedule_upsampling  # noqa: F401
 from .nn import schedule_depthwise_conv2d_nhwc, schedule_group_conv2d_transpose_nchw  # noqa: F401
 from .extern import schedule_argsort, schedule_scan, schedule_sort, schedule_topk  # noqa: F401
 from .extern import schedule_scatter, schedule_scatter_elements, schedule_scatter_nd  # noqa: F401
+from .extern import schedule_det  # noqa: F401
 from .nn import (  # noqa: F401
     schedule_conv1d_ncw, schedule_conv1d_nwc, schedule_conv2d_transpose_nchw, schedule_conv3d_ncdhw,
     schedule_conv3d_ndhwc, schedule_conv3d_transpose_ncdhw, schedule_depthwise_conv2d_nchw, schedule_group_conv2d_nchw,

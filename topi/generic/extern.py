@@ -1,5 +1,5 @@
 """Schedules of operators computed by ``te.extern`` statements (sort, argsort, topk,
-cumsum/cumprod, scatter_elements, scatter_nd): the statement already says how it
+cumsum/cumprod, scatter_elements, scatter_nd, det): the statement already says how it
 runs, so the schedule only places the ``te.compute`` stages around it.
 
 :func:`schedule_extern_graph` is shared by the CPU (:mod:`.x86`, generic) and CUDA
@@ -13,9 +13,9 @@ from ..schedule_registry import register_schedule
 from .default import check_cpu_target, new_schedule
 from .injective import schedule_injective_from_existing
 
-#: the tags of the extern stages of topi (:mod:`..sort`, :mod:`..scan`, :mod:`..scatter`)
+#: the tags of the extern stages of topi (:mod:`..sort`, :mod:`..scan`, :mod:`..scatter`, :mod:`..linalg`)
 EXTERN_TAGS = {"sort": ("sort",), "argsort": ("argsort",), "topk": ("topk",), "scan": ("scan",),
-               "scatter": ("scatter",)}
+               "scatter": ("scatter",), "det": ("det",)}
 
 
 def schedule_extern_graph(outs, schedule_from_existing, what, gpu):
@@ -95,3 +95,5 @@ schedule_scatter = named_cpu_schedule("schedule_scatter", EXTERN_TAGS["scatter"]
                                       "generic", "generic")
 schedule_scatter_elements = schedule_scatter
 schedule_scatter_nd = schedule_scatter
+schedule_det = named_cpu_schedule("schedule_det", EXTERN_TAGS["det"], schedule_injective_from_existing,
+                                  "generic", "generic")

@@ -28,6 +28,7 @@ from .conv2d_nchwc import conv2d_NCHWc, nchwc_block, nchwc_out_block, schedule_c
 from .conv2d_winograd import conv2d_NCHWc_winograd, schedule_conv2d_NCHWc_winograd, use_winograd  # noqa: F401
 from .sort import schedule_argsort, schedule_scan, schedule_sort, schedule_topk  # noqa: F401
 from .sort import schedule_scatter, schedule_scatter_elements, schedule_scatter_nd  # noqa: F401
+from .sort import schedule_det  # noqa: F401
 from .conv2d import (  # noqa: F401
     conv1d_ncw, conv2d_nhwc, conv2d_transpose_nchw, conv3d_ncdhw, conv3d_ndhwc, conv3d_transpose_ncdhw,
     depthwise_conv2d_nchw, group_conv2d_nchw, schedule_conv1d_ncw, schedule_conv1d_nwc, schedule_conv2d_nhwc,

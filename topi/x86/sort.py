@@ -1,5 +1,5 @@
 """CPU schedules of the extern operators (sort, argsort, topk, cumsum/cumprod,
-scatter_elements, scatter_nd): their statement already spreads the rows over the
+scatter_elements, scatter_nd, det): their statement already spreads the rows over the
 cores (:mod:`..sort`, :mod:`..scan`, :mod:`..scatter`); the ``te.compute`` stages
 around it get the vectorized, parallel injective schedule."""
 from __future__ import annotations
@@ -19,3 +19,4 @@ schedule_scan = _cpu("schedule_scan", "scan")
 schedule_scatter = _cpu("schedule_scatter", "scatter")
 schedule_scatter_elements = schedule_scatter
 schedule_scatter_nd = schedule_scatter
+schedule_det = _cpu("schedule_det", "det")

@@ -393,6 +393,14 @@ def _grid_sample(ctx, node, inputs):
                     padding_mode=padding, align_corners=bool(node.attr("align_corners", 0)))
 
 
+def _det(ctx, node, inputs):
+    # the graph's det: Gaussian elimination with partial pivoting, one extern kernel
+    xs = ctx.shape(inputs[0])
+    if len(xs) < 2 or xs[-1] != xs[-2]:
+        node.fail(f"the input has shape {xs}; Det takes square matrices in its last two axes ([..., M, M])")
+    return ctx.call("det", inputs[0])
+
+
 def _complex_product(ctx, real, imag, cos_m, sin_m):
     """The real and imaginary parts of the rows ``real + i imag`` ([M, n]; ``imag``
     None for a real signal) times the constant matrix ``cos_m + i sin_m``

@@ -13,7 +13,7 @@ from .convert_data import (
     _space_to_depth, _topk, _trilu,
 )
 from .convert_misc import (
-    _affine_grid, _bit_shift, _center_crop_pad, _dft, _eye_like, _gather_nd, _grid_sample,
+    _affine_grid, _bit_shift, _center_crop_pad, _det, _dft, _eye_like, _gather_nd, _grid_sample,
     _group_norm, _hardmax, _is_inf, _lp_normalization, _lp_pool, _max_unpool, _mean_variance_normalization,
     _mel_weight_matrix, _nll_loss, _reverse_sequence, _shrink, _softmax_cross_entropy_loss, _stft, _window,
 )
@@ -98,7 +98,7 @@ _CONVERTERS = {
     # recurrent layers
     "RNN": _recurrent, "GRU": _recurrent, "LSTM": _recurrent,
     "ReverseSequence": _reverse_sequence, "MaxUnpool": _max_unpool, "AffineGrid": _affine_grid,
-    "GridSample": _grid_sample, "DFT": _dft, "STFT": _stft, "MelWeightMatrix": _mel_weight_matrix,
+    "GridSample": _grid_sample, "DFT": _dft, "STFT": _stft, "MelWeightMatrix": _mel_weight_matrix, "Det": _det,
     # detection and deformable convolution (2-D)
     "RoiAlign": _roi_align, "DeformConv": _deform_conv,
     # control flow, resolved when importing (unrolled, or a branch chosen)
