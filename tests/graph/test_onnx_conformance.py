@@ -176,8 +176,8 @@ def test_run_case_classifies():
     unknown_op = next(c for c in conformance.load_cases() if "Unique" in c.op_types)
     r = conformance.run_case(unknown_op)
     assert r.status == "unsupported" and "no converter for" in r.reason and "Unique" in r.reason
-    refused = conformance.run_case(by_name["test_batchnorm_example_training_mode"])
-    assert refused.status == "unsupported" and "training_mode" in refused.reason
+    refused = conformance.run_case(by_name["test_training_dropout"])
+    assert refused.status == "unsupported" and "training_mode is true with ratio 0.75" in refused.reason
     assert conformance.run_case(by_name["test_relu"]).status == "pass"
 
 

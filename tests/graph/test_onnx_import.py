@@ -27,8 +27,8 @@ def model_of(nodes, inputs, outputs, inits=None, opset=13):
 F = TensorProto.FLOAT
 
 
-def run_graph(mod, params, inputs):
-    """Output 0 of the imported module built for the CPU and run on ``inputs``."""
+def run_outputs(mod, params, inputs):
+    """Every output of the imported module built for the CPU and run on ``inputs``."""
     import tecc  # noqa: PLC0415
     from tecc.contrib.graph_executor import GraphModule  # noqa: PLC0415
     from tecc.graph.build import build  # noqa: PLC0415
@@ -37,7 +37,12 @@ def run_graph(mod, params, inputs):
     for name, value in inputs.items():
         gm.set_input(name, value)
     gm.run()
-    return gm.get_output(0).numpy()
+    return [gm.get_output(i).numpy() for i in range(gm.get_num_outputs())]
+
+
+def run_graph(mod, params, inputs):
+    """Output 0 of the imported module built for the CPU and run on ``inputs``."""
+    return run_outputs(mod, params, inputs)[0]
 
 
 def conv_model(batch="batch"):
@@ -258,12 +263,36 @@ def test_a_shape_computed_at_run_time_is_refused():
         from_onnx(model)
 
 
-def test_training_modes_are_refused():
-    nodes = [helper.make_node("Dropout", ["x", "r", "t"], ["y"], name="drop_train")]
-    model = model_of(nodes, {"x": (F, [4])}, {"y": (F, [4])},
-                     {"r": np.array(0.5, "float32"), "t": np.array(True)})
-    with pytest.raises(OnnxImportError, match="Dropout node 'drop_train': training_mode is true"):
+def test_training_dropout_with_a_ratio_is_refused_and_without_passes_through():
+    nodes = [helper.make_node("Dropout", ["x", "r", "t"], ["y", "mask"], name="drop_train")]
+    outputs = {"y": (F, [4]), "mask": (TensorProto.BOOL, [4])}
+    model = model_of(nodes, {"x": (F, [4])}, outputs, {"r": np.array(0.5, "float32"), "t": np.array(True)})
+    with pytest.raises(OnnxImportError, match=r"Dropout node 'drop_train': training_mode is true with ratio 0.5: "
+                                              r"dropping elements at random is not supported .*export the model for "
+                                              r"inference \(training_mode false\)"):
         from_onnx(model)
+    model = model_of(nodes, {"x": (F, [4])}, outputs, {"r": np.array(0.0, "float32"), "t": np.array(True)})
+    x = np.arange(4, dtype="float32")
+    np.testing.assert_array_equal(run_graph(*from_onnx(model), {"x": x}), x)
+
+
+def test_training_batch_norm_normalizes_by_the_batch_and_moves_the_running_statistics():
+    from onnx.reference import ReferenceEvaluator  # noqa: PLC0415
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 3, 5, 2)).astype("float32") * 2.0 + 1.0
+    scale, bias, mean, var = (rng.uniform(0.5, 1.5, 3).astype("float32") for _ in range(4))
+    node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "running_mean", "running_var"],
+                            name="bn", training_mode=1, momentum=0.8)
+    shape3 = (F, [3])
+    model = model_of([node], {"x": (F, [4, 3, 5, 2])}, {"y": (F, [4, 3, 5, 2]), "running_mean": shape3,
+                                                        "running_var": shape3},
+                     {"s": scale, "b": bias, "m": mean, "v": var}, opset=15)
+    want = ReferenceEvaluator(model).run(None, {"x": x})
+    got = run_outputs(*from_onnx(model), {"x": x})
+    assert len(got) == 3
+    for g_, expected in zip(got, want):
+        np.testing.assert_allclose(g_, expected, rtol=1e-5, atol=1e-6)
 
 
 def test_an_unused_training_output_cannot_feed_a_node():

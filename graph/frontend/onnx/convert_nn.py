@@ -239,11 +239,32 @@ def _global_pool(kind):
 
 
 def _batch_norm(ctx, node, inputs):
-    if node.attr("training_mode", 0):
-        node.fail("training_mode=1; tecc compiles inference (running statistics)")
     x, scale, bias, mean, var = inputs[:5]
-    out = ctx.call("nn.batch_norm", x, scale, bias, mean, var, axis=1, epsilon=float(node.attr("epsilon", 1e-5)))
-    return ctx.item(out, 0)
+    eps = float(node.attr("epsilon", 1e-5))
+    if not node.attr("training_mode", 0):
+        return ctx.item(ctx.call("nn.batch_norm", x, scale, bias, mean, var, axis=1, epsilon=eps), 0)
+    # training (BatchNormalization-14 on): normalized by the batch's own statistics over
+    # every axis but the channels (the biased variance), and the running statistics
+    # moved towards them: running = given * momentum + batch * (1 - momentum)
+    xs = ctx.shape(x)
+    if len(xs) < 2:
+        node.fail(f"the input has shape {xs}; it needs a batch and a channel axis")
+    axes = (0,) + tuple(range(2, len(xs)))
+    stash = "float64" if ctx.dtype_of(x) == "float64" else "float32"
+    xf = ctx.cast(x, stash)
+    batch_mean = ctx.call("mean", xf, axis=axes, keepdims=True)
+    centered = ctx.call("subtract", xf, batch_mean)
+    batch_var = ctx.call("mean", ctx.call("multiply", centered, centered), axis=axes)
+    batch_mean = ctx.reshape(batch_mean, (xs[1],))
+    y = ctx.item(ctx.call("nn.batch_norm", xf, ctx.cast(scale, stash), ctx.cast(bias, stash),
+                          batch_mean, batch_var, axis=1, epsilon=eps), 0)
+    outs = [ctx.cast(y, ctx.dtype_of(x))]
+    momentum = float(node.attr("momentum", 0.9))
+    for given, batch in ((mean, batch_mean), (var, batch_var)):
+        moved = ctx.call("add", ctx.call("multiply", ctx.cast(given, stash), ctx.const(np.array(momentum), stash)),
+                         ctx.call("multiply", batch, ctx.const(np.array(1.0 - momentum), stash)))
+        outs.append(ctx.cast(moved, ctx.dtype_of(given)))
+    return outs[:max(1, len(node.outputs))]
 
 
 def _instance_norm(ctx, node, inputs):
