@@ -917,6 +917,32 @@ def test_stft_refusals_name_the_node_and_the_fix(extra, attrs, inputs, match):
 
 
 @pytest.mark.parametrize("target", ["llvm", "cuda"])
+@pytest.mark.parametrize("axis", [1, -3, None])
+def test_compress_by_a_constant_condition_matches_onnxruntime(target, axis):
+    # the condition decides the output's shape (an initializer here); the data is a run-time input
+    attrs = {} if axis is None else {"axis": axis}
+    cond = np.array([True, False, True, True, False][:4 if axis == -3 else 5])
+    check([node("Compress", ["x", "cond"], "y", **attrs)], {"x": rand(4, 5, 3)}, ["y"], inits={"cond": cond},
+          opset=11, target=target)
+
+
+def test_non_zero_and_unique_of_values_known_when_compiling_match_onnxruntime():
+    # a constant's nonzero positions and distinct values (first-occurrence order, every output)
+    table = np.array([[3, 0, 1], [0, 3, 3]], "int64")
+    nodes = [node("Equal", ["table", "three"], "is_three"), node("NonZero", ["is_three"], "where"),
+             node("Unique", ["table"], ["values", "first", "inverse", "counts"], sorted=0),
+             node("Gather", ["x", "first"], "picked")]
+    check(nodes, {"x": rand(6)}, ["where", "values", "first", "inverse", "counts", "picked"],
+          inits={"table": table, "three": np.array(3, "int64")}, opset=11)
+
+
+def test_non_zero_of_a_run_time_value_is_refused_naming_what_decides_the_shape():
+    refused([node("NonZero", ["x"], "y")], {"x": rand(2, 3)}, ["y"],
+            r"NonZero node 'NonZero_y': X \(input 0\), whose values decide the output's shape, is computed by the "
+            r"model at run time; tecc needs it known when compiling", opset=11)
+
+
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
 def test_det_matches_onnxruntime(target):
     # a batch of matrices, one singular and one needing a row swap, then an element-wise op (det is a kernel
     # of its own)

@@ -221,3 +221,57 @@ def _one_hot(ctx, node, inputs):
     else:
         off, on = (ctx.reshape(ctx.call("strided_slice", values, begin=(i,), end=(i + 1,)), ()) for i in (0, 1))
     return ctx.call("one_hot", indices, on, off, depth=depth, axis=axis, dtype=ctx.dtype_of(values))
+
+
+# --- operators whose output shape depends on values --------------------------------------
+# tecc compiles static shapes, so the values that decide the shape must be known when
+# compiling (a constant, an initializer, a shape computation); the ONNX backend binds a
+# graph input such a value comes from at the first run (the error names it)
+def _shape_deciding(ctx, node, x, what):
+    return np.asarray(ctx.value(x, f"{what}, whose values decide the output's shape,"))
+
+
+def _non_zero(ctx, node, inputs):
+    x = _shape_deciding(ctx, node, inputs[0], "X (input 0)")
+    if x.ndim == 0:
+        return ctx.const(np.zeros((0, int(x != 0)), "int64"), "int64")
+    return ctx.const(np.stack(np.nonzero(x)).astype("int64").reshape(x.ndim, -1), "int64")
+
+
+def _compress(ctx, node, inputs):
+    # the selected slices, gathered by constant positions; the data may be computed at run time
+    x = inputs[0]
+    cond = _shape_deciding(ctx, node, inputs[1], "condition (input 1)").reshape(-1).astype(bool)
+    axis = node.attr("axis", None)
+    if axis is None:
+        x = ctx.reshape(x, (_prod(ctx.shape(x)),))
+        axis = 0
+    axis = _normalize_axis(int(axis), ctx.rank(x), node)
+    n = ctx.shape(x)[axis]
+    if cond.size > n:
+        node.fail(f"the condition has {cond.size} values for an axis of {n}; it may have at most as many")
+    picked = np.nonzero(cond)[0]
+    return ctx.call("take", x, ctx.const(picked.astype("int64"), "int64"), axis=axis)
+
+
+def _unique(ctx, node, inputs):
+    # every output is decided by the input's values: all constants
+    x = _shape_deciding(ctx, node, inputs[0], "X (input 0)")
+    axis = node.attr("axis", None)
+    flat = axis is None
+    if flat:
+        x, axis = x.reshape(-1), 0
+    else:
+        axis = _normalize_axis(int(axis), x.ndim, node)
+    y, first, inverse, counts = np.unique(x, return_index=True, return_inverse=True, return_counts=True,
+                                          axis=None if flat else axis)
+    inverse = np.asarray(inverse).reshape(-1)
+    if not node.attr("sorted", 1):  # in the order of first occurrence
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        first, counts, inverse = first[order], counts[order], rank[inverse]
+        y = np.take(x, first, axis=axis)
+    outs = [ctx.const(y, ctx.dtype_of(inputs[0]))] + [ctx.const(a.astype("int64"), "int64")
+                                                      for a in (first, inverse, counts)]
+    return outs[:max(1, len(node.outputs))]

@@ -9,8 +9,8 @@ from .convert_basic import (
 from .convert_control import _if, _loop, _scan
 from .convert_deform import _deform_conv
 from .convert_data import (
-    _arg, _cumsum, _depth_to_space, _one_hot, _reduce, _reduce_log_sum_exp, _scatter_elements, _scatter_nd,
-    _space_to_depth, _topk, _trilu,
+    _arg, _compress, _cumsum, _depth_to_space, _non_zero, _one_hot, _reduce, _reduce_log_sum_exp, _scatter_elements,
+    _scatter_nd, _space_to_depth, _topk, _trilu, _unique,
 )
 from .convert_misc import (
     _affine_grid, _bit_shift, _center_crop_pad, _det, _dft, _eye_like, _gather_nd, _grid_sample,
@@ -74,7 +74,8 @@ _CONVERTERS = {
     "Identity": _identity, "Cast": _cast, "BitCast": _bitcast, "CastLike": _cast_like, "DepthToSpace": _depth_to_space,
     "SpaceToDepth": _space_to_depth, "Resize": _resize, "Upsample": _resize, "Trilu": _trilu, "OneHot": _one_hot,
     "ScatterElements": _scatter_elements, "Scatter": _scatter_elements, "ScatterND": _scatter_nd,
-    "CumSum": _cumsum, "CumProd": _cumsum, "TopK": _topk,
+    "CumSum": _cumsum, "CumProd": _cumsum, "TopK": _topk, "NonZero": _non_zero,
+    "Compress": _compress, "Unique": _unique,
     "Constant": _constant, "ConstantOfShape": _constant_of_shape, "Shape": _shape, "Size": _size, "Range": _range,
     # reductions
     "ReduceMean": _reduce("mean"), "ReduceSum": _reduce("sum"), "ReduceMax": _reduce("max"),
