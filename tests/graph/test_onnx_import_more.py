@@ -942,6 +942,14 @@ def test_non_zero_of_a_run_time_value_is_refused_naming_what_decides_the_shape()
             r"model at run time; tecc needs it known when compiling", opset=11)
 
 
+def test_conv_transpose_output_shape_past_the_output_padding_is_refused_with_the_sizes_it_can_give():
+    refused([node("ConvTranspose", ["x", "w"], "y", strides=[3, 2], output_shape=[24, 16])],
+            {"x": rand(1, 3, 7, 7)}, ["y"],
+            r"ConvTranspose node 'ConvTranspose_y': output_shape \(24, 16\) is larger than the transposed "
+            r"convolution gives: spatial axis 0 can be 21 to 23 \(the output padding at most the stride less one\), "
+            r"not 24", inits={"w": rand(3, 2, 3, 3)})
+
+
 @pytest.mark.parametrize("target", ["llvm", "cuda"])
 def test_det_matches_onnxruntime(target):
     # a batch of matrices, one singular and one needing a row swap, then an element-wise op (det is a kernel

@@ -155,7 +155,9 @@ def test_conv_family():
              node("Conv", ["x1d", "w1d", "b1d"], "conv1d", pads=[1, 1], strides=[2]),
              node("ConvTranspose", ["x", "wt", "bt"], "deconv", strides=[2, 2], pads=[1, 1, 1, 1],
                   output_padding=[1, 1]),
-             node("ConvTranspose", ["x", "wt"], "deconv_shape", strides=[2, 2], output_shape=[10, 10])]
+             node("ConvTranspose", ["x", "wt"], "deconv_shape", strides=[2, 2], output_shape=[10, 10]),
+             # a row and a column more than it gives (less than the strides: zeros at the end, as onnxruntime)
+             node("ConvTranspose", ["x", "wt"], "deconv_larger", strides=[3, 2], output_shape=[22, 16])]
     inputs = {"x": rand(1, 3, 7, 7), "x4": rand(1, 4, 6, 6), "x1d": rand(2, 3, 9)}
     inits = {"w": rand(5, 3, 3, 3, seed=1), "b": rand(5, seed=2), "wd": rand(2, 3, 3, 3, seed=3),
              "wg": rand(6, 2, 3, 3, seed=4), "wdw": rand(4, 1, 3, 3, seed=5), "bdw": rand(4, seed=6),

@@ -116,8 +116,15 @@ def _conv_transpose(ctx, node, inputs):
         begins, ends = [], []
         for i in range(nsp):
             total = strides[i] * (xs[2 + i] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1 - targets[i]
+            if total < 0 and out_pad[i] - total < strides[i]:
+                # a size a little larger (by less than the stride, as a convolution of that
+                # size gives this input): zeros at the end, as output_padding gives them
+                out_pad[i], total = out_pad[i] - total, 0
             if total < 0:
-                node.fail(f"output_shape {tuple(output_shape)} is larger than the transposed convolution gives")
+                natural = targets[i] + total
+                node.fail(f"output_shape {tuple(output_shape)} is larger than the transposed convolution gives: "
+                          f"spatial axis {i} can be {natural} to {natural - out_pad[i] + strides[i] - 1} (the "
+                          f"output padding at most the stride less one), not {targets[i]}")
             # the spec puts the larger half first unless auto_pad is SAME_UPPER
             small, big = total // 2, total - total // 2
             upper = auto == "SAME_UPPER"
