@@ -24,7 +24,7 @@ newer (or older) one as the nearest of them when every node reads the same there
 (ONNX's opsets 22 to 28 mostly add element types -- bfloat16, 8-bit and 4-bit
 floats -- which the importer refuses by dtype where tecc has none), with
 RMSNormalization-23, RotaryEmbedding-23, Swish-24, TensorScatter-24, BitCast-26, CumProd-26 and SpaceToDepth-28
-converted as such.  Otherwise
+converted as such, and Cast and CastLike up to their versions 28 and 25 (round_mode).  Otherwise
 :class:`OnnxBackendError` names the node, the operator's two versions and what
 differs.  :func:`opset_for` gives the opset a model is read with.
 

@@ -203,12 +203,16 @@ def test_opsets_outside_9_to_21_read_as_the_nearest_when_every_node_reads_the_sa
 
 
 def test_a_node_that_reads_differently_at_the_nearest_opset_is_refused():
-    cast = model_of([helper.make_node("Cast", ["x"], ["y"], name="c", to=TensorProto.FLOAT16, round_mode="nearest")],
-                    {"x": (F, [2])}, {"y": (TensorProto.FLOAT16, [2])}, opset=25)
-    with pytest.raises(OnnxImportError, match=r"opset 25; tecc implements opsets 9 to 21 \(and BitCast-26, CumProd-26, "
-                                              r"RMSNormalization-23, RotaryEmbedding-23, SpaceToDepth-28, Swish-24, TensorScatter-24\).*Cast node 'c' \(Cast-25 read as Cast-21: attribute "
-                                              r"'round_mode' does not exist in version 21\).*convert_version\(model, 21\)"):
-        from_onnx(cast)
+    nodes = [helper.make_node("DequantizeLinear", ["q", "s"], ["y"], name="dq", output_dtype=TensorProto.FLOAT16)]
+    dq = model_of(nodes, {"q": (TensorProto.INT8, [2])}, {"y": (TensorProto.FLOAT16, [2])},
+                  {"s": np.array(0.5, "float32")}, opset=25)
+    with pytest.raises(OnnxImportError, match=r"opset 25; tecc implements opsets 9 to 21 \(and BitCast-26, Cast-28, "
+                                              r"CastLike-25, CumProd-26, RMSNormalization-23, RotaryEmbedding-23, "
+                                              r"SpaceToDepth-28, Swish-24, TensorScatter-24\).*DequantizeLinear node "
+                                              r"'dq' \(DequantizeLinear-25 read as DequantizeLinear-21: attribute "
+                                              r"'output_dtype' does not exist in version 21\).*convert_version\(model, "
+                                              r"21\)"):
+        from_onnx(dq)
     # spatial=0 (statistics per element) has no later version: onnx's converter refuses it too
     bn = model_of([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], spatial=0)],
                   {"x": (F, [2, 3, 4, 4]), "s": (F, [3]), "b": (F, [3]), "m": (F, [3]), "v": (F, [3])},

@@ -149,6 +149,36 @@ def test_cumprod_26_exclusive_reverse_and_int_at_its_own_opset():
     check(nodes, inputs, [n.output[0] for n in nodes], inits=inits, opset=26)
 
 
+@pytest.mark.parametrize("round_mode", ["up", "down", "nearest"])
+@pytest.mark.parametrize("saturate", [1, 0])
+def test_cast_24_to_the_exponent_type_rounds_as_onnx_defines(round_mode, saturate):
+    """Cast-24 to float8_e8m0fnu against onnx's own conversion (numpy_helper):
+    powers of two exactly, values between them by the round mode (a tie, the
+    guard bit alone, the sticky bits), the sign dropped, zero and subnormals,
+    the largest exponents with and without saturation, infinity and NaN; on the
+    C backend and the CUDA emulator; CastLike the same."""
+    to_e8m0 = getattr(numpy_helper, "to_float8e8m0", None)
+    if to_e8m0 is None:
+        pytest.skip(f"onnx {onnx.__version__} has no float8e8m0")
+    x = np.array([1.0, 0.25, 1.1, 1.5, 1.75, 1.5000001, 3.0, -6.0, 0.0, 1e-40, 2.0 ** -126, 0.75,
+                  2.0 ** 127, 3.0e38, np.inf, -np.inf, np.nan, 1.0 + 2.0 ** -23], "float32")
+    nodes = [node("Cast", ["x"], "y", to=TensorProto.FLOAT8E8M0, round_mode=round_mode, saturate=saturate),
+             node("CastLike", ["h", "y"], "z", round_mode=round_mode, saturate=saturate)]
+    with np.errstate(over="ignore"):
+        inputs = {"x": x, "h": x.astype("float16")}  # 2 ** 127 and 3e38 are infinite in float16
+    model = make_model(nodes, inputs, ["y", "z"], None, 25)
+    want = [to_e8m0(x, bool(saturate), round_mode), to_e8m0(inputs["h"], bool(saturate), round_mode)]
+    for target in ("llvm", "cuda"):
+        for w, t in zip(want, tecc_run(model, inputs, target)):
+            assert t.dtype == w.dtype
+            np.testing.assert_array_equal(t.view(np.uint8), w.view(np.uint8), err_msg=f"{target} {round_mode}")
+
+
+def test_cast_24_refuses_an_unknown_round_mode():
+    refused([node("Cast", ["x"], "y", to=TensorProto.FLOAT8E8M0, round_mode="even")], {"x": rand(3)}, ["y"],
+            r"Cast node 'Cast_y'.*round_mode 'even' must be 'up', 'down' or 'nearest'", opset=25)
+
+
 def test_bitcast_26_keeps_the_bits_and_refuses_another_width():
     """BitCast-26 against numpy's ``view`` (what the operator is; onnxruntime has no
     kernel for every pair): float32 <-> int32 (NaN and -0 bit patterns kept),

@@ -15,6 +15,12 @@ MIN_OPSET, MAX_OPSET = 9, 21
 NEWER_OPS = {"RMSNormalization": 23, "RotaryEmbedding": 23, "Swish": 24, "TensorScatter": 24, "BitCast": 26,
              "CumProd": 26, "SpaceToDepth": 28}
 
+#: operators whose versions after MAX_OPSET the converters read themselves, the
+#: attributes those versions added included (Cast-24's round_mode, for the 8-bit
+#: exponent type): op type -> the newest version read (a model of a later opset whose
+#: node is of at most that version reads as it is)
+LATER_VERSIONS = {"Cast": 28, "CastLike": 25}
+
 #: operators the converters implement from a version before MIN_OPSET on, reading
 #: the model's own opset (``ctx.own_opset``) to tell the versions apart: a model of
 #: an older opset that uses them reads the same at MIN_OPSET (op type -> that version)

@@ -98,7 +98,49 @@ def _saturates(node, to: str) -> bool:
 
 def _cast(ctx, node, inputs):
     to = _np_dtype(node.required("to"), node.where)
+    if to == "float8_e8m0fnu":
+        return _to_e8m0(ctx, node, inputs[0])
     return ctx.cast(inputs[0], to, saturate=_saturates(node, to))
+
+
+def _to_e8m0(ctx, node, x):
+    """Cast-24 to the 8-bit exponent type, as ONNX defines it: the exponent field of
+    the value as float32 (its sign dropped; 0 and the subnormals have exponent 0),
+    rounded by the mantissa as ``round_mode`` says -- ``up`` (the default) to the
+    next power of two unless exact, ``down`` truncating, ``nearest`` on the
+    mantissa's guard, round and sticky bits -- and, with ``saturate``, not past
+    the largest exponent; NaN and infinity give NaN (all bits set).  Written with
+    integer operators on the bits, so every target computes it the same."""
+    mode = node.attr("round_mode", "up")
+    mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+    if mode not in ("up", "down", "nearest"):
+        node.fail(f"round_mode {mode!r} must be 'up', 'down' or 'nearest'")
+    saturate = bool(node.attr("saturate", 1))
+    u32 = "uint32"
+
+    def const(v):
+        return ctx.const(np.array(v, u32), u32)
+
+    def bit(mask):
+        return ctx.call("not_equal", ctx.call("bitwise_and", bits, const(mask)), const(0))
+
+    bits = ctx.call("reinterpret", ctx.cast(x, "float32"), dtype=u32)
+    exponent = ctx.call("bitwise_and", ctx.call("right_shift", bits, const(23)), const(0xFF))
+    special = ctx.call("equal", exponent, const(0xFF))
+    if mode == "up":
+        round_up = bit(0x7FFFFF)
+    elif mode == "nearest":
+        lsb = ctx.call("greater", exponent, const(0))
+        rest = ctx.call("logical_or", ctx.call("logical_or", bit(0x200000), bit(0x1FFFFF)), lsb)
+        round_up = ctx.call("logical_and", bit(0x400000), rest)
+    else:
+        round_up = None
+    if round_up is not None:
+        if saturate:  # the largest exponent stays
+            round_up = ctx.call("logical_and", round_up, ctx.call("not_equal", exponent, const(0xFE)))
+        exponent = ctx.call("add", exponent, ctx.cast(round_up, u32))
+    exponent = ctx.call("where", special, const(0xFF), exponent)
+    return ctx.call("reinterpret", ctx.cast(exponent, "uint8"), dtype="float8_e8m0fnu")
 
 
 def _bitcast(ctx, node, inputs):
@@ -120,6 +162,8 @@ def _bitcast(ctx, node, inputs):
 
 def _cast_like(ctx, node, inputs):
     to = ctx.dtype_of(inputs[1])
+    if to == "float8_e8m0fnu":
+        return _to_e8m0(ctx, node, inputs[0])
     return ctx.cast(inputs[0], to, saturate=_saturates(node, to))
 
 

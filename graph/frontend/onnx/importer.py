@@ -631,7 +631,8 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
         types; a model before opset 9 whose nodes read differently at 9 is
         converted up to 9 by onnx's version converter first);
         RMSNormalization-23, RotaryEmbedding-23, Swish-24, TensorScatter-24,
-        BitCast-26, CumProd-26 and SpaceToDepth-28 are converted as such.
+        BitCast-26, CumProd-26 and SpaceToDepth-28 are converted as such, and
+        Cast and CastLike up to Cast-28 and CastLike-25 (their round_mode).
     freeze_params : bool
         True: initializers become constants of the graph (``params`` is empty).
         False: floating-point initializers become parameters of ``main``, their

@@ -25,7 +25,7 @@ what differs, with the conversion that fixes it.
 """
 from __future__ import annotations
 
-from .common import MAX_OPSET, MIN_OPSET, NEWER_OPS, OLDER_OPS, OnnxImportError, _onnx
+from .common import LATER_VERSIONS, MAX_OPSET, MIN_OPSET, NEWER_OPS, OLDER_OPS, OnnxImportError, _onnx
 
 
 def imported_opset(model):
@@ -155,8 +155,9 @@ def _changed_nodes(model, opset: int, read_as: int) -> list:
         if ours is None:
             changed.append(f"{where} (the operator does not exist at opset {read_as})")
             continue
-        if theirs.since_version == ours.since_version or theirs.since_version >= OLDER_OPS.get(node.op_type, 1 << 30):
-            continue  # the same version, or one the converter reads itself (Scan-8)
+        if theirs.since_version == ours.since_version or theirs.since_version >= OLDER_OPS.get(node.op_type, 1 << 30) \
+                or theirs.since_version <= LATER_VERSIONS.get(node.op_type, 0):
+            continue  # the same version, or one the converter reads itself (Scan-8, Cast-24)
         why = node_reads_the_same(node, theirs, ours)
         if why:
             changed.append(f"{where} ({node.op_type}-{theirs.since_version} read as {node.op_type}-"
@@ -165,4 +166,5 @@ def _changed_nodes(model, opset: int, read_as: int) -> list:
 
 
 def _newer_ops_note() -> str:
-    return (" (and " + ", ".join(f"{op}-{v}" for op, v in sorted(NEWER_OPS.items())) + ")") if NEWER_OPS else ""
+    later = {**NEWER_OPS, **LATER_VERSIONS}
+    return (" (and " + ", ".join(f"{op}-{v}" for op, v in sorted(later.items())) + ")") if later else ""
