@@ -1,7 +1,8 @@
 """Random ONNX models for fuzzing the model compiler: chains and small DAGs of the
-operators the importer supports (every one but BitShift, which onnxruntime computes
-for unsigned integers only, TensorScatter, BitCast and CumProd, operators of opsets
-24 and 26 where the models import opsets 9 to 21, and Col2Im, not drawn yet), with
+operators the importer supports (150 of its 183; not BitShift, which onnxruntime
+computes for unsigned integers only, the operators of opsets 23 to 26 where the models
+import opsets 9 to 21, Col2Im, the quantized ConvInteger, QLinearConv and QLinearMatMul,
+and the control-flow, sequence, optional, signal and data-dependent operators), with
 shapes and attributes drawn at random (broadcasting operands, negative axes, strided
 and reversed slices, grouped and strided convolutions, recurrent layers, shape
 subgraphs as torch exports them, gathers and scatters, several outputs).
