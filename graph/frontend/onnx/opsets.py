@@ -25,7 +25,7 @@ what differs, with the conversion that fixes it.
 """
 from __future__ import annotations
 
-from .common import LATER_VERSIONS, MAX_OPSET, MIN_OPSET, NEWER_OPS, OLDER_OPS, OnnxImportError, _onnx
+from .common import LATER_VERSIONS, MAX_OPSET, MIN_OPSET, NEWER_OPS, OLDER_OPS, OnnxImportError, _onnx, all_nodes
 
 
 def imported_opset(model):
@@ -36,8 +36,12 @@ def imported_opset(model):
 
 
 def default_opset(model, who="from_onnx", error=OnnxImportError) -> int:
-    """:func:`imported_opset`, which the model must have."""
+    """:func:`imported_opset`, which the model must have unless none of its nodes
+    is of the default domain (a model of training or contrib operators only: then
+    :data:`~.common.MAX_OPSET`, which no node reads)."""
     opset = imported_opset(model)
+    if opset is None and not any(n.domain in ("", "ai.onnx") for _, n in all_nodes(model.graph)):
+        return MAX_OPSET
     if opset is None:
         raise error(f"{who}: the model imports no version of the default ONNX opset; add one "
                     f"(onnx.helper.make_opsetid('', {MAX_OPSET})) to model.opset_import, or pass opset=<version>")
