@@ -50,3 +50,4 @@ from .common import compare_numpy_tvm, get_extern_implement  # noqa: F401
 from .sort_scan import argsort_python, cumprod_python, cumsum_python, sort_python, topk_python  # noqa: F401
 from .scatter import scatter_elements_python, scatter_nd_python  # noqa: F401
 from .sequence import meshgrid_python, reverse_sequence_python, sequence_mask, trilu_python  # noqa: F401
+from .random_python import multinomial_python, normal_python, threefry2x64_python, uniform_python  # noqa: F401
