@@ -70,6 +70,10 @@ _REQUIRED_KEYS = ("nodes", "arg_nodes", "heads", "node_row_ptr", "attrs")
 _ENTRY_ATTRS = ("shape", "dltype", "storage_id")
 #: the func_name of a node that runs no kernel (TVM's)
 NOP = "__nop"
+#: the user input (uint64, shape ()) a model's random draws read their counter from
+#: (:mod:`tecc.graph.ops.random`): the executor sets it to 0, 1, 2... on its runs, so
+#: every run draws new numbers, until set_input gives it a value of the user's
+RANDOM_COUNTER = "tecc_random_counter"
 
 
 def calls_kernel(node: dict) -> bool:
@@ -592,6 +596,9 @@ class GraphExecutor:
         self.entries = [self._view(eid) for eid in range(spec.num_entries)]
         # the user inputs run() refuses to go without: an input no kernel reads may stay unset
         self._unset = set(spec.input_names[:spec.num_user_inputs]) - spec.unread_inputs()
+        # the random counter counts runs until the user sets it (then it stays as set)
+        self._random_runs = 0 if RANDOM_COUNTER in self._unset else None
+        self._unset.discard(RANDOM_COUNTER)
         for name, value in params.items():
             self._set(name, value, "params")
         self._calls = [self._bind(node) for node in spec.kernel_nodes()]
@@ -676,6 +683,16 @@ class GraphExecutor:
         dst = self.entries[self.spec.input_entry[name]]
         _copy_into(dst, value, f"{who}: input {name!r}")
         self._unset.discard(name)
+        if name == RANDOM_COUNTER:
+            self._random_runs = None
+
+    def _count_run(self) -> None:
+        """Set the random counter to the number of runs so far (when the model draws
+        random numbers and the user has not set the counter)."""
+        if self._random_runs is not None:
+            dst = self.entries[self.spec.input_entry[RANDOM_COUNTER]]
+            _copy_into(dst, np.array(self._random_runs, "uint64"), f"run: input {RANDOM_COUNTER!r}")
+            self._random_runs += 1
 
     def set_input(self, key=None, value=None, **params) -> None:
         """Copy values into inputs (or params) of the model.
@@ -743,6 +760,7 @@ class GraphExecutor:
         if inputs:
             self.set_input(**inputs)
         self._check_inputs_set("run")
+        self._count_run()
         for call in self._calls:
             call()
 
@@ -800,6 +818,7 @@ class GraphExecutor:
         if self._cuda_graph is None:
             raise TeccError("run_cuda_graph: no CUDA graph was captured; call capture_cuda_graph() first")
         self._check_inputs_set("run_cuda_graph")
+        self._count_run()  # a copy into the counter's buffer, which the graph reads
         import cupy  # noqa: PLC0415
 
         self._cuda_graph[1].launch(cupy.cuda.get_current_stream())

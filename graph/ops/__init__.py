@@ -18,6 +18,7 @@ module              operators
 :mod:`.image`       ``image.resize2d``
 :mod:`.vision`      ``vision.roi_align`` (ONNX's RoiAlign)
 :mod:`.deformable`  ``nn.deformable_conv2d`` (ONNX's DeformConv)
+:mod:`.random`      ``random.uniform``, ``random.normal``, ``random.multinomial`` (counter-based)
 ==================  ==============================================================
 
 Conventions of ``lower(inputs, attrs, out_type)``: ``inputs`` holds one TE tensor
@@ -30,3 +31,4 @@ returns a list of TE tensors, one per field.  A symbolic dimension of the result
 from . import algorithm, image, nn, reduce, tensor, transform  # noqa: F401
 from . import vision  # noqa: F401
 from . import deformable  # noqa: F401
+from . import random  # noqa: F401

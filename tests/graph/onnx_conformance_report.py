@@ -60,9 +60,20 @@ FAILURE_REASONS = {
         "a deliberate divergence: with output_shape given, tecc counts MaxUnpool's indices in that shape, as "
         "onnxruntime and torch do (an odd-sized input pooled with its indices unpools to its own size); ONNX's "
         "reference counts them in the shape the kernel implies and pads it (onnx/onnx#2398, onnxruntime PR #2193)"),
+    "random_numbers": (
+        "random numbers, by design not numpy's: the expected outputs come from numpy's generator, tecc draws with "
+        "Threefry-2x64-20 (the distributions are checked in tests/graph/test_onnx_random.py); onnxruntime, with "
+        "a generator of its own, skips these cases too"),
 }
-#: cause -> the cases it makes fail on the C backend (found by a full run of this script)
-KNOWN_FAILING = {"maxunpool_output_shape": ["test_maxunpool_export_with_output_shape"]}
+#: cause -> the cases it makes fail on the C backend (found by a full run of this script); CI runs the first
+#: of each (a case whose node has a seed: the others draw a new seed at each import)
+KNOWN_FAILING = {
+    "maxunpool_output_shape": ["test_maxunpool_export_with_output_shape"],
+    "random_numbers": ["test_bernoulli_seed", "test_bernoulli", "test_bernoulli_double", "test_bernoulli_double_expanded",
+                       "test_bernoulli_expanded", "test_bernoulli_seed_expanded", "test_training_dropout",
+                       "test_training_dropout_default", "test_training_dropout_default_mask",
+                       "test_training_dropout_mask"],
+}
 
 #: every case that fails on the C backend (the report's full run), with what is wrong
 KNOWN_FAILURES = {name: FAILURE_REASONS[kind] for kind, names in KNOWN_FAILING.items() for name in names}

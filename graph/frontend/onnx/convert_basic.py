@@ -12,6 +12,7 @@ import numpy as np
 from ....runtime.dtypes import storage_float
 from ...ir import Constant
 from .common import _np_dtype, _prod
+from .convert_random import dropout_training
 
 
 def _unary(op_name):
@@ -74,16 +75,15 @@ def _identity(ctx, node, inputs):
 
 
 def _dropout(ctx, node, inputs):
-    # inference, or training with a ratio of 0: the input passes through, every element kept
+    # inference (or training with a ratio of 0): the input passes through, every element kept;
+    # training: elements dropped at random (.convert_random)
     x = inputs[0]
     training = ctx.optional_input(inputs, 2)
     if training is not None and bool(np.asarray(ctx.value(training, "training_mode")).item()):
         given = ctx.optional_input(inputs, 1)
         ratio = 0.5 if given is None else float(np.asarray(ctx.value(given, "ratio (input 1)")).reshape(-1)[0])
         if ratio != 0.0:
-            node.fail(f"training_mode is true with ratio {ratio}: dropping elements at random is not supported (tecc "
-                      "has no random number generator); export the model for inference (training_mode false), where "
-                      "Dropout passes its input through")
+            return dropout_training(ctx, node, x, ratio)
     mask = Constant(np.ones(ctx.shape(x), dtype=bool))
     return [x, mask]
 

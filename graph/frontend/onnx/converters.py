@@ -36,6 +36,7 @@ from .convert_shape import (
     _concat, _expand, _flatten, _gather, _gather_elements, _pad, _reshape, _slice, _split, _squeeze, _tile,
     _tensor_scatter, _transpose, _unsqueeze, _where,
 )
+from .convert_random import RANDOM_CONVERTERS
 from .convert_vision import _roi_align
 
 
@@ -109,4 +110,6 @@ _CONVERTERS = {
     "SequenceAt": _sequence_at, "SequenceErase": _sequence_erase, "SequenceLength": _sequence_length,
     "SplitToSequence": _split_to_sequence, "ConcatFromSequence": _concat_from_sequence, "Optional": _optional,
     "OptionalHasElement": _optional_has_element, "OptionalGetElement": _optional_get_element,
+    # random numbers (counter-based: every run draws anew)
+    **RANDOM_CONVERTERS,
 }

@@ -14,6 +14,7 @@ from ...ir import (
     post_order_visit,
 )
 from ....runtime.dtypes import storage_float
+from ....runtime.graph_executor import RANDOM_COUNTER
 from ...op import call as graph_call
 from ....tir.transform.pipeline import PassContext
 from ...transform.fold_constant import is_narrow_weight
@@ -235,6 +236,8 @@ class _Importer:
         self.unavailable = {}   # ONNX value name -> why it cannot be used
         self.init_values = {}   # parameter Var -> numpy array
         self.node = None        # the node being converted (for spans and messages)
+        self.random_counter = None  # the run counter's input, once a node draws random numbers
+        self.random_draws = 0       # draws so far: each draw's salt
         # TVM's "relay.frontend.fill_span": calls carry their node's name unless turned off
         self.fill_span = bool(PassContext.current().config.get("relay.frontend.fill_span", True))
 
@@ -329,6 +332,19 @@ class _Importer:
 
     def dtype_of(self, expr) -> str:
         return self.type_of(expr).dtype
+
+    def random_key(self, seed: int):
+        """``(key, salt)`` of a new random draw (:mod:`tecc.graph.ops.random`): the
+        key ``[seed, counter]`` with the model's run counter (the graph input
+        :data:`~tecc.runtime.graph_executor.RANDOM_COUNTER`, made at the first
+        draw), the salt numbering the draws in conversion order (so the draws of
+        a Loop's unrolled iterations differ)."""
+        if self.random_counter is None:
+            self.random_counter = Var(RANDOM_COUNTER, TensorType((), "uint64"))
+        self.random_draws += 1
+        seed = self.const(np.array([seed], dtype="uint64"), "uint64")
+        key = self.call("concatenate", self.tuple([seed, self.reshape(self.random_counter, (1,))]), axis=0)
+        return key, self.random_draws
 
     def const(self, value, dtype) -> Constant:
         return Constant(np.asarray(value, dtype=dtype))
@@ -579,6 +595,11 @@ class _Importer:
         if not outputs:
             raise OnnxImportError("from_onnx: the model has no outputs" if not self.graph.output else
                                   "from_onnx: the model's outputs hold no tensor (empty sequences or optionals)")
+        if self.random_counter is not None:
+            if any(v.name_hint == RANDOM_COUNTER for v in inputs):
+                raise OnnxImportError(f"from_onnx: the model has an input named {RANDOM_COUNTER!r}, the name tecc "
+                                      "gives the run counter of its random numbers; rename the input")
+            inputs = inputs + [self.random_counter]
         body = outputs[0] if len(outputs) == 1 else Tuple(outputs)
         used = set()
 
