@@ -69,8 +69,8 @@ FAILURE_REASONS = {
 #: of each (a case whose node has a seed: the others draw a new seed at each import)
 KNOWN_FAILING = {
     "maxunpool_output_shape": ["test_maxunpool_export_with_output_shape"],
-    "random_numbers": ["test_bernoulli_seed", "test_bernoulli", "test_bernoulli_double", "test_bernoulli_double_expanded",
-                       "test_bernoulli_expanded", "test_bernoulli_seed_expanded", "test_training_dropout",
+    "random_numbers": ["test_bernoulli_seed", "test_bernoulli", "test_bernoulli_double",
+                       "test_bernoulli_double_expanded", "test_bernoulli_expanded", "test_bernoulli_seed_expanded", "test_training_dropout",
                        "test_training_dropout_default", "test_training_dropout_default_mask",
                        "test_training_dropout_mask"],
 }

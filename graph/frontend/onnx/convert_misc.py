@@ -488,7 +488,8 @@ def mel_weight_matrix(num_mel_bins: int, dft_length: int, sample_rate: int, lowe
 def _mel_weight_matrix(ctx, node, inputs):
     # every operand is a scalar known when compiling: the matrix is a constant
     names = ("num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz")
-    values = [np.asarray(ctx.value(v, f"{n} (input {i})")).reshape(-1)[0] for i, (n, v) in enumerate(zip(names, inputs))]
+    values = [np.asarray(ctx.value(v, f"{n} (input {i})")).reshape(-1)[0]
+              for i, (n, v) in enumerate(zip(names, inputs))]
     bins, length, rate = (int(v) for v in values[:3])
     low, high = float(values[3]), float(values[4])
     if bins < 1 or length < 1 or rate < 1:
