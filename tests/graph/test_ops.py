@@ -515,6 +515,22 @@ def test_algorithm_and_movement_operators():
           p.reshape(1, 2, 2, 2, 3, 2).transpose(0, 3, 5, 1, 2, 4).reshape(1, 8, 2, 3))
 
 
+def test_det():
+    x = rand(2, 3, 4, 4)
+    check("det", [x], {}, np.linalg.det(x.astype("float64")), rtol=1e-4, atol=1e-5)
+
+
+def test_random_draws():
+    key = np.array([99, 4], "uint64")
+    check("random.uniform", [key], dict(shape=(3, 50), low=-1.0, high=1.0, salt=2),
+          ref.uniform_python(key, -1.0, 1.0, (3, 50), "float32", 2), rtol=0, atol=0)
+    check("random.normal", [key], dict(shape=(100,), mean=1.0, scale=3.0, salt=5),
+          ref.normal_python(key, 1.0, 3.0, (100,), "float32", 5), rtol=1e-5, atol=1e-5)
+    weights = np.abs(rand(2, 5)) + 0.1
+    check("random.multinomial", [key, weights], dict(num_samples=40, salt=1),
+          ref.multinomial_python(key, weights, 40, 1), rtol=0, atol=0)
+
+
 def test_every_registered_operator_has_a_build_test():
     """The operators this module builds cover the registry (element-wise math is
     represented by a sample, tested above through the same two lowering paths)."""
