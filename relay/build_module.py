@@ -1,6 +1,9 @@
 """TVM's ``relay.build`` (:func:`tecc.graph.build.build` with Relay's signature),
 ``relay.create_executor`` and ``bind_params_by_name``."""
+import numpy as np
+
 from ..graph.ir import GraphError
+from ..runtime.graph_executor import RANDOM_COUNTER
 
 
 def build(ir_mod, target=None, target_host=None, executor=None, runtime=None, workspace_memory_pools=None,
@@ -130,7 +133,9 @@ class Executor:
         lib = build(Module.from_expr(func), target=self.target, params=bound)
         kind = Target.canon(self.target).kind
         dev = self.device if self.device is not None else runtime.device("cuda" if kind == "cuda" else "cpu", 0)
-        free = [n for n in names if n not in bound]
+        free = [n for n in names if n not in bound and n != RANDOM_COUNTER]
+        # a model that draws random numbers: its run counter counts the calls, unless given
+        runs = [0] if RANDOM_COUNTER in names and RANDOM_COUNTER not in bound else None
 
         def run(*args, **kwargs):
             if len(args) > len(free):
@@ -139,6 +144,9 @@ class Executor:
             for name, value in kwargs.items():
                 if name in bound:
                     continue  # a bound parameter (TVM code passes **params again): already a constant
+                if name == RANDOM_COUNTER and runs is not None:
+                    inputs[name] = value
+                    continue
                 if name not in free or name in inputs:
                     raise GraphError(f"input {name!r}: not an input of the function, or given twice; its inputs "
                                      f"are {free}")
@@ -146,6 +154,9 @@ class Executor:
             missing = [n for n in free if n not in inputs]
             if missing:
                 raise GraphError(f"the function needs the input(s) {missing}")
+            if runs is not None and RANDOM_COUNTER not in inputs:
+                inputs[RANDOM_COUNTER] = np.array(runs[0], "uint64")
+                runs[0] += 1
             ex = lib["default"](dev)
             ex.set_input(**inputs)
             ex.run()

@@ -137,8 +137,8 @@ def test_training_dropout_keeps_and_scales_by_the_ratio():
      r"RandomUniform node 'flipped'.*low 2.0 is above high 1.0"),
     (helper.make_node("Multinomial", ["x"], ["y"], name="floats", dtype=TensorProto.FLOAT), {"x": (F, [2, 3])},
      r"Multinomial node 'floats'.*dtype float32 must be int32 or int64"),
-    (helper.make_node("Multinomial", ["x"], ["y"], name="flat"), {"x": (F, [3])},
-     r"Multinomial node 'flat'.*Multinomial takes \[batch_size, class_size\]"),
+    (helper.make_node("Multinomial", ["x"], ["y"], name="cube"), {"x": (F, [2, 3, 4])},
+     r"Multinomial node 'cube'.*Multinomial takes \[batch_size, class_size\] \(or \[class_size\]\)"),
     (helper.make_node("RandomNormalLike", ["tecc_random_counter"], ["y"], name="clash"),
      {"tecc_random_counter": (F, [2])}, r"the model has an input named 'tecc_random_counter'.*rename the input"),
 ])
@@ -154,3 +154,27 @@ def test_training_dropout_with_a_ratio_of_one_is_refused():
                                 onnx.numpy_helper.from_array(np.array(True), "t")])
     with pytest.raises(OnnxImportError, match=r"Dropout node 'all'.*ratio 1.0 must be in \[0, 1\)"):
         from_onnx(m)
+
+
+def test_relay_create_executor_counts_its_calls_for_the_random_counter():
+    # TVM's flow (relay.create_executor(...).evaluate()) runs a fresh executor per call: the counter follows
+    # the calls, and a counter given by name is used as given
+    from tecc import relay  # noqa: PLC0415
+
+    node = helper.make_node("RandomNormalLike", ["x"], ["y"], seed=4.0)
+    mod, params = from_onnx(model([node], {"x": (F, [64])}, {"y": (F, [64])}))
+    run = relay.create_executor("graph", mod=mod, params=params, target="llvm").evaluate()
+    x = np.zeros(64, "float32")
+    first, second = run(x).numpy(), run(x).numpy()
+    key = np.array([seed_bits(4.0), 0], "uint64")
+    np.testing.assert_allclose(first, T.normal_python(key, 0.0, 1.0, (64,), "float32", salt=1), rtol=1e-5, atol=1e-6)
+    assert not np.array_equal(first, second)
+    np.testing.assert_array_equal(run(x, tecc_random_counter=np.array(0, "uint64")).numpy(), first)
+
+
+def test_multinomial_of_one_row_of_classes_gives_the_samples_alone():
+    # [class_size] (as torch's multinomial takes them, and TVM's test gives them): [sample_size]
+    node = helper.make_node("Multinomial", ["x"], ["y"], sample_size=500, seed=2.0)
+    (got,) = outputs(executor(model([node], {"x": (F, [3])}, {"y": (TensorProto.INT32, [500])})),
+                     x=np.log(np.array([1, 0.001, 3], "float32")))
+    assert got.shape == (500,) and set(np.unique(got)) <= {0, 1, 2} and abs((got == 2).mean() - 0.75) < 0.06

@@ -74,10 +74,15 @@ def _bernoulli(ctx, node, inputs):
 
 
 def _multinomial(ctx, node, inputs):
-    # the input holds unnormalized log-probabilities [batch, classes]
+    # the input holds unnormalized log-probabilities [batch, classes] (or [classes], as torch's
+    # multinomial takes them: the samples are then [sample_size])
     x = inputs[0]
-    if ctx.rank(x) != 2:
-        node.fail(f"the input has shape {ctx.shape(x)}; Multinomial takes [batch_size, class_size]")
+    if ctx.rank(x) not in (1, 2):
+        node.fail(f"the input has shape {ctx.shape(x)}; Multinomial takes [batch_size, class_size] (or "
+                  "[class_size])")
+    flat = ctx.rank(x) == 1
+    if flat:
+        x = ctx.reshape(x, (1,) + tuple(ctx.shape(x)))
     dtype = _np_dtype(int(node.attr("dtype", 6)), node.where)
     if dtype not in ("int32", "int64"):
         node.fail(f"dtype {dtype} must be int32 or int64")
@@ -87,7 +92,8 @@ def _multinomial(ctx, node, inputs):
     wide = ctx.cast(x, "float64" if ctx.dtype_of(x) == "float64" else "float32")
     weights = ctx.call("exp", ctx.call("subtract", wide, ctx.call("max", wide, axis=(1,), keepdims=True)))
     key, salt = ctx.random_key(_seed(node))
-    return ctx.call("random.multinomial", key, weights, num_samples=samples, dtype=dtype, salt=salt)
+    out = ctx.call("random.multinomial", key, weights, num_samples=samples, dtype=dtype, salt=salt)
+    return ctx.reshape(out, (samples,)) if flat else out
 
 
 def dropout_training(ctx, node, x, ratio: float):
