@@ -43,6 +43,7 @@ import numpy as np
 from ..errors import TargetError, TeccError
 from ..graph.ops._util import HALF_FLOATS as MIXED_TYPES
 from ..runtime import dtypes
+from ..runtime.graph_executor import RANDOM_COUNTER
 
 PROG = "tecc"
 COMMANDS = ("compile", "tune", "run", "info", "bench")
@@ -619,6 +620,8 @@ def _model_inputs(factory, inputs_path, fill_mode: str, prog: str) -> dict:
     for d in info:
         if d["name"] in given:
             out[d["name"]] = given[d["name"]]
+        elif d["name"] == RANDOM_COUNTER:
+            continue  # a model's random draws: the executor counts its runs into it
         else:
             out[d["name"]] = _fill(d, fill_mode, rng)
             filled.append(d["name"])

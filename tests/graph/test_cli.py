@@ -506,3 +506,28 @@ def test_tvmc_python_api_errors(tmp_path):
         tvmc.run(package, device="cuda")
     with pytest.raises(tvmc.TVMCException, match="rpc_key='k' is not supported"):
         tvmc.run(package, device="cpu", rpc_key="k")
+
+
+def test_a_model_drawing_random_numbers_runs_with_its_counter_left_to_the_executor(tmp_path, capsys):
+    # the run counter is no input to fill: the executor counts its runs (the first run draws counter 0)
+    from tecc.topi.testing import uniform_python  # noqa: PLC0415
+
+    nodes = [helper.make_node("RandomUniformLike", ["x"], ["noise"], seed=6.0),
+             helper.make_node("Add", ["x", "noise"], ["y"])]
+    graph = helper.make_graph(nodes, "noisy", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])])
+    path = str(tmp_path / "noisy.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)]), path)
+    art = str(tmp_path / "noisy.tar")
+    code, _, err = _run(capsys, ["compile", "--target", "llvm", "--output", art, path])
+    assert code == 0, err
+    x = np.ones((2, 5), "float32")
+    np.savez(tmp_path / "in.npz", x=x)
+    code, _, err = _run(capsys, ["run", "--inputs", str(tmp_path / "in.npz"), "--output", str(tmp_path / "o.npz"),
+                                 art])
+    assert code == 0, err
+    assert "tecc_random_counter" not in err
+    key = np.array([int(np.array(6.0, "float32").view("uint32")), 0], "uint64")
+    with np.load(tmp_path / "o.npz") as got:
+        np.testing.assert_allclose(got["output_0"], x + uniform_python(key, 0.0, 1.0, (2, 5), "float32", 1),
+                                   rtol=1e-6)
