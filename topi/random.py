@@ -130,6 +130,21 @@ def _scalar(x, dtype, what, name):
     return tir.const(float(x), dtype)
 
 
+def _draw_plan(key, out_shape, out_dtype, what) -> tuple:
+    """``(shape, dtype, wide)`` of a uniform or normal draw: its checked shape and
+    dtype, and the dtype it is computed in (float64, else float32)."""
+    check_key(key, what)
+    shape = _check_shape(out_shape, what)
+    dtype = _float_dtype(out_dtype, what)
+    return shape, dtype, "float64" if dtype == "float64" else "float32"
+
+
+def _draw(key, salt, shape, from_bits, name):
+    """``next_key`` and the stage whose element is ``from_bits(w0, w1)`` of its block."""
+    return next_key(key), te.compute(shape, lambda *i: _block(key, salt, i, shape, from_bits), name=name,
+                                     tag="injective")
+
+
 def next_key(key):
     """``[seed, counter + 1]`` of ``key``."""
     return te.compute((2,), lambda i: tir.Select(i == 0, key[0], key[1] + _u64(1)), name="next_key", tag="injective")
@@ -164,20 +179,14 @@ def uniform(key, low, high, out_shape: Sequence[int], out_dtype: str = "float32"
         ``next_key`` and the values.
     """
     what = f"uniform(out_shape={tuple(out_shape)}, out_dtype={out_dtype!r})"
-    check_key(key, what)
-    shape = _check_shape(out_shape, what)
-    dtype = _float_dtype(out_dtype, what)
-    wide = "float64" if dtype == "float64" else "float32"
+    shape, dtype, wide = _draw_plan(key, out_shape, out_dtype, what)
     lo, hi = _scalar(low, wide, what, "low"), _scalar(high, wide, what, "high")
 
     def from_bits(w0, w1):
         v = lo + (hi - lo) * _fraction(w0, dtype).astype(wide)
         return v if wide == dtype else v.astype(dtype)
 
-    def value(*i):
-        return _block(key, salt, i, shape, from_bits)
-
-    return next_key(key), te.compute(shape, value, name="uniform", tag="injective")
+    return _draw(key, salt, shape, from_bits, "uniform")
 
 
 def normal(key, mean, scale, out_shape: Sequence[int], out_dtype: str = "float32", salt: int = 0):
@@ -185,12 +194,9 @@ def normal(key, mean, scale, out_shape: Sequence[int], out_dtype: str = "float32
     ``scale`` (Box-Muller on each element's block); the arguments as
     :func:`uniform`'s."""
     what = f"normal(out_shape={tuple(out_shape)}, out_dtype={out_dtype!r})"
-    check_key(key, what)
-    shape = _check_shape(out_shape, what)
-    dtype = _float_dtype(out_dtype, what)
-    wide = "float64" if dtype == "float64" else "float32"
+    shape, dtype, wide = _draw_plan(key, out_shape, out_dtype, what)
     mu, sigma = _scalar(mean, wide, what, "mean"), _scalar(scale, wide, what, "scale")
-    bits = _FRACTION_BITS["float64" if wide == "float64" else "float32"]
+    bits = _FRACTION_BITS[wide]
     step = tir.const(2.0 ** -bits, wide)
 
     def from_bits(w0, w1):
@@ -200,10 +206,7 @@ def normal(key, mean, scale, out_shape: Sequence[int], out_dtype: str = "float32
         v = mu + sigma * z
         return v if wide == dtype else v.astype(dtype)
 
-    def value(*i):
-        return _block(key, salt, i, shape, from_bits)
-
-    return next_key(key), te.compute(shape, value, name="normal", tag="injective")
+    return _draw(key, salt, shape, from_bits, "normal")
 
 
 def multinomial(key, probs, num_samples: int, out_dtype: str = "int32", salt: int = 0):
