@@ -1,7 +1,5 @@
 """TVM's ``relay.build`` (:func:`tecc.graph.build.build` with Relay's signature),
 ``relay.create_executor`` and ``bind_params_by_name``."""
-import numpy as np
-
 from ..graph.ir import GraphError
 from ..runtime.graph_executor import RANDOM_COUNTER
 
@@ -133,9 +131,9 @@ class Executor:
         lib = build(Module.from_expr(func), target=self.target, params=bound)
         kind = Target.canon(self.target).kind
         dev = self.device if self.device is not None else runtime.device("cuda" if kind == "cuda" else "cpu", 0)
+        # a model's random run counter is no input to give: the executor counts the calls
         free = [n for n in names if n not in bound and n != RANDOM_COUNTER]
-        # a model that draws random numbers: its run counter counts the calls, unless given
-        runs = [0] if RANDOM_COUNTER in names and RANDOM_COUNTER not in bound else None
+        ex = lib["default"](dev)  # one executor for every call: its buffers are allocated once
 
         def run(*args, **kwargs):
             if len(args) > len(free):
@@ -144,8 +142,8 @@ class Executor:
             for name, value in kwargs.items():
                 if name in bound:
                     continue  # a bound parameter (TVM code passes **params again): already a constant
-                if name == RANDOM_COUNTER and runs is not None:
-                    inputs[name] = value
+                if name == RANDOM_COUNTER and name in names:
+                    inputs[name] = value  # given by name: used as given (from now on, as set_input does)
                     continue
                 if name not in free or name in inputs:
                     raise GraphError(f"input {name!r}: not an input of the function, or given twice; its inputs "
@@ -154,13 +152,10 @@ class Executor:
             missing = [n for n in free if n not in inputs]
             if missing:
                 raise GraphError(f"the function needs the input(s) {missing}")
-            if runs is not None and RANDOM_COUNTER not in inputs:
-                inputs[RANDOM_COUNTER] = np.array(runs[0], "uint64")
-                runs[0] += 1
-            ex = lib["default"](dev)
             ex.set_input(**inputs)
             ex.run()
-            outs = [ex.get_output(k) for k in range(ex.get_num_outputs())]
+            # copies: the next call reuses the executor's buffers
+            outs = [ex.get_output(k).copyto(dev) for k in range(ex.get_num_outputs())]
             return outs[0] if len(outs) == 1 else outs  # several: a list, as Relay returns a tuple's fields
 
         return run

@@ -157,7 +157,7 @@ def test_training_dropout_with_a_ratio_of_one_is_refused():
 
 
 def test_relay_create_executor_counts_its_calls_for_the_random_counter():
-    # TVM's flow (relay.create_executor(...).evaluate()) runs a fresh executor per call: the counter follows
+    # TVM's flow (relay.create_executor(...).evaluate()) runs one executor for every call: the counter follows
     # the calls, and a counter given by name is used as given
     from tecc import relay  # noqa: PLC0415
 
