@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..ir import GraphError, TensorType
 from ..op import REQUIRED, OpPattern, register_op
-from ._util import as_int, check_dtype, int_tuple, is_int_dtype, tensor_arg, topi
+from ._util import as_int, check_dtype, is_int_dtype, tensor_arg, topi
 
 #: the dtypes a uniform or normal draw gives
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -40,8 +40,10 @@ def _draw_infer(op, params):
     def infer(types, attrs):
         _key(op, types)
         shape = attrs["shape"]
-        shape = int_tuple(op, "shape", tuple(shape) if isinstance(shape, list) else shape,
-                          (len(shape) if isinstance(shape, (list, tuple)) else 1,), at_least=0)
+        if not isinstance(shape, (list, tuple)) or any(isinstance(d, bool) or not isinstance(d, int) or d < 0
+                                                       for d in shape):
+            raise GraphError(f"{op}: shape must be a list of non-negative ints, got {shape!r}")
+        shape = tuple(shape)
         dtype = check_dtype(op, "dtype", attrs["dtype"])
         if dtype not in FLOAT_DTYPES:
             raise GraphError(f"{op}: dtype must be one of {', '.join(FLOAT_DTYPES)}, got {dtype}")
