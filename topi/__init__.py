@@ -17,6 +17,7 @@ module                    holds
 :mod:`.scatter`           ``scatter_elements``, ``scatter_nd``, ``scatter``
 :mod:`.linalg`            ``det`` (determinants; an extern statement, CPU and CUDA)
 :mod:`.random`            ``uniform``, ``normal``, ``multinomial`` (counter-based: Threefry-2x64-20)
+:mod:`.tree`              ``tree_traverse`` (decision trees as tables: ONNX-ML's tree ensembles)
 :mod:`.reduction`         ``sum``, ``max``, ``min``, ``prod``, ``argmax``, ``mean``, ``variance``...
 :mod:`.nn`                neural-network computes (conv2d, dense, softmax, pool2d, ...)
 :mod:`.image`             ``resize1d``/``2d``/``3d``, ``grid_sample``, ``affine_grid``, ``crop_and_resize``
@@ -67,6 +68,7 @@ from . import image  # noqa: F401,E402
 from . import generic, x86, cuda, testing  # noqa: F401,E402
 from . import vision  # noqa: F401,E402
 from . import random  # noqa: F401,E402
+from . import tree  # noqa: F401,E402
 from .nn import batch_matmul, conv2d_nchw, layer_norm, matmul, softmax  # noqa: F401,E402
 from .nn import matmul_broadcast  # noqa: F401,E402
 from . import schedule_registry  # noqa: F401,E402

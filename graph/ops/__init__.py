@@ -19,6 +19,7 @@ module              operators
 :mod:`.vision`      ``vision.roi_align`` (ONNX's RoiAlign)
 :mod:`.deformable`  ``nn.deformable_conv2d`` (ONNX's DeformConv)
 :mod:`.random`      ``random.uniform``, ``random.normal``, ``random.multinomial`` (counter-based)
+:mod:`.tree`        ``tree_traverse`` (decision-tree ensembles as node tables)
 ==================  ==============================================================
 
 Conventions of ``lower(inputs, attrs, out_type)``: ``inputs`` holds one TE tensor
@@ -32,3 +33,4 @@ from . import algorithm, image, nn, reduce, tensor, transform  # noqa: F401
 from . import vision  # noqa: F401
 from . import deformable  # noqa: F401
 from . import random  # noqa: F401
+from . import tree  # noqa: F401

@@ -21,6 +21,7 @@ from .deformable_conv2d_python import deformable_conv2d_nchw_python  # noqa: F40
 from .grid_sample_python import affine_grid_python, grid_sample_python  # noqa: F401
 from .resize_python import resize1d_python, resize2d_python, resize3d_python, upsampling_python  # noqa: F401
 from .roi_align_python import roi_align_nchw_python  # noqa: F401
+from .tree_python import tree_traverse_python  # noqa: F401
 from .common import (  # noqa: F401
     get_depthwise_conv2d_nhwc_implement, get_group_conv2d_transpose_nchw_implement, get_resize_schedule,
 )

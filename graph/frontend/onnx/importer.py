@@ -21,6 +21,7 @@ from ...transform.fold_constant import is_narrow_weight
 from ...transform.infer_type import infer_type
 from .common import OnnxImportError, OnnxNode, _FOLD_LIMIT, _np_dtype, _onnx, all_nodes
 from .convert_contrib import CONTRIB_CONVERTERS, CONTRIB_DOMAIN
+from .convert_ml import ML_CONVERTERS, ML_DOMAIN
 from .convert_training import TRAINING_CONVERTERS, TRAINING_DOMAIN
 from .converters import _CONVERTERS
 from .convert_sequence import OnnxOptional, OnnxSequence, describe, is_container
@@ -34,14 +35,17 @@ from .opsets import imported_opset, read_opset, upgraded
 # ---------------------------------------------------------------------------------------
 def _converter(node):
     """The converter of an ONNX node (a NodeProto or OnnxNode): the default domain's,
-    onnxruntime's contrib operators' (com.microsoft), or ONNX's training optimizers'
-    (ai.onnx.preview.training); None when tecc has none."""
+    onnxruntime's contrib operators' (com.microsoft), ONNX's training optimizers'
+    (ai.onnx.preview.training) or its classic machine-learning operators'
+    (ai.onnx.ml); None when tecc has none."""
     if node.domain in ("", "ai.onnx"):
         return _CONVERTERS.get(node.op_type)
     if node.domain == CONTRIB_DOMAIN:
         return CONTRIB_CONVERTERS.get(node.op_type)
     if node.domain == TRAINING_DOMAIN:
         return TRAINING_CONVERTERS.get(node.op_type)
+    if node.domain == ML_DOMAIN:
+        return ML_CONVERTERS.get(node.op_type)
     return None
 
 
@@ -684,12 +688,14 @@ def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True
 
 def supported_ops() -> list:
     """The ONNX operator types :func:`from_onnx` converts, sorted, then onnxruntime's
-    contrib operators it converts, as ``"com.microsoft.<op type>"``, and ONNX's
-    training optimizers, as ``"ai.onnx.preview.training.<op type>"``.  Operators
+    contrib operators it converts, as ``"com.microsoft.<op type>"``, ONNX's
+    training optimizers, as ``"ai.onnx.preview.training.<op type>"``, and its
+    classic machine-learning operators, as ``"ai.onnx.ml.<op type>"``.  Operators
     ONNX defines as functions of these are imported through that definition too
     (:func:`function_ops`)."""
     return (sorted(_CONVERTERS) + sorted(f"{CONTRIB_DOMAIN}.{op}" for op in CONTRIB_CONVERTERS)
-            + sorted(f"{TRAINING_DOMAIN}.{op}" for op in TRAINING_CONVERTERS))
+            + sorted(f"{TRAINING_DOMAIN}.{op}" for op in TRAINING_CONVERTERS)
+            + sorted(f"{ML_DOMAIN}.{op}" for op in ML_CONVERTERS))
 
 
 def function_ops() -> list:

@@ -1,0 +1,493 @@
+"""Converters of ONNX-ML's operators (domain ``ai.onnx.ml``, the classic machine
+learning models scikit-learn, XGBoost and LightGBM export): the tree ensembles
+(``TreeEnsemble``, ``TreeEnsembleRegressor``, ``TreeEnsembleClassifier``),
+``Binarizer`` and ``ArrayFeatureExtractor``.  Operators of string tensors
+(``LabelEncoder`` of strings...) are not among them: tecc's tensors hold numbers.
+
+A tree ensemble becomes node tables (:class:`Forest`: leaves first, then the
+branch nodes, every tree in the same tables) and one walk through them
+(the graph operator ``tree_traverse``), then the leaves' weights gathered and
+summed (or averaged, or their minimum or maximum) over the trees, the base
+values added and the post transform applied.  What the trees hold is checked when
+importing: a node, feature or target out of range, a cycle, a tree with no
+root each get an error naming the node and attribute.  The numbers follow
+onnxruntime where it and ONNX's reference differ (noted where so).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: the domain of ONNX's classic machine-learning operators
+ML_DOMAIN = "ai.onnx.ml"
+
+# the comparison codes of the node tables (tecc.topi.tree: LEQ LT GTE GT EQ NEQ, plus 8 when a NaN goes true)
+_LEQ, _LT, _GTE, _GT, _EQ, _NEQ = range(6)
+_MISSING_TRUE = 8
+_MEMBER = 6  # TreeEnsemble's set membership: written as a chain of EQ nodes
+#: TreeEnsembleRegressor/Classifier's node modes, as TreeEnsemble's codes
+_V3_MODES = {"BRANCH_LEQ": _LEQ, "BRANCH_LT": _LT, "BRANCH_GTE": _GTE, "BRANCH_GT": _GT, "BRANCH_EQ": _EQ,
+             "BRANCH_NEQ": _NEQ}
+#: aggregate functions, by TreeEnsemble's codes and the older operators' names
+_AGGREGATES = ("AVERAGE", "SUM", "MIN", "MAX")
+_POST_TRANSFORMS = ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT")
+
+
+class Forest:
+    """The trees of one ensemble node, as it is read: branch nodes
+    (:meth:`branch`) and leaves (:meth:`leaf`, each with its weights per target),
+    numbered as they are added; :meth:`tables` lays them out for
+    ``tree_traverse``."""
+
+    def __init__(self, node, n_features: int):
+        self.node = node
+        self.n_features = n_features
+        self.branches = []   # [feature, threshold, mode code, true child, false child]; children: ("b"|"l", index)
+        self.leaves = []     # {target: [weights]}
+        self.roots = []      # ("b"|"l", index) per tree
+
+    def branch(self, feature, threshold, mode, where: str) -> int:
+        feature = int(feature)
+        if not 0 <= feature < self.n_features:
+            self.node.fail(f"{where} tests feature {feature}, but the input has {self.n_features} features "
+                           "(axis 1): the model was made for other data")
+        self.branches.append([feature, float(threshold), int(mode), None, None])
+        return len(self.branches) - 1
+
+    def leaf(self) -> int:
+        self.leaves.append({})
+        return len(self.leaves) - 1
+
+    def add_weight(self, leaf: int, target: int, weight: float) -> None:
+        self.leaves[leaf].setdefault(int(target), []).append(float(weight))
+
+    def depth(self) -> int:
+        """The most branch nodes on a path from a root to a leaf; a cycle is an error."""
+        memo, active = {}, set()
+
+        def walk(ref):  # iterative: a deep tree would overflow Python's recursion
+            stack = [(ref, False)]
+            while stack:
+                (kind, i), done = stack.pop()
+                if kind == "l" or i in memo:
+                    continue
+                if done:
+                    active.discard(i)
+                    memo[i] = 1 + max(0 if c[0] == "l" else memo[c[1]] for c in self.branches[i][3:5])
+                    continue
+                if i in active:
+                    self.node.fail(f"branch node {i} is its own descendant: the trees' nodes_truenodeids / "
+                                   "nodes_falsenodeids make a cycle")
+                active.add(i)
+                stack.append(((kind, i), True))
+                for c in self.branches[i][3:5]:
+                    if c[0] == "b":
+                        if c[1] in active:
+                            self.node.fail(f"branch node {c[1]} is its own descendant: the trees' "
+                                           "nodes_truenodeids / nodes_falsenodeids make a cycle")
+                        stack.append((c, False))
+            return 0 if ref[0] == "l" else memo[ref[1]]
+
+        return max((walk(r) for r in self.roots), default=0)
+
+    def tables(self, dtype):
+        """``(roots, feature, threshold, mode, true_next, false_next)`` numpy arrays,
+        the leaves first (entry ``l`` is leaf ``l``, its own successor)."""
+        n_leaves = len(self.leaves)
+
+        def entry(ref):
+            return ref[1] if ref[0] == "l" else n_leaves + ref[1]
+
+        n = n_leaves + len(self.branches)
+        feature = np.zeros(n, np.int32)
+        threshold = np.zeros(n, dtype)
+        mode = np.zeros(n, np.int32)
+        true_next = np.arange(n, dtype=np.int32)
+        false_next = np.arange(n, dtype=np.int32)
+        for i, (f, t, m, tc, fc) in enumerate(self.branches):
+            e = n_leaves + i
+            feature[e], threshold[e], mode[e] = f, t, m
+            true_next[e], false_next[e] = entry(tc), entry(fc)
+        roots = np.array([entry(r) for r in self.roots], np.int32)
+        return roots, feature, threshold, mode, true_next, false_next
+
+    def weights(self, n_targets: int, aggregate: str, dtype):
+        """``(W, has)``: ``W[leaf, target]`` the leaf's weight for the target (the sum
+        of its weights, or for MIN/MAX their minimum/maximum), ``has`` whether the
+        leaf has one (None for SUM/AVERAGE, which add zeros)."""
+        w = np.zeros((len(self.leaves), n_targets), dtype)
+        has = np.zeros((len(self.leaves), n_targets), bool)
+        pick = {"MIN": min, "MAX": max}.get(aggregate, math.fsum)
+        for i, targets in enumerate(self.leaves):
+            for t, ws in targets.items():
+                if not 0 <= t < n_targets:
+                    self.node.fail(f"a leaf has a weight for target {t}, but there are {n_targets} targets")
+                w[i, t] = pick(ws)
+                has[i, t] = True
+        return w, (has if aggregate in ("MIN", "MAX") else None)
+
+
+# ---------------------------------------------------------------------------------------
+# reading the trees
+# ---------------------------------------------------------------------------------------
+def _ints(node, name, default=None):
+    value = node.attr(name, default)
+    return [] if value is None else [int(v) for v in np.asarray(value).reshape(-1)]
+
+
+def _floats(node, name, tensor_name=None):
+    """A float list attribute, or its ``*_as_tensor`` form (double precision)."""
+    if tensor_name is not None and node.attr(tensor_name) is not None:
+        if node.attr(name) is not None:
+            node.fail(f"it sets both {name} and {tensor_name}; set one")
+        return np.asarray(node.attr(tensor_name), dtype=np.float64).reshape(-1)
+    value = node.attr(name)
+    return None if value is None else np.asarray(value, dtype=np.float64).reshape(-1)
+
+
+def _same_length(node, arrays: dict) -> int:
+    lengths = {k: len(v) for k, v in arrays.items() if v is not None}
+    if len(set(lengths.values())) > 1:
+        node.fail("these attributes must have one entry per node, but their lengths differ: "
+                  + ", ".join(f"{k} {n}" for k, n in lengths.items()))
+    return next(iter(lengths.values()), 0)
+
+
+def _forest_v5(ctx, node, n_features) -> tuple:
+    """TreeEnsemble (ai.onnx.ml 5): ``(forest, n_targets, aggregate, post_transform)``."""
+    nodes = {k: _ints(node, k) for k in ("nodes_featureids", "nodes_truenodeids", "nodes_falsenodeids",
+                                         "nodes_trueleafs", "nodes_falseleafs")}
+    nodes["nodes_splits"] = _floats(node, "nodes_splits")
+    nodes["nodes_modes"] = _ints(node, "nodes_modes")
+    missing = _ints(node, "nodes_missing_value_tracks_true")
+    if missing:
+        nodes["nodes_missing_value_tracks_true"] = missing
+    for k in ("nodes_featureids", "nodes_truenodeids", "nodes_falsenodeids", "nodes_trueleafs",
+              "nodes_falseleafs", "nodes_splits", "nodes_modes"):
+        if nodes[k] is None or (k != "nodes_splits" and node.attr(k) is None):
+            node.required(k)
+    n_nodes = _same_length(node, nodes)
+    leaf_targets, leaf_weights = _ints(node, "leaf_targetids"), _floats(node, "leaf_weights")
+    if leaf_weights is None:
+        node.required("leaf_weights")
+    if len(leaf_targets) != len(leaf_weights):
+        node.fail(f"leaf_targetids has {len(leaf_targets)} entries and leaf_weights {len(leaf_weights)}: one per "
+                  "leaf")
+    roots = _ints(node, "tree_roots")
+    if not roots:
+        node.required("tree_roots")
+    n_targets = int(node.required("n_targets"))
+    aggregate = _choice(node, "aggregate_function", _AGGREGATES, 1)
+    post = _choice(node, "post_transform", _POST_TRANSFORMS, 0)
+    members = _floats(node, "membership_values")
+    modes = nodes["nodes_modes"]
+    sets, it = {}, iter([] if members is None else members.tolist())
+    for i, m in enumerate(modes):  # the members of each MEMBER node, in node order, NaN-delimited
+        if m == _MEMBER:
+            values = []
+            for v in it:
+                if math.isnan(v):
+                    break
+                values.append(v)
+            else:
+                if members is None:
+                    node.fail(f"node {i} tests set membership but the node has no membership_values")
+            sets[i] = values
+        elif not 0 <= m <= _MEMBER:
+            node.fail(f"nodes_modes[{i}] is {m}; the modes are 0 (LEQ) ... 6 (MEMBER)")
+
+    forest = Forest(node, n_features)
+    leaves = {}
+
+    def leaf_ref(j):
+        if not 0 <= j < len(leaf_weights):
+            node.fail(f"a node points to leaf {j}, but there are {len(leaf_weights)} leaves")
+        if j not in leaves:
+            leaves[j] = forest.leaf()
+            forest.add_weight(leaves[j], leaf_targets[j], leaf_weights[j])
+        return ("l", leaves[j])
+
+    made = {}
+
+    def branch_ref(i):
+        if not 0 <= i < n_nodes:
+            node.fail(f"a node points to node {i}, but there are {n_nodes} nodes")
+        if i in made:
+            return made[i]
+        where = f"node {i}"
+        miss = _MISSING_TRUE if missing and missing[i] else 0
+        if modes[i] == _MEMBER:  # x in {v1, v2, ...}: EQ v1, else EQ v2, ..., else false
+            values = sets[i] or [float("nan")]  # an empty set: an EQ no value meets
+            chain = [forest.branch(nodes["nodes_featureids"][i], v, _EQ + (miss if k == 0 else 0), where)
+                     for k, v in enumerate(values)]
+            made[i] = ("b", chain[0])
+            for a, b in zip(chain, chain[1:]):
+                forest.branches[a][4] = ("b", b)
+            ends = chain
+        else:
+            b = forest.branch(nodes["nodes_featureids"][i], nodes["nodes_splits"][i], modes[i] + miss, where)
+            made[i] = ("b", b)
+            ends = [b]
+        pending.append((i, ends))
+        return made[i]
+
+    def child(i, which):
+        ids = nodes["nodes_truenodeids" if which == "true" else "nodes_falsenodeids"]
+        is_leaf = nodes["nodes_trueleafs" if which == "true" else "nodes_falseleafs"]
+        return leaf_ref(ids[i]) if is_leaf[i] else branch_ref(ids[i])
+
+    pending = []
+    for r in roots:
+        if not 0 <= r < n_nodes:
+            node.fail(f"tree_roots holds {r}, but there are {n_nodes} nodes")
+        if (nodes["nodes_trueleafs"][r] and nodes["nodes_falseleafs"][r]
+                and nodes["nodes_truenodeids"][r] == nodes["nodes_falsenodeids"][r]):
+            forest.roots.append(leaf_ref(nodes["nodes_truenodeids"][r]))  # a tree that is one leaf
+            continue
+        forest.roots.append(branch_ref(r))
+        while pending:  # link the children of the nodes made (without recursion: trees can be deep)
+            i, ends = pending.pop()
+            t = child(i, "true")
+            for e in ends:
+                forest.branches[e][3] = t
+            forest.branches[ends[-1]][4] = child(i, "false")
+    return forest, n_targets, aggregate, post
+
+
+def _forest_v3(ctx, node, n_features, prefix: str) -> tuple:
+    """TreeEnsembleRegressor / TreeEnsembleClassifier (ai.onnx.ml 1 and 3):
+    ``(forest, n_targets or n_classes, aggregate, post_transform, base_values, class_ids)``;
+    ``prefix``: ``target`` or ``class``."""
+    keys = ("nodes_treeids", "nodes_nodeids", "nodes_featureids", "nodes_truenodeids", "nodes_falsenodeids")
+    nodes = {k: _ints(node, k) for k in keys}
+    for k in keys:
+        if node.attr(k) is None:
+            node.required(k)
+    nodes["nodes_modes"] = list(node.required("nodes_modes"))
+    nodes["nodes_values"] = _floats(node, "nodes_values", "nodes_values_as_tensor")
+    if nodes["nodes_values"] is None:
+        node.required("nodes_values")
+    missing = _ints(node, "nodes_missing_value_tracks_true")
+    if missing:
+        nodes["nodes_missing_value_tracks_true"] = missing
+    n_nodes = _same_length(node, nodes)
+    refs = {}
+    forest = Forest(node, n_features)
+    for i in range(n_nodes):
+        key = (nodes["nodes_treeids"][i], nodes["nodes_nodeids"][i])
+        if key in refs:
+            node.fail(f"tree {key[0]} has two nodes numbered {key[1]} (nodes_treeids / nodes_nodeids)")
+        mode = nodes["nodes_modes"][i]
+        if mode == "LEAF":
+            refs[key] = ("l", forest.leaf())
+        elif mode in _V3_MODES:
+            miss = _MISSING_TRUE if missing and missing[i] else 0
+            refs[key] = ("b", forest.branch(nodes["nodes_featureids"][i], nodes["nodes_values"][i],
+                                            _V3_MODES[mode] + miss, f"node {key[1]} of tree {key[0]}"))
+        else:
+            node.fail(f"nodes_modes[{i}] is {mode!r}; the modes are LEAF, {', '.join(_V3_MODES)}")
+    children = set()
+    for i in range(n_nodes):
+        tree, nid = nodes["nodes_treeids"][i], nodes["nodes_nodeids"][i]
+        ref = refs[tree, nid]
+        if ref[0] == "l":
+            continue
+        for slot, k in ((3, "nodes_truenodeids"), (4, "nodes_falsenodeids")):
+            target = (tree, nodes[k][i])
+            if target not in refs:
+                node.fail(f"node {nid} of tree {tree} points ({k}) to node {target[1]}, which tree {tree} does not "
+                          "have")
+            forest.branches[ref[1]][slot] = refs[target]
+            children.add(target)
+    for tree in sorted(set(nodes["nodes_treeids"])):
+        roots = [key for key in refs if key[0] == tree and key not in children]
+        if len(roots) != 1:
+            node.fail(f"tree {tree} has {len(roots)} nodes no other node points to; a tree has one root")
+        forest.roots.append(refs[roots[0]])
+    w_ids = {k: _ints(node, f"{prefix}_{k}") for k in ("treeids", "nodeids", "ids")}
+    weights = _floats(node, f"{prefix}_weights", f"{prefix}_weights_as_tensor")
+    w_ids["weights"] = [] if weights is None else weights
+    _same_length(node, {f"{prefix}_{k}": v for k, v in w_ids.items()})
+    for tree, nid, target, weight in zip(w_ids["treeids"], w_ids["nodeids"], w_ids["ids"], w_ids["weights"]):
+        ref = refs.get((tree, nid))
+        if ref is None or ref[0] != "l":
+            node.fail(f"{prefix}_nodeids gives a weight to node {nid} of tree {tree}, which is not a leaf")
+        forest.add_weight(ref[1], target, weight)
+    aggregate = _choice(node, "aggregate_function", _AGGREGATES, "SUM")
+    post = _choice(node, "post_transform", _POST_TRANSFORMS, "NONE")
+    base = _floats(node, "base_values", "base_values_as_tensor")
+    return forest, aggregate, post, base, w_ids["ids"]
+
+
+def _choice(node, name, choices, default) -> str:
+    value = node.attr(name, default)
+    if isinstance(value, (int, np.integer)):
+        if not 0 <= int(value) < len(choices):
+            node.fail(f"{name} is {value}; it takes " + ", ".join(f"{i} ({c})" for i, c in enumerate(choices)))
+        return choices[int(value)]
+    if value not in choices:
+        node.fail(f"{name} is {value!r}; it takes one of {', '.join(choices)}")
+    return value
+
+
+# ---------------------------------------------------------------------------------------
+# the graph of an ensemble
+# ---------------------------------------------------------------------------------------
+def _features(ctx, node, x):
+    """The input as ``[batch, features]`` in the dtype the trees compare in
+    (float64 stays; others as float32, as onnxruntime reads them), and ``features``."""
+    shape = ctx.shape(x)
+    if len(shape) == 1:
+        x = ctx.reshape(x, (1, shape[0]))
+    elif len(shape) != 2:
+        node.fail(f"the input has shape {shape}; it takes [batch, features] (or one row [features])")
+    if not isinstance(ctx.shape(x)[1], int):
+        node.fail("the input's number of features (axis 1) is symbolic; give it in the shape dict")
+    dtype = "float64" if ctx.dtype_of(x) == "float64" else "float32"
+    return ctx.cast(x, dtype), ctx.shape(x)[1]
+
+
+def _scores(ctx, forest, x, n_targets, aggregate, dtype):
+    """``[batch, n_targets]``: the trees' leaves' weights for each row, aggregated."""
+    node = forest.node
+    if not forest.roots:
+        node.fail("it has no trees")
+    roots, feature, threshold, mode, true_next, false_next = forest.tables(ctx.dtype_of(x))
+    modes = set(mode[len(forest.leaves):].tolist())
+    tables = [ctx.const(a, a.dtype) for a in (roots, feature, threshold, true_next, false_next)]
+    extra = {} if len(modes) > 1 else {"mode": modes.pop() if modes else 0}
+    if len(modes) > 1:
+        tables.append(ctx.const(mode, "int32"))
+    leaves = ctx.call("tree_traverse", x, *tables, depth=forest.depth(), **extra)
+    w, has = forest.weights(n_targets, aggregate, dtype)
+    picked = ctx.call("take", ctx.const(w, dtype), leaves, axis=0)        # [batch, trees, targets]
+    n_trees = len(forest.roots)
+    if aggregate in ("SUM", "AVERAGE"):
+        out = ctx.call("sum", picked, axis=(1,))
+        return out if aggregate == "SUM" else ctx.call("divide", out, ctx.const(n_trees, dtype))
+    hit = ctx.call("take", ctx.const(has, "bool"), leaves, axis=0)
+    fill = ctx.const(np.inf if aggregate == "MIN" else -np.inf, dtype)
+    best = ctx.call(aggregate.lower(), ctx.call("where", hit, picked, fill), axis=(1,))
+    # a target no tree's leaf scores: 0 (onnxruntime; ONNX's reference leaves the dtype's extreme)
+    return ctx.call("where", ctx.call("any", hit, axis=(1,)), best, ctx.const(0, dtype))
+
+
+def _post_transform(ctx, z, post):
+    dtype = ctx.dtype_of(z)
+    if post == "NONE":
+        return z
+    if post == "LOGISTIC":
+        return ctx.call("sigmoid", z)
+    if post == "SOFTMAX":
+        return ctx.call("nn.softmax", z, axis=-1)
+    if post == "SOFTMAX_ZERO":  # softmax over the non-zero scores; a zero score stays zero
+        zero = ctx.const(0, dtype)
+        nonzero = ctx.call("not_equal", z, zero)
+        top = ctx.call("max", z, axis=(1,), keepdims=True)
+        e = ctx.call("where", nonzero, ctx.call("exp", ctx.call("subtract", z, top)), zero)
+        total = ctx.call("sum", e, axis=(1,), keepdims=True)
+        return ctx.call("divide", e, total)
+    # PROBIT: sqrt(2) * erfinv(2p - 1), with the closed-form erfinv (a = 0.147) onnxruntime computes
+    def c(v):
+        return ctx.const(v, dtype)
+
+    u = ctx.call("subtract", ctx.call("multiply", z, c(2.0)), c(1.0))
+    sign = ctx.call("where", ctx.call("less", u, c(0.0)), c(-1.0), c(1.0))
+    ln = ctx.call("log", ctx.call("multiply", ctx.call("subtract", c(1.0), u), ctx.call("add", c(1.0), u)))
+    v = ctx.call("add", c(2.0 / (math.pi * 0.147)), ctx.call("multiply", c(0.5), ln))
+    v2 = ctx.call("multiply", c(1.0 / 0.147), ln)
+    root = ctx.call("sqrt", ctx.call("subtract", ctx.call("sqrt", ctx.call("subtract", ctx.call("multiply", v, v),
+                                                                                       v2)), v))
+    return ctx.call("multiply", ctx.call("multiply", sign, root), c(math.sqrt(2.0)))
+
+
+def _tree_ensemble(ctx, node, inputs):
+    x, n_features = _features(ctx, node, inputs[0])
+    forest, n_targets, aggregate, post = _forest_v5(ctx, node, n_features)
+    out_dtype = ctx.dtype_of(inputs[0])
+    z = _scores(ctx, forest, x, n_targets, aggregate, ctx.dtype_of(x))
+    # onnxruntime applies TreeEnsemble's post_transform (ONNX's reference ignores it)
+    return [ctx.cast(_post_transform(ctx, z, post), out_dtype)]
+
+
+def _add_base(ctx, node, z, base, n):
+    if base is None or not len(base):
+        return z
+    if len(base) != n:
+        node.fail(f"base_values has {len(base)} entries, one per target or class is {n}")
+    return ctx.call("add", z, ctx.const(np.asarray(base), ctx.dtype_of(z)))
+
+
+def _tree_ensemble_regressor(ctx, node, inputs):
+    x, n_features = _features(ctx, node, inputs[0])
+    forest, aggregate, post, base, _ = _forest_v3(ctx, node, n_features, "target")
+    n_targets = int(node.attr("n_targets", 1))
+    z = _scores(ctx, forest, x, n_targets, aggregate, "float32")
+    return [_post_transform(ctx, _add_base(ctx, node, z, base, n_targets), post)]
+
+
+def _tree_ensemble_classifier(ctx, node, inputs):
+    if node.attr("classlabels_strings") is not None:
+        node.fail("its class labels are strings (classlabels_strings): tecc's tensors hold numbers; relabel the "
+                  "classes with classlabels_int64s")
+    labels = _ints(node, "classlabels_int64s")
+    if not labels:
+        node.required("classlabels_int64s")
+    x, n_features = _features(ctx, node, inputs[0])
+    forest, aggregate, post, base, class_ids = _forest_v3(ctx, node, n_features, "class")
+    n = len(labels)
+    binary = len(set(class_ids)) == 1  # one column of weights: the score of the positive class
+    width = 1 if binary else n
+    if binary and class_ids and class_ids[0] != 0:  # the weights' one class id, as column 0
+        for leaf in forest.leaves:
+            for t in list(leaf):
+                leaf[0] = leaf.pop(t)
+    z = _scores(ctx, forest, x, width, aggregate, "float32")
+    if binary and base is not None and len(base) in (1, 2):
+        base = base[:1]  # the positive class's score starts from the first base value
+    z = _add_base(ctx, node, z, base, width)
+    if binary:
+        if n > 2:
+            node.fail(f"every class weight is for class {class_ids[0]} but there are {n} classes: the weights "
+                      "of a binary classifier, with more than two labels")
+        positive = ctx.call("strided_slice", z, begin=(0, 0), end=(ctx.shape(z)[0], 1), strides=(1, 1)) \
+            if ctx.shape(z)[1] != 1 else z
+        # the score of class 0: 1 - p (or -p when the transform turns scores into probabilities)
+        other = ctx.call("subtract", ctx.const(1.0, "float32"), positive) if post in ("NONE", "PROBIT") \
+            else ctx.call("negative", positive)
+        z = ctx.call("concatenate", ctx.tuple([other, positive]), axis=1)
+    scores = _post_transform(ctx, z, post)
+    best = ctx.call("argmax", scores, axis=(1,))
+    table = np.asarray(labels if len(labels) > 1 else [0, labels[0]], dtype=np.int64)
+    label = ctx.call("take", ctx.const(table, "int64"), best, axis=0)
+    return [label, scores]
+
+
+def _binarizer(ctx, node, inputs):
+    x = inputs[0]
+    threshold = float(node.attr("threshold", 0.0))
+    dtype = ctx.dtype_of(x)
+    return [ctx.cast(ctx.call("greater", x, ctx.const(threshold, dtype)), dtype)]
+
+
+def _array_feature_extractor(ctx, node, inputs):
+    x, indices = inputs
+    shape = ctx.shape(x)
+    idx = ctx.reshape(ctx.cast(indices, "int64"), (int(np.prod(ctx.shape(indices), dtype=np.int64)),))
+    last = shape[-1]
+    if ctx.is_const(indices):
+        got = ctx.value(indices, "indices").reshape(-1)
+        bad = [int(i) for i in got if not 0 <= int(i) < last]
+        if bad:
+            node.fail(f"indices {bad} are out of range for the last axis of the input (size {last}): "
+                      f"valid indices are 0..{last - 1}")
+    out = ctx.call("take", x, idx, axis=len(shape) - 1, mode="fast" if ctx.is_const(indices) else "clip")
+    return [ctx.reshape(out, (1, ctx.shape(out)[0])) if len(shape) == 1 else out]
+
+
+ML_CONVERTERS = {
+    "TreeEnsemble": _tree_ensemble, "TreeEnsembleRegressor": _tree_ensemble_regressor,
+    "TreeEnsembleClassifier": _tree_ensemble_classifier, "Binarizer": _binarizer,
+    "ArrayFeatureExtractor": _array_feature_extractor,
+}

@@ -1,0 +1,64 @@
+"""``tree_traverse``: where each row of features ends in each decision tree of an
+ensemble (:func:`tecc.topi.tree.tree_traverse`; the trees are tables, operands
+of the operator, so a large ensemble is data, not code).  Element-wise in its
+output -- each (row, tree) walk reads only its row and the tables --
+:attr:`~tecc.graph.op.OpPattern.INJECTIVE`: the gathers of the leaves' weights and
+their sum over the trees fuse with it, one kernel.
+
+Operands: ``data [batch, features]`` (float32 or float64), ``roots [trees]``,
+``feature``, ``threshold`` (data's dtype), ``true_next``, ``false_next``, one
+entry per node, and optionally ``mode`` (a table of mode codes); without it the
+``mode`` attribute is every node's code.  ``depth``: the steps each walk takes.
+"""
+from __future__ import annotations
+
+from ..ir import GraphError, TensorType
+from ..op import REQUIRED, OpPattern, register_op
+from ._util import as_int, is_int_dtype, tensor_arg, topi
+
+OP = "tree_traverse"
+#: the operands, in order (``mode`` optional)
+OPERANDS = ("data", "roots", "feature", "threshold", "true_next", "false_next", "mode")
+
+
+def _infer(types, attrs):
+    if len(types) not in (6, 7):
+        raise GraphError(f"{OP}: takes {', '.join(OPERANDS[:6])} and optionally mode ({len(types)} operands given)")
+    ts = {name: tensor_arg(OP, types, i) for i, name in enumerate(OPERANDS[:len(types)])}
+    data = ts["data"]
+    if data.ndim != 2 or data.dtype not in ("float32", "float64"):
+        raise GraphError(f"{OP}: data must be a float32 or float64 [batch, features] tensor, got {data.dtype} "
+                         f"{tuple(data.shape)}")
+    roots = ts["roots"]
+    if roots.ndim != 1 or not is_int_dtype(roots.dtype):
+        raise GraphError(f"{OP}: roots must be a 1-D integer tensor, got {roots.dtype} {tuple(roots.shape)}")
+    nodes = ts["feature"].shape
+    for name in OPERANDS[2:len(types)]:
+        t = ts[name]
+        if t.ndim != 1 or tuple(t.shape) != tuple(nodes):
+            raise GraphError(f"{OP}: {name} must be 1-D with one entry per node, like feature {tuple(nodes)}; got "
+                             f"{tuple(t.shape)}")
+        want_int = name != "threshold"
+        if want_int and not is_int_dtype(t.dtype) or not want_int and t.dtype != data.dtype:
+            raise GraphError(f"{OP}: {name} has dtype {t.dtype}; it must be "
+                             f"{'an integer type' if want_int else data.dtype + ' (the data dtype)'}")
+    depth = as_int(OP, "depth", attrs["depth"])
+    if depth < 0:
+        raise GraphError(f"{OP}: depth must be non-negative, got {depth}")
+    modes = topi().tree.MODES
+    if len(types) == 6 and attrs["mode"] not in modes:
+        raise GraphError(f"{OP}: without a mode table, attribute mode must be one of {modes}, got {attrs['mode']!r}")
+    return TensorType((data.shape[0], roots.shape[0]), "int32")
+
+
+def _lower(inputs, attrs, out_type):
+    data, roots, feature, threshold, true_next, false_next = inputs[:6]
+    mode = inputs[6] if len(inputs) == 7 else int(attrs["mode"])
+    return topi().tree.tree_traverse(data, roots, feature, threshold, mode, true_next, false_next,
+                                     int(attrs["depth"]))
+
+
+register_op(OP, pattern=OpPattern.INJECTIVE, infer=_infer, lower=_lower, num_inputs=None,
+            defaults={"depth": REQUIRED, "mode": 0},
+            doc="the node each row of data [batch, features] reaches in each tree, int32 [batch, trees]: "
+                "depth steps from each root through the node tables")

@@ -1,0 +1,116 @@
+"""Decision trees: the walk from each tree's root to the leaf a row of features
+reaches (ONNX-ML's ``TreeEnsemble``, ``TreeEnsembleRegressor`` and
+``TreeEnsembleClassifier`` are this walk and a sum of the leaves' weights).
+
+The trees are tables, one entry per node of every tree (the leaves included), so
+the kernel's size does not grow with the ensemble's: entry ``n`` compares feature
+``feature[n]`` of the row with ``threshold[n]`` by ``mode[n]`` and goes on to
+``true_next[n]`` or ``false_next[n]``.  A leaf is an entry whose two successors
+are itself, so a walk that reached it stays there: :func:`tree_traverse` takes
+``depth`` steps from each root (the depth of the deepest tree) and returns where
+each walk ends -- one element per (row, tree), each an independent chain of
+``depth`` table reads (let-bound: the expression grows linearly with the depth).
+
+The comparison modes (:data:`LEQ` ... :data:`NEQ`) are ONNX-ML's, less set
+membership, which the importer writes as a chain of :data:`EQ` nodes.  A mode
+plus :data:`MISSING_TRACKS_TRUE` sends a NaN feature to ``true_next``; without
+it a NaN goes where its comparison (false, but true for ``NEQ``) sends it.
+"""
+from __future__ import annotations
+
+from .. import te, tir
+from ..tir import dtype as _dt
+from . import tag
+from .utils import TopiError, get_const_tuple
+
+#: the comparison modes: the walk goes to ``true_next`` when ``x <= threshold`` ...
+LEQ, LT, GTE, GT, EQ, NEQ = range(6)
+#: added to a mode: a NaN feature goes to ``true_next``
+MISSING_TRACKS_TRUE = 8
+#: every mode code a table may hold
+MODES = tuple(m + f for f in (0, MISSING_TRACKS_TRUE) for m in (LEQ, LT, GTE, GT, EQ, NEQ))
+
+TREE_TAG = tag.compose(tag.INJECTIVE, "tree_traverse")
+
+
+def _compare(mode: int, x, t):
+    base = mode & 7
+    go = {LEQ: lambda: x <= t, LT: lambda: x < t, GTE: lambda: x >= t, GT: lambda: x > t,
+          EQ: lambda: x == t, NEQ: lambda: x != t}[base]()
+    return te.any(go, te.isnan(x)) if mode & MISSING_TRACKS_TRUE else go
+
+
+def _check_table(table, name, n, dtype=None):
+    if not isinstance(table, te.Tensor) or len(table.shape) != 1:
+        raise TopiError(f"tree_traverse: {name} must be a 1-D tensor with one entry per node, got {table!r}")
+    if get_const_tuple(table.shape)[0] != n:
+        raise TopiError(f"tree_traverse: {name} has {get_const_tuple(table.shape)[0]} entries, the tables have {n} "
+                        "(one per node)")
+    if dtype == "int" and not _dt.is_integer(table.dtype):
+        raise TopiError(f"tree_traverse: {name} must hold integers (node or feature numbers), got {table.dtype}")
+    if dtype not in (None, "int") and table.dtype != dtype:
+        raise TopiError(f"tree_traverse: {name} has dtype {table.dtype}, the data {dtype}: give the thresholds in "
+                        "the data's dtype")
+
+
+def tree_traverse(data, roots, feature, threshold, mode, true_next, false_next, depth: int):
+    """The node each row of ``data`` ``[batch, features]`` reaches in each tree,
+    ``int32`` ``[batch, trees]``.
+
+    ``roots`` (``[trees]``) holds each tree's root entry; ``feature``,
+    ``threshold`` (the data's dtype), ``true_next`` and ``false_next`` hold one
+    entry per node.  ``mode`` is a table of mode codes (:data:`MODES`) or one code
+    for every node (then the kernel reads no mode table).  The walk takes
+    ``depth`` steps: at least the depth of the deepest tree, or it stops short
+    of a leaf.  The tables are the caller's to keep consistent: node and feature
+    numbers in range, each leaf its own successor (the importer checks them)."""
+    if not isinstance(data, te.Tensor) or len(data.shape) != 2:
+        raise TopiError(f"tree_traverse: data must be a [batch, features] tensor, got {data!r}")
+    if not _dt.is_float(data.dtype):
+        raise TopiError(f"tree_traverse: data has dtype {data.dtype}; the trees compare floating-point features "
+                        "(cast it first)")
+    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
+        raise TopiError(f"tree_traverse: depth must be a non-negative int, got {depth!r}")
+    n = get_const_tuple(feature.shape)[0] if isinstance(feature, te.Tensor) else None
+    _check_table(feature, "feature", n, "int")
+    _check_table(threshold, "threshold", n, data.dtype)
+    _check_table(true_next, "true_next", n, "int")
+    _check_table(false_next, "false_next", n, "int")
+    if isinstance(mode, te.Tensor):
+        _check_table(mode, "mode", n, "int")
+    elif mode not in MODES:
+        raise TopiError(f"tree_traverse: mode must be a table of mode codes or one of {MODES}, got {mode!r}")
+    if not isinstance(roots, te.Tensor) or len(roots.shape) != 1 or not _dt.is_integer(roots.dtype):
+        raise TopiError(f"tree_traverse: roots must be a 1-D integer tensor (one root entry per tree), got {roots!r}")
+    batch = data.shape[0]
+    trees = roots.shape[0]
+
+    def walk(b, t):
+        bindings = []
+
+        def bind(value, name):
+            v = tir.Var(f"{name}{len(bindings)}", value.dtype)
+            bindings.append((v, value))
+            return v
+
+        node = bind(roots[t].astype("int32"), "node")
+        for _ in range(depth):
+            x = bind(data[b, feature[node]], "x")
+            t_ = bind(threshold[node], "split")
+            if isinstance(mode, te.Tensor):
+                code = bind(mode[node].astype("int32"), "mode")
+                missing = code >= MISSING_TRACKS_TRUE
+                base = bind(tir.Select(missing, code - MISSING_TRACKS_TRUE, code), "base")
+                go = x != t_  # NEQ, the last mode
+                for m in (EQ, GT, GTE, LT, LEQ):
+                    go = tir.Select(base == m, _compare(m, x, t_), go)
+                go = te.any(go, te.all(missing, te.isnan(x)))
+            else:
+                go = _compare(mode, x, t_)
+            node = bind(tir.Select(go, true_next[node], false_next[node]).astype("int32"), "node")
+        out = node
+        for v, value in reversed(bindings):
+            out = tir.Let(v, value, out)
+        return out
+
+    return te.compute((batch, trees), walk, name="tree_traverse", tag=TREE_TAG)
