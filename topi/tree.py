@@ -31,6 +31,9 @@ MISSING_TRACKS_TRUE = 8
 MODES = tuple(m + f for f in (0, MISSING_TRACKS_TRUE) for m in (LEQ, LT, GTE, GT, EQ, NEQ))
 
 TREE_TAG = tag.compose(tag.INJECTIVE, "tree_traverse")
+#: the most steps one walk takes: its expression nests one let per step (two with a mode table), and the
+#: compiler's passes recurse through it -- a deeper ensemble is walked by several, each from the last's end
+MAX_STEPS = 64
 
 
 def _compare(mode: int, x, t):
@@ -57,12 +60,14 @@ def tree_traverse(data, roots, feature, threshold, mode, true_next, false_next, 
     """The node each row of ``data`` ``[batch, features]`` reaches in each tree,
     ``int32`` ``[batch, trees]``.
 
-    ``roots`` (``[trees]``) holds each tree's root entry; ``feature``,
+    ``roots`` (``[trees]``) holds each tree's root entry, or (``[batch,
+    trees]``) the entry each walk starts at: where a previous walk ended, to
+    walk a tree deeper than :data:`MAX_STEPS`.  ``feature``,
     ``threshold`` (the data's dtype), ``true_next`` and ``false_next`` hold one
     entry per node.  ``mode`` is a table of mode codes (:data:`MODES`) or one code
     for every node (then the kernel reads no mode table).  The walk takes
-    ``depth`` steps: at least the depth of the deepest tree, or it stops short
-    of a leaf.  The tables are the caller's to keep consistent: node and feature
+    ``depth`` steps (at most :data:`MAX_STEPS`): at least the depth of the
+    deepest tree, or it stops short of a leaf (to go on from).  The tables are the caller's to keep consistent: node and feature
     numbers in range, each leaf its own successor (the importer checks them)."""
     if not isinstance(data, te.Tensor) or len(data.shape) != 2:
         raise TopiError(f"tree_traverse: data must be a [batch, features] tensor, got {data!r}")
@@ -80,10 +85,16 @@ def tree_traverse(data, roots, feature, threshold, mode, true_next, false_next, 
         _check_table(mode, "mode", n, "int")
     elif mode not in MODES:
         raise TopiError(f"tree_traverse: mode must be a table of mode codes or one of {MODES}, got {mode!r}")
-    if not isinstance(roots, te.Tensor) or len(roots.shape) != 1 or not _dt.is_integer(roots.dtype):
-        raise TopiError(f"tree_traverse: roots must be a 1-D integer tensor (one root entry per tree), got {roots!r}")
+    if depth > MAX_STEPS:
+        raise TopiError(f"tree_traverse: depth {depth} is above {MAX_STEPS} steps, the most one walk takes (its "
+                        "expression nests one level per step); walk on from where it ends: pass its output as the "
+                        "roots of the next tree_traverse")
+    if (not isinstance(roots, te.Tensor) or len(roots.shape) not in (1, 2) or not _dt.is_integer(roots.dtype)
+            or len(roots.shape) == 2 and get_const_tuple(roots.shape)[0] != get_const_tuple(data.shape)[0]):
+        raise TopiError("tree_traverse: roots must be an integer tensor [trees] (each tree's root entry) or [batch, "
+                        f"trees] (where each walk starts: a previous walk's end), got {roots!r}")
     batch = data.shape[0]
-    trees = roots.shape[0]
+    trees = roots.shape[-1]
 
     def walk(b, t):
         bindings = []
@@ -93,20 +104,20 @@ def tree_traverse(data, roots, feature, threshold, mode, true_next, false_next, 
             bindings.append((v, value))
             return v
 
-        node = bind(roots[t].astype("int32"), "node")
+        node = bind((roots[t] if len(roots.shape) == 1 else roots[b, t]).astype("int32"), "node")
         for _ in range(depth):
-            x = bind(data[b, feature[node]], "x")
-            t_ = bind(threshold[node], "split")
-            if isinstance(mode, te.Tensor):
-                code = bind(mode[node].astype("int32"), "mode")
+            x, split = data[b, feature[node]], threshold[node]
+            if isinstance(mode, te.Tensor):  # x is read by every comparison: bound once
+                x = bind(x, "x")
+                code = mode[node].astype("int32")
                 missing = code >= MISSING_TRACKS_TRUE
-                base = bind(tir.Select(missing, code - MISSING_TRACKS_TRUE, code), "base")
-                go = x != t_  # NEQ, the last mode
+                base = tir.Select(missing, code - MISSING_TRACKS_TRUE, code)
+                go = x != split  # NEQ, the last mode
                 for m in (EQ, GT, GTE, LT, LEQ):
-                    go = tir.Select(base == m, _compare(m, x, t_), go)
+                    go = tir.Select(base == m, _compare(m, x, split), go)
                 go = te.any(go, te.all(missing, te.isnan(x)))
             else:
-                go = _compare(mode, x, t_)
+                go = _compare(mode, x, split)
             node = bind(tir.Select(go, true_next[node], false_next[node]).astype("int32"), "node")
         out = node
         for v, value in reversed(bindings):

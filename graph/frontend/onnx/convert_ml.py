@@ -10,14 +10,23 @@ branch nodes, every tree in the same tables) and one walk through them
 summed (or averaged, or their minimum or maximum) over the trees, the base
 values added and the post transform applied.  What the trees hold is checked when
 importing: a node, feature or target out of range, a cycle, a tree with no
-root each get an error naming the node and attribute.  The numbers follow
-onnxruntime where it and ONNX's reference differ (noted where so).
+root each get an error naming the node and attribute.
+
+Where onnxruntime and ONNX's reference differ, tecc follows onnxruntime for the
+walk (a NaN feature goes where its comparison sends it -- true at a NEQ split --
+unless the node sends missing values true) and the operator specification for the
+rest: TreeEnsemble's post-transform codes (1 SOFTMAX, 2 LOGISTIC; onnxruntime
+swaps them), the base value added to every target, scored or not (onnxruntime
+leaves it out of a target no tree's leaf scores), and a two-class classifier's
+labels and scores as the reference computes them.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
+
+from ...ops.tree import max_steps
 
 #: the domain of ONNX's classic machine-learning operators
 ML_DOMAIN = "ai.onnx.ml"
@@ -46,6 +55,7 @@ class Forest:
         self.branches = []   # [feature, threshold, mode code, true child, false child]; children: ("b"|"l", index)
         self.leaves = []     # {target: [weights]}
         self.roots = []      # ("b"|"l", index) per tree
+        self.labels = []     # per branch: how the model names it, for errors
 
     def branch(self, feature, threshold, mode, where: str) -> int:
         feature = int(feature)
@@ -53,6 +63,7 @@ class Forest:
             self.node.fail(f"{where} tests feature {feature}, but the input has {self.n_features} features "
                            "(axis 1): the model was made for other data")
         self.branches.append([feature, float(threshold), int(mode), None, None])
+        self.labels.append(where)
         return len(self.branches) - 1
 
     def leaf(self) -> int:
@@ -63,33 +74,28 @@ class Forest:
         self.leaves[leaf].setdefault(int(target), []).append(float(weight))
 
     def depth(self) -> int:
-        """The most branch nodes on a path from a root to a leaf; a cycle is an error."""
+        """The most branch nodes on a path from a branch to a leaf (the trees' depth);
+        a cycle is an error, naming a node on it."""
         memo, active = {}, set()
-
-        def walk(ref):  # iterative: a deep tree would overflow Python's recursion
-            stack = [(ref, False)]
-            while stack:
-                (kind, i), done = stack.pop()
-                if kind == "l" or i in memo:
-                    continue
+        for start in range(len(self.branches)):
+            stack = [(start, False)]
+            while stack:  # iterative: a deep tree would overflow Python's recursion
+                i, done = stack.pop()
                 if done:
                     active.discard(i)
                     memo[i] = 1 + max(0 if c[0] == "l" else memo[c[1]] for c in self.branches[i][3:5])
                     continue
-                if i in active:
-                    self.node.fail(f"branch node {i} is its own descendant: the trees' nodes_truenodeids / "
-                                   "nodes_falsenodeids make a cycle")
+                if i in memo:
+                    continue
                 active.add(i)
-                stack.append(((kind, i), True))
-                for c in self.branches[i][3:5]:
-                    if c[0] == "b":
-                        if c[1] in active:
-                            self.node.fail(f"branch node {c[1]} is its own descendant: the trees' "
-                                           "nodes_truenodeids / nodes_falsenodeids make a cycle")
+                stack.append((i, True))
+                for kind, c in self.branches[i][3:5]:
+                    if kind == "b" and c in active:
+                        self.node.fail(f"{self.labels[c]} is its own descendant: the trees' nodes_truenodeids / "
+                                       "nodes_falsenodeids make a cycle")
+                    if kind == "b" and c not in memo:
                         stack.append((c, False))
-            return 0 if ref[0] == "l" else memo[ref[1]]
-
-        return max((walk(r) for r in self.roots), default=0)
+        return max(memo.values(), default=0)
 
     def tables(self, dtype):
         """``(roots, feature, threshold, mode, true_next, false_next)`` numpy arrays,
@@ -300,6 +306,7 @@ def _forest_v3(ctx, node, n_features, prefix: str) -> tuple:
                           "have")
             forest.branches[ref[1]][slot] = refs[target]
             children.add(target)
+    forest.depth()  # a cycle is refused before it hides a tree's root
     for tree in sorted(set(nodes["nodes_treeids"])):
         roots = [key for key in refs if key[0] == tree and key not in children]
         if len(roots) != 1:
@@ -359,7 +366,10 @@ def _scores(ctx, forest, x, n_targets, aggregate, dtype):
     extra = {} if len(modes) > 1 else {"mode": modes.pop() if modes else 0}
     if len(modes) > 1:
         tables.append(ctx.const(mode, "int32"))
-    leaves = ctx.call("tree_traverse", x, *tables, depth=forest.depth(), **extra)
+    depth, steps = forest.depth(), max_steps()
+    leaves = ctx.call("tree_traverse", x, *tables, depth=min(depth, steps), **extra)
+    for done in range(steps, depth, steps):  # a deep ensemble: walked on, one kernel per walk
+        leaves = ctx.call("tree_traverse_on", x, leaves, *tables[1:], depth=min(depth - done, steps), **extra)
     w, has = forest.weights(n_targets, aggregate, dtype)
     picked = ctx.call("take", ctx.const(w, dtype), leaves, axis=0)        # [batch, trees, targets]
     n_trees = len(forest.roots)
@@ -369,7 +379,7 @@ def _scores(ctx, forest, x, n_targets, aggregate, dtype):
     hit = ctx.call("take", ctx.const(has, "bool"), leaves, axis=0)
     fill = ctx.const(np.inf if aggregate == "MIN" else -np.inf, dtype)
     best = ctx.call(aggregate.lower(), ctx.call("where", hit, picked, fill), axis=(1,))
-    # a target no tree's leaf scores: 0 (onnxruntime; ONNX's reference leaves the dtype's extreme)
+    # a target no tree's leaf scores: 0, then the base value (ONNX's reference: +-inf; onnxruntime: 0 without it)
     return ctx.call("where", ctx.call("any", hit, axis=(1,)), best, ctx.const(0, dtype))
 
 
