@@ -520,6 +520,51 @@ def test_det():
     check("det", [x], {}, np.linalg.det(x.astype("float64")), rtol=1e-4, atol=1e-5)
 
 
+def test_tree_traverse_and_walking_on():
+    """A forest of two trees (entries 0-3 leaves, 4-6 branches), walked one step
+    and then on from there ("tree_traverse_on"), with one mode and a mode table."""
+    x = np.array([[0.5, -1.0], [2.0, 3.0], [np.nan, 0.0]], "float32")
+    roots, feature = np.array([4, 6], "int32"), np.array([0, 0, 0, 0, 0, 1, 1], "int32")
+    threshold = np.array([0, 0, 0, 0, 1.0, 0.0, 2.0], "float32")
+    true_next, false_next = np.array([0, 1, 2, 3, 5, 1, 2], "int32"), np.array([0, 1, 2, 3, 0, 3, 3], "int32")
+    tables = [roots, feature, threshold, true_next, false_next]
+    want = ref.tree_traverse_python(x, roots, feature, threshold, 0, true_next, false_next, 2)
+    check("tree_traverse", [x] + tables, dict(depth=2, mode=0), want, rtol=0, atol=0)
+    one = ref.tree_traverse_python(x, roots, feature, threshold, 0, true_next, false_next, 1)
+    check("tree_traverse_on", [x, one] + tables[1:], dict(depth=1, mode=0), want, rtol=0, atol=0)
+    modes = np.array([0, 0, 0, 0, 1, 8 + 3, 5], "int32")
+    want = ref.tree_traverse_python(x, roots, feature, threshold, modes, true_next, false_next, 2)
+    check("tree_traverse", [x] + tables + [modes], dict(depth=2), want, rtol=0, atol=0)
+
+
+def test_tree_traverse_errors():
+    x = g.Var("x", g.TensorType((3, 2), "float32"))
+    t = {k: g.Var(k, g.TensorType((7,), dt)) for k, dt in (("f", "int32"), ("th", "float32"), ("tn", "int32"),
+                                                            ("fn", "int32"))}
+    roots = g.Var("r", g.TensorType((2,), "int32"))
+    from tecc.graph.transform.infer_type import infer_type
+
+    def typed(*args, op="tree_traverse", **attrs):
+        return infer_type(g.Function(list({a: None for a in args if isinstance(a, g.Var)}),
+                                     g.call(op, *args, **attrs)))
+
+    typed(x, roots, t["f"], t["th"], t["tn"], t["fn"], depth=3)
+    with pytest.raises(g.GraphError, match=r"tree_traverse: depth must be 0..64 \(the steps of one walk; chain "
+                                           r"walks for deeper trees\), got 65"):
+        typed(x, roots, t["f"], t["th"], t["tn"], t["fn"], depth=65)
+    with pytest.raises(g.GraphError, match=r"tree_traverse: threshold has dtype int32; it must be float32"):
+        typed(x, roots, t["f"], t["f"], t["tn"], t["fn"], depth=3)
+    with pytest.raises(g.GraphError, match=r"tree_traverse_on: roots must be an integer tensor \[trees\] or "
+                                           r"\[batch, trees\]"):
+        typed(x, g.Var("s", g.TensorType((4, 2), "int32")), t["f"], t["th"], t["tn"], t["fn"], depth=3,
+              op="tree_traverse_on")
+    with pytest.raises(g.GraphError, match=r"without a mode table, attribute mode must be one of"):
+        typed(x, roots, t["f"], t["th"], t["tn"], t["fn"], depth=3, mode=6)
+    with pytest.raises(g.GraphError, match=r"takes data, roots, feature, threshold, true_next, false_next and "
+                                           r"optionally mode \(5 operands given\)"):
+        typed(x, roots, t["f"], t["th"], t["tn"], depth=3)
+
+
 def test_random_draws():
     key = np.array([99, 4], "uint64")
     check("random.uniform", [key], dict(shape=(3, 50), low=-1.0, high=1.0, salt=2),

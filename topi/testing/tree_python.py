@@ -11,6 +11,7 @@ _COMPARE = {LEQ: np.less_equal, LT: np.less, GTE: np.greater_equal, GT: np.great
 def tree_traverse_python(data, roots, feature, threshold, mode, true_next, false_next, depth):
     """``int32`` ``[batch, trees]``: the entry each walk of ``depth`` steps ends at."""
     data = np.asarray(data)
+    threshold = np.asarray(threshold, dtype=data.dtype)  # compared in the data's dtype, as the kernel does
     modes = np.broadcast_to(np.asarray(mode), np.shape(feature))
     out = np.empty((data.shape[0], len(roots)), dtype=np.int32)
     for b, row in enumerate(data):
