@@ -6,6 +6,7 @@ starting from -inf/+inf, float16 products accumulated in float32): small models
 made with ``onnx.helper``, built for "llvm" (one for "cuda", run on the emulator
 where there is no GPU) and compared with onnxruntime; then the graph operators
 they lower to, and every error they raise."""
+import itertools
 import warnings
 
 import numpy as np
@@ -247,41 +248,46 @@ def test_tensor_scatter_24_updates_a_kv_cache(shape, axis, seq, mode, starts):
 
 
 def _col2im_reference(cols, image, block, dilations, pads, strides):
-    """Col2Im by its definition: every block's values added at their pixels."""
+    """Col2Im by its definition: every block's values added at their pixels (any
+    number of spatial dimensions)."""
+    nsp = len(image)
     n, ck, _ = cols.shape
-    c = ck // (block[0] * block[1])
-    padded = np.zeros((n, c, image[0] + pads[0] + pads[2], image[1] + pads[1] + pads[3]), cols.dtype)
-    grid = [(padded.shape[2 + i] - dilations[i] * (block[i] - 1) - 1) // strides[i] + 1 for i in range(2)]
-    for by in range(grid[0]):
-        for bx in range(grid[1]):
-            col = cols[:, :, by * grid[1] + bx].reshape(n, c, block[0], block[1])
-            for ky in range(block[0]):
-                for kx in range(block[1]):
-                    padded[:, :, by * strides[0] + ky * dilations[0], bx * strides[1] + kx * dilations[1]] += \
-                        col[:, :, ky, kx]
-    return padded[:, :, pads[0]:pads[0] + image[0], pads[1]:pads[1] + image[1]]
+    c = ck // int(np.prod(block))
+    padded = np.zeros((n, c) + tuple(image[i] + pads[i] + pads[i + nsp] for i in range(nsp)), cols.dtype)
+    grid = [(padded.shape[2 + i] - dilations[i] * (block[i] - 1) - 1) // strides[i] + 1 for i in range(nsp)]
+    for b, at in enumerate(itertools.product(*map(range, grid))):  # blocks in row-major order
+        col = cols[:, :, b].reshape((n, c) + tuple(block))
+        for k in itertools.product(*map(range, block)):
+            pixel = tuple(at[i] * strides[i] + k[i] * dilations[i] for i in range(nsp))
+            padded[(slice(None), slice(None)) + pixel] += col[(slice(None), slice(None)) + k]
+    return padded[(slice(None), slice(None)) + tuple(slice(pads[i], pads[i] + image[i]) for i in range(nsp))]
 
 
 @pytest.mark.parametrize("image, block, attrs", [
     ((5, 5), (2, 2), {}),
     ((6, 7), (3, 2), {"strides": [2, 2], "pads": [1, 0, 1, 2]}),
     ((9, 8), (2, 3), {"dilations": [2, 1], "strides": [1, 3]}),   # 8 columns: the last one no block reaches
+    ((9,), (3,), {"strides": [2], "pads": [1, 1]}),                 # 1-D (torch's fold of a sequence)
+    ((3, 4, 5), (1, 2, 3), {"strides": [1, 2, 1], "pads": [0, 1, 1, 0, 1, 1], "dilations": [1, 1, 2]}),  # 3-D
 ])
 def test_col2im_18_folds_blocks_back_into_an_image(image, block, attrs):
-    dil, pads, strides = attrs.get("dilations", [1, 1]), attrs.get("pads", [0, 0, 0, 0]), attrs.get("strides", [1, 1])
-    grid = [(image[i] + pads[i] + pads[i + 2] - dil[i] * (block[i] - 1) - 1) // strides[i] + 1 for i in range(2)]
-    cols = rand(2, 3 * block[0] * block[1], grid[0] * grid[1])
+    nsp = len(image)
+    dil, pads = attrs.get("dilations", [1] * nsp), attrs.get("pads", [0] * 2 * nsp)
+    strides = attrs.get("strides", [1] * nsp)
+    grid = [(image[i] + pads[i] + pads[i + nsp] - dil[i] * (block[i] - 1) - 1) // strides[i] + 1 for i in range(nsp)]
+    cols = rand(2, 3 * int(np.prod(block)), int(np.prod(grid)))
     inits = {"img": np.array(image, "int64"), "blk": np.array(block, "int64")}
     model = make_model([node("Col2Im", ["x", "img", "blk"], "y", **attrs)], {"x": cols}, ["y"], inits, 18)
     want = _col2im_reference(cols, image, block, dil, pads, strides)
+    assert want.shape == (2, 3) + tuple(image)
     for target in ("llvm", "cuda"):
         np.testing.assert_allclose(tecc_run(model, {"x": cols}, target)[0], want, rtol=1e-5, atol=1e-6)
     refused([node("Col2Im", ["x", "img", "blk"], "y")], {"x": rand(1, 12, 7)}, ["y"],
             r"Col2Im node .*the input has 7 blocks, but image_shape \[5, 5\], block_shape \[2, 2\].* give 4x4",
             inits={"img": np.array([5, 5], "int64"), "blk": np.array([2, 2], "int64")}, opset=18)
-    refused([node("Col2Im", ["x", "img", "blk"], "y")], {"x": rand(1, 2, 8)}, ["y"],
-            r"image_shape \[2, 2, 2\] and block_shape \[1, 1, 2\]: tecc folds two spatial dimensions",
-            inits={"img": np.array([2, 2, 2], "int64"), "blk": np.array([1, 1, 2], "int64")}, opset=18)
+    refused([node("Col2Im", ["x", "img", "blk"], "y")], {"x": rand(1, 2, 16)}, ["y"],
+            r"image_shape \[2, 2, 2, 2\] and block_shape \[1, 1, 1, 2\]: tecc folds 1, 2 or 3 spatial dimensions",
+            inits={"img": np.array([2, 2, 2, 2], "int64"), "blk": np.array([1, 1, 1, 2], "int64")}, opset=18)
 
 
 def test_topk_largest_smallest_ties_and_one_output_used():

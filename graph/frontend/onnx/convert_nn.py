@@ -667,46 +667,57 @@ def _one_step(terms, output) -> bool:
 
 
 def _col2im(ctx, node, inputs):
-    """Col2Im-18 (torch's ``nn.Fold``): the columns of sliding blocks summed back into
-    an image.  Each column holds one block's ``C x kH x kW`` values; adding them at
-    their places is a transposed convolution over the grid of blocks, grouped by
-    channel, whose weight picks kernel position ``(ky, kx)`` from input channel
-    ``c*kH*kW + ky*kW + kx`` (a one-hot weight).  Two spatial dimensions."""
+    """Col2Im-18 (torch's ``nn.Fold``, in 1, 2 or 3 spatial dimensions): the columns
+    of sliding blocks summed back into an image.  Each column holds one block's
+    ``C x k1 x k2...`` values; adding them at their places is a transposed
+    convolution over the grid of blocks, one channel at a time (the channels
+    folded into the batch), whose weight picks kernel position ``(k1, k2...)`` from
+    input row ``k1*k2... + ...`` (a one-hot weight)."""
     x, image_in, block_in = inputs
     image = [int(v) for v in np.asarray(ctx.value(image_in, "image_shape (input 1)")).reshape(-1)]
     block = [int(v) for v in np.asarray(ctx.value(block_in, "block_shape (input 2)")).reshape(-1)]
-    if len(image) != 2 or len(block) != 2:
-        node.fail(f"image_shape {image} and block_shape {block}: tecc folds two spatial dimensions")
+    nsp = len(image)
+    if len(block) != nsp or not 1 <= nsp <= 3:
+        node.fail(f"image_shape {image} and block_shape {block}: tecc folds 1, 2 or 3 spatial dimensions, the same "
+                  "number in both")
     xs = ctx.shape(x)
     if len(xs) != 3:
-        node.fail(f"the input has shape {list(xs)}; Col2Im reads [N, C*kH*kW, L]")
-    dilations = list(node.attr("dilations", [1, 1]))
-    strides = list(node.attr("strides", [1, 1]))
-    pads = list(node.attr("pads", [0, 0, 0, 0]))
-    if len(dilations) != 2 or len(strides) != 2 or len(pads) != 4:
-        node.fail(f"dilations {dilations}, strides {strides} and pads {pads} must have 2, 2 and 4 values")
+        node.fail(f"the input has shape {list(xs)}; Col2Im reads [N, C*prod(block_shape), L]")
+    dilations = list(node.attr("dilations", [1] * nsp))
+    strides = list(node.attr("strides", [1] * nsp))
+    pads = list(node.attr("pads", [0] * 2 * nsp))
+    if len(dilations) != nsp or len(strides) != nsp or len(pads) != 2 * nsp:
+        node.fail(f"dilations {dilations}, strides {strides} and pads {pads} must have {nsp}, {nsp} and {2 * nsp} "
+                  "values")
     if min(block) < 1 or min(strides) < 1 or min(dilations) < 1 or min(pads) < 0:
         node.fail(f"block_shape {block}, strides {strides} and dilations {dilations} must be positive, pads "
                   f"{pads} not negative")
-    ksize = block[0] * block[1]
+    ksize = int(np.prod(block))
     if xs[1] % ksize:
-        node.fail(f"the input's {xs[1]} rows are not a whole number of {block[0]}x{block[1]} blocks")
+        node.fail(f"the input's {xs[1]} rows are not a whole number of {'x'.join(map(str, block))} blocks")
     channels = xs[1] // ksize
-    grid = [(image[i] + pads[i] + pads[i + 2] - dilations[i] * (block[i] - 1) - 1) // strides[i] + 1
-            for i in range(2)]
-    if min(grid) < 1 or grid[0] * grid[1] != xs[2]:
+    grid = [(image[i] + pads[i] + pads[i + nsp] - dilations[i] * (block[i] - 1) - 1) // strides[i] + 1
+            for i in range(nsp)]
+    if min(grid) < 1 or int(np.prod(grid)) != xs[2]:
         node.fail(f"the input has {xs[2]} blocks, but image_shape {image}, block_shape {block}, pads {pads}, "
-                  f"strides {strides} and dilations {dilations} give {grid[0]}x{grid[1]}")
+                  f"strides {strides} and dilations {dilations} give {'x'.join(map(str, grid))}")
     # the image's rows and columns past the last block's reach stay zero: output padding
-    out_pad = [image[i] + pads[i] + pads[i + 2] - ((grid[i] - 1) * strides[i] + dilations[i] * (block[i] - 1) + 1)
-               for i in range(2)]
+    out_pad = [image[i] + pads[i] + pads[i + nsp]
+               - ((grid[i] - 1) * strides[i] + dilations[i] * (block[i] - 1) + 1) for i in range(nsp)]
     if any(p >= max(s, d) for p, s, d in zip(out_pad, strides, dilations)):
         node.fail(f"image_shape {image} leaves {out_pad} rows and columns after the last block; at most the "
                   "stride less one")
     dtype = ctx.dtype_of(x)
-    weight = np.tile(np.eye(ksize, dtype=dtype).reshape(ksize, 1, block[0], block[1]), (channels, 1, 1, 1))
-    grid_x = ctx.reshape(x, (xs[0], xs[1], grid[0], grid[1]))
-    return ctx.call("nn.conv2d_transpose", grid_x, Constant(weight), strides=tuple(strides),
-                    padding=(pads[0], pads[1], pads[2], pads[3]), dilation=tuple(dilations), groups=channels,
-                    channels=channels, kernel_size=tuple(block), output_padding=tuple(out_pad), out_dtype=dtype)
+    begins, ends = pads[:nsp], pads[nsp:]
+    kernel = list(block)
+    if nsp == 1:  # as 2-D, with a unit axis first
+        grid, kernel, strides, dilations = [1] + grid, [1] + kernel, [1] + strides, [1] + dilations
+        begins, ends, out_pad = [0] + begins, [0] + ends, [0] + out_pad
+    weight = Constant(np.eye(ksize, dtype=dtype).reshape([ksize, 1] + kernel))
+    grid_x = ctx.reshape(x, [xs[0] * channels, ksize] + grid)
+    op = "nn.conv3d_transpose" if nsp == 3 else "nn.conv2d_transpose"
+    padding = tuple(begins + ends)
+    out = ctx.call(op, grid_x, weight, strides=tuple(strides), padding=padding, dilation=tuple(dilations), channels=1,
+                   kernel_size=tuple(kernel), output_padding=tuple(out_pad), out_dtype=dtype)
+    return ctx.reshape(out, [xs[0], channels] + image)
 
