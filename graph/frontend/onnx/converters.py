@@ -37,6 +37,7 @@ from .convert_shape import (
     _tensor_scatter, _transpose, _unsqueeze, _where,
 )
 from .convert_random import RANDOM_CONVERTERS
+from .convert_text import TEXT_CONVERTERS
 from .convert_vision import _roi_align
 
 
@@ -112,4 +113,6 @@ _CONVERTERS = {
     "OptionalHasElement": _optional_has_element, "OptionalGetElement": _optional_get_element,
     # random numbers (counter-based: every run draws anew)
     **RANDOM_CONVERTERS,
+    # text features: n-gram counts of token ids
+    **TEXT_CONVERTERS,
 }
