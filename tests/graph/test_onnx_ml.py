@@ -330,3 +330,178 @@ def test_array_feature_extractor_index_out_of_range_is_refused():
     with pytest.raises(OnnxImportError, match=r"ArrayFeatureExtractor node 'afe': indices \[3\] are out of range for "
                                               r"the last axis of the input \(size 3\)"):
         from_onnx(m)
+
+
+# --- linear models, feature transforms, LabelEncoder --------------------------------------------------
+def _one_node(op, inputs, outputs, opset=1, name="ml", **attrs):
+    """A model of one ai.onnx.ml node: ``inputs`` / ``outputs`` are (name, ONNX type, shape) triples."""
+    node = helper.make_node(op, [i[0] for i in inputs], [o[0] for o in outputs], domain="ai.onnx.ml", name=name,
+                            **attrs)
+    graph = helper.make_graph([node], "m", [helper.make_tensor_value_info(*i) for i in inputs],
+                              [helper.make_tensor_value_info(*o) for o in outputs])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19), helper.make_opsetid("ai.onnx.ml", opset)])
+
+
+def _check_both(m, feed, reference=True, ort=True, cuda=True):
+    want = None
+    if ort:
+        ort_ = pytest.importorskip("onnxruntime")
+        want = ort_.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feed)
+    if reference:
+        ref = ReferenceEvaluator(m).run(None, feed)
+        if want is not None:
+            assert_same(ref, want)
+        want = ref
+    assert_same(tecc_outputs(m, feed), want)
+    if cuda:
+        assert_same(tecc_outputs(m, feed, target="cuda"), want)
+
+
+F32, I64 = TensorProto.FLOAT, TensorProto.INT64
+
+
+@pytest.mark.parametrize("targets, post", [(1, "NONE"), (3, "NONE"), (2, "LOGISTIC")])
+def test_linear_regressor(targets, post):
+    rng = np.random.default_rng(targets)
+    coef = np.round(rng.normal(size=targets * 5), 3).tolist()
+    m = _one_node("LinearRegressor", [("X", F32, [6, 5])], [("Y", F32, None)], coefficients=coef,
+                  intercepts=np.round(rng.normal(size=targets), 3).tolist(), targets=targets, post_transform=post)
+    _check_both(m, {"X": rng.normal(size=(6, 5)).astype("float32")}, reference=post == "NONE", cuda=targets == 3)
+
+
+@pytest.mark.parametrize("n_classes, rows, post", [(3, 3, "NONE"), (3, 3, "SOFTMAX"), (2, 1, "NONE"),
+                                                   (2, 1, "LOGISTIC"), (4, 4, "SOFTMAX_ZERO")])
+def test_linear_classifier(n_classes, rows, post):
+    """Several classes, and binary (one row of coefficients: scores [-s, s], as
+    ONNX's reference has them -- onnxruntime writes [1 - s, s] without a logistic
+    transform, with the same labels), as scikit-learn's linear models export them."""
+    rng = np.random.default_rng(10 * n_classes + rows + len(post))
+    m = _one_node("LinearClassifier", [("X", F32, [7, 4])], [("label", I64, None), ("scores", F32, None)],
+                  coefficients=np.round(rng.normal(size=rows * 4), 3).tolist(),
+                  intercepts=np.round(rng.normal(size=rows), 3).tolist(), classlabels_ints=[5, 8, 2, 9][:n_classes],
+                  post_transform=post)
+    binary_scores = rows == 1 and post != "LOGISTIC"
+    _check_both(m, {"X": rng.normal(size=(7, 4)).astype("float32")}, ort=not binary_scores, cuda=post == "SOFTMAX")
+
+
+def test_scaler_normalizer_imputer_binarizer_chain():
+    """A preprocessing pipeline: Imputer (NaN -> per-feature values), Scaler,
+    Normalizer (L2, and L1 on the same input), Binarizer."""
+    x = helper.make_tensor_value_info("X", F32, [6, 3])
+    nodes = [helper.make_node("Imputer", ["X"], ["I"], domain="ai.onnx.ml", imputed_value_floats=[1.0, -2.0, 0.5],
+                              replaced_value_float=float("nan")),
+             helper.make_node("Scaler", ["I"], ["S"], domain="ai.onnx.ml", offset=[0.1, 0.2, 0.3],
+                              scale=[2.0, 2.0, 0.5]),
+             helper.make_node("Normalizer", ["S"], ["L2"], domain="ai.onnx.ml", norm="L2"),
+             helper.make_node("Normalizer", ["S"], ["L1"], domain="ai.onnx.ml", norm="L1"),
+             helper.make_node("Binarizer", ["S"], ["B"], domain="ai.onnx.ml", threshold=0.5)]
+    outs = [helper.make_tensor_value_info(n, F32, None) for n in ("L2", "L1", "B")]
+    m = helper.make_model(helper.make_graph(nodes, "m", [x], outs),
+                          opset_imports=[helper.make_opsetid("", 19), helper.make_opsetid("ai.onnx.ml", 1)])
+    feed = {"X": np.random.default_rng(0).normal(size=(6, 3)).astype("float32")}
+    feed["X"][[1, 4], [0, 2]] = np.nan
+    feed["X"][3] = [0.1, 0.2, 0.3]  # a row the scaler makes zero: the normalizers leave it zero
+    _check_both(m, feed)
+    # one scale for every feature (ONNX's reference broadcasts it; onnxruntime wants one per feature)
+    m.graph.node[1].attribute[1].CopyFrom(helper.make_attribute("scale", [2.0]))
+    _check_both(m, feed, ort=False, cuda=False)
+
+
+def test_normalizer_max_divides_by_the_largest_magnitude():
+    """MAX: each row over its largest absolute value, as scikit-learn's Normalizer
+    and ONNX's reference compute it (onnxruntime divides by the largest value, so
+    a row whose largest magnitude is negative differs)."""
+    m = _one_node("Normalizer", [("X", F32, [3, 3])], [("Y", F32, None)], norm="MAX")
+    x = np.array([[1.0, -4.0, 2.0], [0.5, 0.25, -0.1], [0.0, 0.0, 0.0]], "float32")
+    want = np.array([[0.25, -1.0, 0.5], [1.0, 0.5, -0.2], [0.0, 0.0, 0.0]], "float32")
+    np.testing.assert_allclose(ReferenceEvaluator(m).run(None, {"X": x})[0], want, rtol=1e-6)
+    _check_both(m, {"X": x}, ort=False)
+
+
+def test_imputer_of_int64s():
+    m = _one_node("Imputer", [("X", I64, [3, 2])], [("Y", I64, None)], imputed_value_int64s=[7, 9],
+                  replaced_value_int64=-1)
+    _check_both(m, {"X": np.array([[1, -1], [-1, -1], [3, 4]], "int64")}, cuda=False)
+
+
+def test_feature_vectorizer_of_one_row():
+    """1-D inputs are one row each (onnxruntime's reading; ONNX's reference makes a
+    [C] input a column)."""
+    m = _one_node("FeatureVectorizer", [("A", F32, [3]), ("B", F32, [2])], [("Y", F32, None)],
+                  inputdimensions=[3, 4])
+    _check_both(m, {"A": np.arange(3, dtype="float32"), "B": np.ones(2, "float32")}, reference=False, cuda=False)
+
+
+@pytest.mark.parametrize("ints", [False, True], ids=["floats", "int64s"])
+def test_imputer_and_feature_vectorizer(ints):
+    """Imputer of int64s or floats, and FeatureVectorizer of a [N, 2], a [N, 1] and
+    a [N, 3] cut to 2 columns (all one type: onnxruntime's kernel wants that), its
+    output float32 (with int64 inputs ONNX's reference keeps int64: against
+    onnxruntime)."""
+    t = I64 if ints else F32
+    ints_ = helper.make_tensor_value_info("A", t, [4, 2])
+    col = helper.make_tensor_value_info("B", t, [4, 1])
+    wide = helper.make_tensor_value_info("C", t, [4, 3])
+    impute = dict(imputed_value_int64s=[7], replaced_value_int64=-1) if ints else \
+        dict(imputed_value_floats=[7.0, 8.0], replaced_value_float=-1.0)
+    nodes = [helper.make_node("Imputer", ["A"], ["Ai"], domain="ai.onnx.ml", **impute),
+             helper.make_node("FeatureVectorizer", ["Ai", "B", "C"], ["Y"], domain="ai.onnx.ml",
+                              inputdimensions=[2, 1, 2])]  # C cut to 2 columns
+    m = helper.make_model(helper.make_graph(nodes, "m", [ints_, col, wide], [helper.make_tensor_value_info("Y", F32,
+                                                                                                          None)]),
+                          opset_imports=[helper.make_opsetid("", 19), helper.make_opsetid("ai.onnx.ml", 1)])
+    dt = "int64" if ints else "float32"
+    feed = {"A": np.array([[1, -1], [-1, -1], [3, 4], [0, 2]], dt), "B": np.arange(4, dtype=dt).reshape(4, 1),
+            "C": np.arange(12, dtype=dt).reshape(4, 3)}
+    _check_both(m, feed, reference=not ints)
+
+
+@pytest.mark.parametrize("case", ["int_to_int", "float_to_int", "int_to_float_default", "tensor"])
+def test_label_encoder_of_numbers(case):
+    """Keys of int64s, floats (a NaN key, which no element meets) or a tensor to values of int64s, floats
+    or int16s, with defaults.  (A repeated key: its last value, as ONNX's
+    reference has it; onnxruntime takes the first.)"""
+    if case == "int_to_int":
+        attrs, x, xt, yt = dict(keys_int64s=[3, 1, 7], values_int64s=[10, 20, 30], default_int64=-5), \
+            np.array([[3, 1], [2, 7]], "int64"), I64, I64
+    elif case == "float_to_int":
+        attrs, x, xt, yt = dict(keys_floats=[0.5, float("nan"), -1.0], values_int64s=[1, 2, 3]), \
+            np.array([0.5, np.nan, 2.0, -1.0], "float32"), F32, I64
+    elif case == "int_to_float_default":
+        attrs, x, xt, yt = dict(keys_int64s=[4, 5], values_floats=[0.25, 0.75]), np.array([5, 4, 6], "int64"), \
+            I64, F32
+    else:
+        attrs = dict(keys_tensor=numpy_helper.from_array(np.array([1, 2], np.int64)),
+                     values_tensor=numpy_helper.from_array(np.array([7, 8], np.int16)),
+                     default_tensor=numpy_helper.from_array(np.array([-3], np.int16)))
+        x, xt, yt = np.array([2, 9, 1], "int64"), I64, TensorProto.INT16
+    m = _one_node("LabelEncoder", [("X", xt, list(x.shape))], [("Y", yt, None)], opset=4 if case == "tensor" else 2,
+                  **attrs)
+    # a NaN key matches nothing; onnxruntime has no LabelEncoder-4 (its tensor attributes)
+    _check_both(m, {"X": x}, ort=case != "tensor", cuda=case == "int_to_int")
+    if case == "int_to_int":
+        attrs.update(keys_int64s=[3, 1, 7, 3], values_int64s=[10, 20, 30, 40])
+        m = _one_node("LabelEncoder", [("X", xt, list(x.shape))], [("Y", yt, None)], opset=2, **attrs)
+        _check_both(m, {"X": x}, ort=False, cuda=False)
+
+
+@pytest.mark.parametrize("op, attrs, message", [
+    ("LinearClassifier", dict(coefficients=[1.0] * 8, classlabels_ints=[0, 1, 2]),
+     r"coefficients holds 2 rows of the input's 4 features but there are 3 class labels"),
+    ("LinearClassifier", dict(coefficients=[1.0] * 4, classlabels_strings=["a", "b"]),
+     r"its class labels are strings \(classlabels_strings\)"),
+    ("LinearRegressor", dict(coefficients=[1.0] * 6), r"coefficients has 6 values, not a whole number of rows of the "
+                                                      r"input's 4 features"),
+    ("LinearRegressor", dict(coefficients=[1.0] * 8, targets=1), r"coefficients holds 2 rows of the input's 4 "
+                                                                 r"features, one per target is 1"),
+    ("Scaler", dict(offset=[1.0, 2.0]), r"offset has 2 values; it takes one, or one per feature \(4\)"),
+    ("Normalizer", dict(norm="L3"), r"norm is 'L3'; it takes MAX, L1 or L2"),
+    ("Imputer", dict(), r"it sets neither imputed_value_floats nor imputed_value_int64s"),
+    ("LabelEncoder", dict(keys_strings=["a"], values_int64s=[1]), r"its keys are strings \(keys_strings\)"),
+    ("LabelEncoder", dict(keys_int64s=[1, 2], values_int64s=[1]), r"keys_int64s has 2 entries and values_int64s 1"),
+])
+def test_ml_operator_errors(op, attrs, message):
+    outs = [("label", I64, None), ("scores", F32, None)] if op == "LinearClassifier" else [("Y", F32, None)]
+    m = _one_node(op, [("X", F32, [3, 4])], outs, opset=2 if op == "LabelEncoder" else 1, **attrs)
+    with pytest.raises(OnnxImportError, match=rf"{op} node 'ml': {message}"):
+        from_onnx(m)

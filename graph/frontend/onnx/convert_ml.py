@@ -1,8 +1,11 @@
 """Converters of ONNX-ML's operators (domain ``ai.onnx.ml``, the classic machine
 learning models scikit-learn, XGBoost and LightGBM export): the tree ensembles
-(``TreeEnsemble``, ``TreeEnsembleRegressor``, ``TreeEnsembleClassifier``),
-``Binarizer`` and ``ArrayFeatureExtractor``.  Operators of string tensors
-(``LabelEncoder`` of strings...) are not among them: tecc's tensors hold numbers.
+(``TreeEnsemble``, ``TreeEnsembleRegressor``, ``TreeEnsembleClassifier``), the
+linear models (``LinearRegressor``, ``LinearClassifier``), the feature transforms
+(``Scaler``, ``Normalizer``, ``Imputer``, ``Binarizer``, ``FeatureVectorizer``,
+``ArrayFeatureExtractor``) and ``LabelEncoder`` of numbers.  Operators of string
+tensors (string labels and keys...) and of maps (``ZipMap``, ``DictVectorizer``)
+are not among them: tecc's tensors hold numbers.
 
 A tree ensemble becomes node tables (:class:`Forest`: leaves first, then the
 branch nodes, every tree in the same tables) and one walk through them
@@ -496,8 +499,203 @@ def _array_feature_extractor(ctx, node, inputs):
     return [ctx.reshape(out, (1, ctx.shape(out)[0])) if len(shape) == 1 else out]
 
 
+# ---------------------------------------------------------------------------------------
+# linear models and feature transforms
+# ---------------------------------------------------------------------------------------
+def _matrix(ctx, node, x, what="the input"):
+    """``x`` as ``[N, C]`` float (float64 stays; others as float32) and ``C``."""
+    shape = ctx.shape(x)
+    if len(shape) == 1:
+        x = ctx.reshape(x, (1, shape[0]))
+    elif len(shape) != 2:
+        node.fail(f"{what} has shape {list(shape)}; it takes [N, C] (or one row [C])")
+    dtype = "float64" if ctx.dtype_of(x) == "float64" else "float32"
+    return ctx.cast(x, dtype), ctx.shape(x)[1]
+
+
+def _linear_scores(ctx, node, x, n_features):
+    """``x @ coefficients.T + intercepts``: ``[N, rows]`` scores and ``rows``."""
+    coef = np.asarray(node.required("coefficients"), np.float64)
+    if coef.size % n_features:
+        node.fail(f"coefficients has {coef.size} values, not a whole number of rows of the input's {n_features} "
+                  "features")
+    rows = coef.size // n_features
+    dtype = ctx.dtype_of(x)
+    scores = ctx.call("nn.dense", x, ctx.const(coef.reshape(rows, n_features), dtype), units=rows)
+    intercepts = node.attr("intercepts")
+    if intercepts is not None and len(intercepts):
+        if len(intercepts) != rows:
+            node.fail(f"intercepts has {len(intercepts)} values, one per row of coefficients is {rows}")
+        scores = ctx.call("add", scores, ctx.const(np.asarray(intercepts), dtype))
+    return scores, rows
+
+
+def _linear_regressor(ctx, node, inputs):
+    x, n_features = _matrix(ctx, node, inputs[0])
+    scores, rows = _linear_scores(ctx, node, x, n_features)
+    targets = int(node.attr("targets", 1))
+    if rows != targets:
+        node.fail(f"coefficients holds {rows} rows of the input's {n_features} features, one per target is {targets}")
+    post = _choice(node, "post_transform", _POST_TRANSFORMS, "NONE")
+    return [ctx.cast(_post_transform(ctx, scores, post), "float32")]
+
+
+def _labels(node):
+    if node.attr("classlabels_strings") is not None:
+        node.fail("its class labels are strings (classlabels_strings): tecc's tensors hold numbers; relabel the "
+                  "classes with integers (classlabels_ints)")
+    labels = _ints(node, "classlabels_ints")
+    if not labels:
+        node.required("classlabels_ints")
+    return labels
+
+
+def _linear_classifier(ctx, node, inputs):
+    """Scores ``x @ W.T + b``; one row of coefficients and two classes is binary
+    (scores ``[-s, s]``); the post transform; the label of the best score (one
+    column: the first label where the score reaches 0, or 0.5 after a transform,
+    else 0 -- ONNX's reference)."""
+    labels = _labels(node)
+    x, n_features = _matrix(ctx, node, inputs[0])
+    scores, rows = _linear_scores(ctx, node, x, n_features)
+    scores = ctx.cast(scores, "float32")
+    if rows == 1 and len(labels) == 2:
+        scores = ctx.call("concatenate", ctx.tuple([ctx.call("negative", scores), scores]), axis=1)
+    elif rows != len(labels) and rows != 1:
+        node.fail(f"coefficients holds {rows} rows of the input's {n_features} features but there are {len(labels)} "
+                  "class labels: one row per class (or one for two classes)")
+    post = _choice(node, "post_transform", _POST_TRANSFORMS, "NONE")
+    scores = _post_transform(ctx, scores, post)
+    if ctx.shape(scores)[1] > 1:
+        label = ctx.call("take", ctx.const(np.asarray(labels, np.int64), "int64"),
+                         ctx.call("argmax", scores, axis=(1,)), axis=0)
+    else:
+        threshold = ctx.const(0.0 if post == "NONE" else 0.5, "float32")
+        hit = ctx.call("greater_equal", ctx.reshape(scores, (ctx.shape(scores)[0],)), threshold)
+        label = ctx.call("where", hit, ctx.const(labels[0], "int64"), ctx.const(0, "int64"))
+    return [label, scores]
+
+
+def _per_feature(node, name, n_features, default=None):
+    values = node.attr(name, default)
+    values = np.asarray([] if values is None else values, np.float64).reshape(-1)
+    if len(values) not in (1, n_features):
+        node.fail(f"{name} has {len(values)} values; it takes one, or one per feature ({n_features})")
+    return values
+
+
+def _scaler(ctx, node, inputs):
+    x = inputs[0]
+    n = ctx.shape(x)[-1] if ctx.rank(x) else 1
+    x = ctx.cast(x, "float32")
+    offset, scale = _per_feature(node, "offset", n, [0.0]), _per_feature(node, "scale", n, [1.0])
+    out = ctx.call("subtract", x, ctx.const(offset, "float32"))
+    return [ctx.call("multiply", out, ctx.const(scale, "float32"))]
+
+
+def _normalizer(ctx, node, inputs):
+    """Each row over its largest magnitude (MAX: scikit-learn's and ONNX's
+    reference's reading; onnxruntime divides by the largest value), the sum of
+    magnitudes (L1) or the Euclidean norm (L2)."""
+    norm = node.attr("norm", "MAX")
+    if norm not in ("MAX", "L1", "L2"):
+        node.fail(f"norm is {norm!r}; it takes MAX, L1 or L2")
+    x, _ = _matrix(ctx, node, inputs[0])
+    x = ctx.cast(x, "float32")
+    if norm == "L2":
+        size = ctx.call("sqrt", ctx.call("sum", ctx.call("multiply", x, x), axis=(1,), keepdims=True))
+    else:
+        size = ctx.call("max" if norm == "MAX" else "sum", ctx.call("abs", x), axis=(1,), keepdims=True)
+    size = ctx.call("maximum", size, ctx.const(1e-30, "float32"))  # an all-zero row stays zero
+    out = ctx.call("divide", x, size)
+    return [ctx.reshape(out, ctx.shape(inputs[0]))]
+
+
+def _imputer(ctx, node, inputs):
+    x = inputs[0]
+    if ctx.rank(x) != 2:
+        node.fail(f"the input has shape {list(ctx.shape(x))}; Imputer takes [N, C]")
+    n = ctx.shape(x)[1]
+    dtype = ctx.dtype_of(x)
+    floats = node.attr("imputed_value_floats")
+    if floats is not None and len(floats):
+        values, replaced = _per_feature(node, "imputed_value_floats", n), float(node.attr("replaced_value_float", 0.0))
+    else:
+        ints = node.attr("imputed_value_int64s")
+        if ints is None or not len(ints):
+            node.fail("it sets neither imputed_value_floats nor imputed_value_int64s: nothing to impute")
+        values, replaced = _per_feature(node, "imputed_value_int64s", n), int(node.attr("replaced_value_int64", 0))
+    if isinstance(replaced, float) and math.isnan(replaced):
+        missing = ctx.call("isnan", x)
+    else:
+        missing = ctx.call("equal", x, ctx.const(replaced, dtype))
+    return [ctx.call("where", missing, ctx.const(values, dtype), x)]
+
+
+def _feature_vectorizer(ctx, node, inputs):
+    dims = _ints(node, "inputdimensions")
+    if len(dims) != len(inputs):
+        node.fail(f"inputdimensions has {len(dims)} entries for {len(inputs)} inputs: one per input")
+    parts = []
+    for i, (x, width) in enumerate(zip(inputs, dims)):
+        shape = ctx.shape(x)
+        if len(shape) == 1:  # one row (onnxruntime's reading; ONNX's reference makes it a column)
+            x = ctx.reshape(x, (1, shape[0]))
+        elif len(shape) != 2:
+            node.fail(f"input {i} has shape {list(shape)}; each input is [N, C] (or one row [C])")
+        x = ctx.cast(x, "float32")
+        rows, cols = ctx.shape(x)
+        if cols > width:  # as many columns as inputdimensions gives: cut, or padded with zeros
+            x = ctx.call("strided_slice", x, begin=(0, 0), end=(rows, width), strides=(1, 1))
+        elif cols < width:
+            x = ctx.call("nn.pad", x, pad_width=((0, 0), (0, width - cols)), pad_value=0.0)
+        parts.append(x)
+    return [parts[0] if len(parts) == 1 else ctx.call("concatenate", ctx.tuple(parts), axis=1)]
+
+
+def _label_encoder(ctx, node, inputs):
+    """A lookup of numbers: each element equal to a key becomes its value (the last
+    value of a repeated key), others the default.  Keys and values of strings are
+    refused."""
+    def pick(kind):
+        for k in (f"{kind}_floats", f"{kind}_int64s", f"{kind}_tensor"):
+            if node.attr(k) is not None:
+                return k, np.asarray(node.attr(k)).reshape(-1)
+        if node.attr(f"{kind}_strings") is not None:
+            node.fail(f"its {kind} are strings ({kind}_strings): tecc's tensors hold numbers")
+        node.fail(f"it sets no {kind} (keys_floats, keys_int64s or keys_tensor)")
+
+    kname, keys = pick("keys")
+    vname, values = pick("values")
+    if len(keys) != len(values):
+        node.fail(f"{kname} has {len(keys)} entries and {vname} {len(values)}: one value per key")
+    if vname == "values_tensor":
+        default = node.attr("default_tensor")
+        dtype = str(values.dtype)
+        default = np.asarray(default if default is not None else np.zeros(1, dtype)).reshape(-1)[0]
+    elif vname == "values_floats":
+        dtype, default = "float32", float(node.attr("default_float", -0.0))
+    else:
+        dtype, default = "int64", int(node.attr("default_int64", -1))
+    x = inputs[0]
+    last = dict(zip(keys.tolist(), values.tolist()))  # a repeated key: its last value
+    kdtype = ctx.dtype_of(x)
+    real = list(last)  # a NaN key matches nothing (NaN equals nothing), as onnxruntime and the reference have it
+    out = ctx.const(np.asarray(default, dtype), dtype)
+    if real:
+        eq = ctx.call("equal", ctx.call("expand_dims", x, axis=ctx.rank(x)), ctx.const(np.asarray(real), kdtype))
+        index = ctx.call("argmax", ctx.cast(eq, "int32"), axis=(ctx.rank(x),))
+        found = ctx.call("take", ctx.const(np.asarray([last[k] for k in real]), dtype), index, axis=0)
+        out = ctx.call("where", ctx.call("any", eq, axis=(ctx.rank(x),)), found, out)
+    if ctx.shape(out) != ctx.shape(x):
+        out = ctx.call("broadcast_to", out, shape=ctx.shape(x))
+    return [out]
+
+
 ML_CONVERTERS = {
     "TreeEnsemble": _tree_ensemble, "TreeEnsembleRegressor": _tree_ensemble_regressor,
     "TreeEnsembleClassifier": _tree_ensemble_classifier, "Binarizer": _binarizer,
-    "ArrayFeatureExtractor": _array_feature_extractor,
+    "ArrayFeatureExtractor": _array_feature_extractor, "LinearRegressor": _linear_regressor,
+    "LinearClassifier": _linear_classifier, "Scaler": _scaler, "Normalizer": _normalizer, "Imputer": _imputer,
+    "FeatureVectorizer": _feature_vectorizer, "LabelEncoder": _label_encoder,
 }
