@@ -505,3 +505,29 @@ def test_ml_operator_errors(op, attrs, message):
     m = _one_node(op, [("X", F32, [3, 4])], outs, opset=2 if op == "LabelEncoder" else 1, **attrs)
     with pytest.raises(OnnxImportError, match=rf"{op} node 'ml': {message}"):
         from_onnx(m)
+
+
+@pytest.mark.parametrize("kernel", ["LINEAR", "POLY", "RBF", "SIGMOID", "linear_svm", "one_class"])
+def test_svm_regressor(kernel):
+    rng = np.random.default_rng(len(kernel))
+    x = rng.normal(size=(6, 3)).astype("float32")
+    if kernel == "linear_svm":  # no support vectors: coefficients are the weights
+        attrs = dict(coefficients=[0.5, -1.0, 2.0], rho=[0.25], n_supports=0, kernel_type="LINEAR",
+                     kernel_params=[0.0, 0.0, 0.0])
+    else:
+        sv = np.round(rng.normal(size=(4, 3)), 3)
+        attrs = dict(coefficients=np.round(rng.normal(size=4), 3).tolist(), rho=[0.1], n_supports=4,
+                     support_vectors=sv.reshape(-1).tolist(), kernel_type="RBF" if kernel == "one_class" else kernel,
+                     kernel_params=[0.3, 0.5, 3.0], one_class=int(kernel == "one_class"))
+    m = _one_node("SVMRegressor", [("X", F32, [6, 3])], [("Y", F32, None)], **attrs)
+    _check_both(m, {"X": x}, cuda=kernel in ("RBF", "POLY"))
+
+
+def test_one_hot_encoder():
+    m = _one_node("OneHotEncoder", [("X", I64, [2, 3])], [("Y", F32, None)], cats_int64s=[4, 1, 9], zeros=1)
+    _check_both(m, {"X": np.array([[1, 9, 5], [4, 4, 1]], "int64")})
+    m = _one_node("OneHotEncoder", [("X", I64, [2, 3])], [("Y", F32, None)], name="ohe", cats_int64s=[4, 1],
+                  zeros=0)
+    with pytest.raises(OnnxImportError, match=r"OneHotEncoder node 'ohe': zeros=0 makes an element of no category a "
+                                              r"run-time error, which tecc's kernels do not raise: set zeros=1"):
+        from_onnx(m)

@@ -3,7 +3,8 @@ learning models scikit-learn, XGBoost and LightGBM export): the tree ensembles
 (``TreeEnsemble``, ``TreeEnsembleRegressor``, ``TreeEnsembleClassifier``), the
 linear models (``LinearRegressor``, ``LinearClassifier``), the feature transforms
 (``Scaler``, ``Normalizer``, ``Imputer``, ``Binarizer``, ``FeatureVectorizer``,
-``ArrayFeatureExtractor``) and ``LabelEncoder`` of numbers.  Operators of string
+``ArrayFeatureExtractor``, ``OneHotEncoder``), ``SVMRegressor`` and
+``LabelEncoder`` of numbers.  Operators of string
 tensors (string labels and keys...) and of maps (``ZipMap``, ``DictVectorizer``)
 are not among them: tecc's tensors hold numbers.
 
@@ -692,10 +693,85 @@ def _label_encoder(ctx, node, inputs):
     return [out]
 
 
+def _one_hot_encoder(ctx, node, inputs):
+    """Each element's category as a one-hot row (float32, ``[..., categories]``)."""
+    if node.attr("cats_strings") is not None:
+        node.fail("its categories are strings (cats_strings): tecc's tensors hold numbers; give cats_int64s")
+    cats = _ints(node, "cats_int64s")
+    if not cats:
+        node.required("cats_int64s")
+    if not int(node.attr("zeros", 1)):
+        node.fail("zeros=0 makes an element of no category a run-time error, which tecc's kernels do not raise: set "
+                  "zeros=1 (such an element gives a row of zeros)")
+    x = inputs[0]
+    if not ctx.dtype_of(x).startswith(("int", "uint")):
+        x = ctx.cast(x, "int64")  # onnxruntime reads float categories as integers
+    eq = ctx.call("equal", ctx.call("expand_dims", x, axis=ctx.rank(x)),
+                  ctx.const(np.asarray(cats, np.int64), ctx.dtype_of(x)))
+    return [ctx.cast(eq, "float32")]
+
+
+def _kernel(ctx, node, x, vectors):
+    """``[N, S]``: the SVM kernel of each row of ``x`` with each support vector
+    (``kernel_type`` LINEAR, POLY, RBF, SIGMOID; ``kernel_params`` gamma, coef0,
+    degree)."""
+    kind = node.attr("kernel_type", "LINEAR")
+    if kind not in ("LINEAR", "POLY", "RBF", "SIGMOID"):
+        node.fail(f"kernel_type is {kind!r}; it takes LINEAR, POLY, RBF or SIGMOID")
+    params = [float(v) for v in (node.attr("kernel_params") or [0.0, 0.0, 0.0])]
+    if len(params) != 3:
+        node.fail(f"kernel_params has {len(params)} values; it takes gamma, coef0, degree")
+    gamma, coef0, degree = params
+    dtype = ctx.dtype_of(x)
+    sv = ctx.const(vectors, dtype)
+
+    def c(v):
+        return ctx.const(v, dtype)
+
+    if kind == "RBF":  # exp(-gamma |x - v|^2), the differences summed directly (no cancellation)
+        diff = ctx.call("subtract", ctx.call("expand_dims", x, axis=1), ctx.call("expand_dims", sv, axis=0))
+        dist = ctx.call("sum", ctx.call("multiply", diff, diff), axis=(2,))
+        return ctx.call("exp", ctx.call("multiply", dist, c(-gamma)))
+    dot = ctx.call("nn.dense", x, sv, units=int(vectors.shape[0]))
+    if kind == "LINEAR":
+        return dot
+    inner = ctx.call("add", ctx.call("multiply", dot, c(gamma)), c(coef0))
+    if kind == "SIGMOID":
+        return ctx.call("tanh", inner)
+    return ctx.call("power", inner, c(float(int(degree))))
+
+
+def _svm_regressor(ctx, node, inputs):
+    x, n_features = _matrix(ctx, node, inputs[0])
+    coef = np.asarray(node.required("coefficients"), np.float64).reshape(-1)
+    rho = np.asarray(node.attr("rho", [0.0]), np.float64).reshape(-1)
+    n_supports = int(node.attr("n_supports", 0))
+    dtype = ctx.dtype_of(x)
+    if n_supports > 0:
+        vectors = np.asarray(node.required("support_vectors"), np.float64).reshape(-1)
+        if vectors.size != n_supports * n_features or len(coef) != n_supports:
+            node.fail(f"support_vectors has {vectors.size} values and coefficients {len(coef)} for n_supports "
+                      f"{n_supports} of the input's {n_features} features: n_supports x features, and one each")
+        k = _kernel(ctx, node, x, vectors.reshape(n_supports, n_features))
+        score = ctx.call("nn.dense", k, ctx.const(coef.reshape(1, -1), dtype), units=1)
+    else:  # a linear SVM: the coefficients are the weights
+        if len(coef) != n_features:
+            node.fail(f"coefficients has {len(coef)} values; a linear SVM (n_supports 0) has one per feature "
+                      f"({n_features})")
+        score = ctx.call("nn.dense", x, ctx.const(coef.reshape(1, -1), dtype), units=1)
+    score = ctx.call("add", score, ctx.const(rho[:1], dtype))
+    if int(node.attr("one_class", 0)):
+        score = ctx.call("where", ctx.call("greater", score, ctx.const(0.0, dtype)), ctx.const(1.0, dtype),
+                         ctx.const(-1.0, dtype))
+    post = _choice(node, "post_transform", _POST_TRANSFORMS, "NONE")
+    return [ctx.cast(_post_transform(ctx, score, post), "float32")]
+
+
 ML_CONVERTERS = {
     "TreeEnsemble": _tree_ensemble, "TreeEnsembleRegressor": _tree_ensemble_regressor,
     "TreeEnsembleClassifier": _tree_ensemble_classifier, "Binarizer": _binarizer,
     "ArrayFeatureExtractor": _array_feature_extractor, "LinearRegressor": _linear_regressor,
     "LinearClassifier": _linear_classifier, "Scaler": _scaler, "Normalizer": _normalizer, "Imputer": _imputer,
-    "FeatureVectorizer": _feature_vectorizer, "LabelEncoder": _label_encoder,
+    "FeatureVectorizer": _feature_vectorizer, "LabelEncoder": _label_encoder, "OneHotEncoder": _one_hot_encoder,
+    "SVMRegressor": _svm_regressor,
 }
