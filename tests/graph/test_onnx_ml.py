@@ -531,3 +531,48 @@ def test_one_hot_encoder():
     with pytest.raises(OnnxImportError, match=r"OneHotEncoder node 'ohe': zeros=0 makes an element of no category a "
                                               r"run-time error, which tecc's kernels do not raise: set zeros=1"):
         from_onnx(m)
+
+
+def _svc(rng, n_classes, kernel, post="NONE", proba=False):
+    per = [2, 3, 2, 1][:n_classes]
+    n = sum(per)
+    attrs = dict(classlabels_ints=[3, 5, 7, 9][:n_classes], vectors_per_class=per,
+                 support_vectors=np.round(rng.normal(size=n * 3), 3).tolist(),
+                 coefficients=np.round(rng.normal(size=(n_classes - 1) * n), 3).tolist(),
+                 rho=np.round(rng.normal(size=n_classes * (n_classes - 1) // 2), 3).tolist(), kernel_type=kernel,
+                 kernel_params=[0.4, 0.1, 2.0], post_transform=post)
+    if proba:
+        attrs.update(prob_a=[-1.5], prob_b=[0.2])
+    return _one_node("SVMClassifier", [("X", F32, [9, 3])], [("label", I64, None), ("scores", F32, None)], **attrs)
+
+
+@pytest.mark.parametrize("n_classes, kernel, post", [(2, "RBF", "NONE"), (3, "RBF", "LOGISTIC"), (4, "POLY", "NONE"),
+                                                     (3, "LINEAR", "SOFTMAX"), (2, "SIGMOID", "LOGISTIC")])
+def test_svm_classifier_one_vs_one(n_classes, kernel, post):
+    """libsvm's one-vs-one votes: labels, and the pairs' scores."""
+    m = _svc(np.random.default_rng(n_classes + len(kernel)), n_classes, kernel, post)
+    _check_both(m, {"X": np.random.default_rng(1).normal(size=(9, 3)).astype("float32")}, cuda=n_classes == 3)
+
+
+def test_linear_svm_classifier_of_three_classes_matches_onnxruntime():
+    rng = np.random.default_rng(2)
+    m = _one_node("SVMClassifier", [("X", F32, [9, 3])], [("label", I64, None), ("scores", F32, None)],
+                  classlabels_ints=[1, 4, 6], coefficients=np.round(rng.normal(size=9), 3).tolist(), rho=[0.2],
+                  kernel_type="LINEAR", kernel_params=[0.0, 0.0, 0.0])
+    _check_both(m, {"X": rng.normal(size=(9, 3)).astype("float32")}, reference=False)
+
+
+def test_svm_classifier_platt_probabilities_of_two_classes():
+    """The coupled probability of two classes is the pair's own sigmoid: exact
+    here, within libsvm's stopping tolerance (0.005 / k) in onnxruntime."""
+    m = _svc(np.random.default_rng(3), 2, "RBF", proba=True)
+    x = np.random.default_rng(4).normal(size=(9, 3)).astype("float32")
+    ort = pytest.importorskip("onnxruntime")
+    want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"X": x})
+    got = tecc_outputs(m, {"X": x})
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1], atol=0.0025)
+    np.testing.assert_allclose(got[1].sum(axis=1), 1.0, rtol=1e-6)
+    with pytest.raises(OnnxImportError, match=r"it gives Platt probabilities \(prob_a\) for 3 classes; tecc computes "
+                                              r"them for two classes"):
+        from_onnx(_svc(np.random.default_rng(5), 3, "RBF", proba=True))

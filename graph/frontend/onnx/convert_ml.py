@@ -3,8 +3,8 @@ learning models scikit-learn, XGBoost and LightGBM export): the tree ensembles
 (``TreeEnsemble``, ``TreeEnsembleRegressor``, ``TreeEnsembleClassifier``), the
 linear models (``LinearRegressor``, ``LinearClassifier``), the feature transforms
 (``Scaler``, ``Normalizer``, ``Imputer``, ``Binarizer``, ``FeatureVectorizer``,
-``ArrayFeatureExtractor``, ``OneHotEncoder``), ``SVMRegressor`` and
-``LabelEncoder`` of numbers.  Operators of string
+``ArrayFeatureExtractor``, ``OneHotEncoder``), the support-vector machines
+(``SVMRegressor``, ``SVMClassifier``) and ``LabelEncoder`` of numbers.  Operators of string
 tensors (string labels and keys...) and of maps (``ZipMap``, ``DictVectorizer``)
 are not among them: tecc's tensors hold numbers.
 
@@ -767,11 +767,90 @@ def _svm_regressor(ctx, node, inputs):
     return [ctx.cast(_post_transform(ctx, score, post), "float32")]
 
 
+def _svm_classifier(ctx, node, inputs):
+    """libsvm's one-vs-one classifier (support vectors grouped by class,
+    ``vectors_per_class``): the score of each pair of classes is a product of the
+    kernel row with that pair's coefficients (a constant matrix: one ``dense``),
+    each score votes for one class of its pair, and the label is the class with
+    the most votes; a linear SVM (no support vectors) scores each class.  Platt's
+    probabilities (``prob_a``, ``prob_b``) are taken for two classes, where the
+    coupled probability is the pair's own: tecc gives it exactly, libsvm's
+    iteration (onnxruntime's, ONNX's reference's) stops within 0.0025 of it.  With
+    more classes the coupling (an iteration to convergence) is refused.  (For a
+    two-class linear SVM onnxruntime's label can differ from the reference's,
+    which tecc follows: the larger score's class.)"""
+    labels = _labels(node)
+    n_classes = len(labels)
+    x, n_features = _matrix(ctx, node, inputs[0])
+    dtype = ctx.dtype_of(x)
+    coef = np.asarray(node.required("coefficients"), np.float64).reshape(-1)
+    rho = np.asarray(node.attr("rho", [0.0]), np.float64).reshape(-1)
+    per_class = _ints(node, "vectors_per_class")
+    n_vectors = sum(per_class)
+    prob_a = np.asarray(node.attr("prob_a") or [], np.float64)
+    prob_b = np.asarray(node.attr("prob_b") or [], np.float64)
+    post = _choice(node, "post_transform", _POST_TRANSFORMS, "NONE")
+    votes = None
+    if n_vectors > 0:
+        if len(per_class) != n_classes:
+            node.fail(f"vectors_per_class has {len(per_class)} entries for {n_classes} classes: one per class")
+        vectors = np.asarray(node.required("support_vectors"), np.float64).reshape(-1)
+        if vectors.size != n_vectors * n_features or coef.size != (n_classes - 1) * n_vectors:
+            node.fail(f"support_vectors has {vectors.size} values and coefficients {coef.size} for {n_vectors} support "
+                      f"vectors of {n_features} features and {n_classes} classes: vectors x features, and (classes - "
+                      "1) x vectors")
+        coef = coef.reshape(n_classes - 1, n_vectors)
+        starts = np.concatenate([[0], np.cumsum(per_class)[:-1]]).astype(int)
+        pairs = [(i, j) for i in range(n_classes) for j in range(i + 1, n_classes)]
+        if len(rho) != len(pairs):
+            node.fail(f"rho has {len(rho)} values; one per pair of classes is {len(pairs)}")
+        w = np.zeros((len(pairs), n_vectors))
+        for e, (i, j) in enumerate(pairs):  # class i's vectors with coefficients row j - 1, class j's with row i
+            w[e, starts[i]:starts[i] + per_class[i]] = coef[j - 1, starts[i]:starts[i] + per_class[i]]
+            w[e, starts[j]:starts[j] + per_class[j]] = coef[i, starts[j]:starts[j] + per_class[j]]
+        k = _kernel(ctx, node, x, vectors.reshape(n_vectors, n_features))
+        scores = ctx.call("add", ctx.call("nn.dense", k, ctx.const(w, dtype), units=len(pairs)), ctx.const(rho, dtype))
+        win = np.zeros((n_classes, len(pairs)))  # a positive score votes for i, else for j
+        lose = np.zeros((n_classes, len(pairs)))
+        for e, (i, j) in enumerate(pairs):
+            win[i, e], lose[j, e] = 1.0, 1.0
+        positive = ctx.cast(ctx.call("greater", scores, ctx.const(0.0, dtype)), "float32")
+        negative = ctx.call("subtract", ctx.const(1.0, "float32"), positive)
+        votes = ctx.call("add", ctx.call("nn.dense", positive, ctx.const(win, "float32"), units=n_classes),
+                         ctx.call("nn.dense", negative, ctx.const(lose, "float32"), units=n_classes))
+    else:
+        if coef.size != n_classes * n_features:
+            node.fail(f"coefficients has {coef.size} values; a linear SVM (no support vectors) has one row of the "
+                      f"input's {n_features} features per class ({n_classes})")
+        scores = ctx.call("add", ctx.call("nn.dense", x, ctx.const(coef.reshape(n_classes, n_features), dtype),
+                                          units=n_classes), ctx.const(rho[:1], dtype))
+    scores = ctx.cast(scores, "float32")
+    has_proba = len(prob_a) > 0 and n_vectors > 0
+    if has_proba:
+        if n_classes != 2 or len(prob_a) != 1 or len(prob_b) != 1:
+            node.fail(f"it gives Platt probabilities (prob_a) for {n_classes} classes; tecc computes them for two "
+                      "classes (more need libsvm's pairwise coupling, an iteration to convergence)")
+        # P(class 0) = 1 - sigmoid(score * a + b), clipped as libsvm does
+        z = ctx.call("add", ctx.call("multiply", scores, ctx.const(prob_a[0], "float32")),
+                     ctx.const(prob_b[0], "float32"))
+        p = ctx.call("clip", ctx.call("sigmoid", ctx.call("negative", z)), a_min=1e-7, a_max=1 - 1e-7)
+        scores = ctx.call("concatenate", ctx.tuple([p, ctx.call("subtract", ctx.const(1.0, "float32"), p)]), axis=1)
+    best = ctx.call("argmax", votes if votes is not None else scores, axis=(1,))
+    label = ctx.call("take", ctx.const(np.asarray(labels, np.int64), "int64"), best, axis=0)
+    if len(rho) == 1 and n_classes == 2 and not has_proba and min(coef.reshape(-1)) >= 0:
+        top = ctx.call("max", votes if votes is not None else scores, axis=(1,))
+        label = ctx.call("where", ctx.call("greater_equal", top, ctx.const(0.5, ctx.dtype_of(top))),
+                         ctx.const(labels[1], "int64"), label)
+    if ctx.shape(scores)[1] == 1:  # one score of two classes: [-s, s]
+        scores = ctx.call("concatenate", ctx.tuple([ctx.call("negative", scores), scores]), axis=1)
+    return [label, _post_transform(ctx, scores, post)]
+
+
 ML_CONVERTERS = {
     "TreeEnsemble": _tree_ensemble, "TreeEnsembleRegressor": _tree_ensemble_regressor,
     "TreeEnsembleClassifier": _tree_ensemble_classifier, "Binarizer": _binarizer,
     "ArrayFeatureExtractor": _array_feature_extractor, "LinearRegressor": _linear_regressor,
     "LinearClassifier": _linear_classifier, "Scaler": _scaler, "Normalizer": _normalizer, "Imputer": _imputer,
     "FeatureVectorizer": _feature_vectorizer, "LabelEncoder": _label_encoder, "OneHotEncoder": _one_hot_encoder,
-    "SVMRegressor": _svm_regressor,
+    "SVMRegressor": _svm_regressor, "SVMClassifier": _svm_classifier,
 }
