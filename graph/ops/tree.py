@@ -2,8 +2,8 @@
 ensemble (:func:`tecc.topi.tree.tree_traverse`; the trees are tables, operands
 of the operator, so a large ensemble is data, not code).  Element-wise in its
 output -- each (row, tree) walk reads only its row and the tables --
-:attr:`~tecc.graph.op.OpPattern.INJECTIVE`: the gathers of the leaves' weights and
-their sum over the trees fuse with it, one kernel.
+:attr:`~tecc.graph.op.OpPattern.INJECTIVE`: the gather of the leaves' weights fuses
+with it, one kernel (their sum over the trees is a reduction of its own).
 
 Operands: ``data [batch, features]`` (float32 or float64), ``roots [trees]``,
 ``feature``, ``threshold`` (data's dtype), ``true_next``, ``false_next``, one
