@@ -67,8 +67,9 @@ def tree_traverse(data, roots, feature, threshold, mode, true_next, false_next, 
     entry per node.  ``mode`` is a table of mode codes (:data:`MODES`) or one code
     for every node (then the kernel reads no mode table).  The walk takes
     ``depth`` steps (at most :data:`MAX_STEPS`): at least the depth of the
-    deepest tree, or it stops short of a leaf (to go on from).  The tables are the caller's to keep consistent: node and feature
-    numbers in range, each leaf its own successor (the importer checks them)."""
+    deepest tree, or it stops short of a leaf (to go on from).  The tables are
+    the caller's to keep consistent: node and feature numbers in range, each leaf
+    its own successor (the importer checks them)."""
     if not isinstance(data, te.Tensor) or len(data.shape) != 2:
         raise TopiError(f"tree_traverse: data must be a [batch, features] tensor, got {data!r}")
     if not _dt.is_float(data.dtype):

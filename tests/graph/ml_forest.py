@@ -89,14 +89,17 @@ def v5_attrs(trees, n_targets, members=None):
             cols["ltarget"].append(target)
             cols["lweight"].append(w)
         cols["roots"].append(pos[0])
-    attrs = dict(nodes_featureids=cols["feats"], nodes_splits=numpy_helper.from_array(np.array(cols["splits"], np.float32)),
-                 nodes_modes=numpy_helper.from_array(np.array(cols["modes"], np.uint8)),
+    def tensor(values, dtype):
+        return numpy_helper.from_array(np.array(values, dtype))
+
+    attrs = dict(nodes_featureids=cols["feats"], nodes_splits=tensor(cols["splits"], np.float32),
+                 nodes_modes=tensor(cols["modes"], np.uint8),
                  nodes_truenodeids=cols["tids"], nodes_falsenodeids=cols["fids"], nodes_trueleafs=cols["tleaf"],
                  nodes_falseleafs=cols["fleaf"], nodes_missing_value_tracks_true=cols["miss"],
-                 leaf_targetids=cols["ltarget"], leaf_weights=numpy_helper.from_array(np.array(cols["lweight"], np.float32)),
+                 leaf_targetids=cols["ltarget"], leaf_weights=tensor(cols["lweight"], np.float32),
                  tree_roots=cols["roots"], n_targets=n_targets)
     if cols["members"]:
-        attrs["membership_values"] = numpy_helper.from_array(np.array(cols["members"], np.float32))
+        attrs["membership_values"] = tensor(cols["members"], np.float32)
     return attrs
 
 
@@ -106,4 +109,5 @@ def model(op, attrs, n_features, outputs, opset=3, dtype=TensorProto.FLOAT, batc
     node = helper.make_node(op, ["X"], [name for name, _ in outputs], domain="ai.onnx.ml", name="forest", **attrs)
     graph = helper.make_graph([node], "m", [helper.make_tensor_value_info("X", dtype, [batch, n_features])],
                               [helper.make_tensor_value_info(n, t, None) for n, t in outputs])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19), helper.make_opsetid("ai.onnx.ml", opset)])
+    opsets = [helper.make_opsetid("", 19), helper.make_opsetid("ai.onnx.ml", opset)]
+    return helper.make_model(graph, opset_imports=opsets)

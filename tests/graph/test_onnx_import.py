@@ -132,14 +132,12 @@ def test_all_unsupported_operators_are_listed_in_one_error():
     boxes = (F, [1, 4, 4])
     nodes = [helper.make_node("Relu", ["x"], ["a"], name="ok_relu"),
              helper.make_node("NonMaxSuppression", ["x", "s"], ["nms"], name="suppress"),
-             helper.make_node("TfIdfVectorizer", ["t"], ["v"], name="tfidf", mode="TF", min_gram_length=1,
-                              max_gram_length=1, max_skip_count=0, ngram_counts=[0], ngram_indexes=[0],
-                              pool_int64s=[1]),
+             helper.make_node("ImageDecoder", ["t"], ["v"], name="decode", pixel_format="RGB"),
              helper.make_node("Relu", ["a"], ["y"], name="ok_relu2")]
-    model = model_of(nodes, {"x": boxes, "s": (F, [1, 1, 4]), "t": (TensorProto.INT64, [4])},
-                     {"y": boxes, "nms": (TensorProto.INT64, None), "v": (F, None)})
-    with pytest.raises(OnnxImportError, match=r"2 node\(s\).*\(NonMaxSuppression, TfIdfVectorizer\).*"
-                                              r"NonMaxSuppression in node 'suppress'.*TfIdfVectorizer in node 'tfidf'"):
+    model = model_of(nodes, {"x": boxes, "s": (F, [1, 1, 4]), "t": (TensorProto.UINT8, [64])},
+                     {"y": boxes, "nms": (TensorProto.INT64, None), "v": (TensorProto.UINT8, None)}, opset=20)
+    with pytest.raises(OnnxImportError, match=r"2 node\(s\).*\(ImageDecoder, NonMaxSuppression\).*"
+                                              r"NonMaxSuppression in node 'suppress'.*ImageDecoder in node 'decode'"):
         from_onnx(model)
     assert issubclass(OnnxImportError, GraphError)
 
@@ -444,10 +442,8 @@ def test_flex_attention_imports_through_its_onnx_function_body_with_its_score_mo
 
 def test_flex_attention_whose_score_mod_does_not_convert_is_reported_by_its_node():
     # a node whose ONNX function body holds an operator without a converter is named itself, with that operator
-    words = [helper.make_node("TfIdfVectorizer", ["scores"], ["counts"], mode="TF", min_gram_length=1,
-                              max_gram_length=1, max_skip_count=0, ngram_counts=[0], ngram_indexes=[0],
-                              pool_int64s=[1]),
+    words = [helper.make_node("StringNormalizer", ["scores"], ["counts"]),
              helper.make_node("Add", ["scores", "counts"], ["scores_out"])]
     with pytest.raises(OnnxImportError, match=r"FlexAttention \(domain 'ai.onnx.preview'\) in node 'flex' \(its ONNX "
-                                              r"function body uses TfIdfVectorizer, which tecc does not convert\)"):
+                                              r"function body uses StringNormalizer, which tecc does not convert\)"):
         from_onnx(_flex_attention_model(words))

@@ -339,7 +339,8 @@ def _one_node(op, inputs, outputs, opset=1, name="ml", **attrs):
                             **attrs)
     graph = helper.make_graph([node], "m", [helper.make_tensor_value_info(*i) for i in inputs],
                               [helper.make_tensor_value_info(*o) for o in outputs])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19), helper.make_opsetid("ai.onnx.ml", opset)])
+    opsets = [helper.make_opsetid("", 19), helper.make_opsetid("ai.onnx.ml", opset)]
+    return helper.make_model(graph, opset_imports=opsets)
 
 
 def _check_both(m, feed, reference=True, ort=True, cuda=True):
@@ -576,3 +577,17 @@ def test_svm_classifier_platt_probabilities_of_two_classes():
     with pytest.raises(OnnxImportError, match=r"it gives Platt probabilities \(prob_a\) for 3 classes; tecc computes "
                                               r"them for two classes"):
         from_onnx(_svc(np.random.default_rng(5), 3, "RBF", proba=True))
+
+
+def test_two_class_classifier_weighting_only_class_1_scores_as_onnxruntime():
+    """Every weight for class 1: class 0 scores its base value (0), as onnxruntime
+    has it (ONNX's reference drops the weights); the label is the larger score's."""
+    nodes = [dict(mode="BRANCH_LEQ", feature=0, value=0.0, missing=0, true=1, false=2),
+             dict(mode="LEAF", weights=[(1, 0.2)]), dict(mode="LEAF", weights=[(1, 0.9)])]
+    attrs = v3_attrs([nodes], "class")
+    attrs.update(classlabels_int64s=[4, 6], post_transform="LOGISTIC")
+    m = model("TreeEnsembleClassifier", attrs, NF, CLASSIFIER, opset=1, batch=3)
+    x = np.array([[-1, 0, 0, 0], [1, 0, 0, 0], [np.nan, 0, 0, 0]], "float32")
+    got = tecc_outputs(m, {"X": x})
+    np.testing.assert_allclose(got[1], ort_outputs(m, x)[1], rtol=1e-6)
+    np.testing.assert_array_equal(got[0], [6, 6, 6])

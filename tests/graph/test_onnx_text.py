@@ -2,8 +2,8 @@
 n-gram, n-grams sharing an output column, sizes outside [min, max] whose ids are
 still counted off), skips, the TF / IDF / TFIDF modes with and without weights,
 [C] and [N, C] int32 and int64 token ids, against ONNX's reference (its counts)
-and onnxruntime (weights per pool n-gram, as the specification has them), on the C backend and the CUDA emulator; one expected failure per
-user error."""
+and onnxruntime (weights per pool n-gram, as the specification has them), on the
+C backend and the CUDA emulator; one expected failure per user error."""
 import numpy as np
 import pytest
 

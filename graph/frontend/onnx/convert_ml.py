@@ -22,7 +22,11 @@ unless the node sends missing values true) and the operator specification for th
 rest: TreeEnsemble's post-transform codes (1 SOFTMAX, 2 LOGISTIC; onnxruntime
 swaps them), the base value added to every target, scored or not (onnxruntime
 leaves it out of a target no tree's leaf scores), and a two-class classifier's
-labels and scores as the reference computes them.
+labels and scores as the reference computes them: the label of the largest
+transformed score (onnxruntime, when every weight is positive, labels by the raw
+positive score against 0.5).  A two-class classifier whose weights are all for
+class 1 scores as onnxruntime does (class 0 its base value; the reference drops
+the weights).
 """
 from __future__ import annotations
 
@@ -451,12 +455,11 @@ def _tree_ensemble_classifier(ctx, node, inputs):
     x, n_features = _features(ctx, node, inputs[0])
     forest, aggregate, post, base, class_ids = _forest_v3(ctx, node, n_features, "class")
     n = len(labels)
-    binary = len(set(class_ids)) == 1  # one column of weights: the score of the positive class
+    # every weight for class 0: one column, the score of the positive class (binary).  Every weight for
+    # another class is the general case, the other classes scoring their base values (onnxruntime's
+    # scores; ONNX's reference drops those weights)
+    binary = set(class_ids) == {0}
     width = 1 if binary else n
-    if binary and class_ids and class_ids[0] != 0:  # the weights' one class id, as column 0
-        for leaf in forest.leaves:
-            for t in list(leaf):
-                leaf[0] = leaf.pop(t)
     z = _scores(ctx, forest, x, width, aggregate, "float32")
     if binary and base is not None and len(base) in (1, 2):
         base = base[:1]  # the positive class's score starts from the first base value
