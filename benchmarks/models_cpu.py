@@ -11,7 +11,9 @@ that module's transformer encoder layer (d_model 64, 4 heads,
 feed-forward 128, written with ``onnx.helper``) on sequences of 128 tokens, and its
 Llama-style decoder layer at opset 24 (RMSNormalization, RotaryEmbedding, causal
 Attention, a Swish-gated MLP; d_model 256, 8 heads, feed-forward 1024) on 128
-tokens.  Each is
+tokens, and a random forest regressor as scikit-learn exports it (ONNX-ML's
+TreeEnsembleRegressor: 100 trees of depth 8 at most over 20 features; a batch is
+that many rows).  Each is
 run at every batch size of ``--batch`` (the light models' batch dimension and their
 flattening Reshape are rewritten for it).
 
@@ -72,11 +74,13 @@ from tecc.runtime.graph_executor import calls_kernel  # noqa: E402
 #: decoder layer, added later, is measured beside them with no target of its own)
 TARGET_RATIO = 1.0
 TARGET_MODELS = ("resnet50", "squeezenet", "encoder")
-MODELS = ("resnet50", "squeezenet", "encoder", "decoder")
+MODELS = ("resnet50", "squeezenet", "encoder", "decoder", "forest")
 RTOL, ATOL = 1e-3, 1e-4
 ENCODER_SEQ = 128
 #: the decoder layer's width and sequence (a small Llama-style block at opset 24)
 DECODER_DIM, DECODER_SEQ = 256, 128
+#: the random forest: trees, their depth at most, features
+FOREST_TREES, FOREST_DEPTH, FOREST_FEATURES = 100, 8, 20
 
 
 # ---------------------------------------------------------------------------------------
@@ -120,6 +124,8 @@ def make_model(name: str, batch: int):
         feeds = {"x": rng.standard_normal((batch, DECODER_SEQ, DECODER_DIM), dtype=np.float32),
                  "position_ids": np.tile(np.arange(DECODER_SEQ, dtype=np.int64), (batch, 1))}
         return model, feeds
+    if name == "forest":
+        return zoo.forest_model(n_trees=FOREST_TREES, depth=FOREST_DEPTH, n_features=FOREST_FEATURES, batch=batch)
     if name == "encoder":
         model = zoo.encoder_layer_model(d_model=64, nhead=4, dim_ff=128, seq=ENCODER_SEQ, batch=batch)
         feeds = {"x": rng.standard_normal((batch, ENCODER_SEQ, 64), dtype=np.float32)}

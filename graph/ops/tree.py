@@ -1,16 +1,17 @@
 """``tree_traverse``: where each row of features ends in each decision tree of an
 ensemble (:func:`tecc.topi.tree.tree_traverse`; the trees are tables, operands
 of the operator, so a large ensemble is data, not code).  Element-wise in its
-output -- each (row, tree) walk reads only its row and the tables --
+output -- each (tree, row) walk reads only its row and the tables --
 :attr:`~tecc.graph.op.OpPattern.INJECTIVE`: the gather of the leaves' weights fuses
 with it, one kernel (their sum over the trees is a reduction of its own).
 
 Operands: ``data [batch, features]`` (float32 or float64), ``roots [trees]``,
 ``feature``, ``threshold`` (data's dtype), ``true_next``, ``false_next``, one
 entry per node, and optionally ``mode`` (a table of mode codes); without it the
-``mode`` attribute is every node's code.  ``depth``: the steps each walk takes, at most :data:`tecc.topi.tree.MAX_STEPS`
+``mode`` attribute is every node's code.  The result is ``int32 [trees, batch]``.
+``depth``: the steps each walk takes, at most :data:`tecc.topi.tree.MAX_STEPS`
 (its expression nests one level per step); a deeper ensemble is walked on by
-``tree_traverse_on`` operators, ``roots`` being the ``[batch, trees]`` entries the
+``tree_traverse_on`` operators, ``roots`` being the ``[trees, batch]`` entries the
 previous walk ended at -- each opaque, a kernel of its own (fused, the walks
 would nest into one expression again).
 """
@@ -43,8 +44,8 @@ def _infer(op, types, attrs):
         raise GraphError(f"{op}: data must be a float32 or float64 [batch, features] tensor, got {data.dtype} "
                          f"{tuple(data.shape)}")
     roots = ts["roots"]
-    if roots.ndim not in (1, 2) or not is_int_dtype(roots.dtype) or roots.ndim == 2 and roots.shape[0] != data.shape[0]:
-        raise GraphError(f"{op}: roots must be an integer tensor [trees] or [batch, trees] (where the walks start), "
+    if roots.ndim not in (1, 2) or not is_int_dtype(roots.dtype) or roots.ndim == 2 and roots.shape[1] != data.shape[0]:
+        raise GraphError(f"{op}: roots must be an integer tensor [trees] or [trees, batch] (where the walks start), "
                          f"got {roots.dtype} {tuple(roots.shape)} for data {tuple(data.shape)}")
     nodes = ts["feature"].shape
     for name in OPERANDS[2:len(types)]:
@@ -64,7 +65,7 @@ def _infer(op, types, attrs):
     modes = topi().tree.MODES
     if len(types) == 6 and attrs["mode"] not in modes:
         raise GraphError(f"{op}: without a mode table, attribute mode must be one of {modes}, got {attrs['mode']!r}")
-    return TensorType((data.shape[0], roots.shape[-1]), "int32")
+    return TensorType((roots.shape[0], data.shape[0]), "int32")
 
 
 def _lower(inputs, attrs, out_type):
@@ -76,9 +77,9 @@ def _lower(inputs, attrs, out_type):
 
 register_op(OP, pattern=OpPattern.INJECTIVE, infer=functools.partial(_infer, OP), lower=_lower, num_inputs=None,
             defaults={"depth": REQUIRED, "mode": 0},
-            doc="the node each row of data [batch, features] reaches in each tree, int32 [batch, trees]: "
+            doc="the node each row of data [batch, features] reaches in each tree, int32 [trees, batch]: "
                 "depth steps from each root through the node tables")
 register_op(OP_ON, pattern=OpPattern.OPAQUE, infer=functools.partial(_infer, OP_ON), lower=_lower, num_inputs=None,
             defaults={"depth": REQUIRED, "mode": 0},
-            doc="tree_traverse on from where a previous walk ended (roots [batch, trees]), a kernel of its own: "
+            doc="tree_traverse on from where a previous walk ended (roots [trees, batch]), a kernel of its own: "
                 "deep trees are walked by a chain of these")

@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 from tecc.graph.frontend import OnnxImportError, from_onnx, supported_ops  # noqa: E402
-from ml_forest import MODES, model, random_trees, v3_attrs, v5_attrs  # noqa: E402
+from tecc.graph.testing import TREE_MODES, ml_model, random_trees, tree_attrs_v3, tree_attrs_v5  # noqa: E402
 from ops_run import tecc_outputs  # noqa: E402
 
 NF = 4  # features
@@ -61,11 +61,11 @@ def test_regressor_matches_onnxruntime(aggregate, post):
     NaN true, a weight for each of three targets per leaf (as scikit-learn's are:
     onnxruntime leaves out the base value of a target no tree scores), base values."""
     rng = np.random.default_rng(REGRESSOR_CASES.index((aggregate, post)))
-    trees = random_trees(rng, 5, 4, NF, 3, modes=MODES, missing=True, per_leaf=3, grid=[-0.5, 0.0, 0.5])
-    attrs = v3_attrs(trees, "target")
+    trees = random_trees(rng, 5, 4, NF, 3, modes=TREE_MODES, missing=True, per_leaf=3, grid=[-0.5, 0.0, 0.5])
+    attrs = tree_attrs_v3(trees, "target")
     attrs.update(n_targets=3, aggregate_function=aggregate, post_transform=post,
                  base_values=[0.0] * 3 if post == "PROBIT" else [0.1, -0.2, 0.3])
-    m = model("TreeEnsembleRegressor", attrs, NF, REGRESSOR, opset=1)
+    m = ml_model("TreeEnsembleRegressor", attrs, NF, REGRESSOR, opset=1)
     x = data(1)
     x[5:15] = np.random.default_rng(2).choice([-0.5, 0.0, 0.5], size=(10, NF))  # rows that meet EQ and NEQ splits
     want = ort_outputs(m, x)
@@ -81,9 +81,9 @@ def test_a_target_no_tree_scores_is_its_base_value(aggregate):
     SUM and AVERAGE (for MIN and MAX the reference gives +-inf, onnxruntime 0)."""
     nodes = [dict(mode="BRANCH_LEQ", feature=0, value=0.0, missing=0, true=1, false=2),
              dict(mode="LEAF", weights=[(0, 1.0)]), dict(mode="LEAF", weights=[(1, 2.0)])]
-    attrs = v3_attrs([nodes, nodes], "target")
+    attrs = tree_attrs_v3([nodes, nodes], "target")
     attrs.update(n_targets=3, aggregate_function=aggregate, base_values=[0.1, -0.2, 0.3])
-    m = model("TreeEnsembleRegressor", attrs, NF, REGRESSOR, opset=1, batch=3)
+    m = ml_model("TreeEnsembleRegressor", attrs, NF, REGRESSOR, opset=1, batch=3)
     x = np.array([[-1, 0, 0, 0], [1, 0, 0, 0], [np.nan, 0, 0, 0]], "float32")
     top = {"SUM": (2.1, 3.8), "AVERAGE": (1.1, 1.8), "MIN": (1.1, 1.8), "MAX": (1.1, 1.8)}[aggregate]
     want = np.array([[top[0], -0.2, 0.3], [0.1, top[1], 0.3], [0.1, top[1], 0.3]], "float32")
@@ -94,27 +94,27 @@ def test_a_target_no_tree_scores_is_its_base_value(aggregate):
 
 def test_regressor_with_double_thresholds_and_input_matches_onnxruntime():
     rng = np.random.default_rng(3)
-    attrs = v3_attrs(random_trees(rng, 4, 5, NF, 2, modes=MODES, missing=True, per_leaf=2), "target")
+    attrs = tree_attrs_v3(random_trees(rng, 4, 5, NF, 2, modes=TREE_MODES, missing=True, per_leaf=2), "target")
     attrs["nodes_values_as_tensor"] = numpy_helper.from_array(np.array(attrs.pop("nodes_values"), np.float64))
     attrs["target_weights_as_tensor"] = numpy_helper.from_array(np.array(attrs.pop("target_weights"), np.float64))
     attrs.update(n_targets=2)
-    m = model("TreeEnsembleRegressor", attrs, NF, REGRESSOR, opset=3, dtype=TensorProto.DOUBLE)
+    m = ml_model("TreeEnsembleRegressor", attrs, NF, REGRESSOR, opset=3, dtype=TensorProto.DOUBLE)
     x = data(4).astype("float64")
     assert_same(tecc_outputs(m, {"X": x}), ort_outputs(m, x))
 
 
 def _classifier(seed, n_classes, binary, post, n_trees=4, base=True):
     rng = np.random.default_rng(seed)
-    trees = random_trees(rng, n_trees, 3, NF, 1 if binary else n_classes, modes=MODES, missing=True,
+    trees = random_trees(rng, n_trees, 3, NF, 1 if binary else n_classes, modes=TREE_MODES, missing=True,
                          per_leaf=1 if binary else n_classes)
     if post == "PROBIT":  # scores in (0, 1): probabilities
         for n in (n for t in trees for n in t if n["mode"] == "LEAF"):
             n["weights"] = [(c, w / (len(n["weights"]) + 0.5) / n_trees) for c, w in n["weights"]]
-    attrs = v3_attrs(trees, "class")
+    attrs = tree_attrs_v3(trees, "class")
     attrs.update(classlabels_int64s=[7, 3, 9][:n_classes], post_transform=post)
     if base and post != "PROBIT":
         attrs["base_values"] = [0.05] * (1 if binary else n_classes)
-    return model("TreeEnsembleClassifier", attrs, NF, CLASSIFIER, opset=1)
+    return ml_model("TreeEnsembleClassifier", attrs, NF, CLASSIFIER, opset=1)
 
 
 @pytest.mark.parametrize("n_classes, binary, post", [
@@ -151,8 +151,8 @@ def test_tree_ensemble_v5_matches_onnxruntime(aggregate):
     """TreeEnsemble: aggregate AVERAGE / SUM / MIN / MAX (a target no tree scores
     is 0, as onnxruntime has it)."""
     rng = np.random.default_rng(10 + aggregate)
-    trees = random_trees(rng, 5, 4, NF, 3, modes=MODES, missing=True)
-    m = model("TreeEnsemble", dict(v5_attrs(trees, 3), aggregate_function=aggregate), NF, REGRESSOR, opset=5)
+    trees = random_trees(rng, 5, 4, NF, 3, modes=TREE_MODES, missing=True)
+    m = ml_model("TreeEnsemble", dict(tree_attrs_v5(trees, 3), aggregate_function=aggregate), NF, REGRESSOR, opset=5)
     x = data(8)
     assert_same(tecc_outputs(m, {"X": x}), ort_outputs(m, x))
 
@@ -164,11 +164,11 @@ def test_tree_ensemble_v5_post_transform_codes_are_onnx_s(code, name):
     the older operators' order -- so the same model with those two swapped is what
     it computes."""
     rng = np.random.default_rng(20 + code)
-    attrs = v5_attrs(random_trees(rng, 4, 4, NF, 3, modes=MODES, missing=True), 3)
-    m = model("TreeEnsemble", dict(attrs, post_transform=code), NF, REGRESSOR, opset=5)
+    attrs = tree_attrs_v5(random_trees(rng, 4, 4, NF, 3, modes=TREE_MODES, missing=True), 3)
+    m = ml_model("TreeEnsemble", dict(attrs, post_transform=code), NF, REGRESSOR, opset=5)
     ort_code = {1: 2, 2: 1}.get(code, code)
     x = data(9)
-    want = ort_outputs(model("TreeEnsemble", dict(attrs, post_transform=ort_code), NF, REGRESSOR, opset=5), x)
+    want = ort_outputs(ml_model("TreeEnsemble", dict(attrs, post_transform=ort_code), NF, REGRESSOR, opset=5), x)
     assert_same(tecc_outputs(m, {"X": x}), want)
 
 
@@ -180,7 +180,7 @@ def test_tree_ensemble_v5_set_membership_matches_onnx_reference():
     trees = random_trees(rng, 2, 3, NF, 2, grid=grid)
     inner = [(t, i) for t, nodes in enumerate(trees) for i, n in enumerate(nodes) if n["mode"] != "LEAF"]
     members = {inner[0]: [1.0, 3.0], inner[-1]: [2.0], inner[1]: []} if len(inner) > 2 else {inner[0]: [1.0, 3.0]}
-    m = model("TreeEnsemble", v5_attrs(trees, 2, members), NF, REGRESSOR, opset=5)
+    m = ml_model("TreeEnsemble", tree_attrs_v5(trees, 2, members), NF, REGRESSOR, opset=5)
     x = rng.choice(grid, size=(40, NF)).astype("float32")
     want = ReferenceEvaluator(m).run(None, {"X": x})
     assert_same(tecc_outputs(m, {"X": x}), want)
@@ -199,9 +199,9 @@ def test_a_deep_tree_walks_to_its_leaves(table):
                           value=-3.0 + 0.02 * k, missing=0, true=2 * k + 1, false=2 * k + 2))
         nodes.append(dict(mode="LEAF", weights=[(0, float(k))]))
     nodes.append(dict(mode="LEAF", weights=[(0, float(depth))]))
-    attrs = v3_attrs([nodes], "target")
+    attrs = tree_attrs_v3([nodes], "target")
     attrs.update(n_targets=1)
-    m = model("TreeEnsembleRegressor", attrs, NF, REGRESSOR, opset=1)
+    m = ml_model("TreeEnsembleRegressor", attrs, NF, REGRESSOR, opset=1)
     x = data(11, nan=False) * 2
     want = ort_outputs(m, x)
     assert_same(tecc_outputs(m, {"X": x}), want)
@@ -241,10 +241,10 @@ def test_array_feature_extractor_of_a_vector_gives_one_row():
 # --- malformed ensembles: one error each, naming the node and what is wrong ------------------------------
 def _regressor(mutate):
     rng = np.random.default_rng(40)
-    attrs = v3_attrs(random_trees(rng, 2, 3, NF, 1), "target")
+    attrs = tree_attrs_v3(random_trees(rng, 2, 3, NF, 1), "target")
     attrs.update(n_targets=1)
     mutate(attrs)
-    return model("TreeEnsembleRegressor", attrs, NF, REGRESSOR, opset=1)
+    return ml_model("TreeEnsembleRegressor", attrs, NF, REGRESSOR, opset=1)
 
 
 def _set(key, index, value):
@@ -284,11 +284,11 @@ def test_a_cycle_is_refused():
              dict(mode="BRANCH_LEQ", feature=1, value=0.0, missing=0, true=3, false=2),
              dict(mode="BRANCH_LEQ", feature=2, value=0.0, missing=0, true=3, false=1),
              dict(mode="LEAF", weights=[(0, 1.0)])]
-    attrs = v3_attrs([nodes], "target")
+    attrs = tree_attrs_v3([nodes], "target")
     attrs.update(n_targets=1)
     with pytest.raises(OnnxImportError, match=r"is its own descendant: the trees' nodes_truenodeids / "
                                               r"nodes_falsenodeids make a cycle"):
-        from_onnx(model("TreeEnsembleRegressor", attrs, NF, REGRESSOR, opset=1))
+        from_onnx(ml_model("TreeEnsembleRegressor", attrs, NF, REGRESSOR, opset=1))
 
 
 def test_string_class_labels_are_refused():
@@ -305,18 +305,18 @@ def test_string_class_labels_are_refused():
 
 def test_v5_errors():
     rng = np.random.default_rng(43)
-    attrs = v5_attrs(random_trees(rng, 2, 3, NF, 2), 2)
+    attrs = tree_attrs_v5(random_trees(rng, 2, 3, NF, 2), 2)
     bad = dict(attrs, tree_roots=[0, 99])
     with pytest.raises(OnnxImportError, match=r"TreeEnsemble node 'forest': tree_roots holds 99, but there are"):
-        from_onnx(model("TreeEnsemble", bad, NF, REGRESSOR, opset=5))
+        from_onnx(ml_model("TreeEnsemble", bad, NF, REGRESSOR, opset=5))
     bad = dict(attrs, post_transform=7)
     with pytest.raises(OnnxImportError, match=r"post_transform is 7; it takes 0 \(NONE\), 1 \(SOFTMAX\), 2 "
                                               r"\(LOGISTIC\)"):
-        from_onnx(model("TreeEnsemble", bad, NF, REGRESSOR, opset=5))
+        from_onnx(ml_model("TreeEnsemble", bad, NF, REGRESSOR, opset=5))
     modes = numpy_helper.to_array(attrs["nodes_modes"]).copy()
     modes[0] = 6  # set membership without membership_values
     with pytest.raises(OnnxImportError, match=r"node 0 tests set membership but the node has no membership_values"):
-        from_onnx(model("TreeEnsemble", dict(attrs, nodes_modes=numpy_helper.from_array(modes)), NF, REGRESSOR,
+        from_onnx(ml_model("TreeEnsemble", dict(attrs, nodes_modes=numpy_helper.from_array(modes)), NF, REGRESSOR,
                         opset=5))
 
 
@@ -584,9 +584,9 @@ def test_two_class_classifier_weighting_only_class_1_scores_as_onnxruntime():
     has it (ONNX's reference drops the weights); the label is the larger score's."""
     nodes = [dict(mode="BRANCH_LEQ", feature=0, value=0.0, missing=0, true=1, false=2),
              dict(mode="LEAF", weights=[(1, 0.2)]), dict(mode="LEAF", weights=[(1, 0.9)])]
-    attrs = v3_attrs([nodes], "class")
+    attrs = tree_attrs_v3([nodes], "class")
     attrs.update(classlabels_int64s=[4, 6], post_transform="LOGISTIC")
-    m = model("TreeEnsembleClassifier", attrs, NF, CLASSIFIER, opset=1, batch=3)
+    m = ml_model("TreeEnsembleClassifier", attrs, NF, CLASSIFIER, opset=1, batch=3)
     x = np.array([[-1, 0, 0, 0], [1, 0, 0, 0], [np.nan, 0, 0, 0]], "float32")
     got = tecc_outputs(m, {"X": x})
     np.testing.assert_allclose(got[1], ort_outputs(m, x)[1], rtol=1e-6)

@@ -555,8 +555,8 @@ def test_tree_traverse_errors():
     with pytest.raises(g.GraphError, match=r"tree_traverse: threshold has dtype int32; it must be float32"):
         typed(x, roots, t["f"], t["f"], t["tn"], t["fn"], depth=3)
     with pytest.raises(g.GraphError, match=r"tree_traverse_on: roots must be an integer tensor \[trees\] or "
-                                           r"\[batch, trees\]"):
-        typed(x, g.Var("s", g.TensorType((4, 2), "int32")), t["f"], t["th"], t["tn"], t["fn"], depth=3,
+                                           r"\[trees, batch\]"):
+        typed(x, g.Var("s", g.TensorType((2, 4), "int32")), t["f"], t["th"], t["tn"], t["fn"], depth=3,
               op="tree_traverse_on")
     with pytest.raises(g.GraphError, match=r"without a mode table, attribute mode must be one of"):
         typed(x, roots, t["f"], t["th"], t["tn"], t["fn"], depth=3, mode=6)

@@ -1,5 +1,5 @@
 """topi.tree.tree_traverse against its numpy reference on "llvm" and "cuda" (the
-GPU emulator): random forests with one comparison mode or a table of every mode
+GPU emulator; ends ``[trees, batch]``): random forests with one comparison mode or a table of every mode
 (with and without missing-tracks-true), NaN features, float32 and float64; a walk
 continued from where a shorter one ended; the tag and the injective schedule
 topi.schedule picks; the cubins NVRTC makes; one expected failure per argument
@@ -68,7 +68,7 @@ def test_tree_traverse_matches_numpy(target, dtype, modes):
     tables = random_forest(rng, 7, 6, 5, modes)
     x = _data(rng, dtype)
     got, out, _, _ = run_walk(target, x, tables, 6, uniform=LEQ if len(modes) == 1 else None)
-    assert got.dtype == np.int32 and got.shape == (33, 7)
+    assert got.dtype == np.int32 and got.shape == (7, 33)
     np.testing.assert_array_equal(got, tree_traverse_python(x, *tables, 6))
     assert out.op.tag == TREE_TAG
 
@@ -103,8 +103,8 @@ def _tensors(n=5, nodes=7, dtype="float32"):
     (dict(T=te.placeholder((7,), "float64", name="T")), r"threshold has dtype float64, the data float32"),
     (dict(F=te.placeholder((6,), "int32", name="F")), r"threshold has 7 entries, the tables have 6"),
     (dict(TN=te.placeholder((7,), "float32", name="TN")), r"true_next must hold integers"),
-    (dict(R=te.placeholder((4, 2), "int32", name="R")), r"roots must be an integer tensor \[trees\] .* or \[batch, "
-                                                        r"trees\]"),
+    (dict(R=te.placeholder((2, 4), "int32", name="R")), r"roots must be an integer tensor \[trees\] .* or \[trees, "
+                                                        r"batch\]"),
     (dict(mode=99), r"mode must be a table of mode codes or one of \(0, 1, 2, 3, 4, 5, 8"),
     (dict(depth=MAX_STEPS + 1), r"depth 65 is above 64 steps, the most one walk takes"),
     (dict(depth=-1), r"depth must be a non-negative int"),

@@ -378,17 +378,17 @@ def _scores(ctx, forest, x, n_targets, aggregate, dtype):
     leaves = ctx.call("tree_traverse", x, *tables, depth=min(depth, steps), **extra)
     for done in range(steps, depth, steps):  # a deep ensemble: walked on, one kernel per walk
         leaves = ctx.call("tree_traverse_on", x, leaves, *tables[1:], depth=min(depth - done, steps), **extra)
-    w, has = forest.weights(n_targets, aggregate, dtype)
-    picked = ctx.call("take", ctx.const(w, dtype), leaves, axis=0)        # [batch, trees, targets]
-    n_trees = len(forest.roots)
+    w, has = forest.weights(n_targets, aggregate, np.float64)
+    if aggregate == "AVERAGE":  # the mean's division folded into the weights: no kernel of its own
+        w = w / len(forest.roots)
+    picked = ctx.call("take", ctx.const(w.astype(dtype), dtype), leaves, axis=0)  # [trees, batch, targets]
     if aggregate in ("SUM", "AVERAGE"):
-        out = ctx.call("sum", picked, axis=(1,))
-        return out if aggregate == "SUM" else ctx.call("divide", out, ctx.const(n_trees, dtype))
+        return ctx.call("sum", picked, axis=(0,))
     hit = ctx.call("take", ctx.const(has, "bool"), leaves, axis=0)
     fill = ctx.const(np.inf if aggregate == "MIN" else -np.inf, dtype)
-    best = ctx.call(aggregate.lower(), ctx.call("where", hit, picked, fill), axis=(1,))
+    best = ctx.call(aggregate.lower(), ctx.call("where", hit, picked, fill), axis=(0,))
     # a target no tree's leaf scores: 0, then the base value (ONNX's reference: +-inf; onnxruntime: 0 without it)
-    return ctx.call("where", ctx.call("any", hit, axis=(1,)), best, ctx.const(0, dtype))
+    return ctx.call("where", ctx.call("any", hit, axis=(0,)), best, ctx.const(0, dtype))
 
 
 def _post_transform(ctx, z, post):
