@@ -591,3 +591,16 @@ def test_two_class_classifier_weighting_only_class_1_scores_as_onnxruntime():
     got = tecc_outputs(m, {"X": x})
     np.testing.assert_allclose(got[1], ort_outputs(m, x)[1], rtol=1e-6)
     np.testing.assert_array_equal(got[0], [6, 6, 6])
+
+
+def test_zipmap_is_refused_with_what_to_do():
+    """scikit-learn's classifiers end in ZipMap (a sequence of maps) unless exported
+    without it: the error says how."""
+    m = _classifier(44, 3, False, "NONE")
+    m.graph.node.append(helper.make_node("ZipMap", ["scores"], ["maps"], domain="ai.onnx.ml", name="zip",
+                                         classlabels_int64s=[7, 3, 9]))
+    m.graph.output.append(helper.make_tensor_value_info("maps", TensorProto.UNDEFINED, None))
+    with pytest.raises(OnnxImportError, match=r"ZipMap \(domain 'ai.onnx.ml'\) in node 'zip' \(it turns the class "
+                                              r"scores into a sequence of maps; export the classifier without it "
+                                              r"\(skl2onnx: options=\{'zipmap': False\}\)"):
+        from_onnx(m)

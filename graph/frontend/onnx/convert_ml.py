@@ -849,6 +849,15 @@ def _svm_classifier(ctx, node, inputs):
     return [label, _post_transform(ctx, scores, post)]
 
 
+#: what to do about the ONNX-ML operators of maps, which tecc does not convert (named in the importer's error)
+ML_HINTS = {
+    "ZipMap": "it turns the class scores into a sequence of maps; export the classifier without it (skl2onnx: "
+              "options={'zipmap': False}) to keep the [N, classes] tensor",
+    "DictVectorizer": "it reads maps of features; give the model the [N, features] tensor it builds",
+    "CastMap": "it reads maps; give the model the tensor it builds",
+}
+
+
 ML_CONVERTERS = {
     "TreeEnsemble": _tree_ensemble, "TreeEnsembleRegressor": _tree_ensemble_regressor,
     "TreeEnsembleClassifier": _tree_ensemble_classifier, "Binarizer": _binarizer,

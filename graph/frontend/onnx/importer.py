@@ -21,7 +21,7 @@ from ...transform.fold_constant import is_narrow_weight
 from ...transform.infer_type import infer_type
 from .common import OnnxImportError, OnnxNode, _FOLD_LIMIT, _np_dtype, _onnx, all_nodes
 from .convert_contrib import CONTRIB_CONVERTERS, CONTRIB_DOMAIN
-from .convert_ml import ML_CONVERTERS, ML_DOMAIN
+from .convert_ml import ML_CONVERTERS, ML_DOMAIN, ML_HINTS
 from .convert_training import TRAINING_CONVERTERS, TRAINING_DOMAIN
 from .converters import _CONVERTERS
 from .convert_sequence import OnnxOptional, OnnxSequence, describe, is_container
@@ -436,6 +436,8 @@ class _Importer:
         for (i, proto), blocked in zip(unsupported, blockers):
             domain = f" (domain {proto.domain!r})" if proto.domain not in ("", "ai.onnx") else ""
             why = f" (its ONNX function body uses {', '.join(blocked)}, which tecc does not convert)" if blocked else ""
+            if proto.domain == ML_DOMAIN and proto.op_type in ML_HINTS:
+                why = f" ({ML_HINTS[proto.op_type]})"
             missing.append(f"{proto.op_type}{domain} in node {proto.name or f'{proto.op_type}_{i}'!r}{why}")
         if missing:
             kinds = sorted({m.split(" ")[0] for m in missing})
