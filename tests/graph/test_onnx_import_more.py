@@ -931,6 +931,31 @@ def test_log_mel_spectrogram_matches_onnxruntime(target):
           rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("op", ["DFT", "STFT", "irfft"])
+def test_float64_spectra_keep_float64_digits(op):
+    """A float64 signal's DFT and STFT are computed in float64 (numpy's FFT to 1e-12),
+    not rounded through float32 (1e-6)."""
+    x = np.random.default_rng(0).standard_normal((2, 64, 1))
+    if op == "DFT":
+        nodes, inits, want = [node("DFT", ["x"], "y", axis=1)], None, np.fft.fft(x[..., 0], axis=1)
+    elif op == "irfft":
+        spec = np.fft.rfft(x[..., 0], axis=1)
+        x = np.stack([spec.real, spec.imag], axis=-1)
+        nodes, inits = [node("DFT", ["x", "n"], "y", axis=1, inverse=1, onesided=1)], {"n": np.array(64, "int64")}
+        want = np.fft.irfft(spec, n=64, axis=1)[..., None]
+    else:
+        nodes, inits = [node("STFT", ["x", "step", "", "length"], "y", onesided=1)], \
+            {"step": np.array(16, "int64"), "length": np.array(32, "int64")}
+        frames = np.stack([x[:, i * 16:i * 16 + 32, 0] for i in range(3)], axis=1)
+        want = np.fft.rfft(frames, axis=2)
+    model = make_model(nodes, {"x": x}, ["y"], inits, 17)
+    got = tecc_run(model, {"x": x}, "llvm")[0]
+    assert got.dtype == np.float64
+    if np.iscomplexobj(want):
+        want = np.stack([want.real, want.imag], axis=-1)
+    np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-11)
+
+
 def test_stft_of_a_complex_signal_gives_every_bin():
     inits = {"step": np.array(3, "int64"), "length": np.array(8, "int64")}
     check([node("STFT", ["signal", "step", "", "length"], "y", onesided=0)], {"signal": rand(1, 30, 2)}, ["y"],

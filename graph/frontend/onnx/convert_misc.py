@@ -401,13 +401,22 @@ def _det(ctx, node, inputs):
     return ctx.call("det", inputs[0])
 
 
+def _spectral_dtype(ctx, x) -> str:
+    """The dtype a DFT of ``x`` computes in: float64 for float64 signals (their
+    digits kept), float32 otherwise (float16 and bfloat16 too: the sums of products
+    need float32's)."""
+    return "float64" if ctx.dtype_of(x) == "float64" else "float32"
+
+
 def _complex_product(ctx, real, imag, cos_m, sin_m):
     """The real and imaginary parts of the rows ``real + i imag`` ([M, n]; ``imag``
     None for a real signal) times the constant matrix ``cos_m + i sin_m``
     ([bins, n], transposed) -- a DFT's (the sign of the sine, and any scale,
-    folded into the matrices): ``(a + ib)(c + is) = (ac - bs) + i(as + bc)``."""
+    folded into the matrices): ``(a + ib)(c + is) = (ac - bs) + i(as + bc)``, in
+    ``real``'s dtype."""
     bins = int(cos_m.shape[0])
-    cos_c, sin_c = ctx.const(cos_m, "float32"), ctx.const(sin_m, "float32")
+    dtype = ctx.dtype_of(real)
+    cos_c, sin_c = ctx.const(cos_m, dtype), ctx.const(sin_m, dtype)
     out_r = ctx.call("nn.dense", real, cos_c, units=bins)
     out_i = ctx.call("nn.dense", real, sin_c, units=bins)
     if imag is not None:
@@ -446,9 +455,10 @@ def _stft(ctx, node, inputs):
         node.fail("onesided=1 with a complex signal: a complex signal's spectrum is not symmetric; set onesided=0")
     frames = (length - frame) // step + 1
     index = np.arange(frames)[:, None] * step + np.arange(frame)[None, :]       # [frames, L]
-    taken = ctx.call("take", ctx.cast(x, "float32"), ctx.const(index, "int32"), axis=1)  # [B, frames, L, parts]
+    dtype = _spectral_dtype(ctx, x)
+    taken = ctx.call("take", ctx.cast(x, dtype), ctx.const(index, "int32"), axis=1)  # [B, frames, L, parts]
     if window is not None:
-        taken = ctx.call("multiply", taken, ctx.reshape(ctx.cast(window, "float32"), (1, 1, frame, 1)))
+        taken = ctx.call("multiply", taken, ctx.reshape(ctx.cast(window, dtype), (1, 1, frame, 1)))
     rows = batch * frames
     flat = ctx.reshape(taken, (rows, frame, parts))
     real = ctx.reshape(_axis_slice(ctx, flat, 2, 0, 1), (rows, frame))
@@ -528,7 +538,8 @@ def _dft(ctx, node, inputs):
     perm = [d for d in range(rank - 1) if d != axis] + [axis, rank - 1]
     moved = ctx.call("transpose", x, axes=tuple(perm)) if perm != list(range(rank)) else x
     outer = tuple(xs[d] for d in perm[:-2])
-    flat = ctx.reshape(ctx.cast(moved, "float32"), (_prod(outer), n, xs[-1]))
+    dtype = _spectral_dtype(ctx, x)
+    flat = ctx.reshape(ctx.cast(moved, dtype), (_prod(outer), n, xs[-1]))
     real = ctx.reshape(_axis_slice(ctx, flat, 2, 0, 1), (_prod(outer), n))
     imag = ctx.reshape(_axis_slice(ctx, flat, 2, 1, 2), (_prod(outer), n)) if complex_in else None
     if inverse and onesided:
@@ -539,9 +550,9 @@ def _dft(ctx, node, inputs):
         weight = np.where((k == 0) | (2 * k == size), 1.0, 2.0) / size
         theta = 2 * np.pi * k * t / size
         cos_m, sin_m = (weight * np.cos(theta)).T, (weight * np.sin(theta)).T  # [size, n]
-        out = ctx.call("nn.dense", real, ctx.const(cos_m, "float32"), units=size)
+        out = ctx.call("nn.dense", real, ctx.const(cos_m, dtype), units=size)
         if imag is not None:
-            out = ctx.call("subtract", out, ctx.call("nn.dense", imag, ctx.const(sin_m, "float32"), units=size))
+            out = ctx.call("subtract", out, ctx.call("nn.dense", imag, ctx.const(sin_m, dtype), units=size))
         parts, bins = [out], size
     else:
         bins = n // 2 + 1 if onesided else n
