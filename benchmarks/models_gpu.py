@@ -89,8 +89,9 @@ from tecc.contrib.graph_executor import GraphModule  # noqa: E402
 from tecc.runtime.graph_executor import calls_kernel  # noqa: E402
 from tecc.tuner import tophub  # noqa: E402
 
-#: the issue's GPU target: tecc's latency below both references' at batch 1
-TARGET_MODELS = MODELS
+#: the issue's GPU target: tecc's latency below both references' at batch 1 (the forest, which
+#: torch has no operator for, is measured against onnxruntime and not judged)
+TARGET_MODELS = tuple(m for m in MODELS if m != "forest")
 #: GPU-only models (asked for by name), in float16, their products and convolutions on
 #: tensor cores: a BERT-base encoder layer (d_model 768, 12 heads, feed-forward 3072, 128
 #: tokens) and the light ResNet-50; reported, not judged (the target names the models above)
