@@ -64,6 +64,7 @@ class Forest:
         self.leaves = []     # {target: [weights]}
         self.roots = []      # ("b"|"l", index) per tree
         self.labels = []     # per branch: how the model names it, for errors
+        self._depth = None   # depth(), once the trees are linked
 
     def branch(self, feature, threshold, mode, where: str) -> int:
         feature = int(feature)
@@ -83,7 +84,10 @@ class Forest:
 
     def depth(self) -> int:
         """The most branch nodes on a path from a branch to a leaf (the trees' depth);
-        a cycle is an error, naming a node on it."""
+        a cycle is an error, naming a node on it.  Computed once, when the trees are
+        complete."""
+        if self._depth is not None:
+            return self._depth
         memo, active = {}, set()
         for start in range(len(self.branches)):
             stack = [(start, False)]
@@ -103,7 +107,8 @@ class Forest:
                                        "nodes_falsenodeids make a cycle")
                     if kind == "b" and c not in memo:
                         stack.append((c, False))
-        return max(memo.values(), default=0)
+        self._depth = max(memo.values(), default=0)
+        return self._depth
 
     def tables(self, dtype):
         """``(roots, feature, threshold, mode, true_next, false_next)`` numpy arrays,
@@ -315,11 +320,15 @@ def _forest_v3(ctx, node, n_features, prefix: str) -> tuple:
             forest.branches[ref[1]][slot] = refs[target]
             children.add(target)
     forest.depth()  # a cycle is refused before it hides a tree's root
+    roots = {}
+    for key in refs:  # the nodes no other node points to, per tree
+        if key not in children:
+            roots.setdefault(key[0], []).append(key)
     for tree in sorted(set(nodes["nodes_treeids"])):
-        roots = [key for key in refs if key[0] == tree and key not in children]
-        if len(roots) != 1:
-            node.fail(f"tree {tree} has {len(roots)} nodes no other node points to; a tree has one root")
-        forest.roots.append(refs[roots[0]])
+        found = roots.get(tree, [])
+        if len(found) != 1:
+            node.fail(f"tree {tree} has {len(found)} nodes no other node points to; a tree has one root")
+        forest.roots.append(refs[found[0]])
     w_ids = {k: _ints(node, f"{prefix}_{k}") for k in ("treeids", "nodeids", "ids")}
     weights = _floats(node, f"{prefix}_weights", f"{prefix}_weights_as_tensor")
     w_ids["weights"] = [] if weights is None else weights
