@@ -52,10 +52,10 @@ _POST_TRANSFORMS = ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT")
 
 
 class Forest:
-    """The trees of one ensemble node, as it is read: branch nodes
-    (:meth:`branch`) and leaves (:meth:`leaf`, each with its weights per target),
-    numbered as they are added; :meth:`tables` lays them out for
-    ``tree_traverse``."""
+    """TreeEnsemble's trees as they are read, one node at a time (set membership
+    becomes chains of EQ nodes): branch nodes (:meth:`branch`) and leaves
+    (:meth:`leaf`, each with its weights per target), numbered as they are added;
+    :meth:`finish` lays them out as :class:`Tables`."""
 
     def __init__(self, node, n_features: int):
         self.node = node
@@ -64,7 +64,6 @@ class Forest:
         self.leaves = []     # {target: [weights]}
         self.roots = []      # ("b"|"l", index) per tree
         self.labels = []     # per branch: how the model names it, for errors
-        self._depth = None   # depth(), once the trees are linked
 
     def branch(self, feature, threshold, mode, where: str) -> int:
         feature = int(feature)
@@ -82,69 +81,103 @@ class Forest:
     def add_weight(self, leaf: int, target: int, weight: float) -> None:
         self.leaves[leaf].setdefault(int(target), []).append(float(weight))
 
-    def depth(self) -> int:
-        """The most branch nodes on a path from a branch to a leaf (the trees' depth);
-        a cycle is an error, naming a node on it.  Computed once, when the trees are
-        complete."""
-        if self._depth is not None:
-            return self._depth
-        memo, active = {}, set()
-        for start in range(len(self.branches)):
-            stack = [(start, False)]
-            while stack:  # iterative: a deep tree would overflow Python's recursion
-                i, done = stack.pop()
-                if done:
-                    active.discard(i)
-                    memo[i] = 1 + max(0 if c[0] == "l" else memo[c[1]] for c in self.branches[i][3:5])
-                    continue
-                if i in memo:
-                    continue
-                active.add(i)
-                stack.append((i, True))
-                for kind, c in self.branches[i][3:5]:
-                    if kind == "b" and c in active:
-                        self.node.fail(f"{self.labels[c]} is its own descendant: the trees' nodes_truenodeids / "
-                                       "nodes_falsenodeids make a cycle")
-                    if kind == "b" and c not in memo:
-                        stack.append((c, False))
-        self._depth = max(memo.values(), default=0)
-        return self._depth
-
-    def tables(self, dtype):
-        """``(roots, feature, threshold, mode, true_next, false_next)`` numpy arrays,
-        the leaves first (entry ``l`` is leaf ``l``, its own successor)."""
+    def finish(self) -> "Tables":
+        """The trees, linked, as :class:`Tables`."""
         n_leaves = len(self.leaves)
 
         def entry(ref):
             return ref[1] if ref[0] == "l" else n_leaves + ref[1]
 
         n = n_leaves + len(self.branches)
-        feature = np.zeros(n, np.int32)
-        threshold = np.zeros(n, dtype)
-        mode = np.zeros(n, np.int32)
-        true_next = np.arange(n, dtype=np.int32)
-        false_next = np.arange(n, dtype=np.int32)
+        feature = np.zeros(n, np.int64)
+        threshold = np.zeros(n, np.float64)
+        mode = np.zeros(n, np.int64)
+        true_next, false_next = np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64)
         for i, (f, t, m, tc, fc) in enumerate(self.branches):
             e = n_leaves + i
             feature[e], threshold[e], mode[e] = f, t, m
             true_next[e], false_next[e] = entry(tc), entry(fc)
-        roots = np.array([entry(r) for r in self.roots], np.int32)
-        return roots, feature, threshold, mode, true_next, false_next
+        triples = [(i, t, w) for i, targets in enumerate(self.leaves) for t, ws in targets.items() for w in ws]
+        w_leaf, w_target, w_value = (np.array(c, dtype) for c, dtype in
+                                     zip(zip(*triples) if triples else ([], [], []), (np.int64, np.int64, np.float64)))
+        labels = self.labels
+        return Tables(self.node, n_leaves, feature, threshold, mode, true_next, false_next,
+                      np.array([entry(r) for r in self.roots], np.int64), w_leaf, w_target, w_value,
+                      lambda e: labels[e - n_leaves] if e >= n_leaves else f"leaf {e}")
+
+
+class Tables:
+    """An ensemble as ``tree_traverse`` reads it: entries ``0 .. n_leaves - 1`` the
+    leaves (their own successors), then the branch nodes; ``feature``,
+    ``threshold`` (float64), ``mode``, ``true_next``, ``false_next`` per entry,
+    ``roots`` per tree, and the leaves' weights as triples (``w_leaf``,
+    ``w_target``, ``w_value``).  ``label(entry)`` names a branch as the model does,
+    for errors.  Built with numpy from the older operators' attributes (a forest of
+    millions of nodes imports in seconds), or from a :class:`Forest`."""
+
+    def __init__(self, node, n_leaves, feature, threshold, mode, true_next, false_next, roots, w_leaf, w_target,
+                 w_value, label):
+        self.node, self.n_leaves = node, int(n_leaves)
+        self.feature, self.threshold, self.mode = feature, threshold, mode
+        self.true_next, self.false_next, self.roots = true_next, false_next, roots
+        self.w_leaf, self.w_target, self.w_value = w_leaf, w_target, w_value
+        self.label = label
+        self._depth = None
+
+    def depth(self) -> int:
+        """The most branch nodes on a path to a leaf; a cycle is an error naming a
+        node on it.  The heights are found level by level from the leaves up (a
+        branch is done once both its successors are): as many numpy passes as the
+        trees are deep."""
+        if self._depth is not None:
+            return self._depth
+        n = len(self.feature)
+        height = np.zeros(n, np.int64)
+        done = np.zeros(n, bool)
+        done[:self.n_leaves] = True
+        pending = np.arange(self.n_leaves, n)
+        while pending.size:
+            t, f = self.true_next[pending], self.false_next[pending]
+            ready = done[t] & done[f]
+            if not ready.any():  # what is left waits on itself: a cycle, which a walk down unfinished nodes meets
+                e, seen = int(pending[0]), set()
+                while e not in seen:
+                    seen.add(e)
+                    e = int(self.true_next[e]) if not done[self.true_next[e]] else int(self.false_next[e])
+                self.node.fail(f"{self.label(e)} is its own descendant: the trees' nodes_truenodeids / "
+                               "nodes_falsenodeids make a cycle")
+            now = pending[ready]
+            height[now] = 1 + np.maximum(height[t[ready]], height[f[ready]])
+            done[now] = True
+            pending = pending[~ready]
+        self._depth = int(height.max()) if n else 0
+        return self._depth
+
+    def tables(self, dtype):
+        """``(roots, feature, threshold, mode, true_next, false_next)`` for the kernel."""
+        i32 = np.int32
+        return (self.roots.astype(i32), self.feature.astype(i32), self.threshold.astype(dtype),
+                self.mode.astype(i32), self.true_next.astype(i32), self.false_next.astype(i32))
 
     def weights(self, n_targets: int, aggregate: str, dtype):
         """``(W, has)``: ``W[leaf, target]`` the leaf's weight for the target (the sum
         of its weights, or for MIN/MAX their minimum/maximum), ``has`` whether the
         leaf has one (None for SUM/AVERAGE, which add zeros)."""
-        w = np.zeros((len(self.leaves), n_targets), dtype)
-        has = np.zeros((len(self.leaves), n_targets), bool)
-        pick = {"MIN": min, "MAX": max}.get(aggregate, math.fsum)
-        for i, targets in enumerate(self.leaves):
-            for t, ws in targets.items():
-                if not 0 <= t < n_targets:
-                    self.node.fail(f"a leaf has a weight for target {t}, but there are {n_targets} targets")
-                w[i, t] = pick(ws)
-                has[i, t] = True
-        return w, (has if aggregate in ("MIN", "MAX") else None)
+        bad = (self.w_target < 0) | (self.w_target >= n_targets)
+        if bad.any():
+            self.node.fail(f"a leaf has a weight for target {int(self.w_target[bad][0])}, but there are {n_targets} "
+                           "targets")
+        shape = (self.n_leaves, n_targets)
+        has = np.zeros(shape, bool)
+        has[self.w_leaf, self.w_target] = True
+        if aggregate in ("MIN", "MAX"):
+            w = np.full(shape, np.inf if aggregate == "MIN" else -np.inf)
+            (np.minimum if aggregate == "MIN" else np.maximum).at(w, (self.w_leaf, self.w_target), self.w_value)
+            w[~has] = 0.0
+        else:
+            w = np.zeros(shape)
+            np.add.at(w, (self.w_leaf, self.w_target), self.w_value)
+        return w.astype(dtype), (has if aggregate in ("MIN", "MAX") else None)
 
 
 # ---------------------------------------------------------------------------------------
@@ -153,6 +186,12 @@ class Forest:
 def _ints(node, name, default=None):
     value = node.attr(name, default)
     return [] if value is None else [int(v) for v in np.asarray(value).reshape(-1)]
+
+
+def _int_array(node, name):
+    """An int list attribute as an int64 array (empty when the node does not set it)."""
+    value = node.attr(name)
+    return np.zeros(0, np.int64) if value is None else np.asarray(value, np.int64).reshape(-1)
 
 
 def _floats(node, name, tensor_name=None):
@@ -271,7 +310,7 @@ def _forest_v5(ctx, node, n_features) -> tuple:
             for e in ends:
                 forest.branches[e][3] = t
             forest.branches[ends[-1]][4] = child(i, "false")
-    return forest, n_targets, aggregate, post
+    return forest.finish(), n_targets, aggregate, post
 
 
 def _forest_v3(ctx, node, n_features, prefix: str) -> tuple:
@@ -279,7 +318,7 @@ def _forest_v3(ctx, node, n_features, prefix: str) -> tuple:
     ``(forest, n_targets or n_classes, aggregate, post_transform, base_values, class_ids)``;
     ``prefix``: ``target`` or ``class``."""
     keys = ("nodes_treeids", "nodes_nodeids", "nodes_featureids", "nodes_truenodeids", "nodes_falsenodeids")
-    nodes = {k: _ints(node, k) for k in keys}
+    nodes = {k: _int_array(node, k) for k in keys}
     for k in keys:
         if node.attr(k) is None:
             node.required(k)
@@ -287,61 +326,98 @@ def _forest_v3(ctx, node, n_features, prefix: str) -> tuple:
     nodes["nodes_values"] = _floats(node, "nodes_values", "nodes_values_as_tensor")
     if nodes["nodes_values"] is None:
         node.required("nodes_values")
-    missing = _ints(node, "nodes_missing_value_tracks_true")
-    if missing:
+    missing = _int_array(node, "nodes_missing_value_tracks_true")
+    if len(missing):
         nodes["nodes_missing_value_tracks_true"] = missing
     n_nodes = _same_length(node, nodes)
-    refs = {}
-    forest = Forest(node, n_features)
-    for i in range(n_nodes):
-        key = (nodes["nodes_treeids"][i], nodes["nodes_nodeids"][i])
-        if key in refs:
-            node.fail(f"tree {key[0]} has two nodes numbered {key[1]} (nodes_treeids / nodes_nodeids)")
-        mode = nodes["nodes_modes"][i]
-        if mode == "LEAF":
-            refs[key] = ("l", forest.leaf())
-        elif mode in _V3_MODES:
-            miss = _MISSING_TRUE if missing and missing[i] else 0
-            refs[key] = ("b", forest.branch(nodes["nodes_featureids"][i], nodes["nodes_values"][i],
-                                            _V3_MODES[mode] + miss, f"node {key[1]} of tree {key[0]}"))
-        else:
-            node.fail(f"nodes_modes[{i}] is {mode!r}; the modes are LEAF, {', '.join(_V3_MODES)}")
-    children = set()
-    for i in range(n_nodes):
-        tree, nid = nodes["nodes_treeids"][i], nodes["nodes_nodeids"][i]
-        ref = refs[tree, nid]
-        if ref[0] == "l":
-            continue
-        for slot, k in ((3, "nodes_truenodeids"), (4, "nodes_falsenodeids")):
-            target = (tree, nodes[k][i])
-            if target not in refs:
-                node.fail(f"node {nid} of tree {tree} points ({k}) to node {target[1]}, which tree {tree} does not "
-                          "have")
-            forest.branches[ref[1]][slot] = refs[target]
-            children.add(target)
-    forest.depth()  # a cycle is refused before it hides a tree's root
-    roots = {}
-    for key in refs:  # the nodes no other node points to, per tree
-        if key not in children:
-            roots.setdefault(key[0], []).append(key)
-    for tree in sorted(set(nodes["nodes_treeids"])):
-        found = roots.get(tree, [])
-        if len(found) != 1:
-            node.fail(f"tree {tree} has {len(found)} nodes no other node points to; a tree has one root")
-        forest.roots.append(refs[found[0]])
-    w_ids = {k: _ints(node, f"{prefix}_{k}") for k in ("treeids", "nodeids", "ids")}
+    tree, nid = (np.asarray(nodes[k], np.int64) for k in ("nodes_treeids", "nodes_nodeids"))
+    # the nodes by (tree, node id): one int64 key each, sorted once and searched
+    span = int(nid.max()) + 1 if n_nodes else 1
+    if n_nodes and (nid.min() < 0 or tree.min() < 0):
+        node.fail("nodes_treeids and nodes_nodeids must be non-negative")
+    keys = tree * span + nid
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    twice = np.nonzero(sorted_keys[1:] == sorted_keys[:-1])[0]
+    if twice.size:
+        k = int(sorted_keys[twice[0]])
+        node.fail(f"tree {k // span} has two nodes numbered {k % span} (nodes_treeids / nodes_nodeids)")
+
+    def find(t, i, what):
+        """Positions (in the node lists) of the nodes (t, i); -1 where there is none."""
+        key = t * span + np.clip(i, 0, span - 1)
+        at = np.clip(np.searchsorted(sorted_keys, key), 0, max(n_nodes - 1, 0))
+        found = (i >= 0) & (i < span) & (sorted_keys[at] == key) if n_nodes else np.zeros(len(t), bool)
+        return np.where(found, order[at], -1)
+
+    names, codes = np.unique(np.asarray(nodes["nodes_modes"], dtype=object).astype(str), return_inverse=True)
+    known = {**_V3_MODES, "LEAF": -1}
+    for m in map(str, names):
+        if m not in known:
+            i = int(np.nonzero(np.asarray(nodes["nodes_modes"], dtype=object) == m)[0][0])
+            node.fail(f"nodes_modes[{i}] is {m!r}; the modes are LEAF, {', '.join(_V3_MODES)}")
+    mode_of = np.array([known[m] for m in names], np.int64)[codes]
+    leaf = mode_of < 0
+    n_leaves = int(leaf.sum())
+    entry = np.empty(n_nodes, np.int64)  # leaves first, then the branches, each in the model's order
+    entry[leaf] = np.arange(n_leaves)
+    entry[~leaf] = n_leaves + np.arange(n_nodes - n_leaves)
+    branch = np.nonzero(~leaf)[0]
+    feature = np.asarray(nodes["nodes_featureids"], np.int64)
+    bad = branch[(feature[branch] < 0) | (feature[branch] >= n_features)]
+    if bad.size:
+        i = int(bad[0])
+        node.fail(f"node {int(nid[i])} of tree {int(tree[i])} tests feature {int(feature[i])}, but the input has "
+                  f"{n_features} features (axis 1): the model was made for other data")
+    n = n_nodes
+    f_e, t_e, m_e = np.zeros(n, np.int64), np.zeros(n, np.float64), np.zeros(n, np.int64)
+    true_e, false_e = np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64)
+    pointed = np.zeros(n_nodes, bool)
+    for k, out in (("nodes_truenodeids", true_e), ("nodes_falsenodeids", false_e)):
+        child = find(tree[branch], np.asarray(nodes[k], np.int64)[branch], k)
+        lost = np.nonzero(child < 0)[0]
+        if lost.size:
+            i = int(branch[lost[0]])
+            node.fail(f"node {int(nid[i])} of tree {int(tree[i])} points ({k}) to node {int(nodes[k][i])}, which "
+                      f"tree {int(tree[i])} does not have")
+        out[entry[branch]] = entry[child]
+        pointed[child] = True
+    miss = missing[branch] if len(missing) else np.zeros(len(branch), np.int64)
+    f_e[entry[branch]] = feature[branch]
+    t_e[entry[branch]] = np.asarray(nodes["nodes_values"], np.float64)[branch]
+    m_e[entry[branch]] = mode_of[branch] + np.where(miss != 0, _MISSING_TRUE, 0)
+    by_entry = np.empty(n, np.int64)
+    by_entry[entry] = np.arange(n_nodes)
+
+    def label(e):
+        i = int(by_entry[e])
+        return f"node {int(nid[i])} of tree {int(tree[i])}"
+
+    w_ids = {k: _int_array(node, f"{prefix}_{k}") for k in ("treeids", "nodeids", "ids")}
     weights = _floats(node, f"{prefix}_weights", f"{prefix}_weights_as_tensor")
-    w_ids["weights"] = [] if weights is None else weights
+    w_ids["weights"] = np.zeros(0) if weights is None else np.asarray(weights, np.float64)
     _same_length(node, {f"{prefix}_{k}": v for k, v in w_ids.items()})
-    for tree, nid, target, weight in zip(w_ids["treeids"], w_ids["nodeids"], w_ids["ids"], w_ids["weights"]):
-        ref = refs.get((tree, nid))
-        if ref is None or ref[0] != "l":
-            node.fail(f"{prefix}_nodeids gives a weight to node {nid} of tree {tree}, which is not a leaf")
-        forest.add_weight(ref[1], target, weight)
+    at = find(w_ids["treeids"], w_ids["nodeids"], f"{prefix}_nodeids")
+    wrong = np.nonzero((at < 0) | ~leaf[np.maximum(at, 0)])[0]
+    if wrong.size:
+        j = int(wrong[0])
+        node.fail(f"{prefix}_nodeids gives a weight to node {int(w_ids['nodeids'][j])} of tree "
+                  f"{int(w_ids['treeids'][j])}, which is not a leaf")
+    tables = Tables(node, n_leaves, f_e, t_e, m_e, true_e, false_e, None, entry[at], w_ids["ids"],
+                    w_ids["weights"], label)
+    tables.depth()  # a cycle is refused before it hides a tree's root
+    trees, first = np.unique(tree, return_index=True)
+    free = np.nonzero(~pointed)[0]  # the nodes no other node points to: one per tree
+    counts = dict(zip(*np.unique(tree[free], return_counts=True)))
+    for t in trees:
+        if counts.get(t, 0) != 1:
+            node.fail(f"tree {int(t)} has {counts.get(t, 0)} nodes no other node points to; a tree has one root")
+    free = free[np.argsort(tree[free], kind="stable")]
+    tables.roots = entry[free]
     aggregate = _choice(node, "aggregate_function", _AGGREGATES, "SUM")
     post = _choice(node, "post_transform", _POST_TRANSFORMS, "NONE")
     base = _floats(node, "base_values", "base_values_as_tensor")
-    return forest, aggregate, post, base, w_ids["ids"]
+    return tables, aggregate, post, base, w_ids["ids"].tolist()
 
 
 def _choice(node, name, choices, default) -> str:
@@ -375,10 +451,10 @@ def _features(ctx, node, x):
 def _scores(ctx, forest, x, n_targets, aggregate, dtype):
     """``[batch, n_targets]``: the trees' leaves' weights for each row, aggregated."""
     node = forest.node
-    if not forest.roots:
+    if not len(forest.roots):
         node.fail("it has no trees")
     roots, feature, threshold, mode, true_next, false_next = forest.tables(ctx.dtype_of(x))
-    modes = set(mode[len(forest.leaves):].tolist())
+    modes = set(np.unique(mode[forest.n_leaves:]).tolist())
     tables = [ctx.const(a, a.dtype) for a in (roots, feature, threshold, true_next, false_next)]
     extra = {} if len(modes) > 1 else {"mode": modes.pop() if modes else 0}
     if len(modes) > 1:
