@@ -604,3 +604,49 @@ def test_zipmap_is_refused_with_what_to_do():
                                               r"scores into a sequence of maps; export the classifier without it "
                                               r"\(skl2onnx: options=\{'zipmap': False\}\)"):
         from_onnx(m)
+
+
+# --- random ensembles against onnxruntime (hypothesis) --------------------------------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=12, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), n_trees=st.integers(1, 12), depth=st.integers(1, 9),
+       n_targets=st.integers(1, 4), aggregate=st.sampled_from(["SUM", "AVERAGE", "MIN", "MAX"]),
+       modes=st.sampled_from([("BRANCH_LEQ",), ("BRANCH_LT", "BRANCH_GTE"), tuple(TREE_MODES)]),
+       missing=st.booleans(), batch=st.sampled_from([1, 5, 33]), float64=st.booleans())
+def test_random_regressors_match_onnxruntime(seed, n_trees, depth, n_targets, aggregate, modes, missing, batch,
+                                             float64):
+    """Random forests -- tree count, depth, targets, aggregate, comparison modes,
+    NaN handling, batch, float32 or float64 thresholds -- on data with NaNs and
+    values that meet the splits, against onnxruntime (every leaf weights every
+    target, as scikit-learn's do)."""
+    rng = np.random.default_rng(seed)
+    grid = [-1.0, -0.5, 0.0, 0.5, 1.0]
+    trees = random_trees(rng, n_trees, depth, NF, n_targets, modes=modes, missing=missing, per_leaf=n_targets,
+                         grid=grid)
+    attrs = dict(tree_attrs_v3(trees, "target"), n_targets=n_targets, aggregate_function=aggregate)
+    if float64:
+        attrs["nodes_values_as_tensor"] = numpy_helper.from_array(np.array(attrs.pop("nodes_values"), np.float64))
+        attrs["target_weights_as_tensor"] = numpy_helper.from_array(np.array(attrs.pop("target_weights"),
+                                                                             np.float64))
+    dtype = TensorProto.DOUBLE if float64 else TensorProto.FLOAT
+    m = ml_model("TreeEnsembleRegressor", attrs, NF, REGRESSOR, opset=3, dtype=dtype, batch=batch)
+    x = rng.choice(grid + [0.25, -0.75, np.nan], size=(batch, NF)).astype("float64" if float64 else "float32")
+    assert_same(tecc_outputs(m, {"X": x}), ort_outputs(m, x))
+
+
+@settings(max_examples=8, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), n_trees=st.integers(1, 10), depth=st.integers(1, 8),
+       n_targets=st.integers(1, 3), aggregate=st.integers(0, 3), missing=st.booleans())
+def test_random_tree_ensembles_v5_match_onnxruntime(seed, n_trees, depth, n_targets, aggregate, missing):
+    rng = np.random.default_rng(seed)
+    grid = [-1.0, 0.0, 1.0]
+    trees = random_trees(rng, n_trees, depth, NF, n_targets, modes=TREE_MODES, missing=missing, grid=grid)
+    attrs = dict(tree_attrs_v5(trees, n_targets), aggregate_function=aggregate)
+    m = ml_model("TreeEnsemble", attrs, NF, REGRESSOR, opset=5, batch=17)
+    x = rng.choice(grid + [0.5, np.nan], size=(17, NF)).astype("float32")
+    assert_same(tecc_outputs(m, {"X": x}), ort_outputs(m, x))
