@@ -8,11 +8,13 @@ linear models (``LinearRegressor``, ``LinearClassifier``), the feature transform
 tensors (string labels and keys...) and of maps (``ZipMap``, ``DictVectorizer``)
 are not among them: tecc's tensors hold numbers.
 
-A tree ensemble becomes node tables (:class:`Forest`: leaves first, then the
-branch nodes, every tree in the same tables) and one walk through them
-(the graph operator ``tree_traverse``), then the leaves' weights gathered and
-summed (or averaged, or their minimum or maximum) over the trees, the base
-values added and the post transform applied.  What the trees hold is checked when
+A tree ensemble becomes node tables (:class:`Tables`: leaves first, then the
+branch nodes, every tree in the same tables; read with numpy from the older
+operators' attributes, through :class:`Forest` from TreeEnsemble's) and one walk
+through them (the graph operator ``tree_traverse``, a chain of them for trees
+deeper than one walk takes) that gathers the leaves' weights, then their sum (or
+mean, minimum or maximum) over the trees, the base values added and the post
+transform applied.  What the trees hold is checked when
 importing: a node, feature or target out of range, a cycle, a tree with no
 root each get an error naming the node and attribute.
 
@@ -406,7 +408,7 @@ def _forest_v3(ctx, node, n_features, prefix: str) -> tuple:
     tables = Tables(node, n_leaves, f_e, t_e, m_e, true_e, false_e, None, entry[at], w_ids["ids"],
                     w_ids["weights"], label)
     tables.depth()  # a cycle is refused before it hides a tree's root
-    trees, first = np.unique(tree, return_index=True)
+    trees = np.unique(tree)
     free = np.nonzero(~pointed)[0]  # the nodes no other node points to: one per tree
     counts = dict(zip(*np.unique(tree[free], return_counts=True)))
     for t in trees:
