@@ -533,12 +533,7 @@ def _tree_ensemble_regressor(ctx, node, inputs):
 
 
 def _tree_ensemble_classifier(ctx, node, inputs):
-    if node.attr("classlabels_strings") is not None:
-        node.fail("its class labels are strings (classlabels_strings): tecc's tensors hold numbers; relabel the "
-                  "classes with classlabels_int64s")
-    labels = _ints(node, "classlabels_int64s")
-    if not labels:
-        node.required("classlabels_int64s")
+    labels = _labels(node, "classlabels_int64s")
     x, n_features = _features(ctx, node, inputs[0])
     forest, aggregate, post, base, class_ids = _forest_v3(ctx, node, n_features, "class")
     n = len(labels)
@@ -631,13 +626,14 @@ def _linear_regressor(ctx, node, inputs):
     return [ctx.cast(_post_transform(ctx, scores, post), "float32")]
 
 
-def _labels(node):
+def _labels(node, name="classlabels_ints"):
+    """A classifier's integer class labels (attribute ``name``); string labels are refused."""
     if node.attr("classlabels_strings") is not None:
-        node.fail("its class labels are strings (classlabels_strings): tecc's tensors hold numbers; relabel the "
-                  "classes with integers (classlabels_ints)")
-    labels = _ints(node, "classlabels_ints")
+        node.fail(f"its class labels are strings (classlabels_strings): tecc's tensors hold numbers; relabel the "
+                  f"classes with integers ({name})")
+    labels = _ints(node, name)
     if not labels:
-        node.required("classlabels_ints")
+        node.required(name)
     return labels
 
 
