@@ -76,6 +76,7 @@ from .softmax import schedule_log_softmax, schedule_softmax, schedule_softmax_op
 from .sort import argsort, schedule_argsort, schedule_sort, schedule_topk, sort, topk  # noqa: F401
 from .scan import cumprod, cumsum, scanop, schedule_scan  # noqa: F401
 from .linalg import det, schedule_det  # noqa: F401
+from .nms import schedule_nms  # noqa: F401
 from .scatter import (  # noqa: F401
     scatter_elements, scatter_nd, schedule_scatter, schedule_scatter_elements, schedule_scatter_nd,
 )

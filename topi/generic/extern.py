@@ -15,7 +15,7 @@ from .injective import schedule_injective_from_existing
 
 #: the tags of the extern stages of topi (:mod:`..sort`, :mod:`..scan`, :mod:`..scatter`, :mod:`..linalg`)
 EXTERN_TAGS = {"sort": ("sort",), "argsort": ("argsort",), "topk": ("topk",), "scan": ("scan",),
-               "scatter": ("scatter",), "det": ("det",)}
+               "scatter": ("scatter",), "det": ("det",), "nms": ("nms",)}
 
 
 def schedule_extern_graph(outs, schedule_from_existing, what, gpu):
@@ -96,4 +96,6 @@ schedule_scatter = named_cpu_schedule("schedule_scatter", EXTERN_TAGS["scatter"]
 schedule_scatter_elements = schedule_scatter
 schedule_scatter_nd = schedule_scatter
 schedule_det = named_cpu_schedule("schedule_det", EXTERN_TAGS["det"], schedule_injective_from_existing,
+                                  "generic", "generic")
+schedule_nms = named_cpu_schedule("schedule_nms", EXTERN_TAGS["nms"], schedule_injective_from_existing,
                                   "generic", "generic")

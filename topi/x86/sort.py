@@ -20,3 +20,4 @@ schedule_scatter = _cpu("schedule_scatter", "scatter")
 schedule_scatter_elements = schedule_scatter
 schedule_scatter_nd = schedule_scatter
 schedule_det = _cpu("schedule_det", "det")
+schedule_nms = _cpu("schedule_nms", "nms")
