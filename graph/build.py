@@ -434,6 +434,9 @@ def compile_graph(mod: Module, target):
     names = main.attrs.get("output_names")
     if names is not None and len(names) == len(heads):
         graph["attrs"]["output_names"] = ["list_str", [str(n) for n in names]]
+    rows = main.attrs.get("output_rows")
+    if rows:  # outputs whose first rows are their value, and the heads counting them
+        graph["attrs"]["output_rows"] = ["list_int", [int(v) for pair in rows for v in pair]]
 
     called = {n["attrs"]["func_name"] for n in graph["nodes"] if calls_kernel(n)}
     lowered = [irmod for irmod in lowered if called & set(irmod.functions)]  # not the no-op concatenations

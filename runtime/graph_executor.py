@@ -150,6 +150,11 @@ class GraphSpec:
         self.arg_nodes = self._read_arg_nodes(graph["arg_nodes"], nodes)
         self.heads = self._read_heads(graph["heads"])
         self.output_names = self._read_output_names(graph["attrs"].get("output_names"))
+        #: head -> the head holding its row count (``attrs.output_rows``); those heads are not outputs
+        self.output_rows = self._read_output_rows(graph["attrs"].get("output_rows"))
+        counts = set(self.output_rows.values())
+        #: the heads the model's outputs are, in order (the row counts' left out)
+        self.visible = [k for k in range(len(self.heads)) if k not in counts]
         param_names = set(param_names)
         names = [self.nodes[i].name for i in self.arg_nodes]
         duplicated = sorted({n for n in names if names.count(n) > 1})
@@ -319,6 +324,31 @@ class GraphSpec:
                                  f"got {value!r}")
         return list(value)
 
+    def _read_output_rows(self, value) -> dict:
+        """``attrs.output_rows``: ``["list_int", [head, count head, ...]]`` pairs, an
+        output whose first ``count`` rows (an ``int64 [1]`` head of its own) are its
+        value -- the rest padding up to the most the model can give."""
+        if value is None:
+            return {}
+        if isinstance(value, list) and len(value) == 2 and value[0] == "list_int":
+            value = value[1]
+        if not (isinstance(value, list) and len(value) % 2 == 0 and all(type(v) is int for v in value)):
+            raise GraphJSONError(f"graph JSON: attrs.output_rows must be a list of (head, count head) int pairs, got "
+                                 f"{value!r}")
+        pairs = dict(zip(value[0::2], value[1::2]))
+        for head, count in pairs.items():
+            for k in (head, count):
+                if not 0 <= k < len(self.heads):
+                    raise GraphJSONError(f"graph JSON: attrs.output_rows names head {k}; the graph has "
+                                         f"{len(self.heads)}")
+            e, c = self.heads[head], self.heads[count]
+            if head == count or count in pairs or self.dtypes[c] != "int64" or tuple(self.shapes[c]) != (1,) \
+                    or not self.shapes[e]:
+                raise GraphJSONError(f"graph JSON: attrs.output_rows pairs head {head} (shape {self.shapes[e]}) "
+                                     f"with head {count} ({self.dtypes[c]} {self.shapes[c]}); a count is an int64 [1] "
+                                     "head of its own, of an output with rows")
+        return pairs
+
     def _check_arg_storage(self) -> None:
         users = {}
         for eid, sid in enumerate(self.storage_ids):
@@ -389,13 +419,17 @@ class GraphSpec:
                  "dtype": self.dtypes[self.input_entry[n]]} for n in self.input_names[:self.num_user_inputs]]
 
     def output_info(self) -> list:
-        """``[{"index", "name", "shape", "dtype"}]`` of the heads (no ``name`` where
-        the graph names none)."""
+        """``[{"index", "name", "shape", "dtype"}]`` of the model's outputs (no ``name``
+        where the graph names none); an output whose rows the model counts at run
+        time has ``"max_rows"``, its first dimension in ``shape``."""
         out = []
-        for k, e in enumerate(self.heads):
-            info = {"index": k, "shape": list(self.shapes[e]), "dtype": self.dtypes[e]}
+        for index, k in enumerate(self.visible):
+            e = self.heads[k]
+            info = {"index": index, "shape": list(self.shapes[e]), "dtype": self.dtypes[e]}
             if self.output_names[k] is not None:
-                info = {"index": k, "name": self.output_names[k], **info}
+                info = {"index": index, "name": self.output_names[k], **info}
+            if k in self.output_rows:
+                info["max_rows"] = int(self.shapes[e][0])
             out.append(info)
         return out
 
@@ -826,17 +860,20 @@ class GraphExecutor:
     # outputs ----------------------------------------------------------------------------------
     def get_num_outputs(self) -> int:
         """The number of model outputs."""
-        return len(self.spec.heads)
+        return len(self.spec.visible)
 
     def get_output(self, index: int, out=None):
         """Output ``index``: a view of the executor's buffer (valid until the next
         :meth:`run`), or, with ``out`` (an NDArray or numpy array of its shape and
         dtype), a copy into ``out``, which is returned."""
-        heads = self.spec.heads
-        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < len(heads):
-            raise RuntimeArgError(f"get_output({index!r}): the model has {len(heads)} output(s), indices 0.."
-                                  f"{len(heads) - 1}")
-        arr = self.entries[heads[int(index)]]
+        spec = self.spec
+        n = len(spec.visible)
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < n:
+            raise RuntimeArgError(f"get_output({index!r}): the model has {n} output(s), indices 0..{n - 1}")
+        head = spec.visible[int(index)]
+        arr = self.entries[spec.heads[head]]
+        if head in spec.output_rows:  # the rows the model counted this run
+            arr = arr.leading_rows(int(self.entries[spec.heads[spec.output_rows[head]]].numpy().reshape(-1)[0]))
         return self._copy_out(arr, out, f"get_output({index})") if out is not None else arr
 
     @staticmethod

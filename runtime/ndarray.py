@@ -104,6 +104,11 @@ class NDArray:
     def size(self) -> int:
         return int(self._data.size)
 
+    def leading_rows(self, n: int) -> "NDArray":
+        """A view of the first ``n`` rows (axis 0), no copy: an output whose row count
+        the model computes (non-maximum suppression's kept boxes)."""
+        return NDArray(self._data[:n], self._dtype, self._device)
+
     # data movement -----------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """A copy of the contents as a numpy array: ``bfloat16`` as its ``uint16``

@@ -1,9 +1,12 @@
 """Vision operators (Relay's ``vision.*``): ``vision.roi_align``, the pooling of
 regions of interest that ONNX's ``RoiAlign`` becomes (``topi.vision.roi_align_nchw``;
-its description says how the regions, the grid of points and the modes read)."""
+its description says how the regions, the grid of points and the modes read), and
+``vision.non_max_suppression``, ONNX's ``NonMaxSuppression``
+(``topi.vision.non_max_suppression``): a tuple of the kept ``(image, class, box)``
+rows padded to the most there can be, and their count."""
 from __future__ import annotations
 
-from ..ir import GraphError, TensorType
+from ..ir import GraphError, TensorType, TupleType
 from ..op import REQUIRED, OpPattern, register_op
 from ._util import accumulate_in_float32, as_int, check_choice, int_tuple, static_dims, tensor_arg, topi
 
@@ -52,3 +55,51 @@ register_op("vision.roi_align", pattern=OpPattern.OUT_ELEMWISE_FUSABLE, infer=_r
             doc="ROI Align of NCHW data over regions [num_roi, 5] (batch index, x1, y1, x2, y2): bilinear points "
                 "averaged (avg) or maximized (max; onnx_max: ONNX's largest weighted pixel term) per bin, "
                 "[num_roi, C, pooled_h, pooled_w]; aligned: the regions shifted by -0.5 pixel (ONNX's half_pixel)")
+
+
+# ---------------------------------------------------------------------------------------
+# vision.non_max_suppression
+# ---------------------------------------------------------------------------------------
+def _nms_infer(types, attrs):
+    op = "vision.non_max_suppression"
+    boxes, scores = tensor_arg(op, types, 0), tensor_arg(op, types, 1)
+    if boxes.ndim != 3 or boxes.shape[2] != 4:
+        raise GraphError(f"{op}: boxes must be [images, boxes, 4], got shape {boxes.shape}")
+    if scores.ndim != 3 or scores.shape[0] != boxes.shape[0] or scores.shape[2] != boxes.shape[1]:
+        raise GraphError(f"{op}: scores must be [images, classes, boxes] = [{boxes.shape[0]}, classes, "
+                         f"{boxes.shape[1]}], got shape {scores.shape}")
+    for name, ty in (("boxes", boxes), ("scores", scores)):
+        if not ty.dtype.startswith(("float", "bfloat")):
+            raise GraphError(f"{op}: {name} must hold floats, got {ty.dtype}")
+    static_dims(op, boxes.shape, (0, 1), "non-maximum suppression")
+    static_dims(op, scores.shape, (1,), "non-maximum suppression")
+    most = as_int(op, "max_output_boxes_per_class", attrs["max_output_boxes_per_class"])
+    if most < 1:
+        raise GraphError(f"{op}: max_output_boxes_per_class must be positive, got {most}")
+    check_choice(op, "center_point_box", attrs["center_point_box"], (0, 1))
+    for name in ("iou_threshold", "score_threshold"):
+        value = attrs[name]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise GraphError(f"{op}: {name} must be a number{' or None' if name == 'score_threshold' else ''}, got "
+                             f"{value!r}")
+    rows = boxes.shape[0] * scores.shape[1] * min(most, boxes.shape[1])
+    return TupleType([TensorType((rows, 3), "int64"), TensorType((1,), "int64")])
+
+
+def _nms_lower(inputs, attrs, out_type):
+    t = topi()
+    boxes, scores = inputs
+    if boxes.dtype in ("float16", "bfloat16"):  # compared in float32: the IoU's products need its digits
+        boxes, scores = t.cast(boxes, "float32"), t.cast(scores, "float32")
+    threshold = attrs["score_threshold"]
+    return t.vision.non_max_suppression(boxes, scores, int(attrs["max_output_boxes_per_class"]),
+                                        float(attrs["iou_threshold"]),
+                                        None if threshold is None else float(threshold), int(attrs["center_point_box"]))
+
+
+register_op("vision.non_max_suppression", pattern=OpPattern.OPAQUE, infer=_nms_infer, lower=_nms_lower, num_inputs=2,
+            defaults={"max_output_boxes_per_class": REQUIRED, "iou_threshold": 0.0, "score_threshold": None,
+                      "center_point_box": 0},
+            doc="the boxes [images, boxes, 4] greedy non-maximum suppression keeps per image and class by scores "
+                "[images, classes, boxes]: (rows (image, class, box) padded to images*classes*min(max, boxes), "
+                "int64, the rows after the count zeros; the count, int64 [1])")

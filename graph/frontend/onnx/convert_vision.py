@@ -2,6 +2,8 @@
 ``vision.roi_align`` of the regions with their batch indices in front."""
 from __future__ import annotations
 
+import numpy as np
+
 #: the opset from which RoiAlign's coordinate_transformation_mode defaults to half_pixel
 #: (RoiAlign-10 has no such attribute and reads output_half_pixel)
 _HALF_PIXEL_FROM = 16
@@ -50,3 +52,39 @@ def _roi_align(ctx, node, inputs):
     return ctx.call("vision.roi_align", x, regions, pooled_size=sizes, spatial_scale=scale,
                     sample_ratio=sampling_ratio, mode="avg" if mode == "avg" else "onnx_max",
                     aligned=transform == "half_pixel")
+
+
+def _non_max_suppression(ctx, node, inputs):
+    # boxes [B, N, 4], scores [B, C, N]; max_output_boxes_per_class, iou_threshold and score_threshold
+    # known when compiling.  The kept (image, class, box) rows are padded to the most there can be and
+    # counted: the model's output is their first `count` rows (ctx.counted_rows)
+    boxes, scores = inputs[0], inputs[1]
+    bs, ss = ctx.shape(boxes), ctx.shape(scores)
+    if len(bs) != 3 or bs[2] != 4:
+        node.fail(f"boxes has shape {bs}; it must be [num_batches, spatial_dimension, 4]")
+    if len(ss) != 3 or ss[0] != bs[0] or ss[2] != bs[1]:
+        node.fail(f"scores has shape {ss}; it must be [num_batches, num_classes, spatial_dimension] = [{bs[0]}, "
+                  f"num_classes, {bs[1]}]")
+
+    def scalar(i, what, cast):
+        given = ctx.optional_input(inputs, i)
+        if given is None:
+            return None
+        value = np.asarray(ctx.value(given, what)).reshape(-1)
+        return cast(value[0]) if value.size else None
+
+    most = scalar(2, "max_output_boxes_per_class (input 2)", int) or 0
+    iou = scalar(3, "iou_threshold (input 3)", float)
+    threshold = scalar(4, "score_threshold (input 4)", float)
+    center = int(node.attr("center_point_box", 0))
+    if center not in (0, 1):
+        node.fail(f"center_point_box is {center}; it takes 0 (corners) or 1 (center and size)")
+    if iou is not None and not 0.0 <= iou <= 1.0:
+        node.fail(f"iou_threshold is {iou}; it must be in [0, 1]")
+    if most <= 0 or bs[1] == 0 or ss[1] == 0:  # nothing to keep: no rows
+        return [ctx.empty((0, 3), "int64")]
+    out = ctx.call("vision.non_max_suppression", boxes, scores, max_output_boxes_per_class=most,
+                   iou_threshold=0.0 if iou is None else iou, score_threshold=threshold, center_point_box=center)
+    selected, count = ctx.item(out, 0), ctx.item(out, 1)
+    ctx.counted_rows(node.outputs[0], count)
+    return [selected]

@@ -38,7 +38,7 @@ from .convert_shape import (
 )
 from .convert_random import RANDOM_CONVERTERS
 from .convert_text import TEXT_CONVERTERS
-from .convert_vision import _roi_align
+from .convert_vision import _non_max_suppression, _roi_align
 
 
 _CONVERTERS = {
@@ -103,7 +103,7 @@ _CONVERTERS = {
     "ReverseSequence": _reverse_sequence, "MaxUnpool": _max_unpool, "AffineGrid": _affine_grid,
     "GridSample": _grid_sample, "DFT": _dft, "STFT": _stft, "MelWeightMatrix": _mel_weight_matrix, "Det": _det,
     # detection and deformable convolution (2-D)
-    "RoiAlign": _roi_align, "DeformConv": _deform_conv,
+    "RoiAlign": _roi_align, "DeformConv": _deform_conv, "NonMaxSuppression": _non_max_suppression,
     # control flow, resolved when importing (unrolled, or a branch chosen)
     "If": _if, "Loop": _loop, "Scan": _scan,
     # sequences and optionals, held by the importer (their lengths are static)

@@ -240,6 +240,7 @@ class _Importer:
         self.unavailable = {}   # ONNX value name -> why it cannot be used
         self.init_values = {}   # parameter Var -> numpy array
         self.node = None        # the node being converted (for spans and messages)
+        self.row_counts = {}        # ONNX output name -> the graph value counting its rows (NonMaxSuppression)
         self.random_counter = None  # the run counter's input, once a node draws random numbers
         self.random_draws = 0       # draws so far: each draw's salt
         # TVM's "relay.frontend.fill_span": calls carry their node's name unless turned off
@@ -349,6 +350,21 @@ class _Importer:
         seed = self.const(np.array([seed], dtype="uint64"), "uint64")
         key = self.call("concatenate", self.tuple([seed, self.reshape(self.random_counter, (1,))]), axis=0)
         return key, self.random_draws
+
+    def counted_rows(self, name: str, count) -> None:
+        """ONNX value ``name`` (an output of the node being converted) is padded: its
+        first ``count`` rows (an ``int64 [1]`` graph value) are its value.  Only a model
+        output can be that -- tecc compiles static shapes, so a node reading it would
+        read the padding -- else the node is refused, naming the reader."""
+        readers = [proto.name or f"{proto.op_type}_{i}" for i, proto in all_nodes(self.graph) if name in proto.input]
+        outputs = {o.name for o in self.graph.output}
+        if readers or name not in outputs:
+            why = (f"node {readers[0]!r} reads it" if readers else "it is not an output of the model (a subgraph's "
+                   "value?)")
+            self.node.fail(f"its output {name!r} has as many rows as the data decide, and {why}; tecc compiles "
+                           "static shapes, so such a value can only be an output of the model: take what reads it "
+                           "out of the model, or run it after tecc's module")
+        self.row_counts[name] = count
 
     def const(self, value, dtype) -> Constant:
         return Constant(np.asarray(value, dtype=dtype))
@@ -590,7 +606,7 @@ class _Importer:
         param_vars = self._initializers()
         for i, proto in enumerate(self.graph.node):
             self._convert_node(OnnxNode(proto, i, self.opset))
-        outputs, names, layouts = [], [], []
+        outputs, names, layouts, counted = [], [], [], []
         for info in self.graph.output:
             if info.name in self.unavailable:
                 raise OnnxImportError(f"from_onnx: the model's output {info.name!r} is "
@@ -598,6 +614,15 @@ class _Importer:
             if info.name not in self.values:
                 raise OnnxImportError(f"from_onnx: the model's output {info.name!r} is produced by no node")
             layouts.append(_flatten_output(self.values[info.name], info.name, outputs, names))
+            if info.name in self.row_counts:
+                counted.append((len(outputs) - 1, info.name))
+        # the row counts of the outputs that have them, as heads after the outputs (attrs.output_rows pairs
+        # them; the executor gives the counted rows and hides the counts)
+        rows = []
+        for index, name in counted:
+            outputs.append(self.row_counts[name])
+            names.append(f"{name}:rows")
+            rows.append((index, len(outputs) - 1))
         if not outputs:
             raise OnnxImportError("from_onnx: the model has no outputs" if not self.graph.output else
                                   "from_onnx: the model's outputs hold no tensor (empty sequences or optionals)")
@@ -618,7 +643,10 @@ class _Importer:
         # the model's output names ride on main to the graph JSON (attrs.output_names: a sequence's
         # tensors are "name[i]"); onnx_outputs: how the ONNX outputs are made of main's (the backend
         # groups a sequence's tensors back into a list)
-        func = Function(inputs + kept, body, attrs={"output_names": names, "onnx_outputs": layouts})
+        attrs = {"output_names": names, "onnx_outputs": layouts}
+        if rows:
+            attrs["output_rows"] = rows
+        func = Function(inputs + kept, body, attrs=attrs)
         infer_type(func)
         params = {v.name_hint: self.init_values[v] for v in kept}
         return Module.from_expr(func), params
