@@ -190,6 +190,15 @@ def _fmt_tensor(dtype, shape) -> str:
     return f"{dtype}[{', '.join(str(int(d)) for d in shape)}]"
 
 
+def _fmt_output(info: dict) -> str:
+    """An output's dtype and shape; an output whose rows the model counts at run time
+    shows its most rows (``int64[<=24, 3]``)."""
+    shape = [str(int(d)) for d in info["shape"]]
+    if "max_rows" in info and shape:
+        shape[0] = f"<={shape[0]}"
+    return f"{info['dtype']}[{', '.join(shape)}]"
+
+
 def _named(info: dict) -> str:
     """``"(name) "`` of an output the model names (its ONNX output), else ``""``."""
     return f"({info['name']}) " if info.get("name") else ""
@@ -340,7 +349,7 @@ def _cmd_compile(args, prog: str) -> int:
     st = facts["storage"]
     print(f"compiled {args.FILE} for {args.target} (opt_level {args.opt_level}) in {facts['seconds']:.2f} s")
     print(f"  inputs:        {_describe_inputs(factory.spec.input_info())}")
-    print("  outputs:       " + ", ".join(f"{d['index']} {_named(d)}{_fmt_tensor(d['dtype'], d['shape'])}"
+    print("  outputs:       " + ", ".join(f"{d['index']} {_named(d)}{_fmt_output(d)}"
                                           for d in factory.spec.output_info()))
     print(f"  kernels:       {n_funcs} function(s), {n_calls} call(s)")
     print(f"  params:        {len(factory.params)} array(s), {params_bytes} bytes ({_fmt_bytes(params_bytes)})")
@@ -713,7 +722,7 @@ def _cmd_info(args, prog: str) -> int:
     for d in m.get("inputs", []):
         print(f"  input  {d['name']}: {_fmt_tensor(d['dtype'], d['shape'])}")
     for d in m.get("outputs", []):
-        print(f"  output {d.get('index')}: {_named(d)}{_fmt_tensor(d['dtype'], d['shape'])}")
+        print(f"  output {d.get('index')}: {_named(d)}{_fmt_output(d)}")
     print(f"  kernels:       {n_funcs} function(s), {n_calls} call(s)")
     print(f"  params:        {len(contents.params)} array(s), {params_bytes} bytes ({_fmt_bytes(params_bytes)})")
     print(f"  intermediates: peak {st['peak_bytes']} bytes ({_fmt_bytes(st['peak_bytes'])}) of "

@@ -432,6 +432,14 @@ def _output_names(g):
     g["attrs"]["output_names"] = ["list_str", ["y"]]
 
 
+def _output_rows(g):
+    g["attrs"]["output_rows"] = ["list_int", [0, 1]]  # a count must be an int64 [1] head
+
+
+def _output_rows_range(g):
+    g["attrs"]["output_rows"] = ["list_int", [0, 7]]
+
+
 def _nop_not_in_place(g):
     g["nodes"][5]["attrs"]["func_name"] = "__nop"  # scale computes its output: it cannot be skipped
 
@@ -456,6 +464,9 @@ BAD_GRAPHS = [
     (_unlisted_input, r"node 2 \('b'\) is an input \('null'\) node missing from arg_nodes"),
     (_num_inputs, r"node 6 \('fused_add'\) says num_inputs '3' but lists 2 inputs"),
     (_output_names, r"attrs.output_names must list one name per head \(2\), got \['y'\]"),
+    (_output_rows, r"attrs.output_rows pairs head 0 \(shape .*\) with head 1 \(float32 .*\); a count is an int64 "
+                   r"\[1\] head of its own"),
+    (_output_rows_range, r"attrs.output_rows names head 7; the graph has 2"),
     (_nop_not_in_place, r"node 5 \('fused_scale'\) is a no-op \('__nop'\) but its input 0 \(entry 4\) is not stored "
                         r"inside its output \(entry 5\)"),
     (_odd_offset, r"entry 5 \(node 5 \('fused_scale'\) output 0\) has storage_offset 6; an offset is a "

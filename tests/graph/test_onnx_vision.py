@@ -215,3 +215,114 @@ def refused(attrs, match, x_shape=(2, 3, 7, 9), rois_shape=(6, 4), index=(Tensor
 def test_roi_align_errors_name_the_node(attrs, match, shapes):
     refused(attrs, match, **shapes)
 
+
+
+# ---------------------------------------------------------------------------------------
+# NonMaxSuppression: an output whose rows the model counts
+# ---------------------------------------------------------------------------------------
+def nms_model(n=20, classes=3, most=4, iou=0.3, threshold=0.2, center=0, after=None):
+    """boxes [2, n, 4] and scores [2, classes, n] inputs; the limits as initializers."""
+    inits = [helper.make_tensor("most", TensorProto.INT64, [1], [most]),
+             helper.make_tensor("iou", TensorProto.FLOAT, [1], [iou])]
+    ins = ["boxes", "scores", "most", "iou"]
+    if threshold is not None:
+        inits.append(helper.make_tensor("thr", TensorProto.FLOAT, [1], [threshold]))
+        ins.append("thr")
+    nodes = [helper.make_node("NonMaxSuppression", ins, ["sel" if after else "y"], center_point_box=center,
+                              name="nms")]
+    if after:
+        nodes.append(helper.make_node(after, ["sel"], ["y"], name="reader"))
+    graph = helper.make_graph(nodes, "nms", [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [2, n, 4]),
+                                             helper.make_tensor_value_info("scores", TensorProto.FLOAT,
+                                                                           [2, classes, n])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT64, None)], initializer=inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def nms_feed(seed, n=20, classes=3):
+    rng = np.random.default_rng(seed)
+    xy, wh = rng.uniform(0, 5, size=(2, n, 2)), rng.uniform(0.5, 3, size=(2, n, 2))  # crowded: some overlap
+    boxes = np.ascontiguousarray(np.concatenate([xy, xy + wh], axis=2)[..., [1, 0, 3, 2]], dtype="float32")
+    return {"boxes": boxes, "scores": rng.uniform(size=(2, classes, n)).astype("float32")}
+
+
+def _ort_nms(model, feed):
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feed)[0]
+
+
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+@pytest.mark.parametrize("threshold, center", [(0.2, 0), (None, 0), (0.5, 1)])
+def test_non_max_suppression_matches_onnxruntime_run_after_run(target, threshold, center):
+    """One executor, three runs on different data: each gives as many rows as
+    onnxruntime's (the executor hides the count it gives them by)."""
+    import tecc  # noqa: PLC0415
+    from tecc.contrib import graph_executor  # noqa: PLC0415
+    from tecc.graph.build import build  # noqa: PLC0415
+
+    model = nms_model(most=8, iou=0.1, threshold=threshold, center=center)
+    mod, params = from_onnx(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        factory = build(mod, target=target, params=params)
+        gmod = graph_executor.GraphModule(factory["default"](tecc.cuda(0) if target == "cuda" else tecc.cpu(0)))
+    assert gmod.get_num_outputs() == 1
+    info = factory.spec.output_info()
+    assert info == [{"index": 0, "name": "y", "shape": [2 * 3 * 8, 3], "dtype": "int64", "max_rows": 48}]
+    counts = set()
+    for seed in (1, 2, 3):
+        feed = nms_feed(seed)
+        if center:  # x_center, y_center, width, height
+            feed["boxes"][..., 2:] = np.abs(feed["boxes"][..., 2:] - feed["boxes"][..., :2])
+        for name, value in feed.items():
+            gmod.set_input(name, value)
+        gmod.run()
+        got = gmod.get_output(0).numpy()
+        want = _ort_nms(model, feed)
+        np.testing.assert_array_equal(got, want)
+        counts.add(len(got))
+    assert len(counts) > 1  # the data decided different numbers of rows
+
+
+def test_non_max_suppression_artifact_round_trip_and_cli_info(tmp_path, capsys):
+    """The counted rows survive export and load (the graph JSON's output_rows), and
+    `tecc info` names the output's most rows."""
+    import tecc  # noqa: PLC0415
+    from tecc.driver.tvmc import main  # noqa: PLC0415
+    from tecc.contrib import graph_executor  # noqa: PLC0415
+    from tecc.graph.build import build  # noqa: PLC0415
+
+    model = nms_model()
+    mod, params = from_onnx(model)
+    path = tmp_path / "nms.tar"
+    build(mod, target="llvm", params=params).export_library(str(path))
+    loaded = tecc.runtime.load_module(str(path))
+    gmod = graph_executor.GraphModule(loaded["default"](tecc.cpu(0)))
+    feed = nms_feed(4)
+    gmod.set_input(**feed)
+    gmod.run()
+    np.testing.assert_array_equal(gmod.get_output(0).numpy(), _ort_nms(model, feed))
+    capsys.readouterr()
+    assert main(["info", str(path)]) == 0
+    assert "output 0: (y) int64[<=24, 3]" in capsys.readouterr().out
+
+
+def test_non_max_suppression_with_no_boxes_to_keep_gives_no_rows():
+    feed = nms_feed(5)
+    got = tecc_outputs(nms_model(most=0), feed)[0]
+    assert got.shape == (0, 3) and got.dtype == np.int64
+
+
+def test_a_node_reading_non_max_suppression_s_rows_is_refused():
+    with pytest.raises(OnnxImportError, match=r"NonMaxSuppression node 'nms': its output 'sel' has as many rows as "
+                                              r"the data decide, and node 'reader' reads it; tecc compiles static "
+                                              r"shapes, so such a value can only be an output of the model"):
+        from_onnx(nms_model(after="Identity"))
+
+
+def test_vision_non_max_suppression_operator_errors():
+    boxes = g.Var("b", g.TensorType((1, 5, 4), "float32"))
+    scores = g.Var("s", g.TensorType((1, 2, 6), "float32"))
+    with pytest.raises(GraphError, match=r"vision.non_max_suppression: scores must be \[images, classes, boxes\] = "
+                                         r"\[1, classes, 5\], got shape \(1, 2, 6\)"):
+        infer_type(g.Function([boxes, scores], g.call("vision.non_max_suppression", boxes, scores,
+                                                      max_output_boxes_per_class=2)))

@@ -22,6 +22,7 @@ from .grid_sample_python import affine_grid_python, grid_sample_python  # noqa: 
 from .resize_python import resize1d_python, resize2d_python, resize3d_python, upsampling_python  # noqa: F401
 from .roi_align_python import roi_align_nchw_python  # noqa: F401
 from .tree_python import tree_traverse_python  # noqa: F401
+from .nms_python import non_max_suppression_python  # noqa: F401
 from .common import (  # noqa: F401
     get_depthwise_conv2d_nhwc_implement, get_group_conv2d_transpose_nchw_implement, get_resize_schedule,
 )
