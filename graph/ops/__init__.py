@@ -16,7 +16,7 @@ module              operators
 :mod:`.algorithm`   topk, cumsum, cumprod, scatter_elements, scatter_nd, det (extern
                     kernels: opaque)
 :mod:`.image`       ``image.resize2d``
-:mod:`.vision`      ``vision.roi_align`` (ONNX's RoiAlign)
+:mod:`.vision`      ``vision.roi_align`` (ONNX's RoiAlign), ``vision.non_max_suppression``
 :mod:`.deformable`  ``nn.deformable_conv2d`` (ONNX's DeformConv)
 :mod:`.random`      ``random.uniform``, ``random.normal``, ``random.multinomial`` (counter-based)
 :mod:`.tree`        ``tree_traverse`` (decision-tree ensembles as node tables)
