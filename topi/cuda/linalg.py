@@ -7,7 +7,7 @@ from __future__ import annotations
 from ... import te, tir
 from .. import linalg as _linalg
 from .sort import named_gpu_schedule
-from .utils import max_threads
+from .utils import thread_per_item
 
 #: threads per block (one matrix each)
 DET_THREADS = 128
@@ -18,14 +18,8 @@ def gpu_det_ir(data, out, batch, m):
     ib = tir.ir_builder.create()
     a, o_ = ib.buffer_ptr(data), ib.buffer_ptr(out)
     w = ib.allocate(out.dtype, (batch * m * m,), name="det_work")  # global memory, outside the kernel
-    nt = min(max_threads(DET_THREADS), max(batch, 1))
-    with ib.new_scope():
-        bx, tx = te.thread_axis("blockIdx.x"), te.thread_axis("threadIdx.x")
-        ib.scope_attr(bx, "thread_extent", (batch + nt - 1) // nt)
-        ib.scope_attr(tx, "thread_extent", nt)
-        b = bx * nt + tx
-        with ib.if_scope(b < batch):
-            _linalg.eliminate(ib, a, w, o_, b, m)
+    with thread_per_item(ib, batch, DET_THREADS) as b:
+        _linalg.eliminate(ib, a, w, o_, b, m)
     return ib.get()
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ... import te, tir
 from ..vision import nms as _nms
 from .sort import named_gpu_schedule
-from .utils import max_threads
+from .utils import thread_per_item
 
 #: threads per block of the suppression kernel (one (image, class) pair each)
 NMS_THREADS = 64
@@ -19,20 +19,11 @@ def gpu_nms_ir(boxes, scores, order, out, cnt, shape, iou_threshold, score_thres
     images, n, classes, kept_max = shape
     pairs = images * classes
     ib = tir.ir_builder.create()
-    bx, sc, od = ib.buffer_ptr(boxes), ib.buffer_ptr(scores), ib.buffer_ptr(order)
-    o_, c_ = ib.buffer_ptr(out), ib.buffer_ptr(cnt)
-    keep = ib.allocate("int32", (pairs * kept_max,), name="nms_keep")  # global memory, outside the kernels
-    counts = ib.allocate("int32", (pairs,), name="nms_counts")
-    nt = min(max_threads(NMS_THREADS), max(pairs, 1))
-    with ib.new_scope():
-        bx_, tx = te.thread_axis("blockIdx.x"), te.thread_axis("threadIdx.x")
-        ib.scope_attr(bx_, "thread_extent", (pairs + nt - 1) // nt)
-        ib.scope_attr(tx, "thread_extent", nt)
-        pair = bx_ * nt + tx
-        with ib.if_scope(pair < pairs):
-            kept = _nms.suppress_one(ib, bx, sc, od, keep, pair, classes, n, kept_max, iou_threshold,
-                                     score_threshold, center_point_box)
-            counts[pair] = kept[0]
+    bx, sc, od, o_, c_, keep, counts = _nms.statement_buffers(ib, boxes, scores, order, out, cnt, pairs, kept_max)
+    with thread_per_item(ib, pairs, NMS_THREADS) as pair:
+        kept = _nms.suppress_one(ib, bx, sc, od, keep, pair, classes, n, kept_max, iou_threshold, score_threshold,
+                                 center_point_box)
+        counts[pair] = kept[0]
     with ib.new_scope():
         one_b, one_t = te.thread_axis("blockIdx.x"), te.thread_axis("threadIdx.x")
         ib.scope_attr(one_b, "thread_extent", 1)

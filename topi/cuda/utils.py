@@ -1,6 +1,8 @@
 """Helpers of the CUDA schedules."""
 from __future__ import annotations
 
+import contextlib
+
 from ... import te
 from ...errors import ScheduleError
 from ...runtime.device import cuda
@@ -115,3 +117,19 @@ def bind_reduce_axes(stage, num_thread, thread_x):
     kk = rk[0] if len(rk) == 1 else stage.fuse(*rk)
     _, ki = stage.split(kk, factor=num_thread)
     stage.bind(ki, thread_x)
+
+
+@contextlib.contextmanager
+def thread_per_item(ib, count: int, threads: int):
+    """A kernel of ``ib`` (an IR builder) running one thread per item, ``threads``
+    per block at most: inside, the item's index, the threads past ``count`` masked
+    off.  For statements whose items share nothing (a matrix's determinant, an
+    (image, class) pair's suppression)."""
+    nt = min(max_threads(threads), max(count, 1))
+    with ib.new_scope():
+        bx, tx = te.thread_axis("blockIdx.x"), te.thread_axis("threadIdx.x")
+        ib.scope_attr(bx, "thread_extent", (count + nt - 1) // nt)
+        ib.scope_attr(tx, "thread_extent", nt)
+        item = bx * nt + tx
+        with ib.if_scope(item < count):
+            yield item

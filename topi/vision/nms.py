@@ -120,14 +120,20 @@ def write_rows(ib, keep, counts, out, cnt, pairs, classes, kept_max):
     cnt[0] = rows[0]
 
 
+def statement_buffers(ib, boxes, scores, order, out, cnt, pairs, kept_max):
+    """The pointers of a statement's inputs and outputs, and its work buffers
+    (allocated outside any kernel): the boxes each pair keeps, and how many."""
+    ptrs = [ib.buffer_ptr(t) for t in (boxes, scores, order, out, cnt)]
+    keep = ib.allocate("int32", (pairs * kept_max,), name="nms_keep")
+    counts = ib.allocate("int32", (pairs,), name="nms_counts")
+    return ptrs + [keep, counts]
+
+
 def _cpu_nms_ir(boxes, scores, order, out, cnt, shape, iou_threshold, score_threshold, center_point_box):
     images, n, classes, kept_max = shape
     pairs = images * classes
     ib = tir.ir_builder.create()
-    bx, sc, od = ib.buffer_ptr(boxes), ib.buffer_ptr(scores), ib.buffer_ptr(order)
-    o_, c_ = ib.buffer_ptr(out), ib.buffer_ptr(cnt)
-    keep = ib.allocate("int32", (pairs * kept_max,), name="nms_keep")
-    counts = ib.allocate("int32", (pairs,), name="nms_counts")
+    bx, sc, od, o_, c_, keep, counts = statement_buffers(ib, boxes, scores, order, out, cnt, pairs, kept_max)
     with ib.for_range(0, pairs, name="pair", kind="parallel" if pairs > 1 else "serial") as pair:
         kept = suppress_one(ib, bx, sc, od, keep, pair, classes, n, kept_max, iou_threshold, score_threshold,
                             center_point_box)
