@@ -565,6 +565,18 @@ def test_tree_traverse_errors():
         typed(x, roots, t["f"], t["th"], t["tn"], depth=3)
 
 
+def test_vision_non_max_suppression():
+    rng = np.random.default_rng(3)
+    xy = rng.uniform(0, 5, size=(1, 12, 2))
+    boxes = np.ascontiguousarray(np.concatenate([xy, xy + 2.0], axis=2)[..., [1, 0, 3, 2]], dtype="float32")
+    scores = rng.uniform(size=(1, 2, 12)).astype("float32")
+    want = ref.non_max_suppression_python(boxes, scores, 3, 0.3, None, 0)
+    padded = np.zeros((6, 3), "int64")
+    padded[:len(want)] = want
+    check("vision.non_max_suppression", [boxes, scores], dict(max_output_boxes_per_class=3, iou_threshold=0.3),
+          [padded, np.array([len(want)], "int64")], rtol=0, atol=0)
+
+
 def test_random_draws():
     key = np.array([99, 4], "uint64")
     check("random.uniform", [key], dict(shape=(3, 50), low=-1.0, high=1.0, salt=2),
