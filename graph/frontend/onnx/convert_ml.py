@@ -9,8 +9,9 @@ tensors (string labels and keys...) and of maps (``ZipMap``, ``DictVectorizer``)
 are not among them: tecc's tensors hold numbers.
 
 A tree ensemble becomes node tables (:class:`Tables`: leaves first, then the
-branch nodes, every tree in the same tables; read with numpy from the older
-operators' attributes, through :class:`Forest` from TreeEnsemble's) and one walk
+branch nodes, every tree in the same tables; read with numpy from either form of
+the attributes, TreeEnsemble's set-membership tests written as chains of EQ
+tests) and one walk
 through them (the graph operator ``tree_traverse``, a chain of them for trees
 deeper than one walk takes) that gathers the leaves' weights, then their sum (or
 mean, minimum or maximum) over the trees, the base values added and the post
@@ -53,69 +54,14 @@ _AGGREGATES = ("AVERAGE", "SUM", "MIN", "MAX")
 _POST_TRANSFORMS = ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT")
 
 
-class Forest:
-    """TreeEnsemble's trees as they are read, one node at a time (set membership
-    becomes chains of EQ nodes): branch nodes (:meth:`branch`) and leaves
-    (:meth:`leaf`, each with its weights per target), numbered as they are added;
-    :meth:`finish` lays them out as :class:`Tables`."""
-
-    def __init__(self, node, n_features: int):
-        self.node = node
-        self.n_features = n_features
-        self.branches = []   # [feature, threshold, mode code, true child, false child]; children: ("b"|"l", index)
-        self.leaves = []     # {target: [weights]}
-        self.roots = []      # ("b"|"l", index) per tree
-        self.labels = []     # per branch: how the model names it, for errors
-
-    def branch(self, feature, threshold, mode, where: str) -> int:
-        feature = int(feature)
-        if not 0 <= feature < self.n_features:
-            self.node.fail(f"{where} tests feature {feature}, but the input has {self.n_features} features "
-                           "(axis 1): the model was made for other data")
-        self.branches.append([feature, float(threshold), int(mode), None, None])
-        self.labels.append(where)
-        return len(self.branches) - 1
-
-    def leaf(self) -> int:
-        self.leaves.append({})
-        return len(self.leaves) - 1
-
-    def add_weight(self, leaf: int, target: int, weight: float) -> None:
-        self.leaves[leaf].setdefault(int(target), []).append(float(weight))
-
-    def finish(self) -> "Tables":
-        """The trees, linked, as :class:`Tables`."""
-        n_leaves = len(self.leaves)
-
-        def entry(ref):
-            return ref[1] if ref[0] == "l" else n_leaves + ref[1]
-
-        n = n_leaves + len(self.branches)
-        feature = np.zeros(n, np.int64)
-        threshold = np.zeros(n, np.float64)
-        mode = np.zeros(n, np.int64)
-        true_next, false_next = np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64)
-        for i, (f, t, m, tc, fc) in enumerate(self.branches):
-            e = n_leaves + i
-            feature[e], threshold[e], mode[e] = f, t, m
-            true_next[e], false_next[e] = entry(tc), entry(fc)
-        triples = [(i, t, w) for i, targets in enumerate(self.leaves) for t, ws in targets.items() for w in ws]
-        w_leaf, w_target, w_value = (np.array(c, dtype) for c, dtype in
-                                     zip(zip(*triples) if triples else ([], [], []), (np.int64, np.int64, np.float64)))
-        labels = self.labels
-        return Tables(self.node, n_leaves, feature, threshold, mode, true_next, false_next,
-                      np.array([entry(r) for r in self.roots], np.int64), w_leaf, w_target, w_value,
-                      lambda e: labels[e - n_leaves] if e >= n_leaves else f"leaf {e}")
-
-
 class Tables:
     """An ensemble as ``tree_traverse`` reads it: entries ``0 .. n_leaves - 1`` the
     leaves (their own successors), then the branch nodes; ``feature``,
     ``threshold`` (float64), ``mode``, ``true_next``, ``false_next`` per entry,
     ``roots`` per tree, and the leaves' weights as triples (``w_leaf``,
     ``w_target``, ``w_value``).  ``label(entry)`` names a branch as the model does,
-    for errors.  Built with numpy from the older operators' attributes (a forest of
-    millions of nodes imports in seconds), or from a :class:`Forest`."""
+    for errors.  Built with numpy from the operators' attributes (a forest of
+    millions of nodes imports in seconds)."""
 
     def __init__(self, node, n_leaves, feature, threshold, mode, true_next, false_next, roots, w_leaf, w_target,
                  w_value, label):
@@ -257,62 +203,74 @@ def _forest_v5(ctx, node, n_features) -> tuple:
         elif not 0 <= m <= _MEMBER:
             node.fail(f"nodes_modes[{i}] is {m}; the modes are 0 (LEQ) ... 6 (MEMBER)")
 
-    forest = Forest(node, n_features)
-    leaves = {}
+    n_leaves = len(leaf_weights)
+    feat = np.asarray(nodes["nodes_featureids"], np.int64)
+    code = np.asarray(modes, np.int64) + np.where(np.asarray(missing or [0] * n_nodes) != 0, _MISSING_TRUE, 0)
+    threshold = np.asarray(nodes["nodes_splits"], np.float64).copy()
+    nexts = []
+    for k in ("true", "false"):  # each node's successor entry: leaf j is entry j, node i entry n_leaves + i
+        ids = np.asarray(nodes[f"nodes_{k}nodeids"], np.int64)
+        is_leaf = np.asarray(nodes[f"nodes_{k}leafs"], np.int64) != 0
+        bad = np.nonzero(is_leaf & ((ids < 0) | (ids >= n_leaves)))[0]
+        if bad.size:
+            node.fail(f"a node points to leaf {int(ids[bad[0]])}, but there are {n_leaves} leaves")
+        bad = np.nonzero(~is_leaf & ((ids < 0) | (ids >= n_nodes)))[0]
+        if bad.size:
+            node.fail(f"a node points to node {int(ids[bad[0]])}, but there are {n_nodes} nodes")
+        nexts.append(np.where(is_leaf, ids, n_leaves + ids))
+    true_e, false_e = nexts
+    bad = np.nonzero((feat < 0) | (feat >= n_features))[0]
+    if bad.size:
+        node.fail(f"node {int(bad[0])} tests feature {int(feat[bad[0]])}, but the input has {n_features} features "
+                  "(axis 1): the model was made for other data")
+    # x in {v1, v2, ...}: the node tests EQ v1 (a NaN going as it says), its false side EQ v2 ... and the last
+    # test's false side the node's own; an empty set is an EQ no value meets
+    extra, origin = [], []  # [feature, threshold, true entry, false entry] of the chains' later tests
+    for i, values in sets.items():
+        values = values or [float("nan")]
+        code[i] = _EQ + (code[i] & _MISSING_TRUE)
+        threshold[i] = values[0]
+        last, final = None, int(false_e[i])
+        for v in values[1:]:
+            e = n_leaves + n_nodes + len(extra)
+            if last is None:
+                false_e[i] = e
+            else:
+                extra[last][3] = e
+            extra.append([int(feat[i]), v, int(true_e[i]), final])
+            origin.append(i)
+            last = len(extra) - 1
+    ext = np.asarray(extra, np.float64).reshape(-1, 4)
 
-    def leaf_ref(j):
-        if not 0 <= j < len(leaf_weights):
-            node.fail(f"a node points to leaf {j}, but there are {len(leaf_weights)} leaves")
-        if j not in leaves:
-            leaves[j] = forest.leaf()
-            forest.add_weight(leaves[j], leaf_targets[j], leaf_weights[j])
-        return ("l", leaves[j])
+    def column(leafs, own, chain):
+        return np.concatenate([leafs, own, chain])
 
-    made = {}
-
-    def branch_ref(i):
-        if not 0 <= i < n_nodes:
-            node.fail(f"a node points to node {i}, but there are {n_nodes} nodes")
-        if i in made:
-            return made[i]
-        where = f"node {i}"
-        miss = _MISSING_TRUE if missing and missing[i] else 0
-        if modes[i] == _MEMBER:  # x in {v1, v2, ...}: EQ v1, else EQ v2, ..., else false
-            values = sets[i] or [float("nan")]  # an empty set: an EQ no value meets
-            chain = [forest.branch(nodes["nodes_featureids"][i], v, _EQ + (miss if k == 0 else 0), where)
-                     for k, v in enumerate(values)]
-            made[i] = ("b", chain[0])
-            for a, b in zip(chain, chain[1:]):
-                forest.branches[a][4] = ("b", b)
-            ends = chain
-        else:
-            b = forest.branch(nodes["nodes_featureids"][i], nodes["nodes_splits"][i], modes[i] + miss, where)
-            made[i] = ("b", b)
-            ends = [b]
-        pending.append((i, ends))
-        return made[i]
-
-    def child(i, which):
-        ids = nodes["nodes_truenodeids" if which == "true" else "nodes_falsenodeids"]
-        is_leaf = nodes["nodes_trueleafs" if which == "true" else "nodes_falseleafs"]
-        return leaf_ref(ids[i]) if is_leaf[i] else branch_ref(ids[i])
-
-    pending = []
+    feature = column(np.zeros(n_leaves, np.int64), feat, ext[:, 0].astype(np.int64))
+    thresholds = column(np.zeros(n_leaves), threshold, ext[:, 1])
+    mode_codes = column(np.zeros(n_leaves, np.int64), code, np.full(len(extra), _EQ, np.int64))
+    true_next = column(np.arange(n_leaves, dtype=np.int64), true_e, ext[:, 2].astype(np.int64))
+    false_next = column(np.arange(n_leaves, dtype=np.int64), false_e, ext[:, 3].astype(np.int64))
+    tids, fids = np.asarray(nodes["nodes_truenodeids"], np.int64), np.asarray(nodes["nodes_falsenodeids"], np.int64)
+    tleaf, fleaf = np.asarray(nodes["nodes_trueleafs"]) != 0, np.asarray(nodes["nodes_falseleafs"]) != 0
+    root_entries = []
     for r in roots:
         if not 0 <= r < n_nodes:
             node.fail(f"tree_roots holds {r}, but there are {n_nodes} nodes")
-        if (nodes["nodes_trueleafs"][r] and nodes["nodes_falseleafs"][r]
-                and nodes["nodes_truenodeids"][r] == nodes["nodes_falsenodeids"][r]):
-            forest.roots.append(leaf_ref(nodes["nodes_truenodeids"][r]))  # a tree that is one leaf
-            continue
-        forest.roots.append(branch_ref(r))
-        while pending:  # link the children of the nodes made (without recursion: trees can be deep)
-            i, ends = pending.pop()
-            t = child(i, "true")
-            for e in ends:
-                forest.branches[e][3] = t
-            forest.branches[ends[-1]][4] = child(i, "false")
-    return forest.finish(), n_targets, aggregate, post
+        # a tree that is one leaf: a node both of whose sides are that leaf
+        single = tleaf[r] and fleaf[r] and tids[r] == fids[r]
+        root_entries.append(int(tids[r]) if single else n_leaves + r)
+
+    def label(e):
+        if e < n_leaves:
+            return f"leaf {e}"
+        if e < n_leaves + n_nodes:
+            return f"node {e - n_leaves}"
+        return f"node {origin[e - n_leaves - n_nodes]} (a set-membership test)"
+
+    tables = Tables(node, n_leaves, feature, thresholds, mode_codes, true_next, false_next,
+                    np.asarray(root_entries, np.int64), np.arange(n_leaves, dtype=np.int64),
+                    np.asarray(leaf_targets, np.int64), np.asarray(leaf_weights, np.float64), label)
+    return tables, n_targets, aggregate, post
 
 
 def _forest_v3(ctx, node, n_features, prefix: str) -> tuple:
