@@ -116,30 +116,30 @@ class Tables:
             self.node.fail(f"a leaf has a weight for target {int(self.w_target[bad][0])}, but there are {n_targets} "
                            "targets")
         shape = (self.n_leaves, n_targets)
-        has = np.zeros(shape, bool)
-        has[self.w_leaf, self.w_target] = True
-        if aggregate in ("MIN", "MAX"):
-            w = np.full(shape, np.inf if aggregate == "MIN" else -np.inf)
-            (np.minimum if aggregate == "MIN" else np.maximum).at(w, (self.w_leaf, self.w_target), self.w_value)
-            w[~has] = 0.0
-        else:
+        if aggregate not in ("MIN", "MAX"):
             w = np.zeros(shape)
             np.add.at(w, (self.w_leaf, self.w_target), self.w_value)
-        return w.astype(dtype), (has if aggregate in ("MIN", "MAX") else None)
+            return w.astype(dtype), None
+        has = np.zeros(shape, bool)
+        has[self.w_leaf, self.w_target] = True
+        w = np.full(shape, np.inf if aggregate == "MIN" else -np.inf)
+        (np.minimum if aggregate == "MIN" else np.maximum).at(w, (self.w_leaf, self.w_target), self.w_value)
+        w[~has] = 0.0
+        return w.astype(dtype), has
 
 
 # ---------------------------------------------------------------------------------------
 # reading the trees
 # ---------------------------------------------------------------------------------------
-def _ints(node, name, default=None):
-    value = node.attr(name, default)
-    return [] if value is None else [int(v) for v in np.asarray(value).reshape(-1)]
-
-
 def _int_array(node, name):
     """An int list attribute as an int64 array (empty when the node does not set it)."""
     value = node.attr(name)
     return np.zeros(0, np.int64) if value is None else np.asarray(value, np.int64).reshape(-1)
+
+
+def _ints(node, name):
+    """:func:`_int_array` as a list of ints."""
+    return _int_array(node, name).tolist()
 
 
 def _floats(node, name, tensor_name=None):
@@ -160,7 +160,7 @@ def _same_length(node, arrays: dict) -> int:
     return next(iter(lengths.values()), 0)
 
 
-def _forest_v5(ctx, node, n_features) -> tuple:
+def _forest_v5(node, n_features) -> tuple:
     """TreeEnsemble (ai.onnx.ml 5): ``(forest, n_targets, aggregate, post_transform)``."""
     nodes = {k: _ints(node, k) for k in ("nodes_featureids", "nodes_truenodeids", "nodes_falsenodeids",
                                          "nodes_trueleafs", "nodes_falseleafs")}
@@ -273,7 +273,7 @@ def _forest_v5(ctx, node, n_features) -> tuple:
     return tables, n_targets, aggregate, post
 
 
-def _forest_v3(ctx, node, n_features, prefix: str) -> tuple:
+def _forest_v3(node, n_features, prefix: str) -> tuple:
     """TreeEnsembleRegressor / TreeEnsembleClassifier (ai.onnx.ml 1 and 3):
     ``(forest, n_targets or n_classes, aggregate, post_transform, base_values, class_ids)``;
     ``prefix``: ``target`` or ``class``."""
@@ -303,7 +303,7 @@ def _forest_v3(ctx, node, n_features, prefix: str) -> tuple:
         k = int(sorted_keys[twice[0]])
         node.fail(f"tree {k // span} has two nodes numbered {k % span} (nodes_treeids / nodes_nodeids)")
 
-    def find(t, i, what):
+    def find(t, i):
         """Positions (in the node lists) of the nodes (t, i); -1 where there is none."""
         key = t * span + np.clip(i, 0, span - 1)
         at = np.clip(np.searchsorted(sorted_keys, key), 0, max(n_nodes - 1, 0))
@@ -334,7 +334,7 @@ def _forest_v3(ctx, node, n_features, prefix: str) -> tuple:
     true_e, false_e = np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64)
     pointed = np.zeros(n_nodes, bool)
     for k, out in (("nodes_truenodeids", true_e), ("nodes_falsenodeids", false_e)):
-        child = find(tree[branch], np.asarray(nodes[k], np.int64)[branch], k)
+        child = find(tree[branch], np.asarray(nodes[k], np.int64)[branch])
         lost = np.nonzero(child < 0)[0]
         if lost.size:
             i = int(branch[lost[0]])
@@ -357,7 +357,7 @@ def _forest_v3(ctx, node, n_features, prefix: str) -> tuple:
     weights = _floats(node, f"{prefix}_weights", f"{prefix}_weights_as_tensor")
     w_ids["weights"] = np.zeros(0) if weights is None else np.asarray(weights, np.float64)
     _same_length(node, {f"{prefix}_{k}": v for k, v in w_ids.items()})
-    at = find(w_ids["treeids"], w_ids["nodeids"], f"{prefix}_nodeids")
+    at = find(w_ids["treeids"], w_ids["nodeids"])
     wrong = np.nonzero((at < 0) | ~leaf[np.maximum(at, 0)])[0]
     if wrong.size:
         j = int(wrong[0])
@@ -395,8 +395,9 @@ def _choice(node, name, choices, default) -> str:
 # the graph of an ensemble
 # ---------------------------------------------------------------------------------------
 def _features(ctx, node, x):
-    """The input as ``[batch, features]`` in the dtype the trees compare in
-    (float64 stays; others as float32, as onnxruntime reads them), and ``features``."""
+    """The input as ``[batch, features]`` in the dtype the models compute in
+    (float64 stays; others as float32, as onnxruntime reads them), and ``features``
+    (static: the trees' and coefficients' shapes depend on it)."""
     shape = ctx.shape(x)
     if len(shape) == 1:
         x = ctx.reshape(x, (1, shape[0]))
@@ -467,7 +468,7 @@ def _post_transform(ctx, z, post):
 
 def _tree_ensemble(ctx, node, inputs):
     x, n_features = _features(ctx, node, inputs[0])
-    forest, n_targets, aggregate, post = _forest_v5(ctx, node, n_features)
+    forest, n_targets, aggregate, post = _forest_v5(node, n_features)
     out_dtype = ctx.dtype_of(inputs[0])
     z = _scores(ctx, forest, x, n_targets, aggregate, ctx.dtype_of(x))
     # onnxruntime applies TreeEnsemble's post_transform (ONNX's reference ignores it)
@@ -484,7 +485,7 @@ def _add_base(ctx, node, z, base, n):
 
 def _tree_ensemble_regressor(ctx, node, inputs):
     x, n_features = _features(ctx, node, inputs[0])
-    forest, aggregate, post, base, _ = _forest_v3(ctx, node, n_features, "target")
+    forest, aggregate, post, base, _ = _forest_v3(node, n_features, "target")
     n_targets = int(node.attr("n_targets", 1))
     z = _scores(ctx, forest, x, n_targets, aggregate, "float32")
     return [_post_transform(ctx, _add_base(ctx, node, z, base, n_targets), post)]
@@ -493,7 +494,7 @@ def _tree_ensemble_regressor(ctx, node, inputs):
 def _tree_ensemble_classifier(ctx, node, inputs):
     labels = _labels(node, "classlabels_int64s")
     x, n_features = _features(ctx, node, inputs[0])
-    forest, aggregate, post, base, class_ids = _forest_v3(ctx, node, n_features, "class")
+    forest, aggregate, post, base, class_ids = _forest_v3(node, n_features, "class")
     n = len(labels)
     # every weight for class 0: one column, the score of the positive class (binary).  Every weight for
     # another class is the general case, the other classes scoring their base values (onnxruntime's
@@ -546,17 +547,6 @@ def _array_feature_extractor(ctx, node, inputs):
 # ---------------------------------------------------------------------------------------
 # linear models and feature transforms
 # ---------------------------------------------------------------------------------------
-def _matrix(ctx, node, x, what="the input"):
-    """``x`` as ``[N, C]`` float (float64 stays; others as float32) and ``C``."""
-    shape = ctx.shape(x)
-    if len(shape) == 1:
-        x = ctx.reshape(x, (1, shape[0]))
-    elif len(shape) != 2:
-        node.fail(f"{what} has shape {list(shape)}; it takes [N, C] (or one row [C])")
-    dtype = "float64" if ctx.dtype_of(x) == "float64" else "float32"
-    return ctx.cast(x, dtype), ctx.shape(x)[1]
-
-
 def _linear_scores(ctx, node, x, n_features):
     """``x @ coefficients.T + intercepts``: ``[N, rows]`` scores and ``rows``."""
     coef = np.asarray(node.required("coefficients"), np.float64)
@@ -575,7 +565,7 @@ def _linear_scores(ctx, node, x, n_features):
 
 
 def _linear_regressor(ctx, node, inputs):
-    x, n_features = _matrix(ctx, node, inputs[0])
+    x, n_features = _features(ctx, node, inputs[0])
     scores, rows = _linear_scores(ctx, node, x, n_features)
     targets = int(node.attr("targets", 1))
     if rows != targets:
@@ -601,7 +591,7 @@ def _linear_classifier(ctx, node, inputs):
     column: the first label where the score reaches 0, or 0.5 after a transform,
     else 0 -- ONNX's reference)."""
     labels = _labels(node)
-    x, n_features = _matrix(ctx, node, inputs[0])
+    x, n_features = _features(ctx, node, inputs[0])
     scores, rows = _linear_scores(ctx, node, x, n_features)
     scores = ctx.cast(scores, "float32")
     if rows == 1 and len(labels) == 2:
@@ -645,7 +635,7 @@ def _normalizer(ctx, node, inputs):
     norm = node.attr("norm", "MAX")
     if norm not in ("MAX", "L1", "L2"):
         node.fail(f"norm is {norm!r}; it takes MAX, L1 or L2")
-    x, _ = _matrix(ctx, node, inputs[0])
+    x, _ = _features(ctx, node, inputs[0])
     x = ctx.cast(x, "float32")
     if norm == "L2":
         size = ctx.call("sqrt", ctx.call("sum", ctx.call("multiply", x, x), axis=(1,), keepdims=True))
@@ -786,7 +776,7 @@ def _kernel(ctx, node, x, vectors):
 
 
 def _svm_regressor(ctx, node, inputs):
-    x, n_features = _matrix(ctx, node, inputs[0])
+    x, n_features = _features(ctx, node, inputs[0])
     coef = np.asarray(node.required("coefficients"), np.float64).reshape(-1)
     rho = np.asarray(node.attr("rho", [0.0]), np.float64).reshape(-1)
     n_supports = int(node.attr("n_supports", 0))
@@ -825,7 +815,7 @@ def _svm_classifier(ctx, node, inputs):
     which tecc follows: the larger score's class.)"""
     labels = _labels(node)
     n_classes = len(labels)
-    x, n_features = _matrix(ctx, node, inputs[0])
+    x, n_features = _features(ctx, node, inputs[0])
     dtype = ctx.dtype_of(x)
     coef = np.asarray(node.required("coefficients"), np.float64).reshape(-1)
     rho = np.asarray(node.attr("rho", [0.0]), np.float64).reshape(-1)
