@@ -186,17 +186,18 @@ def _fmt_bytes(n: int) -> str:
     return f"{n} B"
 
 
-def _fmt_tensor(dtype, shape) -> str:
-    return f"{dtype}[{', '.join(str(int(d)) for d in shape)}]"
+def _fmt_tensor(dtype, shape, counted_rows=False) -> str:
+    """``float32[1, 3]``; ``counted_rows``: the first dimension is the most rows the
+    model can give (``int64[<=24, 3]``)."""
+    dims = [str(int(d)) for d in shape]
+    if counted_rows and dims:
+        dims[0] = f"<={dims[0]}"
+    return f"{dtype}[{', '.join(dims)}]"
 
 
 def _fmt_output(info: dict) -> str:
-    """An output's dtype and shape; an output whose rows the model counts at run time
-    shows its most rows (``int64[<=24, 3]``)."""
-    shape = [str(int(d)) for d in info["shape"]]
-    if "max_rows" in info and shape:
-        shape[0] = f"<={shape[0]}"
-    return f"{info['dtype']}[{', '.join(shape)}]"
+    """An output's dtype and shape (see :func:`_fmt_tensor`)."""
+    return _fmt_tensor(info["dtype"], info["shape"], "max_rows" in info)
 
 
 def _named(info: dict) -> str:
