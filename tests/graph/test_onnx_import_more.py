@@ -7,6 +7,7 @@ made with ``onnx.helper``, built for "llvm" (one for "cuda", run on the emulator
 where there is no GPU) and compared with onnxruntime; then the graph operators
 they lower to, and every error they raise."""
 import itertools
+import re
 import warnings
 
 import numpy as np
@@ -1386,3 +1387,21 @@ def test_resize_of_volumes_follows_the_onnx_reference(mode, coordinates, scales,
     want = ReferenceEvaluator(model).run(None, {"x": x})[0]
     got = tecc_run(model, {"x": x}, target)[0]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("op, ins, inits, what, shape", [
+    ("Clip", ["x", "lo"], {"lo": np.array([0.0, 1.0], "float32")}, "min (input 1)", [2]),
+    ("Pad", ["x", "pads", "cv"], {"pads": np.array([0, 1, 0, 1], "int64"), "cv": np.zeros(0, "float32")},
+     "constant_value (input 2)", [0]),
+    ("Dropout", ["x", "ratio", "train"], {"ratio": np.zeros(0, "float32"), "train": np.array(True)},
+     "ratio (input 1)", [0]),
+    ("Range", ["start", "limit", "delta"], {"start": np.array([0, 1], "int64"), "limit": np.array(5, "int64"),
+                                            "delta": np.array(1, "int64")}, "start (input 0)", [2]),
+])
+def test_a_scalar_operand_of_another_size_is_refused_naming_it(op, ins, inits, what, shape):
+    # every compile-time scalar operand is read by one importer method, which refuses a tensor of
+    # more or fewer than one element (an empty ratio once raised IndexError, a two-element min
+    # ValueError)
+    refused([node(op, ins, "y")], {"x": rand(2, 3)}, ["y"],
+            rf"{op} node '{op}_y': {re.escape(what)} has shape {re.escape(str(shape))}; it must be a scalar "
+            r"\(one value\)", inits=inits)

@@ -79,9 +79,9 @@ def _dropout(ctx, node, inputs):
     # training: elements dropped at random (.convert_random)
     x = inputs[0]
     training = ctx.optional_input(inputs, 2)
-    if training is not None and bool(np.asarray(ctx.value(training, "training_mode")).item()):
+    if ctx.scalar_value(training, "training_mode (input 2)", bool, default=False):
         given = ctx.optional_input(inputs, 1)
-        ratio = 0.5 if given is None else float(np.asarray(ctx.value(given, "ratio (input 1)")).reshape(-1)[0])
+        ratio = ctx.scalar_value(given, "ratio (input 1)", float, default=0.5)
         if ratio != 0.0:
             return dropout_training(ctx, node, x, ratio)
     mask = Constant(np.ones(ctx.shape(x), dtype=bool))
@@ -209,8 +209,9 @@ def _size(ctx, node, inputs):
 
 
 def _range(ctx, node, inputs):
-    start, limit, delta = (ctx.value(x, what) for x, what in zip(inputs, ("start", "limit", "delta")))
-    if np.asarray(delta).item() == 0:
+    start, limit, delta = (ctx.scalar_value(x, what) for x, what in zip(inputs, ("start (input 0)", "limit (input 1)",
+                                                                                 "delta (input 2)")))
+    if delta == 0:
         node.fail("delta is 0")
-    n = max(int(math.ceil((limit.item() - start.item()) / delta.item())), 0)
-    return Constant((start.item() + np.arange(n) * delta.item()).astype(start.dtype))
+    n = max(int(math.ceil((limit - start) / delta)), 0)
+    return Constant((start + np.arange(n) * delta).astype(np.asarray(ctx.value(inputs[0], "start (input 0)")).dtype))

@@ -66,7 +66,7 @@ def _known(ctx, expr):
     """The compile-time value of ``expr`` as a Python bool, or None when the model
     computes it at run time."""
     if ctx.is_const(expr):
-        return bool(np.asarray(ctx.value(expr, "the condition")).reshape(-1)[0])
+        return ctx.scalar_value(expr, "the condition", bool)
     return None
 
 
@@ -128,10 +128,7 @@ def _loop(ctx, node, inputs):
         node.fail(f"its body takes {len(body.input)} inputs and gives {len(body.output)} outputs; with "
                   f"{n_carried} loop-carried value(s) it must take {2 + n_carried} (iteration number, "
                   f"condition, the values) and give at least {1 + n_carried}")
-    if trip_in is not None:
-        trip = int(np.asarray(ctx.value(trip_in, "the trip count M (input 0)")).reshape(-1)[0])
-    else:
-        trip = None
+    trip = ctx.scalar_value(trip_in, "the trip count M (input 0)", int)
     active = _scalar_bool(ctx, cond_in, node, "the condition (input 1)") if cond_in is not None else None
     if active is not None and n_scan and _known(ctx, active) is None:
         ctx.value(cond_in, "the initial condition (input 1) of a loop with scan outputs (their length "

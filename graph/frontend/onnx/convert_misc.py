@@ -435,10 +435,10 @@ def _stft(ctx, node, inputs):
         node.fail(f"the signal has shape {xs}; it must be [batch, signal_length, 1] (real) or "
                   "[batch, signal_length, 2] (real, imaginary)")
     batch, length, parts = xs
-    step = int(np.asarray(ctx.value(step, "frame_step (input 1)")).reshape(-1)[0])
+    step = ctx.scalar_value(step, "frame_step (input 1)", int)
     window = ctx.optional_input(inputs, 2)
     given = ctx.optional_input(inputs, 3)
-    frame = int(np.asarray(ctx.value(given, "frame_length (input 3)")).reshape(-1)[0]) if given is not None else None
+    frame = ctx.scalar_value(given, "frame_length (input 3)", int)
     if window is not None:
         ws = ctx.shape(window)
         if len(ws) != 1:
@@ -498,8 +498,7 @@ def mel_weight_matrix(num_mel_bins: int, dft_length: int, sample_rate: int, lowe
 def _mel_weight_matrix(ctx, node, inputs):
     # every operand is a scalar known when compiling: the matrix is a constant
     names = ("num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz")
-    values = [np.asarray(ctx.value(v, f"{n} (input {i})")).reshape(-1)[0]
-              for i, (n, v) in enumerate(zip(names, inputs))]
+    values = [ctx.scalar_value(v, f"{n} (input {i})") for i, (n, v) in enumerate(zip(names, inputs))]
     bins, length, rate = (int(v) for v in values[:3])
     low, high = float(values[3]), float(values[4])
     if bins < 1 or length < 1 or rate < 1:
@@ -521,7 +520,7 @@ def _dft(ctx, node, inputs):
         node.fail(f"the signal has shape {xs}; its last axis must hold 1 (real) or 2 (real, imaginary) values")
     if node.opset >= 20:
         given = ctx.optional_input(inputs, 2)
-        axis = -2 if given is None else int(np.asarray(ctx.value(given, "axis (input 2)")).reshape(-1)[0])
+        axis = ctx.scalar_value(given, "axis (input 2)", int, default=-2)
     else:
         axis = int(node.attr("axis", 1))
     axis = _normalize_axis(axis, rank, node)
@@ -531,7 +530,7 @@ def _dft(ctx, node, inputs):
     n = xs[axis]
     length = ctx.optional_input(inputs, 1)
     if length is not None:
-        want = int(np.asarray(ctx.value(length, "dft_length (input 1)")).reshape(-1)[0])
+        want = ctx.scalar_value(length, "dft_length (input 1)", int)
         if not (inverse and onesided) and want != n:
             node.fail(f"dft_length {want} differs from the signal's {n} samples; pad or slice the signal first")
     complex_in = xs[-1] == 2

@@ -442,8 +442,8 @@ def _clip(ctx, node, inputs):
         return _clip_between(ctx, x, node.attr("min"), node.attr("max"))
     lo, hi = ctx.optional_input(inputs, 1), ctx.optional_input(inputs, 2)
     if (lo is None or ctx.is_const(lo)) and (hi is None or ctx.is_const(hi)):
-        lo = None if lo is None else np.asarray(ctx.value(lo, "min")).item()
-        hi = None if hi is None else np.asarray(ctx.value(hi, "max")).item()
+        lo = ctx.scalar_value(lo, "min (input 1)")
+        hi = ctx.scalar_value(hi, "max (input 2)")
         return _clip_between(ctx, x, lo, hi)
     # bounds computed at run time: maximum / minimum with the 0-d tensors
     if lo is not None:

@@ -62,7 +62,7 @@ def _sequence(node, value, what="input 0") -> OnnxSequence:
 def _position(ctx, node, pos, length: int, insert: bool) -> int:
     """The compile-time position ``pos`` in a sequence of ``length`` (negative
     counts from the end; an insertion may be at ``length``)."""
-    p = int(np.asarray(ctx.value(pos, "the position (input 1)")).reshape(-1)[0])
+    p = ctx.scalar_value(pos, "the position (input 1)", int)
     high = length if insert else length - 1
     if not -length <= p <= high:
         node.fail(f"position {p} is out of range for a sequence of length {length} (valid: {-length}..{high})")

@@ -267,7 +267,7 @@ def _pad(ctx, node, inputs):
     else:
         pads = [int(p) for p in ctx.value(inputs[1], "pads (input 1)").reshape(-1)]
         cv = ctx.optional_input(inputs, 2)
-        value = 0.0 if cv is None else float(np.asarray(ctx.value(cv, "constant_value (input 2)")).reshape(-1)[0])
+        value = ctx.scalar_value(cv, "constant_value (input 2)", float, default=0.0)
         ax = ctx.optional_input(inputs, 3)
         axes = list(range(rank)) if ax is None else [
             _normalize_axis(a, rank, node, "axes entry") for a in ctx.value(ax, "axes (input 3)").reshape(-1)]

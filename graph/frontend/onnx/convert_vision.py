@@ -2,8 +2,6 @@
 ``vision.roi_align`` of the regions with their batch indices in front."""
 from __future__ import annotations
 
-import numpy as np
-
 #: the opset from which RoiAlign's coordinate_transformation_mode defaults to half_pixel
 #: (RoiAlign-10 has no such attribute and reads output_half_pixel)
 _HALF_PIXEL_FROM = 16
@@ -67,11 +65,7 @@ def _non_max_suppression(ctx, node, inputs):
                   f"num_classes, {bs[1]}]")
 
     def scalar(i, what, cast):
-        given = ctx.optional_input(inputs, i)
-        if given is None:
-            return None
-        value = np.asarray(ctx.value(given, what)).reshape(-1)
-        return cast(value[0]) if value.size else None
+        return ctx.scalar_value(ctx.optional_input(inputs, i), what, cast, empty_is_absent=True)
 
     most = scalar(2, "max_output_boxes_per_class (input 2)", int) or 0
     iou = scalar(3, "iou_threshold (input 3)", float)

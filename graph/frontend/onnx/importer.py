@@ -388,6 +388,22 @@ class _Importer:
         self.node.fail(f"{what} is computed by the model at run time; tecc needs it known when compiling "
                        "(a constant, an initializer, or a shape computation of static shapes)", operands=names)
 
+    def scalar_value(self, expr, what: str, cast=None, *, default=None, empty_is_absent=False):
+        """The compile-time value of the scalar operand ``expr`` (a 0-d or one-element
+        tensor) as ``cast`` of it (``int``, ``float``, ``bool``; None: the Python number
+        of its own dtype); ``default`` when the operand is absent (``expr`` None) or,
+        with ``empty_is_absent``, an empty tensor. Any other number of elements is
+        refused naming ``what``."""
+        if expr is None:
+            return default
+        value = np.asarray(self.value(expr, what)).reshape(-1)
+        if value.size == 0 and empty_is_absent:
+            return default
+        if value.size != 1:
+            self.node.fail(f"{what} has shape {list(np.shape(self.value(expr, what)))}; it must be a scalar "
+                           "(one value)")
+        return value[0].item() if cast is None else cast(value[0])
+
     def reshape(self, x, newshape):
         newshape = tuple(int(d) for d in newshape)
         if self.shape(x) == newshape:
