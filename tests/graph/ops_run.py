@@ -103,6 +103,18 @@ def assert_outputs_match(got, expected, rtol, atol, who="expected"):
             np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, err_msg=f"output {i}")
 
 
+def reference_session(model):
+    """An onnxruntime session of ``model`` that computes the graph as written: its graph
+    rewrites are off (onnxruntime's optimizer changes results, e.g. it drops a
+    QuantizeLinear/DequantizeLinear pair between two of different zero points, so
+    the values are no longer rounded to the first pair's scale)."""
+    import onnxruntime as ort  # noqa: PLC0415
+
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+
+
 def typed_model(nodes, inputs, outputs, inits=None, opset=13, name="model", ir_version=9):
     """An ONNX model of ``nodes``: ``inputs`` / ``inits`` map names to arrays, the
     outputs (names) are typed by ONNX's shape inference."""

@@ -22,7 +22,7 @@ from hypothesis import strategies as st  # noqa: E402
 from tecc.errors import TeccError  # noqa: E402
 
 from fuzz_models import models  # noqa: E402
-from ops_run import assert_outputs_match, tecc_outputs  # noqa: E402
+from ops_run import assert_outputs_match, reference_session, tecc_outputs  # noqa: E402
 
 EXAMPLES = int(os.environ.get("TECC_FUZZ_EXAMPLES", "0"))
 RTOL, ATOL = 1e-3, 1e-4
@@ -61,7 +61,7 @@ def test_random_models_in_mixed_precision_compile_and_run(case, opt_level):
     onnxruntime's float32 ones are (bfloat16 has float32's range)."""
     import numpy as np  # noqa: PLC0415
 
-    sess = ort.InferenceSession(case.model.SerializeToString(), providers=["CPUExecutionProvider"])
+    sess = reference_session(case.model)
     want = sess.run(None, case.inputs)
     got = tecc_outputs(case.model, case.inputs, target="llvm", opt_level=opt_level, mixed_precision="bfloat16")
     assert len(got) == len(want)
@@ -79,7 +79,7 @@ def test_random_models_in_mixed_precision_compile_and_run(case, opt_level):
 def _compare(case, opt_level, target):
     """Run ``case`` with onnxruntime and with tecc built for ``target``; the outputs
     must match."""
-    sess = ort.InferenceSession(case.model.SerializeToString(), providers=["CPUExecutionProvider"])
+    sess = reference_session(case.model)
     want = sess.run(None, case.inputs)
     try:
         got = tecc_outputs(case.model, case.inputs, target=target, opt_level=opt_level)

@@ -31,6 +31,7 @@ from tecc.graph.testing import (  # noqa: E402
     GAINS, data_inputs, decoder_layer_model, encoder_layer_model, mlp_model, randomize_weights,
 )
 from tecc.graph.testing import light_model as _light_model  # noqa: E402
+from ops_run import reference_session  # noqa: E402
 
 RTOL, ATOL = 1e-3, 1e-4
 
@@ -47,12 +48,8 @@ def light_model(name: str):
 # running both
 # ---------------------------------------------------------------------------------------
 def run_onnxruntime(model, feeds: dict) -> list:
-    ort = pytest.importorskip("onnxruntime")
-    opts = ort.SessionOptions()
-    # no graph rewrites: the reference computes the graph as written
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-    return sess.run(None, feeds)
+    pytest.importorskip("onnxruntime")
+    return reference_session(model).run(None, feeds)
 
 
 def build_tecc(model, shape=None):
