@@ -806,6 +806,46 @@ def test_recurrent_layers_unrolled_match_onnxruntime(kind, attrs, layout):
     check([n], {"x": x}, outs, inits=inits, opset=14)
 
 
+@pytest.mark.parametrize("kind", ["RNN", "GRU", "LSTM"])
+def test_batchwise_recurrent_layers_read_initial_states_batch_first(kind):
+    """layout=1 gives the initial states as [batch, directions, hidden]; with as many
+    sequences as directions they were read directions-first before, and every state went to
+    the wrong sequence with no error. onnxruntime refuses layout=1: ONNX's reference decides."""
+    from onnx.reference import ReferenceEvaluator
+
+    steps, batch, width, hidden, dirs = 3, 2, 4, 3, 2
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[kind]
+    x = rand(batch, steps, width)
+    inits = {"W": rand(dirs, gates * hidden, width, seed=1), "R": rand(dirs, gates * hidden, hidden, seed=2),
+             "B": rand(dirs, 2 * gates * hidden, seed=3), "h0": rand(batch, dirs, hidden, seed=4, low=-3, high=3)}
+    ins, outs = ["x", "W", "R", "B", "", "h0"], ["y", "yh"]
+    if kind == "LSTM":
+        inits["c0"] = rand(batch, dirs, hidden, seed=5, low=-3, high=3)
+        ins.append("c0")
+        outs.append("yc")
+    model = make_model([node(kind, ins, outs, hidden_size=hidden, layout=1, direction="bidirectional")], {"x": x},
+                       outs, inits, opset=14)
+    want = ReferenceEvaluator(model).run(None, {"x": x})
+    for got, expected in zip(tecc_run(model, {"x": x}), want):
+        np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("operand, shape, message", [
+    ("W", (2, 4, 3), r"W \(input 1\) has shape \[2, 4, 3\]; with hidden_size 4 and 1 direction\(s\) it must be "
+                     r"\[1, 4, 3\]"),
+    ("R", (), r"R \(input 2\) has shape \[\]; with hidden_size 4 and 1 direction\(s\) it must be \[1, 4, 4\]"),
+    ("h0", (1, 3, 4), r"initial_h \(input 5\) has shape \[1, 3, 4\]; with hidden_size 4 and 1 direction\(s\) it "
+                      r"must be \[1, 2, 4\]"),
+])
+def test_recurrent_layers_refuse_an_operand_of_the_wrong_shape_naming_it(operand, shape, message):
+    # (a scalar W once raised IndexError)
+    x = rand(4, 2, 3)
+    inits = {"W": rand(1, 4, 3), "R": rand(1, 4, 4), "h0": rand(1, 2, 4)}
+    inits[operand] = np.full(shape, 0.5, "float32")
+    refused([node("RNN", ["x", "W", "R", "", "", "h0"], ["y"], hidden_size=4)], {"x": x}, ["y"],
+            "RNN node 'RNN_y': " + message, inits=inits, opset=14)
+
+
 def test_recurrent_layers_refuse_an_activation_onnx_does_not_define():
     x = rand(4, 2, 3)
     inits = {"W": rand(1, 4, 3), "R": rand(1, 4, 4)}

@@ -60,6 +60,19 @@ def _activations(node, names):
 _RNN_KINDS = {"RNN": (1, ["Tanh"]), "GRU": (3, ["Sigmoid", "Tanh"]), "LSTM": (4, ["Sigmoid", "Tanh", "Tanh"])}
 
 
+def _check_operands(ctx, node, operands, layout, hidden, dirs):
+    """Each given operand ``name: (input index, expr, shape)`` has its shape (the initial
+    states as tecc holds them, directions first: named in the model's layout)."""
+    for name, (index, expr, shape) in operands.items():
+        if expr is None or tuple(ctx.shape(expr)) == tuple(shape):
+            continue
+        got, want = list(ctx.shape(expr)), list(shape)
+        if layout == 1 and name.startswith("initial_") and len(got) == 3:
+            got, want = [got[1], got[0], got[2]], [want[1], want[0], want[2]]
+        node.fail(f"{name} (input {index}) has shape {got}; with hidden_size {hidden} and {dirs} direction(s) it "
+                  f"must be {want}")
+
+
 def _recurrent(ctx, node, inputs):
     """RNN, GRU and LSTM (ONNX's gate orders: GRU z, r, h; LSTM i, o, f, c), unrolled
     over the sequence, whose length is static: every step is a dense layer of the
@@ -77,15 +90,29 @@ def _recurrent(ctx, node, inputs):
     c0 = ctx.optional_input(inputs, 6) if kind == "LSTM" else None
     peep = ctx.optional_input(inputs, 7) if kind == "LSTM" else None
     hidden = int(node.required("hidden_size"))
+    if hidden < 1:
+        node.fail(f"hidden_size {hidden} must be at least 1")
     direction = node.attr("direction", "forward")
     direction = direction.decode() if isinstance(direction, bytes) else str(direction)
     if direction not in ("forward", "reverse", "bidirectional"):
         node.fail(f"direction {direction!r} must be 'forward', 'reverse' or 'bidirectional'")
     dirs = 2 if direction == "bidirectional" else 1
     layout = int(node.attr("layout", 0))
+    if layout not in (0, 1):
+        node.fail(f"layout {layout} must be 0 ([seq, batch, ...]) or 1 ([batch, seq, ...])")
+    if ctx.rank(x) != 3:
+        node.fail(f"X (input 0) has shape {list(ctx.shape(x))}; it must be [seq_length, batch_size, input_size]"
+                  + (" (layout 1: [batch_size, seq_length, input_size])" if layout else ""))
     if layout == 1:
+        # batch first: X [batch, seq, input] and the initial states [batch, directions, hidden]
         x = ctx.call("transpose", x, axes=(1, 0, 2))
+        h0 = None if h0 is None else ctx.call("transpose", h0, axes=(1, 0, 2))
+        c0 = None if c0 is None else ctx.call("transpose", c0, axes=(1, 0, 2))
     steps, batch, width = ctx.shape(x)
+    _check_operands(ctx, node, dict(W=(1, w, (dirs, gates * hidden, width)), R=(2, r, (dirs, gates * hidden, hidden)),
+                                    B=(3, b, (dirs, 2 * gates * hidden)), sequence_lens=(4, seq_lens, (batch,)),
+                                    initial_h=(5, h0, (dirs, batch, hidden)), initial_c=(6, c0, (dirs, batch, hidden)),
+                                    P=(7, peep, (dirs, 3 * hidden))), layout, hidden, dirs)
     lens = None  # (batch, 1): each sequence's length, where some may end before the last step
     if seq_lens is not None:
         if ctx.is_const(seq_lens):
