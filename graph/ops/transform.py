@@ -369,11 +369,18 @@ def _take_infer(types, attrs):
     batch_dims = as_int(op, "batch_dims", attrs["batch_dims"])
     if batch_dims < 0:
         batch_dims += indices.ndim
+    # (a symbolic dimension counts as non-empty)
+    picks = _product(d if isinstance(d, int) else 1 for d in indices.shape)
     if attrs["axis"] is None:
         if batch_dims:
             raise GraphError(f"{op}: batch_dims needs an axis")
+        if picks and 0 in data.shape:
+            raise GraphError(f"{op}: the data (shape {list(data.shape)}) is empty; its {picks} indices pick nothing")
         return TensorType(indices.shape, data.dtype)
     axis = normalize_axis(op, attrs["axis"], data.ndim)
+    if picks and isinstance(data.shape[axis], int) and data.shape[axis] == 0:
+        raise GraphError(f"{op}: axis {axis} of the data (shape {list(data.shape)}) is empty; its {picks} indices "
+                         "pick nothing")
     if not 0 <= batch_dims <= min(axis, indices.ndim):
         raise GraphError(f"{op}: batch_dims {attrs['batch_dims']} must be in [0, {min(axis, indices.ndim)}]")
     for k in range(batch_dims):

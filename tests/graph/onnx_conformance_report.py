@@ -237,6 +237,8 @@ def run_case(case: Case, device: str = "CPU") -> Result:
     try:
         rep = prepare(case, device)
     except OnnxImportError as err:
+        if err.internal:  # a converter's own failure on a valid node: tecc's fault, not a refusal
+            return result("fail", "compiling: " + _first_line(err))
         return result("unsupported", _first_line(err))
     except Exception as err:  # noqa: BLE001 -- any other error while compiling is a failure of the case
         return result("fail", "compiling: " + _first_line(err) + _where(err))
@@ -246,7 +248,7 @@ def run_case(case: Case, device: str = "CPU") -> Result:
             compare(case, got, expected)
         except OnnxImportError as err:
             # a model compiled at its first run (operands given as inputs) may be refused then
-            return result("unsupported", _first_line(err))
+            return result("fail" if err.internal else "unsupported", _first_line(err))
         except AssertionError as err:
             return result("fail", f"data set {k}: " + _first_line(err))
         except Exception as err:  # noqa: BLE001 -- an error while running is a failure of the case

@@ -1445,3 +1445,48 @@ def test_a_scalar_operand_of_another_size_is_refused_naming_it(op, ins, inits, w
     refused([node(op, ins, "y")], {"x": rand(2, 3)}, ["y"],
             rf"{op} node '{op}_y': {re.escape(what)} has shape {re.escape(str(shape))}; it must be a scalar "
             r"\(one value\)", inits=inits)
+
+
+def test_a_node_onnx_finds_invalid_is_refused_with_onnx_s_own_reason():
+    # a converter failing with an error of its own (the pooling converter indexing an empty
+    # kernel_shape: IndexError before) asks ONNX's shape inference about the node, which names
+    # what is wrong
+    pool = node("MaxPool", ["x"], "y", auto_pad="SAME_UPPER")
+    pool.attribute.append(helper.make_attribute("kernel_shape", [], attr_type=onnx.AttributeProto.INTS))
+    refused([pool], {"x": rand(1, 2, 4, 4)}, ["y"],
+            r"MaxPool node 'MaxPool_y' is not a valid ONNX node: Attribute kernel_shape has incorrect size; fix the "
+            r"model \(onnx.checker.check_model\(model, full_check=True\) reports the same\)")
+
+
+def test_a_converter_failing_on_a_valid_node_is_reported_as_tecc_s_fault(monkeypatch):
+    from tecc.graph.frontend.onnx import converters
+
+    def broken(ctx, node, inputs):
+        return [1, 2][5]
+
+    monkeypatch.setitem(converters._CONVERTERS, "Relu", broken)
+    model = make_model([node("Relu", ["x"], "y")], {"x": rand(2, 3)}, ["y"])
+    with pytest.raises(OnnxImportError, match=r"Relu node 'Relu_y': tecc's importer failed converting this node "
+                                              r"\(IndexError: list index out of range\), which ONNX's shape inference "
+                                              r"accepts: a fault of tecc's, please report it") as info:
+        from_onnx(model)
+    assert info.value.internal and isinstance(info.value.__cause__, IndexError)
+
+
+def test_take_from_an_empty_axis_is_refused_naming_it():
+    # (numpy's fold of it raised IndexError: a SoftmaxCrossEntropyLoss of an empty weight)
+    refused([node("Gather", ["table", "i"], "y")], {"i": np.array([0, 1], "int64")}, ["y"],
+            r"Gather node 'Gather_y': take: axis 0 of the data \(shape \[0, 3\]\) is empty; its 2 indices pick nothing",
+            inits={"table": np.zeros((0, 3), "float32")})
+
+
+def test_a_huge_constant_of_shape_is_filled_by_the_graph_not_held_as_a_constant():
+    # (a 2^40-element constant was made with numpy when importing: ValueError)
+    shape = np.array([1 << 20, 1 << 20], "int64")
+    cos = helper.make_node("ConstantOfShape", ["s"], ["c"], value=numpy_helper.from_array(np.array([2.0], "float32")))
+    graph = helper.make_graph([cos], "huge", [], [helper.make_tensor_value_info("c", TensorProto.FLOAT, None)],
+                              initializer=[numpy_helper.from_array(shape, "s")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    mod, _ = from_onnx(model)
+    body = mod["main"].body
+    assert isinstance(body, g.Call) and body.op.name == "full" and tuple(body.checked_type.shape) == (1 << 20, 1 << 20)

@@ -39,6 +39,9 @@ class OnnxImportError(GraphError):
     backend binds the graph inputs behind them at the first run."""
 
     operands: tuple = ()
+    #: a converter failed with an error of its own on a node ONNX finds valid: a fault
+    #: of tecc's, not of the model (:mod:`.diagnose`)
+    internal: bool = False
 
 
 def _onnx():
@@ -96,6 +99,7 @@ class OnnxNode:
         self.domain = proto.domain
         # a node of a subgraph (a Loop's body, an If's branch) is named after it: "<Loop node>/<body>/<node>"
         self.name = scope + (proto.name or f"{proto.op_type}_{index}")
+        self.proto = proto
         self.inputs = list(proto.input)
         self.outputs = list(proto.output)
         self.opset = opset

@@ -11,7 +11,7 @@ import numpy as np
 
 from ....runtime.dtypes import storage_float
 from ...ir import Constant
-from .common import _np_dtype, _prod
+from .common import _FOLD_LIMIT, _np_dtype, _prod
 from .convert_random import dropout_training
 
 
@@ -192,7 +192,12 @@ def _constant_of_shape(ctx, node, inputs):
     value = np.zeros((1,), "float32") if value is None else np.asarray(value).reshape(-1)
     if np.any(shape < 0):
         node.fail(f"the shape {tuple(shape)} has a negative dimension")
-    return Constant(np.full(tuple(int(d) for d in shape), value[0], dtype=value.dtype))
+    if value.size != 1:
+        node.fail(f"value has {value.size} elements; it must be a one-element tensor")
+    shape = tuple(int(d) for d in shape)
+    if _prod(shape) > _FOLD_LIMIT:  # the graph fills it (a constant this large would be held in the params)
+        return ctx.call_unfolded("full", Constant(value.reshape(())), shape=shape, dtype=str(value.dtype))
+    return Constant(np.full(shape, value[0], dtype=value.dtype))
 
 
 def _shape(ctx, node, inputs):

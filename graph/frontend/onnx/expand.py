@@ -19,7 +19,7 @@ operators.
 """
 from __future__ import annotations
 
-from .common import _onnx
+from .common import OnnxImportError, _onnx
 from .opsets import imported_opset
 
 #: the private domain an expanded node's function lives in until it is inlined
@@ -172,12 +172,20 @@ def expand_functions(model, converted) -> object:
             expanded = onnx.ModelProto()
             expanded.CopyFrom(model)
         types = _value_types(expanded)
-        inlined = 0
+        inlined = []  # the op types expanded at this depth
         for i, schema in todo:
             node = expanded.graph.node[i]
             fn = _body(schema, node, opsets[_domain(node.domain)], types)
             if fn is None or _blockers(fn, converted, opsets[""], depth):
                 continue
+            for what, given, formal in (("inputs", node.input, fn.input), ("outputs", node.output, fn.output)):
+                if len(given) > len(formal):
+                    # (a body ONNX builds from the attributes comes out short of them for values it does not take)
+                    attrs = ", ".join(a.name for a in node.attribute)
+                    raise OnnxImportError(f"{node.op_type} node {node.name or f'{node.op_type}_{i}'!r} has "
+                                          f"{len(given)} {what}; ONNX's definition of {node.op_type}"
+                                          + (f" for its attributes ({attrs})" if attrs else "")
+                                          + f" takes at most {len(formal)}: check the attribute values")
             set_attrs = {a.name for a in node.attribute}
             for name, attr in schema.attributes.items():
                 if name not in set_attrs and not attr.required and attr.default_value.name:
@@ -188,14 +196,19 @@ def expand_functions(model, converted) -> object:
             for imp in fn.opset_import:  # the body's other domains (its default opset is the model's)
                 if imp.domain not in ("", "ai.onnx") and all(o.domain != imp.domain for o in expanded.opset_import):
                     expanded.opset_import.append(imp)
+            inlined.append(schema.name)
             expanded.functions.append(fn)
-            inlined += 1
         if not inlined:
             break
         if all(o.domain != EXPANDED_DOMAIN for o in expanded.opset_import):
             expanded.opset_import.append(onnx.helper.make_opsetid(EXPANDED_DOMAIN, 1))
         ours = [(f.domain, f.name) for f in expanded.functions if f.domain == EXPANDED_DOMAIN]
-        expanded = inliner.inline_selected_functions(expanded, ours)  # the model's own functions stay
+        try:
+            expanded = inliner.inline_selected_functions(expanded, ours)  # the model's own functions stay
+        except RuntimeError as err:  # the inliner's own checks (C++ assertions)
+            names = ", ".join(sorted(set(inlined)))
+            raise OnnxImportError(f"from_onnx: ONNX's inliner cannot expand {names} into ONNX operators: "
+                                  f"{str(err).strip().splitlines()[0] if str(err).strip() else err}") from None
         kept = [o for o in expanded.opset_import if o.domain != EXPANDED_DOMAIN]
         del expanded.opset_import[:]
         expanded.opset_import.extend(kept)

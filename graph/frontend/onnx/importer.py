@@ -14,17 +14,19 @@ from ...ir import (
     post_order_visit,
 )
 from ....runtime.dtypes import storage_float
+from ....errors import TeccError
 from ....runtime.graph_executor import RANDOM_COUNTER
 from ...op import call as graph_call
 from ....tir.transform.pipeline import PassContext
 from ...transform.fold_constant import is_narrow_weight
 from ...transform.infer_type import infer_type
-from .common import OnnxImportError, OnnxNode, _FOLD_LIMIT, _np_dtype, _onnx, all_nodes
+from .common import OnnxImportError, OnnxNode, _FOLD_LIMIT, _np_dtype, _onnx, _prod, all_nodes
 from .convert_contrib import CONTRIB_CONVERTERS, CONTRIB_DOMAIN
 from .convert_ml import ML_CONVERTERS, ML_DOMAIN, ML_HINTS
 from .convert_training import TRAINING_CONVERTERS, TRAINING_DOMAIN
 from .converters import _CONVERTERS
 from .convert_sequence import OnnxOptional, OnnxSequence, describe, is_container
+from .diagnose import converter_failed
 from .expand import body_blockers, expand_functions
 from .expand import function_ops as _function_ops
 from .opsets import imported_opset, read_opset, upgraded
@@ -253,10 +255,14 @@ class _Importer:
         computed with numpy when every operand is a constant."""
         attrs = {k: v for k, v in attrs.items() if v is not None}
         self._tensors_only(args)
+        expr = self.call_unfolded(name, *args, **attrs)
+        if isinstance(expr, Constant):
+            return expr  # an empty tensor
+        ty = expr.checked_type
+        if isinstance(ty, TensorType) and _prod(ty.shape) > _FOLD_LIMIT:
+            return expr  # checked before numpy makes it: an Expand or Tile of a constant may be huge
         folded = self._fold(name, args, attrs)
-        if folded is not None:
-            return folded
-        return self.call_unfolded(name, *args, **attrs)
+        return expr if folded is None else folded
 
     def call_unfolded(self, name, *args, **attrs):
         """:meth:`call`, never computed now: the build's constant folding decides, by
@@ -601,7 +607,14 @@ class _Importer:
     def _convert_node(self, node: OnnxNode) -> None:
         self.node = node
         inputs = [self._lookup(n, node) if n else None for n in node.inputs]
-        result = _converter(node)(self, node, inputs)
+        try:
+            result = _converter(node)(self, node, inputs)
+        except TeccError:
+            raise
+        except (ArithmeticError, AttributeError, LookupError, MemoryError, TypeError, ValueError) as err:
+            # a converter that meets a malformed node it does not check for: ONNX's own verdict
+            # on the node, or an error naming it as tecc's fault
+            raise converter_failed(self, node, inputs, err) from err
         if isinstance(result, (list, tuple)):
             results = list(result)
         else:
