@@ -37,6 +37,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..errors import TeccError
+from ..runtime.graph_executor import NOP
 from .ir import (
     Call, Constant, Function, GraphError, Module, TensorType, Tuple, TupleGetItem, TupleType, Var, post_order_visit,
 )
@@ -563,6 +564,12 @@ def run_graph(graph: dict, lib, params: dict, inputs: dict = None) -> list:
             values[row[i]] = np.array(source[name], order="C")
             continue
         ins = [values[row[n] + k] for n, k, _ in node["inputs"]]
+        if node["attrs"]["func_name"] == NOP:
+            # the storage plan's no-op (a reshape, a concatenation in place): its output is its
+            # inputs' elements laid end to end, which its kernels wrote in place in a planned run
+            flat = [np.ascontiguousarray(x).reshape(-1) for x in ins]
+            values[row[i]] = (flat[0] if len(flat) == 1 else np.concatenate(flat)).reshape(shapes[row[i]])
+            continue
         outs = [np.empty(shapes[e], dtypes[e]) for e in range(row[i], row[i + 1])]
         lib[node["attrs"]["func_name"]](*ins, *outs)
         values[row[i]:row[i + 1]] = outs
