@@ -1490,3 +1490,14 @@ def test_a_huge_constant_of_shape_is_filled_by_the_graph_not_held_as_a_constant(
     mod, _ = from_onnx(model)
     body = mod["main"].body
     assert isinstance(body, g.Call) and body.op.name == "full" and tuple(body.checked_type.shape) == (1 << 20, 1 << 20)
+
+
+@pytest.mark.parametrize("op, attrs, value", [
+    ("ReduceSum", "keepdims", 5), ("ArgMax", "keepdims", -1), ("MaxPool", "ceil_mode", 2), ("Trilu", "upper", 5),
+])
+def test_a_flag_attribute_other_than_0_or_1_is_refused(op, attrs, value):
+    # onnxruntime reads such values differently from operator to operator (its reductions keep
+    # dimensions only for 1, its Unique sorts for anything but 0): tecc took any nonzero as true
+    extra = dict(kernel_shape=[2, 2]) if op == "MaxPool" else {}
+    refused([node(op, ["x"], "y", **{attrs: value}, **extra)], {"x": rand(1, 2, 4, 4)}, ["y"],
+            rf"{op} node '{op}_y': attribute '{attrs}' is {value}; it must be 0 or 1", opset=14)

@@ -122,6 +122,15 @@ class OnnxNode:
         """Attribute ``key``, or ``default`` when the node does not set it."""
         return self.attrs.get(key, default)
 
+    def flag(self, key, default: int) -> bool:
+        """The 0-or-1 attribute ``key`` (keepdims, ceil_mode, transA...) as a bool;
+        another value is refused (runtimes read one differently: onnxruntime's
+        reductions keep dimensions only for 1, its Unique sorts for any value but 0)."""
+        value = self.attrs.get(key, default)
+        if isinstance(value, (int, np.integer)) and int(value) in (0, 1):
+            return bool(value)
+        raise OnnxImportError(f"{self.where}: attribute {key!r} is {value!r}; it must be 0 or 1")
+
     def required(self, key):
         """Attribute ``key``, which the node must set."""
         if key not in self.attrs:

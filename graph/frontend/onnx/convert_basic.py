@@ -93,7 +93,7 @@ def _saturates(node, to: str) -> bool:
     (1 unless set, from opset 19) applies to the 8-bit floats with a sign (the 4-bit
     float, which has no infinity or NaN, saturates anyway)."""
     fmt = storage_float(to)
-    return fmt is not None and fmt.bits == 8 and fmt.signed and bool(node.attr("saturate", 1))
+    return fmt is not None and fmt.bits == 8 and fmt.signed and node.flag("saturate", 1)
 
 
 def _cast(ctx, node, inputs):
@@ -115,7 +115,7 @@ def _to_e8m0(ctx, node, x):
     mode = mode.decode() if isinstance(mode, bytes) else str(mode)
     if mode not in ("up", "down", "nearest"):
         node.fail(f"round_mode {mode!r} must be 'up', 'down' or 'nearest'")
-    saturate = bool(node.attr("saturate", 1))
+    saturate = node.flag("saturate", 1)
     u32 = "uint32"
 
     def const(v):

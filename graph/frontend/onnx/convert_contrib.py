@@ -231,9 +231,9 @@ def _fused_matmul(ctx, node, inputs):
             node.fail(f"an operand of shape {ctx.shape(t)} cannot be transposed (transA / transB need rank 2 or more)")
         return ctx.call("transpose", t, axes=tuple(range(rank - 2)) + (rank - 1, rank - 2))
 
-    if int(node.attr("transA", 0)):
+    if node.flag("transA", 0):
         a = last_two_swapped(a)
-    if int(node.attr("transB", 0)):
+    if node.flag("transB", 0):
         b = last_two_swapped(b)
     out = _matmul(ctx, node, [a, b])
     alpha = float(node.attr("alpha", 1.0))

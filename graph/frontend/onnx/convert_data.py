@@ -13,9 +13,9 @@ def _reduce_axes(ctx, node, inputs, rank):
     means the node is a no-op (noop_with_empty_axes)."""
     attr_until = 13 if node.op_type == "ReduceSum" else 18
     axes = _axes_of(ctx, node, inputs, attr_until)
-    keepdims = bool(node.attr("keepdims", 1))
+    keepdims = node.flag("keepdims", 1)
     if not axes:
-        if node.attr("noop_with_empty_axes", 0):
+        if node.flag("noop_with_empty_axes", 0):
             return False, keepdims
         return None, keepdims
     return tuple(sorted({_normalize_axis(a, rank, node, "axes entry") for a in axes})), keepdims
@@ -67,8 +67,8 @@ def _arg(op_name):
     def convert(ctx, node, inputs):
         x = inputs[0]
         axis = _normalize_axis(node.attr("axis", 0), ctx.rank(x), node)
-        last = bool(node.attr("select_last_index", 0))
-        out = ctx.call(op_name, x, axis=(axis,), keepdims=bool(node.attr("keepdims", 1)),
+        last = node.flag("select_last_index", 0)
+        out = ctx.call(op_name, x, axis=(axis,), keepdims=node.flag("keepdims", 1),
                        select_last_index=True if last else None)
         return ctx.cast(out, "int64")
 
@@ -114,11 +114,11 @@ def _cumsum(ctx, node, inputs):
     if axis.size != 1:
         node.fail(f"axis (input 1) must hold one integer, got {axis.tolist()}")
     axis = _normalize_axis(axis[0], ctx.rank(x), node)
-    reverse = bool(node.attr("reverse", 0))
+    reverse = node.flag("reverse", 0)
     if reverse:
         x = ctx.call("reverse", x, axis=axis)
     op = "cumprod" if node.op_type == "CumProd" else "cumsum"
-    out = ctx.call(op, x, axis=axis, exclusive=bool(node.attr("exclusive", 0)))
+    out = ctx.call(op, x, axis=axis, exclusive=node.flag("exclusive", 0))
     return ctx.call("reverse", out, axis=axis) if reverse else out
 
 
@@ -143,7 +143,7 @@ def _topk(ctx, node, inputs):
         shape = xs[:axis] + (0,) + xs[axis + 1:]
         return [ctx.empty(shape, ctx.dtype_of(x)), ctx.empty(shape, "int64")]
     # sorted=0 lets the order be anything: the sorted order is one
-    out = ctx.call("topk", x, k=k, axis=axis, ret_type="both", is_ascend=not node.attr("largest", 1),
+    out = ctx.call("topk", x, k=k, axis=axis, ret_type="both", is_ascend=not node.flag("largest", 1),
                    dtype="int64")
     return [ctx.item(out, 0), ctx.item(out, 1)]
 
@@ -160,7 +160,7 @@ def _trilu(ctx, node, inputs):
         if value.size != 1:
             node.fail(f"k (input 1) must hold one integer, got {value.tolist()}")
         k = ctx.const(value[0], "int64")
-    return ctx.call("trilu", x, k, upper=bool(node.attr("upper", 1)))
+    return ctx.call("trilu", x, k, upper=node.flag("upper", 1))
 
 
 #: ONNX's reduction attribute of the scatters -> tecc's
@@ -266,7 +266,7 @@ def _unique(ctx, node, inputs):
     y, first, inverse, counts = np.unique(x, return_index=True, return_inverse=True, return_counts=True,
                                           axis=None if flat else axis)
     inverse = np.asarray(inverse).reshape(-1)
-    if not node.attr("sorted", 1):  # in the order of first occurrence
+    if not node.flag("sorted", 1):  # in the order of first occurrence
         order = np.argsort(first, kind="stable")
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size)

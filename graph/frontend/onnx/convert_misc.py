@@ -11,7 +11,7 @@ from .convert_nn import _as_2d, _auto_pads, _from_2d, _spatial_rank
 # --- element tests, bitwise, and small compositions ---------------------------------------
 def _is_inf(ctx, node, inputs):
     x = inputs[0]
-    neg, pos = bool(node.attr("detect_negative", 1)), bool(node.attr("detect_positive", 1))
+    neg, pos = node.flag("detect_negative", 1), node.flag("detect_positive", 1)
     inf = ctx.call("isinf", x)
     if neg and pos:
         return inf
@@ -185,7 +185,7 @@ def _lp_pool(ctx, node, inputs):
         begins, ends = [0] + begins, [0] + ends
     pads = tuple(begins + ends) if nsp == 3 else (begins[0], begins[1], ends[0], ends[1])
     common = dict(pool_size=tuple(kernel), strides=tuple(strides), padding=pads,
-                  ceil_mode=bool(node.attr("ceil_mode", 0)))
+                  ceil_mode=node.flag("ceil_mode", 0))
     if any(d != 1 for d in dilations):
         common["dilation"] = tuple(dilations)
     pooled = ctx.call("nn.avg_pool3d" if nsp == 3 else "nn.avg_pool2d", powered, count_include_pad=True, **common)
@@ -252,7 +252,7 @@ def _window(kind):
         if size.size != 1 or int(size[0]) < 1:
             node.fail(f"size (input 0) must be one positive integer, got {size.tolist()}")
         n = int(size[0])
-        periodic = bool(node.attr("periodic", 1))
+        periodic = node.flag("periodic", 1)
         denom = n if periodic else n - 1
         k = np.arange(n, dtype=np.float64)
         phase = 2 * np.pi * k / denom if denom > 0 else np.zeros(n)
@@ -364,7 +364,7 @@ def _affine_grid(ctx, node, inputs):
     if tuple(ts) != (sizes[0], k, k + 1):
         node.fail(f"theta has shape {ts}; for size {sizes} it must be {(sizes[0], k, k + 1)}")
     grid = ctx.call("image.affine_grid", theta, target_shape=tuple(spatial),
-                    align_corners=bool(node.attr("align_corners", 0)))
+                    align_corners=node.flag("align_corners", 0))
     return ctx.call("transpose", grid, axes=(0,) + tuple(range(2, k + 2)) + (1,))
 
 
@@ -390,7 +390,7 @@ def _grid_sample(ctx, node, inputs):
         node.fail(f"padding_mode {padding!r} must be 'zeros', 'border' or 'reflection'")
     points = ctx.call("transpose", grid, axes=(0, k + 1) + tuple(range(1, k + 1)))
     return ctx.call("image.grid_sample", x, points, method=method, layout="NCHW" if k == 2 else "NCDHW",
-                    padding_mode=padding, align_corners=bool(node.attr("align_corners", 0)))
+                    padding_mode=padding, align_corners=node.flag("align_corners", 0))
 
 
 def _det(ctx, node, inputs):
@@ -450,7 +450,7 @@ def _stft(ctx, node, inputs):
     if step < 1 or not 1 <= frame <= length:
         node.fail(f"frame_step {step} and frame_length {frame} over a signal of {length} samples: frame_step must "
                   "be positive and frame_length from 1 to the signal's length")
-    onesided = bool(node.attr("onesided", 1))
+    onesided = node.flag("onesided", 1)
     if onesided and parts == 2:
         node.fail("onesided=1 with a complex signal: a complex signal's spectrum is not symmetric; set onesided=0")
     frames = (length - frame) // step + 1
@@ -526,7 +526,7 @@ def _dft(ctx, node, inputs):
     axis = _normalize_axis(axis, rank, node)
     if axis == rank - 1:
         node.fail("axis is the last axis, which holds the real and imaginary parts")
-    inverse, onesided = bool(node.attr("inverse", 0)), bool(node.attr("onesided", 0))
+    inverse, onesided = node.flag("inverse", 0), node.flag("onesided", 0)
     n = xs[axis]
     length = ctx.optional_input(inputs, 1)
     if length is not None:

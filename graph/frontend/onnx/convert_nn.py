@@ -161,13 +161,13 @@ def _pool(kind):
         strides = list(node.attr("strides", [1] * nsp))
         dilations = list(node.attr("dilations", [1] * nsp))
         begins, ends = _auto_pads(node, xs[2:], kernel, strides, dilations)
-        ceil_mode = bool(node.attr("ceil_mode", 0))
+        ceil_mode = node.flag("ceil_mode", 0)
         if nsp == 3:
             common = dict(pool_size=tuple(kernel), strides=tuple(strides), padding=tuple(begins + ends),
                           dilation=tuple(dilations), ceil_mode=ceil_mode)
             if kind == "max":
                 return ctx.call("nn.max_pool3d", x, **common)
-            return ctx.call("nn.avg_pool3d", x, count_include_pad=bool(node.attr("count_include_pad", 0)), **common)
+            return ctx.call("nn.avg_pool3d", x, count_include_pad=node.flag("count_include_pad", 0), **common)
         if nsp == 1:
             x = _as_2d(ctx, x)
             kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
@@ -179,7 +179,7 @@ def _pool(kind):
         if kind == "max":
             out = ctx.call("nn.max_pool2d", x, **common)
         else:
-            out = ctx.call("nn.avg_pool2d", x, count_include_pad=bool(node.attr("count_include_pad", 0)), **common)
+            out = ctx.call("nn.avg_pool2d", x, count_include_pad=node.flag("count_include_pad", 0), **common)
         if not want_indices:
             return _from_2d(ctx, out) if nsp == 1 else out
         order = int(node.attr("storage_order", 0))
@@ -248,7 +248,7 @@ def _global_pool(kind):
 def _batch_norm(ctx, node, inputs):
     x, scale, bias, mean, var = inputs[:5]
     eps = float(node.attr("epsilon", 1e-5))
-    if not node.attr("training_mode", 0):
+    if not node.flag("training_mode", 0):
         return ctx.item(ctx.call("nn.batch_norm", x, scale, bias, mean, var, axis=1, epsilon=eps), 0)
     # training (BatchNormalization-14 on): normalized by the batch's own statistics over
     # every axis but the channels (the biased variance), and the running statistics
@@ -376,14 +376,14 @@ def _rotary_embedding(ctx, node, inputs):
                       f"2] = {[batch, seq, half]} is needed")
     cos, sin = (ctx.reshape(c, (batch, seq, 1, half)) for c in (cos, sin))
     rotated = _axis_slice(ctx, x4, 3, 0, dim) if dim < head else x4
-    if int(node.attr("interleaved", 0)):
+    if node.flag("interleaved", 0):
         pairs = ctx.reshape(rotated, (batch, seq, heads, half, 2))
         x1, x2 = (ctx.reshape(_axis_slice(ctx, pairs, 4, i, i + 1), (batch, seq, heads, half)) for i in (0, 1))
     else:
         x1, x2 = _axis_slice(ctx, rotated, 3, 0, half), _axis_slice(ctx, rotated, 3, half, dim)
     real = ctx.call("subtract", ctx.call("multiply", cos, x1), ctx.call("multiply", sin, x2))
     imag = ctx.call("add", ctx.call("multiply", sin, x1), ctx.call("multiply", cos, x2))
-    if int(node.attr("interleaved", 0)):
+    if node.flag("interleaved", 0):
         five = (batch, seq, heads, half, 1)
         out = ctx.reshape(ctx.call("concatenate", ctx.tuple([ctx.reshape(real, five), ctx.reshape(imag, five)]),
                                    axis=4), (batch, seq, heads, dim))
@@ -619,9 +619,9 @@ def _gemm(ctx, node, inputs):
     alpha, beta = float(node.attr("alpha", 1.0)), float(node.attr("beta", 1.0))
     if ctx.rank(a) != 2 or ctx.rank(b) != 2:
         node.fail(f"Gemm takes 2-D A and B, got shapes {ctx.shape(a)} and {ctx.shape(b)}")
-    if node.attr("transA", 0):
+    if node.flag("transA", 0):
         a = ctx.call("transpose", a, axes=(1, 0))
-    if not node.attr("transB", 0):
+    if not node.flag("transB", 0):
         b = ctx.call("transpose", b, axes=(1, 0))  # dense takes the weight as (N, K)
     n = ctx.shape(b)[0]
     acc, dtype = _accumulator(ctx, a), ctx.dtype_of(a)

@@ -105,7 +105,7 @@ def _quantize_linear(ctx, node, inputs):
     if fmt is not None:
         if zero_point is not None:
             q = ctx.call("add", q, ctx.cast(zero_point, "float32"))
-        return ctx.cast(q, out_dtype, saturate=fmt.bits == 8 and bool(node.attr("saturate", 1)))
+        return ctx.cast(q, out_dtype, saturate=fmt.bits == 8 and node.flag("saturate", 1))
     lo, hi = int_range(out_dtype)
     q = ctx.call("round", q)
     if zero_point is not None:

@@ -129,8 +129,8 @@ def _recurrent(ctx, node, inputs):
         node.fail(f"activations {names} should name {len(default_acts) * dirs} functions")
     functions = _activations(node, names)
     clip = node.attr("clip")
-    linear_before_reset = bool(node.attr("linear_before_reset", 0))
-    input_forget = bool(node.attr("input_forget", 0))
+    linear_before_reset = node.flag("linear_before_reset", 0)
+    input_forget = node.flag("input_forget", 0)
     ys, hs, cs = [], [], []
     for d in range(dirs):
         acts = functions[d * len(default_acts):(d + 1) * len(default_acts)]

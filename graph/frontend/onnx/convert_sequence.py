@@ -123,7 +123,7 @@ def _split_to_sequence(ctx, node, inputs):
     split = ctx.optional_input(inputs, 1)
     n = shape[axis]
     if split is None:
-        sizes, keep = [1] * n, bool(node.attr("keepdims", 1))
+        sizes, keep = [1] * n, node.flag("keepdims", 1)
     else:
         given = np.asarray(ctx.value(split, "split (input 1)"))
         keep = True
@@ -153,7 +153,7 @@ def _concat_from_sequence(ctx, node, inputs):
     seq = _sequence(node, inputs[0])
     if not seq.items:
         node.fail("the sequence is empty; ConcatFromSequence needs at least one tensor")
-    new_axis = bool(node.attr("new_axis", 0))
+    new_axis = node.flag("new_axis", 0)
     rank = ctx.rank(seq.items[0])
     axis = _normalize_axis(node.required("axis"), rank + 1 if new_axis else rank, node)
     items = list(seq.items)

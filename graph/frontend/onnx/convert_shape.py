@@ -23,7 +23,7 @@ def _reshape(ctx, node, inputs):
     x = inputs[0]
     xs = ctx.shape(x)
     target = [int(d) for d in ctx.value(inputs[1], "the shape (input 1)").reshape(-1)]
-    allowzero = bool(node.attr("allowzero", 0))
+    allowzero = node.flag("allowzero", 0)
     out, infer_at = [], None
     for i, d in enumerate(target):
         if d == 0 and not allowzero:
