@@ -1501,3 +1501,8 @@ def test_a_flag_attribute_other_than_0_or_1_is_refused(op, attrs, value):
     extra = dict(kernel_shape=[2, 2]) if op == "MaxPool" else {}
     refused([node(op, ["x"], "y", **{attrs: value}, **extra)], {"x": rand(1, 2, 4, 4)}, ["y"],
             rf"{op} node '{op}_y': attribute '{attrs}' is {value}; it must be 0 or 1", opset=14)
+
+
+def test_squeeze_of_empty_axes_squeezes_every_axis_of_size_one_as_onnxruntime():
+    # (an empty axes tensor squeezed nothing before)
+    check([node("Squeeze", ["x", "axes"], "y")], {"x": rand(1, 3, 1, 2)}, ["y"], inits={"axes": np.zeros(0, "int64")})

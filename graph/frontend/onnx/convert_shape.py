@@ -217,7 +217,7 @@ def _squeeze(ctx, node, inputs):
     x = inputs[0]
     xs = ctx.shape(x)
     axes = _axes_of(ctx, node, inputs, 13)
-    if axes is None:
+    if axes is None or not len(axes):  # empty axes squeeze every axis of size 1 too, as in onnxruntime
         axes = [i for i, d in enumerate(xs) if d == 1]
     axes = {_normalize_axis(a, len(xs), node, "axes entry") for a in axes}
     for a in sorted(axes):
