@@ -1480,16 +1480,27 @@ def test_take_from_an_empty_axis_is_refused_naming_it():
             inits={"table": np.zeros((0, 3), "float32")})
 
 
+def _constant_of_shape(shape):
+    cos = helper.make_node("ConstantOfShape", ["s"], ["c"], value=numpy_helper.from_array(np.array([2.0], "float32")),
+                           name="fill")
+    graph = helper.make_graph([cos], "huge", [], [helper.make_tensor_value_info("c", TensorProto.FLOAT, None)],
+                              initializer=[numpy_helper.from_array(np.array(shape, "int64"), "s")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
 def test_a_huge_constant_of_shape_is_filled_by_the_graph_not_held_as_a_constant():
     # (a 2^40-element constant was made with numpy when importing: ValueError)
-    shape = np.array([1 << 20, 1 << 20], "int64")
-    cos = helper.make_node("ConstantOfShape", ["s"], ["c"], value=numpy_helper.from_array(np.array([2.0], "float32")))
-    graph = helper.make_graph([cos], "huge", [], [helper.make_tensor_value_info("c", TensorProto.FLOAT, None)],
-                              initializer=[numpy_helper.from_array(shape, "s")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    mod, _ = from_onnx(model)
+    mod, _ = from_onnx(_constant_of_shape([1 << 18, 1 << 18]))
     body = mod["main"].body
-    assert isinstance(body, g.Call) and body.op.name == "full" and tuple(body.checked_type.shape) == (1 << 20, 1 << 20)
+    assert isinstance(body, g.Call) and body.op.name == "full" and tuple(body.checked_type.shape) == (1 << 18, 1 << 18)
+
+
+def test_a_tensor_larger_than_any_machine_holds_is_refused_naming_the_node():
+    # (4 TiB: constant folding would run a kernel over 2^40 elements for hours)
+    with pytest.raises(OnnxImportError, match=r"ConstantOfShape node 'fill': its output full would be a tensor of "
+                                              r"shape \[1048576, 1048576\]: 4.4e\+12 bytes, more than the 1 TiB tecc "
+                                              r"compiles for; check the sizes that decide it"):
+        from_onnx(_constant_of_shape([1 << 20, 1 << 20]))
 
 
 @pytest.mark.parametrize("op, attrs, value", [

@@ -224,6 +224,11 @@ _FOLDERS = {
 # ---------------------------------------------------------------------------------------
 # the importer
 # ---------------------------------------------------------------------------------------
+#: the largest tensor a model may compute (no machine tecc targets holds more in one
+#: buffer; a model asking for more has a size wrong, and folding it would never end)
+_TENSOR_BYTES = 1 << 40
+
+
 class _Importer:
     """Converts one model's graph; converters call back into it (``ctx``) to build
     calls, read shapes and constant values."""
@@ -280,6 +285,12 @@ class _Importer:
         ty = expr.checked_type
         if isinstance(ty, TensorType) and 0 in ty.shape:
             return self.empty(ty.shape, ty.dtype)
+        if isinstance(ty, TensorType) and all(isinstance(d, int) for d in ty.shape):
+            size = _prod(ty.shape) * numpy_dtype(ty.dtype).itemsize
+            if size > _TENSOR_BYTES:
+                raise OnnxImportError(f"{where}: its output {name} would be a tensor of shape {list(ty.shape)}: "
+                                      f"{size:.3g} bytes, more than the {_TENSOR_BYTES >> 40} TiB tecc compiles for; "
+                                      "check the sizes that decide it")
         return expr
 
     def _fold(self, name, args, attrs):
