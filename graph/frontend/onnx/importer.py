@@ -13,8 +13,8 @@ from ...ir import (
     Call, Constant, Function, GraphError, Module, TensorType, Tuple, TupleGetItem, Var, dtype_name, numpy_dtype,
     post_order_visit,
 )
-from ....runtime.dtypes import storage_float
 from ....errors import TeccError
+from ....runtime.dtypes import storage_float
 from ....runtime.graph_executor import RANDOM_COUNTER
 from ...op import call as graph_call
 from ....tir.transform.pipeline import PassContext
@@ -229,6 +229,13 @@ _FOLDERS = {
 _TENSOR_BYTES = 1 << 40
 
 
+def _static_elements(ty):
+    """The number of elements of tensor type ``ty``, or None (a tuple, a symbolic shape)."""
+    if not isinstance(ty, TensorType) or not all(isinstance(d, int) for d in ty.shape):
+        return None
+    return _prod(ty.shape)
+
+
 class _Importer:
     """Converts one model's graph; converters call back into it (``ctx``) to build
     calls, read shapes and constant values."""
@@ -263,8 +270,8 @@ class _Importer:
         expr = self.call_unfolded(name, *args, **attrs)
         if isinstance(expr, Constant):
             return expr  # an empty tensor
-        ty = expr.checked_type
-        if isinstance(ty, TensorType) and _prod(ty.shape) > _FOLD_LIMIT:
+        elements = _static_elements(expr.checked_type)
+        if elements is not None and elements > _FOLD_LIMIT:
             return expr  # checked before numpy makes it: an Expand or Tile of a constant may be huge
         folded = self._fold(name, args, attrs)
         return expr if folded is None else folded
@@ -285,8 +292,9 @@ class _Importer:
         ty = expr.checked_type
         if isinstance(ty, TensorType) and 0 in ty.shape:
             return self.empty(ty.shape, ty.dtype)
-        if isinstance(ty, TensorType) and all(isinstance(d, int) for d in ty.shape):
-            size = _prod(ty.shape) * numpy_dtype(ty.dtype).itemsize
+        elements = _static_elements(ty)
+        if elements is not None:
+            size = elements * numpy_dtype(ty.dtype).itemsize
             if size > _TENSOR_BYTES:
                 raise OnnxImportError(f"{where}: its output {name} would be a tensor of shape {list(ty.shape)}: "
                                       f"{size:.3g} bytes, more than the {_TENSOR_BYTES >> 40} TiB tecc compiles for; "
