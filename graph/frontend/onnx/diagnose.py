@@ -72,8 +72,8 @@ def converter_failed(ctx, node, inputs, err: Exception) -> OnnxImportError:
                                "operand implies a very large tensor; check its sizes")
     verdict = onnx_verdict(ctx, node, inputs)
     if verdict is not None:
-        return OnnxImportError(f"{node.where} is not a valid ONNX node: {verdict}; fix the model (onnx.checker."
-                               "check_model(model, full_check=True) reports the same)")
+        return OnnxImportError(f"{node.where} is not a valid ONNX node (ONNX's shape inference: {verdict}); fix "
+                               "the model")
     error = OnnxImportError(f"{node.where}: tecc's importer failed converting this node ({type(err).__name__}: "
                             f"{err}), which ONNX's shape inference accepts: a fault of tecc's, please report it "
                             "with the model")
