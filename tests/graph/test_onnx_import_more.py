@@ -1517,3 +1517,16 @@ def test_a_flag_attribute_other_than_0_or_1_is_refused(op, attrs, value):
 def test_squeeze_of_empty_axes_squeezes_every_axis_of_size_one_as_onnxruntime():
     # (an empty axes tensor squeezed nothing before)
     check([node("Squeeze", ["x", "axes"], "y")], {"x": rand(1, 3, 1, 2)}, ["y"], inits={"axes": np.zeros(0, "int64")})
+
+
+@pytest.mark.parametrize("scale_shape, bias_shape", [((), (5,)), ((1, 5), ()), ((4, 1), (1,))])
+def test_layer_normalization_broadcasts_its_scale_and_bias_as_onnxruntime(scale_shape, bias_shape):
+    # (a scalar scale was refused: reshape of () to (20,))
+    check([node("LayerNormalization", ["x", "w", "b"], "y", axis=-2)], {"x": rand(3, 4, 5)}, ["y"],
+          inits={"w": rand(*scale_shape, seed=1) + 1.5, "b": rand(*bias_shape, seed=2)}, opset=17)
+
+
+def test_layer_normalization_refuses_a_scale_that_does_not_broadcast():
+    refused([node("LayerNormalization", ["x", "w"], "y")], {"x": rand(3, 4, 5)}, ["y"],
+            r"LayerNormalization node 'LayerNormalization_y': Scale \(input 1\) has shape \[4\]; it must broadcast to "
+            r"the normalized axes' shape \[5\]", inits={"w": rand(4)}, opset=17)

@@ -279,6 +279,20 @@ def _instance_norm(ctx, node, inputs):
     return ctx.call("nn.instance_norm", x, scale, bias, axis=1, epsilon=float(node.attr("epsilon", 1e-5)))
 
 
+def _to_normalized(ctx, node, t, shape, what):
+    """Scale or bias ``t`` broadcast to the normalized axes' ``shape`` (the spec's
+    unidirectional broadcast: a scalar scale serves every element)."""
+    ts = tuple(ctx.shape(t))
+    if ts == tuple(shape):
+        return t
+    try:
+        if len(ts) > len(shape) or tuple(np.broadcast_shapes(ts, shape)) != tuple(shape):
+            raise ValueError
+    except ValueError:
+        node.fail(f"{what} has shape {list(ts)}; it must broadcast to the normalized axes' shape {list(shape)}")
+    return ctx.call("broadcast_to", t, shape=tuple(shape))
+
+
 def _layer_norm(ctx, node, inputs):
     x, scale = inputs[0], inputs[1]
     bias = ctx.optional_input(inputs, 2)
@@ -289,6 +303,8 @@ def _layer_norm(ctx, node, inputs):
     inner = _prod(xs[axis:])
     if bias is None:
         bias = ctx.const(np.zeros(xs[axis:]), ctx.dtype_of(x))
+    scale, bias = (_to_normalized(ctx, node, t, xs[axis:], what) for t, what in ((scale, "Scale (input 1)"),
+                                                                                  (bias, "B (input 2)")))
     scale, bias = ctx.reshape(scale, (inner,)), ctx.reshape(bias, (inner,))
     flat = ctx.reshape(x, xs[:axis] + (inner,))
     out = ctx.reshape(ctx.call("nn.layer_norm", flat, scale, bias, axis=-1, epsilon=eps), xs)
