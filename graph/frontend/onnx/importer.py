@@ -421,13 +421,13 @@ class _Importer:
         refused naming ``what``."""
         if expr is None:
             return default
-        value = np.asarray(self.value(expr, what)).reshape(-1)
-        if value.size == 0 and empty_is_absent:
+        given = np.asarray(self.value(expr, what))
+        if given.size == 0 and empty_is_absent:
             return default
-        if value.size != 1:
-            self.node.fail(f"{what} has shape {list(np.shape(self.value(expr, what)))}; it must be a scalar "
-                           "(one value)")
-        return value[0].item() if cast is None else cast(value[0])
+        if given.size != 1:
+            self.node.fail(f"{what} has shape {list(given.shape)}; it must be a scalar (one value)")
+        value = given.reshape(-1)[0]
+        return value.item() if cast is None else cast(value)
 
     def reshape(self, x, newshape):
         newshape = tuple(int(d) for d in newshape)
